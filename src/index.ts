@@ -1,0 +1,2 @@
+/** Public entry of `chat-mcp-bridge`: ChatClient, wire types and schemas, errors, pending-task helpers. */
+export * from "./wire/index.js";

@@ -1,0 +1,2 @@
+/** Public entry of `chat-mcp-bridge/server` (placeholder until the reference server lands). */
+export {};

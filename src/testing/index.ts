@@ -1,0 +1,2 @@
+/** Public entry of `chat-mcp-bridge/testing` (placeholder until the msw handlers land). */
+export {};

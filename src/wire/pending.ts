@@ -1,0 +1,94 @@
+/** Pure readers of what a blocked assistant message waits for; shared by the client, the server and the CLI. */
+import {
+  type AgentActionPart,
+  INTEGRATION_ACTION,
+  type Message,
+  type Permission,
+  type ToolCallPart,
+} from "./schemas.js";
+
+export interface IntegrationRequest {
+  integrations: string[];
+  mcpPresets: unknown[];
+  part: AgentActionPart;
+}
+
+/** The `get_or_request_integration` agent-action of a message, or null when it has none. */
+export function findIntegrationRequest(message: Pick<Message, "parts">): IntegrationRequest | null {
+  for (const part of message.parts) {
+    if (part.type === "agent-action" && (part as AgentActionPart).name === INTEGRATION_ACTION) {
+      const action = part as AgentActionPart;
+      return {
+        integrations: [...(action.data?.requestedIntegrations ?? [])],
+        mcpPresets: [...(action.data?.requestedMcpPresets ?? [])],
+        part: action,
+      };
+    }
+  }
+  return null;
+}
+
+/** The `suggestedPermissions` of the message's tool-call parts, unchanged, or null when there are none. */
+export function findPendingPermissions(message: Pick<Message, "parts">): Permission[] | null {
+  const found: Permission[] = [];
+  for (const part of message.parts) {
+    if (part.type === "tool-call") {
+      const suggested = (part as ToolCallPart).suggestedPermissions;
+      if (Array.isArray(suggested)) found.push(...suggested);
+    }
+  }
+  return found.length > 0 ? found : null;
+}
+
+export type PendingTask =
+  | { kind: "integration"; message: Message; integrations: string[]; mcpPresets: unknown[] }
+  | { kind: "permissions"; message: Message; permissions: Permission[] };
+
+/**
+ * What the chat waits for, judged from its latest assistant message only (seed §4 rule 3):
+ * null when that message is not blocked (`finishReason` other than "tool-calls") or asks for nothing.
+ */
+export function pendingTaskOf(latestAssistantMessage: Message | undefined | null): PendingTask | null {
+  const message = latestAssistantMessage;
+  if (message?.role !== "assistant" || message.finishReason !== "tool-calls") return null;
+  const integration = findIntegrationRequest(message);
+  if (integration) {
+    return {
+      kind: "integration",
+      message,
+      integrations: integration.integrations,
+      mcpPresets: integration.mcpPresets,
+    };
+  }
+  const permissions = findPendingPermissions(message);
+  if (permissions) return { kind: "permissions", message, permissions };
+  return null;
+}
+
+/** Canonical JSON (sorted keys) so permission objects compare by meaning, not by key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** True when two permission lists are equal in meaning (same objects, same order-insensitive multiset). */
+export function samePermissions(a: readonly Permission[], b: readonly Permission[]): boolean {
+  if (a.length !== b.length) return false;
+  const left = a.map(canonicalJson).sort();
+  const right = b.map(canonicalJson).sort();
+  return left.every((v, i) => v === right[i]);
+}
+
+/** True when the names are exactly the requested ones, in any order. */
+export function sameNames(requested: readonly string[], given: readonly string[]): boolean {
+  if (requested.length !== given.length) return false;
+  const a = [...requested].sort();
+  const b = [...given].sort();
+  return a.every((v, i) => v === b[i]);
+}

@@ -1,0 +1,175 @@
+/** Zod schemas of the /v2 wire format: the single definition shared by client, server, CLI and tests. */
+import { z } from "zod";
+
+/** Error codes of CONTRACT §2, each with the HTTP status it is sent with. */
+export const ERROR_STATUS = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  sso_required: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unprocessable: 422,
+  rate_limited: 429,
+  internal: 500,
+} as const;
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export const ErrorCodeSchema = z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]);
+
+/** Every non-2xx body: `{ error: { code, message, ... } }`; unknown codes and extra fields pass through. */
+export const ErrorBodySchema = z.object({
+  error: z.looseObject({
+    code: z.string(),
+    message: z.string(),
+    reauthUrl: z.string().optional(),
+  }),
+});
+export type ErrorBody = z.infer<typeof ErrorBodySchema>;
+
+/** A script permission the assistant asks for; extra fields are preserved as sent. */
+export const PermissionSchema = z.looseObject({
+  type: z.string(),
+  toolName: z.string(),
+  input: z.looseObject({
+    systemAction: z.string().optional(),
+    executeScript: z.string().optional(),
+  }),
+});
+export type Permission = z.infer<typeof PermissionSchema>;
+
+export const TextPartSchema = z.looseObject({ type: z.literal("text"), text: z.string() });
+export type TextPart = z.infer<typeof TextPartSchema>;
+
+export const INTEGRATION_ACTION = "get_or_request_integration";
+
+export const AgentActionPartSchema = z.looseObject({
+  type: z.literal("agent-action"),
+  name: z.string(),
+  data: z.looseObject({
+    requestedIntegrations: z.array(z.string()).optional(),
+    requestedMcpPresets: z.array(z.unknown()).optional(),
+  }),
+});
+export type AgentActionPart = z.infer<typeof AgentActionPartSchema>;
+
+export const ToolCallPartSchema = z.looseObject({
+  type: z.literal("tool-call"),
+  name: z.string(),
+  input: z.unknown().optional(),
+  suggestedPermissions: z.array(PermissionSchema).optional(),
+});
+export type ToolCallPart = z.infer<typeof ToolCallPartSchema>;
+
+/** A part of a type this package does not know: kept untouched. */
+export const UnknownPartSchema = z.looseObject({ type: z.string() });
+export type UnknownPart = z.infer<typeof UnknownPartSchema>;
+
+export const MessagePartSchema = z.union([
+  TextPartSchema,
+  AgentActionPartSchema,
+  ToolCallPartSchema,
+  UnknownPartSchema,
+]);
+export type MessagePart = TextPart | AgentActionPart | ToolCallPart | UnknownPart;
+
+export const ChatSchema = z.looseObject({
+  id: z.string(),
+  object: z.literal("chat"),
+  title: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  hostProjectId: z.string().optional(),
+  /** @deprecated the service's own project record; use `hostProjectId` for the hosting platform. */
+  projectId: z.string(),
+  url: z.string(),
+});
+export type Chat = z.infer<typeof ChatSchema>;
+
+export const FinishReasonSchema = z.enum(["stop", "tool-calls", "error"]);
+export type FinishReason = z.infer<typeof FinishReasonSchema>;
+
+export const MessageSchema = z.looseObject({
+  id: z.string(),
+  object: z.literal("message"),
+  chatId: z.string(),
+  role: z.enum(["user", "assistant"]),
+  content: z.string(),
+  parts: z.array(MessagePartSchema),
+  createdAt: z.string(),
+  finishReason: FinishReasonSchema.nullable().optional(),
+});
+export type Message = z.infer<typeof MessageSchema>;
+
+export const PreviewSchema = z.looseObject({
+  object: z.literal("preview"),
+  chatId: z.string(),
+  url: z.string(),
+});
+export type Preview = z.infer<typeof PreviewSchema>;
+
+/** A page of a list endpoint. */
+export function listPageSchema<T extends z.ZodType>(item: T) {
+  return z.object({ object: z.literal("list"), data: z.array(item), nextCursor: z.string().nullable() });
+}
+export interface ListPage<T> {
+  object: "list";
+  data: T[];
+  nextCursor: string | null;
+}
+export const ChatListSchema = listPageSchema(ChatSchema);
+export const MessageListSchema = listPageSchema(MessageSchema);
+
+export const ConfirmedStepsTaskSchema = z.object({
+  type: z.literal("confirmed-steps"),
+  connectedIntegrationNames: z.array(z.string()),
+});
+export type ConfirmedStepsTask = z.infer<typeof ConfirmedStepsTaskSchema>;
+
+export const ConfirmedPermissionsTaskSchema = z.object({
+  type: z.literal("confirmed-permissions"),
+  permissions: z.array(PermissionSchema),
+});
+export type ConfirmedPermissionsTask = z.infer<typeof ConfirmedPermissionsTaskSchema>;
+
+/** Any other task type (answer a question, approve a plan, ...): sent unchanged. */
+export const OtherTaskSchema = z.looseObject({ type: z.string().min(1) });
+export type OtherTask = z.infer<typeof OtherTaskSchema>;
+
+/** The two known variants are checked strictly when their `type` matches; any other type passes through. */
+export const TaskSchema = z.union([ConfirmedStepsTaskSchema, ConfirmedPermissionsTaskSchema]).or(
+  OtherTaskSchema.refine((t) => t.type !== "confirmed-steps" && t.type !== "confirmed-permissions", {
+    message: "malformed task of a known type",
+  }),
+);
+export type Task = ConfirmedStepsTask | ConfirmedPermissionsTask | OtherTask;
+
+/** Request bodies. */
+export const MAX_MESSAGE_LENGTH = 100_000;
+export const CreateChatBodySchema = z.object({
+  message: z.string().min(1).max(MAX_MESSAGE_LENGTH),
+  title: z.string().min(1).max(200).optional(),
+});
+export type CreateChatBody = z.infer<typeof CreateChatBodySchema>;
+
+export const SendMessageBodySchema = z.object({ message: z.string().min(1).max(MAX_MESSAGE_LENGTH) });
+export type SendMessageBody = z.infer<typeof SendMessageBodySchema>;
+
+export const ResolveBodySchema = z.object({ task: TaskSchema });
+export type ResolveBody = z.infer<typeof ResolveBodySchema>;
+
+/** Query strings of the list endpoints (strings on the wire, coerced here). */
+export const LIMIT_MAX = 100;
+export const LIMIT_DEFAULT = 20;
+export const ListQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(LIMIT_MAX).default(LIMIT_DEFAULT),
+  cursor: z.string().min(1).max(512).optional(),
+});
+export const ListChatsQuerySchema = ListQuerySchema.extend({ topic: z.string().max(200).optional() });
+export type ListChatsParams = { topic?: string; limit?: number; cursor?: string };
+export type ListMessagesParams = { limit?: number; cursor?: string };
+
+/** Ids in paths: opaque, printable, bounded (no slashes, dots-only or control characters). */
+export const IdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,128}$/, "must be 1-128 letters, digits, '_' or '-'");
