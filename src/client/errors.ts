@@ -1,0 +1,228 @@
+/** ChatClient's errors: one `ChatApiError` per HTTP status class, picked by `apiErrorFor`, plus transport and validation errors. */
+import type { z } from "zod";
+import { type ErrorBody, ErrorBodySchema, type PendingTask } from "../wire/index.js";
+
+/**
+ * Base of every error ChatClient throws, so `catch (e) { if (e instanceof ChatError) ... }` covers them all.
+ * The tree: `ChatApiError` (the service answered non-2xx) and its status subclasses; `ChatConnectionError`
+ * (no answer) with `ChatTimeoutError` under it; `ResponseValidationError` (an answer that breaks the wire
+ * schema); `NoPendingTaskError` (a flow helper found nothing of the kind to resolve).
+ */
+export class ChatError extends Error {
+  override readonly name: string = "ChatError";
+}
+
+/** Error codes a body-less or non-JSON answer is given, so `code` is always set. */
+const CODE_OF_STATUS: Record<number, string> = {
+  400: "bad_request",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  409: "conflict",
+  413: "payload_too_large",
+  422: "unprocessable",
+  429: "rate_limited",
+  500: "internal",
+};
+
+/** The service answered with a non-2xx status. `body` is the parsed error body, or the raw text when it was not one. */
+export class ChatApiError extends ChatError {
+  override readonly name: string = "ChatApiError";
+  /** HTTP status of the answer. */
+  readonly status: number;
+  /** `error.code` of the body (e.g. `conflict`, `sso_required`), or one derived from the status when there is none. */
+  readonly code: string;
+  /** The parsed error body (`{ error: { code, message, ... } }`), the raw text of an odd body, or undefined when empty. */
+  readonly body: ErrorBody | string | undefined;
+  /** `x-request-id` of the answer, to quote when reporting a problem. */
+  readonly requestId: string | undefined;
+  readonly headers: Headers;
+
+  constructor(status: number, body: ErrorBody | string | undefined, headers: Headers, message: string) {
+    super(message);
+    this.status = status;
+    this.body = body;
+    this.headers = headers;
+    this.requestId = headers.get("x-request-id") ?? undefined;
+    this.code = typeof body === "object" ? body.error.code : (CODE_OF_STATUS[status] ?? `http_${status}`);
+  }
+}
+
+export class BadRequestError extends ChatApiError {
+  override readonly name = "BadRequestError";
+}
+export class AuthenticationError extends ChatApiError {
+  override readonly name = "AuthenticationError";
+}
+export class NotFoundError extends ChatApiError {
+  override readonly name = "NotFoundError";
+}
+export class ConflictError extends ChatApiError {
+  override readonly name = "ConflictError";
+}
+export class UnprocessableEntityError extends ChatApiError {
+  override readonly name = "UnprocessableEntityError";
+}
+export class InternalServerError extends ChatApiError {
+  override readonly name = "InternalServerError";
+}
+
+export class PermissionDeniedError extends ChatApiError {
+  override readonly name = "PermissionDeniedError";
+  /** Where to complete single sign-on, when `code` is `sso_required`. */
+  get reauthUrl(): string | undefined {
+    return typeof this.body === "object" && this.code === "sso_required"
+      ? this.body.error.reauthUrl
+      : undefined;
+  }
+}
+
+export class RateLimitError extends ChatApiError {
+  override readonly name = "RateLimitError";
+  /** How long the service asked to wait (`Retry-After`), in milliseconds, when it said. */
+  get retryAfterMs(): number | undefined {
+    return parseRetryAfterMs(this.headers.get("retry-after"));
+  }
+}
+
+/** `Retry-After` as milliseconds from now: delay-seconds (decimals accepted) or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfterMs(value: string | null, now: number = Date.now()): number | undefined {
+  if (value === null || value.trim() === "") return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** What the user can do next, by status (and code where it matters). */
+function hintFor(status: number, code: string, body: ErrorBody | string | undefined): string | undefined {
+  if (status === 401) return "Run `chat-cli login` or set CHAT_API_KEY.";
+  if (status === 403 && code === "sso_required") {
+    const url = typeof body === "object" ? body.error.reauthUrl : undefined;
+    return url ? `Complete single sign-on at ${url}, then retry.` : "Complete single sign-on, then retry.";
+  }
+  if (status === 403) return "The credential's account or team may not do this.";
+  if (status === 404)
+    return "Check the id; chats of other accounts or teams are not visible with this credential.";
+  if (status === 409)
+    return "The chat has moved on: check what it waits for now (getPendingTask, `chat-cli pending`).";
+  if (status === 429) return "Slow down and retry later.";
+  if (status >= 500) return "The service failed; retry later.";
+  return undefined;
+}
+
+/** Reads an error answer's text: the wire error body when it is one, else the raw text (undefined when empty). */
+export function readErrorBody(text: string): ErrorBody | string | undefined {
+  if (text.trim() === "") return undefined;
+  try {
+    const parsed = ErrorBodySchema.safeParse(JSON.parse(text));
+    if (parsed.success) return parsed.data;
+  } catch {
+    // Not JSON (an HTML error page from a proxy, say): keep the text.
+  }
+  return text;
+}
+
+/** The error for a non-2xx answer: the subclass for its status, with a message saying what failed and what to do. */
+export function apiErrorFor(
+  status: number,
+  body: ErrorBody | string | undefined,
+  headers: Headers,
+  request: string,
+): ChatApiError {
+  const code = typeof body === "object" ? body.error.code : (CODE_OF_STATUS[status] ?? `http_${status}`);
+  const said =
+    typeof body === "object"
+      ? body.error.message.replace(/[.\s]+$/, "")
+      : body === undefined
+        ? "empty body"
+        : `unexpected ${headers.get("content-type")?.split(";")[0] || "non-JSON"} body`;
+  const requestId = headers.get("x-request-id");
+  const hint = hintFor(status, code, body);
+  const message =
+    `${request} failed: ${status} ${code}: ${said}` +
+    (hint ? `. ${hint}` : "") +
+    (requestId ? ` (request id ${requestId})` : "");
+  const ErrorClass = errorClassFor(status);
+  return new ErrorClass(status, body, headers, message);
+}
+
+function errorClassFor(status: number): typeof ChatApiError {
+  switch (status) {
+    case 400:
+      return BadRequestError;
+    case 401:
+      return AuthenticationError;
+    case 403:
+      return PermissionDeniedError;
+    case 404:
+      return NotFoundError;
+    case 409:
+      return ConflictError;
+    case 422:
+      return UnprocessableEntityError;
+    case 429:
+      return RateLimitError;
+    default:
+      return status >= 500 ? InternalServerError : ChatApiError;
+  }
+}
+
+/** No answer from the service: refused, reset, DNS failure. `cause` holds the underlying error. */
+export class ChatConnectionError extends ChatError {
+  override readonly name: string = "ChatConnectionError";
+}
+
+/** No answer within `timeoutMs` (per attempt). A kind of connection error. */
+export class ChatTimeoutError extends ChatConnectionError {
+  override readonly name = "ChatTimeoutError";
+  constructor(
+    message: string,
+    readonly timeoutMs: number,
+  ) {
+    super(message);
+  }
+}
+
+/** A 2xx answer that is not JSON or breaks the wire schema; the message names the first failing field paths. */
+export class ResponseValidationError extends ChatError {
+  override readonly name = "ResponseValidationError";
+  constructor(
+    message: string,
+    /** The zod issues (empty when the body was not JSON at all). */
+    readonly issues: z.core.$ZodIssue[],
+    /** The parsed JSON body, or the raw text when it was not JSON. */
+    readonly body: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** `data[0].createdAt` style path of a zod issue; `(root)` for the body itself. */
+export function issuePath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const key of path) {
+    if (typeof key === "number") out += `[${key}]`;
+    else out += out === "" ? String(key) : `.${String(key)}`;
+  }
+  return out || "(root)";
+}
+
+/** A flow helper (confirmIntegrations, approvePermissions, ...) found the chat not waiting for that kind of task. */
+export class NoPendingTaskError extends ChatError {
+  override readonly name = "NoPendingTaskError";
+  constructor(
+    readonly chatId: string,
+    readonly expected: PendingTask["kind"],
+    /** What the chat does wait for instead, or null when it waits for nothing. */
+    readonly pending: PendingTask | null,
+  ) {
+    const found = pending
+      ? `it waits for ${pending.kind === "integration" ? "integrations" : "permissions"} instead`
+      : "its latest assistant message is not blocked";
+    super(
+      `Chat ${chatId} has no pending ${expected === "integration" ? "integration request" : "permission request"}: ` +
+        `${found}. Check with getPendingTask (\`chat-cli pending ${chatId}\`).`,
+    );
+  }
+}

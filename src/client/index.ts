@@ -1,0 +1,27 @@
+/** The typed SDK of the /v2 API: ChatClient, its pages and its errors. */
+export {
+  ChatClient,
+  type ChatClientOptions,
+  DEFAULT_TIMEOUT_MS,
+  type FetchLike,
+  type HeadersOption,
+  type RequestOptions,
+} from "./client.js";
+export {
+  AuthenticationError,
+  BadRequestError,
+  ChatApiError,
+  ChatConnectionError,
+  ChatError,
+  ChatTimeoutError,
+  ConflictError,
+  InternalServerError,
+  NoPendingTaskError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  ResponseValidationError,
+  UnprocessableEntityError,
+} from "./errors.js";
+export { Page, type PageFetcher, PagePromise } from "./pagination.js";
+export { BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, DEFAULT_MAX_RETRIES, RETRY_AFTER_MAX_MS } from "./retry.js";
