@@ -83,4 +83,66 @@ export interface SsoGate {
 /** Browser sessions of people signed in to the reference server's pages (HttpOnly, SameSite cookie). */
 export interface BrowserSessions {
   userFor(req: Request): User | null;
+  /** `/signin?next=<path>`: where to send a person who must sign in first (`next` must be a same-origin path). */
+  signInUrl(next: string): string;
+  /** The CSRF token to embed as hidden field `csrf` in forms of the signed-in person's pages; null when signed out. */
+  csrfToken(req: Request): string | null;
+  /** True when `token` is the CSRF token of the request's session (constant-time compare). */
+  verifyCsrf(req: Request, token: unknown): boolean;
+}
+
+/** A named key/value section of the store, persisted with everything else (values must be JSON-serialisable). */
+export interface StoreCollection<T> {
+  get(key: string): T | undefined;
+  /** Stores (or replaces) the value and persists at once. */
+  set(key: string, value: T): void;
+  /** Removes the key and persists; true when it existed. */
+  delete(key: string): boolean;
+  has(key: string): boolean;
+  entries(): Array<[string, T]>;
+  values(): T[];
+}
+
+/** Options of `startReferenceServer()`; `createReferenceApp` reads the resolved form from `ServerContext.options`. */
+export interface ReferenceServerOptions {
+  /** Port to listen on; 0 (default) picks a free one. `chat-cli serve` passes 8787. */
+  port?: number;
+  /** Interface to listen on; default 127.0.0.1 (loopback only). */
+  host?: string;
+  /** JSON file that holds all state (chats, API keys, OAuth collections, SSO); absent keeps it in memory. */
+  dataFile?: string;
+  /** Account or team slug whose authorization requests are approved without the consent page (headless tests). */
+  autoApprove?: string;
+  /** Lifetime of OAuth access tokens in seconds (short values for refresh tests). */
+  accessTokenTtlSeconds?: number;
+  /** Per-principal token bucket on `/v2`; `false` turns it off. Default: generous (1000 burst, 100/s). */
+  rateLimit?: RateLimitOptions | false;
+  /** Base URL used in links when it differs from the listening address (e.g. behind a proxy); no trailing slash. */
+  publicUrl?: string;
+}
+
+export interface RateLimitOptions {
+  /** Bucket size: requests allowed in a burst. */
+  capacity: number;
+  /** Tokens added per second. */
+  refillPerSecond: number;
+}
+
+/** Everything the server's parts share; built once by `startReferenceServer()` and passed to every `mount*`. */
+export interface ServerContext {
+  /** Base URL without trailing slash, e.g. `http://127.0.0.1:53211`; known before any `mount*` runs. */
+  baseUrl: string;
+  options: ReferenceServerOptions;
+  store: import("./store.js").Store;
+  service: ChatService;
+  /** Seeded accounts and teams by slug. */
+  accounts: ReadonlyMap<string, Account>;
+  /** Seeded people by id (ids equal their sign-in names). */
+  users: ReadonlyMap<string, User>;
+  /** Tried in order for every bearer token on `/v2` (and by `/mcp`); API keys first, OAuth pushes its own. */
+  tokenVerifiers: TokenVerifier[];
+  sso: SsoGate;
+  sessions: BrowserSessions;
+  /** Run by `close()` before the sockets are closed (stop timers, close MCP transports). */
+  closeHooks: Array<() => void | Promise<void>>;
 }

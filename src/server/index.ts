@@ -1,2 +1,125 @@
-/** Public entry of `chat-mcp-bridge/server` (placeholder until the reference server lands). */
-export {};
+/** Public entry of `chat-mcp-bridge/server`: `startReferenceServer()` and the pieces the server is built from. */
+import { createServer, type Server } from "node:http";
+import type { Socket } from "node:net";
+import { createReferenceApp, type ReferenceContext } from "./app.js";
+import type { ReferenceServerOptions } from "./context.js";
+import { createChatCore } from "./core.js";
+import { DEFAULT_RATE_LIMIT, TokenBucketLimiter } from "./rate-limit.js";
+import { CookieSessions } from "./sessions.js";
+
+export interface ReferenceServer {
+  /** Base URL without trailing slash, e.g. `http://127.0.0.1:53211`. */
+  url: string;
+  /** `${url}/mcp`. */
+  mcpUrl: string;
+  /** Seeded account or team slug -> dev API key for `/v2` (kept in the data file across restarts). */
+  apiKeys: Record<string, string>;
+  /** Stops listening and closes every open connection (including streams) at once. */
+  close(): Promise<void>;
+}
+
+export async function startReferenceServer(options: ReferenceServerOptions = {}): Promise<ReferenceServer> {
+  const host = options.host ?? "127.0.0.1";
+  const server = createServer();
+  const sockets = new Set<Socket>();
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+  await listen(server, options.port ?? 0, host);
+  const address = server.address();
+  if (!address || typeof address === "string") throw new Error("The reference server has no TCP address.");
+  const baseUrl = (options.publicUrl ?? `http://${urlHost(host)}:${address.port}`).replace(/\/+$/, "");
+
+  let ctx: ReturnType<typeof createReferenceContext>;
+  try {
+    ctx = createReferenceContext(options, baseUrl);
+  } catch (error) {
+    server.close();
+    throw error;
+  }
+  server.on("request", createReferenceApp(ctx));
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: baseUrl,
+    mcpUrl: `${baseUrl}/mcp`,
+    apiKeys: { ...ctx.apiKeysBySlug },
+    close: () => {
+      closing ??= (async () => {
+        for (const hook of ctx.closeHooks) {
+          try {
+            await hook();
+          } catch (error) {
+            console.error("reference server: close hook failed:", error);
+          }
+        }
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
+        await closed;
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Builds the shared context (store, service, verifiers, SSO, sessions) for `baseUrl`. */
+export function createReferenceContext(
+  options: ReferenceServerOptions,
+  baseUrl: string,
+): ReferenceContext & { apiKeysBySlug: Record<string, string> } {
+  const core = createChatCore({
+    ...(options.dataFile ? { dataFile: options.dataFile } : {}),
+    baseUrl: () => baseUrl,
+  });
+  const rateLimit = options.rateLimit === undefined ? DEFAULT_RATE_LIMIT : options.rateLimit;
+  return {
+    baseUrl,
+    options,
+    store: core.store,
+    service: core.service,
+    accounts: core.accounts,
+    users: core.users,
+    tokenVerifiers: core.tokenVerifiers,
+    sso: core.sso,
+    sessions: new CookieSessions(core.users, () => baseUrl.startsWith("https:")),
+    closeHooks: [],
+    ...(rateLimit ? { rateLimiter: new TokenBucketLimiter(rateLimit) } : {}),
+    apiKeysBySlug: core.apiKeys,
+  };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+/** The host part of the base URL: loopback for wildcard binds, brackets for IPv6. */
+function urlHost(host: string): string {
+  if (host === "0.0.0.0" || host === "") return "127.0.0.1";
+  if (host === "::") return "[::1]";
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+export { createReferenceApp, type ReferenceContext } from "./app.js";
+export { ASSISTANT_RULES, type AssistantRule, ScriptedAssistant } from "./assistant.js";
+export { ReferenceChatService } from "./chat-service.js";
+export type {
+  Account,
+  ChatService,
+  Principal,
+  RateLimitOptions,
+  ReferenceServerOptions,
+  ServerContext,
+  TokenVerifier,
+  User,
+} from "./context.js";
+export { ServiceError } from "./context.js";
+export { SEED_ACCOUNTS, SEED_USERS } from "./seed.js";
+export { Store } from "./store.js";

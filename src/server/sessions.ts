@@ -1,0 +1,113 @@
+/** Browser sign-in sessions of the reference server's pages: HttpOnly SameSite=Lax cookie, per-session CSRF token. */
+import type { Request, Response } from "express";
+import type { BrowserSessions, User } from "./context.js";
+import { newSecret, sameSecret } from "./ids.js";
+
+export const SESSION_COOKIE = "chat_ref_session";
+/** Double-submit token of the sign-in form, before there is a session. */
+export const SIGNIN_CSRF_COOKIE = "chat_ref_signin";
+const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+
+interface Session {
+  userId: string;
+  csrf: string;
+  expiresAt: number;
+}
+
+export class CookieSessions implements BrowserSessions {
+  /** Sessions live in memory: a restart signs everyone out, which is fine for a dev server. */
+  readonly #sessions = new Map<string, Session>();
+
+  constructor(
+    private readonly users: ReadonlyMap<string, User>,
+    private readonly secureCookies: () => boolean,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  userFor(req: Request): User | null {
+    const session = this.#sessionOf(req);
+    return session ? (this.users.get(session.userId) ?? null) : null;
+  }
+
+  signInUrl(next: string): string {
+    return `/signin?next=${encodeURIComponent(safeNextPath(next))}`;
+  }
+
+  csrfToken(req: Request): string | null {
+    return this.#sessionOf(req)?.csrf ?? null;
+  }
+
+  verifyCsrf(req: Request, token: unknown): boolean {
+    const expected = this.csrfToken(req);
+    return typeof token === "string" && expected !== null && sameSecret(expected, token);
+  }
+
+  /** The user whose password matches, or null. */
+  checkPassword(username: unknown, password: unknown): User | null {
+    if (typeof username !== "string" || typeof password !== "string") return null;
+    const user = this.users.get(username);
+    return user && sameSecret(user.password, password) ? user : null;
+  }
+
+  /** Starts a fresh session (a new id, so a planted cookie cannot be fixed onto the person). */
+  signIn(req: Request, res: Response, user: User): void {
+    this.signOut(req, res);
+    const id = newSecret();
+    this.#sessions.set(id, { userId: user.id, csrf: newSecret(), expiresAt: this.now() + SESSION_TTL_MS });
+    res.cookie(SESSION_COOKIE, id, this.cookieOptions(SESSION_TTL_MS));
+  }
+
+  signOut(req: Request, res: Response): void {
+    const id = readCookie(req, SESSION_COOKIE);
+    if (id) this.#sessions.delete(id);
+    res.clearCookie(SESSION_COOKIE, this.cookieOptions());
+  }
+
+  cookieOptions(maxAge?: number) {
+    return {
+      httpOnly: true,
+      sameSite: "lax" as const,
+      secure: this.secureCookies(),
+      path: "/",
+      ...(maxAge ? { maxAge } : {}),
+    };
+  }
+
+  #sessionOf(req: Request): Session | null {
+    const id = readCookie(req, SESSION_COOKIE);
+    if (!id) return null;
+    const session = this.#sessions.get(id);
+    if (!session) return null;
+    if (session.expiresAt <= this.now()) {
+      this.#sessions.delete(id);
+      return null;
+    }
+    return session;
+  }
+}
+
+/** The value of one cookie of the request (no cookie-parser dependency). */
+export function readCookie(req: Request, name: string): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  for (const pair of header.split(";")) {
+    const eq = pair.indexOf("=");
+    if (eq < 0) continue;
+    if (pair.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(pair.slice(eq + 1).trim());
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** `next` limited to a path of this origin: `/x?y`, never `//host`, `/\host` or an absolute URL. */
+export function safeNextPath(next: unknown): string {
+  if (typeof next !== "string" || !next.startsWith("/") || next.startsWith("//") || next.startsWith("/\\"))
+    return "/";
+  if (/[\x00-\x1f\\]/.test(next)) return "/";
+  return next;
+}

@@ -1,0 +1,236 @@
+/** `/v2` request handling without a web framework: auth, rate limit, SSO, validation, routing, error bodies. */
+import type { z } from "zod";
+import {
+  CreateChatBodySchema,
+  ERROR_STATUS,
+  IdSchema,
+  ListChatsQuerySchema,
+  ListQuerySchema,
+  ResolveBodySchema,
+  SendMessageBodySchema,
+  type Task,
+} from "../wire/index.js";
+import {
+  type ChatService,
+  type Principal,
+  ServiceError,
+  type SsoGate,
+  type TokenVerifier,
+} from "./context.js";
+import { newId } from "./ids.js";
+import type { TokenBucketLimiter } from "./rate-limit.js";
+
+/** Bodies above 1 MiB are refused with 413 `payload_too_large`. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface V2Request {
+  method: string;
+  /** Path from `/v2` on, still percent-encoded, without the query. */
+  path: string;
+  query: URLSearchParams;
+  authorization: string | null | undefined;
+  /** Raw body text; undefined or empty when the request had none. */
+  body: string | undefined;
+  requestId: string;
+}
+
+export interface V2Response {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+export interface V2ApiOptions {
+  service: ChatService;
+  tokenVerifiers: readonly TokenVerifier[];
+  sso?: SsoGate;
+  rateLimiter?: TokenBucketLimiter;
+  /** RFC 9728 metadata URL named in `WWW-Authenticate` on every 401. */
+  resourceMetadataUrl: () => string;
+}
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The incoming `x-request-id` when it is sane, else a fresh `req_...` id. */
+export function requestIdFrom(incoming: string | null | undefined): string {
+  return incoming && SANE_REQUEST_ID.test(incoming) ? incoming : newId("req");
+}
+
+export type V2Handler = (request: V2Request) => Promise<V2Response>;
+
+export type BearerResult = { principal: Principal } | { problem: "missing" | "invalid" };
+
+/** Resolves `Authorization: Bearer <token>` with the verifiers in order (API keys, then OAuth tokens). */
+export async function authenticateBearer(
+  authorization: string | null | undefined,
+  verifiers: readonly TokenVerifier[],
+  nowSeconds: number = Date.now() / 1000,
+): Promise<BearerResult> {
+  if (!authorization) return { problem: "missing" };
+  const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(authorization);
+  if (!match?.[1]) return { problem: "invalid" };
+  for (const verify of verifiers) {
+    const principal = await verify(match[1]);
+    if (principal) {
+      if (principal.expiresAt !== undefined && principal.expiresAt <= nowSeconds)
+        return { problem: "invalid" };
+      return { principal };
+    }
+  }
+  return { problem: "invalid" };
+}
+
+/** The RFC 6750 challenge: no error for a missing token, `invalid_token` for a bad one. */
+export function bearerChallenge(problem: "missing" | "invalid", resourceMetadataUrl: string): string {
+  const metadata = `resource_metadata="${resourceMetadataUrl}"`;
+  if (problem === "missing") return `Bearer ${metadata}`;
+  return `Bearer error="invalid_token", error_description="The access token or API key is invalid or expired", ${metadata}`;
+}
+
+/** The error body of CONTRACT §2 for any failure; unknown errors become 500 `internal` without details. */
+export function errorResponse(error: unknown, requestId: string): V2Response {
+  const failure =
+    error instanceof ServiceError
+      ? error
+      : new ServiceError("internal", "The server failed to handle the request.");
+  const headers: Record<string, string> = {};
+  const retryAfter = failure.extra.retryAfter;
+  if (failure.code === "rate_limited" && typeof retryAfter === "number")
+    headers["retry-after"] = String(retryAfter);
+  return {
+    status: ERROR_STATUS[failure.code],
+    headers,
+    body: { error: { ...failure.extra, code: failure.code, message: failure.message, requestId } },
+  };
+}
+
+export function createV2Handler(options: V2ApiOptions): V2Handler {
+  return async (request) => {
+    try {
+      const auth = await authenticateBearer(request.authorization, options.tokenVerifiers);
+      if ("problem" in auth) {
+        const response = errorResponse(
+          new ServiceError(
+            "unauthorized",
+            auth.problem === "missing"
+              ? "Send Authorization: Bearer <API key or OAuth access token>."
+              : "The API key or access token is invalid or expired; sign in again.",
+          ),
+          request.requestId,
+        );
+        response.headers["www-authenticate"] = bearerChallenge(auth.problem, options.resourceMetadataUrl());
+        return response;
+      }
+      const { principal } = auth;
+      const decision = options.rateLimiter?.take(`${principal.account}\u0000${principal.subject}`);
+      if (decision && !decision.allowed) {
+        throw new ServiceError(
+          "rate_limited",
+          "Too many requests; retry after the number of seconds in Retry-After.",
+          {
+            retryAfter: decision.retryAfterSeconds,
+          },
+        );
+      }
+      options.sso?.assertVerified(principal);
+      return await route(options.service, principal, request);
+    } catch (error) {
+      if (!(error instanceof ServiceError)) console.error("reference server: /v2 handler failed:", error);
+      return errorResponse(error, request.requestId);
+    }
+  };
+}
+
+async function route(service: ChatService, principal: Principal, request: V2Request): Promise<V2Response> {
+  const method = request.method.toUpperCase();
+  const segments = request.path.split("/").slice(1);
+  if (segments[0] !== "v2" || segments[1] !== "chats" || segments.length > 5) throw noRoute(request);
+  const [, , rawChatId, sub, rawMessageId] = segments;
+
+  if (rawChatId === undefined || (rawChatId === "" && segments.length === 3)) {
+    if (method === "GET") {
+      const query = parse(ListChatsQuerySchema, queryObject(request.query), "query");
+      return ok(await service.listChats(principal, query));
+    }
+    if (method === "POST") {
+      const body = parse(CreateChatBodySchema, json(request.body), "body");
+      return ok(await service.createChat(principal, body), 201);
+    }
+    throw noRoute(request);
+  }
+  const chatId = pathId(rawChatId, "chatId");
+  if (sub === undefined) {
+    if (method === "GET") return ok(await service.getChat(principal, chatId));
+    throw noRoute(request);
+  }
+  if (sub === "preview" && rawMessageId === undefined && method === "GET") {
+    return ok(await service.getPreview(principal, chatId));
+  }
+  if (sub !== "messages") throw noRoute(request);
+  if (rawMessageId === undefined) {
+    if (method === "GET") {
+      const query = parse(ListQuerySchema, queryObject(request.query), "query");
+      return ok(await service.listMessages(principal, chatId, query));
+    }
+    if (method === "POST") {
+      const body = parse(SendMessageBodySchema, json(request.body), "body");
+      return ok(await service.sendMessage(principal, chatId, body));
+    }
+    throw noRoute(request);
+  }
+  if (rawMessageId === "resolve" && method === "POST") {
+    const body = parse(ResolveBodySchema, json(request.body), "body");
+    return ok(await service.resolveTask(principal, chatId, body.task as Task));
+  }
+  if (method === "GET")
+    return ok(await service.getMessage(principal, chatId, pathId(rawMessageId, "messageId")));
+  throw noRoute(request);
+}
+
+function ok(body: unknown, status = 200): V2Response {
+  return { status, headers: {}, body };
+}
+
+function noRoute(request: V2Request): ServiceError {
+  return new ServiceError("not_found", `No route ${request.method.toUpperCase()} ${request.path}.`);
+}
+
+function badRequest(message: string, extra: Record<string, unknown> = {}): ServiceError {
+  return new ServiceError("bad_request", message, extra);
+}
+
+function pathId(raw: string, name: string): string {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(raw);
+  } catch {
+    throw badRequest(`${name} is not a valid id.`);
+  }
+  const result = IdSchema.safeParse(decoded);
+  if (!result.success) throw badRequest(`${name} ${result.error.issues[0]?.message ?? "is not a valid id"}.`);
+  return result.data;
+}
+
+function queryObject(query: URLSearchParams): Record<string, string> {
+  return Object.fromEntries(query);
+}
+
+function json(body: string | undefined): unknown {
+  if (body === undefined || body.trim() === "") throw badRequest("The request needs a JSON body.");
+  try {
+    return JSON.parse(body);
+  } catch {
+    throw badRequest("The request body is not valid JSON.");
+  }
+}
+
+function parse<T extends z.ZodType>(schema: T, value: unknown, where: "body" | "query"): z.infer<T> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((issue) => ({
+    path: [where, ...issue.path.map(String)].join("."),
+    message: issue.message,
+  }));
+  const first = issues[0];
+  throw badRequest(first ? `Invalid ${first.path}: ${first.message}` : `Invalid ${where}.`, { issues });
+}
