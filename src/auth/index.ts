@@ -1,0 +1,14 @@
+/** The OAuth client side shared by chat-cli and the bridge: sessions, browser opening, stored-login lookups. */
+export { parseBearerChallenge } from "./discovery.js";
+export { AuthRequiredError, TokenStoreError, UnsafeUrlError } from "./errors.js";
+export { canonicalServerUrl, hasStoredLogin, loginKey, restServerUrl } from "./login-key.js";
+export { assertBrowsableUrl, openUrl, splitCommandWords } from "./open-url.js";
+export { storedAccessToken } from "./rest-credentials.js";
+export {
+  type AuthChallenge,
+  derivedCallbackPort,
+  OAuthSession,
+  type OAuthSessionOptions,
+  type SignInSummary,
+} from "./session.js";
+export type { AuthLog, TokenStoreMode } from "./token-store.js";

@@ -1,0 +1,75 @@
+/** Names a stored login (server URL + resource + custom header names, never the package version) and its files. Cheap to import. */
+import { createHash } from "node:crypto";
+import { access } from "node:fs/promises";
+import { join } from "node:path";
+
+/** Keychain service name; the account is the login key. */
+export const KEYCHAIN_SERVICE = "chat-mcp-bridge";
+
+/** The canonical form of a server URL: parsed, without fragment (RFC 8707 §2). */
+export function canonicalServerUrl(serverUrl: string): string {
+  const url = new URL(serverUrl);
+  url.hash = "";
+  return url.href;
+}
+
+/**
+ * The storage key of the login for a server: a hash of the canonical URL, the RFC 8707 resource the client asks for
+ * (the same URL until discovery says otherwise; the discovered one is stored in the record and checked on use)
+ * and the custom header names (values never), so different header sets keep separate logins.
+ */
+export function loginKey(serverUrl: string, headerNames: readonly string[] = []): string {
+  const server = canonicalServerUrl(serverUrl);
+  const names = [...new Set(headerNames.map((name) => name.trim().toLowerCase()))].sort();
+  return createHash("sha256")
+    .update(JSON.stringify({ server, resource: server, headers: names }))
+    .digest("hex")
+    .slice(0, 32);
+}
+
+export interface LoginPaths {
+  /** `<configDir>/auth`, mode 0700. */
+  dir: string;
+  /** The whole login (tokens + client registration) when the file store holds it, mode 0600. */
+  file: string;
+  /** A pointer without secrets saying which keychain backend holds the login. */
+  keychainPointer: string;
+  /** The cross-process lock for sign-in and refresh. */
+  lock: string;
+}
+
+export function loginPaths(configDir: string, key: string): LoginPaths {
+  const dir = join(configDir, "auth");
+  return {
+    dir,
+    file: join(dir, `${key}.json`),
+    keychainPointer: join(dir, `${key}.keychain.json`),
+    lock: join(dir, `${key}.lock`),
+  };
+}
+
+/** True when a login for this server was saved (in either store), judged from the files alone: loads no keychain. */
+export async function hasStoredLogin(
+  serverUrl: string,
+  configDir: string,
+  headerNames: readonly string[] = [],
+): Promise<boolean> {
+  const paths = loginPaths(configDir, loginKey(serverUrl, headerNames));
+  for (const path of [paths.keychainPointer, paths.file]) {
+    try {
+      await access(path);
+      return true;
+    } catch {
+      // Not this one.
+    }
+  }
+  return false;
+}
+
+/**
+ * The OAuth protected resource of the REST API for a base URL: `${baseUrl}/v2`, as the server's metadata at
+ * `/.well-known/oauth-protected-resource/v2` names it. `chat-cli login` signs in for it and the ChatClient reads it.
+ */
+export function restServerUrl(baseUrl: string): string {
+  return `${baseUrl.replace(/\/+$/, "")}/v2`;
+}

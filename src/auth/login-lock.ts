@@ -1,0 +1,164 @@
+/** A cross-process lock file per login, so one process at a time signs in or spends the refresh token. */
+import { randomUUID } from "node:crypto";
+import { open, readFile, rm, stat, utimes } from "node:fs/promises";
+import { dirname } from "node:path";
+import { TokenStoreError } from "./errors.js";
+import { describeFsError, ensureDirectory } from "./token-store.js";
+
+export interface LockOptions {
+  /** Give up waiting for another holder after this long. */
+  waitMs: number;
+  /** A lock whose holder is dead, or whose heartbeat is older than this, is taken over. Default 30 s. */
+  staleMs?: number;
+  /** Called once when the lock is busy, so callers can say what they wait for. */
+  onWait?: () => void;
+}
+
+interface LockContent {
+  pid: number;
+  token: string;
+  createdAt: number;
+}
+
+/** Runs `task` while holding the lock file at `path`; the lock is released however `task` ends. */
+export async function withFileLock<T>(
+  path: string,
+  options: LockOptions,
+  task: () => Promise<T>,
+): Promise<T> {
+  const release = await acquireFileLock(path, options);
+  try {
+    return await task();
+  } finally {
+    await release();
+  }
+}
+
+/** Acquires the lock, waiting for (or recovering from) another holder; resolves with the release function. */
+export async function acquireFileLock(path: string, options: LockOptions): Promise<() => Promise<void>> {
+  const staleMs = options.staleMs ?? 30_000;
+  const deadline = Date.now() + options.waitMs;
+  const content: LockContent = { pid: process.pid, token: randomUUID(), createdAt: Date.now() };
+  let announced = false;
+  await ensureDirectory(dirname(path)).catch((error) => {
+    throw new TokenStoreError(`Could not create ${dirname(path)}: ${describeFsError(error)}.`);
+  });
+  for (;;) {
+    if (await tryCreate(path, content)) return holdLock(path, content, staleMs);
+    if (await isStale(path, staleMs)) {
+      await reapStaleLock(path, staleMs);
+      continue;
+    }
+    if (Date.now() > deadline) {
+      throw new TokenStoreError(
+        `Timed out waiting for another process signing in (lock ${path}); try again, or delete that file if no ` +
+          "other chat-mcp-bridge or chat-cli process is running.",
+      );
+    }
+    if (!announced) {
+      announced = true;
+      options.onWait?.();
+    }
+    await sleep(40 + Math.random() * 60);
+  }
+}
+
+async function tryCreate(path: string, content: LockContent): Promise<boolean> {
+  try {
+    const handle = await open(path, "wx", 0o600);
+    try {
+      await handle.writeFile(JSON.stringify(content));
+    } finally {
+      await handle.close();
+    }
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw new TokenStoreError(`Could not create the lock file ${path}: ${describeFsError(error)}.`);
+  }
+}
+
+function holdLock(path: string, content: LockContent, staleMs: number): () => Promise<void> {
+  // The heartbeat keeps a long sign-in (the user is in the browser) from looking stale to the waiters.
+  const heartbeat = setInterval(
+    () => {
+      const now = new Date();
+      utimes(path, now, now).catch(() => {});
+    },
+    Math.max(100, Math.floor(staleMs / 3)),
+  );
+  heartbeat.unref();
+  let released = false;
+  return async () => {
+    if (released) return;
+    released = true;
+    clearInterval(heartbeat);
+    const current = await readLock(path);
+    if (current?.token === content.token) await rm(path, { force: true });
+  };
+}
+
+async function readLock(path: string): Promise<LockContent | undefined> {
+  try {
+    const value = JSON.parse(await readFile(path, "utf8")) as Partial<LockContent>;
+    if (typeof value.pid === "number" && typeof value.token === "string") return value as LockContent;
+  } catch {
+    // Absent, or being written right now.
+  }
+  return undefined;
+}
+
+/** Stale: the holder's process is gone, or the heartbeat stopped more than `staleMs` ago. */
+export async function isStale(path: string, staleMs: number): Promise<boolean> {
+  let modifiedAt: number;
+  try {
+    modifiedAt = (await stat(path)).mtimeMs;
+  } catch {
+    return false; // Released meanwhile: the next attempt will take it.
+  }
+  if (Date.now() - modifiedAt > staleMs) return true;
+  const holder = await readLock(path);
+  return holder !== undefined && !isProcessAlive(holder.pid);
+}
+
+function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+// Two waiters may judge the same lock stale; the `.reap` file lets only one of them remove it, and only
+// if it is still the lock that was judged stale (not a fresh one taken meanwhile).
+async function reapStaleLock(path: string, staleMs: number): Promise<void> {
+  const reapPath = `${path}.reap`;
+  const before = await readLock(path);
+  try {
+    const handle = await open(reapPath, "wx", 0o600);
+    await handle.close();
+  } catch {
+    if (await isOlderThan(reapPath, 10_000)) await rm(reapPath, { force: true });
+    await sleep(20 + Math.random() * 30);
+    return;
+  }
+  try {
+    const now = await readLock(path);
+    if (now?.token === before?.token && (await isStale(path, staleMs))) await rm(path, { force: true });
+  } finally {
+    await rm(reapPath, { force: true });
+  }
+}
+
+async function isOlderThan(path: string, ms: number): Promise<boolean> {
+  try {
+    return Date.now() - (await stat(path)).mtimeMs > ms;
+  } catch {
+    return false;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,103 @@
+/** The one browser opener of the package: http(s) URLs only, `$BROWSER` run without a shell, else the `open` package. */
+import { spawn } from "node:child_process";
+import { UnsafeUrlError } from "./errors.js";
+
+// C0/C1 controls and any whitespace: a URL that a browser should open never contains them raw.
+const FORBIDDEN_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\s]/u;
+
+/** Parses `url` and refuses anything a browser should not be handed: other schemes, userinfo, control characters. */
+export function assertBrowsableUrl(url: string): URL {
+  if (FORBIDDEN_CHARACTERS.test(url)) {
+    throw new UnsafeUrlError("Refusing to open a URL that contains control characters or spaces.");
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UnsafeUrlError("Refusing to open a value that is not a valid URL.");
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new UnsafeUrlError(
+      `Refusing to open a ${parsed.protocol} URL: only http and https URLs are opened.`,
+    );
+  }
+  if (parsed.username || parsed.password) {
+    // `https://trusted.example@evil.example/` reads as the first host but goes to the second.
+    throw new UnsafeUrlError("Refusing to open a URL with a user name or password in it.");
+  }
+  if (!parsed.hostname) throw new UnsafeUrlError("Refusing to open a URL without a host.");
+  return parsed;
+}
+
+/**
+ * Splits a command line into words the way a POSIX shell would, quotes and backslashes included,
+ * but without any expansion (no variables, globs, tildes, command substitution or operators).
+ */
+export function splitCommandWords(command: string): string[] {
+  const words: string[] = [];
+  let word = "";
+  let inWord = false;
+  let quote: "'" | '"' | null = null;
+  for (let i = 0; i < command.length; i++) {
+    const char = command[i]!;
+    if (quote === "'") {
+      if (char === "'") quote = null;
+      else word += char;
+    } else if (quote === '"') {
+      if (char === '"') quote = null;
+      else if (char === "\\" && i + 1 < command.length && '$`"\\\n'.includes(command[i + 1]!))
+        word += command[++i];
+      else word += char;
+    } else if (char === "'" || char === '"') {
+      quote = char;
+      inWord = true;
+    } else if (char === "\\" && i + 1 < command.length) {
+      word += command[++i];
+      inWord = true;
+    } else if (/\s/.test(char)) {
+      if (inWord) words.push(word);
+      word = "";
+      inWord = false;
+    } else {
+      word += char;
+      inWord = true;
+    }
+  }
+  if (quote) throw new Error(`$BROWSER has an unterminated ${quote} quote; fix the variable or unset it.`);
+  if (inWord) words.push(word);
+  return words;
+}
+
+/**
+ * Opens `url` in the user's browser. `$BROWSER`, when set, is run directly (never through a shell) with the URL
+ * as its last argument, as gh and xdg-open do; otherwise the `open` package picks the platform's opener.
+ * Resolves once the opener has started; rejects when the URL is refused or no opener could be started.
+ */
+export async function openUrl(url: string, opts: { env?: NodeJS.ProcessEnv } = {}): Promise<void> {
+  const href = assertBrowsableUrl(url).href;
+  const env = opts.env ?? process.env;
+  const browser = env.BROWSER?.trim();
+  if (browser) {
+    const [command, ...args] = splitCommandWords(browser);
+    if (!command) throw new Error("$BROWSER is set but names no command; unset it or point it at a browser.");
+    await spawnDetached(command, [...args, href], env);
+    return;
+  }
+  const { default: open } = await import("open");
+  const child = await open(href, { wait: false });
+  child.on("error", () => {});
+}
+
+// The opener's own output goes to stderr: stdout may be a protocol stream (the bridge).
+function spawnDetached(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { shell: false, stdio: ["ignore", 2, 2], env, detached: false });
+    child.once("error", (error) =>
+      reject(new Error(`Could not start the browser command from $BROWSER (${command}): ${error.message}`)),
+    );
+    child.once("spawn", () => {
+      child.unref();
+      resolve();
+    });
+  });
+}

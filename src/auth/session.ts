@@ -1,0 +1,540 @@
+/** OAuthSession: one login to one protected resource, kept fresh across processes (sign-in, refresh, step-up, sign-out). */
+import { createHash, randomBytes } from "node:crypto";
+import {
+  exchangeAuthorization,
+  isHttpsUrl,
+  refreshAuthorization,
+  registerClient,
+  selectClientAuthMethod,
+  startAuthorization,
+} from "@modelcontextprotocol/sdk/client/auth.js";
+import { OAuthError, ServerError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
+import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { z } from "zod";
+import { configDir as defaultConfigDir } from "../config/index.js";
+import {
+  assertSecureUrl,
+  chooseScope,
+  coversScope,
+  type DiscoveredServer,
+  discoverServer,
+  parseBearerChallenge,
+} from "./discovery.js";
+import { AuthRequiredError, TokenStoreError, UnsafeUrlError } from "./errors.js";
+import { canonicalServerUrl, loginKey, loginPaths } from "./login-key.js";
+import { withFileLock } from "./login-lock.js";
+import { startLoopbackCallback } from "./loopback-callback.js";
+import { assertBrowsableUrl, openUrl } from "./open-url.js";
+import type { StoredClient, StoredLogin, StoredTokens } from "./stored-login.js";
+import { type AuthLog, LoginStore } from "./token-store.js";
+
+export interface OAuthSessionOptions {
+  /** The protected resource URL (MCP URL for the bridge, `restServerUrl(baseUrl)` for chat-cli). */
+  serverUrl: string;
+  /** Default auto: keytar, then @napi-rs/keyring (Secret Service on Linux), else a 0600 file. */
+  tokenStore?: "auto" | "keychain" | "file";
+  /** Default `configDir()` from src/config. */
+  configDir?: string;
+  /** Custom header names (never values): part of the storage key. */
+  headerNames?: string[];
+  /** Default: derived from the server URL in 20000-29999, or an ephemeral port when taken. */
+  callbackPort?: number;
+  /** False (`--no-browser`): print the URL on stderr only. */
+  openBrowser?: boolean;
+  /** Default 300 000. */
+  authTimeoutMs?: number;
+  /** A pre-registered client; its secret (if any) comes from `$CHAT_MCP_CLIENT_SECRET`, read by the caller. */
+  clientId?: string;
+  clientSecret?: string;
+  /** A client ID metadata document (https URL), used where the authorization server supports it. */
+  clientMetadataUrl?: string;
+  /** Allow plain http for non-loopback URLs. */
+  allowHttp?: boolean;
+  fetch?: typeof fetch;
+  /** Diagnostics; never receives tokens, codes, verifiers, secrets or header values. */
+  log?: AuthLog;
+  /** `client_name` sent at registration: "chat-mcp-bridge" or "chat-cli". */
+  clientName?: string;
+  /** Environment for the browser opener (`$BROWSER`); default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** A challenge from the resource: the status and `WWW-Authenticate` value, and optionally the token it refused. */
+export interface AuthChallenge {
+  status: number;
+  wwwAuthenticate: string | null;
+  /** The access token that got the 401/403; defaults to the last one this session handed out. */
+  rejectedToken?: string;
+}
+
+export interface SignInSummary {
+  scope?: string;
+  expiresAt?: number;
+  storedIn: "keychain" | "file";
+}
+
+const DEFAULT_AUTH_TIMEOUT_MS = 300_000;
+
+// RFC 7009 fields of RFC 8414 metadata (the endpoint itself was vetted as http(s) during discovery).
+const RevocationMetadataSchema = z.object({
+  revocation_endpoint: z.string().optional(),
+  revocation_endpoint_auth_methods_supported: z.array(z.string()).optional(),
+});
+const MAX_REFRESH_AHEAD_MS = 60_000;
+
+export class OAuthSession {
+  readonly serverUrl: string;
+  readonly #options: OAuthSessionOptions;
+  readonly #fetch: typeof fetch;
+  readonly #log: AuthLog;
+  readonly #store: LoginStore;
+  readonly #lockPath: string;
+  readonly #authTimeoutMs: number;
+  #login?: StoredLogin;
+  #discovered?: { key: string; value: Promise<DiscoveredServer> };
+  #lastStoredIn?: "keychain" | "file";
+
+  constructor(options: OAuthSessionOptions) {
+    this.#options = options;
+    this.#log = options.log ?? (() => {});
+    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#authTimeoutMs = options.authTimeoutMs ?? DEFAULT_AUTH_TIMEOUT_MS;
+    assertSecureUrl(options.serverUrl, "server URL", options.allowHttp);
+    if (options.clientMetadataUrl && !isHttpsUrl(options.clientMetadataUrl)) {
+      throw new UnsafeUrlError("The client metadata URL must be an https URL with a path.");
+    }
+    this.serverUrl = canonicalServerUrl(options.serverUrl);
+    const key = loginKey(this.serverUrl, options.headerNames);
+    const paths = loginPaths(options.configDir ?? defaultConfigDir(), key);
+    this.#lockPath = paths.lock;
+    this.#store = new LoginStore(options.tokenStore ?? "auto", key, paths, this.#log);
+  }
+
+  /** A usable access token, refreshed ahead of expiry under the lock; undefined when never signed in. Never opens a browser. */
+  async accessToken(): Promise<string | undefined> {
+    // The store is read again only when the token in memory is missing or due, so most calls touch nothing.
+    let tokens = this.#login?.tokens;
+    if (!tokens || isDue(tokens)) tokens = (await this.#reload())?.tokens;
+    if (!tokens) return undefined;
+    if (!isDue(tokens)) return tokens.accessToken;
+    if (!tokens.refreshToken) return isExpired(tokens) ? undefined : tokens.accessToken;
+    try {
+      return await this.#locked(async () => {
+        const login = await this.#reload();
+        // Another process may have refreshed while this one waited for the lock.
+        if (!login?.tokens || !isDue(login.tokens) || !login.tokens.refreshToken)
+          return login?.tokens?.accessToken;
+        return (await this.#refresh(login))?.tokens?.accessToken;
+      });
+    } catch (error) {
+      // Unreachable authorization server: keep the current token; a 401 from the resource leads to recover().
+      this.#log("warn", `Could not refresh the access token: ${messageOf(error)}`);
+      return tokens.accessToken;
+    }
+  }
+
+  /**
+   * After a 401 (or 403 insufficient_scope): reload what another process saved, else refresh, else one browser
+   * sign-in (coordinated across processes). Resolves with a fresh token; throws AuthRequiredError when that fails.
+   */
+  async recover(challenge: AuthChallenge): Promise<string> {
+    const bearer = parseBearerChallenge(challenge.wwwAuthenticate);
+    const stepUp = bearer.error === "insufficient_scope";
+    if (challenge.status === 403 && !stepUp) {
+      throw new AuthRequiredError(
+        "The server refused access (403) for a reason that signing in again cannot fix.",
+        "refused",
+      );
+    }
+    const rejected = challenge.rejectedToken ?? this.#login?.tokens?.accessToken;
+    return this.#guard(() =>
+      this.#locked(async () => {
+        const login = await this.#reload();
+        const tokens = login?.tokens;
+        if (
+          tokens &&
+          tokens.accessToken !== rejected &&
+          !isExpired(tokens) &&
+          (!stepUp || coversScope(tokens.scope ?? login.requestedScope, bearer.scope))
+        ) {
+          return tokens.accessToken;
+        }
+        if (!stepUp && login && tokens?.refreshToken) {
+          const refreshed = await this.#refresh(login, bearer.resourceMetadataUrl);
+          if (refreshed?.tokens) return refreshed.tokens.accessToken;
+        }
+        const granted = stepUp ? (tokens?.scope ?? login?.requestedScope) : undefined;
+        const signedIn = await this.#signIn({
+          challengeScope: bearer.scope,
+          alreadyGranted: granted,
+          resourceMetadataUrl: bearer.resourceMetadataUrl,
+          strictSave: false,
+        });
+        return signedIn.tokens!.accessToken;
+      }),
+    );
+  }
+
+  /** Interactive sign-in now (for `login` commands), even when tokens exist. */
+  async signIn(): Promise<SignInSummary> {
+    return this.#guard(() =>
+      this.#locked(async () => {
+        const login = await this.#signIn({ strictSave: true });
+        return {
+          scope: login.tokens?.scope,
+          expiresAt: login.tokens?.expiresAt,
+          storedIn: this.#lastStoredIn ?? "file",
+        };
+      }),
+    );
+  }
+
+  /** Revokes the tokens (best effort) and deletes them and the client registration for this server. */
+  async signOut(): Promise<void> {
+    await this.#locked(async () => {
+      const login = await this.#reload();
+      if (login?.tokens && login.client) await this.#revoke(login).catch(() => {});
+      await this.#store.delete();
+      this.#login = undefined;
+    });
+  }
+
+  /** Where tokens live, for `whoami` / `auth status`. */
+  describeStorage(): Promise<{ kind: "keychain" | "file" | "none"; location: string }> {
+    return this.#store.describe();
+  }
+
+  async #reload(): Promise<StoredLogin | undefined> {
+    const login = await this.#store.load();
+    this.#login = login?.serverUrl === this.serverUrl ? login : undefined;
+    return this.#login;
+  }
+
+  async #persist(login: StoredLogin, strict: boolean): Promise<void> {
+    this.#login = login;
+    try {
+      this.#lastStoredIn = await this.#store.save(login);
+    } catch (error) {
+      if (strict || !(error instanceof TokenStoreError)) throw error;
+      // The session goes on with the tokens in memory; the next process will have to sign in again.
+      this.#log("warn", `${error.message} The login is kept in memory only.`);
+    }
+  }
+
+  #locked<T>(task: () => Promise<T>): Promise<T> {
+    return withFileLock(
+      this.#lockPath,
+      {
+        // The holder may be waiting for the user in the browser.
+        waitMs: this.#authTimeoutMs + 60_000,
+        onWait: () => this.#log("info", "Another process is signing in to this server; waiting for it."),
+      },
+      task,
+    );
+  }
+
+  /** Every failure of a sign-in path reaches callers as AuthRequiredError, keeping its message. */
+  async #guard<T>(task: () => Promise<T>): Promise<T> {
+    try {
+      return await task();
+    } catch (error) {
+      if (error instanceof AuthRequiredError) throw error;
+      const reason = error instanceof UnsafeUrlError ? "refused" : "failed";
+      throw new AuthRequiredError(`Sign-in to ${this.serverUrl} failed: ${messageOf(error)}`, reason, {
+        cause: error,
+      });
+    }
+  }
+
+  #discover(resourceMetadataUrl?: string): Promise<DiscoveredServer> {
+    const key = resourceMetadataUrl ?? "";
+    if (this.#discovered?.key !== key) {
+      const value = discoverServer(this.serverUrl, {
+        resourceMetadataUrl,
+        fetchFn: this.#fetch,
+        allowHttp: this.#options.allowHttp ?? false,
+        log: (message) => this.#log("debug", message),
+      });
+      this.#discovered = { key, value };
+      // A failed discovery is not cached: the next attempt asks again.
+      value.catch(() => {
+        if (this.#discovered?.value === value) this.#discovered = undefined;
+      });
+    }
+    return this.#discovered.value;
+  }
+
+  /** Refreshes under the lock the caller holds; undefined (tokens dropped) when the server refuses the refresh token. */
+  async #refresh(login: StoredLogin, resourceMetadataUrl?: string): Promise<StoredLogin | undefined> {
+    const tokens = login.tokens!;
+    const server = await this.#discover(resourceMetadataUrl);
+    if (server.authorizationServerUrl !== login.authorizationServerUrl || !login.client) {
+      await this.#persist({ ...login, tokens: undefined, savedAt: Date.now() }, false);
+      return undefined;
+    }
+    let fresh: OAuthTokens;
+    try {
+      fresh = await refreshAuthorization(server.authorizationServerUrl, {
+        metadata: server.metadata,
+        clientInformation: login.client,
+        refreshToken: tokens.refreshToken!,
+        resource: new URL(login.resource ?? server.resource),
+        fetchFn: this.#fetch,
+      });
+    } catch (error) {
+      if (!(error instanceof OAuthError) || error instanceof ServerError) throw error;
+      this.#log("info", `The saved login was refused (${error.errorCode}); a new sign-in is needed.`);
+      await this.#persist({ ...login, tokens: undefined, savedAt: Date.now() }, false);
+      return undefined;
+    }
+    const refreshed: StoredLogin = {
+      ...login,
+      tokens: { ...toStoredTokens(fresh), scope: fresh.scope ?? tokens.scope },
+      savedAt: Date.now(),
+    };
+    await this.#persist(refreshed, false);
+    this.#log("debug", "Access token refreshed.");
+    return refreshed;
+  }
+
+  /** The browser sign-in, under the lock the caller holds. */
+  async #signIn(input: {
+    challengeScope?: string;
+    alreadyGranted?: string;
+    resourceMetadataUrl?: string;
+    strictSave: boolean;
+  }): Promise<StoredLogin> {
+    const server = await this.#discover(input.resourceMetadataUrl);
+    const current = await this.#reload();
+    const sameServer = current?.authorizationServerUrl === server.authorizationServerUrl;
+    const scope = chooseScope({
+      challengeScope:
+        input.challengeScope ?? (sameServer && !input.alreadyGranted ? current?.requestedScope : undefined),
+      resourceMetadata: server.resourceMetadata,
+      metadata: server.metadata,
+      alreadyGranted: input.alreadyGranted,
+    });
+    const callback = await startLoopbackCallback(
+      this.#options.callbackPort ?? derivedCallbackPort(this.serverUrl),
+    );
+    try {
+      const client = await this.#client(
+        server,
+        callback.redirectUri,
+        scope,
+        sameServer ? current : undefined,
+      );
+      let login: StoredLogin = {
+        version: 1,
+        serverUrl: this.serverUrl,
+        authorizationServerUrl: server.authorizationServerUrl,
+        resource: server.resource,
+        client,
+        tokens: sameServer ? current?.tokens : undefined,
+        requestedScope: scope,
+        savedAt: Date.now(),
+      };
+      if (client !== current?.client) await this.#persist(login, input.strictSave);
+
+      // The verifier is kept per state: only the answer for this state can spend it.
+      const state = randomBytes(32).toString("base64url");
+      const { authorizationUrl, codeVerifier } = await startAuthorization(server.authorizationServerUrl, {
+        metadata: server.metadata,
+        clientInformation: client,
+        redirectUrl: callback.redirectUri,
+        scope,
+        state,
+        resource: new URL(server.resource),
+      });
+      const verifiers = new Map([[state, codeVerifier]]);
+      const answer = callback.waitFor(state, this.#authTimeoutMs);
+      answer.catch(() => {});
+      await this.#present(authorizationUrl.href);
+      const { code, state: answeredState } = await answer;
+
+      let fresh: OAuthTokens;
+      try {
+        fresh = await exchangeAuthorization(server.authorizationServerUrl, {
+          metadata: server.metadata,
+          clientInformation: client,
+          authorizationCode: code,
+          codeVerifier: verifiers.get(answeredState)!,
+          redirectUri: callback.redirectUri,
+          resource: new URL(server.resource),
+          fetchFn: this.#fetch,
+        });
+      } catch (error) {
+        const what = error instanceof OAuthError ? error.errorCode : messageOf(error);
+        throw new AuthRequiredError(
+          `The authorization server refused the sign-in code (${what}); sign in again.`,
+          "refused",
+          { cause: error },
+        );
+      }
+      login = {
+        ...login,
+        tokens: { ...toStoredTokens(fresh), scope: fresh.scope ?? scope },
+        savedAt: Date.now(),
+      };
+      await this.#persist(login, input.strictSave);
+      this.#log("info", `Signed in to ${this.serverUrl}.`);
+      return login;
+    } finally {
+      await callback.close();
+    }
+  }
+
+  /** The client to use: pre-registered, a metadata document URL, the stored registration, or a new one (RFC 7591). */
+  async #client(
+    server: DiscoveredServer,
+    redirectUri: string,
+    scope: string | undefined,
+    current: StoredLogin | undefined,
+  ): Promise<StoredClient> {
+    const { clientId, clientSecret, clientMetadataUrl } = this.#options;
+    if (clientId) {
+      const stored = current?.client;
+      if (
+        stored?.source === "pre-registered" &&
+        stored.client_id === clientId &&
+        stored.client_secret === clientSecret
+      ) {
+        return stored;
+      }
+      return {
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uris: [],
+        source: "pre-registered",
+      };
+    }
+    if (clientMetadataUrl && server.metadata?.client_id_metadata_document_supported === true) {
+      const stored = current?.client;
+      if (stored?.source === "metadata-document" && stored.client_id === clientMetadataUrl) return stored;
+      return { client_id: clientMetadataUrl, redirect_uris: [], source: "metadata-document" };
+    }
+    const stored = current?.client;
+    if (
+      stored?.source === "dynamic" &&
+      stored.redirect_uris.includes(redirectUri) &&
+      !(stored.client_secret_expires_at && stored.client_secret_expires_at * 1000 < Date.now())
+    ) {
+      return stored;
+    }
+    if (server.metadata && !server.metadata.registration_endpoint) {
+      throw new AuthRequiredError(
+        "The authorization server does not offer dynamic client registration; pass --client-id with a " +
+          "pre-registered client (its secret in $CHAT_MCP_CLIENT_SECRET) or --client-metadata-url.",
+        "refused",
+      );
+    }
+    this.#log("debug", "Registering this client with the authorization server.");
+    const registered = await registerClient(server.authorizationServerUrl, {
+      metadata: server.metadata,
+      clientMetadata: {
+        client_name: this.#options.clientName ?? "chat-mcp-bridge",
+        redirect_uris: [redirectUri],
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "none",
+      },
+      scope,
+      fetchFn: this.#fetch,
+    });
+    return {
+      client_id: registered.client_id,
+      client_secret: registered.client_secret,
+      client_secret_expires_at: registered.client_secret_expires_at,
+      token_endpoint_auth_method: registered.token_endpoint_auth_method,
+      redirect_uris: registered.redirect_uris.length > 0 ? registered.redirect_uris : [redirectUri],
+      source: "dynamic",
+    };
+  }
+
+  async #present(url: string): Promise<void> {
+    assertBrowsableUrl(url);
+    if (this.#options.openBrowser === false) {
+      process.stderr.write(`Open this URL to sign in: ${url}\n`);
+      return;
+    }
+    process.stderr.write("Opening your browser to sign in. If it does not open, visit this URL:\n");
+    process.stderr.write(`  ${url}\n`);
+    try {
+      await openUrl(url, { env: this.#options.env });
+    } catch (error) {
+      if (error instanceof UnsafeUrlError) throw error;
+      this.#log("warn", `Could not open a browser (${messageOf(error)}); open the URL above yourself.`);
+    }
+  }
+
+  /** RFC 7009 revocation of both tokens, authenticated as the token endpoint would be. */
+  async #revoke(login: StoredLogin): Promise<void> {
+    const server = await this.#discover();
+    const revocation = RevocationMetadataSchema.safeParse(server.metadata ?? {});
+    const endpoint = revocation.success ? revocation.data.revocation_endpoint : undefined;
+    const client = login.client;
+    if (!endpoint || !client || server.authorizationServerUrl !== login.authorizationServerUrl) return;
+    const method = selectClientAuthMethod(
+      client,
+      revocation.data?.revocation_endpoint_auth_methods_supported ??
+        server.metadata?.token_endpoint_auth_methods_supported ??
+        [],
+    );
+    const tokens = login.tokens!;
+    const pairs: [string, string][] = [
+      ...(tokens.refreshToken ? [[tokens.refreshToken, "refresh_token"] as [string, string]] : []),
+      [tokens.accessToken, "access_token"],
+    ];
+    for (const [token, hint] of pairs) {
+      const body = new URLSearchParams({ token, token_type_hint: hint });
+      const headers = new Headers({ "Content-Type": "application/x-www-form-urlencoded" });
+      if (method === "client_secret_basic" && client.client_secret) {
+        const credentials = `${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`;
+        headers.set("Authorization", `Basic ${Buffer.from(credentials).toString("base64")}`);
+      } else {
+        body.set("client_id", client.client_id);
+        if (method === "client_secret_post" && client.client_secret)
+          body.set("client_secret", client.client_secret);
+      }
+      const response = await this.#fetch(endpoint, {
+        method: "POST",
+        headers,
+        body,
+        signal: AbortSignal.timeout(5_000),
+      });
+      await response.body?.cancel();
+    }
+  }
+}
+
+/** The preferred callback port for a server: stable, so a registration keeps matching; 20000-29999. */
+export function derivedCallbackPort(serverUrl: string): number {
+  return 20_000 + (createHash("sha256").update(serverUrl).digest().readUInt32BE(0) % 10_000);
+}
+
+function toStoredTokens(tokens: OAuthTokens): StoredTokens {
+  const now = Date.now();
+  return {
+    accessToken: tokens.access_token,
+    tokenType: tokens.token_type,
+    refreshToken: tokens.refresh_token,
+    scope: tokens.scope,
+    expiresAt: tokens.expires_in !== undefined ? now + tokens.expires_in * 1000 : undefined,
+    issuedAt: now,
+  };
+}
+
+// Refresh ahead of expiry: a minute early, or a fifth of the lifetime for short-lived tokens.
+function isDue(tokens: StoredTokens): boolean {
+  if (tokens.expiresAt === undefined) return false;
+  const ahead = Math.min(MAX_REFRESH_AHEAD_MS, (tokens.expiresAt - tokens.issuedAt) / 5);
+  return Date.now() >= tokens.expiresAt - ahead;
+}
+
+function isExpired(tokens: StoredTokens): boolean {
+  return tokens.expiresAt !== undefined && Date.now() >= tokens.expiresAt;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

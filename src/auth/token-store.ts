@@ -1,0 +1,342 @@
+/** Where logins are kept: the OS keychain (keytar, then @napi-rs/keyring on the Secret Service), else 0600 files. */
+import { randomBytes } from "node:crypto";
+import { chmod, mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
+import { dirname } from "node:path";
+import { TokenStoreError } from "./errors.js";
+import { KEYCHAIN_SERVICE, type LoginPaths } from "./login-key.js";
+import { parseStoredLogin, type StoredLogin } from "./stored-login.js";
+
+export type TokenStoreMode = "auto" | "keychain" | "file";
+export type AuthLog = (level: "info" | "warn" | "debug", message: string) => void;
+
+/** A keychain reached through one native module. */
+export interface KeychainBackend {
+  readonly name: "keytar" | "napi-keyring";
+  get(account: string): Promise<string | null>;
+  set(account: string, value: string): Promise<void>;
+  delete(account: string): Promise<void>;
+}
+
+const PROBE_TIMEOUT_MS = 5_000;
+/** keytar first (the user's choice), then @napi-rs/keyring. */
+export const KEYCHAIN_BACKENDS: readonly KeychainBackend["name"][] = ["keytar", "napi-keyring"];
+
+/** The first keychain backend that answers, or the reasons none did. Native modules load only here. */
+export async function loadKeychainBackend(
+  order: readonly KeychainBackend["name"][] = KEYCHAIN_BACKENDS,
+): Promise<{ backend?: KeychainBackend; failures: string[] }> {
+  const failures: string[] = [];
+  for (const name of order) {
+    try {
+      const backend = await loadNamedBackend(name);
+      // A read of an absent entry proves the keychain daemon answers (and is unlocked enough to read).
+      await withTimeout(backend.get("chat-mcp-bridge-probe"), PROBE_TIMEOUT_MS);
+      return { backend, failures };
+    } catch (error) {
+      failures.push(`${name === "keytar" ? "keytar" : "@napi-rs/keyring"}: ${errorMessage(error)}`);
+    }
+  }
+  return { failures };
+}
+
+/** A backend by name (the one a pointer file names), without trying the others. */
+async function loadNamedBackend(name: KeychainBackend["name"]): Promise<KeychainBackend> {
+  return name === "keytar" ? loadKeytar() : loadNapiKeyring();
+}
+
+async function loadKeytar(): Promise<KeychainBackend> {
+  const module = await import("keytar");
+  // A CommonJS module: its exports arrive as `default` when imported from ESM.
+  const keytar = module.default ?? module;
+  return {
+    name: "keytar",
+    get: (account) => keytar.getPassword(KEYCHAIN_SERVICE, account),
+    set: (account, value) => keytar.setPassword(KEYCHAIN_SERVICE, account, value),
+    delete: async (account) => {
+      await keytar.deletePassword(KEYCHAIN_SERVICE, account);
+    },
+  };
+}
+
+async function loadNapiKeyring(): Promise<KeychainBackend> {
+  const { AsyncEntry } = await import("@napi-rs/keyring");
+  // Pinned to the Secret Service on Linux: the default falls back to the kernel keyring, which is lost on reboot.
+  const entry = (account: string) =>
+    new AsyncEntry(KEYCHAIN_SERVICE, account, { linux: { store: "secret-service" } });
+  return {
+    name: "napi-keyring",
+    get: (account) => entry(account).getPassword(),
+    set: (account, value) => entry(account).setPassword(value),
+    delete: async (account) => {
+      await entry(account).deleteCredential();
+    },
+  };
+}
+
+/** One login's storage, following the `--token-store` mode. */
+export class LoginStore {
+  #keychain?: Promise<{ backend?: KeychainBackend; failures: string[] }>;
+  #warnedFallback = false;
+  /** The backend a pointer file named, once it answered. */
+  #named?: Promise<KeychainBackend>;
+
+  constructor(
+    readonly mode: TokenStoreMode,
+    readonly key: string,
+    readonly paths: LoginPaths,
+    private readonly log: AuthLog = () => {},
+    private readonly backendOrder: readonly KeychainBackend["name"][] = KEYCHAIN_BACKENDS,
+  ) {}
+
+  /** The saved login, or undefined when there is none or it cannot be read (with a warning saying why). */
+  async load(): Promise<StoredLogin | undefined> {
+    const where = await this.#whereSaved();
+    if (where.kind === "keychain") {
+      const text = await where.backend.get(this.key);
+      if (text === null) return undefined;
+      const login = parseStoredLogin(text);
+      if (!login)
+        this.log(
+          "warn",
+          `Ignoring an unreadable login in the keychain (${where.backend.name}); sign in again.`,
+        );
+      return login;
+    }
+    if (where.kind === "file") return this.#readFile();
+    return undefined;
+  }
+
+  /** Saves atomically and says where it went. Throws TokenStoreError with what to do when nothing can hold it. */
+  async save(login: StoredLogin): Promise<"keychain" | "file"> {
+    const text = JSON.stringify(login);
+    if (this.mode !== "file") {
+      const backend = await this.#keychainOrFallback();
+      if (backend) {
+        try {
+          await backend.set(this.key, text);
+          await writeFileAtomic(this.paths.keychainPointer, JSON.stringify({ backend: backend.name }));
+          await rm(this.paths.file, { force: true });
+          return "keychain";
+        } catch (error) {
+          if (error instanceof TokenStoreError) throw error;
+          if (this.mode === "keychain") {
+            throw new TokenStoreError(`Could not save the login in the keychain (${errorMessage(error)}).`);
+          }
+          this.log(
+            "warn",
+            `The keychain refused the login (${errorMessage(error)}); saving it in a 0600 file.`,
+          );
+        }
+      }
+    }
+    await writeFileAtomic(this.paths.file, text);
+    await this.#forgetKeychainCopy();
+    return "file";
+  }
+
+  /** Deletes the login from every place it may be. */
+  async delete(): Promise<void> {
+    await rm(this.paths.file, { force: true });
+    await this.#forgetKeychainCopy();
+  }
+
+  async describe(): Promise<{ kind: "keychain" | "file" | "none"; location: string }> {
+    const pointer = await this.#readPointer();
+    if (pointer && this.mode !== "file") {
+      return {
+        kind: "keychain",
+        location: `${pointer.backend} (service "${KEYCHAIN_SERVICE}", account "${this.key}")`,
+      };
+    }
+    if (this.mode !== "keychain" && (await exists(this.paths.file)))
+      return { kind: "file", location: this.paths.file };
+    return { kind: "none", location: "" };
+  }
+
+  async #whereSaved(): Promise<
+    { kind: "keychain"; backend: KeychainBackend } | { kind: "file" } | { kind: "none" }
+  > {
+    if (this.mode === "file") return { kind: "file" };
+    if (this.mode === "keychain") return { kind: "keychain", backend: await this.#requireKeychain() };
+    const pointer = await this.#readPointer();
+    if (!pointer) return { kind: "file" };
+    try {
+      this.#named ??= loadNamedBackend(pointer.backend).then(async (backend) => {
+        await withTimeout(backend.get("chat-mcp-bridge-probe"), PROBE_TIMEOUT_MS);
+        return backend;
+      });
+      return { kind: "keychain", backend: await this.#named };
+    } catch (error) {
+      this.#named = undefined;
+      this.log(
+        "warn",
+        `The saved login is in the keychain (${pointer.backend}), which does not answer (${errorMessage(error)}); ` +
+          "using the file store instead.",
+      );
+      return { kind: "file" };
+    }
+  }
+
+  async #requireKeychain(): Promise<KeychainBackend> {
+    const { backend, failures } = await this.#loadKeychain();
+    if (backend) return backend;
+    throw new TokenStoreError(
+      `No keychain is available (${failures.join("; ")}). Start a Secret Service (e.g. gnome-keyring) ` +
+        "or use --token-store file.",
+    );
+  }
+
+  async #keychainOrFallback(): Promise<KeychainBackend | undefined> {
+    if (this.mode === "keychain") return this.#requireKeychain();
+    const { backend, failures } = await this.#loadKeychain();
+    if (!backend && !this.#warnedFallback) {
+      this.#warnedFallback = true;
+      this.log(
+        "warn",
+        `No keychain answered (${failures.join("; ")}); saving the login in a 0600 file under ${this.paths.dir}.`,
+      );
+    }
+    return backend;
+  }
+
+  #loadKeychain() {
+    this.#keychain ??= loadKeychainBackend(this.backendOrder);
+    return this.#keychain;
+  }
+
+  async #readPointer(): Promise<{ backend: KeychainBackend["name"] } | undefined> {
+    try {
+      const value = JSON.parse(await readFile(this.paths.keychainPointer, "utf8")) as { backend?: unknown };
+      return value.backend === "keytar" || value.backend === "napi-keyring"
+        ? { backend: value.backend }
+        : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async #forgetKeychainCopy(): Promise<void> {
+    const pointer = await this.#readPointer();
+    if (!pointer) return;
+    try {
+      await (await loadNamedBackend(pointer.backend)).delete(this.key);
+    } catch (error) {
+      this.log("warn", `Could not delete the login from the keychain (${errorMessage(error)}).`);
+    }
+    await rm(this.paths.keychainPointer, { force: true });
+  }
+
+  async #readFile(): Promise<StoredLogin | undefined> {
+    let text: string;
+    try {
+      text = await readFile(this.paths.file, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      this.log("warn", `Could not read the saved login ${this.paths.file} (${describeFsError(error)}).`);
+      return undefined;
+    }
+    const login = parseStoredLogin(text);
+    if (!login) this.log("warn", `Ignoring the corrupted login file ${this.paths.file}; sign in again.`);
+    return login;
+  }
+}
+
+/**
+ * Writes `content` to `path` as a 0600 file in a 0700 directory: a temporary file, fsync, then rename, so readers
+ * see the old content or the new, never half of it. Failures (read-only or full disk) leave nothing behind.
+ */
+export async function writeFileAtomic(path: string, content: string): Promise<void> {
+  const dir = dirname(path);
+  const temporary = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    await ensureDirectory(dir);
+    await chmod(dir, 0o700);
+    handle = await open(temporary, "wx", 0o600);
+    await handle.writeFile(content, "utf8");
+    await handle.sync();
+    await handle.close();
+    handle = undefined;
+    await rename(temporary, path);
+    await syncDirectory(dir);
+  } catch (error) {
+    await handle?.close().catch(() => {});
+    await rm(temporary, { force: true }).catch(() => {});
+    throw new TokenStoreError(
+      `Could not save the login to ${path}: ${describeFsError(error)}. Free some disk space, or point ` +
+        "$CHAT_CONFIG_DIR at a writable directory, or use --token-store keychain.",
+    );
+  }
+}
+
+/**
+ * `mkdir -p` with mode 0700 for what it creates. Not `mkdir({ recursive: true })`: that loops forever on some
+ * pseudo file systems (a config dir under /proc hangs Node 20), where this fails with the error instead.
+ */
+export async function ensureDirectory(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { mode: 0o700 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return;
+    const parent = dirname(dir);
+    if (code !== "ENOENT" || parent === dir) throw error;
+    await ensureDirectory(parent);
+    await mkdir(dir, { mode: 0o700 }).catch((again: NodeJS.ErrnoException) => {
+      if (again.code !== "EEXIST") throw again;
+    });
+  }
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, "r");
+    await handle.sync().finally(() => handle.close());
+  } catch {
+    // Not every platform can fsync a directory; the rename is still atomic.
+  }
+}
+
+export function describeFsError(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  switch (code) {
+    case "EROFS":
+      return "the file system is read-only";
+    case "ENOSPC":
+    case "EDQUOT":
+      return "the disk is full";
+    case "EACCES":
+    case "EPERM":
+      return "permission denied";
+    case "ENOTDIR":
+      return "a parent of it is not a directory";
+    case "ENOENT":
+      return "its directory cannot be created there";
+    case "EISDIR":
+      return "a directory is in the way";
+    default:
+      return code ? `${code}: ${errorMessage(error)}` : errorMessage(error);
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+    timer.unref();
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
