@@ -1,0 +1,21 @@
+/** `chat-cli get <chatId> [--web]`: a chat's summary with its URL and pending task, or open it in the browser. */
+import { openInBrowser } from "../browser.js";
+import { type CliContext, openClient } from "../context.js";
+import { aboutChat } from "../errors.js";
+import { printChat, printJson, printNextStep } from "../output.js";
+
+export interface GetOptions {
+  chatId: string;
+  web?: boolean;
+}
+
+export async function get(options: GetOptions, ctx: CliContext): Promise<void> {
+  const client = await openClient(ctx);
+  const chat = await aboutChat(options.chatId, () => client.getChat(options.chatId));
+  if (options.web) await openInBrowser(ctx.io, chat.url);
+  if (ctx.globals.json) return printJson(ctx.io, chat);
+  if (options.web) return;
+  const pending = await client.getPendingTask(chat.id);
+  printChat(ctx.io, chat, pending);
+  printNextStep(ctx.io, chat, pending);
+}

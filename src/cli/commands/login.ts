@@ -1,0 +1,45 @@
+/** `chat-cli login [--no-browser]`: OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
+import { configDir } from "../../config/index.js";
+import type { CliContext } from "../context.js";
+import { printHint, printJson } from "../output.js";
+
+export interface LoginOptions {
+  /** false after `--no-browser`: print the sign-in URL instead of opening it. */
+  browser: boolean;
+}
+
+const AUTH_TIMEOUT_MS = 5 * 60_000;
+
+/** The OAuth session of chat-cli for the base URL in effect (the resource is `<base>/v2`). */
+export async function loginSession(ctx: CliContext, options: LoginOptions) {
+  const { OAuthSession, restServerUrl } = await import("../../auth/index.js");
+  return new OAuthSession({
+    serverUrl: restServerUrl(ctx.globals.baseUrl),
+    tokenStore: "auto",
+    configDir: configDir(ctx.env ?? process.env),
+    openBrowser: options.browser,
+    authTimeoutMs: AUTH_TIMEOUT_MS,
+    log: (level, message) => {
+      if (level !== "debug" || ctx.globals.debug) ctx.io.stderr(`${message}\n`);
+    },
+    clientName: "chat-cli",
+  });
+}
+
+export async function login(options: LoginOptions, ctx: CliContext): Promise<void> {
+  const session = await loginSession(ctx, options);
+  const summary = await session.signIn();
+  const storage = await session.describeStorage();
+  if (ctx.globals.json) {
+    return printJson(ctx.io, {
+      baseUrl: ctx.globals.baseUrl,
+      storedIn: summary.storedIn,
+      scope: summary.scope ?? null,
+    });
+  }
+  // The session has said "Signed in to <resource>." already.
+  printHint(
+    ctx.io,
+    `Credentials stored in the ${storage.kind} (${storage.location}). Check with \`chat-cli whoami\`.`,
+  );
+}

@@ -1,0 +1,25 @@
+/** `chat-cli message <chatId> <messageId>`: one message with its content and what it asks for. */
+import { pendingTaskOf } from "../../wire/index.js";
+import { type CliContext, openClient } from "../context.js";
+import { CliError, serverMessage, statusOf } from "../errors.js";
+import { printJson, printMessage } from "../output.js";
+
+export interface MessageOptions {
+  chatId: string;
+  messageId: string;
+}
+
+export async function message(options: MessageOptions, ctx: CliContext): Promise<void> {
+  const client = await openClient(ctx);
+  const found = await client.getMessage(options.chatId, options.messageId).catch((error: unknown) => {
+    if (statusOf(error) !== 404) throw error;
+    throw new CliError(
+      `message ${options.messageId} of chat ${options.chatId} not found: ${serverMessage(error)}`,
+      undefined,
+      `See the chat's messages with \`chat-cli messages ${options.chatId}\`.`,
+      error,
+    );
+  });
+  if (ctx.globals.json) return printJson(ctx.io, found);
+  printMessage(ctx.io, found, pendingTaskOf(found));
+}

@@ -1,0 +1,18 @@
+/** `chat-cli pending <chatId>`: what the latest assistant message waits for, and whether the flow can proceed. */
+import { type CliContext, openClient } from "../context.js";
+import { aboutChat } from "../errors.js";
+import { printJson, printNextStep, printPending } from "../output.js";
+
+export interface PendingOptions {
+  chatId: string;
+}
+
+/** With --json: `{ chat, pending }`, `chat` as getChat returns it and `pending` as getPendingTask does (or null). */
+export async function pending(options: PendingOptions, ctx: CliContext): Promise<void> {
+  const client = await openClient(ctx);
+  const chat = await aboutChat(options.chatId, () => client.getChat(options.chatId));
+  const task = await client.getPendingTask(options.chatId);
+  if (ctx.globals.json) return printJson(ctx.io, { chat, pending: task });
+  printPending(ctx.io, chat, task);
+  printNextStep(ctx.io, chat, task);
+}

@@ -1,0 +1,208 @@
+/** `chat-cli resolve <chatId>`: finish integration setup, approve script permissions, reject, or send any task. */
+import { readFile } from "node:fs/promises";
+import {
+  type Chat,
+  type PendingTask,
+  pendingTaskOf,
+  sameNames,
+  type Task,
+  TaskSchema,
+} from "../../wire/index.js";
+import { type CliContext, openClient } from "../context.js";
+import { aboutChat, CliError, EXIT, serverMessage, statusOf, UsageError } from "../errors.js";
+import { isYes } from "../io.js";
+import {
+  pendingSummary,
+  printHint,
+  printJson,
+  printMessage,
+  printNextStep,
+  printPending,
+} from "../output.js";
+
+export interface ResolveOptions {
+  chatId: string;
+  /** `--integrations a,b`: the names connected; must equal the request's. */
+  integrations?: string[];
+  /** `--connected`: exactly the requested names. */
+  connected?: boolean;
+  /** `--reject`: an empty confirmed-steps on an integration pause. */
+  reject?: boolean;
+  /** `--approve`: the pending permissions, unchanged. */
+  approve?: boolean;
+  /** `--task <json|@file>`: any task, sent as given. */
+  task?: string;
+}
+
+const CHOICES = "--integrations <a,b>, --connected, --reject, --approve or --task <json|@file>";
+
+export async function resolve(options: ResolveOptions, ctx: CliContext): Promise<void> {
+  const chosen = [
+    options.integrations !== undefined,
+    options.connected,
+    options.reject,
+    options.approve,
+    options.task !== undefined,
+  ].filter(Boolean).length;
+  if (chosen > 1) throw new UsageError(`resolve takes one of ${CHOICES}, not several`);
+  if (chosen === 0 && !ctx.io.interactive) {
+    throw new UsageError(
+      `resolve needs one of ${CHOICES}`,
+      `See what is pending with \`chat-cli pending ${options.chatId}\`.`,
+    );
+  }
+  // A malformed --task is a usage error, reported before anything is sent.
+  const givenTask = options.task !== undefined ? await parseTaskFlag(options.task) : undefined;
+
+  const client = await openClient(ctx);
+  const chat = await aboutChat(options.chatId, () => client.getChat(options.chatId));
+  let task: Task;
+  if (givenTask) {
+    task = givenTask;
+  } else {
+    const pending = await client.getPendingTask(options.chatId);
+    const planned =
+      chosen === 0 ? await askForTask(chat, pending, ctx) : taskFromFlags(chat, pending, options);
+    if (!planned) return;
+    task = planned;
+  }
+
+  const spinner = ctx.io.spinner("Resuming the chat…");
+  const reply = await client
+    .resolveTask(options.chatId, task)
+    .catch((error: unknown) => {
+      if (statusOf(error) !== 409) throw error;
+      throw new CliError(
+        `chat ${options.chatId} has moved on: the task does not match its latest request (${serverMessage(error)})`,
+        EXIT.conflict,
+        `See the latest request with \`chat-cli pending ${options.chatId}\`.`,
+        error,
+      );
+    })
+    .finally(() => spinner.stop());
+  if (ctx.globals.json) return printJson(ctx.io, reply);
+  const next = pendingTaskOf(reply);
+  printMessage(ctx.io, reply, next);
+  printNextStep(ctx.io, chat, next);
+}
+
+/** The task the flags ask for, checked against what the chat waits for before anything is sent. */
+function taskFromFlags(chat: Chat, pending: PendingTask | null, options: ResolveOptions): Task {
+  if (!pending) {
+    throw new CliError(`chat ${chat.id} is not waiting for anything: nothing to resolve`, EXIT.error);
+  }
+  if (options.approve) {
+    if (pending.kind !== "permissions") throw wrongKind(chat, pending, "--approve", "permissions");
+    return { type: "confirmed-permissions", permissions: pending.permissions };
+  }
+  if (options.reject) {
+    if (pending.kind === "permissions") {
+      throw new CliError(
+        `chat ${chat.id} waits for ${pendingSummary(pending)}: a permission request is rejected by sending any follow-up message, not by resolve`,
+        EXIT.error,
+        `Reject it with: chat-cli send ${chat.id} <text>`,
+      );
+    }
+    return { type: "confirmed-steps", connectedIntegrationNames: [] };
+  }
+  if (pending.kind !== "integration") {
+    throw wrongKind(chat, pending, options.connected ? "--connected" : "--integrations", "an integration");
+  }
+  assertHostProject(chat);
+  const names = options.connected ? pending.integrations : (options.integrations ?? []);
+  if (!sameNames(pending.integrations, names)) {
+    throw new CliError(
+      `integration names do not match the request of chat ${chat.id}: it asks for ${list(pending.integrations)}, you gave ${list(names)}`,
+      EXIT.error,
+      `Pass exactly the requested names, or use --connected.`,
+    );
+  }
+  return { type: "confirmed-steps", connectedIntegrationNames: names };
+}
+
+/** Seed §4 rule 4: without a hosting project the integration cannot be connected, so it cannot be confirmed. */
+function assertHostProject(chat: Chat): void {
+  if (chat.hostProjectId) return;
+  throw new CliError(
+    `chat ${chat.id} has no hostProjectId: the integration flow cannot proceed`,
+    EXIT.error,
+    `Link a hosting project to the account or team, or reject the request with \`chat-cli resolve ${chat.id} --reject\`.`,
+  );
+}
+
+function wrongKind(chat: Chat, pending: PendingTask, flag: string, expected: string): CliError {
+  const hint =
+    pending.kind === "integration"
+      ? `Use --connected (or --integrations) once connected, or --reject.`
+      : `Use --approve, or reject it with \`chat-cli send ${chat.id} <text>\`.`;
+  return new CliError(
+    `${flag} needs a pause on ${expected}, but chat ${chat.id} waits for ${pendingSummary(pending)}`,
+    EXIT.error,
+    hint,
+  );
+}
+
+function list(names: readonly string[]): string {
+  return names.length > 0 ? names.join(", ") : "no names";
+}
+
+/** No flag on a terminal: show what is pending and ask, default No. Returns null when nothing is to be sent. */
+async function askForTask(chat: Chat, pending: PendingTask | null, ctx: CliContext): Promise<Task | null> {
+  // With --json, stdout is reserved for the reply: show what is pending on stderr.
+  const shown = ctx.globals.json ? { ...ctx.io, stdout: ctx.io.stderr, color: ctx.io.errColor } : ctx.io;
+  printPending(shown, chat, pending);
+  if (!pending) {
+    printHint(ctx.io, "Nothing to resolve.");
+    return null;
+  }
+  let task: Task;
+  let effect: string;
+  if (pending.kind === "permissions") {
+    task = { type: "confirmed-permissions", permissions: pending.permissions };
+    effect = `approve ${pendingSummary(pending)}`;
+  } else if (chat.hostProjectId) {
+    task = { type: "confirmed-steps", connectedIntegrationNames: pending.integrations };
+    effect = `confirm ${pending.integrations.join(", ")} as connected to host project ${chat.hostProjectId}`;
+  } else {
+    task = { type: "confirmed-steps", connectedIntegrationNames: [] };
+    effect = "reject the integration request (the chat has no hostProjectId, so the flow cannot proceed)";
+  }
+  printHint(ctx.io, `Answering y will ${effect}.`);
+  const answer = await ctx.io.prompt("Resolve? [y/N] ");
+  if (!isYes(answer)) {
+    printHint(ctx.io, "Nothing sent.");
+    return null;
+  }
+  return task;
+}
+
+/** `--task` as inline JSON or `@file`, validated with the wire TaskSchema; any problem is a usage error (exit 2). */
+export async function parseTaskFlag(value: string): Promise<Task> {
+  let text = value;
+  if (value.startsWith("@")) {
+    const path = value.slice(1);
+    try {
+      text = await readFile(path, "utf8");
+    } catch (error) {
+      throw new UsageError(
+        `--task: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`,
+      );
+    }
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`--task is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = TaskSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? ` at ${issue.path.join(".")}` : "";
+    throw new UsageError(
+      `--task is not a valid task${where}: ${issue?.message ?? "invalid"}`,
+      'Example: --task \'{"type":"confirmed-steps","connectedIntegrationNames":["Neon"]}\'',
+    );
+  }
+  return parsed.data as Task;
+}

@@ -1,0 +1,22 @@
+/** `chat-cli send <chatId> <text...>`: send a message and print the assistant's reply (a follow-up rejects any pause). */
+import { pendingTaskOf } from "../../wire/index.js";
+import { type CliContext, openClient } from "../context.js";
+import { aboutChat } from "../errors.js";
+import { printJson, printMessage, printNextStep } from "../output.js";
+
+export interface SendOptions {
+  chatId: string;
+  text: string;
+}
+
+export async function send(options: SendOptions, ctx: CliContext): Promise<void> {
+  const client = await openClient(ctx);
+  const spinner = ctx.io.spinner("Waiting for the assistant…");
+  const reply = await aboutChat(options.chatId, () =>
+    client.sendMessage(options.chatId, { message: options.text }),
+  ).finally(() => spinner.stop());
+  if (ctx.globals.json) return printJson(ctx.io, reply);
+  const pending = pendingTaskOf(reply);
+  printMessage(ctx.io, reply, pending);
+  if (pending) printNextStep(ctx.io, await client.getChat(options.chatId), pending);
+}

@@ -1,0 +1,71 @@
+/** `chat-cli serve`: the reference server in the foreground, with its URLs, seeded accounts, dev keys and client configs. */
+import type { CliContext } from "../context.js";
+import { printJson } from "../output.js";
+
+export interface ServeOptions {
+  port: number;
+  host: string;
+  autoApprove?: string;
+  data?: string;
+}
+
+/** Runs until SIGINT or SIGTERM, then closes the server and returns (exit 0). */
+export async function serve(options: ServeOptions, ctx: CliContext): Promise<void> {
+  const { startReferenceServer, SEED_ACCOUNTS, SEED_USERS } = await import("../../server/index.js");
+  const server = await startReferenceServer({
+    port: options.port,
+    host: options.host,
+    ...(options.data ? { dataFile: options.data } : {}),
+    ...(options.autoApprove ? { autoApprove: options.autoApprove } : {}),
+  });
+  const apiKeys: Record<string, string> = { ...server.apiKeys };
+  const configs = {
+    stdio: { mcpServers: { chat: { command: "npx", args: ["-y", "chat-mcp-bridge", server.mcpUrl] } } },
+    remote: { mcpServers: { chat: { url: server.mcpUrl } } },
+  };
+  const accountNote = (slug: string): string => {
+    const account = SEED_ACCOUNTS.find((candidate) => candidate.slug === slug);
+    if (account?.requiresSso) return "   (team, requires SSO)";
+    if (account && !account.hostProjectId)
+      return "   (team, no hosting project: integrations cannot proceed)";
+    return account ? `   (${account.kind})` : "";
+  };
+  if (ctx.globals.json) {
+    printJson(ctx.io, { url: server.url, mcpUrl: server.mcpUrl, apiKeys, clientConfigs: configs });
+  } else {
+    const [firstSlug, firstKey] = Object.entries(apiKeys)[0] ?? ["", ""];
+    const lines = [
+      `Reference server running (dev only; Ctrl-C to stop)`,
+      `  Base URL:  ${server.url}`,
+      `  MCP URL:   ${server.mcpUrl}`,
+      ...(options.autoApprove
+        ? [`  Sign-ins for ${options.autoApprove} are approved without a consent page.`]
+        : []),
+      ``,
+      `Seeded accounts and dev API keys (for /v2 only, never in an MCP client config):`,
+      ...Object.entries(apiKeys).map(([slug, key]) => `  ${slug.padEnd(12)} ${key}${accountNote(slug)}`),
+      `Browser sign-in (consent, chat and preview pages): ${SEED_USERS.map((u) => `${u.id}/${u.password}`).join(", ")}`,
+      ``,
+      `Try it:`,
+      `  export CHAT_API_URL=${server.url} CHAT_API_KEY=${firstKey}   # ${firstSlug}`,
+      `  chat-cli create "Add a database to my app"`,
+      ``,
+      `MCP client config (stdio bridge):`,
+      `  ${JSON.stringify(configs.stdio)}`,
+      `MCP client config (clients with remote support):`,
+      `  ${JSON.stringify(configs.remote)}`,
+    ];
+    ctx.io.stdout(`${lines.join("\n")}\n`);
+  }
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  ctx.io.stderr("Stopping…\n");
+  await server.close();
+}

@@ -1,0 +1,69 @@
+/** `chat-cli whoami`: the account or team the token acts for, inferred from a chat URL, and where the token came from. */
+import { type CliContext, maskToken, openClient, resolveToken, SIGN_IN_HINT } from "../context.js";
+import { CliError, EXIT } from "../errors.js";
+import { printJson } from "../output.js";
+
+export interface WhoamiResult {
+  baseUrl: string;
+  /** Slug of the account or team, or null when it cannot be inferred yet (no chats). */
+  account: string | null;
+  /** `--token`, `$CHAT_API_KEY`, or the login `chat-cli login` stored in the keychain or a file. */
+  tokenSource: "flag" | "env" | "keychain" | "file";
+  /** Where the stored login lives, for the keychain and file sources. */
+  storage?: string;
+  /** The token masked: `abcd…wxyz`. */
+  token: string;
+}
+
+/** The service has no "who am I" endpoint: the account's slug is read from the path of a chat URL. */
+export async function whoami(_options: object, ctx: CliContext): Promise<void> {
+  const resolved = await resolveToken(ctx);
+  if (!resolved) throw new CliError(`not signed in to ${ctx.globals.baseUrl}`, EXIT.auth, SIGN_IN_HINT);
+  const client = await openClient(ctx);
+  const page = await client.listChats({ limit: 1 });
+  const first = page.data[0];
+  const stored = resolved.source === "login" ? await describeStoredLogin(ctx) : undefined;
+  const result: WhoamiResult = {
+    baseUrl: ctx.globals.baseUrl,
+    account: first ? accountOfChatUrl(first.url, first.id) : null,
+    tokenSource: stored ? stored.kind : (resolved.source as "flag" | "env"),
+    ...(stored ? { storage: stored.location } : {}),
+    token: maskToken(resolved.token),
+  };
+  if (ctx.globals.json) return printJson(ctx.io, result);
+  const source = {
+    flag: "--token flag",
+    env: "CHAT_API_KEY environment variable",
+    keychain: `chat-cli login, in the keychain (${result.storage})`,
+    file: `chat-cli login, in a file (${result.storage})`,
+  }[result.tokenSource];
+  const rows: [string, string][] = [
+    ["account", result.account ?? "unknown (no chats yet to infer it from; create one first)"],
+    ["server", result.baseUrl],
+    ["token", result.token],
+    ["source", source],
+  ];
+  ctx.io.stdout(rows.map(([label, value]) => `${label}:\t${value}\n`).join(""));
+}
+
+/** The slug in `<base>/<slug>/chats/<id>`: the path segment before `chats`, else the first one. */
+export function accountOfChatUrl(url: string, chatId: string): string | null {
+  let segments: string[];
+  try {
+    segments = new URL(url).pathname.split("/").filter(Boolean).map(decodeURIComponent);
+  } catch {
+    return null;
+  }
+  const idAt = segments.lastIndexOf(chatId);
+  const before = idAt > 0 ? segments.slice(0, idAt) : segments;
+  if (before.at(-1) === "chats" && before.length >= 2) return before.at(-2) ?? null;
+  return before[0] ?? null;
+}
+
+async function describeStoredLogin(
+  ctx: CliContext,
+): Promise<{ kind: "keychain" | "file"; location: string }> {
+  const { loginSession } = await import("./login.js");
+  const storage = await (await loginSession(ctx, { browser: false })).describeStorage();
+  return { kind: storage.kind === "keychain" ? "keychain" : "file", location: storage.location };
+}

@@ -1,0 +1,56 @@
+/** What every command receives: the terminal, the global options, and the ChatClient built from them. */
+import type { ChatClient } from "../client/index.js";
+import { envApiKey } from "../config/index.js";
+import { CliError, EXIT } from "./errors.js";
+import type { CliIo } from "./io.js";
+
+export interface GlobalOptions {
+  baseUrl: string;
+  /** `--token`; wins over `$CHAT_API_KEY` and the stored login. */
+  token?: string;
+  json: boolean;
+  color: boolean;
+  debug: boolean;
+}
+
+export interface CliContext {
+  io: CliIo;
+  globals: GlobalOptions;
+  env?: Record<string, string | undefined>;
+}
+
+/** Where the token in use came from, as `whoami` reports it. */
+export type TokenSource = "flag" | "env" | "login";
+
+export interface ResolvedToken {
+  token: string;
+  source: TokenSource;
+}
+
+/** The token by precedence: `--token`, then `$CHAT_API_KEY`, then the credentials of `chat-cli login`. */
+export async function resolveToken(ctx: CliContext): Promise<ResolvedToken | null> {
+  if (ctx.globals.token?.trim()) return { token: ctx.globals.token.trim(), source: "flag" };
+  const fromEnv = envApiKey(ctx.env ?? process.env);
+  if (fromEnv) return { token: fromEnv, source: "env" };
+  const { storedAccessToken } = await import("../auth/rest-credentials.js");
+  const stored = await storedAccessToken(ctx.globals.baseUrl, {
+    env: (ctx.env ?? process.env) as NodeJS.ProcessEnv,
+  });
+  return stored ? { token: stored, source: "login" } : null;
+}
+
+export const SIGN_IN_HINT = "Run `chat-cli login`, set CHAT_API_KEY, or pass --token.";
+
+/** A ChatClient for the base URL and token in effect; exit 4 when there is no token at all. */
+export async function openClient(ctx: CliContext): Promise<ChatClient> {
+  const resolved = await resolveToken(ctx);
+  if (!resolved) throw new CliError(`not signed in to ${ctx.globals.baseUrl}`, EXIT.auth, SIGN_IN_HINT);
+  const { ChatClient } = await import("../client/index.js");
+  return new ChatClient({ baseUrl: ctx.globals.baseUrl, token: resolved.token });
+}
+
+/** `abcd…wxyz`: enough to tell tokens apart, never enough to use one. */
+export function maskToken(token: string): string {
+  if (token.length < 12) return "…".padStart(Math.min(token.length, 4) + 1, "*");
+  return `${token.slice(0, 4)}…${token.slice(-4)}`;
+}

@@ -1,0 +1,97 @@
+/** The terminal chat-cli talks to: writers, TTY facts, colour, a yes/no prompt and a spinner; injectable for tests. */
+import { colorAllowed } from "./ansi.js";
+
+export interface Spinner {
+  stop(): void;
+}
+
+export interface CliIo {
+  /** Data: the only thing scripts read. */
+  stdout(text: string): void;
+  /** Hints, progress, prompts and errors. */
+  stderr(text: string): void;
+  /** stdout is a terminal: tables and summaries instead of plain text. */
+  isTTY: boolean;
+  /** stdin and stderr are terminals: the user can be asked questions. */
+  interactive: boolean;
+  /** Colour on stdout. */
+  color: boolean;
+  /** Colour on stderr. */
+  errColor: boolean;
+  /** Asks a question on stderr and resolves to the answer line ("" on end of input). */
+  prompt(question: string): Promise<string>;
+  /** A progress spinner on stderr; does nothing unless stderr is a terminal. */
+  spinner(label: string): Spinner;
+}
+
+const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/** The real process streams. `colorFlag` is false after `--no-color`. */
+export function processIo(colorFlag = true, env: Record<string, string | undefined> = process.env): CliIo {
+  // `chat-cli list | head -1` closes the pipe early: that is the reader's choice, not an error.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+  const stdoutTTY = process.stdout.isTTY === true;
+  const stderrTTY = process.stderr.isTTY === true;
+  return {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    isTTY: stdoutTTY,
+    interactive: process.stdin.isTTY === true && stderrTTY,
+    color: colorAllowed(stdoutTTY, colorFlag, env),
+    errColor: colorAllowed(stderrTTY, colorFlag, env),
+    prompt: (question) => askLine(question),
+    spinner: (label) => (stderrTTY ? startSpinner(label) : { stop() {} }),
+  };
+}
+
+async function askLine(question: string): Promise<string> {
+  const { createInterface } = await import("node:readline");
+  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+  return new Promise((resolve) => {
+    let answered = false;
+    rl.on("close", () => {
+      if (!answered) resolve("");
+    });
+    // Ctrl-C at the prompt answers No.
+    rl.on("SIGINT", () => {
+      process.stderr.write("\n");
+      rl.close();
+    });
+    rl.question(question, (answer) => {
+      answered = true;
+      rl.close();
+      resolve(answer);
+    });
+  });
+}
+
+function startSpinner(label: string): Spinner {
+  let frame = 0;
+  const draw = () => {
+    process.stderr.write(`\r${FRAMES[frame % FRAMES.length]} ${label}`);
+    frame += 1;
+  };
+  // Only show the spinner when the wait lasts more than a moment.
+  let timer: NodeJS.Timeout | undefined;
+  const delay = setTimeout(() => {
+    draw();
+    timer = setInterval(draw, 80);
+  }, 250);
+  return {
+    stop() {
+      clearTimeout(delay);
+      if (timer) {
+        clearInterval(timer);
+        process.stderr.write("\r\u001b[2K");
+      }
+    },
+  };
+}
+
+/** True for a "yes" answer; anything else (including an empty line) is No. */
+export function isYes(answer: string): boolean {
+  return /^\s*y(es)?\s*$/i.test(answer);
+}

@@ -1,0 +1,208 @@
+/** The one place results become output: tables and summaries on a TTY, stable plain text off it, JSON with --json. */
+import type { Chat, Message, PendingTask, Permission, Preview } from "../wire/index.js";
+import { createStyle, stripAnsi } from "./ansi.js";
+import type { CliIo } from "./io.js";
+
+/** `--json`: exactly the response object, nothing else on stdout. */
+export function printJson(io: CliIo, value: unknown): void {
+  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** A hint or progress line on stderr (dimmed on a colour terminal). */
+export function printHint(io: CliIo, text: string): void {
+  io.stderr(`${createStyle(io.errColor).dim(text)}\n`);
+}
+
+type Row = [label: string, value: string];
+
+/** Label/value rows: aligned with bold labels on a TTY, `label:<TAB>value` lines off it. */
+function printRows(io: CliIo, rows: Row[]): void {
+  if (!io.isTTY) {
+    io.stdout(rows.map(([label, value]) => `${label}:\t${oneLine(value)}\n`).join(""));
+    return;
+  }
+  const style = createStyle(io.color);
+  const width = Math.max(...rows.map(([label]) => label.length)) + 1;
+  io.stdout(
+    rows
+      .map(([label, value]) => `${style.bold(`${label}:`)}${" ".repeat(width - label.length)} ${value}\n`)
+      .join(""),
+  );
+}
+
+/** Columns padded to fit on a TTY (the last one truncated to the terminal), tab-separated off it. */
+function printTable(io: CliIo, headers: string[], rows: string[][], columns = 100): void {
+  if (!io.isTTY) {
+    io.stdout(rows.map((row) => `${row.map(oneLine).join("\t")}\n`).join(""));
+    return;
+  }
+  const style = createStyle(io.color);
+  const cells = rows.map((row) => row.map(oneLine));
+  const widths = headers.map((header, i) =>
+    Math.max(header.length, ...cells.map((row) => stripAnsi(row[i] ?? "").length)),
+  );
+  const fixed = widths.slice(0, -1).reduce((sum, w) => sum + w + 2, 0);
+  const last = Math.max(10, columns - fixed);
+  const line = (row: string[], paint: (s: string) => string) =>
+    row
+      .map((cell, i) => {
+        if (i === row.length - 1) return paint(truncate(cell, last));
+        return paint(cell) + " ".repeat((widths[i] ?? 0) - stripAnsi(cell).length + 2);
+      })
+      .join("")
+      .trimEnd();
+  io.stdout(`${line(headers, style.bold)}\n`);
+  for (const row of cells) io.stdout(`${line(row, (s) => s)}\n`);
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, " ").replace(/\t/g, " ");
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
+}
+
+function columnsOf(io: CliIo): number {
+  // A pseudo-terminal without a window size reports 0 columns.
+  return (io as CliIo & { columns?: number }).columns || process.stdout.columns || 100;
+}
+
+/** One pending task as rows: what the latest assistant message waits for. */
+function pendingRows(pending: PendingTask | null): Row[] {
+  if (!pending) return [["pending", "nothing"]];
+  if (pending.kind === "integration") {
+    return [
+      ["pending", "integration"],
+      ["integrations", pending.integrations.join(", ")],
+      ["mcp presets", pending.mcpPresets.map(describePreset).join(", ") || "none"],
+      ["message", pending.message.id],
+    ];
+  }
+  return [
+    ["pending", "permissions"],
+    ...pending.permissions.map((permission): Row => ["script", describePermission(permission)]),
+    ["message", pending.message.id],
+  ];
+}
+
+function describePreset(preset: unknown): string {
+  return typeof preset === "string" ? preset : JSON.stringify(preset);
+}
+
+/** `/scripts/setup-db.sql (SystemAction executeScript)` for a script permission, else its JSON. */
+export function describePermission(permission: Permission): string {
+  const script = permission.input.executeScript;
+  if (script) return `${script} (${permission.toolName} ${permission.input.systemAction ?? ""})`.trim();
+  return JSON.stringify(permission);
+}
+
+/** A short one-phrase summary of a pending task. */
+export function pendingSummary(pending: PendingTask | null): string {
+  if (!pending) return "nothing";
+  if (pending.kind === "integration") return `integration: ${pending.integrations.join(", ")}`;
+  const scripts = pending.permissions.map((p) => p.input.executeScript ?? p.toolName);
+  return `permission to run ${scripts.join(", ")}`;
+}
+
+/** `get`/`create`: the chat's identity, URL, hosting project and what it waits for. */
+export function printChat(io: CliIo, chat: Chat, pending: PendingTask | null): void {
+  const style = createStyle(io.color);
+  const rows: Row[] = [
+    ["title", io.isTTY ? style.bold(chat.title) : chat.title],
+    ["id", chat.id],
+    ["url", io.isTTY ? style.cyan(chat.url) : chat.url],
+    ["hostProjectId", chat.hostProjectId ?? (io.isTTY ? style.yellow("none") : "")],
+    ["created", chat.createdAt],
+    ["updated", chat.updatedAt],
+    ["pending", io.isTTY && pending ? style.yellow(pendingSummary(pending)) : pendingSummary(pending)],
+  ];
+  printRows(io, rows);
+}
+
+/** `list`: one row per chat. */
+export function printChatList(io: CliIo, chats: readonly Chat[]): void {
+  printTable(
+    io,
+    ["ID", "UPDATED", "TITLE"],
+    chats.map((chat) => [chat.id, chat.updatedAt, chat.title]),
+    columnsOf(io),
+  );
+}
+
+/** `messages`: one row per message, newest first as the service returns them. */
+export function printMessageList(io: CliIo, messages: readonly Message[]): void {
+  const style = createStyle(io.color);
+  printTable(
+    io,
+    ["ID", "ROLE", "FINISH", "CREATED", "CONTENT"],
+    messages.map((m) => [
+      m.id,
+      m.role,
+      io.isTTY && m.finishReason === "tool-calls" ? style.yellow("tool-calls") : (m.finishReason ?? ""),
+      m.createdAt,
+      m.content,
+    ]),
+    columnsOf(io),
+  );
+}
+
+/** `message`, `send`, `resolve`: one message with its content and anything it asks for. */
+export function printMessage(io: CliIo, message: Message, pending: PendingTask | null): void {
+  const rows: Row[] = [
+    ["id", message.id],
+    ["chat", message.chatId],
+    ["role", message.role],
+    ["finish", message.finishReason ?? ""],
+    ["created", message.createdAt],
+    ["parts", message.parts.map((part) => part.type).join(", ")],
+  ];
+  if (pending) rows.push(...pendingRows(pending).filter(([label]) => label !== "message"));
+  printRows(io, rows);
+  io.stdout(io.isTTY ? `\n${message.content}\n` : `content:\t${oneLine(message.content)}\n`);
+}
+
+/** `pending`: what the latest assistant message waits for, and whether the chat can go on with it. */
+export function printPending(io: CliIo, chat: Chat, pending: PendingTask | null): void {
+  const style = createStyle(io.color);
+  const hostProject =
+    chat.hostProjectId ?? (io.isTTY ? style.yellow("none (the integration flow cannot proceed)") : "");
+  printRows(io, [["chat", chat.id], ["hostProjectId", hostProject], ...pendingRows(pending)]);
+}
+
+/** `preview`: the preview URL alone, so `$(chat-cli preview id)` is the URL. */
+export function printPreview(io: CliIo, preview: Preview): void {
+  io.stdout(`${preview.url}\n`);
+}
+
+/** The next step for a paused chat, on stderr. */
+export function printNextStep(
+  io: CliIo,
+  chat: Pick<Chat, "id" | "hostProjectId">,
+  pending: PendingTask | null,
+): void {
+  for (const line of nextStepLines(chat, pending)) printHint(io, line);
+}
+
+export function nextStepLines(
+  chat: Pick<Chat, "id" | "hostProjectId">,
+  pending: PendingTask | null,
+): string[] {
+  if (!pending) return [];
+  if (pending.kind === "integration") {
+    if (!chat.hostProjectId) {
+      return [
+        `Chat ${chat.id} has no hostProjectId: the integration flow cannot proceed (link a hosting project to the account or team).`,
+        `Reject the request with: chat-cli resolve ${chat.id} --reject`,
+      ];
+    }
+    return [
+      `Connect ${pending.integrations.join(", ")} to host project ${chat.hostProjectId}, then run: chat-cli resolve ${chat.id} --connected`,
+      `Or reject it with: chat-cli resolve ${chat.id} --reject`,
+    ];
+  }
+  return [
+    `Approve with: chat-cli resolve ${chat.id} --approve`,
+    `Or reject it by sending a follow-up message: chat-cli send ${chat.id} <text>`,
+  ];
+}

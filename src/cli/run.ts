@@ -1,0 +1,139 @@
+/** Runs chat-cli once: parses argv, runs the command, and maps every failure to one message and an exit code. */
+import { CommanderError } from "commander";
+import { defaultBaseUrl } from "../config/index.js";
+import { createStyle } from "./ansi.js";
+import { isWebUrl, openInBrowser } from "./browser.js";
+import { type CliContext, type GlobalOptions, SIGN_IN_HINT } from "./context.js";
+import { CliError, EXIT, type ExitCode, serverMessage, statusOf } from "./errors.js";
+import { type CliIo, isYes, processIo } from "./io.js";
+import { buildProgram } from "./program.js";
+import { packageVersion } from "./version.js";
+
+/** Runs the program on `argv` (without node and script) and resolves to the exit code. */
+export async function run(argv: string[], ioOverride?: CliIo): Promise<ExitCode> {
+  const io = ioOverride ?? processIo(!argv.includes("--no-color"));
+  let globals: GlobalOptions | undefined;
+  const program = buildProgram(
+    packageVersion(),
+    { writeOut: io.stdout, writeErr: io.stderr },
+    (parsed) => {
+      globals = parsed;
+      return { io, globals: parsed } satisfies CliContext;
+    },
+    () => defaultBaseUrl(),
+  );
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return EXIT.ok;
+  } catch (error) {
+    const debug = globals?.debug ?? argv.includes("--debug");
+    const code = await reportError(error, io, { debug, baseUrl: globals?.baseUrl ?? defaultBaseUrl() });
+    if (debug && !(error instanceof CommanderError)) printDebug(error, io);
+    return code;
+  }
+}
+
+interface ApiErrorShape {
+  status?: number;
+  code?: string;
+  requestId?: string;
+  reauthUrl?: string;
+  body?: unknown;
+}
+
+/** Prints one error line (plus a hint line when there is something to do) and picks the exit code. */
+export async function reportError(
+  error: unknown,
+  io: CliIo,
+  { debug, baseUrl }: { debug: boolean; baseUrl: string },
+): Promise<ExitCode> {
+  if (error instanceof CommanderError) {
+    // commander has printed its message (and suggestion) already.
+    if (error.code === "commander.helpDisplayed" || error.code === "commander.version") return EXIT.ok;
+    return EXIT.usage;
+  }
+  const style = createStyle(io.errColor);
+  const say = (message: string, hint?: string) => {
+    io.stderr(`${style.red("error:")} ${message.trim().replace(/\s*\n\s*/g, " ")}\n`);
+    if (hint) io.stderr(`${style.dim(hint)}\n`);
+  };
+
+  if (error instanceof CliError) {
+    say(error.message, error.hint);
+    return error.exitCode;
+  }
+  const api = (error ?? {}) as ApiErrorShape;
+  const message = serverMessage(error);
+  const status = statusOf(error);
+  if (api.code === "sso_required" || api.reauthUrl) {
+    say(`${message} (single sign-on required)`);
+    if (api.reauthUrl) {
+      io.stderr(`Re-authenticate here, then retry: ${api.reauthUrl}\n`);
+      if (io.interactive && isWebUrl(api.reauthUrl)) {
+        const answer = await io.prompt("Open it in your browser? [y/N] ");
+        if (isYes(answer)) {
+          await openInBrowser(io, api.reauthUrl).catch((e: unknown) => say(String((e as Error).message)));
+        }
+      }
+    }
+    return EXIT.auth;
+  }
+  if (status === 401) {
+    say(`authentication needed for ${baseUrl}: ${message}`, SIGN_IN_HINT);
+    return EXIT.auth;
+  }
+  if (status === 409) {
+    say(
+      `conflict: ${message}`,
+      "The chat has moved on; see the latest request with `chat-cli pending <chatId>`.",
+    );
+    return EXIT.conflict;
+  }
+  if (status !== undefined) {
+    say(
+      `${message} (HTTP ${status}${api.code ? ` ${api.code}` : ""})`,
+      debug ? undefined : hintForStatus(status),
+    );
+    return EXIT.error;
+  }
+  const name = error instanceof Error ? error.name : "";
+  if (/Connection/.test(name)) {
+    say(
+      `cannot reach ${baseUrl}: ${message}`,
+      "Is the server running? Start a local one with `chat-cli serve`.",
+    );
+    return EXIT.error;
+  }
+  if (name === "AuthRequiredError") {
+    say(message, "Retry `chat-cli login`, or use an API key: set CHAT_API_KEY or pass --token.");
+    return EXIT.auth;
+  }
+  if (/Timeout/.test(name)) {
+    say(`${baseUrl} did not answer in time: ${message}`);
+    return EXIT.error;
+  }
+  say(message, debug ? undefined : "Run again with --debug for details.");
+  return EXIT.error;
+}
+
+function hintForStatus(status: number): string | undefined {
+  if (status === 429) return "Rate limited: wait a moment and retry.";
+  if (status >= 500) return "The service failed; retry, or run with --debug for details.";
+  return undefined;
+}
+
+/** --debug: the API details (status, code, request id, error body) and the stack, of the error and its causes. */
+function printDebug(error: unknown, io: CliIo): void {
+  for (
+    let current = error, depth = 0;
+    current instanceof Error && depth < 3;
+    current = current.cause, depth += 1
+  ) {
+    const api = current as Error & ApiErrorShape;
+    if (api.status !== undefined) {
+      const details = { status: api.status, code: api.code, requestId: api.requestId, body: api.body };
+      io.stderr(`debug: ${JSON.stringify(details)}\n`);
+    }
+    if (current.stack) io.stderr(`${depth > 0 ? "caused by: " : ""}${current.stack}\n`);
+  }
+}

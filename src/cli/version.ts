@@ -1,0 +1,22 @@
+/** The package version for `chat-cli -V`, read from package.json next to the source or the bundle. */
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** Walks up from this module (src/cli, or dist/bin and its chunks) to the package's own package.json. */
+export function packageVersion(from: string = import.meta.url): string {
+  let dir = dirname(fileURLToPath(from));
+  for (let depth = 0; depth < 5; depth += 1) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === "chat-mcp-bridge" && pkg.version) return pkg.version;
+    } catch {
+      // not here: keep walking up
+    }
+    dir = dirname(dir);
+  }
+  return "0.0.0";
+}

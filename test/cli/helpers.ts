@@ -1,0 +1,80 @@
+/** Shared by the chat-cli tests: run the built bin as a process, and start the reference server on a free port. */
+import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export const ROOT = resolve(import.meta.dirname, "../..");
+export const BIN = join(ROOT, "bin/chat-cli.js");
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  env?: Record<string, string | undefined>;
+  input?: string;
+  timeoutMs?: number;
+}
+
+/** A clean environment: no token, no browser, no colour forcing, config in a fresh temp dir. */
+export function cleanEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const name of ["CHAT_API_KEY", "CHAT_API_URL", "CHAT_MCP_URL", "BROWSER", "NO_COLOR", "FORCE_COLOR"]) {
+    delete env[name];
+  }
+  env.CHAT_CONFIG_DIR = mkdtempSync(join(tmpdir(), "chat-cli-test-"));
+  Object.assign(env, extra);
+  return Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+}
+
+/** Runs `node bin/chat-cli.js ...args` asynchronously (the server under test lives in this process). */
+export function runCli(args: string[], options: RunOptions = {}): Promise<CliResult> {
+  return runProcess(process.execPath, [BIN, ...args], options);
+}
+
+export function runProcess(command: string, args: string[], options: RunOptions = {}): Promise<CliResult> {
+  return new Promise((done, fail) => {
+    const child = spawn(command, args, { cwd: ROOT, env: options.env ?? cleanEnv(), stdio: "pipe" });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      fail(new Error(`timed out: ${args.join(" ")}\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, options.timeoutMs ?? 20_000);
+    child.on("error", fail);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? "");
+  });
+}
+
+/** Parses stdout as JSON, failing with the whole output when it is not. */
+export function jsonOf(result: CliResult): unknown {
+  try {
+    return JSON.parse(result.stdout);
+  } catch {
+    throw new Error(`stdout is not JSON (exit ${result.code}):\n${result.stdout}\nstderr:\n${result.stderr}`);
+  }
+}
+
+export function stripAnsi(text: string): string {
+  return text.replace(/\u001b\[[0-9;]*[A-Za-z]/g, "");
+}
+
+/** Lines of stderr that are not empty. */
+export function stderrLines(result: CliResult): string[] {
+  return result.stderr.split("\n").filter((line) => line.trim() !== "");
+}

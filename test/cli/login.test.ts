@@ -1,0 +1,131 @@
+/** login / whoami / logout through the shared OAuth client, and opening URLs (--web, --open) through $BROWSER. */
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ChatClient } from "../../src/client/index.js";
+import { startReferenceServer } from "../../src/server/index.js";
+import { BIN, type CliResult, cleanEnv, jsonOf, ROOT, runCli } from "./helpers.js";
+
+const HTTP_BROWSER = join(ROOT, "test/auth/fixtures/http-browser.mjs");
+const RECORD_ARGS = join(ROOT, "test/auth/fixtures/record-args.mjs");
+
+let server: Awaited<ReturnType<typeof startReferenceServer>>;
+
+beforeAll(async () => {
+  server = await startReferenceServer({ port: 0, host: "127.0.0.1", autoApprove: "acme" });
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+/** `login --no-browser`: waits for the printed URL, then "visits" it with the headless browser fixture. */
+function loginWithoutBrowser(env: Record<string, string>): Promise<CliResult & { printedUrl: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [BIN, "--base-url", server.url, "login", "--no-browser"], { env });
+    let stdout = "";
+    let stderr = "";
+    let printedUrl = "";
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      fail(new Error(`login did not finish\n${stderr}`));
+    }, 20_000);
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+      const found = /(https?:\/\/\S+)/.exec(stderr);
+      if (found && !printedUrl) {
+        printedUrl = found[1]!;
+        spawn(process.execPath, [HTTP_BROWSER, printedUrl], { stdio: "ignore" });
+      }
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr, printedUrl });
+    });
+  });
+}
+
+describe("login --no-browser, whoami, logout", () => {
+  it("prints the sign-in URL; once approved, whoami shows the account and where the token is kept", async () => {
+    const env = cleanEnv();
+    const login = await loginWithoutBrowser(env);
+    expect(login.printedUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+    expect(login.code).toBe(0);
+    expect(login.stderr).toMatch(/Signed in to/);
+
+    // The stored login is used when there is no --token and no CHAT_API_KEY.
+    const created = await runCli(["--base-url", server.url, "create", "hello", "--json"], { env });
+    expect(created.code).toBe(0);
+
+    const who = await runCli(["--base-url", server.url, "whoami", "--json"], { env });
+    expect(who.code).toBe(0);
+    const identity = jsonOf(who) as { account: string; tokenSource: string; token: string };
+    expect(identity.account).toBe("acme");
+    expect(["keychain", "file"]).toContain(identity.tokenSource);
+    expect(identity.token).toMatch(/^.{4}….{4}$/);
+
+    const plain = await runCli(["--base-url", server.url, "whoami"], { env });
+    expect(plain.stdout).toContain("account:\tacme\n");
+    expect(plain.stdout).toMatch(/^source:\tchat-cli login, in (the keychain|a file)/m);
+
+    const logout = await runCli(["--base-url", server.url, "logout"], { env });
+    expect(logout.code).toBe(0);
+    const after = await runCli(["--base-url", server.url, "whoami"], { env });
+    expect(after.code).toBe(4);
+    expect(after.stderr).toMatch(/chat-cli login/);
+  });
+
+  it("login opens $BROWSER (run without a shell, URL last) and completes the sign-in", async () => {
+    const env = cleanEnv({ BROWSER: `${process.execPath} ${HTTP_BROWSER}` });
+    const login = await runCli(["--base-url", server.url, "login"], { env });
+    expect(login.code).toBe(0);
+    const who = await runCli(["--base-url", server.url, "whoami"], { env });
+    expect(who.code).toBe(0);
+  });
+
+  it("whoami names the source of a --token or CHAT_API_KEY, masked", async () => {
+    const key = server.apiKeys.acme!;
+    const env = cleanEnv({ CHAT_API_KEY: key });
+    const fromEnv = await runCli(["--base-url", server.url, "whoami"], { env });
+    expect(fromEnv.stdout).toContain("source:\tCHAT_API_KEY environment variable\n");
+    expect(fromEnv.stdout).toContain(`token:\t${key.slice(0, 4)}…${key.slice(-4)}\n`);
+    expect(fromEnv.stdout).not.toContain(key);
+    const fromFlag = await runCli(["--base-url", server.url, "--token", key, "whoami", "--json"], { env });
+    expect(jsonOf(fromFlag)).toMatchObject({ tokenSource: "flag" });
+  });
+});
+
+describe("--web and --open: http(s) URLs through $BROWSER, 'Opening <url>' on stderr", () => {
+  it("get --web opens the chat URL and preview --open the preview URL", async () => {
+    const key = server.apiKeys.acme!;
+    const client = new ChatClient({ baseUrl: server.url, token: key });
+    const chat = await client.createChat({ message: "hello" });
+    const recordFile = join(cleanEnv().CHAT_CONFIG_DIR!, "args.json");
+    const env = cleanEnv({
+      CHAT_API_KEY: key,
+      BROWSER: `${process.execPath} ${RECORD_ARGS}`,
+      RECORD_ARGS_FILE: recordFile,
+    });
+
+    const web = await runCli(["--base-url", server.url, "get", chat.id, "--web"], { env });
+    expect(web.code).toBe(0);
+    expect(web.stderr).toContain(`Opening ${chat.url}`);
+    await waitFor(() => existsSync(recordFile));
+    expect(JSON.parse(readFileSync(recordFile, "utf8"))).toEqual([chat.url]);
+
+    const preview = await client.getPreview(chat.id);
+    const open = await runCli(["--base-url", server.url, "preview", chat.id, "--open"], { env });
+    expect(open.code).toBe(0);
+    expect(open.stderr).toContain(`Opening ${preview.url}`);
+    await waitFor(() => readFileSync(recordFile, "utf8").includes("preview"));
+    expect(JSON.parse(readFileSync(recordFile, "utf8"))).toEqual([preview.url]);
+  });
+});
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !condition(); i++) await new Promise((r) => setTimeout(r, 50));
+}
