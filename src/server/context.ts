@@ -1,5 +1,7 @@
 /** Types that join the reference server's parts: accounts, principals, the chat service and the shared context. */
 import type { Request } from "express";
+import type { McpEndpointOptions } from "./mcp/index.js";
+import type { OAuthServerOptions } from "./oauth/index.js";
 import type {
   Chat,
   CreateChatBody,
@@ -104,7 +106,7 @@ export interface StoreCollection<T> {
 }
 
 /** Options of `startReferenceServer()`; `createReferenceApp` reads the resolved form from `ServerContext.options`. */
-export interface ReferenceServerOptions {
+export interface ReferenceServerOptions extends OAuthServerOptions, McpEndpointOptions {
   /** Port to listen on; 0 (default) picks a free one. `chat-cli serve` passes 8787. */
   port?: number;
   /** Interface to listen on; default 127.0.0.1 (loopback only). */

@@ -5,7 +5,9 @@ import { createReferenceApp, type ReferenceContext } from "./app.js";
 import type { ReferenceServerOptions } from "./context.js";
 import { createChatCore } from "./core.js";
 import { DEFAULT_RATE_LIMIT, TokenBucketLimiter } from "./rate-limit.js";
+import { answerUnparsableRequest } from "./rest.js";
 import { CookieSessions } from "./sessions.js";
+import { DataFileWriteError } from "./store.js";
 
 export interface ReferenceServer {
   /** Base URL without trailing slash, e.g. `http://127.0.0.1:53211`. */
@@ -21,6 +23,7 @@ export interface ReferenceServer {
 export async function startReferenceServer(options: ReferenceServerOptions = {}): Promise<ReferenceServer> {
   const host = options.host ?? "127.0.0.1";
   const server = createServer();
+  server.on("clientError", answerUnparsableRequest);
   const sockets = new Set<Socket>();
   server.on("connection", (socket) => {
     sockets.add(socket);
@@ -36,6 +39,12 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
     ctx = createReferenceContext(options, baseUrl);
   } catch (error) {
     server.close();
+    if (options.dataFile && error instanceof DataFileWriteError) {
+      throw new Error(
+        `The reference server cannot write its data file ${options.dataFile}: ${(error.cause as Error).message}`,
+        { cause: error.cause },
+      );
+    }
     throw error;
   }
   server.on("request", createReferenceApp(ctx));
@@ -122,4 +131,4 @@ export type {
 } from "./context.js";
 export { ServiceError } from "./context.js";
 export { SEED_ACCOUNTS, SEED_USERS } from "./seed.js";
-export { Store } from "./store.js";
+export { DataFileWriteError, Store } from "./store.js";

@@ -1,4 +1,5 @@
 /** Express adapter of `/v2`: raw body up to 1 MiB, then the framework-free handler of v2-api.ts. */
+import type { Duplex } from "node:stream";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import { type ChatService, ServiceError, type SsoGate, type TokenVerifier } from "./context.js";
 import { newId } from "./ids.js";
@@ -30,7 +31,8 @@ export function mountRest(app: Express, ctx: RestContext): void {
     const url = new URL(req.originalUrl, "http://localhost");
     const response = await handle({
       method: req.method,
-      path: url.pathname,
+      // Not url.pathname: WHATWG URLs fold "." and "%2e%2e" segments, so "/v2/chats/%2e%2e" would reach another route.
+      path: `${req.baseUrl}${req.path}`,
       query: url.searchParams,
       authorization: req.get("authorization"),
       body: bodyText(req.body),
@@ -94,4 +96,39 @@ export function errorHandler(error: unknown, _req: Request, res: Response, next:
     console.error("reference server: request failed:", error);
   }
   sendV2Response(res, errorResponse(mapped, requestIdOf(res)));
+}
+
+/**
+ * Answers requests that Node's HTTP parser refuses before any route runs (bad request line, control characters
+ * in headers, headers over 16 KB) with the JSON error body too, instead of Node's empty 400/431.
+ */
+export function answerUnparsableRequest(error: Error & { code?: string }, socket: Duplex): void {
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const timedOut = error.code === "ERR_HTTP_REQUEST_TIMEOUT";
+  const headersTooLarge = error.code === "HPE_HEADER_OVERFLOW";
+  const status = timedOut ? 408 : 400;
+  const requestId = newId("req");
+  const payload = JSON.stringify({
+    error: {
+      code: timedOut ? "request_timeout" : "bad_request",
+      message: timedOut
+        ? "The request was not received in time."
+        : headersTooLarge
+          ? "The request headers are too large (16 KB at most)."
+          : "The request is not valid HTTP.",
+      requestId,
+    },
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${timedOut ? "Request Timeout" : "Bad Request"}\r\n` +
+      "Content-Type: application/json; charset=utf-8\r\n" +
+      `Content-Length: ${Buffer.byteLength(payload)}\r\n` +
+      `x-request-id: ${requestId}\r\n` +
+      "Connection: close\r\n\r\n" +
+      payload,
+  );
 }

@@ -1,9 +1,19 @@
 /** The reference server's state: in memory, optionally persisted to one JSON file with atomic writes. */
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
-import { dirname } from "node:path";
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { type Message, MessageSchema } from "../wire/index.js";
-import type { StoreCollection } from "./context.js";
+import { ServiceError, type StoreCollection } from "./context.js";
 
 /** Where a paused chat stands in the scripted assistant's flow (internal, never on the wire). */
 export const AssistantPauseSchema = z.object({
@@ -48,6 +58,20 @@ const StoreFileSchema = z.object({
 });
 type StoreFile = z.infer<typeof StoreFileSchema>;
 
+/**
+ * The data file could not be written (disk full, read-only, directory gone): the change was rolled back, so
+ * memory and file still agree and the caller gets a 500 it may retry. The API message names no server path.
+ */
+export class DataFileWriteError extends ServiceError {
+  constructor(
+    readonly dataFile: string,
+    override readonly cause: unknown,
+  ) {
+    const code = (cause as NodeJS.ErrnoException).code ?? "write failed";
+    super("internal", `The server could not save the change (${code}); nothing was changed. Retry later.`);
+  }
+}
+
 export interface StoreOptions {
   /** JSON file to load on start and rewrite (temp file + fsync + rename) after every change. */
   dataFile?: string;
@@ -63,10 +87,16 @@ export class Store {
   #collections = new Map<string, Map<string, unknown>>();
   #batchDepth = 0;
   #dirty = false;
+  /** The file's contents as last written (or loaded): what a failed write rolls memory back to. */
+  #saved: string;
 
   constructor(options: StoreOptions = {}) {
     this.dataFile = options.dataFile;
-    if (this.dataFile) this.#load(this.dataFile);
+    if (this.dataFile) {
+      removeStaleTempFiles(this.dataFile);
+      this.#load(this.dataFile);
+    }
+    this.#saved = JSON.stringify(this.#snapshot());
   }
 
   /** Next value of the store-wide sequence (monotonic across restarts). */
@@ -86,8 +116,10 @@ export class Store {
 
   /** Inserts or replaces a chat record. */
   saveChat(chat: StoredChat): void {
-    this.#chats.set(chat.id, chat);
-    this.#changed();
+    this.batch(() => {
+      this.#chats.set(chat.id, chat);
+      this.#changed();
+    });
   }
 
   /** Messages of a chat, oldest first. */
@@ -96,10 +128,12 @@ export class Store {
   }
 
   appendMessage(chatId: string, message: Message): void {
-    const list = this.#messages.get(chatId) ?? [];
-    list.push(message);
-    this.#messages.set(chatId, list);
-    this.#changed();
+    this.batch(() => {
+      const list = this.#messages.get(chatId) ?? [];
+      list.push(message);
+      this.#messages.set(chatId, list);
+      this.#changed();
+    });
   }
 
   apiKeys(): readonly ApiKey[] {
@@ -107,8 +141,10 @@ export class Store {
   }
 
   addApiKey(apiKey: ApiKey): void {
-    this.#apiKeys.push(apiKey);
-    this.#changed();
+    this.batch(() => {
+      this.#apiKeys.push(apiKey);
+      this.#changed();
+    });
   }
 
   isSsoVerified(subject: string): boolean {
@@ -116,8 +152,10 @@ export class Store {
   }
 
   markSsoVerified(subject: string): void {
-    this.#ssoVerified.add(subject);
-    this.#changed();
+    this.batch(() => {
+      this.#ssoVerified.add(subject);
+      this.#changed();
+    });
   }
 
   /**
@@ -135,20 +173,26 @@ export class Store {
       get: (key) => map.get(key),
       has: (key) => map.has(key),
       set: (key, value) => {
-        map.set(key, value);
-        this.#changed();
+        this.batch(() => {
+          map.set(key, value);
+          this.#changed();
+        });
       },
-      delete: (key) => {
-        const existed = map.delete(key);
-        if (existed) this.#changed();
-        return existed;
-      },
+      delete: (key) =>
+        this.batch(() => {
+          const existed = map.delete(key);
+          if (existed) this.#changed();
+          return existed;
+        }),
       entries: () => [...map.entries()],
       values: () => [...map.values()],
     };
   }
 
-  /** Runs `change` and persists once at the end, so related changes land in the file together. */
+  /**
+   * Runs `change` and persists once at the end, so related changes land in the file together. When the file
+   * cannot be written, memory is rolled back to what the file holds and `DataFileWriteError` is thrown.
+   */
   batch<T>(change: () => T): T {
     this.#batchDepth += 1;
     try {
@@ -161,7 +205,6 @@ export class Store {
 
   #changed(): void {
     this.#dirty = true;
-    if (this.#batchDepth === 0) this.#persist();
   }
 
   #snapshot(): StoreFile {
@@ -181,7 +224,30 @@ export class Store {
   #persist(): void {
     this.#dirty = false;
     if (!this.dataFile) return;
-    writeFileAtomically(this.dataFile, `${JSON.stringify(this.#snapshot())}\n`);
+    const contents = JSON.stringify(this.#snapshot());
+    try {
+      writeFileAtomically(this.dataFile, `${contents}\n`);
+    } catch (error) {
+      console.error(
+        `reference server: cannot write the data file ${this.dataFile}: ${(error as Error).message}; change rolled back`,
+      );
+      this.#restore(StoreFileSchema.parse(JSON.parse(this.#saved)));
+      throw new DataFileWriteError(this.dataFile, error);
+    }
+    this.#saved = contents;
+  }
+
+  /** Puts memory back to `data`, refilling collection maps in place (other parts hold their handles). */
+  #restore(data: StoreFile): void {
+    this.#seq = data.seq;
+    this.#chats = new Map(data.chats.map((chat) => [chat.id, chat]));
+    this.#messages = new Map(Object.entries(data.messages));
+    this.#apiKeys = data.apiKeys;
+    this.#ssoVerified = new Set(data.ssoVerified);
+    for (const [name, map] of this.#collections) {
+      map.clear();
+      for (const [key, value] of Object.entries(data.collections[name] ?? {})) map.set(key, value);
+    }
   }
 
   #load(file: string): void {
@@ -190,37 +256,51 @@ export class Store {
       text = readFileSync(file, "utf8");
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
-      throw error;
+      throw new Error(`Cannot read the data file ${file}: ${(error as Error).message}`, { cause: error });
     }
-    const parsed = StoreFileSchema.safeParse(JSON.parse(text));
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      throw new Error(`Data file ${file} is not a reference-server store: ${(error as Error).message}`);
+    }
+    const parsed = StoreFileSchema.safeParse(json);
     if (!parsed.success) {
       throw new Error(`Data file ${file} is not a reference-server store: ${parsed.error.message}`);
     }
     const data = parsed.data;
-    this.#seq = data.seq;
-    this.#chats = new Map(data.chats.map((chat) => [chat.id, chat]));
-    this.#messages = new Map(Object.entries(data.messages));
-    this.#apiKeys = data.apiKeys;
-    this.#ssoVerified = new Set(data.ssoVerified);
-    this.#collections = new Map(
-      Object.entries(data.collections).map(([name, record]) => [name, new Map(Object.entries(record))]),
-    );
+    this.#collections = new Map(Object.keys(data.collections).map((name) => [name, new Map()]));
+    this.#restore(data);
   }
 }
 
 /** Write to a temp file, fsync it, rename over the target, fsync the directory: a crash leaves old or new, never half. */
 function writeFileAtomically(file: string, contents: string): void {
   const dir = dirname(file);
-  mkdirSync(dir, { recursive: true });
+  ensureDirectory(dir);
   const temp = `${file}.${process.pid}.tmp`;
-  const fd = openSync(temp, "w", 0o600);
   try {
-    writeSync(fd, contents);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    const fd = openSync(temp, "w", 0o600);
+    try {
+      // One write() may store only part of the bytes (file size limit, full disk): loop until all are written,
+      // so the next write reports the error instead of renaming a truncated file over the data file.
+      const bytes = Buffer.from(contents, "utf8");
+      let written = 0;
+      while (written < bytes.length) {
+        const count = writeSync(fd, bytes, written, bytes.length - written);
+        if (count <= 0) throw new Error(`short write to ${temp}`);
+        written += count;
+      }
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, file);
+  } catch (error) {
+    // A half-written temp file must not outlive the failure (disk full, file too large).
+    rmSync(temp, { force: true });
+    throw error;
   }
-  renameSync(temp, file);
   try {
     const dirFd = openSync(dir, "r");
     try {
@@ -230,5 +310,53 @@ function writeFileAtomically(file: string, contents: string): void {
     }
   } catch {
     // Some platforms cannot fsync a directory; the rename is still atomic there.
+  }
+}
+
+/** Removes `<file>.<pid>.tmp` left by a process killed mid-write (only when that process is gone). */
+function removeStaleTempFiles(file: string): void {
+  const dir = dirname(file);
+  const prefix = `${basename(file)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^(\d+)\.tmp$/.exec(name.slice(prefix.length))?.[1]);
+    if (!name.startsWith(prefix) || !Number.isInteger(pid) || pid === 0 || isAlive(pid)) continue;
+    rmSync(join(dir, name), { force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * `mkdir -p` that fails instead of spinning: Node 20's `mkdirSync(dir, { recursive: true })` loops forever when
+ * mkdir answers ENOENT under an existing parent (e.g. anywhere under /proc).
+ */
+function ensureDirectory(dir: string): void {
+  try {
+    mkdirSync(dir);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return;
+    const parent = dirname(dir);
+    if (code !== "ENOENT" || parent === dir) throw error;
+    ensureDirectory(parent);
+    try {
+      mkdirSync(dir);
+    } catch (again) {
+      if ((again as NodeJS.ErrnoException).code !== "EEXIST") throw again;
+    }
   }
 }

@@ -1,5 +1,159 @@
-/** Streamable-HTTP MCP endpoint of the reference server (placeholder: mounted by createReferenceApp). */
-import type { Express } from "express";
-import type { ServerContext } from "../context.js";
+/** The `/mcp` endpoint: Host/Origin checks against DNS rebinding, OAuth bearer auth, then stateful streamable-HTTP sessions. */
+import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
+import { requireBearerAuth } from "@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import { hostHeaderValidation } from "@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js";
+import express, {
+  type Express,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from "express";
+import type { Principal, ServerContext } from "../context.js";
+import { CHAT_SCOPES, protectedResourceMetadataUrl } from "../oauth/index.js";
+import { DEFAULT_SESSION_IDLE_MS, McpSessions, sendJsonRpcError } from "./sessions.js";
 
-export function mountMcp(_app: Express, _ctx: ServerContext): void {}
+export { ResumableEventStore } from "./event-store.js";
+export { registerChatTools } from "./tools.js";
+
+/** Options of the MCP part, read from `ctx.options` (they belong in `ReferenceServerOptions`). */
+export interface McpEndpointOptions {
+  /** A session with no request and no open stream for this long is closed (default 30 minutes). */
+  mcpSessionIdleMs?: number;
+  /** Hostnames accepted in `Host`/`Origin` besides localhost, 127.0.0.1, [::1] and the base URL's host. */
+  mcpAllowedHosts?: string[];
+  /**
+   * TEST ONLY, never for real use: requests to `/mcp` without an `Authorization` header act as this account or
+   * team, so the official conformance suite (which cannot sign in) can reach the tools. Off by default.
+   */
+  testOnlyUnauthenticatedMcpAccount?: string;
+}
+
+const LOOPBACK_HOSTNAMES = ["localhost", "127.0.0.1", "[::1]"];
+
+export function mountMcp(app: Express, ctx: ServerContext): void {
+  const options = ctx.options as McpEndpointOptions;
+  const sessions = new McpSessions({
+    tools: { service: ctx.service, sso: ctx.sso },
+    idleMs: options.mcpSessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
+  });
+  ctx.closeHooks.push(() => sessions.closeAll());
+
+  const allowedHostnames = [
+    ...new Set([...LOOPBACK_HOSTNAMES, new URL(ctx.baseUrl).hostname, ...(options.mcpAllowedHosts ?? [])]),
+  ];
+  const bearerAuth = requireBearerAuth({
+    verifier: { verifyAccessToken: (token) => verifyMcpToken(ctx, token) },
+    resourceMetadataUrl: protectedResourceMetadataUrl(ctx.baseUrl, "/mcp"),
+  });
+  const authenticate = options.testOnlyUnauthenticatedMcpAccount
+    ? testOnlyUnauthenticated(ctx, options.testOnlyUnauthenticatedMcpAccount, bearerAuth)
+    : bearerAuth;
+
+  app.all(
+    "/mcp",
+    hostHeaderValidation(allowedHostnames),
+    originPolicy(allowedHostnames),
+    authenticate,
+    express.json({ limit: "4mb" }),
+    (req: Request, res: Response) => {
+      sessions.handle(req, res).catch((error: unknown) => {
+        console.error("reference server: MCP request failed:", error);
+        if (!res.headersSent) sendJsonRpcError(res, 500, -32603, "Internal error");
+      });
+    },
+    (error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+      const type = (error as { type?: string }).type;
+      if (type === "entity.too.large") sendJsonRpcError(res, 413, -32600, "The request body is too large");
+      else if (type === "entity.parse.failed")
+        sendJsonRpcError(res, 400, -32700, "Parse error: invalid JSON");
+      else sendJsonRpcError(res, 400, -32600, "The request body could not be read");
+    },
+  );
+}
+
+/** Only OAuth access tokens of this server, issued for `/mcp` or for no particular resource (never API keys). */
+async function verifyMcpToken(ctx: ServerContext, token: string): Promise<AuthInfo> {
+  let principal: Principal | null = null;
+  for (const verify of ctx.tokenVerifiers) {
+    principal = await verify(token);
+    if (principal) break;
+  }
+  if (!principal) throw new InvalidTokenError("The access token is invalid, expired or revoked");
+  if (principal.via !== "oauth") {
+    throw new InvalidTokenError("API keys are not accepted on /mcp: connect through OAuth");
+  }
+  if (principal.resource && principal.resource !== `${ctx.baseUrl}/mcp`) {
+    throw new InvalidTokenError("The access token was issued for another resource");
+  }
+  return toAuthInfo(token, principal);
+}
+
+function toAuthInfo(token: string, principal: Principal): AuthInfo {
+  return {
+    token,
+    clientId: principal.clientId ?? "",
+    scopes: principal.scopes,
+    expiresAt: principal.expiresAt ?? Math.floor(Date.now() / 1000) + 3600,
+    extra: { principal },
+  };
+}
+
+/**
+ * Rejects a browser `Origin` whose host is not ours (DNS rebinding); requests without Origin pass. Allowed origins
+ * (browser-based MCP clients on loopback) get CORS headers, and their preflight is answered before auth.
+ */
+function originPolicy(allowedHostnames: readonly string[]): RequestHandler {
+  return (req, res, next) => {
+    const origin = req.get("origin");
+    if (origin === undefined) return next();
+    const hostname = URL.canParse(origin) ? new URL(origin).hostname : null;
+    if (hostname === null || !allowedHostnames.includes(hostname)) {
+      sendJsonRpcError(res, 403, -32000, "Invalid Origin");
+      return;
+    }
+    res.set({
+      "access-control-allow-origin": origin,
+      "access-control-expose-headers": "mcp-session-id, mcp-protocol-version, www-authenticate",
+      vary: "Origin",
+    });
+    if (req.method === "OPTIONS") {
+      res
+        .status(204)
+        .set({
+          "access-control-allow-methods": "GET, POST, DELETE",
+          "access-control-allow-headers":
+            "authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id",
+          "access-control-max-age": "600",
+        })
+        .end();
+      return;
+    }
+    next();
+  };
+}
+
+/** The test-only switch: no `Authorization` header means the configured account; a header is still verified. */
+function testOnlyUnauthenticated(
+  ctx: ServerContext,
+  account: string,
+  bearerAuth: RequestHandler,
+): RequestHandler {
+  if (!ctx.accounts.has(account)) {
+    throw new Error(`testOnlyUnauthenticatedMcpAccount: no account or team "${account}".`);
+  }
+  console.warn(`reference server: TEST ONLY: /mcp accepts unauthenticated requests as "${account}".`);
+  const principal: Principal = {
+    account,
+    subject: `test-only-unauthenticated:${account}`,
+    via: "oauth",
+    clientId: "test-only-unauthenticated",
+    scopes: [...CHAT_SCOPES],
+  };
+  return (req, res, next) => {
+    if (req.get("authorization") !== undefined) return bearerAuth(req, res, next);
+    req.auth = toAuthInfo("", principal);
+    next();
+  };
+}

@@ -1,0 +1,57 @@
+/** Per-session SSE event store whose event ids name their stream, so POST streams and the standalone GET stream both resume. */
+import type { EventId, EventStore, StreamId } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+
+interface StoredEvent {
+  seq: number;
+  message: JSONRPCMessage;
+}
+
+/** Event id: `<base64url(stream id)>.<sequence>`; the stream is known from the id alone, even for the GET stream. */
+export function eventIdFor(streamId: StreamId, seq: number): EventId {
+  return `${Buffer.from(streamId).toString("base64url")}.${seq}`;
+}
+
+export function parseEventId(eventId: EventId): { streamId: StreamId; seq: number } | null {
+  const match = /^([A-Za-z0-9_-]+)\.(\d{1,15})$/.exec(eventId);
+  if (!match?.[1] || !match[2]) return null;
+  return { streamId: Buffer.from(match[1], "base64url").toString("utf8"), seq: Number(match[2]) };
+}
+
+export class ResumableEventStore implements EventStore {
+  readonly #streams = new Map<StreamId, StoredEvent[]>();
+  #seq = 0;
+
+  /** Keeps the newest `maxEventsPerStream` events of each stream; older ones cannot be replayed. */
+  constructor(private readonly maxEventsPerStream = 500) {}
+
+  async storeEvent(streamId: StreamId, message: JSONRPCMessage): Promise<EventId> {
+    this.#seq += 1;
+    const events = this.#streams.get(streamId) ?? [];
+    events.push({ seq: this.#seq, message });
+    if (events.length > this.maxEventsPerStream) events.splice(0, events.length - this.maxEventsPerStream);
+    this.#streams.set(streamId, events);
+    return eventIdFor(streamId, this.#seq);
+  }
+
+  async getStreamIdForEventId(eventId: EventId): Promise<StreamId | undefined> {
+    const parsed = parseEventId(eventId);
+    return parsed && this.#streams.has(parsed.streamId) ? parsed.streamId : undefined;
+  }
+
+  async replayEventsAfter(
+    lastEventId: EventId,
+    { send }: { send: (eventId: EventId, message: JSONRPCMessage) => Promise<void> },
+  ): Promise<StreamId> {
+    const parsed = parseEventId(lastEventId);
+    const events = parsed ? this.#streams.get(parsed.streamId) : undefined;
+    if (!parsed || !events) throw new Error("Unknown event id");
+    for (const event of events) {
+      // Priming events carry no JSON-RPC message: nothing to replay.
+      if (event.seq > parsed.seq && "jsonrpc" in event.message) {
+        await send(eventIdFor(parsed.streamId, event.seq), event.message);
+      }
+    }
+    return parsed.streamId;
+  }
+}

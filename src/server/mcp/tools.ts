@@ -1,0 +1,255 @@
+/** The seven chat tools of CONTRACT §6, backed by the same ChatService as `/v2`; failures become `isError` results that say what to do next. */
+
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ChatListSchema,
+  ChatSchema,
+  type Message,
+  MessageListSchema,
+  MessageSchema,
+  PreviewSchema,
+  pendingTaskOf,
+  TOOL_INPUTS,
+} from "../../wire/index.js";
+import { type ChatService, type Principal, ServiceError, type SsoGate } from "../context.js";
+
+export interface ChatToolsContext {
+  service: ChatService;
+  sso: SsoGate;
+}
+
+type Access = "chat:read" | "chat:write";
+
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+const WRITES = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+
+export const SERVER_INSTRUCTIONS =
+  "Chats with an AI assistant. A chat can pause: its latest assistant message then has finishReason " +
+  '"tool-calls" and asks either for integrations (an agent-action part) or for permission to run a script ' +
+  "(a tool-call part with suggestedPermissions). Ask the user, then call resolve_task with what they approved.";
+
+/** The principal that `requireBearerAuth` (or the test-only switch) attached to the request. */
+export function principalOf(authInfo: AuthInfo | undefined): Principal | null {
+  const principal = authInfo?.extra?.principal;
+  return principal && typeof principal === "object" ? (principal as Principal) : null;
+}
+
+export function registerChatTools(server: McpServer, ctx: ChatToolsContext): void {
+  const { service } = ctx;
+
+  /** Runs one tool call: auth, scope, SSO, then the service; the result as structured content plus its JSON. */
+  function run<T extends object>(
+    access: Access,
+    authInfo: AuthInfo | undefined,
+    call: (principal: Principal) => Promise<T>,
+    hint?: (result: T) => string | null,
+  ): Promise<CallToolResult> {
+    return (async () => {
+      const principal = principalOf(authInfo);
+      if (!principal) return failure("Not signed in: reconnect the MCP server to sign in again.");
+      if (!principal.scopes.includes(access)) {
+        return failure(
+          `This connection was authorized without the ${access} scope. Reconnect the MCP server and approve ${access}.`,
+        );
+      }
+      try {
+        ctx.sso.assertVerified(principal);
+        const result = await call(principal);
+        const content: CallToolResult["content"] = [{ type: "text", text: JSON.stringify(result) }];
+        const next = hint?.(result);
+        if (next) content.push({ type: "text", text: next });
+        return { content, structuredContent: result as Record<string, unknown> };
+      } catch (error) {
+        return failure(explain(error));
+      }
+    })();
+  }
+
+  server.registerTool(
+    "create_chat",
+    {
+      title: "Create chat",
+      description:
+        "Create a chat from a prompt. The assistant answers the first message at once; the result is the chat " +
+        "(with its url). Read the assistant's reply with list_messages.",
+      inputSchema: TOOL_INPUTS.create_chat,
+      outputSchema: ChatSchema,
+      annotations: WRITES,
+    },
+    (args, extra) =>
+      run(
+        "chat:write",
+        extra.authInfo,
+        (p) => service.createChat(p, args),
+        (chat) =>
+          `Chat ${chat.id} created. Call list_messages with chatId "${chat.id}" to read the assistant's reply.`,
+      ),
+  );
+
+  server.registerTool(
+    "list_chats",
+    {
+      title: "List chats",
+      description:
+        "List chats of the connected account or team, newest-updated first. `topic` keeps chats whose title " +
+        "or messages mention it. Pass nextCursor as `cursor` for the next page.",
+      inputSchema: TOOL_INPUTS.list_chats,
+      outputSchema: ChatListSchema,
+      annotations: READ_ONLY,
+    },
+    (args, extra) => run("chat:read", extra.authInfo, (p) => service.listChats(p, args)),
+  );
+
+  server.registerTool(
+    "get_chat",
+    {
+      title: "Get chat",
+      description:
+        "Details of a chat: title, timestamps, url (opens the chat for the connected account or team) and " +
+        "hostProjectId (the linked hosting project; absent when none is linked).",
+      inputSchema: TOOL_INPUTS.get_chat,
+      outputSchema: ChatSchema,
+      annotations: READ_ONLY,
+    },
+    (args, extra) => run("chat:read", extra.authInfo, (p) => service.getChat(p, args.chatId)),
+  );
+
+  server.registerTool(
+    "list_messages",
+    {
+      title: "List messages",
+      description:
+        'Messages of a chat, newest first. If the newest assistant message has finishReason "tool-calls", the ' +
+        "chat waits for resolve_task (see its parts).",
+      inputSchema: TOOL_INPUTS.list_messages,
+      outputSchema: MessageListSchema,
+      annotations: READ_ONLY,
+    },
+    (args, extra) =>
+      run(
+        "chat:read",
+        extra.authInfo,
+        (p) => service.listMessages(p, args.chatId, { limit: args.limit, cursor: args.cursor }),
+        (page) => pendingHint(page.data.find((message) => message.role === "assistant")),
+      ),
+  );
+
+  server.registerTool(
+    "send_message",
+    {
+      title: "Send message",
+      description:
+        "Send a message to a chat and get the assistant's reply. Sending while the chat waits on a task " +
+        "rejects that pending request.",
+      inputSchema: TOOL_INPUTS.send_message,
+      outputSchema: MessageSchema,
+      annotations: WRITES,
+    },
+    (args, extra) =>
+      run<Message>(
+        "chat:write",
+        extra.authInfo,
+        (p) => service.sendMessage(p, args.chatId, { message: args.message }),
+        pendingHint,
+      ),
+  );
+
+  server.registerTool(
+    "resolve_task",
+    {
+      title: "Resolve pending task",
+      description:
+        "Resolve what the latest blocked assistant message waits for, after the user agreed: " +
+        '{"type":"confirmed-steps","connectedIntegrationNames":[exactly the requested names]} once the user ' +
+        'connected them (an empty list goes on without), or {"type":"confirmed-permissions","permissions":[the ' +
+        "pending suggestedPermissions, unchanged]}. Returns the assistant's reply.",
+      inputSchema: TOOL_INPUTS.resolve_task,
+      outputSchema: MessageSchema,
+      annotations: WRITES,
+    },
+    (args, extra) =>
+      run<Message>(
+        "chat:write",
+        extra.authInfo,
+        (p) => service.resolveTask(p, args.chatId, args.task),
+        pendingHint,
+      ),
+  );
+
+  server.registerTool(
+    "get_preview",
+    {
+      title: "Get preview",
+      description: "The preview URL of a chat's app.",
+      inputSchema: TOOL_INPUTS.get_preview,
+      outputSchema: PreviewSchema,
+      annotations: READ_ONLY,
+    },
+    (args, extra) => run("chat:read", extra.authInfo, (p) => service.getPreview(p, args.chatId)),
+  );
+}
+
+/** What a blocked assistant message waits for, phrased as the next step. */
+function pendingHint(message: Message | undefined): string | null {
+  const pending = pendingTaskOf(message);
+  if (!pending) return null;
+  if (pending.kind === "integration") {
+    const task = { type: "confirmed-steps", connectedIntegrationNames: pending.integrations };
+    return (
+      `The assistant waits for integrations: ${pending.integrations.join(", ")}. Ask the user to connect them, ` +
+      `then call resolve_task with chatId "${message?.chatId}" and task ${JSON.stringify(task)}.`
+    );
+  }
+  const scripts = pending.permissions.map(
+    (permission) => permission.input.executeScript ?? permission.toolName,
+  );
+  const task = { type: "confirmed-permissions", permissions: pending.permissions };
+  return (
+    `The assistant asks permission to run ${scripts.join(", ")}. If the user approves, call resolve_task with ` +
+    `chatId "${message?.chatId}" and task ${JSON.stringify(task)}.`
+  );
+}
+
+/** The error text a model can act on. */
+function explain(error: unknown): string {
+  if (!(error instanceof ServiceError)) {
+    console.error("reference server: MCP tool failed:", error);
+    return "The server failed to handle the request. Retry later.";
+  }
+  switch (error.code) {
+    case "conflict":
+      return (
+        `Conflict: ${error.message} The chat has moved on since that task was pending. Call list_messages ` +
+        "(limit 1) to re-read the latest assistant message and resolve only what it asks for now."
+      );
+    case "not_found":
+      return `Not found: ${error.message} Check the id with list_chats (only chats of the connected account or team are visible).`;
+    case "unprocessable":
+      return (
+        `Unprocessable: ${error.message} For confirmed-permissions pass the pending suggestedPermissions of the ` +
+        "latest assistant message (from list_messages) unchanged."
+      );
+    case "bad_request":
+      return `Invalid request: ${error.message} Fix the arguments and retry.`;
+    case "sso_required": {
+      const link = typeof error.extra.reauthUrl === "string" ? error.extra.reauthUrl : "";
+      return (
+        `SSO re-authentication required: ${error.message} Give the user this link to open in a browser: ${link} ` +
+        "After they have completed it, retry the same tool call."
+      );
+    }
+    case "rate_limited":
+      return `Rate limited: ${error.message} Wait ${String(error.extra.retryAfter ?? "a few")} seconds, then retry.`;
+    case "unauthorized":
+    case "forbidden":
+      return `${error.message} Reconnect the MCP server to sign in again.`;
+    default:
+      return `${error.message}`;
+  }
+}
+
+function failure(text: string): CallToolResult {
+  return { isError: true, content: [{ type: "text", text }] };
+}
