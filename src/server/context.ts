@@ -1,7 +1,9 @@
 /** Types that join the reference server's parts: accounts, principals, the chat service and the shared context. */
-import type { Request } from "express";
-import type { McpEndpointOptions } from "./mcp/index.js";
-import type { OAuthServerOptions } from "./oauth/index.js";
+import type { IncomingMessage } from "node:http";
+import type { ReferenceServerOptions } from "./options.js";
+
+export type { RateLimitOptions, ReferenceServerOptions } from "./options.js";
+
 import type {
   Chat,
   CreateChatBody,
@@ -84,13 +86,13 @@ export interface SsoGate {
 
 /** Browser sessions of people signed in to the reference server's pages (HttpOnly, SameSite cookie). */
 export interface BrowserSessions {
-  userFor(req: Request): User | null;
+  userFor(req: IncomingMessage): User | null;
   /** `/signin?next=<path>`: where to send a person who must sign in first (`next` must be a same-origin path). */
   signInUrl(next: string): string;
   /** The CSRF token to embed as hidden field `csrf` in forms of the signed-in person's pages; null when signed out. */
-  csrfToken(req: Request): string | null;
+  csrfToken(req: IncomingMessage): string | null;
   /** True when `token` is the CSRF token of the request's session (constant-time compare). */
-  verifyCsrf(req: Request, token: unknown): boolean;
+  verifyCsrf(req: IncomingMessage, token: unknown): boolean;
 }
 
 /** A named key/value section of the store, persisted with everything else (values must be JSON-serialisable). */
@@ -106,29 +108,6 @@ export interface StoreCollection<T> {
 }
 
 /** Options of `startReferenceServer()`; `createReferenceApp` reads the resolved form from `ServerContext.options`. */
-export interface ReferenceServerOptions extends OAuthServerOptions, McpEndpointOptions {
-  /** Port to listen on; 0 (default) picks a free one. `chat-cli serve` passes 8787. */
-  port?: number;
-  /** Interface to listen on; default 127.0.0.1 (loopback only). */
-  host?: string;
-  /** JSON file that holds all state (chats, API keys, OAuth collections, SSO); absent keeps it in memory. */
-  dataFile?: string;
-  /** Account or team slug whose authorization requests are approved without the consent page (headless tests). */
-  autoApprove?: string;
-  /** Lifetime of OAuth access tokens in seconds (short values for refresh tests). */
-  accessTokenTtlSeconds?: number;
-  /** Per-principal token bucket on `/v2`; `false` turns it off. Default: generous (1000 burst, 100/s). */
-  rateLimit?: RateLimitOptions | false;
-  /** Base URL used in links when it differs from the listening address (e.g. behind a proxy); no trailing slash. */
-  publicUrl?: string;
-}
-
-export interface RateLimitOptions {
-  /** Bucket size: requests allowed in a burst. */
-  capacity: number;
-  /** Tokens added per second. */
-  refillPerSecond: number;
-}
 
 /** Everything the server's parts share; built once by `startReferenceServer()` and passed to every `mount*`. */
 export interface ServerContext {

@@ -2,7 +2,16 @@
 import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
 import { createReferenceApp, type ReferenceContext } from "./app.js";
-import type { ReferenceServerOptions } from "./context.js";
+import type { ReferenceServerOptions } from "./options.js";
+
+export type {
+  McpEndpointOptions,
+  OAuthServerOptions,
+  PreRegisteredOAuthClient,
+  RateLimitOptions,
+  ReferenceServerOptions,
+} from "./options.js";
+
 import { createChatCore } from "./core.js";
 import { DEFAULT_RATE_LIMIT, TokenBucketLimiter } from "./rate-limit.js";
 import { answerUnparsableRequest } from "./rest.js";
@@ -74,7 +83,7 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
 }
 
 /** Builds the shared context (store, service, verifiers, SSO, sessions) for `baseUrl`. */
-export function createReferenceContext(
+function createReferenceContext(
   options: ReferenceServerOptions,
   baseUrl: string,
 ): ReferenceContext & { apiKeysBySlug: Record<string, string> } {
@@ -116,19 +125,14 @@ function urlHost(host: string): string {
   return host.includes(":") ? `[${host}]` : host;
 }
 
-export { createReferenceApp, type ReferenceContext } from "./app.js";
 export { ASSISTANT_RULES, type AssistantRule, ScriptedAssistant } from "./assistant.js";
-export { ReferenceChatService } from "./chat-service.js";
 export type {
   Account,
   ChatService,
   Principal,
-  RateLimitOptions,
-  ReferenceServerOptions,
-  ServerContext,
   TokenVerifier,
   User,
 } from "./context.js";
 export { ServiceError } from "./context.js";
 export { SEED_ACCOUNTS, SEED_USERS } from "./seed.js";
-export { DataFileWriteError, Store } from "./store.js";
+export { DataFileWriteError } from "./store.js";

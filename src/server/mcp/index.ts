@@ -10,25 +10,17 @@ import express, {
   type RequestHandler,
   type Response,
 } from "express";
+
 import type { Principal, ServerContext } from "../context.js";
 import { CHAT_SCOPES, protectedResourceMetadataUrl } from "../oauth/index.js";
+import type { McpEndpointOptions } from "../options.js";
 import { DEFAULT_SESSION_IDLE_MS, McpSessions, sendJsonRpcError } from "./sessions.js";
 
+export type { McpEndpointOptions } from "../options.js";
 export { ResumableEventStore } from "./event-store.js";
 export { registerChatTools } from "./tools.js";
 
 /** Options of the MCP part, read from `ctx.options` (they belong in `ReferenceServerOptions`). */
-export interface McpEndpointOptions {
-  /** A session with no request and no open stream for this long is closed (default 30 minutes). */
-  mcpSessionIdleMs?: number;
-  /** Hostnames accepted in `Host`/`Origin` besides localhost, 127.0.0.1, [::1] and the base URL's host. */
-  mcpAllowedHosts?: string[];
-  /**
-   * TEST ONLY, never for real use: requests to `/mcp` without an `Authorization` header act as this account or
-   * team, so the official conformance suite (which cannot sign in) can reach the tools. Off by default.
-   */
-  testOnlyUnauthenticatedMcpAccount?: string;
-}
 
 const LOOPBACK_HOSTNAMES = ["localhost", "127.0.0.1", "[::1]"];
 

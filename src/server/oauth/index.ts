@@ -7,30 +7,13 @@ import { tokenHandler } from "@modelcontextprotocol/sdk/server/auth/handlers/tok
 import type { OAuthMetadata, OAuthProtectedResourceMetadata } from "@modelcontextprotocol/sdk/shared/auth.js";
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import type { ServerContext } from "../context.js";
+import type { OAuthServerOptions } from "../options.js";
 import { CONSENT_PATH, mountConsentPage } from "./consent.js";
 import { DEFAULT_ACCESS_TOKEN_TTL_SECONDS, OAuthGrants } from "./grants.js";
 import { CHAT_SCOPES, OFFLINE_ACCESS_SCOPE, ReferenceOAuthProvider } from "./provider.js";
 
+export type { OAuthServerOptions, PreRegisteredOAuthClient } from "../options.js";
 export { CHAT_SCOPES, OFFLINE_ACCESS_SCOPE } from "./provider.js";
-
-/** A client known before any registration (e.g. for `chat-mcp-bridge --client-id`). */
-export interface PreRegisteredOAuthClient {
-  client_id: string;
-  /** Absent for a public client; with it the client authenticates by `client_secret_basic` or `client_secret_post`. */
-  client_secret?: string;
-  redirect_uris: string[];
-  client_name?: string;
-}
-
-/** Options of the OAuth part, read from `ctx.options` (they belong in `ReferenceServerOptions`). */
-export interface OAuthServerOptions {
-  autoApprove?: string;
-  accessTokenTtlSeconds?: number;
-  /** Clients registered at start, in addition to dynamic registration. */
-  oauthClients?: PreRegisteredOAuthClient[];
-  /** Clock (ms since epoch) for codes and tokens, so tests can expire them without waiting. */
-  oauthNow?: () => number;
-}
 
 /** RFC 8707 resource identifiers served here. */
 export function resourceUrls(baseUrl: string): { mcp: string; v2: string } {

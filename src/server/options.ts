@@ -1,0 +1,56 @@
+/** Options of `startReferenceServer()`: plain data, free of express types so `chat-mcp-bridge/server` types stand alone. */
+
+/** A client known before any registration (e.g. for `chat-mcp-bridge --client-id`). */
+export interface PreRegisteredOAuthClient {
+  client_id: string;
+  /** Absent for a public client; with it the client authenticates by `client_secret_basic` or `client_secret_post`. */
+  client_secret?: string;
+  redirect_uris: string[];
+  client_name?: string;
+}
+
+/** Options of the OAuth part, read from `ctx.options` (they belong in `ReferenceServerOptions`). */
+export interface OAuthServerOptions {
+  autoApprove?: string;
+  accessTokenTtlSeconds?: number;
+  /** Clients registered at start, in addition to dynamic registration. */
+  oauthClients?: PreRegisteredOAuthClient[];
+  /** Clock (ms since epoch) for codes and tokens, so tests can expire them without waiting. */
+  oauthNow?: () => number;
+}
+
+export interface McpEndpointOptions {
+  /** A session with no request and no open stream for this long is closed (default 30 minutes). */
+  mcpSessionIdleMs?: number;
+  /** Hostnames accepted in `Host`/`Origin` besides localhost, 127.0.0.1, [::1] and the base URL's host. */
+  mcpAllowedHosts?: string[];
+  /**
+   * TEST ONLY, never for real use: requests to `/mcp` without an `Authorization` header act as this account or
+   * team, so the official conformance suite (which cannot sign in) can reach the tools. Off by default.
+   */
+  testOnlyUnauthenticatedMcpAccount?: string;
+}
+
+export interface ReferenceServerOptions extends OAuthServerOptions, McpEndpointOptions {
+  /** Port to listen on; 0 (default) picks a free one. `chat-cli serve` passes 8787. */
+  port?: number;
+  /** Interface to listen on; default 127.0.0.1 (loopback only). */
+  host?: string;
+  /** JSON file that holds all state (chats, API keys, OAuth collections, SSO); absent keeps it in memory. */
+  dataFile?: string;
+  /** Account or team slug whose authorization requests are approved without the consent page (headless tests). */
+  autoApprove?: string;
+  /** Lifetime of OAuth access tokens in seconds (short values for refresh tests). */
+  accessTokenTtlSeconds?: number;
+  /** Per-principal token bucket on `/v2`; `false` turns it off. Default: generous (1000 burst, 100/s). */
+  rateLimit?: RateLimitOptions | false;
+  /** Base URL used in links when it differs from the listening address (e.g. behind a proxy); no trailing slash. */
+  publicUrl?: string;
+}
+
+export interface RateLimitOptions {
+  /** Bucket size: requests allowed in a burst. */
+  capacity: number;
+  /** Tokens added per second. */
+  refillPerSecond: number;
+}
