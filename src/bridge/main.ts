@@ -1,3 +1,30 @@
-/** Entry point of the `chat-mcp-bridge` bin (placeholder until the bridge lands). */
-process.stderr.write("chat-mcp-bridge: not yet implemented\n");
-process.exitCode = 1;
+/** Entry point of the `chat-mcp-bridge` bin: parse the command line, then relay, log in or log out. */
+import { CommanderError, parseBridgeArgs, UsageError } from "./cli.js";
+import { describeError } from "./log.js";
+
+async function main(): Promise<void> {
+  let command: ReturnType<typeof parseBridgeArgs>;
+  try {
+    command = parseBridgeArgs(process.argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      process.exitCode = error.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    if (error instanceof UsageError) {
+      process.stderr.write(`chat-mcp-bridge: ${error.message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    throw error;
+  }
+  // The relay (and the SDK under it) loads only once the command line is known to be good.
+  const { runAccountCommand, runRelay } = await import("./run.js");
+  if (command.kind === "relay") await runRelay(command.options);
+  else process.exitCode = await runAccountCommand(command.kind, command.options);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`chat-mcp-bridge: ${describeError(error)}\n`);
+  process.exit(1);
+});

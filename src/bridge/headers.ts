@@ -1,0 +1,52 @@
+/** `--header "Name: value"` options: parsed, `${ENV}` expanded, and kept out of every log. */
+
+export interface CustomHeader {
+  name: string;
+  value: string;
+}
+
+export class HeaderOptionError extends Error {
+  override readonly name = "HeaderOptionError";
+}
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+/** Headers the transport owns; letting users set them would break the session. */
+const RESERVED = new Set([
+  "content-type",
+  "accept",
+  "mcp-session-id",
+  "mcp-protocol-version",
+  "content-length",
+  "host",
+]);
+
+/**
+ * Parses one `--header` value. `${NAME}` is replaced by the environment variable (empty when unset, reported
+ * through `onMissing` by name only, since the value is a secret).
+ */
+export function parseHeaderOption(
+  raw: string,
+  env: Record<string, string | undefined> = process.env,
+  onMissing: (variable: string) => void = () => {},
+): CustomHeader {
+  const colon = raw.indexOf(":");
+  if (colon <= 0) throw new HeaderOptionError(`--header must look like "Name: value" (got no "Name:" part)`);
+  const name = raw.slice(0, colon).trim();
+  if (!HEADER_NAME.test(name))
+    throw new HeaderOptionError(`--header name "${name}" is not a valid HTTP header name`);
+  if (RESERVED.has(name.toLowerCase())) {
+    throw new HeaderOptionError(`--header "${name}" is set by the bridge itself and cannot be overridden`);
+  }
+  const value = raw
+    .slice(colon + 1)
+    .trim()
+    .replace(ENV_REFERENCE, (_match, variable: string) => {
+      const found = env[variable];
+      if (found === undefined) onMissing(variable);
+      return found ?? "";
+    });
+  if (/[\r\n\0]/.test(value))
+    throw new HeaderOptionError(`--header "${name}" has a line break or NUL in its value`);
+  return { name, value };
+}

@@ -1,0 +1,29 @@
+/** The bridge's stderr log: one prefixed line per event, details only with --debug, never a secret. */
+
+export interface BridgeLog {
+  info(message: string): void;
+  debug(message: string): void;
+  readonly debugEnabled: boolean;
+}
+
+/** A log that writes to stderr (stdout belongs to the protocol). */
+export function createBridgeLog(
+  debugEnabled: boolean,
+  write = (line: string) => process.stderr.write(line),
+): BridgeLog {
+  return {
+    debugEnabled,
+    info: (message) => write(`chat-mcp-bridge: ${message}\n`),
+    debug: (message) => {
+      if (debugEnabled) write(`chat-mcp-bridge [debug] ${message}\n`);
+    },
+  };
+}
+
+/** A short description of an error, with its cause's code when it has one (e.g. ECONNREFUSED). */
+export function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  const detail = cause?.code ?? cause?.message;
+  return detail && !error.message.includes(detail) ? `${error.message} (${detail})` : error.message;
+}

@@ -1,0 +1,35 @@
+/** The bridge's OAuth session, built from the command line; the auth module is loaded only when needed. */
+import { configDir } from "../config/index.js";
+import type { BridgeOptions } from "./cli.js";
+import type { BridgeLog } from "./log.js";
+import type { BridgeAuth } from "./remote-fetch.js";
+
+/** The OAuth session operations the bridge uses (src/auth `OAuthSession`). */
+export interface BridgeOAuthSession extends BridgeAuth {
+  signIn(): Promise<unknown>;
+  signOut(): Promise<unknown>;
+}
+
+/** Creates the OAuth session for `options.url`, keyed by the URL and the names (never values) of custom headers. */
+export async function createBridgeAuth(
+  options: BridgeOptions,
+  log: BridgeLog,
+  env: Record<string, string | undefined> = process.env,
+): Promise<BridgeOAuthSession> {
+  const { OAuthSession } = await import("../auth/index.js");
+  return new OAuthSession({
+    serverUrl: options.url.href,
+    tokenStore: options.tokenStore,
+    configDir: configDir(env),
+    headerNames: options.headers.map((header) => header.name),
+    callbackPort: options.callbackPort,
+    openBrowser: options.openBrowser,
+    authTimeoutMs: options.authTimeoutMs,
+    clientId: options.clientId,
+    clientSecret: options.clientSecret,
+    clientMetadataUrl: options.clientMetadataUrl,
+    allowHttp: options.allowHttp,
+    clientName: "chat-mcp-bridge",
+    log: (level, message) => (level === "debug" ? log.debug(message) : log.info(message)),
+  });
+}

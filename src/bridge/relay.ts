@@ -1,0 +1,421 @@
+/** The relay: JSON-RPC between the local client (stdio) and the remote MCP server, with session recovery. */
+import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
+import { isRequest, isResponse } from "./jsonrpc.js";
+import { type BridgeLog, describeError } from "./log.js";
+import type { FetchLike } from "./remote-fetch.js";
+
+/** JSON-RPC error code for failures of the bridge itself (server unreachable, session lost, auth failed). */
+export const BRIDGE_ERROR_CODE = -32000;
+
+export interface RelayOptions {
+  url: URL;
+  fetch: FetchLike;
+  log: BridgeLog;
+  /** Writes one message to the local client (stdout). */
+  toClient(message: JSONRPCMessage): void;
+  /** How long to keep retrying an unreachable server before answering the held requests with an error. */
+  reconnectWindowMs?: number;
+  /** Builds the remote transport (tests inject fakes); defaults to the streamable-HTTP client. */
+  createTransport?: (url: URL, fetch: FetchLike) => RemoteTransport;
+}
+
+/** What the relay needs from a remote transport. */
+export type RemoteTransport = Pick<
+  StreamableHttpTransport,
+  | "start"
+  | "send"
+  | "close"
+  | "terminateSession"
+  | "setProtocolVersion"
+  | "sessionId"
+  | "onmessage"
+  | "onerror"
+  | "onrequestlost"
+>;
+
+interface Outbound {
+  seq: number;
+  message: JSONRPCMessage;
+}
+
+interface PendingRequest {
+  id: RequestId;
+  /** The transport whose POST carried it, once the server accepted it; its answer can only come from there. */
+  deliveredOn?: RemoteTransport;
+}
+
+const BRIDGE_ID_PREFIX = "chat-mcp-bridge/";
+const NETWORK_ERROR_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ETIMEDOUT",
+  "EPIPE",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
+
+/** The server forgot the session (it restarted, or expired it): open a new one. */
+function isSessionGone(error: unknown): boolean {
+  return error instanceof RemoteHttpError && error.status === 404;
+}
+
+/** The request never got an HTTP answer: the server is down or unreachable. */
+export function isNetworkError(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const cause = (error as { cause?: { code?: string } }).cause;
+  if (cause?.code && NETWORK_ERROR_CODES.has(cause.code)) return true;
+  return error instanceof TypeError && /fetch failed|terminated|network/i.test(error.message);
+}
+
+/**
+ * Relays messages both ways. Client messages go out in the order they arrive; while the bridge recovers the
+ * session or waits for the server to come back they are held, in order, and sent after. Each client request
+ * is answered exactly once: by the server, or by the bridge when the server cannot answer it.
+ */
+export class Relay {
+  readonly #options: RelayOptions;
+  readonly #log: BridgeLog;
+  readonly #reconnectWindowMs: number;
+  #transport: RemoteTransport;
+  #seq = 0;
+  #bridgeIds = 0;
+  #held: Outbound[] = [];
+  #recovering: Promise<void> | undefined;
+  #needsNewSession = false;
+  /** Set after a reconnect window ran out; later failures are answered at once instead of waiting again. */
+  #unreachable: string | undefined;
+  #closing = false;
+  /** Transports whose session was already checked after a 404 on the event stream. */
+  readonly #probed = new WeakSet<RemoteTransport>();
+  readonly #pending = new Map<string, PendingRequest>();
+  readonly #bridgeWaiters = new Map<string, (message: JSONRPCMessage) => void>();
+  #initializeRequest: JSONRPCRequest | undefined;
+  #protocolVersion: string | undefined;
+
+  constructor(options: RelayOptions) {
+    this.#options = options;
+    this.#log = options.log;
+    this.#reconnectWindowMs = options.reconnectWindowMs ?? 30_000;
+    this.#transport = this.#openTransport();
+  }
+
+  async start(): Promise<void> {
+    await this.#transport.start();
+  }
+
+  /** A message from the local client. */
+  fromClient(message: JSONRPCMessage): void {
+    if (this.#closing) return;
+    if (isRequest(message)) {
+      if (message.method === "initialize") this.#initializeRequest = message;
+      this.#pending.set(requestKey(message.id), { id: message.id });
+    }
+    this.#log.debug(`client → server ${describeMessage(message)}`);
+    const outbound = { seq: ++this.#seq, message };
+    if (this.#recovering) this.#hold(outbound);
+    else void this.#send(outbound);
+  }
+
+  /** Ends the remote session (best effort, bounded by `timeoutMs`) and stops relaying. */
+  async close(timeoutMs = 1000): Promise<void> {
+    if (this.#closing) return;
+    this.#closing = true;
+    const transport = this.#transport;
+    if (transport.sessionId) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      });
+      await Promise.race([transport.terminateSession().catch(() => undefined), timeout]);
+      clearTimeout(timer);
+    }
+    transport.onerror = undefined;
+    await transport.close().catch(() => undefined);
+  }
+
+  #openTransport(): RemoteTransport {
+    const transport = this.#options.createTransport
+      ? this.#options.createTransport(this.#options.url, this.#options.fetch)
+      : new StreamableHttpTransport(this.#options.url, this.#options.fetch);
+    transport.onmessage = (message) => this.#fromServer(transport, message);
+    transport.onerror = (error) => this.#onTransportError(transport, error);
+    transport.onrequestlost = (id, reason) => {
+      if (this.#closing || transport !== this.#transport) return;
+      if (this.#pending.delete(requestKey(id)))
+        this.#options.toClient(errorResponse(id, `chat-mcp-bridge: ${reason}`));
+    };
+    return transport;
+  }
+
+  #fromServer(transport: RemoteTransport, message: JSONRPCMessage): void {
+    if (this.#closing) return;
+    if (isResponse(message)) {
+      if (typeof message.id === "string" && message.id.startsWith(BRIDGE_ID_PREFIX)) {
+        this.#bridgeWaiters.get(message.id)?.(message);
+        return;
+      }
+      const key = requestKey(message.id);
+      const pending = this.#pending.get(key);
+      if (!pending) {
+        this.#log.debug(`dropped a second answer to request ${String(message.id)}`);
+        return;
+      }
+      this.#pending.delete(key);
+      if (this.#initializeRequest?.id === message.id && "result" in message) {
+        const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
+        if (typeof version === "string") {
+          this.#protocolVersion = version;
+          transport.setProtocolVersion(version);
+        }
+      }
+    }
+    this.#log.debug(`server → client ${describeMessage(message)}`);
+    this.#options.toClient(message);
+  }
+
+  #onTransportError(transport: RemoteTransport, error: Error): void {
+    if (this.#closing) return;
+    this.#log.debug(`remote transport: ${describeError(error)}`);
+    // The event stream came back 404: the server may have forgotten the session while idle, or may just not
+    // offer the stream. A ping tells which; a lost session is reopened now so server notifications keep flowing.
+    if (
+      transport === this.#transport &&
+      isSessionGone(error) &&
+      transport.sessionId &&
+      !this.#probed.has(transport)
+    ) {
+      this.#probed.add(transport);
+      void this.#probeSession(transport);
+    }
+  }
+
+  async #probeSession(transport: RemoteTransport): Promise<void> {
+    if (this.#recovering || !this.#initializeRequest) return;
+    const id = `${BRIDGE_ID_PREFIX}ping/${++this.#bridgeIds}`;
+    this.#bridgeWaiters.set(id, () => this.#bridgeWaiters.delete(id));
+    try {
+      await transport.send({ jsonrpc: "2.0", id, method: "ping" });
+    } catch (error) {
+      this.#bridgeWaiters.delete(id);
+      if (transport === this.#transport && isSessionGone(error)) {
+        this.#log.info("the server no longer knows this session; opening a new one");
+        this.#needsNewSession = true;
+        this.#startRecovery();
+      }
+    }
+  }
+
+  async #send(outbound: Outbound): Promise<void> {
+    const transport = this.#transport;
+    try {
+      await transport.send(outbound.message);
+      this.#unreachable = undefined;
+      if (isRequest(outbound.message)) {
+        const pending = this.#pending.get(requestKey(outbound.message.id));
+        if (pending) pending.deliveredOn = transport;
+      }
+    } catch (error) {
+      this.#onSendFailure(outbound, transport, error);
+    }
+  }
+
+  #onSendFailure(outbound: Outbound, transport: RemoteTransport, error: unknown): void {
+    if (this.#closing) return;
+    if (transport !== this.#transport) {
+      // It went out on a session the bridge has since replaced (closing it aborted this request, or the
+      // server had forgotten it): the server never ran it, so it goes again on the current session.
+      if (this.#recovering) this.#hold(outbound);
+      else void this.#send(outbound);
+      return;
+    }
+    const isInitialize = isRequest(outbound.message) && outbound.message.method === "initialize";
+    if (isSessionGone(error) && transport.sessionId && !isInitialize) {
+      this.#log.info("the server no longer knows this session; opening a new one");
+      this.#needsNewSession = true;
+      this.#hold(outbound);
+      this.#startRecovery();
+      return;
+    }
+    if (isNetworkError(error)) {
+      if (this.#unreachable !== undefined && !this.#recovering) {
+        this.#answerWithError(outbound, this.#unreachableMessage(describeError(error)));
+        return;
+      }
+      this.#hold(outbound);
+      this.#startRecovery();
+      return;
+    }
+    this.#answerWithError(outbound, `chat-mcp-bridge: ${describeError(error)}`);
+  }
+
+  #hold(outbound: Outbound): void {
+    let index = this.#held.length;
+    while (index > 0 && this.#held[index - 1]!.seq > outbound.seq) index--;
+    this.#held.splice(index, 0, outbound);
+  }
+
+  #startRecovery(): void {
+    if (this.#recovering || this.#closing) return;
+    const recovery = this.#recover();
+    this.#recovering = recovery;
+    void recovery.finally(() => {
+      if (this.#recovering === recovery) this.#recovering = undefined;
+    });
+  }
+
+  /** Reopens the session and/or waits for the server, then sends the held messages in order. */
+  async #recover(): Promise<void> {
+    const deadline = Date.now() + this.#reconnectWindowMs;
+    let delayMs = 200;
+    let lastError: unknown;
+    while (!this.#closing) {
+      try {
+        if (this.#needsNewSession) {
+          await this.#openNewSession();
+          this.#needsNewSession = false;
+        }
+        // The first held message goes alone: it proves the server is back before the rest follow it.
+        const first = this.#held.shift();
+        if (first) {
+          try {
+            await this.#transport.send(first.message);
+          } catch (error) {
+            if (!isSessionGone(error) && !isNetworkError(error)) {
+              this.#answerWithError(first, `chat-mcp-bridge: ${describeError(error)}`);
+              continue;
+            }
+            this.#hold(first);
+            if (isSessionGone(error) && this.#transport.sessionId) this.#needsNewSession = true;
+            throw error;
+          }
+          if (isRequest(first.message)) {
+            const pending = this.#pending.get(requestKey(first.message.id));
+            if (pending) pending.deliveredOn = this.#transport;
+          }
+        }
+        this.#unreachable = undefined;
+        const rest = this.#held;
+        this.#held = [];
+        this.#recovering = undefined;
+        for (const outbound of rest) void this.#send(outbound);
+        if (lastError !== undefined) this.#log.info("reconnected to the server");
+        return;
+      } catch (error) {
+        lastError = error;
+        if (!isNetworkError(error) && !isSessionGone(error)) break;
+        if (Date.now() + delayMs > deadline) break;
+        if (delayMs === 200)
+          this.#log.info(`cannot reach ${this.#options.url.origin}: ${describeError(error)}; retrying`);
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        delayMs = Math.min(delayMs * 2, 5000);
+      }
+    }
+    if (this.#closing) return;
+    this.#giveUp(lastError);
+  }
+
+  /** The reconnect window ran out: answer what waits with an error and keep running for later requests. */
+  #giveUp(error: unknown): void {
+    const reason = describeError(error);
+    const unreachable = isNetworkError(error) || isSessionGone(error);
+    if (unreachable) this.#unreachable = reason;
+    const message = unreachable ? this.#unreachableMessage(reason) : `chat-mcp-bridge: ${reason}`;
+    this.#log.info(message);
+    const held = this.#held;
+    this.#held = [];
+    for (const outbound of held) this.#answerWithError(outbound, message);
+    for (const [key, pending] of this.#pending) {
+      if (pending.deliveredOn) {
+        this.#pending.delete(key);
+        this.#options.toClient(errorResponse(pending.id, message));
+      }
+    }
+  }
+
+  #unreachableMessage(reason: string): string {
+    return `chat-mcp-bridge: cannot reach ${this.#options.url.origin}: ${reason}; the bridge keeps running and retries on the next request`;
+  }
+
+  /** Replaces the transport with a new session, replaying the client's `initialize` under a bridge id. */
+  async #openNewSession(): Promise<void> {
+    const old = this.#transport;
+    old.onmessage = undefined;
+    old.onerror = undefined;
+    old.onrequestlost = undefined;
+    void old.close().catch(() => undefined);
+    this.#transport = this.#openTransport();
+    await this.#transport.start();
+    // Requests the old session accepted will never be answered there; the new session cannot answer them.
+    for (const [key, pending] of this.#pending) {
+      if (pending.deliveredOn === old) {
+        this.#pending.delete(key);
+        this.#options.toClient(
+          errorResponse(
+            pending.id,
+            "chat-mcp-bridge: the server lost the session while this request was in flight",
+          ),
+        );
+      }
+    }
+    const initialize = this.#initializeRequest;
+    if (!initialize) return;
+    // Held requests not yet sent are replayed by the flush; the held `initialize` itself needs no replay.
+    if (this.#held.some((outbound) => outbound.message === initialize)) return;
+    const id = `${BRIDGE_ID_PREFIX}initialize/${++this.#bridgeIds}`;
+    let timer: NodeJS.Timeout | undefined;
+    const answer = new Promise<JSONRPCMessage>((resolve, reject) => {
+      this.#bridgeWaiters.set(id, resolve);
+      timer = setTimeout(
+        () => reject(new Error("the server did not answer initialize on the new session")),
+        30_000,
+      );
+    });
+    answer.catch(() => undefined);
+    try {
+      await this.#transport.send({ ...initialize, id });
+      const response = await answer;
+      if ("error" in response) throw new Error(`the server refused to initialize: ${response.error.message}`);
+      const version =
+        "result" in response ? (response.result as { protocolVersion?: unknown }).protocolVersion : undefined;
+      if (typeof version === "string") this.#transport.setProtocolVersion(version);
+      else if (this.#protocolVersion) this.#transport.setProtocolVersion(this.#protocolVersion);
+    } finally {
+      clearTimeout(timer);
+      this.#bridgeWaiters.delete(id);
+    }
+    this.#held = this.#held.filter(
+      (outbound) =>
+        !("method" in outbound.message && outbound.message.method === "notifications/initialized"),
+    );
+    await this.#transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    this.#log.info("opened a new session with the server");
+  }
+
+  #answerWithError(outbound: Outbound, message: string): void {
+    if (!isRequest(outbound.message)) {
+      this.#log.info(`could not deliver ${describeMessage(outbound.message)}: ${message}`);
+      return;
+    }
+    const key = requestKey(outbound.message.id);
+    if (!this.#pending.delete(key)) return;
+    this.#options.toClient(errorResponse(outbound.message.id, message));
+  }
+}
+
+function errorResponse(id: RequestId, message: string): JSONRPCMessage {
+  return { jsonrpc: "2.0", id, error: { code: BRIDGE_ERROR_CODE, message } };
+}
+
+/** Method and id only: message contents stay out of logs. */
+export function describeMessage(message: JSONRPCMessage): string {
+  if ("method" in message)
+    return "id" in message ? `${message.method} #${String(message.id)}` : message.method;
+  return "error" in message ? `error #${String(message.id)}` : `result #${String(message.id)}`;
+}

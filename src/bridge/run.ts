@@ -1,0 +1,118 @@
+/** Running the bridge: stdin lines in, the relay, stdout lines out, and a clean exit on EOF or signals. */
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { BridgeOptions } from "./cli.js";
+import { isJsonRpcMessage } from "./jsonrpc.js";
+import { LineSplitter, MAX_LINE_BYTES } from "./line-reader.js";
+import { type BridgeLog, createBridgeLog, describeError } from "./log.js";
+import { createBridgeAuth } from "./oauth.js";
+import { Relay } from "./relay.js";
+import { createRemoteFetch } from "./remote-fetch.js";
+
+/** How long shutdown may wait for the remote session to end before exiting anyway. */
+const SHUTDOWN_DEADLINE_MS = 1500;
+
+/** A parse failure answered on stdout: JSON-RPC allows `id: null` when the request's id is unknown. */
+interface LineError {
+  jsonrpc: "2.0";
+  id: string | number | null;
+  error: { code: number; message: string };
+}
+
+/** Parses one stdin line into a JSON-RPC message, or the error to answer it with. */
+export function parseClientLine(line: string): { message: JSONRPCMessage } | { error: LineError } {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    return { error: lineError(null, -32700, `Parse error: ${(error as Error).message}`) };
+  }
+  if (!isJsonRpcMessage(value)) {
+    const id = (value as { id?: unknown } | null)?.id;
+    const knownId = typeof id === "string" || typeof id === "number" ? id : null;
+    return { error: lineError(knownId, -32600, "Invalid Request: not a JSON-RPC 2.0 message") };
+  }
+  // The original object goes on, so fields inside params and results are relayed untouched.
+  return { message: value };
+}
+
+function lineError(id: string | number | null, code: number, message: string): LineError {
+  return { jsonrpc: "2.0", id, error: { code, message: `chat-mcp-bridge: ${message}` } };
+}
+
+/** Relays stdin/stdout to `options.url` until stdin ends or a signal arrives; then exits the process. */
+export async function runRelay(
+  options: BridgeOptions,
+  env: Record<string, string | undefined> = process.env,
+) {
+  const log = createBridgeLog(options.debug);
+  const stdout = process.stdout;
+  const writeLine = (message: unknown) => {
+    stdout.write(`${JSON.stringify(message)}\n`);
+  };
+
+  const userAuthorization = options.headers.some((header) => header.name.toLowerCase() === "authorization");
+  const auth = userAuthorization ? undefined : await createBridgeAuth(options, log);
+  const relay = new Relay({
+    url: options.url,
+    fetch: createRemoteFetch({ auth, headers: options.headers, log }),
+    log,
+    toClient: writeLine,
+    reconnectWindowMs: positiveNumber(env.CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS),
+  });
+  await relay.start();
+  log.debug(`relaying stdio to ${options.url.href}`);
+
+  let shuttingDown = false;
+  const shutdown = (reason: string) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    log.debug(`shutting down: ${reason}`);
+    setTimeout(() => process.exit(0), SHUTDOWN_DEADLINE_MS + 300).unref();
+    void relay.close(SHUTDOWN_DEADLINE_MS).finally(() => process.exit(0));
+  };
+
+  const splitter = new LineSplitter({
+    onLine: (line) => {
+      const parsed = parseClientLine(line);
+      if ("error" in parsed) {
+        log.info(`ignored a malformed line from the client (${parsed.error.error.message})`);
+        writeLine(parsed.error);
+      } else {
+        relay.fromClient(parsed.message);
+      }
+    },
+    onOversizedLine: (bytes) => {
+      log.info(`ignored a line of ${bytes} bytes from the client (limit ${MAX_LINE_BYTES})`);
+      writeLine(lineError(null, -32600, `Invalid Request: line longer than ${MAX_LINE_BYTES} bytes`));
+    },
+  });
+  process.stdin.on("data", (chunk: Buffer) => splitter.push(chunk));
+  process.stdin.on("end", () => {
+    splitter.end();
+    shutdown("stdin closed");
+  });
+  process.stdin.on("error", (error) => shutdown(`stdin: ${describeError(error)}`));
+  stdout.on("error", (error) => shutdown(`stdout: ${describeError(error)}`));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGHUP", () => shutdown("SIGHUP"));
+}
+
+/** `chat-mcp-bridge login|logout`: one line of result on stderr; returns the exit code. */
+export async function runAccountCommand(kind: "login" | "logout", options: BridgeOptions): Promise<number> {
+  const log: BridgeLog = createBridgeLog(options.debug);
+  const session = await createBridgeAuth(options, log);
+  if (kind === "login") {
+    await session.signIn();
+    log.info(`signed in to ${options.url.origin}`);
+  } else {
+    await session.signOut();
+    log.info(`signed out of ${options.url.origin}; stored tokens removed`);
+  }
+  return 0;
+}
+
+function positiveNumber(value: string | undefined): number | undefined {
+  const number = Number(value);
+  return value && Number.isFinite(number) && number > 0 ? number : undefined;
+}

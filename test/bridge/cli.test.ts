@@ -1,0 +1,163 @@
+/** The bridge's command line, headers option and stdin framing, tested without spawning. */
+import { describe, expect, it } from "vitest";
+import { parseBridgeArgs, UsageError } from "../../src/bridge/cli.js";
+import { HeaderOptionError, parseHeaderOption } from "../../src/bridge/headers.js";
+import { LineSplitter } from "../../src/bridge/line-reader.js";
+import { parseClientLine } from "../../src/bridge/run.js";
+
+const argv = (...args: string[]) => ["node", "chat-mcp-bridge", ...args];
+const quiet = () => {};
+/** `${NAME}`, the reference `--header` expands (written so it reads as the literal users type). */
+const envRef = (name: string) => `\${${name}}`;
+
+describe("chat-mcp-bridge [options] [mcp-url]", () => {
+  it("takes the URL as the last argument, after the options", () => {
+    const command = parseBridgeArgs(
+      argv(
+        "--header",
+        `X-Team: ${envRef("TEAM")}`,
+        "--callback-port",
+        "23456",
+        "--no-browser",
+        "--auth-timeout",
+        "90",
+        "--token-store",
+        "file",
+        "--debug",
+        "--client-id",
+        "abc",
+        "https://chat.example.com/mcp",
+      ),
+      { TEAM: "acme", CHAT_MCP_CLIENT_SECRET: "shh" },
+      quiet,
+    );
+    expect(command.kind).toBe("relay");
+    expect(command.options).toMatchObject({
+      url: new URL("https://chat.example.com/mcp"),
+      headers: [{ name: "X-Team", value: "acme" }],
+      callbackPort: 23456,
+      openBrowser: false,
+      authTimeoutMs: 90_000,
+      tokenStore: "file",
+      debug: true,
+      clientId: "abc",
+      clientSecret: "shh",
+    });
+  });
+
+  it("defaults to $CHAT_MCP_URL, else <$CHAT_API_URL>/mcp", () => {
+    expect(parseBridgeArgs(argv(), { CHAT_MCP_URL: "https://a.example/mcp" }, quiet).options.url.href).toBe(
+      "https://a.example/mcp",
+    );
+    expect(parseBridgeArgs(argv(), {}, quiet).options.url.href).toBe("http://127.0.0.1:8787/mcp");
+  });
+
+  it("has login and logout subcommands with the same options", () => {
+    const login = parseBridgeArgs(argv("login", "--no-browser", "https://chat.example.com/mcp"), {}, quiet);
+    expect(login).toMatchObject({ kind: "login", options: { openBrowser: false } });
+    expect(parseBridgeArgs(argv("logout", "https://chat.example.com/mcp"), {}, quiet).kind).toBe("logout");
+  });
+
+  it("refuses plain http to a non-loopback host unless --allow-http", () => {
+    expect(() => parseBridgeArgs(argv("http://chat.example.com/mcp"), {}, quiet)).toThrow(UsageError);
+    expect(
+      parseBridgeArgs(argv("--allow-http", "http://chat.example.com/mcp"), {}, quiet).options.allowHttp,
+    ).toBe(true);
+    expect(parseBridgeArgs(argv("http://localhost:9/mcp"), {}, quiet).options.url.port).toBe("9");
+  });
+
+  it("rejects bad values as usage errors", () => {
+    expect(() =>
+      parseBridgeArgs(argv("--token-store", "disk", "https://a.example/mcp"), {}, quiet),
+    ).toThrow();
+    expect(() =>
+      parseBridgeArgs(argv("--callback-port", "99999", "https://a.example/mcp"), {}, quiet),
+    ).toThrow();
+    expect(() =>
+      parseBridgeArgs(
+        argv("--client-metadata-url", "http://a.example/c.json", "https://a.example/mcp"),
+        {},
+        quiet,
+      ),
+    ).toThrow(UsageError);
+    expect(() => parseBridgeArgs(argv("ftp://a.example/mcp"), {}, quiet)).toThrow(UsageError);
+    expect(() => parseBridgeArgs(argv("--client-secret", "x", "https://a.example/mcp"), {}, quiet)).toThrow();
+  });
+});
+
+describe("--header", () => {
+  it(`expands ${envRef("ENV")} and reports unset variables by name only`, () => {
+    const missing: string[] = [];
+    expect(parseHeaderOption(`Authorization: Bearer ${envRef("TOKEN")}`, { TOKEN: "t0k" })).toEqual({
+      name: "Authorization",
+      value: "Bearer t0k",
+    });
+    expect(parseHeaderOption(`X-A: ${envRef("NOPE")}-x`, {}, (name) => missing.push(name))).toEqual({
+      name: "X-A",
+      value: "-x",
+    });
+    expect(missing).toEqual(["NOPE"]);
+  });
+
+  it("rejects malformed and transport-owned headers", () => {
+    expect(() => parseHeaderOption("no colon")).toThrow(HeaderOptionError);
+    expect(() => parseHeaderOption("Bad Name: x")).toThrow(HeaderOptionError);
+    expect(() => parseHeaderOption("Mcp-Session-Id: x")).toThrow(HeaderOptionError);
+    expect(() => parseHeaderOption(`X-A: ${envRef("V")}`, { V: "a\r\nInjected: yes" })).toThrow(
+      HeaderOptionError,
+    );
+  });
+});
+
+describe("stdin framing", () => {
+  const collect = (maxBytes?: number) => {
+    const lines: string[] = [];
+    const oversized: number[] = [];
+    const splitter = new LineSplitter(
+      { onLine: (line) => lines.push(line), onOversizedLine: (bytes) => oversized.push(bytes) },
+      maxBytes,
+    );
+    return { splitter, lines, oversized };
+  };
+
+  it("joins partial lines, splits several per chunk, and skips blank lines and CRs", () => {
+    const { splitter, lines } = collect();
+    splitter.push(Buffer.from('{"a":'));
+    splitter.push(Buffer.from('1}\n{"b":2}\r\n\n{"c"'));
+    splitter.push(Buffer.from(":3}"));
+    splitter.end();
+    expect(lines).toEqual(['{"a":1}', '{"b":2}', '{"c":3}']);
+  });
+
+  it("keeps multi-byte characters split across chunks intact", () => {
+    const { splitter, lines } = collect();
+    const bytes = Buffer.from('{"t":"é☃"}\n');
+    splitter.push(bytes.subarray(0, 8));
+    splitter.push(bytes.subarray(8));
+    expect(lines).toEqual(['{"t":"é☃"}']);
+  });
+
+  it("drops an over-long line as it arrives and goes on with the next", () => {
+    const { splitter, lines, oversized } = collect(16);
+    splitter.push(Buffer.from("x".repeat(10)));
+    splitter.push(Buffer.from("x".repeat(10)));
+    splitter.push(Buffer.from(`${"x".repeat(10)}\n{"ok":true}\n`));
+    expect(oversized).toEqual([30]);
+    expect(lines).toEqual(['{"ok":true}']);
+  });
+});
+
+describe("client lines", () => {
+  it("accepts JSON-RPC messages and keeps fields the schema does not know", () => {
+    const parsed = parseClientLine('{"jsonrpc":"2.0","id":1,"method":"x","params":{"extra":{"deep":true}}}');
+    expect(parsed).toEqual({
+      message: { jsonrpc: "2.0", id: 1, method: "x", params: { extra: { deep: true } } },
+    });
+  });
+
+  it("answers invalid JSON with -32700 and id null, and non-JSON-RPC with -32600", () => {
+    expect(parseClientLine("{nope")).toMatchObject({ error: { id: null, error: { code: -32700 } } });
+    expect(parseClientLine('{"id":4}')).toMatchObject({ error: { id: 4, error: { code: -32600 } } });
+    expect(parseClientLine("[1,2]")).toMatchObject({ error: { id: null, error: { code: -32600 } } });
+  });
+});

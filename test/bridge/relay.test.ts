@@ -1,0 +1,233 @@
+/** The bridge process relays MCP both ways between a stdio client and a streamable-HTTP server. */
+import {
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  type BridgeClient,
+  connectThroughBridge,
+  initializeLine,
+  spawnRawBridge,
+} from "./fixtures/spawn-bridge.js";
+import { startTestMcpServer, type TestMcpServer } from "./fixtures/test-mcp-server.js";
+
+let server: TestMcpServer;
+let bridge: BridgeClient | undefined;
+
+beforeEach(async () => {
+  server = await startTestMcpServer();
+});
+afterEach(async () => {
+  await bridge?.close();
+  bridge = undefined;
+  await server.close();
+});
+
+const textOf = (result: unknown): string => {
+  const content = (result as { content: { type: string; text?: string }[] }).content;
+  return content.map((part) => part.text ?? "").join("");
+};
+
+describe("a tools/call is relayed to the server and its answer back", () => {
+  it("lists and calls tools through the bridge", async () => {
+    bridge = await connectThroughBridge([server.url]);
+    const tools = await bridge.client.listTools();
+    expect(tools.tools.map((tool) => tool.name).sort()).toEqual(["ask", "echo", "notify"]);
+    const result = await bridge.client.callTool({ name: "echo", arguments: { text: "hello" } });
+    expect(textOf(result)).toBe("hello");
+    expect(server.echoed).toEqual(["hello"]);
+  });
+
+  it("answers concurrent calls each with its own result", async () => {
+    bridge = await connectThroughBridge([server.url]);
+    const texts = Array.from({ length: 25 }, (_, i) => `call-${i}`);
+    const results = await Promise.all(
+      texts.map((text) => bridge!.client.callTool({ name: "echo", arguments: { text } })),
+    );
+    expect(results.map(textOf)).toEqual(texts);
+    expect([...server.echoed].sort()).toEqual([...texts].sort());
+  });
+});
+
+describe("notifications flow both ways", () => {
+  it("relays a server notification sent while answering a request", async () => {
+    bridge = await connectThroughBridge([server.url]);
+    const notes: unknown[] = [];
+    bridge.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      notes.push(notification.params.data);
+    });
+    await bridge.client.callTool({ name: "notify", arguments: { note: "progress note" } });
+    expect(notes).toEqual(["progress note"]);
+  });
+
+  it("relays a server notification from the standalone event stream", async () => {
+    bridge = await connectThroughBridge([server.url]);
+    const changed = new Promise<void>((resolve) =>
+      bridge!.client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
+    );
+    // The GET stream opens after `notifications/initialized`; a round trip makes sure it is up.
+    await bridge.client.ping();
+    await waitUntil(() => {
+      server.broadcastToolListChanged();
+      return Promise.race([changed.then(() => true), delay(200).then(() => false)]);
+    });
+    await changed;
+  });
+
+  it("relays a client notification to the server", async () => {
+    bridge = await connectThroughBridge([server.url], {
+      capabilities: { capabilities: { roots: { listChanged: true } } },
+    });
+    await bridge.client.sendRootsListChanged();
+    await waitUntil(async () => server.clientNotifications.includes("notifications/roots/list_changed"));
+  });
+});
+
+describe("server-to-client requests round-trip through the bridge", () => {
+  it("delivers an elicitation to the client and its answer to the server", async () => {
+    bridge = await connectThroughBridge([server.url], {
+      capabilities: { capabilities: { elicitation: {} } },
+    });
+    const asked: string[] = [];
+    bridge.client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message);
+      return { action: "accept", content: { answer: "blue" } };
+    });
+    const result = await bridge.client.callTool({
+      name: "ask",
+      arguments: { question: "Favourite colour?" },
+    });
+    expect(asked).toEqual(["Favourite colour?"]);
+    expect(JSON.parse(textOf(result))).toEqual({ action: "accept", content: { answer: "blue" } });
+  });
+});
+
+describe("a malformed stdin line gets -32700 and the bridge goes on", () => {
+  it("answers garbage with a parse error (id null) and still serves the next request", async () => {
+    const raw = spawnRawBridge([server.url]);
+    try {
+      raw.send(initializeLine(1));
+      await raw.waitFor((m) => m.id === 1);
+      raw.send("{this is not json");
+      const parseError = await raw.waitFor((m) => m.id === null);
+      expect((parseError.error as { code: number }).code).toBe(-32700);
+      raw.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+      raw.send(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "echo", arguments: { text: "after" } },
+        }),
+      );
+      const answer = await raw.waitFor((m) => m.id === 2);
+      expect(answer.result).toMatchObject({ content: [{ type: "text", text: "after" }] });
+    } finally {
+      raw.child.kill();
+    }
+  });
+
+  it("answers JSON that is not JSON-RPC with -32600 and its id", async () => {
+    const raw = spawnRawBridge([server.url]);
+    try {
+      raw.send(JSON.stringify({ id: 7, hello: "world" }));
+      const invalid = await raw.waitFor((m) => m.id === 7);
+      expect((invalid.error as { code: number }).code).toBe(-32600);
+    } finally {
+      raw.child.kill();
+    }
+  });
+
+  it("joins a message split across writes", async () => {
+    const raw = spawnRawBridge([server.url]);
+    try {
+      const line = initializeLine(3);
+      raw.child.stdin.write(line.slice(0, 20));
+      await delay(50);
+      raw.child.stdin.write(`${line.slice(20)}\n`);
+      const answer = await raw.waitFor((m) => m.id === 3);
+      expect(answer.result).toMatchObject({ serverInfo: { name: "bridge-test-server" } });
+    } finally {
+      raw.child.kill();
+    }
+  });
+});
+
+describe("stdout carries only JSON-RPC lines", () => {
+  it("writes nothing but JSON-RPC messages on stdout during a session", async () => {
+    const raw = spawnRawBridge([server.url, "--debug"]);
+    raw.send(initializeLine(1));
+    await raw.waitFor((m) => m.id === 1);
+    raw.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+    raw.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
+    raw.send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: { name: "notify", arguments: { note: "n" } },
+      }),
+    );
+    await raw.waitFor((m) => m.id === 3);
+    raw.child.stdin.end();
+    await raw.exited(5000);
+    expect(raw.lines.length).toBeGreaterThanOrEqual(4);
+    for (const line of raw.lines) expect(JSON.parse(line)).toMatchObject({ jsonrpc: "2.0" });
+    expect(raw.stderr()).toContain("tools/call #3");
+  });
+});
+
+describe("stdin EOF, SIGINT and SIGTERM end the session and exit within 2 s", () => {
+  for (const ending of ["EOF", "SIGINT", "SIGTERM"] as const) {
+    it(`exits after ${ending} and ends the remote session`, async () => {
+      const raw = spawnRawBridge([server.url]);
+      raw.send(initializeLine(1));
+      await raw.waitFor((m) => m.id === 1);
+      raw.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+      raw.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }));
+      await raw.waitFor((m) => m.id === 2);
+      if (ending === "EOF") raw.child.stdin.end();
+      else raw.child.kill(ending);
+      expect(await raw.exited(2000)).toBe(0);
+      expect(server.deletedSessions).toHaveLength(1);
+    });
+  }
+
+  it("exits promptly on EOF even when the server is down", async () => {
+    const raw = spawnRawBridge([server.url]);
+    raw.send(initializeLine(1));
+    await raw.waitFor((m) => m.id === 1);
+    await server.stop();
+    raw.child.stdin.end();
+    expect(await raw.exited(2000)).toBe(0);
+  });
+});
+
+describe("custom headers reach the server and never the logs", () => {
+  it("sends the expanded --header value and keeps it out of --debug output", async () => {
+    const secret = "s3cr3t-header-value-1234";
+    bridge = await connectThroughBridge(["--debug", "--header", `X-Secret: \${SECRET_ENV}`, server.url], {
+      env: { SECRET_ENV: secret },
+    });
+    await bridge.client.callTool({ name: "echo", arguments: { text: "x" } });
+    await bridge.close();
+    expect(server.secretHeaders.length).toBeGreaterThan(0);
+    expect(new Set(server.secretHeaders)).toEqual(new Set([secret]));
+    expect(bridge.stderr()).toContain("[debug]");
+    expect(bridge.stderr()).not.toContain(secret);
+  });
+});
+
+async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await delay(50);
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

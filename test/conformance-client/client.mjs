@@ -1,0 +1,78 @@
+#!/usr/bin/env node
+/** A conformance-suite client: spawns chat-mcp-bridge for the URL (last argument) and drives it over stdio. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const serverUrl = process.argv.at(-1);
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
+const context = process.env.MCP_CONFORMANCE_CONTEXT ? JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT) : {};
+/** The client ID metadata document URL the suite's `auth/basic-cimd` server expects as client_id. */
+const CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json";
+
+const configDir = mkdtempSync(join(tmpdir(), "chat-mcp-bridge-conformance-"));
+const args = [join(root, "bin/chat-mcp-bridge.js"), "--token-store", "file", "--auth-timeout", "20"];
+if (context.client_id) args.push("--client-id", context.client_id);
+else if (scenario.startsWith("auth/")) args.push("--client-metadata-url", CLIENT_METADATA_URL);
+if (process.env.CONFORMANCE_BRIDGE_DEBUG) args.push("--debug");
+args.push(serverUrl);
+
+const env = {
+  PATH: process.env.PATH ?? "",
+  HOME: process.env.HOME ?? "",
+  CHAT_CONFIG_DIR: configDir,
+  // A headless browser: follows the authorization URL's redirects over HTTP to the bridge's callback.
+  BROWSER: `${process.execPath} ${join(root, "test/auth/fixtures/http-browser.mjs")}`,
+  CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS: "5000",
+};
+if (context.client_secret) env.CHAT_MCP_CLIENT_SECRET = context.client_secret;
+
+const transport = new StdioClientTransport({ command: process.execPath, args, env, stderr: "inherit" });
+const client = new Client(
+  { name: "chat-mcp-bridge-conformance-client", version: "1.0.0" },
+  { capabilities: { elicitation: {} } },
+);
+// Like an MCP client app: accept with the defaults the form declares (the bridge relays the schema untouched).
+client.setRequestHandler(ElicitRequestSchema, async (request) => {
+  const properties = request.params.requestedSchema?.properties ?? {};
+  const content = Object.fromEntries(
+    Object.entries(properties)
+      .filter(([, property]) => property && "default" in property)
+      .map(([name, property]) => [name, property.default]),
+  );
+  return { action: "accept", content };
+});
+
+/** Arguments for a tool from its input schema: numbers, strings and booleans get simple values. */
+function sampleArguments(schema) {
+  const values = { number: 1, integer: 1, string: "test", boolean: true };
+  return Object.fromEntries(
+    Object.entries(schema?.properties ?? {}).map(([name, property]) => [
+      name,
+      values[property?.type] ?? null,
+    ]),
+  );
+}
+
+let exitCode = 0;
+try {
+  await client.connect(transport);
+  if (scenario !== "initialize") {
+    const { tools } = await client.listTools();
+    for (const tool of tools) {
+      await client.callTool({ name: tool.name, arguments: sampleArguments(tool.inputSchema) });
+    }
+  }
+} catch (error) {
+  process.stderr.write(`conformance client: ${error instanceof Error ? error.message : String(error)}\n`);
+  exitCode = 1;
+} finally {
+  await client.close().catch(() => {});
+  rmSync(configDir, { recursive: true, force: true });
+}
+process.exit(exitCode);
