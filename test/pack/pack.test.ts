@@ -1,0 +1,311 @@
+/** The published package: `npm pack` holds only what users need, and its bins, exports and types work from a fresh install. */
+import { execFile } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { TOOL_NAMES } from "../../src/wire/index.js";
+
+const run = promisify(execFile);
+const repo = resolve(".");
+const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+const httpBrowser = resolve("test/auth/fixtures/http-browser.mjs");
+
+const PackageJsonSchema = z.looseObject({
+  name: z.string(),
+  version: z.string(),
+  bin: z.record(z.string(), z.string()),
+  exports: z.record(z.string(), z.union([z.string(), z.looseObject({ types: z.string().optional() })])),
+});
+const PackOutputSchema = z.array(
+  z.looseObject({ filename: z.string(), files: z.array(z.looseObject({ path: z.string() })) }),
+);
+
+const pkg = PackageJsonSchema.parse(JSON.parse(readFileSync(join(repo, "package.json"), "utf8")));
+/** The repo's installed version of a dev package, so the fresh install resolves what the cache already holds. */
+const installedVersion = (name: string) =>
+  z
+    .object({ version: z.string() })
+    .parse(JSON.parse(readFileSync(join(repo, "node_modules", name, "package.json"), "utf8"))).version;
+
+const work = mkdtempSync(join(tmpdir(), "cmb-pack-"));
+const installDir = join(work, "app");
+const installedPackage = join(installDir, "node_modules", "chat-mcp-bridge");
+let tarball: string;
+let packed: string[];
+
+/** Runs an npm command quietly; on failure the error carries npm's own message. */
+async function npmRun(args: string[], cwd: string): Promise<string> {
+  const { stdout } = await run(npm, [...args, "--loglevel=error", "--no-audit", "--no-fund"], {
+    cwd,
+    env: { ...process.env, npm_config_update_notifier: "false" },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return stdout;
+}
+
+/** Runs Node in the install dir (module resolution as a user's project sees it). */
+async function nodeIn(dir: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const { stdout } = await run(process.execPath, args, { cwd: dir, env, timeout: 60_000 });
+  return stdout.trim();
+}
+
+beforeAll(async () => {
+  for (const built of [
+    "dist/index.js",
+    "dist/index.d.ts",
+    "dist/bin/chat-mcp-bridge.js",
+    "dist/bin/chat-cli.js",
+  ]) {
+    if (!existsSync(join(repo, built))) throw new Error(`${built} is missing: run \`npm run build\` first`);
+  }
+  // `npm test` builds first (pretest), so the tarball holds the current code without building twice here.
+  const output = PackOutputSchema.parse(
+    JSON.parse(await npmRun(["pack", "--json", "--ignore-scripts", "--pack-destination", work], repo)),
+  );
+  const [entry] = output;
+  if (!entry) throw new Error("npm pack reported no tarball");
+  tarball = join(work, entry.filename);
+  packed = entry.files.map((file) => file.path);
+
+  // A user's fresh project: the tarball, msw (the optional peer of ./testing) and Node's types for the type check.
+  // Optional keychain modules are left out: keytar builds natively, and the file-store fallback is under test below.
+  mkdirSync(installDir);
+  writeFileSync(
+    join(installDir, "package.json"),
+    JSON.stringify({ name: "pack-check", private: true, type: "module" }),
+  );
+  await npmRun(
+    [
+      "install",
+      tarball,
+      `msw@${installedVersion("msw")}`,
+      `@types/node@${installedVersion("@types/node")}`,
+      "--prefer-offline",
+      "--omit=optional",
+      "--ignore-scripts",
+    ],
+    installDir,
+  );
+}, 300_000);
+
+afterAll(() => {
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe("the tarball holds only what users need", () => {
+  it("has the bin shims, the compiled entry points, README and LICENSE", () => {
+    for (const path of Object.values(pkg.bin)) expect(packed).toContain(path.replace(/^\.\//, ""));
+    for (const file of ["package.json", "README.md", "LICENSE", "dist/index.js", "dist/server/index.js"]) {
+      expect(packed).toContain(file);
+    }
+    expect(packed).toContain("dist/testing/index.js");
+  });
+
+  it("has no tests, TypeScript sources, demo, source maps or repo tooling", () => {
+    const unwanted = packed.filter(
+      (path) =>
+        /^(src|test|bench|scripts|\.ci|node_modules)\//.test(path) ||
+        path.startsWith("dist/demo/") ||
+        path.endsWith(".map") ||
+        /\.test\.[cm]?[jt]s$/.test(path) ||
+        (path.endsWith(".ts") && !path.endsWith(".d.ts")) ||
+        /^(tsconfig.*|biome|vitest\.config\.ts)/.test(path),
+    );
+    expect(unwanted).toEqual([]);
+  });
+
+  it("ships no bundle chunk that no bin imports (stale chunks of older builds)", () => {
+    // Read from the installed copy: it is what the tarball holds, whatever happens to dist/ meanwhile.
+    const bundles = packed.filter((path) => path.startsWith("dist/bin/") && path.endsWith(".js"));
+    const referenced = new Set<string>();
+    for (const bundle of bundles) {
+      const text = readFileSync(join(installedPackage, bundle), "utf8");
+      for (const match of text.matchAll(/["'](?:\.\.?\/)+(?:chunks\/)?([\w.-]+\.js)["']/g))
+        referenced.add(match[1]!);
+    }
+    const orphans = bundles.filter(
+      (path) => path.startsWith("dist/bin/chunks/") && !referenced.has(path.split("/").at(-1)!),
+    );
+    expect(orphans).toEqual([]);
+  });
+
+  it("has a types file for every export", () => {
+    for (const [subpath, target] of Object.entries(pkg.exports)) {
+      if (typeof target === "string") continue; // ./package.json
+      expect(target.types, `types of ${subpath}`).toBeDefined();
+      expect(packed).toContain(target.types!.replace(/^\.\//, ""));
+    }
+  });
+});
+
+describe("both bins run from a fresh install", () => {
+  it.each(Object.keys(pkg.bin))("npx --no-install %s --version prints the package version", async (bin) => {
+    const { stdout } = await run(npm, ["exec", "--no-install", "--", bin, "--version"], {
+      cwd: installDir,
+      timeout: 60_000,
+    });
+    expect(stdout.trim()).toBe(pkg.version);
+  });
+});
+
+describe("every export imports from a fresh install", () => {
+  it('import { ChatClient } from "chat-mcp-bridge" gives a working client class', async () => {
+    const out = await nodeIn(installDir, [
+      "--input-type=module",
+      "-e",
+      'import { ChatClient, ChatSchema, ConflictError } from "chat-mcp-bridge";' +
+        'const client = new ChatClient({ baseUrl: "http://127.0.0.1:9", token: "t" });' +
+        "console.log(typeof client.createChat, typeof client.getPendingTask, typeof ChatSchema.parse, typeof ConflictError);",
+    ]);
+    expect(out).toBe("function function function function");
+  });
+
+  it('"chat-mcp-bridge/server" starts a reference server that the packaged ChatClient can use', async () => {
+    const out = await nodeIn(installDir, [
+      "--input-type=module",
+      "-e",
+      'import { ChatClient } from "chat-mcp-bridge";' +
+        'import { startReferenceServer } from "chat-mcp-bridge/server";' +
+        "const server = await startReferenceServer({ port: 0 });" +
+        "try {" +
+        "  const client = new ChatClient({ baseUrl: server.url, token: server.apiKeys.acme });" +
+        '  const chat = await client.createChat({ message: "Add a database" });' +
+        "  const pending = await client.getPendingTask(chat.id);" +
+        "  console.log(JSON.stringify({ kind: pending?.kind, integrations: pending?.integrations }));" +
+        "} finally { await server.close(); }",
+    ]);
+    expect(JSON.parse(out)).toEqual({ kind: "integration", integrations: ["Neon"] });
+  });
+
+  it('"chat-mcp-bridge/testing" gives msw handlers', async () => {
+    const out = await nodeIn(installDir, [
+      "--input-type=module",
+      "-e",
+      'import { createChatHandlers } from "chat-mcp-bridge/testing";' +
+        "const { handlers } = createChatHandlers();" +
+        "console.log(Array.isArray(handlers) && handlers.length > 0);",
+    ]);
+    expect(out).toBe("true");
+  });
+});
+
+describe("types resolve for every export (strict, skipLibCheck off)", () => {
+  it("a user's TypeScript file type-checks against the installed package", async () => {
+    writeFileSync(
+      join(installDir, "uses-package.ts"),
+      [
+        'import { ChatClient, type Chat, type PendingTask, type Task, ConflictError, findPendingPermissions } from "chat-mcp-bridge";',
+        'import { startReferenceServer, type ReferenceServer } from "chat-mcp-bridge/server";',
+        'import { createChatHandlers } from "chat-mcp-bridge/testing";',
+        "const task: Task = { type: 'confirmed-steps', connectedIntegrationNames: ['Neon'] };",
+        "export async function flow(): Promise<Chat> {",
+        "  const server: ReferenceServer = await startReferenceServer({ port: 0, autoApprove: 'acme' });",
+        "  const client = new ChatClient({ baseUrl: server.url, token: server.apiKeys.acme });",
+        "  const chat = await client.createChat({ message: 'database' });",
+        "  const pending: PendingTask | null = await client.getPendingTask(chat.id);",
+        "  if (pending?.kind === 'permissions') findPendingPermissions(pending.message);",
+        "  try { await client.resolveTask(chat.id, task); } catch (e) { if (!(e instanceof ConflictError)) throw e; }",
+        "  await server.close();",
+        "  return chat;",
+        "}",
+        "export const handlers = createChatHandlers().handlers;",
+        "",
+      ].join("\n"),
+    );
+    writeFileSync(
+      join(installDir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          target: "ES2022",
+          noEmit: true,
+          skipLibCheck: false,
+          types: ["node"],
+        },
+        files: ["uses-package.ts"],
+      }),
+    );
+    const tsc = join(repo, "node_modules/typescript/bin/tsc");
+    const result = await run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: installDir }).then(
+      () => "",
+      (error: { stdout?: string }) => error.stdout ?? String(error),
+    );
+    expect(result).toBe("");
+  }, 180_000);
+});
+
+describe("without the optional keychain modules, tokens go to the 0600 file store", () => {
+  let server: ReferenceServer;
+  const configDir = mkdtempSync(join(tmpdir(), "cmb-pack-config-"));
+  const installedBridge = () => join(installedPackage, "bin/chat-mcp-bridge.js");
+
+  beforeAll(async () => {
+    server = await startReferenceServer({ autoApprove: "acme" });
+  });
+  afterAll(async () => {
+    await server?.close();
+    rmSync(configDir, { recursive: true, force: true });
+  });
+
+  it("chat-mcp-bridge login (token store auto) signs in and saves a 0600 file", async () => {
+    await run(process.execPath, [installedBridge(), "login", server.mcpUrl], {
+      cwd: installDir,
+      timeout: 60_000,
+      env: { ...process.env, CHAT_CONFIG_DIR: configDir, BROWSER: `"${process.execPath}" "${httpBrowser}"` },
+    });
+    const files = listFiles(configDir).filter((file) => !file.endsWith(".lock"));
+    expect(files.length).toBeGreaterThan(0);
+    if (process.platform !== "win32") {
+      const modes = files.map((file) => (statSync(file).mode & 0o777).toString(8));
+      expect(modes).toContain("600");
+    }
+  });
+
+  it("the installed bridge relays with the stored login, opening no browser", async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [installedBridge(), server.mcpUrl],
+      cwd: installDir,
+      // A browser command that cannot start: any new sign-in would fail the connection.
+      env: { ...stringEnv(), CHAT_CONFIG_DIR: configDir, BROWSER: join(work, "no-such-browser") },
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "pack-test", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name).sort()).toEqual([...TOOL_NAMES].sort());
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? listFiles(join(dir, entry.name)) : [join(dir, entry.name)],
+  );
+}
+
+function stringEnv(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+}
