@@ -1,28 +1,8 @@
 /** The demo's voice: numbered, timed steps with what was sent and what came back; colour only on a TTY. */
 
-export interface Style {
-  bold(text: string): string;
-  dim(text: string): string;
-  green(text: string): string;
-  red(text: string): string;
-  cyan(text: string): string;
-  yellow(text: string): string;
-}
+import { createStyle, type Style } from "../cli/ansi.js";
 
-function wrap(open: number, close: number, enabled: boolean): (text: string) => string {
-  return enabled ? (text) => `\u001b[${open}m${text}\u001b[${close}m` : (text) => text;
-}
-
-export function createStyle(enabled: boolean): Style {
-  return {
-    bold: wrap(1, 22, enabled),
-    dim: wrap(2, 22, enabled),
-    green: wrap(32, 39, enabled),
-    red: wrap(31, 39, enabled),
-    cyan: wrap(36, 39, enabled),
-    yellow: wrap(33, 39, enabled),
-  };
-}
+export { createStyle, type Style };
 
 /** One finished step, for the summary. */
 export interface StepRecord {
