@@ -1,0 +1,21 @@
+/** The baseline for the server figure: bare node:http answering every request with a fixed body (argv[2], a file). */
+import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
+
+const body = readFileSync(process.argv[2]);
+const server = createServer((_request, response) => {
+  response.writeHead(200, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": body.length,
+  });
+  response.end(body);
+});
+server.listen(0, "127.0.0.1", () => {
+  const { port } = server.address();
+  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${port}` })}\n`);
+});
+process.stdin.on("end", () => {
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+});
+process.stdin.resume();
