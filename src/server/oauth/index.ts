@@ -11,6 +11,7 @@ import type { OAuthServerOptions } from "../options.js";
 import { CONSENT_PATH, mountConsentPage } from "./consent.js";
 import { DEFAULT_ACCESS_TOKEN_TTL_SECONDS, OAuthGrants } from "./grants.js";
 import { CHAT_SCOPES, OFFLINE_ACCESS_SCOPE, ReferenceOAuthProvider } from "./provider.js";
+import { redirectUriProblem } from "./redirect-uris.js";
 
 export type { OAuthServerOptions, PreRegisteredOAuthClient } from "../options.js";
 export { CHAT_SCOPES, OFFLINE_ACCESS_SCOPE } from "./provider.js";
@@ -62,11 +63,19 @@ export function mountOAuth(app: Express, ctx: ServerContext): void {
       metadataHandler(protectedResourceMetadata(ctx.baseUrl, `${ctx.baseUrl}${path}`)),
     );
   }
-  app.use("/authorize", parseForm, echoStateOnErrors, authorizationHandler({ provider, rateLimit: false }));
+  app.use(
+    "/authorize",
+    parseForm,
+    refuseBadRedirectUri,
+    echoStateOnErrors,
+    authorizationHandler({ provider, rateLimit: false }),
+  );
   app.use("/token", clientSecretBasic, tokenHandler({ provider, rateLimit: false }));
   app.use("/revoke", clientSecretBasic, revocationHandler({ provider, rateLimit: false }));
   app.use(
     "/register",
+    express.json({ limit: "64kb" }),
+    refuseBadRegisteredRedirectUris,
     clientRegistrationHandler({
       clientsStore: provider.clientsStore,
       rateLimit: false,
@@ -165,4 +174,31 @@ function clientSecretBasic(req: Request, res: Response, next: NextFunction): voi
     req.body = { ...body, client_id: clientId, client_secret: clientSecret };
     next();
   });
+}
+
+/** `/authorize` with a redirect URI that could never be registered (e.g. a fragment added): 400, no redirect. */
+function refuseBadRedirectUri(req: Request, res: Response, next: NextFunction): void {
+  const source = (req.method === "POST" ? req.body : req.query) as Record<string, unknown> | undefined;
+  const redirectUri = source?.redirect_uri;
+  const problem = typeof redirectUri === "string" ? redirectUriProblem(redirectUri) : null;
+  if (problem) {
+    res.status(400).json({ error: "invalid_request", error_description: `redirect_uri ${problem}` });
+    return;
+  }
+  next();
+}
+
+/** RFC 7591 registration: every redirect URI must be one a client can really receive a code at. */
+function refuseBadRegisteredRedirectUris(req: Request, res: Response, next: NextFunction): void {
+  const uris = (req.body as { redirect_uris?: unknown } | undefined)?.redirect_uris;
+  if (Array.isArray(uris)) {
+    for (const uri of uris) {
+      const problem = typeof uri === "string" ? redirectUriProblem(uri) : "is not a string";
+      if (problem) {
+        res.status(400).json({ error: "invalid_redirect_uri", error_description: `redirect_uri ${problem}` });
+        return;
+      }
+    }
+  }
+  next();
 }
