@@ -5,9 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${CHAT_TEST_IN_KEYRING:-}" ] && command -v dbus-run-session >/dev/null && command -v gnome-keyring-daemon >/dev/null; then
   export CHAT_TEST_IN_KEYRING=1
-  exec dbus-run-session -- bash -c '
+  # A fresh keyring directory each run: a login keyring left by an earlier run would not unlock with our password.
+  XDG_DATA_HOME="$(mktemp -d)"
+  export XDG_DATA_HOME
+  trap 'rm -rf "$XDG_DATA_HOME"' EXIT
+  dbus-run-session -- bash -c '
     eval "$(printf "test-password" | gnome-keyring-daemon --unlock --components=secrets 2>/dev/null)" >/dev/null
     export GNOME_KEYRING_CONTROL SSH_AUTH_SOCK
     exec "$0" "$@"' "$0" "$@"
+  exit $?
 fi
 exec npx vitest run "$@"
