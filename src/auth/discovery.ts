@@ -9,6 +9,7 @@ import type {
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { checkResourceAllowed } from "@modelcontextprotocol/sdk/shared/auth-utils.js";
 import { z } from "zod";
+import { assertSecureUrl, splitScope } from "./checks.js";
 import { UnsafeUrlError } from "./errors.js";
 
 export interface DiscoveredServer {
@@ -19,49 +20,6 @@ export interface DiscoveredServer {
   resourceMetadata?: OAuthProtectedResourceMetadata;
   /** The RFC 8707 resource indicator, sent on authorize, token and refresh requests. */
   resource: string;
-}
-
-/** The parameters of a `WWW-Authenticate: Bearer ...` challenge that matter to a client. */
-export interface BearerChallenge {
-  resourceMetadataUrl?: string;
-  scope?: string;
-  error?: string;
-}
-
-/** Parses a `WWW-Authenticate` value (quoted strings with commas and escapes included); {} when not Bearer. */
-export function parseBearerChallenge(header: string | null | undefined): BearerChallenge {
-  const match = header?.match(/^\s*Bearer(?:\s+(.*))?$/is);
-  if (!match) return {};
-  const params: Record<string, string> = {};
-  const pattern = /([A-Za-z0-9_.-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))/g;
-  for (const [, name, quoted, bare] of (match[1] ?? "").matchAll(pattern)) {
-    params[name!.toLowerCase()] ??= quoted !== undefined ? quoted.replace(/\\(.)/g, "$1") : bare!;
-  }
-  return { resourceMetadataUrl: params.resource_metadata, scope: params.scope, error: params.error };
-}
-
-/** True for loopback hosts, where plain http is fine (RFC 8252 §8.3). */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, "");
-  return host === "localhost" || host === "::1" || /^127(?:\.\d{1,3}){3}$/.test(host);
-}
-
-/** Refuses anything but https, or http on loopback (or anywhere with `allowHttp`). */
-export function assertSecureUrl(value: string, what: string, allowHttp = false): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UnsafeUrlError(`The ${what} is not a valid URL.`);
-  }
-  if (url.protocol === "https:") return url;
-  if (url.protocol === "http:") {
-    if (allowHttp || isLoopbackHost(url.hostname)) return url;
-    throw new UnsafeUrlError(
-      `Refusing plain http for the ${what} (${url.origin}): use https, or pass --allow-http if you trust the network.`,
-    );
-  }
-  throw new UnsafeUrlError(`Refusing the ${what}: it must be an http(s) URL, not ${url.protocol}.`);
 }
 
 function endpointsSchema(allowHttp: boolean) {
@@ -137,6 +95,14 @@ export async function discoverServer(serverUrl: string, options: DiscoverOptions
       `The authorization server's metadata was refused: ${vetted.error.issues.map((issue) => issue.message).join(" ")}`,
     );
   }
+  if (metadata) {
+    assertIssuerAndOrigins(
+      metadata.issuer,
+      vetted.data,
+      authorizationServerUrl,
+      resourceMetadata === undefined,
+    );
+  }
 
   let resource = canonical(serverUrl);
   if (resourceMetadata) {
@@ -151,6 +117,54 @@ export async function discoverServer(serverUrl: string, options: DiscoverOptions
     resource = resourceMetadata.resource;
   }
   return { authorizationServerUrl, metadata, resourceMetadata, resource };
+}
+
+/**
+ * RFC 8414 §3.3: the metadata's `issuer` must be the authorization server URL it was fetched for (a trailing
+ * slash aside). A 2025-03-26 server without protected resource metadata names no issuer for the client to hold
+ * the metadata to (its spec only derives where to fetch it from the MCP server's origin), so there the issuer
+ * only has to be on that origin. The code, the PKCE verifier and the client's credentials go to the token,
+ * registration and revocation endpoints: each must be on the issuer's origin. The authorization endpoint only
+ * gets what the browser shows, and passes the http(s) checks alone.
+ */
+function assertIssuerAndOrigins(
+  issuerValue: string,
+  endpoints: z.infer<ReturnType<typeof endpointsSchema>>,
+  authorizationServerUrl: string,
+  withoutResourceMetadata: boolean,
+): void {
+  const refuse = (reason: string) =>
+    new UnsafeUrlError(
+      `The authorization server metadata of ${authorizationServerUrl} was refused: ${reason}; not signing in there.`,
+    );
+  let issuer: URL;
+  try {
+    issuer = new URL(issuerValue);
+  } catch {
+    throw refuse("its issuer is not a valid URL");
+  }
+  const expected = new URL(authorizationServerUrl);
+  const matches = withoutResourceMetadata
+    ? issuer.origin === expected.origin
+    : withoutTrailingSlash(issuer.href) === withoutTrailingSlash(expected.href);
+  if (!matches) {
+    const relation = withoutResourceMetadata ? "on the origin of" : "the URL of";
+    throw refuse(`its issuer ${issuer.href} is not ${relation} the authorization server (RFC 8414 §3.3)`);
+  }
+  const mustShareOrigin: Array<[string, string | undefined]> = [
+    ["token endpoint", endpoints.token_endpoint],
+    ["registration endpoint", endpoints.registration_endpoint],
+    ["revocation endpoint", endpoints.revocation_endpoint],
+  ];
+  for (const [what, value] of mustShareOrigin) {
+    if (value !== undefined && new URL(value).origin !== issuer.origin) {
+      throw refuse(`its ${what} ${new URL(value).origin} is not on the issuer's origin ${issuer.origin}`);
+    }
+  }
+}
+
+function withoutTrailingSlash(url: string): string {
+  return url.endsWith("/") ? url.slice(0, -1) : url;
 }
 
 /**
@@ -169,16 +183,6 @@ export function chooseScope(input: {
   if (scopes.size === 0) return undefined;
   if (input.metadata?.scopes_supported?.includes("offline_access")) scopes.add("offline_access");
   return [...scopes].join(" ");
-}
-
-/** True when `granted` includes every scope of `required`. */
-export function coversScope(granted: string | undefined, required: string | undefined): boolean {
-  const have = new Set(splitScope(granted));
-  return splitScope(required).every((scope) => have.has(scope));
-}
-
-export function splitScope(scope: string | undefined): string[] {
-  return (scope ?? "").split(/\s+/).filter(Boolean);
 }
 
 function canonical(serverUrl: string): string {

@@ -1,6 +1,6 @@
 /** A cross-process lock file per login, so one process at a time signs in or spends the refresh token. */
 import { randomUUID } from "node:crypto";
-import { open, readFile, rm, stat, utimes } from "node:fs/promises";
+import { type FileHandle, open, readFile, rm, stat, utimes } from "node:fs/promises";
 import { dirname } from "node:path";
 import { TokenStoreError } from "./errors.js";
 import { describeFsError, ensureDirectory } from "./token-store.js";
@@ -64,18 +64,23 @@ export async function acquireFileLock(path: string, options: LockOptions): Promi
 }
 
 async function tryCreate(path: string, content: LockContent): Promise<boolean> {
+  let handle: FileHandle;
   try {
-    const handle = await open(path, "wx", 0o600);
-    try {
-      await handle.writeFile(JSON.stringify(content));
-    } finally {
-      await handle.close();
-    }
-    return true;
+    handle = await open(path, "wx", 0o600);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw new TokenStoreError(`Could not create the lock file ${path}: ${describeFsError(error)}.`);
   }
+  try {
+    await handle.writeFile(JSON.stringify(content));
+    await handle.close();
+  } catch (error) {
+    // An empty lock file names no holder and would hold every other process off until it turns stale.
+    await handle.close().catch(() => {});
+    await rm(path, { force: true }).catch(() => {});
+    throw new TokenStoreError(`Could not write the lock file ${path}: ${describeFsError(error)}.`);
+  }
+  return true;
 }
 
 function holdLock(path: string, content: LockContent, staleMs: number): () => Promise<void> {

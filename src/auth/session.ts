@@ -1,32 +1,17 @@
 /** OAuthSession: one login to one protected resource, kept fresh across processes (sign-in, refresh, step-up, sign-out). */
 import { createHash, randomBytes } from "node:crypto";
-import {
-  exchangeAuthorization,
-  isHttpsUrl,
-  refreshAuthorization,
-  registerClient,
-  selectClientAuthMethod,
-  startAuthorization,
-} from "@modelcontextprotocol/sdk/client/auth.js";
-import { OAuthError, ServerError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { z } from "zod";
 import { configDir as defaultConfigDir } from "../config/index.js";
-import {
-  assertSecureUrl,
-  chooseScope,
-  coversScope,
-  type DiscoveredServer,
-  discoverServer,
-  parseBearerChallenge,
-} from "./discovery.js";
+import { assertSecureUrl, coversScope, isHttpsUrlWithPath, parseBearerChallenge } from "./checks.js";
+import type { DiscoveredServer } from "./discovery.js";
 import { AuthRequiredError, TokenStoreError, UnsafeUrlError } from "./errors.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "./login-key.js";
 import { withFileLock } from "./login-lock.js";
-import { startLoopbackCallback } from "./loopback-callback.js";
-import { assertBrowsableUrl, openUrl } from "./open-url.js";
 import type { StoredClient, StoredLogin, StoredTokens } from "./stored-login.js";
 import { type AuthLog, LoginStore } from "./token-store.js";
+
+// Reading a stored login is the common path (every bridge start); it loads none of the SDK, zod or http server.
+const loadFlows = () => import("./session-flows.js");
 
 export interface OAuthSessionOptions {
   /** The protected resource URL (MCP URL for the bridge, `restServerUrl(baseUrl)` for chat-cli). */
@@ -75,11 +60,6 @@ export interface SignInSummary {
 
 const DEFAULT_AUTH_TIMEOUT_MS = 300_000;
 
-// RFC 7009 fields of RFC 8414 metadata (the endpoint itself was vetted as http(s) during discovery).
-const RevocationMetadataSchema = z.object({
-  revocation_endpoint: z.string().optional(),
-  revocation_endpoint_auth_methods_supported: z.array(z.string()).optional(),
-});
 const MAX_REFRESH_AHEAD_MS = 60_000;
 
 export class OAuthSession {
@@ -100,7 +80,7 @@ export class OAuthSession {
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
     this.#authTimeoutMs = options.authTimeoutMs ?? DEFAULT_AUTH_TIMEOUT_MS;
     assertSecureUrl(options.serverUrl, "server URL", options.allowHttp);
-    if (options.clientMetadataUrl && !isHttpsUrl(options.clientMetadataUrl)) {
+    if (options.clientMetadataUrl && !isHttpsUrlWithPath(options.clientMetadataUrl)) {
       throw new UnsafeUrlError("The client metadata URL must be an https URL with a path.");
     }
     this.serverUrl = canonicalServerUrl(options.serverUrl);
@@ -112,9 +92,11 @@ export class OAuthSession {
 
   /** A usable access token, refreshed ahead of expiry under the lock; undefined when never signed in. Never opens a browser. */
   async accessToken(): Promise<string | undefined> {
-    // The store is read again only when the token in memory is missing or due, so most calls touch nothing.
+    // The store is read again only when the token in memory is missing or due, or another process saved a new
+    // login (seen from file metadata alone), so most calls read no file and never the keychain.
     let tokens = this.#login?.tokens;
-    if (!tokens || isDue(tokens)) tokens = (await this.#reload())?.tokens;
+    if (!tokens || isDue(tokens) || (await this.#store.changedSinceSeen()))
+      tokens = (await this.#reload())?.tokens;
     if (!tokens) return undefined;
     if (!isDue(tokens)) return tokens.accessToken;
     if (!tokens.refreshToken) return isExpired(tokens) ? undefined : tokens.accessToken;
@@ -249,12 +231,14 @@ export class OAuthSession {
   #discover(resourceMetadataUrl?: string): Promise<DiscoveredServer> {
     const key = resourceMetadataUrl ?? "";
     if (this.#discovered?.key !== key) {
-      const value = discoverServer(this.serverUrl, {
-        resourceMetadataUrl,
-        fetchFn: this.#fetch,
-        allowHttp: this.#options.allowHttp ?? false,
-        log: (message) => this.#log("debug", message),
-      });
+      const value = loadFlows().then(({ discoverServer }) =>
+        discoverServer(this.serverUrl, {
+          resourceMetadataUrl,
+          fetchFn: this.#fetch,
+          allowHttp: this.#options.allowHttp ?? false,
+          log: (message) => this.#log("debug", message),
+        }),
+      );
       this.#discovered = { key, value };
       // A failed discovery is not cached: the next attempt asks again.
       value.catch(() => {
@@ -267,6 +251,7 @@ export class OAuthSession {
   /** Refreshes under the lock the caller holds; undefined (tokens dropped) when the server refuses the refresh token. */
   async #refresh(login: StoredLogin, resourceMetadataUrl?: string): Promise<StoredLogin | undefined> {
     const tokens = login.tokens!;
+    const { refreshAuthorization, OAuthError, ServerError } = await loadFlows();
     const server = await this.#discover(resourceMetadataUrl);
     if (server.authorizationServerUrl !== login.authorizationServerUrl || !login.client) {
       await this.#persist({ ...login, tokens: undefined, savedAt: Date.now() }, false);
@@ -304,6 +289,8 @@ export class OAuthSession {
     resourceMetadataUrl?: string;
     strictSave: boolean;
   }): Promise<StoredLogin> {
+    const { chooseScope, exchangeAuthorization, OAuthError, startAuthorization, startLoopbackCallback } =
+      await loadFlows();
     const server = await this.#discover(input.resourceMetadataUrl);
     const current = await this.#reload();
     const sameServer = current?.authorizationServerUrl === server.authorizationServerUrl;
@@ -429,6 +416,7 @@ export class OAuthSession {
       );
     }
     this.#log("debug", "Registering this client with the authorization server.");
+    const { registerClient } = await loadFlows();
     const registered = await registerClient(server.authorizationServerUrl, {
       metadata: server.metadata,
       clientMetadata: {
@@ -452,6 +440,7 @@ export class OAuthSession {
   }
 
   async #present(url: string): Promise<void> {
+    const { assertBrowsableUrl, openUrl } = await loadFlows();
     assertBrowsableUrl(url);
     if (this.#options.openBrowser === false) {
       process.stderr.write(`Open this URL to sign in: ${url}\n`);
@@ -469,6 +458,7 @@ export class OAuthSession {
 
   /** RFC 7009 revocation of both tokens, authenticated as the token endpoint would be. */
   async #revoke(login: StoredLogin): Promise<void> {
+    const { RevocationMetadataSchema, selectClientAuthMethod } = await loadFlows();
     const server = await this.#discover();
     const revocation = RevocationMetadataSchema.safeParse(server.metadata ?? {});
     const endpoint = revocation.success ? revocation.data.revocation_endpoint : undefined;

@@ -1,43 +1,68 @@
-/** The shape of a saved login (tokens + client registration), validated with zod whenever it is read back. */
-import { z } from "zod";
+/**
+ * The shape of a saved login (tokens + client registration), validated whenever it is read back. Hand-written,
+ * not zod: every bridge start reads a login, and zod's core alone is over half a megabyte to load.
+ */
 
-export const StoredTokensSchema = z.object({
-  accessToken: z.string().min(1),
-  tokenType: z.string().default("Bearer"),
-  refreshToken: z.string().min(1).optional(),
-  scope: z.string().optional(),
+export interface StoredTokens {
+  accessToken: string;
+  /** "Bearer" when the record does not say. */
+  tokenType: string;
+  refreshToken?: string | undefined;
+  scope?: string | undefined;
   /** Milliseconds since the epoch; absent when the server did not say. */
-  expiresAt: z.number().optional(),
-  issuedAt: z.number(),
-});
+  expiresAt?: number | undefined;
+  issuedAt: number;
+}
 
 /** The client registration used with the authorization server (RFC 7591 answer, pre-registered id, or metadata URL). */
-export const StoredClientSchema = z.object({
-  client_id: z.string().min(1),
-  client_secret: z.string().optional(),
-  client_secret_expires_at: z.number().optional(),
-  token_endpoint_auth_method: z.string().optional(),
-  redirect_uris: z.array(z.string()).default([]),
-  source: z.enum(["dynamic", "pre-registered", "metadata-document"]),
-});
+export interface StoredClient {
+  client_id: string;
+  client_secret?: string | undefined;
+  client_secret_expires_at?: number | undefined;
+  token_endpoint_auth_method?: string | undefined;
+  /** [] when the record does not say. */
+  redirect_uris: string[];
+  source: "dynamic" | "pre-registered" | "metadata-document";
+}
 
-export const StoredLoginSchema = z.object({
-  version: z.literal(1),
-  serverUrl: z.string(),
+export interface StoredLogin {
+  version: 1;
+  serverUrl: string;
   /** The authorization server the client and tokens belong to; a different one discards them. */
-  authorizationServerUrl: z.string(),
+  authorizationServerUrl: string;
   /** RFC 8707 resource the tokens were issued for. */
-  resource: z.string().optional(),
-  client: StoredClientSchema.optional(),
-  tokens: StoredTokensSchema.optional(),
+  resource?: string | undefined;
+  client?: StoredClient | undefined;
+  tokens?: StoredTokens | undefined;
   /** The scope last asked for, reused when signing in again. */
-  requestedScope: z.string().optional(),
-  savedAt: z.number(),
-});
+  requestedScope?: string | undefined;
+  savedAt: number;
+}
 
-export type StoredTokens = z.infer<typeof StoredTokensSchema>;
-export type StoredClient = z.infer<typeof StoredClientSchema>;
-export type StoredLogin = z.infer<typeof StoredLoginSchema>;
+/** A stored login that does not have the expected shape; the message names the field. */
+export class InvalidStoredLoginError extends Error {
+  override readonly name = "InvalidStoredLoginError";
+}
+
+/**
+ * Validates a parsed record as a StoredLogin, with zod's `parse`/`safeParse` conventions: unknown fields are
+ * dropped, absent `tokenType` becomes "Bearer" and absent `redirect_uris` becomes [].
+ */
+export const StoredLoginSchema = {
+  parse(value: unknown): StoredLogin {
+    return readLogin(value);
+  },
+  safeParse(
+    value: unknown,
+  ): { success: true; data: StoredLogin } | { success: false; error: InvalidStoredLoginError } {
+    try {
+      return { success: true, data: readLogin(value) };
+    } catch (error) {
+      if (error instanceof InvalidStoredLoginError) return { success: false, error };
+      throw error;
+    }
+  },
+};
 
 /** Parses a stored JSON text; undefined (never a throw) when it is not a valid login. */
 export function parseStoredLogin(text: string): StoredLogin | undefined {
@@ -47,4 +72,94 @@ export function parseStoredLogin(text: string): StoredLogin | undefined {
   } catch {
     return undefined;
   }
+}
+
+const CLIENT_SOURCES: readonly StoredClient["source"][] = ["dynamic", "pre-registered", "metadata-document"];
+
+function readLogin(value: unknown): StoredLogin {
+  const record = object(value, "login");
+  if (record.version !== 1) throw new InvalidStoredLoginError("version: expected 1");
+  return withoutAbsent({
+    version: 1,
+    serverUrl: string(record.serverUrl, "serverUrl"),
+    authorizationServerUrl: string(record.authorizationServerUrl, "authorizationServerUrl"),
+    resource: optional(record.resource, (field) => string(field, "resource")),
+    client: optional(record.client, readClient),
+    tokens: optional(record.tokens, readTokens),
+    requestedScope: optional(record.requestedScope, (field) => string(field, "requestedScope")),
+    savedAt: number(record.savedAt, "savedAt"),
+  });
+}
+
+function readTokens(value: unknown): StoredTokens {
+  const record = object(value, "tokens");
+  return withoutAbsent({
+    accessToken: nonEmptyString(record.accessToken, "tokens.accessToken"),
+    tokenType: optional(record.tokenType, (field) => string(field, "tokens.tokenType")) ?? "Bearer",
+    refreshToken: optional(record.refreshToken, (field) => nonEmptyString(field, "tokens.refreshToken")),
+    scope: optional(record.scope, (field) => string(field, "tokens.scope")),
+    expiresAt: optional(record.expiresAt, (field) => number(field, "tokens.expiresAt")),
+    issuedAt: number(record.issuedAt, "tokens.issuedAt"),
+  });
+}
+
+function readClient(value: unknown): StoredClient {
+  const record = object(value, "client");
+  const source = record.source as StoredClient["source"];
+  if (!CLIENT_SOURCES.includes(source)) {
+    throw new InvalidStoredLoginError(`client.source: expected one of ${CLIENT_SOURCES.join(", ")}`);
+  }
+  return withoutAbsent({
+    client_id: nonEmptyString(record.client_id, "client.client_id"),
+    client_secret: optional(record.client_secret, (field) => string(field, "client.client_secret")),
+    client_secret_expires_at: optional(record.client_secret_expires_at, (field) =>
+      number(field, "client.client_secret_expires_at"),
+    ),
+    token_endpoint_auth_method: optional(record.token_endpoint_auth_method, (field) =>
+      string(field, "client.token_endpoint_auth_method"),
+    ),
+    redirect_uris:
+      optional(record.redirect_uris, (field) =>
+        array(field, "client.redirect_uris").map((uri, index) =>
+          string(uri, `client.redirect_uris.${index}`),
+        ),
+      ) ?? [],
+    source,
+  });
+}
+
+function object(value: unknown, path: string): Record<string, unknown> {
+  if (typeof value === "object" && value !== null && !Array.isArray(value))
+    return value as Record<string, unknown>;
+  throw new InvalidStoredLoginError(`${path}: expected an object`);
+}
+
+function array(value: unknown, path: string): unknown[] {
+  if (Array.isArray(value)) return value;
+  throw new InvalidStoredLoginError(`${path}: expected an array`);
+}
+
+function string(value: unknown, path: string): string {
+  if (typeof value === "string") return value;
+  throw new InvalidStoredLoginError(`${path}: expected a string`);
+}
+
+function nonEmptyString(value: unknown, path: string): string {
+  if (typeof value === "string" && value.length > 0) return value;
+  throw new InvalidStoredLoginError(`${path}: expected a non-empty string`);
+}
+
+function number(value: unknown, path: string): number {
+  if (typeof value === "number" && Number.isFinite(value)) return value;
+  throw new InvalidStoredLoginError(`${path}: expected a number`);
+}
+
+function optional<T>(value: unknown, read: (value: unknown) => T): T | undefined {
+  return value === undefined ? undefined : read(value);
+}
+
+/** Leaves out the optional fields the record did not have, as zod's output does. */
+function withoutAbsent<T extends object>(value: T): T {
+  for (const key of Object.keys(value) as (keyof T)[]) if (value[key] === undefined) delete value[key];
+  return value;
 }

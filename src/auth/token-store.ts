@@ -79,6 +79,8 @@ export class LoginStore {
   #warnedFallback = false;
   /** The backend a pointer file named, once it answered. */
   #named?: Promise<KeychainBackend>;
+  /** The identity of the login file and keychain pointer when this store last read or wrote them. */
+  #seen?: string;
 
   constructor(
     readonly mode: TokenStoreMode,
@@ -90,6 +92,8 @@ export class LoginStore {
 
   /** The saved login, or undefined when there is none or it cannot be read (with a warning saying why). */
   async load(): Promise<StoredLogin | undefined> {
+    // Taken before reading: a save racing with this read shows as a change at the next check.
+    this.#seen = await this.#fileIdentity();
     const where = await this.#whereSaved();
     if (where.kind === "keychain") {
       const text = await where.backend.get(this.key);
@@ -108,6 +112,37 @@ export class LoginStore {
 
   /** Saves atomically and says where it went. Throws TokenStoreError with what to do when nothing can hold it. */
   async save(login: StoredLogin): Promise<"keychain" | "file"> {
+    try {
+      return await this.#save(login);
+    } finally {
+      this.#seen = await this.#fileIdentity();
+    }
+  }
+
+  /**
+   * True when another process may have saved (or deleted) the login since this store last read or wrote it.
+   * Judged from the metadata of the login file and the keychain pointer, which every save replaces, so it
+   * costs two `stat`s and never a keychain read.
+   */
+  async changedSinceSeen(): Promise<boolean> {
+    return this.#seen === undefined || (await this.#fileIdentity()) !== this.#seen;
+  }
+
+  async #fileIdentity(): Promise<string> {
+    const identities = await Promise.all(
+      [this.paths.file, this.paths.keychainPointer].map(async (path) => {
+        try {
+          const { ino, mtimeMs, size } = await stat(path);
+          return `${ino}:${mtimeMs}:${size}`;
+        } catch {
+          return "none";
+        }
+      }),
+    );
+    return identities.join(" ");
+  }
+
+  async #save(login: StoredLogin): Promise<"keychain" | "file"> {
     const text = JSON.stringify(login);
     if (this.mode !== "file") {
       const backend = await this.#keychainOrFallback();
@@ -138,6 +173,7 @@ export class LoginStore {
   async delete(): Promise<void> {
     await rm(this.paths.file, { force: true });
     await this.#forgetKeychainCopy();
+    this.#seen = await this.#fileIdentity();
   }
 
   async describe(): Promise<{ kind: "keychain" | "file" | "none"; location: string }> {
@@ -315,7 +351,10 @@ export function describeFsError(error: unknown): string {
     case "EISDIR":
       return "a directory is in the way";
     default:
-      return code ? `${code}: ${errorMessage(error)}` : errorMessage(error);
+      // Node's own messages already open with the code ("EFBIG: file too large, write"): say it once.
+      return code && !errorMessage(error).startsWith(code)
+        ? `${code}: ${errorMessage(error)}`
+        : errorMessage(error);
   }
 }
 

@@ -1,11 +1,12 @@
 /**
  * The client side of MCP's streamable HTTP transport, as small as the relay needs: POST with JSON or SSE
  * answers, the GET event stream, resumption with Last-Event-ID honouring `retry`, session and protocol-version
- * headers, DELETE on the way out. It loads nothing beyond Node's fetch, so the bridge starts fast.
+ * headers, DELETE on the way out. It speaks through a FetchLike (node:http in the bridge, not fetch), and
+ * uses no Headers or Response, so the bridge never loads Node's fetch implementation and starts fast.
  */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { isJsonRpcMessage, isRequest, isResponse } from "./jsonrpc.js";
-import type { FetchLike } from "./remote-fetch.js";
+import type { FetchLike, HttpAnswer } from "./remote-fetch.js";
 
 /** The server answered with an HTTP error status. */
 export class RemoteHttpError extends Error {
@@ -39,8 +40,13 @@ export class StreamableHttpTransport {
 
   readonly #url: URL;
   readonly #fetch: FetchLike;
-  readonly #abort = new AbortController();
+  /**
+   * One controller per request still running (its body included), aborted on close. A single long-lived signal
+   * would collect one undici listener per request until GC: a warning past 1,500 in flight, and memory growth.
+   */
+  readonly #inFlight = new Set<AbortController>();
   readonly #timers = new Set<NodeJS.Timeout>();
+  #closed = false;
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
   /** Server-chosen reconnection delay (SSE `retry` field). */
@@ -63,71 +69,99 @@ export class StreamableHttpTransport {
 
   /** POSTs one message. Resolves once the server accepted it; answers arrive through `onmessage`. */
   async send(message: JSONRPCMessage): Promise<void> {
-    const response = await this.#fetch(this.#url, {
-      method: "POST",
-      headers: this.#headers({
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-      }),
-      body: JSON.stringify(message),
-      signal: this.#abort.signal,
-    });
-    const sessionId = response.headers.get("mcp-session-id");
-    if (sessionId) this.#sessionId = sessionId;
-    if (!response.ok) {
-      const text = await response.text().catch(() => "");
-      throw new RemoteHttpError(
-        response.status,
-        `the server answered HTTP ${response.status}${text ? `: ${text.slice(0, 300)}` : ""}`,
-      );
-    }
-    if (response.status === 202 || !isRequest(message)) {
-      await response.body?.cancel().catch(() => undefined);
-      if (message && "method" in message && message.method === "notifications/initialized")
-        this.#openEventStream();
-      return;
-    }
-    const type = response.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
-    if (type === "text/event-stream") {
-      void this.#readEvents(response, { awaiting: new Set([message.id]), standalone: false });
-    } else if (type === "application/json") {
-      const body: unknown = await response.json();
-      for (const item of Array.isArray(body) ? body : [body]) this.#deliver(item, undefined);
-    } else {
-      await response.body?.cancel().catch(() => undefined);
-      throw new RemoteHttpError(
-        response.status,
-        `the server answered with an unexpected content type: ${type ?? "none"}`,
-      );
+    const controller = this.#track();
+    let streaming = false;
+    try {
+      const response = await this.#fetch(this.#url, {
+        method: "POST",
+        headers: this.#headers({
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        }),
+        body: JSON.stringify(message),
+        signal: controller.signal,
+      });
+      const sessionId = response.headers.get("mcp-session-id");
+      if (sessionId) this.#sessionId = sessionId;
+      if (!response.ok) {
+        const text = await response.text().catch(() => "");
+        throw new RemoteHttpError(
+          response.status,
+          `the server answered HTTP ${response.status}${text ? `: ${text.slice(0, 300)}` : ""}`,
+        );
+      }
+      if (response.status === 202 || !isRequest(message)) {
+        await response.body?.cancel().catch(() => undefined);
+        if (message && "method" in message && message.method === "notifications/initialized")
+          this.#openEventStream();
+        return;
+      }
+      const type = response.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
+      if (type === "text/event-stream") {
+        streaming = true;
+        void this.#readEvents(response, { awaiting: new Set([message.id]), standalone: false }).finally(() =>
+          this.#untrack(controller),
+        );
+      } else if (type === "application/json") {
+        const body: unknown = await response.json();
+        for (const item of Array.isArray(body) ? body : [body]) this.#deliver(item, undefined);
+      } else {
+        await response.body?.cancel().catch(() => undefined);
+        throw new RemoteHttpError(
+          response.status,
+          `the server answered with an unexpected content type: ${type ?? "none"}`,
+        );
+      }
+    } finally {
+      if (!streaming) this.#untrack(controller);
     }
   }
 
   /** Ends the session on the server (DELETE); a 405 means the server does not allow it, which is fine. */
   async terminateSession(): Promise<void> {
     if (!this.#sessionId) return;
-    const response = await this.#fetch(this.#url, {
-      method: "DELETE",
-      headers: this.#headers({}),
-      signal: this.#abort.signal,
-    });
-    await response.body?.cancel().catch(() => undefined);
-    if (!response.ok && response.status !== 405) {
-      throw new RemoteHttpError(response.status, `ending the session failed with HTTP ${response.status}`);
+    const controller = this.#track();
+    try {
+      const response = await this.#fetch(this.#url, {
+        method: "DELETE",
+        headers: this.#headers({}),
+        signal: controller.signal,
+      });
+      await response.body?.cancel().catch(() => undefined);
+      if (!response.ok && response.status !== 405) {
+        throw new RemoteHttpError(response.status, `ending the session failed with HTTP ${response.status}`);
+      }
+      this.#sessionId = undefined;
+    } finally {
+      this.#untrack(controller);
     }
-    this.#sessionId = undefined;
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
-    this.#abort.abort();
+    for (const controller of this.#inFlight) controller.abort();
+    this.#inFlight.clear();
   }
 
-  #headers(extra: Record<string, string>): Headers {
-    const headers = new Headers(extra);
-    if (this.#sessionId) headers.set("mcp-session-id", this.#sessionId);
-    if (this.#protocolVersion) headers.set("mcp-protocol-version", this.#protocolVersion);
-    return headers;
+  /** A controller for one request; after close, one that is already aborted so the request fails at once. */
+  #track(): AbortController {
+    const controller = new AbortController();
+    if (this.#closed) controller.abort();
+    else this.#inFlight.add(controller);
+    return controller;
+  }
+
+  #untrack(controller: AbortController): void {
+    this.#inFlight.delete(controller);
+  }
+
+  /** Plain header records: the remote fetch copies them into its own `Headers` anyway. */
+  #headers(extra: Record<string, string>): Record<string, string> {
+    if (this.#sessionId) extra["mcp-session-id"] = this.#sessionId;
+    if (this.#protocolVersion) extra["mcp-protocol-version"] = this.#protocolVersion;
+    return extra;
   }
 
   #deliver(value: unknown, stream: StreamState | undefined): void {
@@ -141,10 +175,11 @@ export class StreamableHttpTransport {
 
   /** The standalone GET stream for server-initiated messages (optional for servers: 405 means none). */
   #openEventStream(state: StreamState = { awaiting: new Set(), standalone: true }, attempt = 0): void {
+    const controller = this.#track();
     void (async () => {
       const headers = this.#headers({ accept: "text/event-stream" });
-      if (state.lastEventId) headers.set("last-event-id", state.lastEventId);
-      const response = await this.#fetch(this.#url, { method: "GET", headers, signal: this.#abort.signal });
+      if (state.lastEventId) headers["last-event-id"] = state.lastEventId;
+      const response = await this.#fetch(this.#url, { method: "GET", headers, signal: controller.signal });
       if (response.status === 405) {
         await response.body?.cancel().catch(() => undefined);
         return;
@@ -157,18 +192,20 @@ export class StreamableHttpTransport {
         );
       }
       await this.#readEvents(response, state);
-    })().catch((error: unknown) => {
-      if (this.#abort.signal.aborted) return;
-      this.onerror?.(error as Error);
-      const gone = error instanceof RemoteHttpError && error.status < 500;
-      if (gone) {
-        this.#loseAll(state, `the event stream could not be resumed: ${(error as Error).message}`);
-      } else if (attempt < MAX_GET_RECONNECTS) {
-        this.#later(() => this.#openEventStream(state, attempt + 1), this.#delay(attempt));
-      } else {
-        this.#loseAll(state, "the event stream could not be resumed");
-      }
-    });
+    })()
+      .catch((error: unknown) => {
+        if (this.#closed) return;
+        this.onerror?.(error as Error);
+        const gone = error instanceof RemoteHttpError && error.status < 500;
+        if (gone) {
+          this.#loseAll(state, `the event stream could not be resumed: ${(error as Error).message}`);
+        } else if (attempt < MAX_GET_RECONNECTS) {
+          this.#later(() => this.#openEventStream(state, attempt + 1), this.#delay(attempt));
+        } else {
+          this.#loseAll(state, "the event stream could not be resumed");
+        }
+      })
+      .finally(() => this.#untrack(controller));
   }
 
   /**
@@ -176,26 +213,27 @@ export class StreamableHttpTransport {
    * and Last-Event-ID after the server's `retry` delay, if the server gave the events ids (else the answers
    * are lost, and said so). The standalone stream always reconnects.
    */
-  async #readEvents(response: Response, state: StreamState): Promise<void> {
+  async #readEvents(response: HttpAnswer, state: StreamState): Promise<void> {
+    const parser = new ServerSentEventParser((event) => {
+      if (event.id !== undefined) state.lastEventId = event.id;
+      if (event.retry !== undefined) this.#retryMs = event.retry;
+      if (!event.data || (event.event && event.event !== "message")) return;
+      let value: unknown;
+      try {
+        value = JSON.parse(event.data);
+      } catch {
+        this.onerror?.(new Error("the server sent an event that is not JSON; ignored"));
+        return;
+      }
+      this.#deliver(value, state);
+    });
     let failure: unknown;
     try {
-      for await (const event of parseServerSentEvents(response.body!)) {
-        if (event.id !== undefined) state.lastEventId = event.id;
-        if (event.retry !== undefined) this.#retryMs = event.retry;
-        if (!event.data || (event.event && event.event !== "message")) continue;
-        let value: unknown;
-        try {
-          value = JSON.parse(event.data);
-        } catch {
-          this.onerror?.(new Error("the server sent an event that is not JSON; ignored"));
-          continue;
-        }
-        this.#deliver(value, state);
-      }
+      for await (const chunk of response.body!) parser.push(chunk);
     } catch (error) {
       failure = error;
     }
-    if (this.#abort.signal.aborted) return;
+    if (this.#closed) return;
     if (failure)
       this.onerror?.(new Error(`the event stream broke: ${(failure as Error).message ?? failure}`));
     if (state.standalone) {
@@ -218,7 +256,7 @@ export class StreamableHttpTransport {
   #later(task: () => void, ms: number): void {
     const timer = setTimeout(() => {
       this.#timers.delete(timer);
-      if (!this.#abort.signal.aborted) task();
+      if (!this.#closed) task();
     }, ms);
     this.#timers.add(timer);
   }
@@ -231,43 +269,126 @@ export interface ServerSentEvent {
   retry?: number;
 }
 
-/** Parses a `text/event-stream` body (WHATWG HTML §9.2.6): fields per line, an event per blank line. */
-export async function* parseServerSentEvents(
-  body: ReadableStream<Uint8Array>,
-): AsyncGenerator<ServerSentEvent> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  let data: string[] = [];
-  let event: string | undefined;
-  let id: string | undefined;
-  let retry: number | undefined;
-  let sawField = false;
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let newline = buffer.search(/\r\n|\r|\n/);
-    while (newline !== -1) {
-      // A lone \r at the end of the buffer may be half of \r\n: wait for more.
-      if (buffer[newline] === "\r" && newline === buffer.length - 1) break;
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + (buffer.startsWith("\r\n", newline) ? 2 : 1));
-      if (line === "") {
-        if (sawField) yield { event, data: data.join("\n"), id, retry };
-        data = [];
-        event = undefined;
-        retry = undefined;
-        sawField = false;
-      } else if (!line.startsWith(":")) {
-        const colon = line.indexOf(":");
-        const field = colon === -1 ? line : line.slice(0, colon);
-        let value = colon === -1 ? "" : line.slice(colon + 1);
-        if (value.startsWith(" ")) value = value.slice(1);
-        sawField = true;
-        if (field === "data") data.push(value);
-        else if (field === "event") event = value;
-        else if (field === "id" && !value.includes("\0")) id = value;
-        else if (field === "retry" && /^\d+$/.test(value)) retry = Number(value);
-      }
-      newline = buffer.search(/\r\n|\r|\n/);
+/**
+ * An incremental `text/event-stream` parser (WHATWG HTML §9.2.6): fields per line, an event per blank line.
+ * Built for the common answer, one event in one chunk: the bytes are decoded once by a streaming decoder, lines
+ * are found with `indexOf`, and only a line split across chunks is ever joined.
+ */
+export class ServerSentEventParser {
+  readonly #onEvent: (event: ServerSentEvent) => void;
+  /** Made only once a chunk ends inside a character; until then chunks are decoded whole. */
+  #decoder: TextDecoder | undefined;
+  #atStart = true;
+  /** The start of a line whose end has not arrived yet. */
+  #partial = "";
+  /** The last chunk ended in \r: a \n opening the next one belongs to the same line break. */
+  #afterCarriageReturn = false;
+  #data: string | undefined;
+  #event: string | undefined;
+  #id: string | undefined;
+  #retry: number | undefined;
+  #sawField = false;
+
+  constructor(onEvent: (event: ServerSentEvent) => void) {
+    this.#onEvent = onEvent;
+  }
+
+  push(chunk: Uint8Array): void {
+    let text: string;
+    if (this.#decoder === undefined && !endsInsideCharacter(chunk)) {
+      text = wholeChunkDecoder.decode(chunk);
+    } else {
+      this.#decoder ??= new TextDecoder("utf-8", { ignoreBOM: true });
+      text = this.#decoder.decode(chunk, { stream: true });
     }
+    let start = 0;
+    if (this.#atStart && text.length > 0) {
+      this.#atStart = false;
+      if (text.charCodeAt(0) === BYTE_ORDER_MARK) start = 1;
+    }
+    if (this.#afterCarriageReturn && text.length > 0) {
+      this.#afterCarriageReturn = false;
+      if (text.charCodeAt(start) === LINE_FEED) start++;
+    }
+    let carriageReturn = text.indexOf("\r", start);
+    while (start < text.length) {
+      let end = text.indexOf("\n", start);
+      if (carriageReturn !== -1 && carriageReturn < start) carriageReturn = text.indexOf("\r", start);
+      if (carriageReturn !== -1 && (end === -1 || carriageReturn < end)) end = carriageReturn;
+      if (end === -1) {
+        this.#partial += text.slice(start);
+        return;
+      }
+      if (this.#partial) {
+        this.#line(this.#partial + text.slice(start, end));
+        this.#partial = "";
+      } else {
+        this.#line(text.slice(start, end));
+      }
+      if (end === carriageReturn) {
+        if (end + 1 === text.length) this.#afterCarriageReturn = true;
+        else if (text.charCodeAt(end + 1) === LINE_FEED) end++;
+      }
+      start = end + 1;
+    }
+  }
+
+  #line(line: string): void {
+    if (line === "") {
+      if (this.#sawField)
+        this.#onEvent({ event: this.#event, data: this.#data ?? "", id: this.#id, retry: this.#retry });
+      this.#data = undefined;
+      this.#event = undefined;
+      this.#retry = undefined;
+      this.#sawField = false;
+      return;
+    }
+    if (line.charCodeAt(0) === COLON) return;
+    const colon = line.indexOf(":");
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let valueStart = colon === -1 ? line.length : colon + 1;
+    if (line.charCodeAt(valueStart) === SPACE) valueStart++;
+    const value = line.slice(valueStart);
+    this.#sawField = true;
+    if (field === "data") this.#data = this.#data === undefined ? value : `${this.#data}\n${value}`;
+    else if (field === "event") this.#event = value;
+    else if (field === "id" && !value.includes("\0")) this.#id = value;
+    else if (field === "retry" && /^\d+$/.test(value)) this.#retry = Number(value);
+  }
+}
+
+/** Decodes chunks that end on a character boundary (a BOM is the stream's to strip, at its start only). */
+const wholeChunkDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** True when the chunk's last UTF-8 character continues in the next chunk. */
+function endsInsideCharacter(chunk: Uint8Array): boolean {
+  let index = chunk.length - 1;
+  let continuationBytes = 0;
+  while (index >= 0 && continuationBytes < 3 && (chunk[index]! & 0xc0) === 0x80) {
+    index--;
+    continuationBytes++;
+  }
+  if (index < 0) return false;
+  const lead = chunk[index]!;
+  const length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  return continuationBytes + 1 < length;
+}
+
+const BYTE_ORDER_MARK = 0xfeff;
+const LINE_FEED = 10;
+const COLON = 58;
+const SPACE = 32;
+
+/** Parses a `text/event-stream` body into its events. */
+export async function* parseServerSentEvents(
+  body: AsyncIterable<Uint8Array> | ReadableStream<Uint8Array>,
+): AsyncGenerator<ServerSentEvent> {
+  let events: ServerSentEvent[] = [];
+  const parser = new ServerSentEventParser((event) => events.push(event));
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    parser.push(chunk);
+    const ready = events;
+    events = [];
+    yield* ready;
   }
 }

@@ -1,4 +1,7 @@
-/** Newline-delimited framing of stdin: partial lines joined, over-long lines skipped without buffering them. */
+/**
+ * Newline-delimited framing of stdio: stdin split into lines (partial lines joined, over-long lines skipped
+ * without buffering them), and messages written to stdout as lines, those of one event-loop turn in one write.
+ */
 
 /** Longest line the bridge accepts; MCP messages are far smaller, and this bounds memory per client. */
 export const MAX_LINE_BYTES = 4 * 1024 * 1024;
@@ -69,4 +72,38 @@ export class LineSplitter {
     const trimmed = line.endsWith("\r") ? line.slice(0, -1) : line;
     if (trimmed.trim() !== "") this.#handlers.onLine(trimmed);
   }
+}
+
+/** Where lines go: stdout, or any writable stream. */
+export interface LineSink {
+  write(text: string): unknown;
+}
+
+/** Writes messages as JSON lines; `flush()` writes what is queued now (call it before `process.exit`). */
+export interface LineWriter {
+  (message: unknown): void;
+  flush(): void;
+}
+
+/**
+ * A line writer that joins the lines queued during one turn of the event loop into a single write, in the
+ * order they were queued. stdout on a pipe writes synchronously, so one write per message is one system call
+ * per message; under load, many answers arrive in the same turn.
+ */
+export function createLineWriter(sink: LineSink): LineWriter {
+  let queued = "";
+  let scheduled: NodeJS.Immediate | undefined;
+  const flush = () => {
+    if (scheduled) clearImmediate(scheduled);
+    scheduled = undefined;
+    if (queued === "") return;
+    const text = queued;
+    queued = "";
+    sink.write(text);
+  };
+  const write = (message: unknown) => {
+    queued += `${JSON.stringify(message)}\n`;
+    scheduled ??= setImmediate(flush);
+  };
+  return Object.assign(write, { flush });
 }

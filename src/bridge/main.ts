@@ -1,5 +1,5 @@
 /** Entry point of the `chat-mcp-bridge` bin: parse the command line, then relay, log in or log out. */
-import { CommanderError, parseBridgeArgs, UsageError } from "./cli.js";
+import { isCommanderError, parseBridgeArgs, UsageError } from "./cli.js";
 import { describeError } from "./log.js";
 
 async function main(): Promise<void> {
@@ -7,7 +7,7 @@ async function main(): Promise<void> {
   try {
     command = parseBridgeArgs(process.argv);
   } catch (error) {
-    if (error instanceof CommanderError) {
+    if (isCommanderError(error)) {
       process.exitCode = error.exitCode === 0 ? 0 : 2;
       return;
     }

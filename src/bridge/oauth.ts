@@ -16,7 +16,7 @@ export async function createBridgeAuth(
   log: BridgeLog,
   env: Record<string, string | undefined> = process.env,
 ): Promise<BridgeOAuthSession> {
-  const { OAuthSession } = await import("../auth/index.js");
+  const { OAuthSession } = await import("../auth/session.js");
   return new OAuthSession({
     serverUrl: options.url.href,
     tokenStore: options.tokenStore,

@@ -117,7 +117,7 @@ export class Relay {
       if (message.method === "initialize") this.#initializeRequest = message;
       this.#pending.set(requestKey(message.id), { id: message.id });
     }
-    this.#log.debug(`client → server ${describeMessage(message)}`);
+    if (this.#log.debugEnabled) this.#log.debug(`client → server ${describeMessage(message)}`);
     const outbound = { seq: ++this.#seq, message };
     if (this.#recovering) this.#hold(outbound);
     else void this.#send(outbound);
@@ -176,7 +176,7 @@ export class Relay {
         }
       }
     }
-    this.#log.debug(`server → client ${describeMessage(message)}`);
+    if (this.#log.debugEnabled) this.#log.debug(`server → client ${describeMessage(message)}`);
     this.#options.toClient(message);
   }
 

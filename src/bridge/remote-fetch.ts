@@ -1,4 +1,10 @@
-/** The fetch the remote transport uses: bearer token and custom headers added, one auth recovery per request. */
+/** The fetch the remote transport uses: node:http, bearer token and custom headers added, one auth recovery per request. */
+import {
+  type ClientRequest,
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingMessage,
+} from "node:http";
 import type { CustomHeader } from "./headers.js";
 import type { BridgeLog } from "./log.js";
 
@@ -14,13 +20,121 @@ export interface BridgeAuth {
   }): Promise<string>;
 }
 
-/** How long a token from the session is reused before asking it again (it reads the token store each time). */
+/** How long a token from the session is reused before asking it again (it checks the token store's files). */
 const TOKEN_REUSE_MS = 5000;
 
-export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+/** One HTTP request of the transport; header names are lower case. */
+export interface HttpRequest {
+  method: "GET" | "POST" | "DELETE";
+  headers: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal;
+}
+
+/** A body read once, as chunks; `cancel()` drops what was not read. */
+export interface HttpAnswerBody extends AsyncIterable<Uint8Array> {
+  cancel(): Promise<void>;
+}
+
+/** The part of fetch's Response the transport uses. */
+export interface HttpAnswer {
+  readonly status: number;
+  readonly ok: boolean;
+  readonly headers: { get(name: string): string | null };
+  readonly body: HttpAnswerBody | null;
+  text(): Promise<string>;
+  json(): Promise<unknown>;
+}
+
+export type FetchLike = (url: URL, request: HttpRequest) => Promise<HttpAnswer>;
+
+/**
+ * The server's idle connections are reused. Idle sockets close before Node servers' default 5 s keep-alive
+ * timeout, so a request is not sent on a socket the server is closing.
+ */
+const httpAgent = new HttpAgent({ keepAlive: true, timeout: 4_000 });
+let httpsClient: Promise<{ request: typeof httpRequest; agent: HttpAgent }> | undefined;
+
+/** node:https (and TLS) load on the first https request only. */
+function loadHttpsClient(): Promise<{ request: typeof httpRequest; agent: HttpAgent }> {
+  httpsClient ??= import("node:https").then((https) => ({
+    request: https.request,
+    agent: new https.Agent({ keepAlive: true, timeout: 4_000 }),
+  }));
+  return httpsClient;
+}
+
+/**
+ * fetch's contract on node:http: Node's global fetch (undici) costs tens of milliseconds to load, a large
+ * part of the bridge's start. Failures without an answer reject as fetch's do: a TypeError "fetch failed"
+ * whose cause has the code (ECONNREFUSED, ...); a body that breaks mid-way throws TypeError "terminated".
+ */
+export async function nodeHttpFetch(url: URL, request: HttpRequest): Promise<HttpAnswer> {
+  const client =
+    url.protocol === "https:" ? await loadHttpsClient() : { request: httpRequest, agent: httpAgent };
+  return new Promise((resolve, reject) => {
+    const fail = (error: unknown) =>
+      reject(request.signal?.aborted ? error : new TypeError("fetch failed", { cause: error }));
+    let outgoing: ClientRequest;
+    try {
+      outgoing = client.request(url, {
+        method: request.method,
+        headers: request.headers,
+        agent: client.agent,
+        signal: request.signal,
+      });
+    } catch (error) {
+      fail(error); // e.g. a header value with characters HTTP does not allow
+      return;
+    }
+    // Later errors (the connection breaks mid-body) reach the body's reader instead; the first one settles this.
+    outgoing.on("error", fail);
+    outgoing.once("response", (message) => resolve(toHttpAnswer(message)));
+    outgoing.end(request.body);
+  });
+}
+
+function toHttpAnswer(message: IncomingMessage): HttpAnswer {
+  const status = message.statusCode ?? 0;
+  // A body that breaks before anyone reads it must not crash the process; its reader still sees the error.
+  message.on("error", () => {});
+  const body: HttpAnswerBody = {
+    async *[Symbol.asyncIterator]() {
+      try {
+        for await (const chunk of message) yield chunk as Buffer;
+      } catch (error) {
+        throw new TypeError("terminated", { cause: error });
+      }
+    },
+    async cancel() {
+      // A body already received leaves the connection reusable; one still streaming closes it.
+      if (message.complete) message.resume();
+      else message.destroy();
+    },
+  };
+  const text = async () => {
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of body) chunks.push(chunk);
+    return Buffer.concat(chunks).toString("utf8");
+  };
+  return {
+    status,
+    ok: status >= 200 && status < 300,
+    headers: {
+      get(name) {
+        const value = message.headers[name.toLowerCase()];
+        if (value === undefined) return null;
+        return Array.isArray(value) ? value.join(", ") : value;
+      },
+    },
+    body,
+    text,
+    json: async () => JSON.parse(await text()) as unknown,
+  };
+}
 
 /** True when the response asks for (other) credentials: 401, or 403 with `insufficient_scope` (step-up). */
-export function isAuthChallenge(response: Response): boolean {
+export function isAuthChallenge(response: HttpAnswer): boolean {
   if (response.status === 401) return true;
   return response.status === 403 && /insufficient_scope/.test(response.headers.get("www-authenticate") ?? "");
 }
@@ -36,11 +150,11 @@ export function createRemoteFetch(options: {
   fetch?: FetchLike;
 }): FetchLike {
   const { auth, headers, log } = options;
-  const baseFetch = options.fetch ?? fetch;
+  const baseFetch = options.fetch ?? nodeHttpFetch;
   let recovery: Promise<string> | undefined;
   let cached: { token: Promise<string | undefined>; until: number } | undefined;
 
-  // Every request needs the token; the session reads its store for it, so one answer serves a few seconds of
+  // Every request needs the token; the session checks its store's files for it, so one answer serves a few seconds of
   // requests (the session refreshes well ahead of expiry, and a 401 still leads to recovery).
   const currentToken = (fresh = false): Promise<string | undefined> => {
     if (!auth) return Promise.resolve(undefined);
@@ -54,10 +168,10 @@ export function createRemoteFetch(options: {
     return token;
   };
 
-  const withCredentials = (init: RequestInit | undefined, token: string | undefined): RequestInit => {
-    const merged = new Headers(init?.headers);
-    for (const header of headers) merged.set(header.name, header.value);
-    if (token) merged.set("authorization", `Bearer ${token}`);
+  const withCredentials = (init: HttpRequest, token: string | undefined): HttpRequest => {
+    const merged = { ...init.headers };
+    for (const header of headers) merged[header.name.toLowerCase()] = header.value;
+    if (token) merged.authorization = `Bearer ${token}`;
     return { ...init, headers: merged };
   };
 
@@ -66,7 +180,7 @@ export function createRemoteFetch(options: {
     const token = await currentToken();
     const response = await baseFetch(url, withCredentials(init, token));
     // Ending a session is best-effort: never sign in on the way out.
-    if (!auth || !isAuthChallenge(response) || init?.method === "DELETE") return response;
+    if (!auth || !isAuthChallenge(response) || init.method === "DELETE") return response;
 
     await response.body?.cancel().catch(() => undefined);
     const current = await currentToken(true);
@@ -98,7 +212,7 @@ export function createRemoteFetch(options: {
       }
       fresh = await recovery;
     }
-    log.debug(`retrying ${init?.method ?? "GET"} with new credentials`);
+    log.debug(`retrying ${init.method} with new credentials`);
     return baseFetch(url, withCredentials(init, fresh));
   };
 }

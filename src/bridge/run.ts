@@ -2,7 +2,7 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { BridgeOptions } from "./cli.js";
 import { isJsonRpcMessage } from "./jsonrpc.js";
-import { LineSplitter, MAX_LINE_BYTES } from "./line-reader.js";
+import { createLineWriter, LineSplitter, MAX_LINE_BYTES } from "./line-reader.js";
 import { type BridgeLog, createBridgeLog, describeError } from "./log.js";
 import { createBridgeAuth } from "./oauth.js";
 import { Relay } from "./relay.js";
@@ -45,10 +45,8 @@ export async function runRelay(
   env: Record<string, string | undefined> = process.env,
 ) {
   const log = createBridgeLog(options.debug);
-  const stdout = process.stdout;
-  const writeLine = (message: unknown) => {
-    stdout.write(`${JSON.stringify(message)}\n`);
-  };
+  // Lines written in one event-loop turn go out in one write, in order.
+  const writeLine = createLineWriter(process.stdout);
 
   const userAuthorization = options.headers.some((header) => header.name.toLowerCase() === "authorization");
   const auth = userAuthorization ? undefined : await createBridgeAuth(options, log);
@@ -67,8 +65,12 @@ export async function runRelay(
     if (shuttingDown) return;
     shuttingDown = true;
     log.debug(`shutting down: ${reason}`);
-    setTimeout(() => process.exit(0), SHUTDOWN_DEADLINE_MS + 300).unref();
-    void relay.close(SHUTDOWN_DEADLINE_MS).finally(() => process.exit(0));
+    const exit = () => {
+      writeLine.flush();
+      process.exit(0);
+    };
+    setTimeout(exit, SHUTDOWN_DEADLINE_MS + 300).unref();
+    void relay.close(SHUTDOWN_DEADLINE_MS).finally(exit);
   };
 
   const splitter = new LineSplitter({
@@ -92,7 +94,7 @@ export async function runRelay(
     shutdown("stdin closed");
   });
   process.stdin.on("error", (error) => shutdown(`stdin: ${describeError(error)}`));
-  stdout.on("error", (error) => shutdown(`stdout: ${describeError(error)}`));
+  process.stdout.on("error", (error) => shutdown(`stdout: ${describeError(error)}`));
   process.on("SIGINT", () => shutdown("SIGINT"));
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGHUP", () => shutdown("SIGHUP"));

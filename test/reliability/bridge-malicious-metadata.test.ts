@@ -57,7 +57,7 @@ describe("Shell metacharacters in the authorization endpoint: passed as one argu
 });
 
 describe("The token step happens against the advertised token endpoint", () => {
-  it("the code goes to the token endpoint of the metadata's own origin (what the routed other-origin case refuses)", async () => {
+  it("the code goes to the token endpoint of the metadata's own origin (what the other-origin case refuses)", async () => {
     const before = evil.requests.filter((line) => line.startsWith("POST /token")).length;
     await signInAgainst(evil, root, {}, true);
     expect(evil.requests.filter((line) => line.startsWith("POST /token")).length).toBe(before + 1);

@@ -1,0 +1,61 @@
+/** The incremental SSE parser: the same events however the bytes are split into chunks. */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type ServerSentEvent, ServerSentEventParser } from "../../src/bridge/http-transport.js";
+
+const encoder = new TextEncoder();
+
+function parseChunks(chunks: Uint8Array[]): ServerSentEvent[] {
+  const events: ServerSentEvent[] = [];
+  const parser = new ServerSentEventParser((event) => events.push(event));
+  for (const chunk of chunks) parser.push(chunk);
+  return events;
+}
+
+/** `bytes` cut at the given offsets. */
+function split(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
+  const offsets = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
+  const chunks: Uint8Array[] = [];
+  let previous = 0;
+  for (const offset of [...offsets, bytes.length]) {
+    chunks.push(bytes.subarray(previous, offset));
+    previous = offset;
+  }
+  return chunks;
+}
+
+const STREAM =
+  '\uFEFFevent: message\r\nid: 1\ndata: {"text":"é☃𝄞 \uFEFF"}\r\r: comment\ndata: a\ndata:b\nretry: 250\n\nid: 2\ndata: {"k":1}\n\n';
+const EXPECTED: ServerSentEvent[] = [
+  { event: "message", id: "1", retry: undefined, data: '{"text":"é☃𝄞 \uFEFF"}' },
+  { event: undefined, id: "1", retry: 250, data: "a\nb" },
+  { event: undefined, id: "2", retry: undefined, data: '{"k":1}' },
+];
+
+describe("a text/event-stream body is parsed as the SSE format defines", () => {
+  it("reads one event in one chunk (the usual answer to a POST)", () => {
+    expect(
+      parseChunks([encoder.encode('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n\n')]),
+    ).toEqual([
+      { event: "message", id: undefined, retry: undefined, data: '{"jsonrpc":"2.0","id":1,"result":{}}' },
+    ]);
+  });
+
+  it("strips a byte order mark at the start only, and keeps U+FEFF inside data", () => {
+    expect(parseChunks([encoder.encode(STREAM)])).toEqual(EXPECTED);
+  });
+
+  it("gives the same events however the bytes are split (inside characters, between \\r and \\n)", () => {
+    const bytes = encoder.encode(STREAM);
+    fc.assert(
+      fc.property(fc.array(fc.nat(bytes.length), { maxLength: 12 }), (cuts) => {
+        expect(parseChunks(split(bytes, cuts))).toEqual(EXPECTED);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("keeps an event that is not finished by a blank line pending", () => {
+    expect(parseChunks([encoder.encode("data: x\n")])).toEqual([]);
+  });
+});

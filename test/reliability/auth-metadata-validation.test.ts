@@ -1,0 +1,34 @@
+/** Authorization server metadata the bridge refuses: an issuer that is not its authorization server (RFC 8414 §3.3), a token endpoint on another origin. */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type EvilServer, signInAgainst, startEvilServer } from "./fixtures/evil-oauth-server.js";
+
+const root = mkdtempSync(join(tmpdir(), "cmb-metadata-"));
+let evil: EvilServer;
+let elsewhere: EvilServer;
+beforeAll(async () => {
+  evil = await startEvilServer();
+  elsewhere = await startEvilServer();
+});
+afterAll(async () => {
+  await evil?.close();
+  await elsewhere?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe("Authorization server metadata the bridge must refuse", () => {
+  it("a token endpoint on another origin gets no request (no code, no verifier)", async () => {
+    const before = elsewhere.requests.length;
+    const { answer } = await signInAgainst(evil, root, { token_endpoint: `${elsewhere.url}/token` }, true);
+    expect(elsewhere.requests.length).toBe(before);
+    expect(answer?.result).toBeUndefined();
+  });
+
+  it("an issuer that is not the authorization server's URL is refused before any browser opens", async () => {
+    const { answer, browserArgs } = await signInAgainst(evil, root, { issuer: "http://evil.example" });
+    expect(browserArgs).toEqual([]);
+    expect(answer?.result).toBeUndefined();
+  });
+});
