@@ -19,6 +19,7 @@ export interface ReferenceContext extends ServerContext {
 export function createReferenceApp(ctx: ReferenceContext): Express {
   const app = express();
   app.disable("x-powered-by");
+  app.disable("etag");
   app.use(requestIdMiddleware);
   mountOAuth(app, ctx);
   mountMcp(app, ctx);

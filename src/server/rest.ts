@@ -49,8 +49,13 @@ function bodyText(body: unknown): string | undefined {
   return body === undefined || body === null ? undefined : JSON.stringify(body);
 }
 
+/** Writes the answer straight to the socket: no ETag hashing or freshness checks on the API's hot path. */
 export function sendV2Response(res: Response, response: V2Response): void {
-  res.status(response.status).set(response.headers).json(response.body);
+  const body = response.body === undefined ? "" : JSON.stringify(response.body);
+  res.status(response.status).set(response.headers);
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.setHeader("Content-Length", Buffer.byteLength(body));
+  res.end(body);
 }
 
 /** Echoes a sane incoming `x-request-id` or makes one, on every response. */
