@@ -75,7 +75,8 @@ export async function seedChats(server, count) {
  * into `configDir` with the file token store, then reads the same bearer token for the direct client.
  */
 export async function signInBridge(server, configDir) {
-  const browser = `"${process.execPath}" "${benchDir}http-browser.mjs"`;
+  // The same headless browser the tests use: it follows the sign-in URL over plain HTTP.
+  const browser = `"${process.execPath}" "${benchDir}../test/auth/fixtures/http-browser.mjs"`;
   await timeToExit(process.execPath, [bridgeBin, "login", "--token-store", "file", server.mcpUrl], {
     env: childEnv({ CHAT_CONFIG_DIR: configDir, BROWSER: browser }),
   });
