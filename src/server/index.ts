@@ -6,6 +6,8 @@ import type { ReferenceServerOptions } from "./options.js";
 
 export type {
   McpEndpointOptions,
+  OAuthRateLimits,
+  OAuthRegistrationLimits,
   OAuthServerOptions,
   PreRegisteredOAuthClient,
   RateLimitOptions,

@@ -15,8 +15,29 @@ export interface OAuthServerOptions {
   accessTokenTtlSeconds?: number;
   /** Clients registered at start, in addition to dynamic registration. */
   oauthClients?: PreRegisteredOAuthClient[];
-  /** Clock (ms since epoch) for codes and tokens, so tests can expire them without waiting. */
+  /** Clock (ms since epoch) for codes, tokens, registrations and the OAuth rate limits, so tests need not wait. */
   oauthNow?: () => number;
+  /**
+   * Per-client-IP token buckets on `/authorize`, `/token` and `/register`; `false` turns them all off, `false` for
+   * one endpoint turns off that one. Default: generous (see `DEFAULT_OAUTH_RATE_LIMITS`).
+   */
+  oauthRateLimit?: OAuthRateLimits | false;
+  /** Bounds on dynamically registered clients. Default: unused ones expire after 24 h, at most 10 000 kept. */
+  oauthRegistrationLimits?: OAuthRegistrationLimits;
+}
+
+/** A token bucket per OAuth endpoint; an endpoint left out keeps its default. */
+export interface OAuthRateLimits {
+  authorize?: RateLimitOptions | false;
+  token?: RateLimitOptions | false;
+  register?: RateLimitOptions | false;
+}
+
+export interface OAuthRegistrationLimits {
+  /** A dynamically registered client never used for a grant is forgotten after this many seconds. */
+  unusedTtlSeconds?: number;
+  /** Most dynamically registered clients kept; at the cap the oldest unused one makes room for a new one. */
+  maxClients?: number;
 }
 
 export interface McpEndpointOptions {

@@ -1,7 +1,17 @@
-/** A per-principal token bucket for `/v2`: bursts up to `capacity`, refilled at `refillPerSecond`. */
+/** Token buckets per key (a `/v2` principal, an OAuth client's IP): bursts up to `capacity`, refilled at `refillPerSecond`. */
 import type { RateLimitOptions } from "./context.js";
 
 export const DEFAULT_RATE_LIMIT: RateLimitOptions = { capacity: 1000, refillPerSecond: 100 };
+
+/**
+ * Per client IP on the OAuth endpoints. Far above what people and test suites do (a sign-in is one `/authorize`,
+ * one `/register` and a `/token` per hour), far below what a flood or a registration spammer needs.
+ */
+export const DEFAULT_OAUTH_RATE_LIMITS = {
+  authorize: { capacity: 300, refillPerSecond: 5 },
+  token: { capacity: 600, refillPerSecond: 10 },
+  register: { capacity: 100, refillPerSecond: 1 },
+} as const satisfies Record<string, RateLimitOptions>;
 
 const MAX_TRACKED_BUCKETS = 10_000;
 

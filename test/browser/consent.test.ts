@@ -227,3 +227,29 @@ describe.skipIf(!hasChromium)("chat-cli login in a real browser", () => {
     expect(done.stderr).toMatch(/denied|access_denied/i);
   }, 90_000);
 });
+
+describe.skipIf(!hasChromium)("A consent link opened in another browser (consent phishing)", () => {
+  it("is refused there with a clear page, while the browser that started it can still decide", async () => {
+    const home = newHome();
+    const login = runChatCli(["--base-url", server.url, "login"], home.env);
+    const starter = await browser.newContext();
+    const other = await browser.newContext();
+    try {
+      const starterPage = await starter.newPage();
+      await reachConsentPage(starterPage, await home.openedUrl());
+      const consentUrl = starterPage.url();
+
+      const otherPage = await other.newPage();
+      await otherPage.goto(consentUrl);
+      expect(await otherPage.locator("h1").textContent()).toContain("started in another browser");
+      expect(await otherPage.locator('button[name="decision"]').count()).toBe(0);
+
+      await decide(starterPage, "deny");
+    } finally {
+      await starter.close();
+      await other.close();
+    }
+    const done = await login;
+    expect(done.code).not.toBe(0);
+  }, 90_000);
+});

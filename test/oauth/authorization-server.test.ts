@@ -401,25 +401,25 @@ describe("the consent page", () => {
   });
   afterAll(() => server.close());
 
-  async function startAuthorization(state = "st-1") {
+  /** Opens /authorize in the browser (which keeps the request's binding cookie) and returns the consent path. */
+  async function startAuthorization(browser: TestBrowser, state = "st-1") {
     const { client_id } = await registerClient(server.url, { client_name: "Consent Test App" });
     const pkce = pkcePair();
-    const response = await fetch(
+    const response = await browser.get(
       authorizeUrl(server.url, {
         client_id,
         redirect_uri: CALLBACK_URL,
         code_challenge: pkce.challenge,
         state,
       }),
-      { redirect: "manual" },
     );
     const consentPath = new URL(response.headers.get("location") ?? "", server.url);
     return { client_id, ...pkce, consentPath: consentPath.pathname + consentPath.search };
   }
 
   it("sends a signed-out person to sign in first, then back to the consent page", async () => {
-    const { consentPath } = await startAuthorization();
     const browser = new TestBrowser(server.url);
+    const { consentPath } = await startAuthorization(browser);
     const first = await browser.get(consentPath);
     expect(first.status).toBe(303);
     const signInPath = first.headers.get("location") ?? "";
@@ -441,8 +441,8 @@ describe("the consent page", () => {
   });
 
   it("lists only the accounts and teams the person belongs to", async () => {
-    const { consentPath } = await startAuthorization();
     const browser = new TestBrowser(server.url);
+    const { consentPath } = await startAuthorization(browser);
     await browser.signIn("guest");
     const page = await (await browser.get(consentPath)).text();
     expect(page).toContain('value="studio"');
@@ -450,8 +450,8 @@ describe("the consent page", () => {
   });
 
   it("approves for the chosen team: the code's tokens act for that team", async () => {
-    const { client_id, verifier, consentPath } = await startAuthorization("st-approve");
     const browser = new TestBrowser(server.url);
+    const { client_id, verifier, consentPath } = await startAuthorization(browser, "st-approve");
     await browser.signIn("dev");
     const page = await (await browser.get(consentPath)).text();
     const approved = await browser.post("/oauth/consent", {
@@ -482,8 +482,8 @@ describe("the consent page", () => {
   });
 
   it("redirects a denial with error=access_denied and the state", async () => {
-    const { consentPath } = await startAuthorization("st-deny");
     const browser = new TestBrowser(server.url);
+    const { consentPath } = await startAuthorization(browser, "st-deny");
     await browser.signIn("dev");
     const page = await (await browser.get(consentPath)).text();
     const denied = await browser.post("/oauth/consent", {
@@ -499,8 +499,8 @@ describe("the consent page", () => {
   });
 
   it("refuses a form without the session's CSRF token", async () => {
-    const { consentPath } = await startAuthorization();
     const browser = new TestBrowser(server.url);
+    const { consentPath } = await startAuthorization(browser);
     await browser.signIn("dev");
     const page = await (await browser.get(consentPath)).text();
     const forged = await browser.post("/oauth/consent", {
@@ -514,8 +514,8 @@ describe("the consent page", () => {
   });
 
   it("refuses a team the person does not belong to", async () => {
-    const { consentPath } = await startAuthorization();
     const browser = new TestBrowser(server.url);
+    const { consentPath } = await startAuthorization(browser);
     await browser.signIn("guest");
     const page = await (await browser.get(consentPath)).text();
     const response = await browser.post("/oauth/consent", {
@@ -529,8 +529,8 @@ describe("the consent page", () => {
   });
 
   it("works once: a consent form cannot be replayed", async () => {
-    const { consentPath } = await startAuthorization();
     const browser = new TestBrowser(server.url);
+    const { consentPath } = await startAuthorization(browser);
     await browser.signIn("dev");
     const page = await (await browser.get(consentPath)).text();
     const fields = {

@@ -139,7 +139,8 @@ export async function approveOnConsentPage(
   browser: TestBrowser,
   account: string,
 ): Promise<URL> {
-  const response = await fetch(authorizationUrl, { redirect: "manual" });
+  // The browser itself opens /authorize: the consent page only works where the request was started.
+  const response = await browser.get(authorizationUrl);
   const consentPath = response.headers.get("location");
   if (!consentPath) throw new Error(`No consent redirect: ${response.status} ${await response.text()}`);
   const page = await (await browser.get(consentPath)).text();

@@ -353,11 +353,8 @@ describe("Consent page forgery (a person must approve; no autoApprove)", () => {
     const browser = new Browser(manual.url);
     await browser.signIn(user, user);
     const params = authorizeParams(client, newPkce());
-    const start = await authorize(
-      manual.url,
-      params,
-      [...browser.cookies].map(([k, v]) => `${k}=${v}`).join("; "),
-    );
+    // The person's own browser opens /authorize, as the bridge and chat-cli make it do.
+    const start = await browser.get(`/authorize?${new URLSearchParams(params as Record<string, string>)}`);
     const page = await browser.get(start.location ?? "");
     return {
       browser,
@@ -424,6 +421,26 @@ describe("Consent page forgery (a person must approve; no autoApprove)", () => {
     expect(location.searchParams.get("error")).toBe("access_denied");
     expect(location.searchParams.get("state")).toBe(consent.state);
     expect(location.searchParams.get("code")).toBeNull();
+  });
+
+  it("consent phishing: a consent link started in the attacker's browser is refused in the victim's, no code", async () => {
+    const attacker = await consentFor("guest");
+    const victim = await consentFor("dev");
+    const consentPath = `/oauth/consent?request=${encodeURIComponent(attacker.request)}`;
+    const shown = await victim.browser.get(consentPath);
+    expect(shown.status).toBe(403);
+    expect(shown.text).toContain("started in another browser");
+    expect(shown.text).not.toContain('name="csrf"');
+    const approved = await victim.browser.post("/oauth/consent", {
+      request: attacker.request,
+      csrf: victim.csrf,
+      account: "acme",
+      decision: "approve",
+    });
+    expect(approved.status).toBe(403);
+    expect(approved.location ?? "").not.toContain("code=");
+    // The attacker's own browser still sees the request pending: the victim's visit decided nothing.
+    expect((await attacker.browser.get(consentPath)).status).toBe(200);
   });
 
   it("a made-up pending request id is refused", async () => {

@@ -1,7 +1,9 @@
-/** The consent page: a signed-in person picks the personal account or a team and approves or denies the client. */
-import express, { type Express, type Request, type Response } from "express";
+/** The consent page: in the browser that started the request, a signed-in person picks an account or team and approves or denies. */
+import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import type { Account, BrowserSessions, User } from "../context.js";
 import { html, sendPage } from "../html.js";
+import { safeNextPath } from "../sessions.js";
+import type { ConsentBrowserBinding } from "./browser-binding.js";
 import { type PendingAuthorization, type ReferenceOAuthProvider, redirectWith } from "./provider.js";
 
 export const CONSENT_PATH = "/oauth/consent";
@@ -10,16 +12,31 @@ export interface ConsentContext {
   provider: ReferenceOAuthProvider;
   sessions: BrowserSessions;
   accounts: ReadonlyMap<string, Account>;
+  binding: ConsentBrowserBinding;
 }
 
 const form = express.urlencoded({ extended: false, limit: "16kb" });
 
 export function mountConsentPage(app: Express, ctx: ConsentContext): void {
+  /** The sign-in hop on the way to a consent page is refused in another browser too, before any password is typed. */
+  const refuseSignInForOtherBrowser = (req: Request, res: Response, next: NextFunction) => {
+    const source = (req.method === "POST" ? req.body : req.query) as Record<string, unknown> | undefined;
+    const pending = consentRequestIn(source?.next, ctx.provider);
+    if (pending && !boundToThisBrowser(req, ctx, pending)) sendOtherBrowser(res);
+    else next();
+  };
+  app.get("/signin", refuseSignInForOtherBrowser);
+  app.post("/signin", form, refuseSignInForOtherBrowser);
+
   app.get(CONSENT_PATH, (req, res) => {
     const requestId = typeof req.query.request === "string" ? req.query.request : "";
     const pending = ctx.provider.pendingAuthorization(requestId);
     if (!pending) {
       sendExpired(res);
+      return;
+    }
+    if (!boundToThisBrowser(req, ctx, pending)) {
+      sendOtherBrowser(res);
       return;
     }
     const user = ctx.sessions.userFor(req);
@@ -33,6 +50,11 @@ export function mountConsentPage(app: Express, ctx: ConsentContext): void {
   app.post(CONSENT_PATH, form, (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const requestId = typeof body.request === "string" ? body.request : "";
+    const started = ctx.provider.pendingAuthorization(requestId);
+    if (started && !boundToThisBrowser(req, ctx, started)) {
+      sendOtherBrowser(res);
+      return;
+    }
     const user = ctx.sessions.userFor(req);
     if (!user) {
       res.redirect(303, ctx.sessions.signInUrl(`${CONSENT_PATH}?request=${encodeURIComponent(requestId)}`));
@@ -55,6 +77,7 @@ export function mountConsentPage(app: Express, ctx: ConsentContext): void {
     const state: Record<string, string> = pending.state !== undefined ? { state: pending.state } : {};
     if (body.decision !== "approve") {
       ctx.provider.takePendingAuthorization(requestId);
+      ctx.binding.release(res, requestId);
       const description = { error_description: "The user denied the authorization request" };
       res.redirect(
         303,
@@ -68,6 +91,7 @@ export function mountConsentPage(app: Express, ctx: ConsentContext): void {
       return;
     }
     ctx.provider.takePendingAuthorization(requestId);
+    ctx.binding.release(res, requestId);
     const approval = {
       clientId: pending.client.client_id,
       userId: user.id,
@@ -80,6 +104,24 @@ export function mountConsentPage(app: Express, ctx: ConsentContext): void {
       ctx.provider.approvedRedirect(approval, pending.codeChallenge, pending.redirectUri, pending.state),
     );
   });
+}
+
+function boundToThisBrowser(req: Request, ctx: ConsentContext, pending: PendingAuthorization): boolean {
+  return ctx.binding.presentedBy(req, pending.id, pending.browserNonce);
+}
+
+/** The live pending request a sign-in's `next` leads to, when it leads to the consent page. */
+function consentRequestIn(next: unknown, provider: ReferenceOAuthProvider): PendingAuthorization | undefined {
+  const target = new URL(safeNextPath(next), "http://next.invalid");
+  // As express routes it: case-insensitive, a trailing slash allowed, percent-encoding decoded.
+  let path = target.pathname;
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    // Not valid percent-encoding: express would not route it to the consent page either.
+  }
+  if (path.replace(/\/+$/, "").toLowerCase() !== CONSENT_PATH) return undefined;
+  return provider.pendingAuthorization(target.searchParams.get("request") ?? "");
 }
 
 /** The personal account first, then the person's teams. */
@@ -142,6 +184,18 @@ function allowFormRedirectTo(res: Response, redirectUri: string): void {
         ? value.replace("form-action 'self'", `form-action 'self' ${source}`)
         : value,
     );
+}
+
+/** Someone else's consent link (consent phishing), or cookies lost on the way: nothing can be granted here. */
+function sendOtherBrowser(res: Response): void {
+  sendPage(
+    res,
+    403,
+    "Authorize",
+    html`<h1>This sign-in link was started in another browser</h1>
+      <p class="error">For your safety, a sign-in can only be completed in the browser that started it. Nothing was granted.</p>
+      <p>Start again from your app. If someone sent you this link, do not use it.</p>`,
+  );
 }
 
 function sendExpired(res: Response): void {

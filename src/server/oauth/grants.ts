@@ -1,4 +1,4 @@
-/** Records of the OAuth server: registered clients, one-time authorization codes, and token families with rotation. */
+/** Records of the OAuth server: registered clients (bounded), one-time authorization codes, and token families with rotation. */
 import { createHash } from "node:crypto";
 import type { OAuthClientInformationFull } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Principal, StoreCollection } from "../context.js";
@@ -10,6 +10,8 @@ export const REFRESH_TOKEN_PREFIX = "chat_rt_";
 export const AUTHORIZATION_CODE_TTL_MS = 60_000;
 export const DEFAULT_ACCESS_TOKEN_TTL_SECONDS = 3600;
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
+export const DEFAULT_UNUSED_REGISTRATION_TTL_SECONDS = 24 * 3600;
+export const DEFAULT_MAX_REGISTERED_CLIENTS = 10_000;
 
 /** What the person approved: the account or team, and who they are. */
 export interface Approval {
@@ -34,6 +36,12 @@ interface TokenRecord {
   expiresAt: number;
   /** Set when a refresh token has been exchanged: presenting it again means it leaked. */
   rotatedAt?: number;
+}
+
+/** When a dynamically registered client was registered, and first used for a grant (a code exchanged). */
+interface RegistrationRecord {
+  registeredAt: number;
+  usedAt?: number;
 }
 
 interface AuthorizationCode extends Approval {
@@ -63,6 +71,10 @@ export interface OAuthGrantsOptions {
   store: Store;
   now: () => number;
   accessTokenTtlSeconds: number;
+  /** Dynamic registrations never used for a grant are forgotten after this long. */
+  unusedRegistrationTtlMs?: number;
+  /** Most dynamic registrations kept at once. */
+  maxRegisteredClients?: number;
 }
 
 /** Clients, grant families and tokens persist in the store (a data-file restart keeps sign-ins); codes stay in memory. */
@@ -70,27 +82,84 @@ export class OAuthGrants {
   readonly #clients: StoreCollection<OAuthClientInformationFull>;
   readonly #families: StoreCollection<GrantFamily>;
   readonly #tokens: StoreCollection<TokenRecord>;
+  /** Only dynamically registered clients have a record; pre-registered ones are kept for good. */
+  readonly #registrations: StoreCollection<RegistrationRecord>;
   readonly #codes = new Map<string, AuthorizationCode>();
   readonly #store: Store;
   readonly #now: () => number;
   readonly #accessTokenTtlSeconds: number;
+  readonly #unusedRegistrationTtlMs: number;
+  readonly #maxRegisteredClients: number;
 
   constructor(options: OAuthGrantsOptions) {
     this.#store = options.store;
     this.#now = options.now;
     this.#accessTokenTtlSeconds = options.accessTokenTtlSeconds;
+    this.#unusedRegistrationTtlMs =
+      options.unusedRegistrationTtlMs ?? DEFAULT_UNUSED_REGISTRATION_TTL_SECONDS * 1000;
+    this.#maxRegisteredClients = options.maxRegisteredClients ?? DEFAULT_MAX_REGISTERED_CLIENTS;
     this.#clients = options.store.collection("oauth.clients");
     this.#families = options.store.collection("oauth.families");
     this.#tokens = options.store.collection("oauth.tokens");
+    this.#registrations = options.store.collection("oauth.registrations");
   }
 
+  /** The client, unless it is a dynamic registration that expired unused (which is then forgotten). */
   getClient(clientId: string): OAuthClientInformationFull | undefined {
+    const registration = this.#registrations.get(clientId);
+    if (registration && this.#expiredUnused(registration, this.#now())) {
+      this.#forgetRegistration(clientId);
+      return undefined;
+    }
     return this.#clients.get(clientId);
   }
 
+  /** Keeps a client known before any registration (pre-registered): never expires, not counted in the cap. */
   saveClient(client: OAuthClientInformationFull): OAuthClientInformationFull {
     this.#clients.set(client.client_id, client);
     return client;
+  }
+
+  /** RFC 7591 dynamic registration: kept until it expires unused or is evicted to make room. */
+  registerClient(client: OAuthClientInformationFull): OAuthClientInformationFull {
+    this.#store.batch(() => {
+      this.#clients.set(client.client_id, client);
+      this.#registrations.set(client.client_id, { registeredAt: this.#now() });
+    });
+    return client;
+  }
+
+  /**
+   * Before a registration: forgets expired unused registrations, then, at the cap, the oldest unused one.
+   * False when the cap is reached by clients that all hold grants (nothing may be evicted).
+   */
+  makeRoomForRegistration(): boolean {
+    const now = this.#now();
+    const registrations = this.#registrations.entries();
+    const expired = registrations.filter(([, record]) => this.#expiredUnused(record, now));
+    if (expired.length > 0) {
+      this.#store.batch(() => {
+        for (const [clientId] of expired) this.#forgetRegistration(clientId);
+      });
+    }
+    let count = registrations.length - expired.length;
+    if (count < this.#maxRegisteredClients) return true;
+    const unused = registrations
+      .filter(([, record]) => record.usedAt === undefined && !this.#expiredUnused(record, now))
+      .sort(([, a], [, b]) => a.registeredAt - b.registeredAt);
+    this.#store.batch(() => {
+      for (const [clientId] of unused) {
+        if (count < this.#maxRegisteredClients) break;
+        this.#forgetRegistration(clientId);
+        count -= 1;
+      }
+    });
+    return count < this.#maxRegisteredClients;
+  }
+
+  /** How many dynamic registrations are kept (for tests and diagnostics). */
+  registeredClientCount(): number {
+    return this.#registrations.entries().length;
   }
 
   /** A one-time code for the approval, valid for 60 seconds. */
@@ -129,6 +198,10 @@ export class OAuthGrants {
     record.expiresAt = Math.max(record.expiresAt, this.#now() + AUTHORIZATION_CODE_TTL_MS);
     return this.#store.batch(() => {
       this.#families.set(family.id, family);
+      const registration = this.#registrations.get(approval.clientId);
+      if (registration && registration.usedAt === undefined) {
+        this.#registrations.set(approval.clientId, { ...registration, usedAt: this.#now() });
+      }
       return this.#issueTokens(family);
     });
   }
@@ -219,6 +292,17 @@ export class OAuthGrants {
     for (const [hash, record] of this.#tokens.entries()) {
       if (record.expiresAt <= now) this.#tokens.delete(hash);
     }
+  }
+
+  #expiredUnused(record: RegistrationRecord, now: number): boolean {
+    return record.usedAt === undefined && record.registeredAt + this.#unusedRegistrationTtlMs <= now;
+  }
+
+  #forgetRegistration(clientId: string): void {
+    this.#store.batch(() => {
+      this.#registrations.delete(clientId);
+      this.#clients.delete(clientId);
+    });
   }
 
   #pruneCodes(): void {

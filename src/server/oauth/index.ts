@@ -8,12 +8,27 @@ import type { OAuthMetadata, OAuthProtectedResourceMetadata } from "@modelcontex
 import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import type { ServerContext } from "../context.js";
 import type { OAuthServerOptions } from "../options.js";
+import { ConsentBrowserBinding } from "./browser-binding.js";
 import { CONSENT_PATH, mountConsentPage } from "./consent.js";
 import { DEFAULT_ACCESS_TOKEN_TTL_SECONDS, OAuthGrants } from "./grants.js";
-import { CHAT_SCOPES, OFFLINE_ACCESS_SCOPE, ReferenceOAuthProvider } from "./provider.js";
+import {
+  CHAT_SCOPES,
+  OFFLINE_ACCESS_SCOPE,
+  PENDING_AUTHORIZATION_TTL_MS,
+  ReferenceOAuthProvider,
+} from "./provider.js";
+import { limitByClientIp, oauthLimiters } from "./rate-limits.js";
 import { redirectUriProblem } from "./redirect-uris.js";
 
-export type { OAuthServerOptions, PreRegisteredOAuthClient } from "../options.js";
+export type {
+  OAuthRateLimits,
+  OAuthRegistrationLimits,
+  OAuthServerOptions,
+  PreRegisteredOAuthClient,
+} from "../options.js";
+export { DEFAULT_OAUTH_RATE_LIMITS } from "../rate-limit.js";
+export { CONSENT_BINDING_COOKIE_PREFIX } from "./browser-binding.js";
+export { DEFAULT_MAX_REGISTERED_CLIENTS, DEFAULT_UNUSED_REGISTRATION_TTL_SECONDS } from "./grants.js";
 export { CHAT_SCOPES, OFFLINE_ACCESS_SCOPE } from "./provider.js";
 
 /** RFC 8707 resource identifiers served here. */
@@ -30,11 +45,23 @@ export function mountOAuth(app: Express, ctx: ServerContext): void {
   const options = ctx.options as OAuthServerOptions;
   const now = options.oauthNow ?? Date.now;
   const resources = resourceUrls(ctx.baseUrl);
+  const registrationLimits = options.oauthRegistrationLimits ?? {};
   const grants = new OAuthGrants({
     store: ctx.store,
     now,
     accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? DEFAULT_ACCESS_TOKEN_TTL_SECONDS,
+    ...(registrationLimits.unusedTtlSeconds !== undefined
+      ? { unusedRegistrationTtlMs: registrationLimits.unusedTtlSeconds * 1000 }
+      : {}),
+    ...(registrationLimits.maxClients !== undefined
+      ? { maxRegisteredClients: registrationLimits.maxClients }
+      : {}),
   });
+  const limiters = oauthLimiters(options.oauthRateLimit, now);
+  const browserBinding = new ConsentBrowserBinding(
+    () => ctx.baseUrl.startsWith("https:"),
+    PENDING_AUTHORIZATION_TTL_MS,
+  );
   for (const client of options.oauthClients ?? []) {
     grants.saveClient({
       client_name: client.client_id,
@@ -50,6 +77,7 @@ export function mountOAuth(app: Express, ctx: ServerContext): void {
     resources: [resources.mcp, resources.v2],
     now,
     consentPath: CONSENT_PATH,
+    browserBinding,
     ...(options.autoApprove ? { autoApprove: autoApproval(ctx, options.autoApprove) } : {}),
   });
 
@@ -65,24 +93,43 @@ export function mountOAuth(app: Express, ctx: ServerContext): void {
   }
   app.use(
     "/authorize",
+    limitByClientIp(limiters.authorize, "page"),
     parseForm,
     refuseBadRedirectUri,
     echoStateOnErrors,
     authorizationHandler({ provider, rateLimit: false }),
   );
-  app.use("/token", clientSecretBasic, tokenHandler({ provider, rateLimit: false }));
+  app.use(
+    "/token",
+    limitByClientIp(limiters.token, "json"),
+    clientSecretBasic,
+    tokenHandler({ provider, rateLimit: false }),
+  );
   app.use("/revoke", clientSecretBasic, revocationHandler({ provider, rateLimit: false }));
   app.use(
     "/register",
+    limitByClientIp(limiters.register, "json"),
     express.json({ limit: "64kb" }),
     refuseBadRegisteredRedirectUris,
+    (req: Request, res: Response, next: NextFunction) => {
+      if (req.method !== "POST" || grants.makeRoomForRegistration()) return next();
+      res.status(503).set("retry-after", "3600").json({
+        error: "temporarily_unavailable",
+        error_description: "The server holds as many client registrations as it keeps; try again later.",
+      });
+    },
     clientRegistrationHandler({
       clientsStore: provider.clientsStore,
       rateLimit: false,
       clientSecretExpirySeconds: 0,
     }),
   );
-  mountConsentPage(app, { provider, sessions: ctx.sessions, accounts: ctx.accounts });
+  mountConsentPage(app, {
+    provider,
+    sessions: ctx.sessions,
+    accounts: ctx.accounts,
+    binding: browserBinding,
+  });
 
   ctx.tokenVerifiers.push((token) => grants.principalFor(token));
 }

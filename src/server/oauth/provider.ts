@@ -18,13 +18,14 @@ import type {
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Response } from "express";
+import type { ConsentBrowserBinding } from "./browser-binding.js";
 import type { Approval, CodeLookup, IssuedTokens, OAuthGrants } from "./grants.js";
 
 /** Scopes of this server: read and write chats; `offline_access` is accepted (refresh tokens are always issued). */
 export const CHAT_SCOPES = ["chat:read", "chat:write"] as const;
 export const OFFLINE_ACCESS_SCOPE = "offline_access";
 const KNOWN_SCOPES = new Set<string>([...CHAT_SCOPES, OFFLINE_ACCESS_SCOPE]);
-const PENDING_AUTHORIZATION_TTL_MS = 10 * 60 * 1000;
+export const PENDING_AUTHORIZATION_TTL_MS = 10 * 60 * 1000;
 
 /** An authorization request waiting on the consent page. */
 export interface PendingAuthorization {
@@ -36,6 +37,8 @@ export interface PendingAuthorization {
   scopes: string[];
   resource?: string;
   expiresAt: number;
+  /** Held in an HttpOnly cookie of the browser that opened `/authorize`; the consent page requires it. */
+  browserNonce: string;
 }
 
 export interface ReferenceOAuthProviderOptions {
@@ -47,6 +50,8 @@ export interface ReferenceOAuthProviderOptions {
   autoApprove?: { account: string; userId?: string };
   /** Path of the consent page; the pending request id is appended as `?request=`. */
   consentPath: string;
+  /** Ties each pending request to the browser that started it (against consent phishing). */
+  browserBinding: ConsentBrowserBinding;
 }
 
 export class ReferenceOAuthProvider implements OAuthServerProvider {
@@ -61,7 +66,7 @@ export class ReferenceOAuthProvider implements OAuthServerProvider {
     const grants = this.#options.grants;
     return {
       getClient: (clientId) => grants.getClient(clientId),
-      registerClient: (client) => grants.saveClient(client as OAuthClientInformationFull),
+      registerClient: (client) => grants.registerClient(client as OAuthClientInformationFull),
     };
   }
 
@@ -96,6 +101,7 @@ export class ReferenceOAuthProvider implements OAuthServerProvider {
       codeChallenge: params.codeChallenge,
       scopes,
       expiresAt: this.#options.now() + PENDING_AUTHORIZATION_TTL_MS,
+      browserNonce: this.#options.browserBinding.bind(res, id),
       ...(params.state !== undefined ? { state: params.state } : {}),
       ...(resource ? { resource } : {}),
     });
