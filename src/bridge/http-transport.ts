@@ -67,8 +67,11 @@ export class StreamableHttpTransport {
     this.#protocolVersion = version;
   }
 
-  /** POSTs one message. Resolves once the server accepted it; answers arrive through `onmessage`. */
-  async send(message: JSONRPCMessage): Promise<void> {
+  /**
+   * POSTs one message. Resolves once the server accepted it; answers arrive through `onmessage`. `mustNotRepeat`
+   * marks a message that must not run twice (see `HttpRequest.settleFirst`).
+   */
+  async send(message: JSONRPCMessage, options?: { mustNotRepeat?: boolean }): Promise<void> {
     const controller = this.#track();
     let streaming = false;
     try {
@@ -80,6 +83,7 @@ export class StreamableHttpTransport {
         }),
         body: JSON.stringify(message),
         signal: controller.signal,
+        ...(options?.mustNotRepeat ? { settleFirst: true } : {}),
       });
       const sessionId = response.headers.get("mcp-session-id");
       if (sessionId) this.#sessionId = sessionId;

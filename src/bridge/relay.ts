@@ -3,7 +3,7 @@ import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextpro
 import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
 import { isRequest, isResponse } from "./jsonrpc.js";
 import { type BridgeLog, describeError } from "./log.js";
-import type { FetchLike } from "./remote-fetch.js";
+import { type FetchLike, requestNeverSent } from "./remote-fetch.js";
 
 /** JSON-RPC error code for failures of the bridge itself (server unreachable, session lost, auth failed). */
 export const BRIDGE_ERROR_CODE = -32000;
@@ -41,6 +41,7 @@ interface Outbound {
 
 interface PendingRequest {
   id: RequestId;
+  method: string;
   /** The transport whose POST carried it, once the server accepted it; its answer can only come from there. */
   deliveredOn?: RemoteTransport;
 }
@@ -96,6 +97,12 @@ export class Relay {
   readonly #probed = new WeakSet<RemoteTransport>();
   readonly #pending = new Map<string, PendingRequest>();
   readonly #bridgeWaiters = new Map<string, (message: JSONRPCMessage) => void>();
+  /**
+   * Tools the server says are safe to call twice (annotations `readOnlyHint` or `idempotentHint`, learned from
+   * the tools/list answers that pass through). Any other tools/call is sent again only if it never reached the
+   * server: running a write twice (two chats, two messages) is worse than saying the outcome is unknown.
+   */
+  readonly #repeatableTools = new Map<string, boolean>();
   #initializeRequest: JSONRPCRequest | undefined;
   #protocolVersion: string | undefined;
 
@@ -115,7 +122,7 @@ export class Relay {
     if (this.#closing) return;
     if (isRequest(message)) {
       if (message.method === "initialize") this.#initializeRequest = message;
-      this.#pending.set(requestKey(message.id), { id: message.id });
+      this.#pending.set(requestKey(message.id), { id: message.id, method: message.method });
     }
     if (this.#log.debugEnabled) this.#log.debug(`client → server ${describeMessage(message)}`);
     const outbound = { seq: ++this.#seq, message };
@@ -168,6 +175,7 @@ export class Relay {
         return;
       }
       this.#pending.delete(key);
+      if (pending.method === "tools/list" && "result" in message) this.#learnTools(message.result);
       if (this.#initializeRequest?.id === message.id && "result" in message) {
         const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
         if (typeof version === "string") {
@@ -178,6 +186,39 @@ export class Relay {
     }
     if (this.#log.debugEnabled) this.#log.debug(`server → client ${describeMessage(message)}`);
     this.#options.toClient(message);
+  }
+
+  #learnTools(result: unknown): void {
+    const tools = (result as { tools?: unknown }).tools;
+    if (!Array.isArray(tools)) return;
+    for (const tool of tools as Array<{ name?: unknown; annotations?: Record<string, unknown> }>) {
+      if (typeof tool?.name !== "string") continue;
+      const hints = tool.annotations;
+      this.#repeatableTools.set(tool.name, hints?.readOnlyHint === true || hints?.idempotentHint === true);
+    }
+  }
+
+  /** Whether sending this message a second time is harmless (see `#repeatableTools`). */
+  #isRepeatable(message: JSONRPCMessage): boolean {
+    if (!isRequest(message) || message.method !== "tools/call") return true;
+    const name = (message.params as { name?: unknown } | undefined)?.name;
+    return typeof name === "string" && this.#repeatableTools.get(name) === true;
+  }
+
+  /**
+   * The connection broke after a request that must not run twice was written: the server may have run it.
+   * It is answered with an error saying so, instead of being sent again.
+   */
+  #outcomeUnknown(outbound: Outbound, error: unknown): boolean {
+    if (!isNetworkError(error) || requestNeverSent(error) || this.#isRepeatable(outbound.message))
+      return false;
+    this.#answerWithError(
+      outbound,
+      `chat-mcp-bridge: the connection to ${this.#options.url.origin} broke after this call was sent ` +
+        `(${describeError(error)}), so the server may or may not have run it. It was not sent again, so it ` +
+        "cannot run twice: check whether it took effect before calling it again.",
+    );
+    return true;
   }
 
   #onTransportError(transport: RemoteTransport, error: Error): void {
@@ -215,7 +256,7 @@ export class Relay {
   async #send(outbound: Outbound): Promise<void> {
     const transport = this.#transport;
     try {
-      await transport.send(outbound.message);
+      await transport.send(outbound.message, { mustNotRepeat: !this.#isRepeatable(outbound.message) });
       this.#unreachable = undefined;
       if (isRequest(outbound.message)) {
         const pending = this.#pending.get(requestKey(outbound.message.id));
@@ -243,6 +284,7 @@ export class Relay {
       this.#startRecovery();
       return;
     }
+    if (this.#outcomeUnknown(outbound, error)) return;
     if (isNetworkError(error)) {
       if (this.#unreachable !== undefined && !this.#recovering) {
         this.#answerWithError(outbound, this.#unreachableMessage(describeError(error)));
@@ -285,8 +327,9 @@ export class Relay {
         const first = this.#held.shift();
         if (first) {
           try {
-            await this.#transport.send(first.message);
+            await this.#transport.send(first.message, { mustNotRepeat: !this.#isRepeatable(first.message) });
           } catch (error) {
+            if (this.#outcomeUnknown(first, error)) continue;
             if (!isSessionGone(error) && !isNetworkError(error)) {
               this.#answerWithError(first, `chat-mcp-bridge: ${describeError(error)}`);
               continue;

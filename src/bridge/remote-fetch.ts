@@ -29,6 +29,13 @@ export interface HttpRequest {
   headers: Record<string, string>;
   body?: string;
   signal?: AbortSignal;
+  /**
+   * Let the event loop turn twice before picking a connection. A server that closes a kept-alive connection
+   * right after its last answer is read in two turns (the answer, then the close): a request picking the
+   * connection in between would fail with no way to tell whether the server saw it. For requests that must
+   * not run twice, so that such a failure always proves they were never sent.
+   */
+  settleFirst?: boolean;
 }
 
 /** A body read once, as chunks; `cancel()` drops what was not read. */
@@ -72,9 +79,18 @@ function loadHttpsClient(): Promise<{ request: typeof httpRequest; agent: HttpAg
 export async function nodeHttpFetch(url: URL, request: HttpRequest): Promise<HttpAnswer> {
   const client =
     url.protocol === "https:" ? await loadHttpsClient() : { request: httpRequest, agent: httpAgent };
+  if (request.settleFirst) {
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
   return new Promise((resolve, reject) => {
-    const fail = (error: unknown) =>
-      reject(request.signal?.aborted ? error : new TypeError("fetch failed", { cause: error }));
+    // Until the connection is open, no byte of the request can have reached the server.
+    let connected = false;
+    const fail = (error: unknown) => {
+      const failure = request.signal?.aborted ? error : new TypeError("fetch failed", { cause: error });
+      if (!connected && typeof failure === "object" && failure !== null) notSent.add(failure);
+      reject(failure);
+    };
     let outgoing: ClientRequest;
     try {
       outgoing = client.request(url, {
@@ -87,11 +103,38 @@ export async function nodeHttpFetch(url: URL, request: HttpRequest): Promise<Htt
       fail(error); // e.g. a header value with characters HTTP does not allow
       return;
     }
+    outgoing.once("socket", (socket) => {
+      // A kept-alive socket the server has already closed (its FIN read, the socket not yet dropped from the
+      // pool: the race of a server shutting down as a request starts) fails before the request is written.
+      if (outgoing.reusedSocket) connected = !socket.readableEnded && socket.writable;
+      else if (!socket.connecting) connected = true;
+      else
+        socket.once(url.protocol === "https:" ? "secureConnect" : "connect", () => {
+          connected = true;
+        });
+    });
     // Later errors (the connection breaks mid-body) reach the body's reader instead; the first one settles this.
     outgoing.on("error", fail);
     outgoing.once("response", (message) => resolve(toHttpAnswer(message)));
     outgoing.end(request.body);
   });
+}
+
+/** Failures that happened before the connection opened (marked by `nodeHttpFetch`). */
+const notSent = new WeakSet<object>();
+
+/** Connection errors that can only happen before a request is written: the server cannot have seen it. */
+const BEFORE_CONNECT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN"]);
+
+/**
+ * True when a failed request certainly never reached the server (it can be sent again without running twice);
+ * false when it may have (the connection broke after the request was written, or the answer broke mid-way).
+ */
+export function requestNeverSent(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  if (notSent.has(error)) return true;
+  const code = (error as { cause?: { code?: unknown } }).cause?.code;
+  return typeof code === "string" && BEFORE_CONNECT_CODES.has(code);
 }
 
 function toHttpAnswer(message: IncomingMessage): HttpAnswer {
