@@ -1,7 +1,8 @@
 /** What every command receives: the terminal, the global options, and the ChatClient built from them. */
-import type { ChatClient } from "../client/index.js";
+import { ChatClient } from "../client/index.js";
 import { envApiKey } from "../config/index.js";
 import { CliError, EXIT } from "./errors.js";
+import { nodeHttpFetch } from "./http-fetch.js";
 import type { CliIo } from "./io.js";
 
 export interface GlobalOptions {
@@ -11,6 +12,25 @@ export interface GlobalOptions {
   json: boolean;
   color: boolean;
   debug: boolean;
+}
+
+/** The global options as the command line gave them (either parser); absent ones take their defaults. */
+export interface GivenGlobals {
+  baseUrl?: string;
+  token?: string;
+  json?: boolean;
+  color?: boolean;
+  debug?: boolean;
+}
+
+export function globalOptionsFrom(given: GivenGlobals, defaultBaseUrl: () => string): GlobalOptions {
+  return {
+    baseUrl: given.baseUrl ?? defaultBaseUrl(),
+    ...(given.token !== undefined ? { token: given.token } : {}),
+    json: given.json === true,
+    color: given.color !== false,
+    debug: given.debug === true,
+  };
 }
 
 export interface CliContext {
@@ -45,8 +65,7 @@ export const SIGN_IN_HINT = "Run `chat-cli login`, set CHAT_API_KEY, or pass --t
 export async function openClient(ctx: CliContext): Promise<ChatClient> {
   const resolved = await resolveToken(ctx);
   if (!resolved) throw new CliError(`not signed in to ${ctx.globals.baseUrl}`, EXIT.auth, SIGN_IN_HINT);
-  const { ChatClient } = await import("../client/index.js");
-  return new ChatClient({ baseUrl: ctx.globals.baseUrl, token: resolved.token });
+  return new ChatClient({ baseUrl: ctx.globals.baseUrl, token: resolved.token, fetch: nodeHttpFetch });
 }
 
 /** `abcd…wxyz`: enough to tell tokens apart, never enough to use one. */

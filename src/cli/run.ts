@@ -1,34 +1,34 @@
 /** Runs chat-cli once: parses argv, runs the command, and maps every failure to one message and an exit code. */
-import { CommanderError } from "commander";
 import { defaultBaseUrl } from "../config/index.js";
 import { createStyle } from "./ansi.js";
+import { parsePlainArgv } from "./argv.js";
 import { isWebUrl, openInBrowser } from "./browser.js";
-import { type CliContext, type GlobalOptions, SIGN_IN_HINT } from "./context.js";
+import { type CliContext, type GlobalOptions, globalOptionsFrom, SIGN_IN_HINT } from "./context.js";
 import { CliError, EXIT, type ExitCode, serverMessage, statusOf } from "./errors.js";
 import { type CliIo, isYes, processIo } from "./io.js";
-import { buildProgram } from "./program.js";
-import { packageVersion } from "./version.js";
 
 /** Runs the program on `argv` (without node and script) and resolves to the exit code. */
 export async function run(argv: string[], ioOverride?: CliIo): Promise<ExitCode> {
   const io = ioOverride ?? processIo(!argv.includes("--no-color"));
   let globals: GlobalOptions | undefined;
-  const program = buildProgram(
-    packageVersion(),
-    { writeOut: io.stdout, writeErr: io.stderr },
-    (parsed) => {
-      globals = parsed;
-      return { io, globals: parsed } satisfies CliContext;
-    },
-    () => defaultBaseUrl(),
-  );
+  const contextFor = (parsed: GlobalOptions): CliContext => {
+    globals = parsed;
+    return { io, globals: parsed };
+  };
   try {
-    await program.parseAsync(argv, { from: "user" });
-    return EXIT.ok;
+    const plain = parsePlainArgv(argv);
+    if (plain) {
+      const ctx = contextFor(globalOptionsFrom(plain.globals, defaultBaseUrl));
+      await plain.command.run(plain.operands, plain.options, ctx);
+      return EXIT.ok;
+    }
+    // Help, version, usage errors and unusual argv: commander parses them (and prints its own messages).
+    const { runProgram } = await import("./program.js");
+    return await runProgram(argv, io, contextFor, defaultBaseUrl);
   } catch (error) {
     const debug = globals?.debug ?? argv.includes("--debug");
     const code = await reportError(error, io, { debug, baseUrl: globals?.baseUrl ?? defaultBaseUrl() });
-    if (debug && !(error instanceof CommanderError)) printDebug(error, io);
+    if (debug) printDebug(error, io);
     return code;
   }
 }
@@ -47,11 +47,6 @@ export async function reportError(
   io: CliIo,
   { debug, baseUrl }: { debug: boolean; baseUrl: string },
 ): Promise<ExitCode> {
-  if (error instanceof CommanderError) {
-    // commander has printed its message (and suggestion) already.
-    if (error.code === "commander.helpDisplayed" || error.code === "commander.version") return EXIT.ok;
-    return EXIT.usage;
-  }
   const style = createStyle(io.errColor);
   const say = (message: string, hint?: string) => {
     io.stderr(`${style.red("error:")} ${message.trim().replace(/\s*\n\s*/g, " ")}\n`);

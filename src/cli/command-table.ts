@@ -1,0 +1,255 @@
+/** Every chat-cli command and global option as data: commander's program and the fast argv path are both built from it. */
+
+import { create } from "./commands/create.js";
+import { get } from "./commands/get.js";
+import { type ListOptions, list } from "./commands/list.js";
+import { login } from "./commands/login.js";
+import { logout } from "./commands/logout.js";
+import { message } from "./commands/message.js";
+import { type MessagesOptions, messages } from "./commands/messages.js";
+import { pending } from "./commands/pending.js";
+import { preview } from "./commands/preview.js";
+import { type ResolveOptions, resolve } from "./commands/resolve.js";
+import { send } from "./commands/send.js";
+import { type ServeOptions, serve } from "./commands/serve.js";
+import { whoami } from "./commands/whoami.js";
+import type { CliContext } from "./context.js";
+
+/** A flag value the option's parser refused; commander reports it as its own InvalidArgumentError. */
+export class OptionValueError extends Error {
+  override readonly name = "OptionValueError";
+}
+
+export interface OptionSpec {
+  /** commander's flags string: `--json`, `--limit <n>`, `--no-browser`. */
+  flags: string;
+  description: string;
+  parse?: (value: string) => unknown;
+  defaultValue?: unknown;
+}
+
+export interface ArgumentSpec {
+  /** `<chatId>`, or `<prompt...>` for one or more words. */
+  name: string;
+  description?: string;
+}
+
+/** A positional value as commander hands it to an action: a word, or the words of a variadic argument. */
+export type Operand = string | string[];
+
+export interface CommandSpec {
+  name: string;
+  description: string;
+  arguments: ArgumentSpec[];
+  options: OptionSpec[];
+  /** Runs the command; its heavy parts (commander, OAuth, the server) load only when it needs them. */
+  run(operands: Operand[], options: Record<string, unknown>, ctx: CliContext): Promise<void>;
+}
+
+function parseLimit(value: string): number {
+  const limit = Number(value);
+  if (!/^\d+$/.test(value) || limit < 1 || limit > 100) {
+    throw new OptionValueError("must be a whole number from 1 to 100.");
+  }
+  return limit;
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65_535)
+    throw new OptionValueError("must be a port number from 0 to 65535.");
+  return port;
+}
+
+function parseNames(value: string): string[] {
+  const names = value
+    .split(",")
+    .map((name) => name.trim())
+    .filter((name) => name.length > 0);
+  if (names.length === 0) throw new OptionValueError("give the integration names, comma-separated.");
+  return names;
+}
+
+function parseBaseUrl(value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("not http(s)");
+  } catch {
+    throw new OptionValueError("must be an http(s) URL, e.g. http://127.0.0.1:8787.");
+  }
+  return value.replace(/\/+$/, "");
+}
+
+/** The program's own options (besides -h and -V), recognised before and after the command name. */
+export const GLOBAL_OPTIONS: OptionSpec[] = [
+  {
+    flags: "--base-url <url>",
+    description: "service base URL (default: $CHAT_API_URL or http://127.0.0.1:8787)",
+    parse: parseBaseUrl,
+  },
+  {
+    flags: "--token <token>",
+    description: "API key or access token (default: $CHAT_API_KEY, then the stored login)",
+  },
+  { flags: "--json", description: "print exactly the response JSON on stdout" },
+  { flags: "--no-color", description: "never use colour (NO_COLOR is honoured too)" },
+  { flags: "--debug", description: "details and stack traces on stderr" },
+];
+
+const chatIdArgument: ArgumentSpec = { name: "<chatId>" };
+const limitOption: OptionSpec = {
+  flags: "--limit <n>",
+  description: "page size, 1-100 (default 20)",
+  parse: parseLimit,
+};
+/** A positional as one string: the words of a variadic argument joined by spaces. */
+const text = (operand: Operand | undefined): string =>
+  Array.isArray(operand) ? operand.join(" ") : (operand ?? "");
+
+export const COMMANDS: CommandSpec[] = [
+  {
+    name: "login",
+    description: "sign in with your browser (OAuth) and store the credentials for this base URL",
+    arguments: [],
+    options: [{ flags: "--no-browser", description: "print the sign-in URL instead of opening a browser" }],
+    async run(_operands, opts, ctx) {
+      await login({ browser: opts.browser as boolean }, ctx);
+    },
+  },
+  {
+    name: "logout",
+    description: "remove the stored credentials for this base URL",
+    arguments: [],
+    options: [],
+    async run(_operands, _opts, ctx) {
+      await logout({}, ctx);
+    },
+  },
+  {
+    name: "whoami",
+    description: "show the account or team of the token in use and where the token came from",
+    arguments: [],
+    options: [],
+    async run(_operands, _opts, ctx) {
+      await whoami({}, ctx);
+    },
+  },
+  {
+    name: "create",
+    description: "create a chat from a prompt and show the assistant's answer state",
+    arguments: [{ name: "<prompt...>", description: "the first message" }],
+    options: [{ flags: "--title <title>", description: "chat title (default: the start of the prompt)" }],
+    async run([prompt], opts, ctx) {
+      const title = opts.title as string | undefined;
+      await create({ prompt: text(prompt), ...(title ? { title } : {}) }, ctx);
+    },
+  },
+  {
+    name: "list",
+    description: "list chats, newest-updated first",
+    arguments: [],
+    options: [
+      { flags: "--topic <text>", description: "only chats whose title or messages mention this" },
+      limitOption,
+      { flags: "--all", description: "every chat, all pages" },
+    ],
+    async run(_operands, opts, ctx) {
+      await list(opts as ListOptions, ctx);
+    },
+  },
+  {
+    name: "get",
+    description: "show a chat: URL, hosting project and what it waits for",
+    arguments: [chatIdArgument],
+    options: [{ flags: "--web", description: "open the chat in the browser" }],
+    async run([chatId], opts, ctx) {
+      await get({ ...(opts as { web?: boolean }), chatId: text(chatId) }, ctx);
+    },
+  },
+  {
+    name: "messages",
+    description: "list a chat's messages, newest first",
+    arguments: [chatIdArgument],
+    options: [limitOption, { flags: "--all", description: "every message, all pages" }],
+    async run([chatId], opts, ctx) {
+      await messages({ ...(opts as Omit<MessagesOptions, "chatId">), chatId: text(chatId) }, ctx);
+    },
+  },
+  {
+    name: "message",
+    description: "show one message with its parts",
+    arguments: [chatIdArgument, { name: "<messageId>" }],
+    options: [],
+    async run([chatId, messageId], _opts, ctx) {
+      await message({ chatId: text(chatId), messageId: text(messageId) }, ctx);
+    },
+  },
+  {
+    name: "send",
+    description: "send a message and show the assistant's reply (rejects any pending request)",
+    arguments: [chatIdArgument, { name: "<text...>", description: "the message" }],
+    options: [],
+    async run([chatId, words], _opts, ctx) {
+      await send({ chatId: text(chatId), text: text(words) }, ctx);
+    },
+  },
+  {
+    name: "pending",
+    description: "show what the latest assistant message waits for, and whether the chat has a hostProjectId",
+    arguments: [chatIdArgument],
+    options: [],
+    async run([chatId], _opts, ctx) {
+      await pending({ chatId: text(chatId) }, ctx);
+    },
+  },
+  {
+    name: "resolve",
+    description: "resolve what the chat waits for (with no flag on a terminal: show it and ask)",
+    arguments: [chatIdArgument],
+    options: [
+      {
+        flags: "--integrations <a,b>",
+        description: "confirm these integrations as connected (must match the request)",
+        parse: parseNames,
+      },
+      { flags: "--connected", description: "confirm exactly the requested integrations as connected" },
+      { flags: "--reject", description: "reject the integration request" },
+      { flags: "--approve", description: "approve the pending script permissions, unchanged" },
+      { flags: "--task <json|@file>", description: "send this task as is (JSON, or @path to a JSON file)" },
+    ],
+    async run([chatId], opts, ctx) {
+      await resolve({ ...(opts as Omit<ResolveOptions, "chatId">), chatId: text(chatId) }, ctx);
+    },
+  },
+  {
+    name: "preview",
+    description: "print the chat's preview URL",
+    arguments: [chatIdArgument],
+    options: [{ flags: "--open", description: "open the preview in the browser" }],
+    async run([chatId], opts, ctx) {
+      await preview({ ...(opts as { open?: boolean }), chatId: text(chatId) }, ctx);
+    },
+  },
+  {
+    name: "serve",
+    description: "run the reference server locally and print its URLs, accounts and dev API keys",
+    arguments: [],
+    options: [
+      {
+        flags: "--port <port>",
+        description: "port to listen on (0 picks a free one)",
+        parse: parsePort,
+        defaultValue: 8787,
+      },
+      { flags: "--host <host>", description: "interface to listen on", defaultValue: "127.0.0.1" },
+      {
+        flags: "--auto-approve <slug>",
+        description: "approve OAuth sign-ins for this account or team without a consent page",
+      },
+      { flags: "--data <file>", description: "keep the server's data in this JSON file" },
+    ],
+    async run(_operands, opts, ctx) {
+      await serve(opts as unknown as ServeOptions, ctx);
+    },
+  },
+];
