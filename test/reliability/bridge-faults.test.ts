@@ -234,6 +234,7 @@ describe("Five bridges for one server started at once with no tokens", () => {
       const id = callTool(bridge, "list_chats", {});
       await bridge.waitAnswered([id]);
       expect(succeeded(bridge.answersTo(id)[0])).toBe(true);
+      expect(answeredTwice(bridge)).toEqual([]);
     }
     expect(proxy.authorizations()).toBe(1);
     expect(proxy.tokenGrants.filter((grant) => grant === "authorization_code")).toHaveLength(1);
