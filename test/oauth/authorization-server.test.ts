@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../src/server/index.js";
 import {
+  approveConsentAt,
   authorizeUrl,
   CALLBACK_URL,
   followToCallback,
@@ -453,13 +454,7 @@ describe("the consent page", () => {
     const browser = new TestBrowser(server.url);
     const { client_id, verifier, consentPath } = await startAuthorization(browser, "st-approve");
     await browser.signIn("dev");
-    const page = await (await browser.get(consentPath)).text();
-    const approved = await browser.post("/oauth/consent", {
-      request: hiddenField(page, "request"),
-      csrf: hiddenField(page, "csrf"),
-      account: "studio",
-      decision: "approve",
-    });
+    const approved = await approveConsentAt(browser, consentPath, "studio");
     expect(approved.status).toBe(303);
     const callback = new URL(approved.headers.get("location") ?? "");
     expect(callback.href.startsWith(CALLBACK_URL)).toBe(true);

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../src/server/index.js";
 import {
+  approveConsentAt,
   authorizeUrl,
   CALLBACK_URL,
   hiddenField,
@@ -149,13 +150,7 @@ describe("the browser that started the request", () => {
       next: consentPath,
     });
     expect(signedIn.headers.get("location")).toBe(consentPath);
-    const page = await (await browser.get(consentPath)).text();
-    const approved = await browser.post("/oauth/consent", {
-      request: hiddenField(page, "request"),
-      csrf: hiddenField(page, "csrf"),
-      account: "acme",
-      decision: "approve",
-    });
+    const approved = await approveConsentAt(browser, consentPath, "acme");
     expect(approved.status).toBe(303);
     const callback = new URL(approved.headers.get("location") ?? "");
     expect(callback.searchParams.get("state")).toBe("st-same");
@@ -177,13 +172,7 @@ describe("the browser that started the request", () => {
     const first = await startIn(browser, "st-one");
     const second = await startIn(browser, "st-two");
     for (const { consentPath } of [second, first]) {
-      const page = await (await browser.get(consentPath)).text();
-      const approved = await browser.post("/oauth/consent", {
-        request: hiddenField(page, "request"),
-        csrf: hiddenField(page, "csrf"),
-        account: "acme",
-        decision: "approve",
-      });
+      const approved = await approveConsentAt(browser, consentPath, "acme");
       expect(new URL(approved.headers.get("location") ?? "").searchParams.get("code")).toBeTruthy();
     }
   });

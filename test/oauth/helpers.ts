@@ -143,16 +143,25 @@ export async function approveOnConsentPage(
   const response = await browser.get(authorizationUrl);
   const consentPath = response.headers.get("location");
   if (!consentPath) throw new Error(`No consent redirect: ${response.status} ${await response.text()}`);
+  const approved = await approveConsentAt(browser, consentPath, account);
+  const location = approved.headers.get("location");
+  if (!location) throw new Error(`Consent not approved: ${approved.status}`);
+  return new URL(location);
+}
+
+/** Opens the consent page at `consentPath` in `browser` and approves it for `account`: the form's answer. */
+export async function approveConsentAt(
+  browser: TestBrowser,
+  consentPath: string,
+  account: string,
+): Promise<Response> {
   const page = await (await browser.get(consentPath)).text();
-  const approved = await browser.post("/oauth/consent", {
+  return browser.post("/oauth/consent", {
     request: hiddenField(page, "request"),
     csrf: hiddenField(page, "csrf"),
     account,
     decision: "approve",
   });
-  const location = approved.headers.get("location");
-  if (!location) throw new Error(`Consent not approved: ${approved.status}`);
-  return new URL(location);
 }
 
 /** Connects an MCP SDK client, signing in through the provider when the server asks for it. */
