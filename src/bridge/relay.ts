@@ -209,7 +209,7 @@ export class Relay {
    * The connection broke after a request that must not run twice was written: the server may have run it.
    * It is answered with an error saying so, instead of being sent again.
    */
-  #outcomeUnknown(outbound: Outbound, error: unknown): boolean {
+  #answeredAsOutcomeUnknown(outbound: Outbound, error: unknown): boolean {
     if (!isNetworkError(error) || requestNeverSent(error) || this.#isRepeatable(outbound.message))
       return false;
     this.#answerWithError(
@@ -284,7 +284,7 @@ export class Relay {
       this.#startRecovery();
       return;
     }
-    if (this.#outcomeUnknown(outbound, error)) return;
+    if (this.#answeredAsOutcomeUnknown(outbound, error)) return;
     if (isNetworkError(error)) {
       if (this.#unreachable !== undefined && !this.#recovering) {
         this.#answerWithError(outbound, this.#unreachableMessage(describeError(error)));
@@ -329,7 +329,7 @@ export class Relay {
           try {
             await this.#transport.send(first.message, { mustNotRepeat: !this.#isRepeatable(first.message) });
           } catch (error) {
-            if (this.#outcomeUnknown(first, error)) continue;
+            if (this.#answeredAsOutcomeUnknown(first, error)) continue;
             if (!isSessionGone(error) && !isNetworkError(error)) {
               this.#answerWithError(first, `chat-mcp-bridge: ${describeError(error)}`);
               continue;
