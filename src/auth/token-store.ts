@@ -44,8 +44,36 @@ async function loadNamedBackend(name: KeychainBackend["name"]): Promise<Keychain
   return name === "keytar" ? loadKeytar() : loadNapiKeyring();
 }
 
+/** The three keytar functions used: keytar is an optional peer, so the build never needs its types. */
+interface KeytarModule {
+  getPassword(service: string, account: string): Promise<string | null>;
+  setPassword(service: string, account: string, password: string): Promise<void>;
+  deletePassword(service: string, account: string): Promise<boolean>;
+}
+
+/** The one @napi-rs/keyring class used, declared here so the build never needs the optional package. */
+interface NapiKeyringModule {
+  AsyncEntry: new (
+    service: string,
+    account: string,
+    options?: { linux?: { store?: "secret-service" } },
+  ) => {
+    getPassword(): Promise<string | null | undefined>;
+    setPassword(password: string): Promise<void>;
+    deleteCredential(): Promise<boolean>;
+  };
+}
+
+/**
+ * Imports an optional module by a name held in a variable, so neither tsc nor the bundler resolves it at build
+ * time: a clone or install without it builds, and the load fails here at run time instead.
+ */
+function importOptional(name: string): Promise<unknown> {
+  return import(name);
+}
+
 async function loadKeytar(): Promise<KeychainBackend> {
-  const module = await import("keytar");
+  const module = (await importOptional("keytar")) as KeytarModule & { default?: KeytarModule };
   // A CommonJS module: its exports arrive as `default` when imported from ESM.
   const keytar = module.default ?? module;
   return {
@@ -59,13 +87,13 @@ async function loadKeytar(): Promise<KeychainBackend> {
 }
 
 async function loadNapiKeyring(): Promise<KeychainBackend> {
-  const { AsyncEntry } = await import("@napi-rs/keyring");
+  const { AsyncEntry } = (await importOptional("@napi-rs/keyring")) as NapiKeyringModule;
   // Pinned to the Secret Service on Linux: the default falls back to the kernel keyring, which is lost on reboot.
   const entry = (account: string) =>
     new AsyncEntry(KEYCHAIN_SERVICE, account, { linux: { store: "secret-service" } });
   return {
     name: "napi-keyring",
-    get: (account) => entry(account).getPassword(),
+    get: async (account) => (await entry(account).getPassword()) ?? null,
     set: (account, value) => entry(account).setPassword(value),
     delete: async (account) => {
       await entry(account).deleteCredential();

@@ -8,16 +8,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { ChatSchema } from "../../src/wire/index.js";
 import { connectThroughBridge } from "../bridge/fixtures/spawn-bridge.js";
+import { needs } from "../support/requirements.js";
 
-const CHROMIUM = "/usr/bin/chromium";
+/** Debian's chromium, or any Chromium or Chrome binary named by CHAT_TEST_CHROMIUM. */
+const CHROMIUM = process.env.CHAT_TEST_CHROMIUM || "/usr/bin/chromium";
 const HAND_URL_BROWSER = resolve(import.meta.dirname, "fixtures/hand-url-browser.mjs");
 const CHAT_CLI = resolve(import.meta.dirname, "../../bin/chat-cli.js");
 const ARTIFACTS = resolve(import.meta.dirname, "../../test-artifacts");
 const hasChromium = existsSync(CHROMIUM);
 
-if (!hasChromium) {
-  console.warn(`test/browser skipped: ${CHROMIUM} is not installed (apt-get install chromium).`);
-}
+const chromiumMissing = hasChromium
+  ? undefined
+  : `${CHROMIUM} is not installed (apt-get install chromium, or set CHAT_TEST_CHROMIUM to a Chromium binary)`;
 
 let server: ReferenceServer;
 let browser: Browser;
@@ -95,7 +97,7 @@ async function decide(page: Page, decision: "approve" | "deny", team = "acme"): 
   ]);
 }
 
-describe.skipIf(!hasChromium)("Bridge sign-in in a real browser", () => {
+describe("Bridge sign-in in a real browser", needs("chromium", chromiumMissing), () => {
   it("sign in as dev, choose team acme, approve: the bridge relays and links are acme's", async () => {
     const home = newHome();
     const connecting = connectThroughBridge(
@@ -190,7 +192,7 @@ function runChatCli(args: string[], env: Record<string, string>) {
   );
 }
 
-describe.skipIf(!hasChromium)("chat-cli login in a real browser", () => {
+describe("chat-cli login in a real browser", needs("chromium", chromiumMissing), () => {
   it("approve for team studio: login succeeds and the CLI then acts as studio", async () => {
     const home = newHome();
     const login = runChatCli(["--base-url", server.url, "login"], home.env);
@@ -233,28 +235,32 @@ describe.skipIf(!hasChromium)("chat-cli login in a real browser", () => {
   }, 90_000);
 });
 
-describe.skipIf(!hasChromium)("A consent link opened in another browser (consent phishing)", () => {
-  it("is refused there with a clear page, while the browser that started it can still decide", async () => {
-    const home = newHome();
-    const login = runChatCli(["--base-url", server.url, "login"], home.env);
-    const starter = await browser.newContext();
-    const other = await browser.newContext();
-    try {
-      const starterPage = await starter.newPage();
-      await reachConsentPage(starterPage, await home.openedUrl());
-      const consentUrl = starterPage.url();
+describe(
+  "A consent link opened in another browser (consent phishing)",
+  needs("chromium", chromiumMissing),
+  () => {
+    it("is refused there with a clear page, while the browser that started it can still decide", async () => {
+      const home = newHome();
+      const login = runChatCli(["--base-url", server.url, "login"], home.env);
+      const starter = await browser.newContext();
+      const other = await browser.newContext();
+      try {
+        const starterPage = await starter.newPage();
+        await reachConsentPage(starterPage, await home.openedUrl());
+        const consentUrl = starterPage.url();
 
-      const otherPage = await other.newPage();
-      await otherPage.goto(consentUrl);
-      expect(await otherPage.locator("h1").textContent()).toContain("started in another browser");
-      expect(await otherPage.locator('button[name="decision"]').count()).toBe(0);
+        const otherPage = await other.newPage();
+        await otherPage.goto(consentUrl);
+        expect(await otherPage.locator("h1").textContent()).toContain("started in another browser");
+        expect(await otherPage.locator('button[name="decision"]').count()).toBe(0);
 
-      await decide(starterPage, "deny");
-    } finally {
-      await starter.close();
-      await other.close();
-    }
-    const done = await login;
-    expect(done.code).not.toBe(0);
-  }, 90_000);
-});
+        await decide(starterPage, "deny");
+      } finally {
+        await starter.close();
+        await other.close();
+      }
+      const done = await login;
+      expect(done.code).not.toBe(0);
+    }, 90_000);
+  },
+);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatClient } from "../../src/client/index.js";
 import { startReferenceServer } from "../../src/server/index.js";
+import { needs } from "../support/requirements.js";
 import { BIN, type CliResult, cleanEnv, runCli, runProcess, stripAnsi } from "./helpers.js";
 
 const PTY_RUN = join(import.meta.dirname, "fixtures/pty-run.py");
@@ -37,7 +38,9 @@ afterAll(async () => {
   await server?.close();
 });
 
-describe.skipIf(!python)("resolve with no flag on a terminal", () => {
+const needsPython = needs("python3", python ? undefined : "python3 with its pty module is not on PATH");
+
+describe("resolve with no flag on a terminal", needsPython, () => {
   it("shows what is pending and asks; Enter (default No) sends nothing", async () => {
     const chat = await client.createChat({ message: "database please" });
     const result = await onTerminal(["resolve", chat.id], "Resolve? [y/N]", "");
@@ -67,7 +70,7 @@ describe.skipIf(!python)("resolve with no flag on a terminal", () => {
   });
 });
 
-describe.skipIf(!python)("tables and colour on a terminal", () => {
+describe("tables and colour on a terminal", needsPython, () => {
   it("list prints a table with headers, coloured", async () => {
     const chat = await client.createChat({ message: "hello", title: "Table row" });
     const result = await onTerminal(["list", "--limit", "1"]);

@@ -1,6 +1,6 @@
 /** The official MCP conformance suite's server scenarios against the reference server's `/mcp` (Node 22+ binary). */
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,9 +11,10 @@ import {
   startReferenceServer,
 } from "../../src/server/index.js";
 import type { McpEndpointOptions } from "../../src/server/mcp/index.js";
+import { needs, node24 } from "../support/requirements.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
-const NODE24 = join(repoRoot, ".ci/node24/node_modules/node/bin/node");
+const NODE24 = node24();
 const CONFORMANCE_CLI = join(repoRoot, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
 
 /** Scenarios that apply to a server with our tools; all must pass. */
@@ -41,7 +42,7 @@ function runScenario(
 ): Promise<{ exitCode: number; checks: Check[] }> {
   return new Promise((resolve) => {
     execFile(
-      NODE24,
+      NODE24.path!,
       [CONFORMANCE_CLI, "server", "--url", url, "--scenario", scenario, "--output-dir", outputDir],
       { timeout: 60_000 },
       (error) => {
@@ -55,39 +56,37 @@ function runScenario(
   });
 }
 
-const haveNode24 = existsSync(NODE24);
+describe(
+  "official MCP conformance suite, server scenarios, against /mcp",
+  needs("node24", NODE24.missing),
+  () => {
+    let server: ReferenceServer;
+    let outputRoot: string;
 
-describe.skipIf(!haveNode24)("official MCP conformance suite, server scenarios, against /mcp", () => {
-  let server: ReferenceServer;
-  let outputRoot: string;
-
-  beforeAll(async () => {
-    // The suite cannot sign in: the clearly named test-only switch lets it reach /mcp as "personal".
-    const options: ReferenceServerOptions & McpEndpointOptions = {
-      testOnlyUnauthenticatedMcpAccount: "personal",
-    };
-    server = await startReferenceServer(options);
-    outputRoot = mkdtempSync(join(tmpdir(), "mcp-conformance-"));
-  });
-
-  afterAll(async () => {
-    await server?.close();
-    if (outputRoot) rmSync(outputRoot, { recursive: true, force: true });
-  });
-
-  for (const scenario of SCENARIOS) {
-    const expectedFailure = EXPECTED_FAILURES[scenario];
-    it.skipIf(expectedFailure !== undefined)(`${scenario} passes`, async () => {
-      const outputDir = mkdtempSync(join(outputRoot, `${scenario}-`));
-      const { exitCode, checks } = await runScenario(server.mcpUrl, scenario, outputDir);
-      const failures = checks.filter((check) => check.status === "FAILURE");
-      expect(failures).toEqual([]);
-      expect(checks.length).toBeGreaterThan(0);
-      expect(exitCode).toBe(0);
+    beforeAll(async () => {
+      // The suite cannot sign in: the clearly named test-only switch lets it reach /mcp as "personal".
+      const options: ReferenceServerOptions & McpEndpointOptions = {
+        testOnlyUnauthenticatedMcpAccount: "personal",
+      };
+      server = await startReferenceServer(options);
+      outputRoot = mkdtempSync(join(tmpdir(), "mcp-conformance-"));
     });
-  }
-});
 
-describe.skipIf(haveNode24)("official MCP conformance suite (skipped)", () => {
-  it.skip(`needs a Node 22+ binary at ${NODE24}: run scripts/install-node24.sh`, () => {});
-});
+    afterAll(async () => {
+      await server?.close();
+      if (outputRoot) rmSync(outputRoot, { recursive: true, force: true });
+    });
+
+    for (const scenario of SCENARIOS) {
+      const expectedFailure = EXPECTED_FAILURES[scenario];
+      it(`${scenario} passes`, needs("conformance-expected-failure", expectedFailure), async () => {
+        const outputDir = mkdtempSync(join(outputRoot, `${scenario}-`));
+        const { exitCode, checks } = await runScenario(server.mcpUrl, scenario, outputDir);
+        const failures = checks.filter((check) => check.status === "FAILURE");
+        expect(failures).toEqual([]);
+        expect(checks.length).toBeGreaterThan(0);
+        expect(exitCode).toBe(0);
+      });
+    }
+  },
+);

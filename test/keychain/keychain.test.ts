@@ -9,10 +9,15 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loginKey, loginPaths } from "../../src/auth/login-key.js";
-import { loadKeychainBackend } from "../../src/auth/token-store.js";
+import { type KeychainBackend, loadKeychainBackend } from "../../src/auth/token-store.js";
 import { buildChildScript } from "../auth/fixtures/build-child.js";
+import { needs } from "../support/requirements.js";
 
-const secretServiceReachable = (await loadKeychainBackend()).backend !== undefined;
+/** Why each backend cannot be tested here (not installed, or no Secret Service answers), if it cannot. */
+async function backendMissing(backend: KeychainBackend["name"]): Promise<string | undefined> {
+  const { backend: loaded, failures } = await loadKeychainBackend([backend]);
+  return loaded ? undefined : failures.join("; ").split("\n")[0];
+}
 
 let child: string;
 beforeAll(async () => {
@@ -46,8 +51,8 @@ function scratch() {
   return { serverUrl, configDir, paths: loginPaths(configDir, loginKey(serverUrl)) };
 }
 
-for (const backend of ["keytar", "napi-keyring"]) {
-  describe.runIf(secretServiceReachable)(`keychain backend ${backend}`, () => {
+for (const backend of ["keytar", "napi-keyring"] as const) {
+  describe(`keychain backend ${backend}`, needs("keychain", await backendMissing(backend)), () => {
     it("tokens written by one process are read back by another, and nothing secret is on disk", async () => {
       const { serverUrl, configDir, paths } = scratch();
       const token = `access-${randomBytes(8).toString("hex")}`;
