@@ -1,10 +1,11 @@
-/** The bench itself: starts the reference server, runs figures 1-6, prints the table and writes bench/results.json. */
+/** The bench itself: starts the reference server, runs figures 1-7, prints the table and writes bench/results.json. */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { measureBridgeStart, measureRelayConcurrency, measureRelayOverhead } from "./figures/bridge.mjs";
 import { measureCli } from "./figures/cli.mjs";
 import { measureChatClient } from "./figures/client.mjs";
+import { measureInstall } from "./figures/install.mjs";
 import { profileFigures } from "./figures/profiles.mjs";
 import { loadTest } from "./figures/server.mjs";
 import { buildRows, formatTable } from "./lib/report.mjs";
@@ -121,6 +122,10 @@ export async function runBench({ profile = "auto", only, measure = true } = {}) 
         floorServer = undefined;
         return { reference, floor };
       },
+    );
+
+    await figure("install", "7 install from the packed tarball (default vs --omit=optional)", () =>
+      measureInstall(),
     );
 
     const rows = buildRows(figures);

@@ -22,7 +22,15 @@ function row(figure, metric, unit, value, baseline, baselineName, target) {
   return { figure, metric, unit, value, baseline, baselineName, diff, ratio, target, status };
 }
 
-const format = { ms, MB: mb, "calls/s": perSecond, "req/s": perSecond, calls: (value) => String(value) };
+const format = {
+  ms,
+  MB: mb,
+  "calls/s": perSecond,
+  "req/s": perSecond,
+  calls: (value) => String(value),
+  s: (value) => (Number.isFinite(value) ? `${value.toFixed(1)} s` : "n/a"),
+  packages: (value) => (Number.isFinite(value) ? String(value) : "n/a"),
+};
 
 function describeTarget(target, unit) {
   if (!target) return "";
@@ -204,6 +212,36 @@ export function buildRows(figures) {
           limit: 2000,
           on: "value",
         },
+      ),
+    );
+  }
+  const install = figures.install;
+  if (install) {
+    const [by, base, baseName] = [install.default, install.omitOptional, "--omit=optional"];
+    rows.push(
+      row("7 install", "npm install <tarball>, warm cache", "s", by.seconds, base.seconds, baseName),
+      row(
+        "7 install",
+        "top-level packages",
+        "packages",
+        by.topLevelPackages,
+        base.topLevelPackages,
+        baseName,
+      ),
+      row("7 install", "packages in the tree", "packages", by.treePackages, base.treePackages, baseName, {
+        op: "<=",
+        limit: 89,
+        on: "value",
+      }),
+      row("7 install", "size on disk", "MB", by.diskMB, base.diskMB, baseName),
+      row(
+        "7 install",
+        "packages with install scripts",
+        "packages",
+        by.withInstallScripts.length,
+        base.withInstallScripts.length,
+        baseName,
+        { op: "<=", limit: 0, on: "value" },
       ),
     );
   }

@@ -1,0 +1,88 @@
+/**
+ * Figure 7, what `npx chat-mcp-bridge` installs: `npm pack`, then `npm install <tarball>` into an empty folder with
+ * the warm npm cache, default and with `--omit=optional` (the baseline). `node bench/figures/install.mjs [repo-dir]` prints it.
+ */
+import { execFileSync } from "node:child_process";
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { nowMs } from "../lib/stats.mjs";
+
+const repo = fileURLToPath(new URL("../../", import.meta.url));
+const npm = (args, cwd) =>
+  execFileSync("npm", args, {
+    cwd,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    shell: process.platform === "win32",
+    env: {
+      ...process.env,
+      npm_config_loglevel: "error",
+      npm_config_fund: "false",
+      npm_config_audit: "false",
+    },
+  });
+
+/** Bytes on disk under `dir` (allocated blocks where the OS reports them, else file sizes). */
+function diskBytes(dir) {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    const stat = lstatSync(path);
+    total += stat.blocks ? stat.blocks * 512 : stat.size;
+    if (entry.isDirectory()) total += diskBytes(path);
+  }
+  return total;
+}
+
+/** Installs the tarball into a fresh folder and describes the tree npm wrote. */
+function installOnce(tarball, extraArgs) {
+  const dir = mkdtempSync(join(os.tmpdir(), "chat-mcp-bridge-install-"));
+  try {
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "install-figure", private: true }));
+    const started = nowMs();
+    npm(["install", tarball, "--prefer-offline", ...extraArgs], dir);
+    const seconds = (nowMs() - started) / 1000;
+    const lock = JSON.parse(readFileSync(join(dir, "node_modules", ".package-lock.json"), "utf8"));
+    const packages = Object.entries(lock.packages).filter(([path]) => path.startsWith("node_modules/"));
+    const topLevel = readdirSync(join(dir, "node_modules"))
+      .filter((name) => !name.startsWith("."))
+      .flatMap((name) => (name.startsWith("@") ? readdirSync(join(dir, "node_modules", name)) : [name]));
+    return {
+      seconds,
+      topLevelPackages: topLevel.length,
+      treePackages: packages.length,
+      diskMB: diskBytes(join(dir, "node_modules")) / 1e6,
+      withInstallScripts: packages
+        .filter(([, meta]) => meta.hasInstallScript)
+        .map(([path]) => path.slice(13)),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Packs the repo (dist/ as built) and installs the tarball both ways, default first to warm the cache for both. */
+export async function measureInstall(from = repo) {
+  const work = mkdtempSync(join(os.tmpdir(), "chat-mcp-bridge-pack-"));
+  try {
+    mkdirSync(work, { recursive: true });
+    const [packed] = JSON.parse(
+      npm(["pack", "--json", "--ignore-scripts", "--pack-destination", work], from),
+    );
+    const tarball = join(work, packed.filename);
+    installOnce(tarball, []); // warm-up: fills the npm cache, as a second `npx` run would find it
+    return {
+      tarball: packed.filename,
+      default: installOnce(tarball, []),
+      omitOptional: installOnce(tarball, ["--omit=optional"]),
+    };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  process.stdout.write(`${JSON.stringify(await measureInstall(process.argv[2]), null, 2)}\n`);
+}
