@@ -265,11 +265,7 @@ describe("without the optional keychain modules, tokens go to the 0600 file stor
   });
 
   it("chat-mcp-bridge login (token store auto) signs in and saves a 0600 file", async () => {
-    await run(process.execPath, [installedBridge(), "login", server.mcpUrl], {
-      cwd: installDir,
-      timeout: 60_000,
-      env: { ...process.env, CHAT_CONFIG_DIR: configDir, BROWSER: `"${process.execPath}" "${httpBrowser}"` },
-    });
+    await bridgeLogin(installedBridge(), installDir, configDir, server.mcpUrl);
     const files = listFiles(configDir).filter((file) => !file.endsWith(".lock"));
     expect(files.length).toBeGreaterThan(0);
     if (process.platform !== "win32") {
@@ -279,24 +275,44 @@ describe("without the optional keychain modules, tokens go to the 0600 file stor
   });
 
   it("the installed bridge relays with the stored login, opening no browser", async () => {
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [installedBridge(), server.mcpUrl],
-      cwd: installDir,
-      // A browser command that cannot start: any new sign-in would fail the connection.
-      env: { ...stringEnv(), CHAT_CONFIG_DIR: configDir, BROWSER: join(work, "no-such-browser") },
-      stderr: "pipe",
-    });
-    const client = new Client({ name: "pack-test", version: "1.0.0" });
-    await client.connect(transport);
-    try {
-      const { tools } = await client.listTools();
-      expect(tools.map((tool) => tool.name).sort()).toEqual([...TOOL_NAMES].sort());
-    } finally {
-      await client.close();
-    }
+    expect(await toolsThroughBridge(installedBridge(), installDir, configDir, server.mcpUrl)).toEqual(
+      [...TOOL_NAMES].sort(),
+    );
   });
 });
+
+/** `chat-mcp-bridge login` of an installed bridge, with a browser that approves over HTTP. */
+async function bridgeLogin(bridge: string, cwd: string, configDir: string, mcpUrl: string): Promise<void> {
+  await run(process.execPath, [bridge, "login", mcpUrl], {
+    cwd,
+    timeout: 60_000,
+    env: { ...process.env, CHAT_CONFIG_DIR: configDir, BROWSER: `"${process.execPath}" "${httpBrowser}"` },
+  });
+}
+
+/** The sorted tool names an installed bridge relays with its stored login; any new sign-in would fail. */
+async function toolsThroughBridge(
+  bridge: string,
+  cwd: string,
+  configDir: string,
+  mcpUrl: string,
+): Promise<string[]> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bridge, mcpUrl],
+    cwd,
+    // A browser command that cannot start: any new sign-in would fail the connection.
+    env: { ...stringEnv(), CHAT_CONFIG_DIR: configDir, BROWSER: join(work, "no-such-browser") },
+    stderr: "pipe",
+  });
+  const client = new Client({ name: "pack-test", version: "1.0.0" });
+  await client.connect(transport);
+  try {
+    return (await client.listTools()).tools.map((tool) => tool.name).sort();
+  } finally {
+    await client.close();
+  }
+}
 
 /** What npm records for one installed package in node_modules/.package-lock.json. */
 const LockedPackageSchema = z.looseObject({
@@ -372,29 +388,11 @@ describe("a default install of the tarball (what npx runs for an MCP client)", (
 
   it("the bridge signs in (keychain through @napi-rs/keyring, or the 0600 file store) and relays", async () => {
     const bridge = join(appDir, "node_modules", "chat-mcp-bridge", "bin", "chat-mcp-bridge.js");
-    await run(process.execPath, [bridge, "login", server.mcpUrl], {
-      cwd: appDir,
-      timeout: 60_000,
-      env: { ...process.env, CHAT_CONFIG_DIR: configDir, BROWSER: `"${process.execPath}" "${httpBrowser}"` },
-    });
-    const saved = listFiles(configDir).filter((file) => !file.endsWith(".lock"));
-    expect(saved.length).toBeGreaterThan(0);
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [bridge, server.mcpUrl],
-      cwd: appDir,
-      env: { ...stringEnv(), CHAT_CONFIG_DIR: configDir, BROWSER: join(work, "no-such-browser") },
-      stderr: "pipe",
-    });
-    const client = new Client({ name: "pack-default-test", version: "1.0.0" });
-    await client.connect(transport);
-    try {
-      expect((await client.listTools()).tools.map((tool) => tool.name).sort()).toEqual(
-        [...TOOL_NAMES].sort(),
-      );
-    } finally {
-      await client.close();
-    }
+    await bridgeLogin(bridge, appDir, configDir, server.mcpUrl);
+    expect(listFiles(configDir).filter((file) => !file.endsWith(".lock")).length).toBeGreaterThan(0);
+    expect(await toolsThroughBridge(bridge, appDir, configDir, server.mcpUrl)).toEqual(
+      [...TOOL_NAMES].sort(),
+    );
   });
 });
 
