@@ -18,7 +18,11 @@ const needed = [
 const missing = needed.filter((path) => !existsSync(`${root}${path}`));
 if (missing.length > 0) {
   process.stderr.write(`bench: ${missing.join(", ")} missing; running npm run build\n`);
-  const build = spawnSync("npm", ["run", "build"], { cwd: root, stdio: ["ignore", 2, 2] });
+  const build = spawnSync("npm", ["run", "build"], {
+    cwd: root,
+    stdio: ["ignore", 2, 2],
+    shell: process.platform === "win32", // npm is npm.cmd there
+  });
   if (build.status !== 0) {
     process.stderr.write("bench: npm run build failed\n");
     process.exit(1);
