@@ -1,9 +1,10 @@
 /** The relay: JSON-RPC between the local client (stdio) and the remote MCP server, with session recovery. */
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { classifyRequestFailure, requestNeverSent } from "../internal/request-failure.js";
 import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
 import { isRequest, isResponse } from "./jsonrpc.js";
 import { type BridgeLog, describeError } from "./log.js";
-import { type FetchLike, requestNeverSent } from "./remote-fetch.js";
+import type { FetchLike } from "./remote-fetch.js";
 
 /** JSON-RPC error code for failures of the bridge itself (server unreachable, session lost, auth failed). */
 export const BRIDGE_ERROR_CODE = -32000;
@@ -47,18 +48,6 @@ interface PendingRequest {
 }
 
 const BRIDGE_ID_PREFIX = "chat-mcp-bridge/";
-const NETWORK_ERROR_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "ETIMEDOUT",
-  "EPIPE",
-  "UND_ERR_SOCKET",
-  "UND_ERR_CONNECT_TIMEOUT",
-]);
 
 const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
 
@@ -69,10 +58,7 @@ function isSessionGone(error: unknown): boolean {
 
 /** The request never got an HTTP answer: the server is down or unreachable. */
 export function isNetworkError(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const cause = (error as { cause?: { code?: string } }).cause;
-  if (cause?.code && NETWORK_ERROR_CODES.has(cause.code)) return true;
-  return error instanceof TypeError && /fetch failed|terminated|network/i.test(error.message);
+  return classifyRequestFailure(error) !== "not-a-request-failure";
 }
 
 /**

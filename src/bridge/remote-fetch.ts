@@ -5,6 +5,7 @@ import {
   request as httpRequest,
   type IncomingMessage,
 } from "node:http";
+import { markNeverSent } from "../internal/request-failure.js";
 import type { CustomHeader } from "./headers.js";
 import type { BridgeLog } from "./log.js";
 
@@ -87,8 +88,9 @@ export async function nodeHttpFetch(url: URL, request: HttpRequest): Promise<Htt
     // Until the connection is open, no byte of the request can have reached the server.
     let connected = false;
     const fail = (error: unknown) => {
-      const failure = request.signal?.aborted ? error : new TypeError("fetch failed", { cause: error });
-      if (!connected && typeof failure === "object" && failure !== null) notSent.add(failure);
+      if (request.signal?.aborted) return reject(error);
+      const failure = new TypeError("fetch failed", { cause: error });
+      if (!connected) markNeverSent(failure);
       reject(failure);
     };
     let outgoing: ClientRequest;
@@ -118,23 +120,6 @@ export async function nodeHttpFetch(url: URL, request: HttpRequest): Promise<Htt
     outgoing.once("response", (message) => resolve(toHttpAnswer(message)));
     outgoing.end(request.body);
   });
-}
-
-/** Failures that happened before the connection opened (marked by `nodeHttpFetch`). */
-const notSent = new WeakSet<object>();
-
-/** Connection errors that can only happen before a request is written: the server cannot have seen it. */
-const BEFORE_CONNECT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN"]);
-
-/**
- * True when a failed request certainly never reached the server (it can be sent again without running twice);
- * false when it may have (the connection broke after the request was written, or the answer broke mid-way).
- */
-export function requestNeverSent(error: unknown): boolean {
-  if (typeof error !== "object" || error === null) return false;
-  if (notSent.has(error)) return true;
-  const code = (error as { cause?: { code?: unknown } }).cause?.code;
-  return typeof code === "string" && BEFORE_CONNECT_CODES.has(code);
 }
 
 function toHttpAnswer(message: IncomingMessage): HttpAnswer {

@@ -2,7 +2,6 @@
 import { ChatClient } from "../client/index.js";
 import { envApiKey } from "../config/index.js";
 import { CliError, EXIT } from "./errors.js";
-import { nodeHttpFetch } from "./http-fetch.js";
 import type { CliIo } from "./io.js";
 
 export interface GlobalOptions {
@@ -65,7 +64,7 @@ export const SIGN_IN_HINT = "Run `chat-cli login`, set CHAT_API_KEY, or pass --t
 export async function openClient(ctx: CliContext): Promise<ChatClient> {
   const resolved = await resolveToken(ctx);
   if (!resolved) throw new CliError(`not signed in to ${ctx.globals.baseUrl}`, EXIT.auth, SIGN_IN_HINT);
-  return new ChatClient({ baseUrl: ctx.globals.baseUrl, token: resolved.token, fetch: nodeHttpFetch });
+  return new ChatClient({ baseUrl: ctx.globals.baseUrl, token: resolved.token });
 }
 
 /** `abcd…wxyz`: enough to tell tokens apart, never enough to use one. */

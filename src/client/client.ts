@@ -1,4 +1,5 @@
 /** ChatClient: the typed SDK of the /v2 API, with validated responses, typed errors, retries, pages and flow helpers. */
+import ky, { HTTPError, type KyInstance, TimeoutError } from "ky";
 import type { z } from "zod";
 import { defaultBaseUrl, envApiKey } from "../config/index.js";
 import {
@@ -22,6 +23,7 @@ import {
 import {
   apiErrorFor,
   ChatConnectionError,
+  ChatError,
   ChatTimeoutError,
   issuePath,
   NoPendingTaskError,
@@ -35,11 +37,10 @@ import {
   retriesFailure,
   retriesStatus,
   retryDelayMs,
-  sleep,
 } from "./retry.js";
 
-/** The subset of `fetch` the client calls; pass your own (a test double, an app's `request`) as `fetch`. */
-export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
+/** The `fetch` the client calls (through ky, with a `Request`); pass your own (a test double, an app's) as `fetch`. */
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /** Header values to add; `null` removes a default header (e.g. `{ "user-agent": null }`), undefined is skipped. */
 export type HeadersOption = Record<string, string | null | undefined>;
@@ -57,7 +58,7 @@ export interface ChatClientOptions {
   maxRetries?: number;
   /** Headers sent with every request. */
   headers?: HeadersOption;
-  /** How to wait between retries; a test seam. Default: a timer that stops when the call's signal aborts. */
+  /** Waits between retries instead of ky's timer; a test seam (tests record the waits instead of sleeping). */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
@@ -79,8 +80,8 @@ export class ChatClient {
   readonly baseUrl: string;
   readonly timeoutMs: number;
   readonly maxRetries: number;
-  readonly #fetch: FetchLike;
-  readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  readonly #ky: KyInstance;
+  readonly #sleep: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
   readonly #defaultHeaders: Record<string, string>;
   #tokenSource: TokenSource;
   /** Headers of every GET and POST, authorization included once the token is known; built once, not per call. */
@@ -95,8 +96,8 @@ export class ChatClient {
     this.baseUrl = baseUrl;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
-    this.#fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
-    this.#sleep = options.sleep ?? sleep;
+    this.#ky = createKy(options.fetch);
+    this.#sleep = options.sleep;
     this.#defaultHeaders = mergeHeaders(
       { accept: "application/json", "user-agent": USER_AGENT },
       options.headers,
@@ -263,101 +264,120 @@ export class ChatClient {
     body?: unknown,
   ): Promise<z.output<S>> {
     if (this.#getHeaders === undefined) await this.#loadStoredToken();
-    const url = this.baseUrl + path;
     const label = `${method} ${path.split("?")[0]}`;
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const signal = options?.signal;
-    const timeoutMs = options?.timeoutMs ?? this.timeoutMs;
-    const maxRetries = options?.maxRetries ?? this.maxRetries;
-    let refreshedStoredToken = false;
-
-    for (let attempt = 0; ; attempt++) {
-      let headers = (method === "GET" ? this.#getHeaders : this.#postHeaders) as Record<string, string>;
-      if (options?.headers) headers = mergeHeaders(headers, options.headers);
-      if (attempt > 0) headers = { ...headers, "x-retry-count": String(attempt) };
-
-      let response: Response;
-      let text: string;
-      try {
-        [response, text] = await this.#send(
-          url,
-          { method, headers, body: payload },
-          timeoutMs,
-          signal,
-          label,
-        );
-      } catch (error) {
-        const retryable =
-          error instanceof ChatConnectionError &&
-          attempt < maxRetries &&
-          retriesFailure(method, error instanceof ChatTimeoutError ? undefined : error.cause);
-        if (!retryable) throw error;
-        await this.#sleep(retryDelayMs(attempt + 1, null), signal);
-        continue;
-      }
-
-      if (response.ok) return parseBody(schema, text, label);
-
-      // A stored OAuth token may have expired since it was read: read it again (refreshing it) once.
-      if (response.status === 401 && this.#tokenSource === "stored" && !refreshedStoredToken) {
-        refreshedStoredToken = true;
-        const before = this.#getHeaders;
-        this.#storedTokenLoad = undefined;
-        await this.#loadStoredToken();
-        if (this.#getHeaders?.authorization && this.#getHeaders.authorization !== before?.authorization) {
-          attempt--;
-          continue;
-        }
-      }
-      if (attempt < maxRetries && retriesStatus(method, response.status)) {
-        await this.#sleep(retryDelayMs(attempt + 1, response.headers.get("retry-after")), signal);
-        continue;
-      }
-      throw apiErrorFor(response.status, readErrorBody(text), response.headers, label);
-    }
-  }
-
-  /** One attempt: the answer and its whole body within `timeoutMs`, or a connection, timeout or abort error. */
-  async #send(
-    url: string,
-    init: RequestInit,
-    timeoutMs: number,
-    signal: AbortSignal | undefined,
-    label: string,
-  ): Promise<[Response, string]> {
-    signal?.throwIfAborted();
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    const onAbort = () => controller.abort(signal?.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    init.signal = controller.signal;
     try {
-      const response = await this.#fetch(url, init);
-      return [response, await response.text()];
+      return parseBody(schema, await this.#send(method, path, payload, options), label);
     } catch (error) {
-      if (timedOut) {
-        throw new ChatTimeoutError(
-          `${label} timed out after ${timeoutMs} ms with no complete answer from ${this.baseUrl}. ` +
-            "Raise timeoutMs, or check that the service is reachable.",
-          timeoutMs,
-        );
-      }
-      if (signal?.aborted) throw signal.reason;
-      const reason = (error as { cause?: { code?: string } })?.cause?.code ?? (error as Error)?.message;
-      throw new ChatConnectionError(
-        `${label} could not reach ${this.baseUrl}${reason ? ` (${reason})` : ""}. ` +
-          "Check that the service runs there (`chat-cli serve` starts a local one) or set CHAT_API_URL.",
-        { cause: error },
-      );
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
+      // A stored OAuth token may have expired since it was read: read it again (refreshing it) once.
+      if (!(error instanceof HTTPError) || error.response.status !== 401 || this.#tokenSource !== "stored")
+        throw await this.#failure(error, label, options);
+      const before = this.#getHeaders?.authorization;
+      this.#storedTokenLoad = undefined;
+      await this.#loadStoredToken();
+      if (!this.#getHeaders?.authorization || this.#getHeaders.authorization === before)
+        throw await this.#failure(error, label, options);
+    }
+    try {
+      return parseBody(schema, await this.#send(method, path, payload, options), label);
+    } catch (error) {
+      throw await this.#failure(error, label, options);
     }
   }
+
+  /**
+   * One call through ky: ky sends, times each attempt out and schedules the retries; our policy decides which
+   * failures are retried (a POST only when it certainly never ran) and how long to wait (`Retry-After`, else
+   * backoff with full jitter). Resolves to the body of a 2xx answer; rejects with ky's or fetch's error.
+   */
+  async #send(
+    method: HttpMethod,
+    path: string,
+    payload: string | undefined,
+    options: RequestOptions | undefined,
+  ): Promise<string> {
+    const signal = options?.signal;
+    signal?.throwIfAborted();
+    let headers = (method === "GET" ? this.#getHeaders : this.#postHeaders) as Record<string, string>;
+    if (options?.headers) headers = mergeHeaders(headers, options.headers);
+    let nextDelayMs = 0;
+    const response = await this.#ky(this.baseUrl + path, {
+      method,
+      headers,
+      body: payload,
+      signal,
+      timeout: options?.timeoutMs ?? this.timeoutMs,
+      retry: {
+        limit: options?.maxRetries ?? this.maxRetries,
+        methods: ["get", "post"],
+        delay: () => nextDelayMs,
+        shouldRetry: async ({ error, retryCount }) => {
+          if (signal?.aborted) return false;
+          const answer = error instanceof HTTPError ? error.response : undefined;
+          const retries = answer
+            ? retriesStatus(method, answer.status)
+            : retriesFailure(method, error instanceof TimeoutError ? undefined : error);
+          if (!retries) return false;
+          nextDelayMs = retryDelayMs(retryCount, answer?.headers.get("retry-after") ?? null);
+          if (this.#sleep) {
+            await this.#sleep(nextDelayMs, signal);
+            nextDelayMs = 0;
+          }
+          return true;
+        },
+      },
+    });
+    return response.text();
+  }
+
+  /** The typed error for a failed call: the service's answer, a timeout, the caller's abort, or no connection. */
+  async #failure(error: unknown, label: string, options: RequestOptions | undefined): Promise<unknown> {
+    if (error instanceof HTTPError) {
+      const { response } = error;
+      return apiErrorFor(response.status, readErrorBody(await response.text()), response.headers, label);
+    }
+    if (error instanceof TimeoutError) {
+      const timeoutMs = options?.timeoutMs ?? this.timeoutMs;
+      return new ChatTimeoutError(
+        `${label} timed out after ${timeoutMs} ms with no complete answer from ${this.baseUrl}. ` +
+          "Raise timeoutMs, or check that the service is reachable.",
+        timeoutMs,
+      );
+    }
+    if (options?.signal?.aborted) return options.signal.reason;
+    if (error instanceof ChatError || !(error instanceof Error)) return error;
+    const reason = (error as { cause?: { code?: string } }).cause?.code ?? error.message;
+    return new ChatConnectionError(
+      `${label} could not reach ${this.baseUrl}${reason ? ` (${reason})` : ""}. ` +
+        "Check that the service runs there (`chat-cli serve` starts a local one) or set CHAT_API_URL.",
+      { cause: error },
+    );
+  }
+}
+
+/** Answers with no body by definition; a Response built with one throws. */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * The ky instance of a client. Its fetch reads each answer's whole body within the attempt, so ky's per-attempt
+ * timeout covers the body too. This is the one place the client's default fetch is chosen.
+ */
+function createKy(fetch: FetchLike | undefined): KyInstance {
+  const send: FetchLike = fetch ?? ((input, init) => globalThis.fetch(input, init));
+  return ky.create({
+    fetch: async (input, init) => {
+      const answer = await send(input, init);
+      const body = NULL_BODY_STATUSES.has(answer.status) ? null : await answer.arrayBuffer();
+      return new Response(body, answer);
+    },
+    hooks: {
+      beforeRetry: [
+        ({ request, retryCount }) => {
+          request.headers.set("x-retry-count", String(retryCount));
+        },
+      ],
+    },
+  });
 }
 
 /** Parses a 2xx body with its wire schema; a body that is not JSON or breaks the schema names what is wrong. */

@@ -1,4 +1,5 @@
 /** When ChatClient retries, and how long it waits: GETs on failures, POSTs only when the service surely did not run them. */
+import { requestNeverSent } from "../internal/request-failure.js";
 import { parseRetryAfterMs } from "./errors.js";
 
 export const DEFAULT_MAX_RETRIES = 2;
@@ -19,25 +20,12 @@ export function retriesStatus(method: HttpMethod, status: number): boolean {
   return method === "GET" && (status === 408 || status >= 500);
 }
 
-/** Socket error codes that mean the request never left this machine, so the service cannot have run it. */
-const NEVER_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EADDRNOTAVAIL", "ENETUNREACH"]);
-
-/** True when a failed fetch certainly never reached the service (connection refused, name not resolved). */
-export function neverReachedService(error: unknown): boolean {
-  const cause = (error as { cause?: { code?: unknown; errors?: unknown } } | undefined)?.cause;
-  if (!cause) return false;
-  if (typeof cause.code === "string" && NEVER_SENT_CODES.has(cause.code)) return true;
-  // Happy-eyeballs connects report every address tried; all of them must have refused.
-  return (
-    Array.isArray(cause.errors) &&
-    cause.errors.length > 0 &&
-    cause.errors.every((e: { code?: unknown }) => typeof e?.code === "string" && NEVER_SENT_CODES.has(e.code))
-  );
-}
-
-/** Whether a failed fetch (no answer) is worth another attempt. Timeouts and resets repeat only GETs. */
+/**
+ * Whether a failed attempt with no answer is worth another. A GET is safe to repeat; a POST (timeouts and resets
+ * included) only when it certainly never reached the service, as judged by the one shared classifier.
+ */
 export function retriesFailure(method: HttpMethod, error: unknown): boolean {
-  return method === "GET" || neverReachedService(error);
+  return method === "GET" || requestNeverSent(error);
 }
 
 /**
@@ -53,20 +41,4 @@ export function retryDelayMs(
   if (asked !== undefined) return Math.min(asked, RETRY_AFTER_MAX_MS);
   const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_INITIAL_MS * 2 ** (retry - 1));
   return random() * ceiling;
-}
-
-/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

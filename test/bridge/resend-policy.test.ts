@@ -6,7 +6,8 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
 import { BRIDGE_ERROR_CODE, Relay, type RemoteTransport } from "../../src/bridge/relay.js";
-import { nodeHttpFetch, requestNeverSent } from "../../src/bridge/remote-fetch.js";
+import { nodeHttpFetch } from "../../src/bridge/remote-fetch.js";
+import { requestNeverSent } from "../../src/internal/request-failure.js";
 
 /** How the fake server treats the next POSTs. */
 type Outcome = "answer" | "refused" | "reset-after-send";

@@ -1,6 +1,7 @@
-/** Real-socket checks of what "never reached the service" means: a refused connection on 127.0.0.1. */
+/** Real-socket checks over the platform fetch: a refused connection on 127.0.0.1, answers that never complete. */
+import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer } from "node:net";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { ChatClient, ChatConnectionError, type FetchLike } from "../../src/index.js";
 
 /** A loopback port with nothing listening on it. */
@@ -35,5 +36,43 @@ describe("connection refused", () => {
     expect(error).toBeInstanceOf(ChatConnectionError);
     expect((error as Error).message).toContain("ECONNREFUSED");
     expect(counting.calls()).toBe(2);
+  });
+});
+
+describe("answers that never complete", () => {
+  const servers: Server[] = [];
+  /** A loopback server that starts a JSON answer and never finishes it. */
+  async function halfAnswering(): Promise<string> {
+    const server = createHttpServer((_req, res) => {
+      res.setHeader("content-type", "application/json");
+      res.write("{");
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  }
+  afterAll(async () => {
+    for (const server of servers) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("the timeout covers the body: a call whose answer never completes is a ChatTimeoutError", async () => {
+    const client = new ChatClient({
+      baseUrl: await halfAnswering(),
+      token: "t",
+      timeoutMs: 200,
+      maxRetries: 0,
+    });
+    await expect(client.getChat("chat_1")).rejects.toMatchObject({ name: "ChatTimeoutError" });
+  });
+
+  it("an abort while the answer is still coming rejects with the signal's reason", async () => {
+    const client = new ChatClient({ baseUrl: await halfAnswering(), token: "t", maxRetries: 0 });
+    const controller = new AbortController();
+    const pending = client.getChat("chat_1", { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error("stop")), 50);
+    await expect(pending).rejects.toThrow("stop");
   });
 });
