@@ -1,18 +1,10 @@
-/** Every chat-cli command and global option as data: commander's program and the fast argv path are both built from it. */
+/** Every chat-cli command and global option as data, the one table commander's program is built from; commands load lazily. */
 
-import { create } from "./commands/create.js";
-import { get } from "./commands/get.js";
-import { type ListOptions, list } from "./commands/list.js";
-import { login } from "./commands/login.js";
-import { logout } from "./commands/logout.js";
-import { message } from "./commands/message.js";
-import { type MessagesOptions, messages } from "./commands/messages.js";
-import { pending } from "./commands/pending.js";
-import { preview } from "./commands/preview.js";
-import { type ResolveOptions, resolve } from "./commands/resolve.js";
-import { send } from "./commands/send.js";
-import { type ServeOptions, serve } from "./commands/serve.js";
-import { whoami } from "./commands/whoami.js";
+import { portNumber } from "../internal/port.js";
+import type { ListOptions } from "./commands/list.js";
+import type { MessagesOptions } from "./commands/messages.js";
+import type { ResolveOptions } from "./commands/resolve.js";
+import type { ServeOptions } from "./commands/serve.js";
 import type { CliContext } from "./context.js";
 
 /** A flag value the option's parser refused; commander reports it as its own InvalidArgumentError. */
@@ -55,9 +47,8 @@ function parseLimit(value: string): number {
 }
 
 function parsePort(value: string): number {
-  const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65_535)
-    throw new OptionValueError("must be a port number from 0 to 65535.");
+  const port = portNumber(value, { allowZero: true });
+  if (port === undefined) throw new OptionValueError("must be a port number from 0 to 65535.");
   return port;
 }
 
@@ -113,7 +104,7 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [],
     options: [{ flags: "--no-browser", description: "print the sign-in URL instead of opening a browser" }],
     async run(_operands, opts, ctx) {
-      await login({ browser: opts.browser as boolean }, ctx);
+      await (await import("./commands/login.js")).login({ browser: opts.browser as boolean }, ctx);
     },
   },
   {
@@ -122,7 +113,7 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [],
     options: [],
     async run(_operands, _opts, ctx) {
-      await logout({}, ctx);
+      await (await import("./commands/logout.js")).logout({}, ctx);
     },
   },
   {
@@ -131,7 +122,7 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [],
     options: [],
     async run(_operands, _opts, ctx) {
-      await whoami({}, ctx);
+      await (await import("./commands/whoami.js")).whoami({}, ctx);
     },
   },
   {
@@ -141,7 +132,10 @@ export const COMMANDS: CommandSpec[] = [
     options: [{ flags: "--title <title>", description: "chat title (default: the start of the prompt)" }],
     async run([prompt], opts, ctx) {
       const title = opts.title as string | undefined;
-      await create({ prompt: text(prompt), ...(title ? { title } : {}) }, ctx);
+      await (await import("./commands/create.js")).create(
+        { prompt: text(prompt), ...(title ? { title } : {}) },
+        ctx,
+      );
     },
   },
   {
@@ -154,7 +148,7 @@ export const COMMANDS: CommandSpec[] = [
       { flags: "--all", description: "every chat, all pages" },
     ],
     async run(_operands, opts, ctx) {
-      await list(opts as ListOptions, ctx);
+      await (await import("./commands/list.js")).list(opts as ListOptions, ctx);
     },
   },
   {
@@ -163,7 +157,10 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument],
     options: [{ flags: "--web", description: "open the chat in the browser" }],
     async run([chatId], opts, ctx) {
-      await get({ ...(opts as { web?: boolean }), chatId: text(chatId) }, ctx);
+      await (await import("./commands/get.js")).get(
+        { ...(opts as { web?: boolean }), chatId: text(chatId) },
+        ctx,
+      );
     },
   },
   {
@@ -172,7 +169,10 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument],
     options: [limitOption, { flags: "--all", description: "every message, all pages" }],
     async run([chatId], opts, ctx) {
-      await messages({ ...(opts as Omit<MessagesOptions, "chatId">), chatId: text(chatId) }, ctx);
+      await (await import("./commands/messages.js")).messages(
+        { ...(opts as Omit<MessagesOptions, "chatId">), chatId: text(chatId) },
+        ctx,
+      );
     },
   },
   {
@@ -181,7 +181,10 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument, { name: "<messageId>" }],
     options: [],
     async run([chatId, messageId], _opts, ctx) {
-      await message({ chatId: text(chatId), messageId: text(messageId) }, ctx);
+      await (await import("./commands/message.js")).message(
+        { chatId: text(chatId), messageId: text(messageId) },
+        ctx,
+      );
     },
   },
   {
@@ -190,7 +193,7 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument, { name: "<text...>", description: "the message" }],
     options: [],
     async run([chatId, words], _opts, ctx) {
-      await send({ chatId: text(chatId), text: text(words) }, ctx);
+      await (await import("./commands/send.js")).send({ chatId: text(chatId), text: text(words) }, ctx);
     },
   },
   {
@@ -199,7 +202,7 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument],
     options: [],
     async run([chatId], _opts, ctx) {
-      await pending({ chatId: text(chatId) }, ctx);
+      await (await import("./commands/pending.js")).pending({ chatId: text(chatId) }, ctx);
     },
   },
   {
@@ -218,7 +221,10 @@ export const COMMANDS: CommandSpec[] = [
       { flags: "--task <json|@file>", description: "send this task as is (JSON, or @path to a JSON file)" },
     ],
     async run([chatId], opts, ctx) {
-      await resolve({ ...(opts as Omit<ResolveOptions, "chatId">), chatId: text(chatId) }, ctx);
+      await (await import("./commands/resolve.js")).resolve(
+        { ...(opts as Omit<ResolveOptions, "chatId">), chatId: text(chatId) },
+        ctx,
+      );
     },
   },
   {
@@ -227,7 +233,10 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument],
     options: [{ flags: "--open", description: "open the preview in the browser" }],
     async run([chatId], opts, ctx) {
-      await preview({ ...(opts as { open?: boolean }), chatId: text(chatId) }, ctx);
+      await (await import("./commands/preview.js")).preview(
+        { ...(opts as { open?: boolean }), chatId: text(chatId) },
+        ctx,
+      );
     },
   },
   {
@@ -249,7 +258,7 @@ export const COMMANDS: CommandSpec[] = [
       { flags: "--data <file>", description: "keep the server's data in this JSON file" },
     ],
     async run(_operands, opts, ctx) {
-      await serve(opts as unknown as ServeOptions, ctx);
+      await (await import("./commands/serve.js")).serve(opts as unknown as ServeOptions, ctx);
     },
   },
 ];

@@ -13,7 +13,7 @@ export interface GlobalOptions {
   debug: boolean;
 }
 
-/** The global options as the command line gave them (either parser); absent ones take their defaults. */
+/** The global options as commander parsed them; absent ones take their defaults. */
 export interface GivenGlobals {
   baseUrl?: string;
   token?: string;

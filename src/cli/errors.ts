@@ -17,13 +17,7 @@ export class CliError extends Error {
   }
 }
 
-/** Wrong use of the command line (bad flag value, missing choice): exit 2. */
-export class UsageError extends CliError {
-  override readonly name = "UsageError";
-  constructor(message: string, hint?: string) {
-    super(message, EXIT.usage, hint);
-  }
-}
+export { UsageError } from "../internal/usage-error.js";
 
 /** The HTTP status of a ChatApiError (or anything shaped like one), else undefined. */
 export function statusOf(error: unknown): number | undefined {

@@ -8,7 +8,7 @@ if (argv.length === 1 && (argv[0] === "-V" || argv[0] === "--version")) {
   const version =
     typeof CHAT_CLI_BUNDLED_VERSION === "string"
       ? CHAT_CLI_BUNDLED_VERSION
-      : (await import("./version.js")).packageVersion();
+      : (await import("../internal/package-version.js")).packageVersion();
   process.stdout.write(`${version}\n`);
 } else {
   // Node >= 22.1 keeps compiled code between runs (honours NODE_DISABLE_COMPILE_CACHE); Node 20 has no such cache.

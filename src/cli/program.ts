@@ -1,5 +1,6 @@
 /** The commander program of chat-cli, built from the command table: usage errors, help and every unusual argv. */
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { packageVersion } from "../internal/package-version.js";
 import {
   COMMANDS,
   type CommandSpec,
@@ -11,7 +12,6 @@ import {
 import { type CliContext, type GivenGlobals, type GlobalOptions, globalOptionsFrom } from "./context.js";
 import { EXIT, type ExitCode } from "./errors.js";
 import type { CliIo } from "./io.js";
-import { packageVersion } from "./version.js";
 
 /** Builds the context a command runs with from the options commander parsed. */
 export type ContextFactory = (globals: GlobalOptions) => CliContext;

@@ -1,11 +1,11 @@
 /** Runs chat-cli once: parses argv, runs the command, and maps every failure to one message and an exit code. */
 import { defaultBaseUrl } from "../config/index.js";
 import { createStyle } from "./ansi.js";
-import { parsePlainArgv } from "./argv.js";
 import { isWebUrl, openInBrowser } from "./browser.js";
-import { type CliContext, type GlobalOptions, globalOptionsFrom, SIGN_IN_HINT } from "./context.js";
-import { CliError, EXIT, type ExitCode, serverMessage, statusOf } from "./errors.js";
+import { type CliContext, type GlobalOptions, SIGN_IN_HINT } from "./context.js";
+import { CliError, EXIT, type ExitCode, serverMessage, statusOf, UsageError } from "./errors.js";
 import { type CliIo, isYes, processIo } from "./io.js";
+import { runProgram } from "./program.js";
 
 /** Runs the program on `argv` (without node and script) and resolves to the exit code. */
 export async function run(argv: string[], ioOverride?: CliIo): Promise<ExitCode> {
@@ -16,14 +16,7 @@ export async function run(argv: string[], ioOverride?: CliIo): Promise<ExitCode>
     return { io, globals: parsed };
   };
   try {
-    const plain = parsePlainArgv(argv);
-    if (plain) {
-      const ctx = contextFor(globalOptionsFrom(plain.globals, defaultBaseUrl));
-      await plain.command.run(plain.operands, plain.options, ctx);
-      return EXIT.ok;
-    }
-    // Help, version, usage errors and unusual argv: commander parses them (and prints its own messages).
-    const { runProgram } = await import("./program.js");
+    // commander parses every command line, and prints help, the version and usage errors itself.
     return await runProgram(argv, io, contextFor, defaultBaseUrl);
   } catch (error) {
     const debug = globals?.debug ?? argv.includes("--debug");
@@ -53,7 +46,7 @@ export async function reportError(
     if (hint) io.stderr(`${style.dim(hint)}\n`);
   };
 
-  if (error instanceof CliError) {
+  if (error instanceof CliError || error instanceof UsageError) {
     say(error.message, error.hint);
     return error.exitCode;
   }

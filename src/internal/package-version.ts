@@ -1,9 +1,9 @@
-/** The package version for `chat-cli -V`, read from package.json next to the source or the bundle. */
+/** The package version (for `-V` of both bins), read from the package.json above the source or the bundle. */
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** Walks up from this module (src/cli, or dist/bin and its chunks) to the package's own package.json. */
+/** Walks up from this module (src/internal, or dist/bin and its chunks) to the package's own package.json. */
 export function packageVersion(from: string = import.meta.url): string {
   let dir = dirname(fileURLToPath(from));
   for (let depth = 0; depth < 5; depth += 1) {
