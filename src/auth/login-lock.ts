@@ -2,8 +2,9 @@
 import { randomUUID } from "node:crypto";
 import { type FileHandle, open, readFile, rm, stat, utimes } from "node:fs/promises";
 import { dirname } from "node:path";
+import { ensureDirectory, isProcessAlive } from "../internal/files.js";
 import { TokenStoreError } from "./errors.js";
-import { describeFsError, ensureDirectory } from "./token-store.js";
+import { describeFsError } from "./token-store.js";
 
 export interface LockOptions {
   /** Give up waiting for another holder after this long. */
@@ -40,9 +41,11 @@ export async function acquireFileLock(path: string, options: LockOptions): Promi
   const deadline = Date.now() + options.waitMs;
   const content: LockContent = { pid: process.pid, token: randomUUID(), createdAt: Date.now() };
   let announced = false;
-  await ensureDirectory(dirname(path)).catch((error) => {
+  try {
+    ensureDirectory(dirname(path), 0o700);
+  } catch (error) {
     throw new TokenStoreError(`Could not create ${dirname(path)}: ${describeFsError(error)}.`);
-  });
+  }
   for (;;) {
     if (await tryCreate(path, content)) return holdLock(path, content, staleMs);
     if (await isStale(path, staleMs)) {
@@ -124,15 +127,6 @@ export async function isStale(path: string, staleMs: number): Promise<boolean> {
   if (Date.now() - modifiedAt > staleMs) return true;
   const holder = await readLock(path);
   return holder !== undefined && !isProcessAlive(holder.pid);
-}
-
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 // Two waiters may judge the same lock stale; the `.reap` file lets only one of them remove it, and only

@@ -1,7 +1,7 @@
 /** Where logins are kept: the OS keychain (keytar, then @napi-rs/keyring on the Secret Service), else 0600 files. */
-import { randomBytes } from "node:crypto";
-import { chmod, mkdir, open, readFile, rename, rm, stat } from "node:fs/promises";
+import { chmod, readFile, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
+import { ensureDirectory, writeFileAtomic as writeFileAtomicSync } from "../internal/files.js";
 import { TokenStoreError } from "./errors.js";
 import { KEYCHAIN_SERVICE, type LoginPaths } from "./login-key.js";
 import { parseStoredLogin, type StoredLogin } from "./stored-login.js";
@@ -306,58 +306,19 @@ export class LoginStore {
 }
 
 /**
- * Writes `content` to `path` as a 0600 file in a 0700 directory: a temporary file, fsync, then rename, so readers
- * see the old content or the new, never half of it. Failures (read-only or full disk) leave nothing behind.
+ * Writes `content` to `path` as a 0600 file in a 0700 directory, atomically (see src/internal/files.ts).
+ * Failures (read-only or full disk) leave nothing behind.
  */
 export async function writeFileAtomic(path: string, content: string): Promise<void> {
-  const dir = dirname(path);
-  const temporary = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
-  let handle: Awaited<ReturnType<typeof open>> | undefined;
   try {
-    await ensureDirectory(dir);
-    await chmod(dir, 0o700);
-    handle = await open(temporary, "wx", 0o600);
-    await handle.writeFile(content, "utf8");
-    await handle.sync();
-    await handle.close();
-    handle = undefined;
-    await rename(temporary, path);
-    await syncDirectory(dir);
+    ensureDirectory(dirname(path), 0o700);
+    await chmod(dirname(path), 0o700);
+    writeFileAtomicSync(path, content);
   } catch (error) {
-    await handle?.close().catch(() => {});
-    await rm(temporary, { force: true }).catch(() => {});
     throw new TokenStoreError(
       `Could not save the login to ${path}: ${describeFsError(error)}. Free some disk space, or point ` +
         "$CHAT_CONFIG_DIR at a writable directory, or use --token-store keychain.",
     );
-  }
-}
-
-/**
- * `mkdir -p` with mode 0700 for what it creates. Not `mkdir({ recursive: true })`: that loops forever on some
- * pseudo file systems (a config dir under /proc hangs Node 20), where this fails with the error instead.
- */
-export async function ensureDirectory(dir: string): Promise<void> {
-  try {
-    await mkdir(dir, { mode: 0o700 });
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EEXIST") return;
-    const parent = dirname(dir);
-    if (code !== "ENOENT" || parent === dir) throw error;
-    await ensureDirectory(parent);
-    await mkdir(dir, { mode: 0o700 }).catch((again: NodeJS.ErrnoException) => {
-      if (again.code !== "EEXIST") throw again;
-    });
-  }
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  try {
-    const handle = await open(dir, "r");
-    await handle.sync().finally(() => handle.close());
-  } catch {
-    // Not every platform can fsync a directory; the rename is still atomic.
   }
 }
 

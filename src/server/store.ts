@@ -1,17 +1,8 @@
 /** The reference server's state: in memory, optionally persisted to one JSON file with atomic writes. */
-import {
-  closeSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
+import { isProcessAlive, writeFileAtomic } from "../internal/files.js";
 import { type Message, MessageSchema } from "../wire/index.js";
 import { ServiceError, type StoreCollection } from "./context.js";
 
@@ -226,7 +217,7 @@ export class Store {
     if (!this.dataFile) return;
     const contents = JSON.stringify(this.#snapshot());
     try {
-      writeFileAtomically(this.dataFile, `${contents}\n`);
+      writeFileAtomic(this.dataFile, `${contents}\n`);
     } catch (error) {
       console.error(
         `reference server: cannot write the data file ${this.dataFile}: ${(error as Error).message}; change rolled back`,
@@ -274,45 +265,6 @@ export class Store {
   }
 }
 
-/** Write to a temp file, fsync it, rename over the target, fsync the directory: a crash leaves old or new, never half. */
-function writeFileAtomically(file: string, contents: string): void {
-  const dir = dirname(file);
-  ensureDirectory(dir);
-  const temp = `${file}.${process.pid}.tmp`;
-  try {
-    const fd = openSync(temp, "w", 0o600);
-    try {
-      // One write() may store only part of the bytes (file size limit, full disk): loop until all are written,
-      // so the next write reports the error instead of renaming a truncated file over the data file.
-      const bytes = Buffer.from(contents, "utf8");
-      let written = 0;
-      while (written < bytes.length) {
-        const count = writeSync(fd, bytes, written, bytes.length - written);
-        if (count <= 0) throw new Error(`short write to ${temp}`);
-        written += count;
-      }
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temp, file);
-  } catch (error) {
-    // A half-written temp file must not outlive the failure (disk full, file too large).
-    rmSync(temp, { force: true });
-    throw error;
-  }
-  try {
-    const dirFd = openSync(dir, "r");
-    try {
-      fsyncSync(dirFd);
-    } finally {
-      closeSync(dirFd);
-    }
-  } catch {
-    // Some platforms cannot fsync a directory; the rename is still atomic there.
-  }
-}
-
 /** Removes `<file>.<pid>.tmp` left by a process killed mid-write (only when that process is gone). */
 function removeStaleTempFiles(file: string): void {
   const dir = dirname(file);
@@ -325,38 +277,7 @@ function removeStaleTempFiles(file: string): void {
   }
   for (const name of names) {
     const pid = Number(/^(\d+)\.tmp$/.exec(name.slice(prefix.length))?.[1]);
-    if (!name.startsWith(prefix) || !Number.isInteger(pid) || pid === 0 || isAlive(pid)) continue;
+    if (!name.startsWith(prefix) || !Number.isInteger(pid) || pid === 0 || isProcessAlive(pid)) continue;
     rmSync(join(dir, name), { force: true });
-  }
-}
-
-function isAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/**
- * `mkdir -p` that fails instead of spinning: Node 20's `mkdirSync(dir, { recursive: true })` loops forever when
- * mkdir answers ENOENT under an existing parent (e.g. anywhere under /proc).
- */
-function ensureDirectory(dir: string): void {
-  try {
-    mkdirSync(dir);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "EEXIST") return;
-    const parent = dirname(dir);
-    if (code !== "ENOENT" || parent === dir) throw error;
-    ensureDirectory(parent);
-    try {
-      mkdirSync(dir);
-    } catch (again) {
-      if ((again as NodeJS.ErrnoException).code !== "EEXIST") throw again;
-    }
   }
 }
