@@ -1,4 +1,6 @@
 /** Runs chat-cli once: parses argv, runs the command, and maps every failure to one message and an exit code. */
+import { AuthRequiredError } from "../auth/errors.js";
+import { ChatConnectionError, ChatTimeoutError } from "../client/errors.js";
 import { defaultBaseUrl } from "../config/index.js";
 import { createStyle } from "./ansi.js";
 import { isWebUrl, openInBrowser } from "./browser.js";
@@ -84,21 +86,20 @@ export async function reportError(
     );
     return EXIT.error;
   }
-  const name = error instanceof Error ? error.name : "";
-  if (/Connection/.test(name)) {
+  if (error instanceof ChatTimeoutError) {
+    say(`${baseUrl} did not answer in time: ${message}`);
+    return EXIT.error;
+  }
+  if (error instanceof ChatConnectionError) {
     say(
       `cannot reach ${baseUrl}: ${message}`,
       "Is the server running? Start a local one with `chat-cli serve`.",
     );
     return EXIT.error;
   }
-  if (name === "AuthRequiredError") {
+  if (error instanceof AuthRequiredError) {
     say(message, "Retry `chat-cli login`, or use an API key: set CHAT_API_KEY or pass --token.");
     return EXIT.auth;
-  }
-  if (/Timeout/.test(name)) {
-    say(`${baseUrl} did not answer in time: ${message}`);
-    return EXIT.error;
   }
   say(message, debug ? undefined : "Run again with --debug for details.");
   return EXIT.error;

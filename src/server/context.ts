@@ -7,7 +7,6 @@ export type { RateLimitOptions, ReferenceServerOptions } from "./options.js";
 import type {
   Chat,
   CreateChatBody,
-  ErrorCode,
   ListChatsParams,
   ListMessagesParams,
   ListPage,
@@ -54,17 +53,7 @@ export interface Principal {
 /** Resolves a bearer token to a principal, or null when this verifier does not know it. */
 export type TokenVerifier = (token: string) => Principal | null | Promise<Principal | null>;
 
-/** A failure of the service, mapped to the error body of CONTRACT §2 by REST and to `isError` by MCP. */
-export class ServiceError extends Error {
-  override readonly name = "ServiceError";
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly extra: Record<string, unknown> = {},
-  ) {
-    super(message);
-  }
-}
+export { ServiceError } from "./service-error.js";
 
 /** The chat rules, once, behind both `/v2` and `/mcp`. Every method throws `ServiceError` on failure. */
 export interface ChatService {

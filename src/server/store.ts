@@ -4,7 +4,8 @@ import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { isProcessAlive, writeFileAtomic } from "../internal/files.js";
 import { type Message, MessageSchema } from "../wire/index.js";
-import { ServiceError, type StoreCollection } from "./context.js";
+import type { StoreCollection } from "./context.js";
+import { ServiceError } from "./service-error.js";
 
 /** Where a paused chat stands in the scripted assistant's flow (internal, never on the wire). */
 export const AssistantPauseSchema = z.object({
