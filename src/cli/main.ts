@@ -23,4 +23,9 @@ if (argv.length === 1 && (argv[0] === "-V" || argv[0] === "--version")) {
   }
   const { run } = await import("./run.js");
   process.exitCode = await run(argv);
+  // The command is done: end now instead of when the platform fetch lets its idle keep-alive connection go
+  // (a few hundred milliseconds on Node 20), once what was written to stdout and stderr has been flushed.
+  const flushed = (stream: NodeJS.WriteStream) => new Promise((resolve) => stream.write("", resolve));
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  process.exit();
 }
