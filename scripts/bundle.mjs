@@ -4,7 +4,17 @@ import { dirname, join, relative } from "node:path";
 import { build } from "esbuild";
 
 const outdir = "dist/bin";
-const external = ["keytar", "@napi-rs/keyring", "open", "express", "playwright-core", "fsevents"];
+const external = [
+  "keytar",
+  "@napi-rs/keyring",
+  "open",
+  "express",
+  "playwright-core",
+  "fsevents",
+  // Proxy agents load only when a proxy variable is set; kept as the packages ship them.
+  "undici",
+  "https-proxy-agent",
+];
 const requireBanner =
   "import { createRequire as __cmbCreateRequire } from 'node:module'; const require = __cmbCreateRequire(import.meta.url);";
 

@@ -52,6 +52,11 @@ function parsePort(value: string): number {
   return port;
 }
 
+function parseMilliseconds(value: string): number {
+  if (!/^\d+$/.test(value)) throw new OptionValueError("must be a whole number of milliseconds.");
+  return Number(value);
+}
+
 function parseNames(value: string): string[] {
   const names = value
     .split(",")
@@ -256,6 +261,11 @@ export const COMMANDS: CommandSpec[] = [
         description: "approve OAuth sign-ins for this account or team without a consent page",
       },
       { flags: "--data <file>", description: "keep the server's data in this JSON file" },
+      {
+        flags: "--assistant-delay <ms>",
+        description: "make the scripted assistant take this long to answer (to try long waits)",
+        parse: parseMilliseconds,
+      },
     ],
     async run(_operands, opts, ctx) {
       await (await import("./commands/serve.js")).serve(opts as unknown as ServeOptions, ctx);

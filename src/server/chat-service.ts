@@ -27,6 +27,8 @@ export interface ChatServiceOptions {
   /** Read on every call, so links follow the address the server ended up listening on. */
   baseUrl: () => string;
   assistant?: ScriptedAssistant;
+  /** How long the assistant thinks before each reply (create, send, resolve); default 0. */
+  assistantDelayMs?: number;
   now?: () => Date;
 }
 
@@ -43,6 +45,7 @@ export class ReferenceChatService implements ChatService {
   readonly #baseUrl: () => string;
   readonly #assistant: ScriptedAssistant;
   readonly #now: () => Date;
+  readonly #assistantDelayMs: number;
 
   constructor(options: ChatServiceOptions) {
     this.#store = options.store;
@@ -50,9 +53,17 @@ export class ReferenceChatService implements ChatService {
     this.#baseUrl = options.baseUrl;
     this.#assistant = options.assistant ?? new ScriptedAssistant();
     this.#now = options.now ?? (() => new Date());
+    this.#assistantDelayMs = options.assistantDelayMs ?? 0;
+  }
+
+  /** The assistant's thinking time, before anything is read or written, so the reply reflects the state after it. */
+  async #think(): Promise<void> {
+    if (this.#assistantDelayMs > 0)
+      await new Promise((resolve) => setTimeout(resolve, this.#assistantDelayMs));
   }
 
   async createChat(principal: Principal, body: CreateChatBody): Promise<Chat> {
+    await this.#think();
     const account = this.#accountOf(principal);
     const now = this.#now().toISOString();
     const chat: StoredChat = {
@@ -121,11 +132,13 @@ export class ReferenceChatService implements ChatService {
   }
 
   async sendMessage(principal: Principal, chatId: string, body: { message: string }): Promise<Message> {
+    await this.#think();
     const chat = this.#ownChat(principal, chatId);
     return this.#store.batch(() => this.#converse(chat, body.message));
   }
 
   async resolveTask(principal: Principal, chatId: string, input: Task): Promise<Message> {
+    await this.#think();
     const chat = this.#ownChat(principal, chatId);
     const parsed = TaskSchema.safeParse(input);
     if (!parsed.success) {

@@ -12,6 +12,8 @@ export interface ChatCoreOptions {
   store?: Store;
   /** Read whenever a link is built. */
   baseUrl: () => string;
+  /** How long the scripted assistant takes to answer (tests of long waits); default 0. */
+  assistantDelayMs?: number;
 }
 
 export interface ChatCore {
@@ -35,7 +37,12 @@ export function createChatCore(options: ChatCoreOptions): ChatCore {
     store,
     accounts,
     users,
-    service: new ReferenceChatService({ store, accounts, baseUrl: options.baseUrl }),
+    service: new ReferenceChatService({
+      store,
+      accounts,
+      baseUrl: options.baseUrl,
+      assistantDelayMs: options.assistantDelayMs,
+    }),
     tokenVerifiers: [apiKeyVerifier(store)],
     sso: new SsoTickets(store, accounts, options.baseUrl),
     apiKeys,

@@ -92,6 +92,7 @@ function createReferenceContext(
   const core = createChatCore({
     ...(options.dataFile ? { dataFile: options.dataFile } : {}),
     baseUrl: () => baseUrl,
+    assistantDelayMs: options.assistantDelayMs,
   });
   const rateLimit = options.rateLimit === undefined ? DEFAULT_RATE_LIMIT : options.rateLimit;
   return {

@@ -65,6 +65,8 @@ export interface ReferenceServerOptions extends OAuthServerOptions, McpEndpointO
   accessTokenTtlSeconds?: number;
   /** Per-principal token bucket on `/v2`; `false` turns it off. Default: generous (1000 burst, 100/s). */
   rateLimit?: RateLimitOptions | false;
+  /** Milliseconds the scripted assistant takes before each reply (create, send, resolve): for tests of long waits. */
+  assistantDelayMs?: number;
   /** Base URL used in links when it differs from the listening address (e.g. behind a proxy); no trailing slash. */
   publicUrl?: string;
 }

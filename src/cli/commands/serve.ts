@@ -7,6 +7,7 @@ export interface ServeOptions {
   host: string;
   autoApprove?: string;
   data?: string;
+  assistantDelay?: number;
 }
 
 /** Runs until SIGINT or SIGTERM, then closes the server and returns (exit 0). */
@@ -17,6 +18,7 @@ export async function serve(options: ServeOptions, ctx: CliContext): Promise<voi
     host: options.host,
     ...(options.data ? { dataFile: options.data } : {}),
     ...(options.autoApprove ? { autoApprove: options.autoApprove } : {}),
+    ...(options.assistantDelay ? { assistantDelayMs: options.assistantDelay } : {}),
   });
   const apiKeys: Record<string, string> = { ...server.apiKeys };
   const configs = {

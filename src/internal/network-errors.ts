@@ -1,0 +1,49 @@
+/** What a failed connection means for the user: proxy refusals and TLS certificate errors, named with the host and what to do. */
+import { ProxyConfigError, ProxyError } from "./proxy.js";
+
+/** Chain errors: the certificate is fine but its issuer is not trusted here (a company root, a TLS-inspecting proxy). */
+const UNTRUSTED_CHAIN_CODES = new Set([
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+]);
+
+/**
+ * A message for a network failure the user can act on, or undefined when the error is none of those (the caller
+ * keeps its own message). Looks through the `cause` chain, as fetch wraps the real error in "fetch failed".
+ */
+export function describeNetworkFailure(error: unknown, target: URL | string): string | undefined {
+  const host = typeof target === "string" ? safeHost(target) : target.host;
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof ProxyError || cause instanceof ProxyConfigError) return cause.message;
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code !== "string") continue;
+    if (UNTRUSTED_CHAIN_CODES.has(code))
+      return (
+        `The TLS certificate of ${host} is not trusted (${code}): its issuer is not a root this machine knows. ` +
+        "Behind a company proxy or network that inspects TLS, point NODE_EXTRA_CA_CERTS at the company root " +
+        "certificate (a PEM file) and start again."
+      );
+    if (code === "CERT_HAS_EXPIRED" || code === "CERT_NOT_YET_VALID")
+      return (
+        `The TLS certificate of ${host} is ${code === "CERT_HAS_EXPIRED" ? "expired" : "not valid yet"} (${code}). ` +
+        "Check this machine's clock; if it is right, the server's certificate must be renewed."
+      );
+    if (code === "ERR_TLS_CERT_ALTNAME_INVALID")
+      return (
+        `The TLS certificate presented for ${host} does not name that host (${code}). ` +
+        "Check the URL; a proxy or network device may be answering in the server's place."
+      );
+  }
+  return undefined;
+}
+
+function safeHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "the server";
+  }
+}
