@@ -105,7 +105,9 @@ describe("the explicit proxy option", () => {
   it("a URL replaces the environment; false turns proxies off", () => {
     const env = { HTTPS_PROXY: "http://env-proxy:1", NO_PROXY: "*" };
     expect(resolveProxy("https://a.example", { env, proxy: PROXY }).proxy?.source).toBe("proxy option");
-    expect(resolveProxy("https://a.example", { env: { HTTPS_PROXY: PROXY }, proxy: false }).proxy).toBeUndefined();
+    expect(
+      resolveProxy("https://a.example", { env: { HTTPS_PROXY: PROXY }, proxy: false }).proxy,
+    ).toBeUndefined();
   });
 });
 
@@ -121,8 +123,8 @@ describe("describeProxyFor", () => {
     expect(describeProxyFor("http://127.0.0.1:8787", { HTTP_PROXY: PROXY })).toBe(
       "direct (loopback is never proxied)",
     );
-    expect(describeProxyFor("https://a.corp.example", { HTTPS_PROXY: PROXY, NO_PROXY: ".corp.example" })).toBe(
-      "direct (NO_PROXY matches .corp.example)",
-    );
+    expect(
+      describeProxyFor("https://a.corp.example", { HTTPS_PROXY: PROXY, NO_PROXY: ".corp.example" }),
+    ).toBe("direct (NO_PROXY matches .corp.example)");
   });
 });
