@@ -1,6 +1,7 @@
 /** Errors chat-cli raises itself, each carrying the exit code it ends the process with. */
 
-export const EXIT = { ok: 0, error: 1, usage: 2, conflict: 3, auth: 4 } as const;
+/** 130 is 128 + SIGINT, what shells report for a command stopped with Ctrl-C. */
+export const EXIT = { ok: 0, error: 1, usage: 2, conflict: 3, auth: 4, interrupted: 130 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 /** A failure to report as one line, with an optional hint line, ending the process with `exitCode`. */

@@ -68,10 +68,16 @@ async function askLine(question: string): Promise<string> {
   });
 }
 
+/** After this long a spinner also shows how long the wait has lasted (the assistant can take minutes). */
+const SHOW_ELAPSED_AFTER_MS = 3000;
+
 function startSpinner(label: string): Spinner {
   let frame = 0;
+  const started = Date.now();
   const draw = () => {
-    process.stderr.write(`\r${FRAMES[frame % FRAMES.length]} ${label}`);
+    const elapsed = Date.now() - started;
+    const suffix = elapsed >= SHOW_ELAPSED_AFTER_MS ? ` ${formatElapsed(elapsed)}` : "";
+    process.stderr.write(`\r${FRAMES[frame % FRAMES.length]} ${label}${suffix}`);
     frame += 1;
   };
   // Only show the spinner when the wait lasts more than a moment.
@@ -89,6 +95,14 @@ function startSpinner(label: string): Spinner {
       }
     },
   };
+}
+
+/** "7s", "2m 05s". */
+export function formatElapsed(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  return seconds < 60
+    ? `${seconds}s`
+    : `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s`;
 }
 
 /** True for a "yes" answer; anything else (including an empty line) is No. */

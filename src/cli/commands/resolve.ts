@@ -19,6 +19,7 @@ import {
   printNextStep,
   printPending,
 } from "../output.js";
+import { waitForAssistant } from "../waiting.js";
 
 export interface ResolveOptions {
   chatId: string;
@@ -67,19 +68,20 @@ export async function resolve(options: ResolveOptions, ctx: CliContext): Promise
     task = planned;
   }
 
-  const spinner = ctx.io.spinner("Resuming the chat…");
-  const reply = await client
-    .resolveTask(options.chatId, task)
-    .catch((error: unknown) => {
-      if (statusOf(error) !== 409) throw error;
-      throw new CliError(
-        `chat ${options.chatId} has moved on: the task does not match its latest request (${serverMessage(error)})`,
-        EXIT.conflict,
-        `See the latest request with \`chat-cli pending ${options.chatId}\`.`,
-        error,
-      );
-    })
-    .finally(() => spinner.stop());
+  const reply = await waitForAssistant(
+    ctx,
+    { label: "Resuming the chat…", checkCommand: `chat-cli pending ${options.chatId}` },
+    () =>
+      client.resolveTask(options.chatId, task).catch((error: unknown) => {
+        if (statusOf(error) !== 409) throw error;
+        throw new CliError(
+          `chat ${options.chatId} has moved on: the task does not match its latest request (${serverMessage(error)})`,
+          EXIT.conflict,
+          `See the latest request with \`chat-cli pending ${options.chatId}\`.`,
+          error,
+        );
+      }),
+  );
   if (ctx.globals.json) return printJson(ctx.io, reply);
   const next = pendingTaskOf(reply);
   printMessage(ctx.io, reply, next);

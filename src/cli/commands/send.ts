@@ -3,6 +3,7 @@ import { pendingTaskOf } from "../../wire/index.js";
 import { type CliContext, openClient } from "../context.js";
 import { aboutChat } from "../errors.js";
 import { printJson, printMessage, printNextStep } from "../output.js";
+import { waitForAssistant } from "../waiting.js";
 
 export interface SendOptions {
   chatId: string;
@@ -11,10 +12,11 @@ export interface SendOptions {
 
 export async function send(options: SendOptions, ctx: CliContext): Promise<void> {
   const client = await openClient(ctx);
-  const spinner = ctx.io.spinner("Waiting for the assistant…");
-  const reply = await aboutChat(options.chatId, () =>
-    client.sendMessage(options.chatId, { message: options.text }),
-  ).finally(() => spinner.stop());
+  const reply = await waitForAssistant(
+    ctx,
+    { label: "Waiting for the assistant…", checkCommand: `chat-cli messages ${options.chatId} --limit 2` },
+    () => aboutChat(options.chatId, () => client.sendMessage(options.chatId, { message: options.text })),
+  );
   if (ctx.globals.json) return printJson(ctx.io, reply);
   const pending = pendingTaskOf(reply);
   printMessage(ctx.io, reply, pending);

@@ -1,0 +1,34 @@
+/** Waiting for the assistant: a spinner that shows the elapsed time, and Ctrl-C that leaves the request to finish on the server. */
+import type { CliContext } from "./context.js";
+import { CliError, EXIT } from "./errors.js";
+
+/**
+ * Runs `request` (a create, send or resolve) under a spinner. Ctrl-C rejects at once with exit code 130 and
+ * says the request may still complete, with `checkCommand` to see whether it did: a POST that was sent cannot
+ * be taken back.
+ */
+export async function waitForAssistant<T>(
+  ctx: CliContext,
+  wait: { label: string; checkCommand: string },
+  request: () => Promise<T>,
+): Promise<T> {
+  const spinner = ctx.io.spinner(wait.label);
+  let onInterrupt: (() => void) | undefined;
+  const interrupted = new Promise<never>((_resolve, reject) => {
+    onInterrupt = () =>
+      reject(
+        new CliError(
+          "interrupted while waiting for the assistant; the request was sent and may still complete.",
+          EXIT.interrupted,
+          `Check with \`${wait.checkCommand}\`.`,
+        ),
+      );
+    process.once("SIGINT", onInterrupt);
+  });
+  try {
+    return await Promise.race([request(), interrupted]);
+  } finally {
+    if (onInterrupt) process.off("SIGINT", onInterrupt);
+    spinner.stop();
+  }
+}
