@@ -205,6 +205,27 @@ export function watchProxyConnect(request: ClientRequest, choice: ProxyChoice, t
   });
 }
 
+/** How a node:http request reaches its target through a proxy: the agent, and the proxy it names in errors. */
+export interface NodeProxyRoute {
+  agent: HttpAgent;
+  choice: ProxyChoice;
+}
+
+/**
+ * The proxy route for a node:http(s) request to `target`, or undefined to go direct (no proxy variable set: nothing
+ * is loaded). Pass `route.agent` as the request's agent, call `watchProxyConnect`, and map failures with
+ * `proxyFailureOf`.
+ */
+export async function nodeProxyRoute(
+  target: URL,
+  options: { env?: ProxyEnv; proxy?: ProxySetting } = {},
+): Promise<NodeProxyRoute | undefined> {
+  if (options.proxy === false || (options.proxy === undefined && !hasProxyVariable(options.env)))
+    return undefined;
+  const { proxy: choice } = resolveProxy(target, options);
+  return choice ? { agent: await proxyAgent(choice), choice } : undefined;
+}
+
 /** fetch that honours the proxy variables (or an explicit setting); no proxy applies, no proxy code loads. */
 export function proxyAwareFetch(
   options: { env?: ProxyEnv; proxy?: ProxySetting; fetch?: typeof fetch } = {},
@@ -225,16 +246,20 @@ export function proxyAwareFetch(
     try {
       return await base(input, { ...init, dispatcher } as RequestInit);
     } catch (error) {
-      const proxyFailure = undiciProxyFailure(error, choice, target);
+      const proxyFailure = proxyFailureOf(error, choice, target);
       if (proxyFailure) throw new TypeError("fetch failed", { cause: proxyFailure });
       throw error;
     }
   };
 }
 
-/** Reads undici's proxy failures: "Proxy response (407) !== 200 when HTTP Tunneling", or no connection to the proxy. */
-function undiciProxyFailure(error: unknown, choice: ProxyChoice, target: URL): ProxyError | undefined {
+/**
+ * The ProxyError behind a failed proxied request, if the proxy is what failed: undici's "Proxy response (407)
+ * !== 200 when HTTP Tunneling", a ProxyError from `watchProxyConnect`, or no connection to the proxy itself.
+ */
+export function proxyFailureOf(error: unknown, choice: ProxyChoice, target: URL): ProxyError | undefined {
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof ProxyError) return cause;
     const status = /Proxy response \((\d{3})\)/.exec(cause.message)?.[1];
     if (status) return proxyRefusal(choice, target, Number(status));
     const code = (cause as { code?: unknown }).code;
