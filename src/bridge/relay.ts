@@ -1,5 +1,6 @@
 /** The relay: JSON-RPC between the local client (stdio) and the remote MCP server, with session recovery. */
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { describeNetworkFailure, isLastingNetworkFailure } from "../internal/network-errors.js";
 import { classifyRequestFailure, requestNeverSent } from "../internal/request-failure.js";
 import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
 import { isRequest, isResponse } from "./jsonrpc.js";
@@ -70,6 +71,8 @@ export class Relay {
   readonly #options: RelayOptions;
   readonly #log: BridgeLog;
   readonly #reconnectWindowMs: number;
+  /** Lasting failures already logged (see `#answeredAsLastingFailure`). */
+  readonly #loggedFailures = new Set<string>();
   #transport: RemoteTransport;
   #seq = 0;
   #bridgeIds = 0;
@@ -201,7 +204,7 @@ export class Relay {
     this.#answerWithError(
       outbound,
       `chat-mcp-bridge: the connection to ${this.#options.url.origin} broke after this call was sent ` +
-        `(${describeError(error)}), so the server may or may not have run it. It was not sent again, so it ` +
+        `(${this.#describe(error)}), so the server may or may not have run it. It was not sent again, so it ` +
         "cannot run twice: check whether it took effect before calling it again.",
     );
     return true;
@@ -209,7 +212,7 @@ export class Relay {
 
   #onTransportError(transport: RemoteTransport, error: Error): void {
     if (this.#closing) return;
-    this.#log.debug(`remote transport: ${describeError(error)}`);
+    this.#log.debug(`remote transport: ${this.#describe(error)}`);
     // The event stream came back 404: the server may have forgotten the session while idle, or may just not
     // offer the stream. A ping tells which; a lost session is reopened now so server notifications keep flowing.
     if (
@@ -271,16 +274,37 @@ export class Relay {
       return;
     }
     if (this.#answeredAsOutcomeUnknown(outbound, error)) return;
+    if (this.#answeredAsLastingFailure(outbound, error)) return;
     if (isNetworkError(error)) {
       if (this.#unreachable !== undefined && !this.#recovering) {
-        this.#answerWithError(outbound, this.#unreachableMessage(describeError(error)));
+        this.#answerWithError(outbound, this.#unreachableMessage(this.#describe(error)));
         return;
       }
       this.#hold(outbound);
       this.#startRecovery();
       return;
     }
-    this.#answerWithError(outbound, `chat-mcp-bridge: ${describeError(error)}`);
+    this.#answerWithError(outbound, `chat-mcp-bridge: ${this.#describe(error)}`);
+  }
+
+  /** An error as the user reads it: a proxy or certificate problem with what to do, else its short description. */
+  #describe(error: unknown): string {
+    return describeNetworkFailure(error, this.#options.url) ?? describeError(error);
+  }
+
+  /**
+   * A failure that waiting will not cure (a refusing proxy, an untrusted certificate): the request is answered
+   * at once with what to do, and the log says it once, not once per request.
+   */
+  #answeredAsLastingFailure(outbound: Outbound, error: unknown): boolean {
+    if (!isLastingNetworkFailure(error)) return false;
+    const message = this.#describe(error);
+    if (!this.#loggedFailures.has(message)) {
+      this.#loggedFailures.add(message);
+      this.#log.info(message);
+    }
+    this.#answerWithError(outbound, `chat-mcp-bridge: ${message}`);
+    return true;
   }
 
   #hold(outbound: Outbound): void {
@@ -316,8 +340,9 @@ export class Relay {
             await this.#transport.send(first.message, { mustNotRepeat: !this.#isRepeatable(first.message) });
           } catch (error) {
             if (this.#answeredAsOutcomeUnknown(first, error)) continue;
+            if (this.#answeredAsLastingFailure(first, error)) continue;
             if (!isSessionGone(error) && !isNetworkError(error)) {
-              this.#answerWithError(first, `chat-mcp-bridge: ${describeError(error)}`);
+              this.#answerWithError(first, `chat-mcp-bridge: ${this.#describe(error)}`);
               continue;
             }
             this.#hold(first);
@@ -341,7 +366,7 @@ export class Relay {
         if (!isNetworkError(error) && !isSessionGone(error)) break;
         if (Date.now() + delayMs > deadline) break;
         if (delayMs === 200)
-          this.#log.info(`cannot reach ${this.#options.url.origin}: ${describeError(error)}; retrying`);
+          this.#log.info(`cannot reach ${this.#options.url.origin}: ${this.#describe(error)}; retrying`);
         await new Promise((resolve) => setTimeout(resolve, delayMs));
         delayMs = Math.min(delayMs * 2, 5000);
       }
@@ -352,7 +377,7 @@ export class Relay {
 
   /** The reconnect window ran out: answer what waits with an error and keep running for later requests. */
   #giveUp(error: unknown): void {
-    const reason = describeError(error);
+    const reason = this.#describe(error);
     const unreachable = isNetworkError(error) || isSessionGone(error);
     if (unreachable) this.#unreachable = reason;
     const message = unreachable ? this.#unreachableMessage(reason) : `chat-mcp-bridge: ${reason}`;

@@ -5,6 +5,7 @@ import {
   request as httpRequest,
   type IncomingMessage,
 } from "node:http";
+import { nodeProxyRoute, proxyFailureOf, watchProxyConnect } from "../internal/proxy.js";
 import { markNeverSent } from "../internal/request-failure.js";
 import type { CustomHeader } from "./headers.js";
 import type { BridgeLog } from "./log.js";
@@ -80,6 +81,7 @@ function loadHttpsClient(): Promise<{ request: typeof httpRequest; agent: HttpAg
 export async function nodeHttpFetch(url: URL, request: HttpRequest): Promise<HttpAnswer> {
   const client =
     url.protocol === "https:" ? await loadHttpsClient() : { request: httpRequest, agent: httpAgent };
+  const proxy = await nodeProxyRoute(url);
   if (request.settleFirst) {
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
@@ -89,7 +91,8 @@ export async function nodeHttpFetch(url: URL, request: HttpRequest): Promise<Htt
     let connected = false;
     const fail = (error: unknown) => {
       if (request.signal?.aborted) return reject(error);
-      const failure = new TypeError("fetch failed", { cause: error });
+      const cause = (proxy && proxyFailureOf(error, proxy.choice, url)) || error;
+      const failure = new TypeError("fetch failed", { cause });
       if (!connected) markNeverSent(failure);
       reject(failure);
     };
@@ -98,9 +101,10 @@ export async function nodeHttpFetch(url: URL, request: HttpRequest): Promise<Htt
       outgoing = client.request(url, {
         method: request.method,
         headers: request.headers,
-        agent: client.agent,
+        agent: proxy?.agent ?? client.agent,
         signal: request.signal,
       });
+      if (proxy) watchProxyConnect(outgoing, proxy.choice, url);
     } catch (error) {
       fail(error); // e.g. a header value with characters HTTP does not allow
       return;

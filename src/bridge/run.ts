@@ -1,5 +1,6 @@
 /** Running the bridge: stdin lines in, the relay, stdout lines out, and a clean exit on EOF or signals. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { describeProxyFor } from "../internal/proxy.js";
 import type { BridgeOptions } from "./cli.js";
 import { isJsonRpcMessage } from "./jsonrpc.js";
 import { createLineWriter, LineSplitter, MAX_LINE_BYTES } from "./line-reader.js";
@@ -59,6 +60,8 @@ export async function runRelay(
   });
   await relay.start();
   log.debug(`relaying stdio to ${options.url.href}`);
+  if (log.debugEnabled)
+    log.debug(`requests to ${options.url.origin} go ${describeProxyFor(options.url, env)}`);
 
   let shuttingDown = false;
   const shutdown = (reason: string) => {

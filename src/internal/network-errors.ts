@@ -10,6 +10,13 @@ const UNTRUSTED_CHAIN_CODES = new Set([
   "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
 ]);
 
+const CERTIFICATE_CODES = new Set([
+  ...UNTRUSTED_CHAIN_CODES,
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "ERR_TLS_CERT_ALTNAME_INVALID",
+]);
+
 /**
  * A message for a network failure the user can act on, or undefined when the error is none of those (the caller
  * keeps its own message). Looks through the `cause` chain, as fetch wraps the real error in "fetch failed".
@@ -38,6 +45,21 @@ export function describeNetworkFailure(error: unknown, target: URL | string): st
       );
   }
   return undefined;
+}
+
+/**
+ * True when trying again will fail the same way until the user acts: a proxy that answered with a refusal, a
+ * proxy variable that is not usable, a certificate this machine does not accept. (A proxy that cannot be reached
+ * is not lasting: it may be restarting, like a server.)
+ */
+export function isLastingNetworkFailure(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof ProxyError) return cause.status !== undefined;
+    if (cause instanceof ProxyConfigError) return true;
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === "string" && CERTIFICATE_CODES.has(code)) return true;
+  }
+  return false;
 }
 
 function safeHost(url: string): string {
