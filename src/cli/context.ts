@@ -1,6 +1,7 @@
 /** What every command receives: the terminal, the global options, and the ChatClient built from them. */
 import { ChatClient } from "../client/index.js";
 import { envApiKey } from "../config/index.js";
+import { describeProxyFor } from "../internal/proxy.js";
 import { CliError, EXIT } from "./errors.js";
 import type { CliIo } from "./io.js";
 
@@ -64,6 +65,10 @@ export const SIGN_IN_HINT = "Run `chat-cli login`, set CHAT_API_KEY, or pass --t
 export async function openClient(ctx: CliContext): Promise<ChatClient> {
   const resolved = await resolveToken(ctx);
   if (!resolved) throw new CliError(`not signed in to ${ctx.globals.baseUrl}`, EXIT.auth, SIGN_IN_HINT);
+  if (ctx.globals.debug) {
+    const route = describeProxyFor(ctx.globals.baseUrl, ctx.env ?? process.env);
+    ctx.io.stderr(`debug: requests to ${ctx.globals.baseUrl} go ${route}\n`);
+  }
   return new ChatClient({ baseUrl: ctx.globals.baseUrl, token: resolved.token });
 }
 

@@ -2,6 +2,7 @@
 import { AuthRequiredError } from "../auth/errors.js";
 import { ChatConnectionError, ChatTimeoutError } from "../client/errors.js";
 import { defaultBaseUrl } from "../config/index.js";
+import { describeNetworkFailure } from "../internal/network-errors.js";
 import { createStyle } from "./ansi.js";
 import { isWebUrl, openInBrowser } from "./browser.js";
 import { type CliContext, type GlobalOptions, SIGN_IN_HINT } from "./context.js";
@@ -88,6 +89,11 @@ export async function reportError(
   }
   if (error instanceof ChatTimeoutError) {
     say(`${baseUrl} did not answer in time: ${message}`);
+    return EXIT.error;
+  }
+  const network = describeNetworkFailure(error, baseUrl);
+  if (network) {
+    say(network);
     return EXIT.error;
   }
   if (error instanceof ChatConnectionError) {

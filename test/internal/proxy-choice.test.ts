@@ -56,6 +56,8 @@ describe("loopback is never proxied", () => {
     "http://localhost:1",
     "http://app.localhost",
     "http://[::1]:9",
+    "http://[0:0:0:0:0:0:0:1]",
+    "http://[::ffff:127.0.0.1]:8787",
   ])("%s goes direct even with a proxy set", (url) => {
     expect(proxyOf(url, { HTTP_PROXY: PROXY })).toBeUndefined();
     expect(resolveProxy(url, { proxy: PROXY }).proxy).toBeUndefined();
@@ -65,6 +67,9 @@ describe("loopback is never proxied", () => {
     expect(isLoopbackHost("localhost.example")).toBe(false);
     expect(isLoopbackHost("128.0.0.1")).toBe(false);
     expect(isLoopbackHost("chat.test")).toBe(false);
+    expect(isLoopbackHost("::2")).toBe(false);
+    expect(isLoopbackHost("::ffff:10.0.0.1")).toBe(false);
+    expect(isLoopbackHost("127.0.0.1.example")).toBe(false);
   });
 });
 
@@ -88,6 +93,11 @@ describe("NO_PROXY", () => {
     ["192.168.1.5", "https://192.168.1.5:99", true],
     ["[fd00::1]:8443", "https://[fd00::1]:8443", true],
     ["fd00::/8", "https://[fd00::1]", true],
+    ["fd00::/8", "https://[fe80::1]", false],
+    ["2001:db8::/32", "https://[2001:db8:0:0:0:0:0:7]", true],
+    ["2001:db8::1", "https://[2001:0db8::0001]", true],
+    ["10.0.0.0/33", "https://10.1.2.3", false],
+    ["10.0.0.0/8", "https://chat.test", false],
     ["", "https://corp.example", false],
   ];
   it.each(cases)("NO_PROXY=%j and %s: bypassed %s", (noProxy, url, bypassed) => {
