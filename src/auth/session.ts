@@ -2,6 +2,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { configDir as defaultConfigDir } from "../config/index.js";
+import { proxyAwareFetch } from "../internal/proxy.js";
 import { assertSecureUrl, coversScope, isHttpsUrlWithPath, parseBearerChallenge } from "./checks.js";
 import type { DiscoveredServer } from "./discovery.js";
 import { AuthRequiredError, TokenStoreError, UnsafeUrlError } from "./errors.js";
@@ -35,12 +36,13 @@ export interface OAuthSessionOptions {
   clientMetadataUrl?: string;
   /** Allow plain http for non-loopback URLs. */
   allowHttp?: boolean;
+  /** Default: the platform fetch, through the proxy that HTTPS_PROXY/HTTP_PROXY/NO_PROXY in `env` choose. */
   fetch?: typeof fetch;
   /** Diagnostics; never receives tokens, codes, verifiers, secrets or header values. */
   log?: AuthLog;
   /** `client_name` sent at registration: "chat-mcp-bridge" or "chat-cli". */
   clientName?: string;
-  /** Environment for the browser opener (`$BROWSER`); default `process.env`. */
+  /** Environment for the browser opener (`$BROWSER`) and the proxy variables; default `process.env`. */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -77,7 +79,8 @@ export class OAuthSession {
   constructor(options: OAuthSessionOptions) {
     this.#options = options;
     this.#log = options.log ?? (() => {});
-    this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    // Discovery, registration, token and revocation calls honour the proxy variables like every other request.
+    this.#fetch = options.fetch ?? proxyAwareFetch({ env: options.env });
     this.#authTimeoutMs = options.authTimeoutMs ?? DEFAULT_AUTH_TIMEOUT_MS;
     assertSecureUrl(options.serverUrl, "server URL", options.allowHttp);
     if (options.clientMetadataUrl && !isHttpsUrlWithPath(options.clientMetadataUrl)) {

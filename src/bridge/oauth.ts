@@ -17,7 +17,6 @@ export async function createBridgeAuth(
   env: Record<string, string | undefined> = process.env,
 ): Promise<BridgeOAuthSession> {
   const { OAuthSession } = await import("../auth/session.js");
-  const { proxyAwareFetch } = await import("../internal/proxy.js");
   return new OAuthSession({
     serverUrl: options.url.href,
     tokenStore: options.tokenStore,
@@ -30,7 +29,6 @@ export async function createBridgeAuth(
     clientSecret: options.clientSecret,
     clientMetadataUrl: options.clientMetadataUrl,
     allowHttp: options.allowHttp,
-    fetch: proxyAwareFetch({ env }),
     clientName: "chat-mcp-bridge",
     log: (level, message) => (level === "debug" ? log.debug(message) : log.info(message)),
   });
