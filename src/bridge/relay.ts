@@ -273,8 +273,8 @@ export class Relay {
       this.#startRecovery();
       return;
     }
-    if (this.#answeredAsOutcomeUnknown(outbound, error)) return;
     if (this.#answeredAsLastingFailure(outbound, error)) return;
+    if (this.#answeredAsOutcomeUnknown(outbound, error)) return;
     if (isNetworkError(error)) {
       if (this.#unreachable !== undefined && !this.#recovering) {
         this.#answerWithError(outbound, this.#unreachableMessage(this.#describe(error)));
@@ -339,8 +339,8 @@ export class Relay {
           try {
             await this.#transport.send(first.message, { mustNotRepeat: !this.#isRepeatable(first.message) });
           } catch (error) {
-            if (this.#answeredAsOutcomeUnknown(first, error)) continue;
             if (this.#answeredAsLastingFailure(first, error)) continue;
+            if (this.#answeredAsOutcomeUnknown(first, error)) continue;
             if (!isSessionGone(error) && !isNetworkError(error)) {
               this.#answerWithError(first, `chat-mcp-bridge: ${this.#describe(error)}`);
               continue;

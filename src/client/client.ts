@@ -2,6 +2,8 @@
 import ky, { HTTPError, type KyInstance, TimeoutError } from "ky";
 import type { z } from "zod";
 import { defaultBaseUrl, envApiKey } from "../config/index.js";
+import { describeNetworkFailure } from "../internal/network-errors.js";
+import { proxyAwareFetch } from "../internal/proxy.js";
 import {
   type Chat,
   ChatListSchema,
@@ -52,12 +54,22 @@ export interface ChatClientOptions {
   token?: string;
   /** Default: the global `fetch`, looked up on each call. */
   fetch?: FetchLike;
-  /** Time allowed for each attempt, until the whole body has arrived. Default 60 000 ms. */
+  /**
+   * Time allowed for each attempt of a read, until the whole body has arrived. Default 60 000 ms. The calls that
+   * wait for the assistant (create, send, resolve) get 10 minutes (or this, if longer); pass `timeoutMs` to one
+   * call to change its timeout.
+   */
   timeoutMs?: number;
   /** Retries after the first attempt (see README: GETs on failures, POSTs only when not run). Default 2. */
   maxRetries?: number;
   /** Headers sent with every request. */
   headers?: HeadersOption;
+  /**
+   * The proxy for every request (an http(s) URL, credentials in it sent as Basic auth), or `false` for none.
+   * Default: `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY` (or lowercase) from the environment. Loopback is never
+   * proxied. Ignored when you pass your own `fetch`.
+   */
+  proxy?: string | false;
   /** Waits between retries instead of ky's timer; a test seam (tests record the waits instead of sleeping). */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
@@ -71,6 +83,8 @@ export interface RequestOptions {
 }
 
 export const DEFAULT_TIMEOUT_MS = 60_000;
+/** Per attempt, for the calls that wait for the assistant's reply, which can take minutes (as Stainless SDKs allow). */
+export const DEFAULT_WAIT_TIMEOUT_MS = 600_000;
 
 const USER_AGENT = `chat-mcp-bridge node/${globalThis.process?.versions?.node ?? "unknown"}`;
 
@@ -79,6 +93,8 @@ type TokenSource = "option" | "env" | "stored" | "none";
 export class ChatClient {
   readonly baseUrl: string;
   readonly timeoutMs: number;
+  /** The timeout of create, send and resolve, which wait for the assistant. */
+  readonly waitTimeoutMs: number;
   readonly maxRetries: number;
   readonly #ky: KyInstance;
   readonly #sleep: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
@@ -95,8 +111,9 @@ export class ChatClient {
       throw new TypeError(`ChatClient: baseUrl ${JSON.stringify(baseUrl)} is not a URL`);
     this.baseUrl = baseUrl;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.waitTimeoutMs = Math.max(this.timeoutMs, DEFAULT_WAIT_TIMEOUT_MS);
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
-    this.#ky = createKy(options.fetch);
+    this.#ky = createKy(options.fetch, options.proxy);
     this.#sleep = options.sleep;
     this.#defaultHeaders = mergeHeaders(
       { accept: "application/json", "user-agent": USER_AGENT },
@@ -306,7 +323,7 @@ export class ChatClient {
       headers,
       body: payload,
       signal,
-      timeout: options?.timeoutMs ?? this.timeoutMs,
+      timeout: this.#timeoutMs(method, options),
       retry: {
         limit: options?.maxRetries ?? this.maxRetries,
         methods: ["get", "post"],
@@ -330,6 +347,11 @@ export class ChatClient {
     return response.text();
   }
 
+  /** Every POST of /v2 (create, send, resolve) waits for the assistant's reply: those get the long timeout. */
+  #timeoutMs(method: HttpMethod, options: RequestOptions | undefined): number {
+    return options?.timeoutMs ?? (method === "POST" ? this.waitTimeoutMs : this.timeoutMs);
+  }
+
   /** The typed error for a failed call: the service's answer, a timeout, the caller's abort, or no connection. */
   async #failure(error: unknown, label: string, options: RequestOptions | undefined): Promise<unknown> {
     if (error instanceof HTTPError) {
@@ -337,15 +359,22 @@ export class ChatClient {
       return apiErrorFor(response.status, readErrorBody(await response.text()), response.headers, label);
     }
     if (error instanceof TimeoutError) {
-      const timeoutMs = options?.timeoutMs ?? this.timeoutMs;
+      const method: HttpMethod = label.startsWith("POST") ? "POST" : "GET";
+      const timeoutMs = this.#timeoutMs(method, options);
+      const next =
+        method === "POST"
+          ? "The request was sent and may still complete: check the chat's messages before sending it again, " +
+            "and pass a larger timeoutMs to wait longer."
+          : "Raise timeoutMs, or check that the service is reachable.";
       return new ChatTimeoutError(
-        `${label} timed out after ${timeoutMs} ms with no complete answer from ${this.baseUrl}. ` +
-          "Raise timeoutMs, or check that the service is reachable.",
+        `${label} timed out after ${timeoutMs} ms with no complete answer from ${this.baseUrl}. ${next}`,
         timeoutMs,
       );
     }
     if (options?.signal?.aborted) return options.signal.reason;
     if (error instanceof ChatError || !(error instanceof Error)) return error;
+    const network = describeNetworkFailure(error, this.baseUrl);
+    if (network) return new ChatConnectionError(`${label} failed: ${network}`, { cause: error });
     const reason = (error as { cause?: { code?: string } }).cause?.code ?? error.message;
     return new ChatConnectionError(
       `${label} could not reach ${this.baseUrl}${reason ? ` (${reason})` : ""}. ` +
@@ -362,8 +391,9 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
  * The ky instance of a client. Its fetch reads each answer's whole body within the attempt, so ky's per-attempt
  * timeout covers the body too. This is the one place the client's default fetch is chosen.
  */
-function createKy(fetch: FetchLike | undefined): KyInstance {
-  const send: FetchLike = fetch ?? ((input, init) => globalThis.fetch(input, init));
+function createKy(fetch: FetchLike | undefined, proxy: string | false | undefined): KyInstance {
+  // The platform fetch, through the proxy the option or the environment chooses (nothing loads without one).
+  const send: FetchLike = fetch ?? proxyAwareFetch({ proxy });
   return ky.create({
     fetch: async (input, init) => {
       const answer = await send(input, init);

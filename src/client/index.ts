@@ -3,6 +3,7 @@ export {
   ChatClient,
   type ChatClientOptions,
   DEFAULT_TIMEOUT_MS,
+  DEFAULT_WAIT_TIMEOUT_MS,
   type FetchLike,
   type HeadersOption,
   type RequestOptions,

@@ -1,4 +1,5 @@
 /** When ChatClient retries, and how long it waits: GETs on failures, POSTs only when the service surely did not run them. */
+import { isLastingNetworkFailure } from "../internal/network-errors.js";
 import { requestNeverSent } from "../internal/request-failure.js";
 import { parseRetryAfterMs } from "./errors.js";
 
@@ -22,9 +23,11 @@ export function retriesStatus(method: HttpMethod, status: number): boolean {
 
 /**
  * Whether a failed attempt with no answer is worth another. A GET is safe to repeat; a POST (timeouts and resets
- * included) only when it certainly never reached the service, as judged by the one shared classifier.
+ * included) only when it certainly never reached the service, as judged by the one shared classifier. Neither
+ * when the failure lasts until the user acts (a proxy's refusal, an untrusted certificate).
  */
 export function retriesFailure(method: HttpMethod, error: unknown): boolean {
+  if (isLastingNetworkFailure(error)) return false;
   return method === "GET" || requestNeverSent(error);
 }
 

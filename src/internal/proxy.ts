@@ -1,5 +1,6 @@
 /** Which proxy a request goes through (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, as curl reads them), and the agents that carry it, loaded only when a proxy applies. */
 import type { ClientRequest, Agent as HttpAgent, IncomingMessage } from "node:http";
+import { markNeverSent } from "./request-failure.js";
 
 /** The environment the proxy variables are read from (default `process.env`). */
 export type ProxyEnv = Record<string, string | undefined>;
@@ -287,8 +288,11 @@ export function proxyAwareFetch(
       return await base(input, { ...init, dispatcher } as RequestInit);
     } catch (error) {
       const proxyFailure = proxyFailureOf(error, choice, target);
-      if (proxyFailure) throw new TypeError("fetch failed", { cause: proxyFailure });
-      throw error;
+      if (!proxyFailure) throw error;
+      // The proxy refused or could not be reached: the request went no further.
+      const failure = new TypeError("fetch failed", { cause: proxyFailure });
+      markNeverSent(failure);
+      throw failure;
     }
   };
 }
