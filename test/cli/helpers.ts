@@ -1,11 +1,30 @@
 /** Shared by the chat-cli tests: run the built bin as a process, and start the reference server on a free port. */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { needs } from "../support/requirements.js";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 export const BIN = join(ROOT, "bin/chat-cli.js");
+/** Runs a command on a pseudo-terminal (see its usage line). */
+export const PTY_RUN = join(import.meta.dirname, "fixtures/pty-run.py");
+
+/** `python3` when it can open pseudo-terminals (for PTY_RUN), else undefined: terminal tests skip. */
+export const ptyPython = (() => {
+  try {
+    execFileSync("python3", ["-c", "import pty"], { stdio: "ignore" });
+    return "python3";
+  } catch {
+    return undefined;
+  }
+})();
+
+/** Options for a terminal test's `describe`: skipped, with the reason, where python3 cannot open a pty. */
+export const needsPty = needs(
+  "python3",
+  ptyPython ? undefined : "python3 with its pty module is not on PATH",
+);
 
 export interface CliResult {
   code: number | null;
@@ -17,6 +36,8 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
   input?: string;
   timeoutMs?: number;
+  /** Sends SIGINT (what Ctrl-C sends) this long after the start. */
+  sigintAfterMs?: number;
 }
 
 /** A clean environment: no token, no browser, no colour forcing, config in a fresh temp dir. */
@@ -48,6 +69,7 @@ export function runProcess(command: string, args: string[], options: RunOptions 
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
       stderr += chunk;
     });
+    if (options.sigintAfterMs !== undefined) setTimeout(() => child.kill("SIGINT"), options.sigintAfterMs);
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       fail(new Error(`timed out: ${args.join(" ")}\nstdout: ${stdout}\nstderr: ${stderr}`));

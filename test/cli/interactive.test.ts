@@ -1,21 +1,18 @@
 /** chat-cli on a pseudo-terminal: resolve asks (default No), tables and colour appear, NO_COLOR turns colour off. */
-import { execFileSync } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatClient } from "../../src/client/index.js";
 import { startReferenceServer } from "../../src/server/index.js";
-import { needs } from "../support/requirements.js";
-import { BIN, type CliResult, cleanEnv, runCli, runProcess, stripAnsi } from "./helpers.js";
-
-const PTY_RUN = join(import.meta.dirname, "fixtures/pty-run.py");
-const python = (() => {
-  try {
-    execFileSync("python3", ["-c", "import pty"], { stdio: "ignore" });
-    return "python3";
-  } catch {
-    return undefined;
-  }
-})();
+import {
+  BIN,
+  type CliResult,
+  cleanEnv,
+  needsPty,
+  PTY_RUN,
+  ptyPython,
+  runCli,
+  runProcess,
+  stripAnsi,
+} from "./helpers.js";
 
 let server: Awaited<ReturnType<typeof startReferenceServer>>;
 let client: ChatClient;
@@ -23,7 +20,7 @@ let env: Record<string, string>;
 
 /** Runs chat-cli on a PTY; once `prompt` shows, types `answer` and Enter. Output is stdout and stderr together. */
 function onTerminal(args: string[], prompt = "", answer = "", extraEnv = {}): Promise<CliResult> {
-  return runProcess(python!, [PTY_RUN, prompt, answer, "--", process.execPath, BIN, ...args], {
+  return runProcess(ptyPython!, [PTY_RUN, prompt, answer, "--", process.execPath, BIN, ...args], {
     env: { ...env, ...extraEnv },
   });
 }
@@ -38,9 +35,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-const needsPython = needs("python3", python ? undefined : "python3 with its pty module is not on PATH");
-
-describe("resolve with no flag on a terminal", needsPython, () => {
+describe("resolve with no flag on a terminal", needsPty, () => {
   it("shows what is pending and asks; Enter (default No) sends nothing", async () => {
     const chat = await client.createChat({ message: "database please" });
     const result = await onTerminal(["resolve", chat.id], "Resolve? [y/N]", "");
@@ -70,7 +65,7 @@ describe("resolve with no flag on a terminal", needsPython, () => {
   });
 });
 
-describe("tables and colour on a terminal", needsPython, () => {
+describe("tables and colour on a terminal", needsPty, () => {
   it("list prints a table with headers, coloured", async () => {
     const chat = await client.createChat({ message: "hello", title: "Table row" });
     const result = await onTerminal(["list", "--limit", "1"]);

@@ -1,20 +1,8 @@
 /** chat-cli while the assistant is slow: the spinner shows the elapsed time, Ctrl-C exits 130 and says how to check. */
-import { execFileSync, spawn } from "node:child_process";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatClient } from "../../src/client/index.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
-import { BIN, type CliResult, cleanEnv, ROOT, runProcess, stripAnsi } from "./helpers.js";
-
-const PTY_RUN = join(import.meta.dirname, "fixtures/pty-run.py");
-const python = (() => {
-  try {
-    execFileSync("python3", ["-c", "import pty"], { stdio: "ignore" });
-    return "python3";
-  } catch {
-    return undefined;
-  }
-})();
+import { BIN, cleanEnv, needsPty, PTY_RUN, ptyPython, runCli, runProcess, stripAnsi } from "./helpers.js";
 
 /** Long enough that the elapsed time shows (after 3 s) and the test interrupts the wait well before it ends. */
 const ASSISTANT_DELAY_MS = 6000;
@@ -30,32 +18,10 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-/** Runs chat-cli and sends it SIGINT (what Ctrl-C sends) after `afterMs`. */
-function interruptAfter(args: string[], afterMs: number): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: ROOT,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    setTimeout(() => child.kill("SIGINT"), afterMs);
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-describe.skipIf(!python)("the spinner on a terminal", () => {
+describe("the spinner on a terminal", needsPty, () => {
   it("shows the elapsed time after a few seconds; Ctrl-C there exits 130, and the chat is still created", async () => {
     const result = await runProcess(
-      python as string,
+      ptyPython as string,
       [PTY_RUN, "Waiting for the assistant… 3s", "\u0003", "--", process.execPath, BIN, "create", "slow one"],
       { env, timeoutMs: 25_000 },
     );
@@ -80,7 +46,7 @@ describe("Ctrl-C while waiting for the assistant (no terminal)", () => {
       (await client.listChats({ limit: 1 })).data[0]?.id ??
       (await client.createChat({ message: "hello" })).id;
     const started = Date.now();
-    const result = await interruptAfter(["send", chatId, "are you there?"], 700);
+    const result = await runCli(["send", chatId, "are you there?"], { env, sigintAfterMs: 700 });
     expect(result.code).toBe(130);
     expect(Date.now() - started).toBeLessThan(ASSISTANT_DELAY_MS);
     expect(result.stderr).toContain("the request was sent and may still complete");

@@ -25,15 +25,6 @@ afterEach(() => {
   }
 });
 
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  return promise.then(
-    () => {
-      throw new Error("expected a rejection");
-    },
-    (error: Error) => error,
-  );
-}
-
 describe("ChatClient through the proxy", () => {
   it("the proxy option carries every call, with the credentials, to a host only the proxy resolves", async () => {
     const before = service.proxyLog().length;
@@ -56,10 +47,14 @@ describe("ChatClient through the proxy", () => {
 
     const before = service.proxyLog().length;
     const off = new ChatClient({ baseUrl: service.httpUrl, token, maxRetries: 0, proxy: false });
-    expect(await rejection(off.listChats())).toBeInstanceOf(ChatConnectionError);
+    expect((await off.listChats().catch((error: unknown) => error)) as Error).toBeInstanceOf(
+      ChatConnectionError,
+    );
     process.env.NO_PROXY = "chat.test";
     const bypassed = new ChatClient({ baseUrl: service.httpUrl, token, maxRetries: 0 });
-    expect((await rejection(bypassed.listChats())).message).toMatch(/ENOTFOUND|EAI_AGAIN/);
+    expect(((await bypassed.listChats().catch((error: unknown) => error)) as Error).message).toMatch(
+      /ENOTFOUND|EAI_AGAIN/,
+    );
     expect(service.proxyLog().length).toBe(before);
   });
 
@@ -70,7 +65,7 @@ describe("ChatClient through the proxy", () => {
       token,
       proxy: service.proxyUrl.replace(PROXY_PASSWORD, "wrong-password"),
     });
-    const error = await rejection(client.listChats());
+    const error = (await client.listChats().catch((error: unknown) => error)) as Error;
     expect(error).toBeInstanceOf(ChatConnectionError);
     expect(error.message).toContain(`The proxy ${service.proxyDisplay} (from proxy option) refused`);
     expect(error.message).toContain("407");
@@ -81,7 +76,7 @@ describe("ChatClient through the proxy", () => {
 
   it("an https service whose certificate this process does not trust: the NODE_EXTRA_CA_CERTS hint, no retry", async () => {
     const client = new ChatClient({ baseUrl: service.httpsUrl, token, proxy: service.proxyUrl });
-    const error = await rejection(client.listChats());
+    const error = (await client.listChats().catch((error: unknown) => error)) as Error;
     expect(error).toBeInstanceOf(ChatConnectionError);
     expect(error.message).toContain(
       `The TLS certificate of ${new URL(service.httpsUrl).host} is not trusted`,
@@ -115,7 +110,9 @@ describe("a slow assistant", () => {
 
   it("a shorter timeout for one call ends it with ChatTimeoutError saying the request may still complete", async () => {
     const client = new ChatClient({ baseUrl: slow.url, token: slow.apiKeys.personal, maxRetries: 2 });
-    const error = await rejection(client.createChat({ message: "impatient" }, { timeoutMs: 300 }));
+    const error = await client
+      .createChat({ message: "impatient" }, { timeoutMs: 300 })
+      .catch((error: Error) => error);
     expect(error).toBeInstanceOf(ChatTimeoutError);
     expect(error.message).toContain("POST /v2/chats timed out after 300 ms");
     expect(error.message).toContain("may still complete");

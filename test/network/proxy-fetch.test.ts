@@ -20,18 +20,9 @@ beforeAll(async () => {
 });
 afterAll(() => service?.close());
 
-function failureOf(promise: Promise<unknown>): Promise<Error> {
-  return promise.then(
-    () => {
-      throw new Error("expected the request to fail");
-    },
-    (error: Error) => error,
-  );
-}
-
 describe("fetch through the proxy (undici's ProxyAgent as the dispatcher of the platform fetch)", () => {
   it("a host only the proxy resolves fails direct and answers through the proxy, with the credentials sent", async () => {
-    const direct = await failureOf(fetch(`${service.httpUrl}/v2/chats`));
+    const direct = (await fetch(`${service.httpUrl}/v2/chats`).catch((error: unknown) => error)) as Error;
     expect((direct.cause as { code?: string }).code).toMatch(/ENOTFOUND|EAI_AGAIN/);
 
     const before = service.proxyLog().length;
@@ -53,16 +44,15 @@ describe("fetch through the proxy (undici's ProxyAgent as the dispatcher of the 
   it("NO_PROXY sends the request direct (which cannot resolve chat.test), the proxy sees nothing", async () => {
     const before = service.proxyLog().length;
     const proxied = proxyAwareFetch({ env: { HTTP_PROXY: service.proxyUrl, NO_PROXY: ".test" } });
-    const error = await failureOf(proxied(`${service.httpUrl}/v2/chats`));
+    const error = (await proxied(`${service.httpUrl}/v2/chats`).catch((error: unknown) => error)) as Error;
     expect((error.cause as { code?: string }).code).toMatch(/ENOTFOUND|EAI_AGAIN/);
     expect(service.proxyLog().length).toBe(before);
   });
 
   it("a wrong password: a 407 error naming the proxy and the variable, without the credentials", async () => {
     const wrong = service.proxyUrl.replace(PROXY_PASSWORD, "not-it");
-    const error = await failureOf(
-      proxyAwareFetch({ env: { http_proxy: wrong } })(`${service.httpUrl}/v2/chats`),
-    );
+    const proxied = proxyAwareFetch({ env: { http_proxy: wrong } });
+    const error = (await proxied(`${service.httpUrl}/v2/chats`).catch((error: unknown) => error)) as Error;
     expect(error).toBeInstanceOf(TypeError);
     expect(error.cause).toBeInstanceOf(ProxyError);
     const message = describeNetworkFailure(error, service.httpUrl) ?? "";
@@ -74,18 +64,18 @@ describe("fetch through the proxy (undici's ProxyAgent as the dispatcher of the 
   });
 
   it("a proxy that is not listening: 'Could not connect to the proxy', naming it", async () => {
-    const error = await failureOf(
-      proxyAwareFetch({ env: { HTTPS_PROXY: "http://u:pw@127.0.0.1:9" } })("https://chat.test/v2/chats"),
-    );
+    const error = await proxyAwareFetch({ env: { HTTPS_PROXY: "http://u:pw@127.0.0.1:9" } })(
+      "https://chat.test/v2/chats",
+    ).catch((error: Error) => error);
     expect(describeNetworkFailure(error, "https://chat.test")).toMatch(
       /^Could not connect to the proxy http:\/\/127\.0\.0\.1:9 \(from HTTPS_PROXY\): connection refused \(ECONNREFUSED\)\. Check HTTPS_PROXY/,
     );
   });
 
   it("a TLS front with a certificate from a CA this process does not trust: the NODE_EXTRA_CA_CERTS hint", async () => {
-    const error = await failureOf(
-      proxyAwareFetch({ env: { HTTPS_PROXY: service.proxyUrl } })(`${service.httpsUrl}/v2/chats`),
-    );
+    const error = await proxyAwareFetch({ env: { HTTPS_PROXY: service.proxyUrl } })(
+      `${service.httpsUrl}/v2/chats`,
+    ).catch((error: Error) => error);
     const message = describeNetworkFailure(error, service.httpsUrl) ?? "";
     expect(message).toContain(`The TLS certificate of ${new URL(service.httpsUrl).host} is not trusted`);
     expect(message).toContain("NODE_EXTRA_CA_CERTS");
@@ -122,9 +112,10 @@ describe("node:http through the proxy (https-proxy-agent)", () => {
   });
 
   it("a refused CONNECT fails the request with the proxy's error, not the proxy's page as the server's answer", async () => {
-    const error = await failureOf(
-      get(`${service.httpUrl}/v2/chats`, service.proxyUrl.replace(PROXY_PASSWORD, "x")),
-    );
+    const error = await get(
+      `${service.httpUrl}/v2/chats`,
+      service.proxyUrl.replace(PROXY_PASSWORD, "x"),
+    ).catch((error: Error) => error);
     expect(error).toBeInstanceOf(ProxyError);
     expect((error as ProxyError).status).toBe(407);
   });
@@ -144,7 +135,9 @@ describe("a proxy that forbids the destination (CONNECT 403)", () => {
   afterAll(() => new Promise((resolve) => forbidding.close(resolve)));
 
   it("fetch: says the proxy does not allow the host and suggests NO_PROXY", async () => {
-    const error = await failureOf(proxyAwareFetch({ proxy })("https://blocked.test/v2/chats"));
+    const error = await proxyAwareFetch({ proxy })("https://blocked.test/v2/chats").catch(
+      (error: Error) => error,
+    );
     expect(describeNetworkFailure(error, "https://blocked.test")).toBe(
       `The proxy ${proxy} (from proxy option) refused the connection to blocked.test:443: 403. ` +
         "The proxy does not allow blocked.test:443: ask its administrator, or add the host to NO_PROXY if it is reachable directly.",
