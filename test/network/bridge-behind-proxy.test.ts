@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectThroughBridge, initializeLine, spawnRawBridge } from "../bridge/fixtures/spawn-bridge.js";
 import {
+  needsOpenssl,
   PROXY_PASSWORD,
   PROXY_USER,
   type ProxiedService,
@@ -15,6 +16,7 @@ const browserScript = resolve(import.meta.dirname, "../auth/fixtures/http-browse
 
 let service: ProxiedService;
 beforeAll(async () => {
+  if (needsOpenssl.skip) return;
   service = await startProxiedService();
 });
 afterAll(() => service?.close());
@@ -46,7 +48,7 @@ async function initializeError(env: Record<string, string>): Promise<{ message: 
   }
 }
 
-describe("through the proxy, trusting the company root with NODE_EXTRA_CA_CERTS", () => {
+describe("through the proxy, trusting the company root with NODE_EXTRA_CA_CERTS", needsOpenssl, () => {
   it("signs in (discovery, registration, token) and relays tools; the proxy saw the credentials, no log shows them", async () => {
     const before = service.proxyLog().length;
     const bridge = await connectThroughBridge(["--debug", ...bridgeArgs()], {
@@ -70,7 +72,7 @@ describe("through the proxy, trusting the company root with NODE_EXTRA_CA_CERTS"
   }, 60_000);
 });
 
-describe("the errors a user can act on", () => {
+describe("the errors a user can act on", needsOpenssl, () => {
   it("without the company root: the request is answered with the NODE_EXTRA_CA_CERTS hint, logged once", async () => {
     const { message, stderr } = await initializeError(userEnv({ HTTPS_PROXY: service.proxyUrl }));
     expect(message).toContain(`The TLS certificate of ${new URL(service.httpsUrl).host} is not trusted`);

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanEnv, jsonOf, runCli } from "../cli/helpers.js";
 import {
+  needsOpenssl,
   PROXY_PASSWORD,
   PROXY_USER,
   type ProxiedService,
@@ -10,6 +11,7 @@ import {
 
 let service: ProxiedService;
 beforeAll(async () => {
+  if (needsOpenssl.skip) return;
   service = await startProxiedService();
 });
 afterAll(() => service?.close());
@@ -22,7 +24,7 @@ function envWith(extra: Record<string, string>) {
   });
 }
 
-describe("chat-cli through the proxy with NODE_EXTRA_CA_CERTS", () => {
+describe("chat-cli through the proxy with NODE_EXTRA_CA_CERTS", needsOpenssl, () => {
   it("creates and lists chats; the proxy saw the credentials", async () => {
     const before = service.proxyLog().length;
     const env = envWith({ HTTPS_PROXY: service.proxyUrl, NODE_EXTRA_CA_CERTS: service.caFile });
@@ -51,7 +53,7 @@ describe("chat-cli through the proxy with NODE_EXTRA_CA_CERTS", () => {
   });
 });
 
-describe("the errors a user can act on", () => {
+describe("the errors a user can act on", needsOpenssl, () => {
   it("without the company root: the certificate error names the host and NODE_EXTRA_CA_CERTS", async () => {
     const result = await runCli(["list"], { env: envWith({ HTTPS_PROXY: service.proxyUrl }) });
     expect(result.code).toBe(1);

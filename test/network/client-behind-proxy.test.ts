@@ -7,11 +7,17 @@ import {
   DEFAULT_WAIT_TIMEOUT_MS,
 } from "../../src/client/index.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
-import { PROXY_PASSWORD, type ProxiedService, startProxiedService } from "./fixtures/proxied-service.js";
+import {
+  needsOpenssl,
+  PROXY_PASSWORD,
+  type ProxiedService,
+  startProxiedService,
+} from "./fixtures/proxied-service.js";
 
 let service: ProxiedService;
 let token: string;
 beforeAll(async () => {
+  if (needsOpenssl.skip) return;
   service = await startProxiedService();
   token = service.server.apiKeys.personal as string;
 });
@@ -25,7 +31,7 @@ afterEach(() => {
   }
 });
 
-describe("ChatClient through the proxy", () => {
+describe("ChatClient through the proxy", needsOpenssl, () => {
   it("the proxy option carries every call, with the credentials, to a host only the proxy resolves", async () => {
     const before = service.proxyLog().length;
     const client = new ChatClient({ baseUrl: service.httpUrl, token, proxy: service.proxyUrl });

@@ -9,80 +9,90 @@ import {
   resolveProxy,
   watchProxyConnect,
 } from "../../src/internal/proxy.js";
-import { PROXY_PASSWORD, type ProxiedService, startProxiedService } from "./fixtures/proxied-service.js";
+import {
+  needsOpenssl,
+  PROXY_PASSWORD,
+  type ProxiedService,
+  startProxiedService,
+} from "./fixtures/proxied-service.js";
 
 let service: ProxiedService;
 let apiKey: string;
 
 beforeAll(async () => {
+  if (needsOpenssl.skip) return;
   service = await startProxiedService();
   apiKey = service.server.apiKeys.personal as string;
 });
 afterAll(() => service?.close());
 
-describe("fetch through the proxy (undici's ProxyAgent as the dispatcher of the platform fetch)", () => {
-  it("a host only the proxy resolves fails direct and answers through the proxy, with the credentials sent", async () => {
-    const direct = (await fetch(`${service.httpUrl}/v2/chats`).catch((error: unknown) => error)) as Error;
-    expect((direct.cause as { code?: string }).code).toMatch(/ENOTFOUND|EAI_AGAIN/);
+describe(
+  "fetch through the proxy (undici's ProxyAgent as the dispatcher of the platform fetch)",
+  needsOpenssl,
+  () => {
+    it("a host only the proxy resolves fails direct and answers through the proxy, with the credentials sent", async () => {
+      const direct = (await fetch(`${service.httpUrl}/v2/chats`).catch((error: unknown) => error)) as Error;
+      expect((direct.cause as { code?: string }).code).toMatch(/ENOTFOUND|EAI_AGAIN/);
 
-    const before = service.proxyLog().length;
-    const proxied = proxyAwareFetch({ env: { HTTP_PROXY: service.proxyUrl } });
-    const response = await proxied(`${service.httpUrl}/v2/chats`, {
-      headers: { authorization: `Bearer ${apiKey}` },
-    });
-    expect(response.status).toBe(200);
-    expect(((await response.json()) as { object: string }).object).toBe("list");
-    await expect
-      .poll(() => service.proxyLog().slice(before))
-      .toContainEqual({
-        method: "CONNECT",
-        target: new URL(service.httpUrl).host,
-        credentials: "right",
+      const before = service.proxyLog().length;
+      const proxied = proxyAwareFetch({ env: { HTTP_PROXY: service.proxyUrl } });
+      const response = await proxied(`${service.httpUrl}/v2/chats`, {
+        headers: { authorization: `Bearer ${apiKey}` },
       });
-  });
+      expect(response.status).toBe(200);
+      expect(((await response.json()) as { object: string }).object).toBe("list");
+      await expect
+        .poll(() => service.proxyLog().slice(before))
+        .toContainEqual({
+          method: "CONNECT",
+          target: new URL(service.httpUrl).host,
+          credentials: "right",
+        });
+    });
 
-  it("NO_PROXY sends the request direct (which cannot resolve chat.test), the proxy sees nothing", async () => {
-    const before = service.proxyLog().length;
-    const proxied = proxyAwareFetch({ env: { HTTP_PROXY: service.proxyUrl, NO_PROXY: ".test" } });
-    const error = (await proxied(`${service.httpUrl}/v2/chats`).catch((error: unknown) => error)) as Error;
-    expect((error.cause as { code?: string }).code).toMatch(/ENOTFOUND|EAI_AGAIN/);
-    expect(service.proxyLog().length).toBe(before);
-  });
+    it("NO_PROXY sends the request direct (which cannot resolve chat.test), the proxy sees nothing", async () => {
+      const before = service.proxyLog().length;
+      const proxied = proxyAwareFetch({ env: { HTTP_PROXY: service.proxyUrl, NO_PROXY: ".test" } });
+      const error = (await proxied(`${service.httpUrl}/v2/chats`).catch((error: unknown) => error)) as Error;
+      expect((error.cause as { code?: string }).code).toMatch(/ENOTFOUND|EAI_AGAIN/);
+      expect(service.proxyLog().length).toBe(before);
+    });
 
-  it("a wrong password: a 407 error naming the proxy and the variable, without the credentials", async () => {
-    const wrong = service.proxyUrl.replace(PROXY_PASSWORD, "not-it");
-    const proxied = proxyAwareFetch({ env: { http_proxy: wrong } });
-    const error = (await proxied(`${service.httpUrl}/v2/chats`).catch((error: unknown) => error)) as Error;
-    expect(error).toBeInstanceOf(TypeError);
-    expect(error.cause).toBeInstanceOf(ProxyError);
-    const message = describeNetworkFailure(error, service.httpUrl) ?? "";
-    expect(message).toContain(`The proxy ${service.proxyDisplay} (from http_proxy) refused`);
-    expect(message).toContain("407");
-    expect(message).toContain("user name and password in http_proxy");
-    expect(message).not.toMatch(/not-it|laptop-user/);
-    await expect.poll(() => service.proxyLog().at(-1)?.credentials).toBe("wrong");
-  });
+    it("a wrong password: a 407 error naming the proxy and the variable, without the credentials", async () => {
+      const wrong = service.proxyUrl.replace(PROXY_PASSWORD, "not-it");
+      const proxied = proxyAwareFetch({ env: { http_proxy: wrong } });
+      const error = (await proxied(`${service.httpUrl}/v2/chats`).catch((error: unknown) => error)) as Error;
+      expect(error).toBeInstanceOf(TypeError);
+      expect(error.cause).toBeInstanceOf(ProxyError);
+      const message = describeNetworkFailure(error, service.httpUrl) ?? "";
+      expect(message).toContain(`The proxy ${service.proxyDisplay} (from http_proxy) refused`);
+      expect(message).toContain("407");
+      expect(message).toContain("user name and password in http_proxy");
+      expect(message).not.toMatch(/not-it|laptop-user/);
+      await expect.poll(() => service.proxyLog().at(-1)?.credentials).toBe("wrong");
+    });
 
-  it("a proxy that is not listening: 'Could not connect to the proxy', naming it", async () => {
-    const error = await proxyAwareFetch({ env: { HTTPS_PROXY: "http://u:pw@127.0.0.1:9" } })(
-      "https://chat.test/v2/chats",
-    ).catch((error: Error) => error);
-    expect(describeNetworkFailure(error, "https://chat.test")).toMatch(
-      /^Could not connect to the proxy http:\/\/127\.0\.0\.1:9 \(from HTTPS_PROXY\): connection refused \(ECONNREFUSED\)\. Check HTTPS_PROXY/,
-    );
-  });
+    it("a proxy that is not listening: 'Could not connect to the proxy', naming it", async () => {
+      const error = await proxyAwareFetch({ env: { HTTPS_PROXY: "http://u:pw@127.0.0.1:9" } })(
+        "https://chat.test/v2/chats",
+      ).catch((error: Error) => error);
+      expect(describeNetworkFailure(error, "https://chat.test")).toMatch(
+        /^Could not connect to the proxy http:\/\/127\.0\.0\.1:9 \(from HTTPS_PROXY\): connection refused \(ECONNREFUSED\)\. Check HTTPS_PROXY/,
+      );
+    });
 
-  it("a TLS front with a certificate from a CA this process does not trust: the NODE_EXTRA_CA_CERTS hint", async () => {
-    const error = await proxyAwareFetch({ env: { HTTPS_PROXY: service.proxyUrl } })(
-      `${service.httpsUrl}/v2/chats`,
-    ).catch((error: Error) => error);
-    const message = describeNetworkFailure(error, service.httpsUrl) ?? "";
-    expect(message).toContain(`The TLS certificate of ${new URL(service.httpsUrl).host} is not trusted`);
-    expect(message).toContain("NODE_EXTRA_CA_CERTS");
-  });
-});
+    it("a TLS front with a certificate from a CA this process does not trust: the NODE_EXTRA_CA_CERTS hint", async () => {
+      const error = await proxyAwareFetch({ env: { HTTPS_PROXY: service.proxyUrl } })(
+        `${service.httpsUrl}/v2/chats`,
+      ).catch((error: Error) => error);
+      const message = describeNetworkFailure(error, service.httpsUrl) ?? "";
+      expect(message).toContain(`The TLS certificate of ${new URL(service.httpsUrl).host} is not trusted`);
+      expect(message).toContain("NODE_EXTRA_CA_CERTS");
+    });
+  },
+);
 
-describe("node:http through the proxy (https-proxy-agent)", () => {
+describe("node:http through the proxy (https-proxy-agent)", needsOpenssl, () => {
   function get(url: string, proxy: string): Promise<{ status: number; body: string }> {
     const target = new URL(url);
     const choice = resolveProxy(target, { proxy }).proxy;
