@@ -13,31 +13,39 @@ export function printHint(io: CliIo, text: string): void {
   io.stderr(`${createStyle(io.errColor).dim(text)}\n`);
 }
 
-type Row = [label: string, value: string];
+/** A value the service may leave out (or null) prints as an empty cell. */
+type Row = [label: string, value: string | null | undefined];
 
 /** Label/value rows: aligned with bold labels on a TTY, `label:<TAB>value` lines off it. */
 function printRows(io: CliIo, rows: Row[]): void {
   if (!io.isTTY) {
-    io.stdout(rows.map(([label, value]) => `${label}:\t${oneLine(value)}\n`).join(""));
+    io.stdout(rows.map(([label, value]) => `${label}:\t${oneLine(value ?? "")}\n`).join(""));
     return;
   }
   const style = createStyle(io.color);
   const width = Math.max(...rows.map(([label]) => label.length)) + 1;
   io.stdout(
     rows
-      .map(([label, value]) => `${style.bold(`${label}:`)}${" ".repeat(width - label.length)} ${value}\n`)
+      .map(
+        ([label, value]) => `${style.bold(`${label}:`)}${" ".repeat(width - label.length)} ${value ?? ""}\n`,
+      )
       .join(""),
   );
 }
 
 /** Columns padded to fit on a TTY (the last one truncated to the terminal), tab-separated off it. */
-function printTable(io: CliIo, headers: string[], rows: string[][], columns = 100): void {
+function printTable(
+  io: CliIo,
+  headers: string[],
+  rows: Array<Array<string | null | undefined>>,
+  columns = 100,
+): void {
+  const cells = rows.map((row) => row.map((cell) => oneLine(cell ?? "")));
   if (!io.isTTY) {
-    io.stdout(rows.map((row) => `${row.map(oneLine).join("\t")}\n`).join(""));
+    io.stdout(cells.map((row) => `${row.join("\t")}\n`).join(""));
     return;
   }
   const style = createStyle(io.color);
-  const cells = rows.map((row) => row.map(oneLine));
   const widths = headers.map((header, i) =>
     Math.max(header.length, ...cells.map((row) => stripAnsi(row[i] ?? "").length)),
   );
@@ -74,8 +82,8 @@ function pendingRows(pending: PendingTask | null): Row[] {
   if (pending.kind === "integration") {
     return [
       ["pending", "integration"],
-      ["integrations", pending.integrations.join(", ")],
-      ["mcp presets", pending.mcpPresets.map(describePreset).join(", ") || "none"],
+      ["integrations", pending.integrations.join(", ") || "none"],
+      ["mcp presets", pending.mcpPresets.join(", ") || "none"],
       ["message", pending.message.id],
     ];
   }
@@ -86,10 +94,6 @@ function pendingRows(pending: PendingTask | null): Row[] {
   ];
 }
 
-function describePreset(preset: unknown): string {
-  return typeof preset === "string" ? preset : JSON.stringify(preset);
-}
-
 /** `/scripts/setup-db.sql (SystemAction executeScript)` for a script permission, else its JSON. */
 export function describePermission(permission: Permission): string {
   const script = permission.input.executeScript;
@@ -97,10 +101,23 @@ export function describePermission(permission: Permission): string {
   return JSON.stringify(permission);
 }
 
+/** What an integration request asks for: `Neon and MCP preset Linear`, `MCP preset Linear`, `Neon`. */
+export function requestedNames(
+  pending: Pick<PendingTask & { kind: "integration" }, "integrations" | "mcpPresets">,
+): string {
+  const wanted = [
+    ...(pending.integrations.length > 0 ? [pending.integrations.join(", ")] : []),
+    ...(pending.mcpPresets.length > 0
+      ? [`MCP preset${pending.mcpPresets.length > 1 ? "s" : ""} ${pending.mcpPresets.join(", ")}`]
+      : []),
+  ];
+  return wanted.join(" and ") || "nothing";
+}
+
 /** A short one-phrase summary of a pending task. */
 export function pendingSummary(pending: PendingTask | null): string {
   if (!pending) return "nothing";
-  if (pending.kind === "integration") return `integration: ${pending.integrations.join(", ")}`;
+  if (pending.kind === "integration") return `integration: ${requestedNames(pending)}`;
   const scripts = pending.permissions.map((p) => p.input.executeScript ?? p.toolName);
   return `permission to run ${scripts.join(", ")}`;
 }
@@ -109,9 +126,9 @@ export function pendingSummary(pending: PendingTask | null): string {
 export function printChat(io: CliIo, chat: Chat, pending: PendingTask | null): void {
   const style = createStyle(io.color);
   const rows: Row[] = [
-    ["title", io.isTTY ? style.bold(chat.title) : chat.title],
+    ["title", io.isTTY && chat.title ? style.bold(chat.title) : chat.title],
     ["id", chat.id],
-    ["url", io.isTTY ? style.cyan(chat.url) : chat.url],
+    ["url", io.isTTY && chat.url ? style.cyan(chat.url) : chat.url],
     ["hostProjectId", chat.hostProjectId ?? (io.isTTY ? style.yellow("none") : "")],
     ["created", chat.createdAt],
     ["updated", chat.updatedAt],
@@ -159,7 +176,8 @@ export function printMessage(io: CliIo, message: Message, pending: PendingTask |
   ];
   if (pending) rows.push(...pendingRows(pending).filter(([label]) => label !== "message"));
   printRows(io, rows);
-  io.stdout(io.isTTY ? `\n${message.content}\n` : `content:\t${oneLine(message.content)}\n`);
+  const content = message.content ?? "";
+  io.stdout(io.isTTY ? `\n${content}\n` : `content:\t${oneLine(content)}\n`);
 }
 
 /** `pending`: what the latest assistant message waits for, and whether the chat can go on with it. */
@@ -197,7 +215,7 @@ export function nextStepLines(
       ];
     }
     return [
-      `Connect ${pending.integrations.join(", ")} to host project ${chat.hostProjectId}, then run: chat-cli resolve ${chat.id} --connected`,
+      `Connect ${requestedNames(pending)} to host project ${chat.hostProjectId}, then run: chat-cli resolve ${chat.id} --connected`,
       `Or reject it with: chat-cli resolve ${chat.id} --reject`,
     ];
   }

@@ -9,7 +9,7 @@ import {
   ChatListSchema,
   ChatSchema,
   type ConfirmedPermissionsTask,
-  type ConfirmedStepsTask,
+  confirmedStepsFor,
   type CreateChatBody,
   type ListChatsParams,
   type ListMessagesParams,
@@ -20,6 +20,7 @@ import {
   type Preview,
   PreviewSchema,
   pendingTaskOf,
+  rejectedStepsFor,
   type Task,
 } from "../wire/index.js";
 import {
@@ -28,6 +29,7 @@ import {
   ChatError,
   ChatTimeoutError,
   issuePath,
+  MissingHostProjectError,
   NoPendingTaskError,
   ResponseValidationError,
   readErrorBody,
@@ -65,6 +67,11 @@ export interface ChatClientOptions {
   /** Headers sent with every request. */
   headers?: HeadersOption;
   /**
+   * Check each 2xx body against the wire schemas (default true). Checks are lenient (unknown fields, part types
+   * and finish reasons pass; only `id` and a message's `parts` are required); false returns the parsed JSON as is.
+   */
+  validateResponses?: boolean;
+  /**
    * The proxy for every request (an http(s) URL, credentials in it sent as Basic auth), or `false` for none.
    * Default: `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY` (or lowercase) from the environment. Loopback is never
    * proxied. Ignored when you pass your own `fetch`.
@@ -96,6 +103,7 @@ export class ChatClient {
   /** The timeout of create, send and resolve, which wait for the assistant. */
   readonly waitTimeoutMs: number;
   readonly maxRetries: number;
+  readonly validateResponses: boolean;
   readonly #ky: KyInstance;
   readonly #sleep: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
   readonly #defaultHeaders: Record<string, string>;
@@ -113,6 +121,7 @@ export class ChatClient {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.waitTimeoutMs = Math.max(this.timeoutMs, DEFAULT_WAIT_TIMEOUT_MS);
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
+    this.validateResponses = options.validateResponses ?? true;
     this.#ky = createKy(options.fetch, options.proxy);
     this.#sleep = options.sleep;
     this.#defaultHeaders = mergeHeaders(
@@ -203,27 +212,28 @@ export class ChatClient {
   }
 
   /**
-   * Confirms the requested integrations as connected: by default exactly the names the assistant asked for.
-   * Names given are sent as they are (the service answers 409 when they differ from the request).
-   * Throws `NoPendingTaskError` when the chat does not wait for integrations.
+   * Confirms the requested integrations as connected: by default exactly the names the assistant asked for, and
+   * always the requested MCP presets with them. Names given are sent as they are (the service answers 409 when
+   * they differ from the request). Throws `NoPendingTaskError` when the chat does not wait for integrations, and
+   * `MissingHostProjectError` when it has no `hostProjectId` (seed §4 rule 4); neither sends anything.
    */
   async confirmIntegrations(
     chatId: string,
     names?: readonly string[],
     options?: RequestOptions,
   ): Promise<Message> {
-    const pending = await this.#expectPending(chatId, "integration", options);
-    const task: ConfirmedStepsTask = {
-      type: "confirmed-steps",
-      connectedIntegrationNames: names ? [...names] : pending.integrations,
-    };
-    return this.resolveTask(chatId, task, options);
+    const [pending, chat] = await Promise.all([
+      this.#expectPending(chatId, "integration", options),
+      this.getChat(chatId, options),
+    ]);
+    if (!chat.hostProjectId) throw new MissingHostProjectError(chatId);
+    return this.resolveTask(chatId, confirmedStepsFor(pending, names), options);
   }
 
   /** Rejects the pending integration request (`confirmed-steps` with no names); the assistant goes on without it. */
   async rejectIntegrations(chatId: string, options?: RequestOptions): Promise<Message> {
-    await this.#expectPending(chatId, "integration", options);
-    return this.resolveTask(chatId, { type: "confirmed-steps", connectedIntegrationNames: [] }, options);
+    const pending = await this.#expectPending(chatId, "integration", options);
+    return this.resolveTask(chatId, rejectedStepsFor(pending), options);
   }
 
   /** Approves the pending script permissions, passed back exactly as the assistant suggested them. */
@@ -284,7 +294,7 @@ export class ChatClient {
     const label = `${method} ${path.split("?")[0]}`;
     const payload = body === undefined ? undefined : JSON.stringify(body);
     try {
-      return parseBody(schema, await this.#send(method, path, payload, options), label);
+      return parseBody(this.validateResponses ? schema : undefined, await this.#send(method, path, payload, options), label);
     } catch (error) {
       // A stored OAuth token may have expired since it was read: read it again (refreshing it) once.
       if (!(error instanceof HTTPError) || error.response.status !== 401 || this.#tokenSource !== "stored")
@@ -296,7 +306,7 @@ export class ChatClient {
         throw await this.#failure(error, label, options);
     }
     try {
-      return parseBody(schema, await this.#send(method, path, payload, options), label);
+      return parseBody(this.validateResponses ? schema : undefined, await this.#send(method, path, payload, options), label);
     } catch (error) {
       throw await this.#failure(error, label, options);
     }
@@ -410,8 +420,8 @@ function createKy(fetch: FetchLike | undefined, proxy: string | false | undefine
   });
 }
 
-/** Parses a 2xx body with its wire schema; a body that is not JSON or breaks the schema names what is wrong. */
-function parseBody<S extends z.ZodType>(schema: S, text: string, label: string): z.output<S> {
+/** Parses a 2xx body with its wire schema (none: JSON as is); a body that is not JSON or breaks the schema names what is wrong. */
+function parseBody<S extends z.ZodType>(schema: S | undefined, text: string, label: string): z.output<S> {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -422,6 +432,7 @@ function parseBody<S extends z.ZodType>(schema: S, text: string, label: string):
       text,
     );
   }
+  if (!schema) return json as z.output<S>;
   const parsed = schema.safeParse(json);
   if (parsed.success) return parsed.data;
   const issues = parsed.error.issues;

@@ -6,7 +6,8 @@ import { type ErrorBody, ErrorBodySchema, type PendingTask } from "../wire/index
  * Base of every error ChatClient throws, so `catch (e) { if (e instanceof ChatError) ... }` covers them all.
  * The tree: `ChatApiError` (the service answered non-2xx) and its status subclasses; `ChatConnectionError`
  * (no answer) with `ChatTimeoutError` under it; `ResponseValidationError` (an answer that breaks the wire
- * schema); `NoPendingTaskError` (a flow helper found nothing of the kind to resolve).
+ * schema); `NoPendingTaskError` (a flow helper found nothing of the kind to resolve); `MissingHostProjectError`
+ * (`confirmIntegrations` on a chat without a hosting project).
  */
 export class ChatError extends Error {
   override readonly name: string = "ChatError";
@@ -223,6 +224,21 @@ export class NoPendingTaskError extends ChatError {
     super(
       `Chat ${chatId} has no pending ${expected === "integration" ? "integration request" : "permission request"}: ` +
         `${found}. Check with getPendingTask (\`chat-cli pending ${chatId}\`).`,
+    );
+  }
+}
+
+/**
+ * `confirmIntegrations` on a chat without `hostProjectId` (seed §4 rule 4): the integration cannot be connected to
+ * a hosting project, so the flow stops before anything is sent. Reject the request, or link a hosting project.
+ */
+export class MissingHostProjectError extends ChatError {
+  override readonly name = "MissingHostProjectError";
+  constructor(readonly chatId: string) {
+    super(
+      `Chat ${chatId} has no hostProjectId: its account or team has no hosting project linked, so the integration ` +
+        `flow cannot proceed. Link a hosting project, or reject the request with rejectIntegrations ` +
+        `(\`chat-cli resolve ${chatId} --reject\`).`,
     );
   }
 }

@@ -17,6 +17,7 @@ export {
   ChatTimeoutError,
   ConflictError,
   InternalServerError,
+  MissingHostProjectError,
   NoPendingTaskError,
   NotFoundError,
   PermissionDeniedError,

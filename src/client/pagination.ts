@@ -11,7 +11,11 @@ export class Page<T> implements AsyncIterable<T> {
   readonly nextCursor: string | null;
   readonly #fetchPage: PageFetcher<T>;
 
-  constructor(body: ListPage<T>, fetchPage: PageFetcher<T>, cursorOfThisPage?: string) {
+  constructor(
+    body: { data: T[]; nextCursor?: string | null },
+    fetchPage: PageFetcher<T>,
+    cursorOfThisPage?: string,
+  ) {
     this.data = body.data;
     // A cursor that points back at this very page would loop forever: treat it as the end.
     this.nextCursor = body.nextCursor && body.nextCursor !== cursorOfThisPage ? body.nextCursor : null;

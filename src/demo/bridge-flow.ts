@@ -162,7 +162,7 @@ export async function runBridgeFlow(setup: DemoSetup, narrator: Narrator): Promi
       return result;
     });
 
-    return { chatUrl: chat.url, previewUrl: preview.url };
+    return { chatUrl: chat.url ?? "", previewUrl: preview.url };
   } finally {
     await client.close().catch(() => {});
   }
@@ -201,7 +201,7 @@ async function readPending(
   const page = await callTool(say, "list_messages", { chatId, limit: 5 }, MessageListSchema);
   const latest = page.data.find((message) => message.role === "assistant");
   if (!latest) throw new Error(`chat ${chatId} has no assistant message yet`);
-  say.received(`latest assistant message ${latest.id}: "${firstLine(latest.content)}"`);
+  say.received(`latest assistant message ${latest.id}: "${firstLine(latest.content ?? "")}"`);
   return pendingTaskOf(latest);
 }
 
@@ -218,7 +218,7 @@ function describeReply(reply: Message): string {
       : pending?.kind === "integration"
         ? `paused again: integrations ${pending.integrations.join(", ")}`
         : `finishReason "${reply.finishReason}"`;
-  return `${what}\n"${firstLine(reply.content)}"`;
+  return `${what}\n"${firstLine(reply.content ?? "")}"`;
 }
 
 function scriptsOf(pending: Extract<PendingTask, { kind: "permissions" }>): string[] {

@@ -70,7 +70,7 @@ export async function runCliFlow(setup: DemoSetup, narrator: Narrator): Promise<
     return url;
   });
 
-  return { chatUrl: chat.url, previewUrl };
+  return { chatUrl: chat.url ?? "", previewUrl };
 }
 
 /** Runs `chat-cli <args>`, narrating the command line and its output; a non-zero exit fails the step. */

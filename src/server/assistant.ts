@@ -15,30 +15,53 @@ export interface AssistantRule {
   matches(text: string): boolean;
   /** Integrations the request cannot go on without: the assistant pauses on an agent-action asking for them. */
   integrations?: string[];
+  /** MCP presets it asks for in the same agent-action (a request may ask for presets only). */
   mcpPresets?: string[];
   /** Script the assistant asks permission to run once the integrations are connected. */
   script?: string;
   say: {
     /** The answer when nothing needs the caller (and the final answer after every pause is resolved). */
     done(request: string): string;
-    askIntegrations?(names: string[]): string;
+    askIntegrations?(integrations: string[], mcpPresets: string[]): string;
     askPermission?(script: string): string;
-    /** The answer when the caller rejects the integration request. */
+    /** The answer when the caller rejects the integration request; `names` are its integrations and presets. */
     withoutIntegrations?(names: string[]): string;
   };
 }
 
+const DATABASE = /database/i;
+const ISSUES = /issues/i;
+
 /** Add a row here to teach the assistant a new flow; the last row answers everything else. */
 export const ASSISTANT_RULES: AssistantRule[] = [
   {
+    name: "database-and-issues",
+    matches: (text) => DATABASE.test(text) && ISSUES.test(text),
+    integrations: ["Neon"],
+    mcpPresets: ["Linear"],
+    script: "/scripts/setup-db.sql",
+    say: {
+      askIntegrations: (integrations, presets) =>
+        `This needs a database and an issue tracker. Please connect the ${integrations.join(", ")} integration ` +
+        `and the ${presets.join(", ")} MCP preset to the project, then confirm both to continue.`,
+      askPermission: (script) =>
+        `The integration and the MCP preset are connected. To create the tables I need to run ${script}. ` +
+        `Approve the permission to let me run it, or send another message to skip it.`,
+      done: () =>
+        "Ran /scripts/setup-db.sql: the database is ready, and issues are tracked through the Linear MCP preset.",
+      withoutIntegrations: (names) =>
+        `Understood, I will go on without ${names.join(", ")}: data stays in memory and issues in a local list.`,
+    },
+  },
+  {
     name: "database",
-    matches: (text) => /database/i.test(text),
+    matches: (text) => DATABASE.test(text),
     integrations: ["Neon"],
     mcpPresets: [],
     script: "/scripts/setup-db.sql",
     say: {
-      askIntegrations: (names) =>
-        `This needs a database. Please connect the ${names.join(", ")} integration to the project, ` +
+      askIntegrations: (integrations) =>
+        `This needs a database. Please connect the ${integrations.join(", ")} integration to the project, ` +
         `then confirm the connected integrations to continue.`,
       askPermission: (script) =>
         `The integration is connected. To create the tables I need to run ${script}. ` +
@@ -46,6 +69,19 @@ export const ASSISTANT_RULES: AssistantRule[] = [
       done: () => "Ran /scripts/setup-db.sql: the database is connected and its tables are ready.",
       withoutIntegrations: (names) =>
         `Understood, I will go on without ${names.join(", ")}: the app will keep its data in memory for now.`,
+    },
+  },
+  {
+    name: "issues",
+    matches: (text) => ISSUES.test(text),
+    mcpPresets: ["Linear"],
+    say: {
+      askIntegrations: (_integrations, presets) =>
+        `This needs an issue tracker. Please connect the ${presets.join(", ")} MCP preset to the project, ` +
+        `then confirm it to continue.`,
+      done: () => "The Linear MCP preset is connected: issues are tracked in Linear.",
+      withoutIntegrations: (names) =>
+        `Understood, I will go on without ${names.join(", ")}: issues stay in a local list for now.`,
     },
   },
   {
@@ -87,7 +123,7 @@ export class ScriptedAssistant {
   /** The caller rejected the integration request (empty `connectedIntegrationNames`). */
   integrationsRejected(pause: AssistantPause): AssistantTurn {
     const rule = this.#ruleOf(pause);
-    const names = rule.integrations ?? [];
+    const names = [...(rule.integrations ?? []), ...(rule.mcpPresets ?? [])];
     return stop(rule.say.withoutIntegrations?.(names) ?? `Going on without ${names.join(", ")}.`);
   }
 
@@ -98,13 +134,15 @@ export class ScriptedAssistant {
 
   #advance(rule: AssistantRule, request: string, from: "start" | "integrations-connected"): AssistantTurn {
     const integrations = rule.integrations ?? [];
-    if (from === "start" && integrations.length > 0) {
+    const mcpPresets = rule.mcpPresets ?? [];
+    if (from === "start" && (integrations.length > 0 || mcpPresets.length > 0)) {
       const content =
-        rule.say.askIntegrations?.(integrations) ?? `Please connect ${integrations.join(", ")}.`;
+        rule.say.askIntegrations?.(integrations, mcpPresets) ??
+        `Please connect ${[...integrations, ...mcpPresets].join(", ")}.`;
       const action: AgentActionPart = {
         type: "agent-action",
         name: INTEGRATION_ACTION,
-        data: { requestedIntegrations: [...integrations], requestedMcpPresets: [...(rule.mcpPresets ?? [])] },
+        data: { requestedIntegrations: [...integrations], requestedMcpPresets: [...mcpPresets] },
       };
       return paused(content, action, { rule: rule.name, stage: "integration", request });
     }

@@ -1,6 +1,7 @@
 /** The chat rules of CONTRACT §2, once, behind `/v2`, `/mcp`, the pages and the msw handlers. */
 import {
   type Chat,
+  type ConfirmedStepsTask,
   type CreateChatBody,
   LIMIT_DEFAULT,
   LIMIT_MAX,
@@ -168,11 +169,22 @@ export class ReferenceChatService implements ChatService {
       if (task.type !== "confirmed-steps") {
         throw conflict(`The chat waits for confirmed-steps, not ${task.type}.`, latest);
       }
-      const names = (task as { connectedIntegrationNames: string[] }).connectedIntegrationNames;
-      if (names.length === 0) return this.#answer(chat, this.#assistant.integrationsRejected(pause));
+      const steps = task as ConfirmedStepsTask;
+      const names = steps.connectedIntegrationNames;
+      const presets = steps.connectedMcpPresetNames ?? [];
+      // Both lists empty rejects the request; otherwise each must be exactly what was requested.
+      if (names.length === 0 && presets.length === 0) {
+        return this.#answer(chat, this.#assistant.integrationsRejected(pause));
+      }
       if (!sameNames(pending.integrations, names)) {
         throw conflict(
           `connectedIntegrationNames must be exactly the requested ones: ${JSON.stringify(pending.integrations)}.`,
+          latest,
+        );
+      }
+      if (!sameNames(pending.mcpPresets, presets)) {
+        throw conflict(
+          `connectedMcpPresetNames must be exactly the requested ones: ${JSON.stringify(pending.mcpPresets)}.`,
           latest,
         );
       }
@@ -256,7 +268,9 @@ export class ReferenceChatService implements ChatService {
 
   #mentions(chat: StoredChat, topic: string): boolean {
     if (chat.title.toLowerCase().includes(topic)) return true;
-    return this.#store.messagesOf(chat.id).some((message) => message.content.toLowerCase().includes(topic));
+    return this.#store
+      .messagesOf(chat.id)
+      .some((message) => (message.content ?? "").toLowerCase().includes(topic));
   }
 
   #accountOf(principal: Principal): Account {

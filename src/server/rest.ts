@@ -26,6 +26,7 @@ export function mountRest(app: Express, ctx: RestContext): void {
     sso: ctx.sso,
     ...(ctx.rateLimiter ? { rateLimiter: ctx.rateLimiter } : {}),
     resourceMetadataUrl: () => restResourceMetadataUrl(ctx.baseUrl),
+    resource: () => `${ctx.baseUrl}/v2`,
   });
   app.use("/v2", express.raw({ type: () => true, limit: MAX_BODY_BYTES }), async (req, res) => {
     const url = new URL(req.originalUrl, "http://localhost");

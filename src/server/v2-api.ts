@@ -45,8 +45,10 @@ export interface V2ApiOptions {
   tokenVerifiers: readonly TokenVerifier[];
   sso?: SsoGate;
   rateLimiter?: TokenBucketLimiter;
-  /** RFC 9728 metadata URL named in `WWW-Authenticate` on every 401. */
+  /** RFC 9728 metadata URL named in `WWW-Authenticate` on every 401 and 403 `insufficient_scope`. */
   resourceMetadataUrl: () => string;
+  /** RFC 8707 resource identifier of `/v2` (`<base>/v2`): the only one an OAuth token here may be issued for. */
+  resource: () => string;
 }
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -87,6 +89,27 @@ export function bearerChallenge(problem: "missing" | "invalid", resourceMetadata
   return `Bearer error="invalid_token", error_description="The access token or API key is invalid or expired", ${metadata}`;
 }
 
+/** The scope a `/v2` call needs: `chat:read` for GETs, `chat:write` for everything else (POSTs). */
+export function scopeFor(method: string): "chat:read" | "chat:write" {
+  return method.toUpperCase() === "GET" || method.toUpperCase() === "HEAD" ? "chat:read" : "chat:write";
+}
+
+/**
+ * What `/v2` refuses of an authenticated principal, as CONTRACT §2 says: an OAuth token issued for another resource
+ * (or for none) is `invalid_token`, one without the call's scope is `insufficient_scope`. API keys pass: they have
+ * full access to their own account or team.
+ */
+export function accessProblem(
+  principal: Principal,
+  method: string,
+  resource: string,
+): { problem: "wrong-resource" } | { problem: "insufficient-scope"; scope: string } | null {
+  if (principal.via !== "oauth") return null;
+  if (principal.resource !== resource) return { problem: "wrong-resource" };
+  const scope = scopeFor(method);
+  return principal.scopes.includes(scope) ? null : { problem: "insufficient-scope", scope };
+}
+
 /** The error body of CONTRACT §2 for any failure; unknown errors become 500 `internal` without details. */
 export function errorResponse(error: unknown, requestId: string): V2Response {
   const failure =
@@ -122,6 +145,35 @@ export function createV2Handler(options: V2ApiOptions): V2Handler {
         return response;
       }
       const { principal } = auth;
+      const refused = accessProblem(principal, request.method, options.resource());
+      if (refused?.problem === "wrong-resource") {
+        const response = errorResponse(
+          new ServiceError(
+            "unauthorized",
+            `The access token was issued for another resource, not ${options.resource()}; sign in for it (chat-cli login).`,
+          ),
+          request.requestId,
+        );
+        response.headers["www-authenticate"] =
+          `Bearer error="invalid_token", error_description="The access token was issued for another resource", ` +
+          `resource_metadata="${options.resourceMetadataUrl()}"`;
+        return response;
+      }
+      if (refused?.problem === "insufficient-scope") {
+        const response = errorResponse(
+          new ServiceError(
+            "forbidden",
+            `The access token lacks the ${refused.scope} scope this call needs (insufficient_scope); sign in again and approve it.`,
+            { scope: refused.scope },
+          ),
+          request.requestId,
+        );
+        response.headers["www-authenticate"] =
+          `Bearer error="insufficient_scope", scope="${refused.scope}", ` +
+          `error_description="The access token lacks the ${refused.scope} scope", ` +
+          `resource_metadata="${options.resourceMetadataUrl()}"`;
+        return response;
+      }
       const decision = options.rateLimiter?.take(`${principal.account}\u0000${principal.subject}`);
       if (decision && !decision.allowed) {
         throw new ServiceError(

@@ -59,6 +59,7 @@ export function createChatHandlers(options: ChatHandlersOptions = {}): ChatHandl
       ...(options.requireSso === false ? {} : { sso: core.sso }),
       ...(limits ? { rateLimiter: new TokenBucketLimiter(limits) } : {}),
       resourceMetadataUrl: () => `${baseUrl}/.well-known/oauth-protected-resource/v2`,
+      resource: () => `${baseUrl}/v2`,
     });
     return { core, handle };
   };

@@ -1,6 +1,7 @@
 /** Pure readers of what a blocked assistant message waits for; shared by the client, the server and the CLI. */
 import {
   type AgentActionPart,
+  type ConfirmedStepsTask,
   INTEGRATION_ACTION,
   type Message,
   type Permission,
@@ -9,7 +10,8 @@ import {
 
 export interface IntegrationRequest {
   integrations: string[];
-  mcpPresets: unknown[];
+  /** Names of the requested MCP presets, as sent (`connectedMcpPresetNames` confirms exactly these). */
+  mcpPresets: string[];
   part: AgentActionPart;
 }
 
@@ -20,12 +22,22 @@ export function findIntegrationRequest(message: Pick<Message, "parts">): Integra
       const action = part as AgentActionPart;
       return {
         integrations: [...(action.data?.requestedIntegrations ?? [])],
-        mcpPresets: [...(action.data?.requestedMcpPresets ?? [])],
+        mcpPresets: (action.data?.requestedMcpPresets ?? []).map(presetName),
         part: action,
       };
     }
   }
   return null;
+}
+
+/**
+ * The name of a requested MCP preset: the string itself (as the reference server sends it), or the `name` of a
+ * preset sent as an object; anything else as its JSON, so it still shows and still fails to match loudly.
+ */
+export function presetName(preset: unknown): string {
+  if (typeof preset === "string") return preset;
+  const name = (preset as { name?: unknown } | null)?.name;
+  return typeof name === "string" ? name : JSON.stringify(preset);
 }
 
 /** The `suggestedPermissions` of the message's tool-call parts, unchanged, or null when there are none. */
@@ -41,16 +53,21 @@ export function findPendingPermissions(message: Pick<Message, "parts">): Permiss
 }
 
 export type PendingTask =
-  | { kind: "integration"; message: Message; integrations: string[]; mcpPresets: unknown[] }
+  | { kind: "integration"; message: Message; integrations: string[]; mcpPresets: string[] }
   | { kind: "permissions"; message: Message; permissions: Permission[] };
 
+/** True when `finishReason` says the message is over: any string but "tool-calls" (absent or null says nothing). */
+export function isFinal(finishReason: string | null | undefined): boolean {
+  return typeof finishReason === "string" && finishReason !== "tool-calls";
+}
+
 /**
- * What the chat waits for, judged from its latest assistant message only (seed §4 rule 3):
- * null when that message is not blocked (`finishReason` other than "tool-calls") or asks for nothing.
+ * What the chat waits for, judged from its latest assistant message only (seed §4 rule 3) and read from its parts
+ * (seed §4 rule 2): null when that message asks for nothing, or when a final `finishReason` says it is not blocked.
  */
 export function pendingTaskOf(latestAssistantMessage: Message | undefined | null): PendingTask | null {
   const message = latestAssistantMessage;
-  if (message?.role !== "assistant" || message.finishReason !== "tool-calls") return null;
+  if (message?.role !== "assistant" || isFinal(message.finishReason)) return null;
   const integration = findIntegrationRequest(message);
   if (integration) {
     return {
@@ -63,6 +80,33 @@ export function pendingTaskOf(latestAssistantMessage: Message | undefined | null
   const permissions = findPendingPermissions(message);
   if (permissions) return { kind: "permissions", message, permissions };
   return null;
+}
+
+type IntegrationPending = Extract<PendingTask, { kind: "integration" }>;
+
+/**
+ * The `confirmed-steps` task that confirms an integration request: the integrations (by default exactly the
+ * requested ones) and the requested MCP presets, the latter only when some were requested. A request for presets
+ * only is confirmed by its preset names with empty integration names, never turned into a rejection.
+ */
+export function confirmedStepsFor(
+  pending: Pick<IntegrationPending, "integrations" | "mcpPresets">,
+  integrations: readonly string[] = pending.integrations,
+): ConfirmedStepsTask {
+  return {
+    type: "confirmed-steps",
+    connectedIntegrationNames: [...integrations],
+    ...(pending.mcpPresets.length > 0 ? { connectedMcpPresetNames: [...pending.mcpPresets] } : {}),
+  };
+}
+
+/** The `confirmed-steps` task that rejects an integration request: every list empty. */
+export function rejectedStepsFor(pending: Pick<IntegrationPending, "mcpPresets">): ConfirmedStepsTask {
+  return {
+    type: "confirmed-steps",
+    connectedIntegrationNames: [],
+    ...(pending.mcpPresets.length > 0 ? { connectedMcpPresetNames: [] } : {}),
+  };
 }
 
 /** Canonical JSON (sorted keys) so permission objects compare by meaning, not by key order. */

@@ -27,6 +27,13 @@ export const ErrorBodySchema = z.object({
 });
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
+/*
+ * Response shapes are read leniently (CONTRACT §2; the service is in beta): what the seed gives a type for keeps
+ * that type, every other field may be missing or null, and unknown fields, part types, roles and finish reasons
+ * pass through untouched. Only what the flow cannot do without is required: a chat's or message's `id`, and a
+ * message's `parts` array.
+ */
+
 /** A script permission the assistant asks for; extra fields are preserved as sent. */
 export const PermissionSchema = z.looseObject({
   type: z.string(),
@@ -43,75 +50,97 @@ export type TextPart = z.infer<typeof TextPartSchema>;
 
 export const INTEGRATION_ACTION = "get_or_request_integration";
 
+/** An agent-action part; for `get_or_request_integration` the seed gives `data` its shape. */
 export const AgentActionPartSchema = z.looseObject({
   type: z.literal("agent-action"),
   name: z.string(),
-  data: z.looseObject({
-    requestedIntegrations: z.array(z.string()).optional(),
-    requestedMcpPresets: z.array(z.unknown()).optional(),
-  }),
+  data: z
+    .looseObject({
+      requestedIntegrations: z.array(z.string()).nullish(),
+      /** The seed says "array" and no more: items are kept as sent (names are strings in the reference server). */
+      requestedMcpPresets: z.array(z.unknown()).nullish(),
+    })
+    .nullish(),
 });
 export type AgentActionPart = z.infer<typeof AgentActionPartSchema>;
 
 export const ToolCallPartSchema = z.looseObject({
   type: z.literal("tool-call"),
-  name: z.string(),
+  name: z.string().nullish(),
   input: z.unknown().optional(),
-  suggestedPermissions: z.array(PermissionSchema).optional(),
+  suggestedPermissions: z.array(PermissionSchema).nullish(),
 });
 export type ToolCallPart = z.infer<typeof ToolCallPartSchema>;
 
-/** A part of a type this package does not know: kept untouched. */
+/** A part of a type this package does not know (`thinking`, `bash`, `file-edit`, ...): kept untouched. */
 export const UnknownPartSchema = z.looseObject({ type: z.string() });
 export type UnknownPart = z.infer<typeof UnknownPartSchema>;
 
-export const MessagePartSchema = z.union([
-  TextPartSchema,
-  AgentActionPartSchema,
-  ToolCallPartSchema,
-  UnknownPartSchema,
-]);
+const KNOWN_PART_SCHEMAS: Record<string, z.ZodType> = {
+  text: TextPartSchema,
+  "agent-action": AgentActionPartSchema,
+  "tool-call": ToolCallPartSchema,
+};
+
+/** Any part with a string `type`; a part of a known type must also match that type's schema (issues name its fields). */
+export const MessagePartSchema = UnknownPartSchema.check((ctx) => {
+  const schema = KNOWN_PART_SCHEMAS[ctx.value.type];
+  if (!schema) return;
+  const parsed = schema.safeParse(ctx.value);
+  if (parsed.success) return;
+  for (const issue of parsed.error.issues) {
+    ctx.issues.push({ code: "custom", message: issue.message, path: issue.path, input: ctx.value });
+  }
+});
 export type MessagePart = TextPart | AgentActionPart | ToolCallPart | UnknownPart;
+
+/** A string field the seed does not name, or names without promising it: may be missing, or null while unknown. */
+const maybeString = z.string().nullish();
 
 export const ChatSchema = z.looseObject({
   id: z.string(),
-  object: z.literal("chat"),
-  title: z.string(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  hostProjectId: z.string().optional(),
-  /** @deprecated the service's own project record; use `hostProjectId` for the hosting platform. */
-  projectId: z.string(),
-  url: z.string(),
+  object: maybeString,
+  title: maybeString,
+  createdAt: maybeString,
+  updatedAt: maybeString,
+  /** The linked hosting project; absent (or null) when none is linked, and then the integration flow stops. */
+  hostProjectId: maybeString,
+  /** @deprecated the service's own project record, never the hosting project: use `hostProjectId`. */
+  projectId: maybeString,
+  url: maybeString,
 });
 export type Chat = z.infer<typeof ChatSchema>;
 
-export const FinishReasonSchema = z.enum(["stop", "tool-calls", "error"]);
-export type FinishReason = z.infer<typeof FinishReasonSchema>;
+/** Finish reasons the reference server sends; readers accept any string, and null while still generating. */
+export const FINISH_REASONS = ["stop", "tool-calls", "error"] as const;
+export type FinishReason = (typeof FINISH_REASONS)[number];
 
 export const MessageSchema = z.looseObject({
   id: z.string(),
-  object: z.literal("message"),
-  chatId: z.string(),
-  role: z.enum(["user", "assistant"]),
-  content: z.string(),
+  object: maybeString,
+  chatId: maybeString,
+  /** `"user"` or `"assistant"` from the reference server; other roles pass through. */
+  role: maybeString,
+  content: maybeString,
   parts: z.array(MessagePartSchema),
-  createdAt: z.string(),
-  finishReason: FinishReasonSchema.nullable().optional(),
+  createdAt: maybeString,
+  /** `"stop"`, `"tool-calls"` (blocked), `"error"`, any other string, null (still generating) or absent. */
+  finishReason: maybeString,
 });
 export type Message = z.infer<typeof MessageSchema>;
 
 export const PreviewSchema = z.looseObject({
-  object: z.literal("preview"),
-  chatId: z.string(),
+  object: maybeString,
+  chatId: maybeString,
   url: z.string(),
 });
 export type Preview = z.infer<typeof PreviewSchema>;
 
-/** A page of a list endpoint. */
+/** A page of a list endpoint as read: `data` must be an array; a missing or null `nextCursor` is the last page. */
 export function listPageSchema<T extends z.ZodType>(item: T) {
-  return z.object({ object: z.literal("list"), data: z.array(item), nextCursor: z.string().nullable() });
+  return z.looseObject({ object: maybeString, data: z.array(item), nextCursor: z.string().nullish() });
 }
+/** A page as the reference server writes it. */
 export interface ListPage<T> {
   object: "list";
   data: T[];
@@ -120,9 +149,11 @@ export interface ListPage<T> {
 export const ChatListSchema = listPageSchema(ChatSchema);
 export const MessageListSchema = listPageSchema(MessageSchema);
 
+/** Confirms an integration request with the names exactly as requested; both lists empty (or absent) rejects it. */
 export const ConfirmedStepsTaskSchema = z.object({
   type: z.literal("confirmed-steps"),
   connectedIntegrationNames: z.array(z.string()),
+  connectedMcpPresetNames: z.array(z.string()).optional(),
 });
 export type ConfirmedStepsTask = z.infer<typeof ConfirmedStepsTaskSchema>;
 

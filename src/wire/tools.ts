@@ -25,7 +25,8 @@ export const TOOL_INPUTS = {
   resolve_task: {
     chatId,
     task: TaskSchema.describe(
-      'The task resolving the pause: {"type":"confirmed-steps","connectedIntegrationNames":[...]} or ' +
+      'The task resolving the pause: {"type":"confirmed-steps","connectedIntegrationNames":[...],' +
+        '"connectedMcpPresetNames":[...]} or ' +
         '{"type":"confirmed-permissions","permissions":[...pending permissions unchanged]}',
     ),
   },

@@ -149,7 +149,7 @@ describe("message <chatId> <messageId>", () => {
     const plain = await cli("message", chat.id, latest.id);
     expectOk(plain);
     expect(plain.stdout).toContain(`id:\t${latest.id}\n`);
-    expect(plain.stdout).toContain(`content:\t${latest.content.replace(/\s*\n\s*/g, " ")}\n`);
+    expect(plain.stdout).toContain(`content:\t${(latest.content ?? "").replace(/\s*\n\s*/g, " ")}\n`);
   });
 
   it("a missing message exits 1 with a one-line error naming it", async () => {

@@ -9,6 +9,7 @@ import {
 } from "../../src/index.js";
 import {
   BASE_URL,
+  chat,
   integrationPause,
   message,
   permissionPause,
@@ -19,10 +20,11 @@ import {
 
 const server = useMockService();
 
-/** Serves `newestFirst` as the chat's messages and records every resolve body. */
+/** Serves `newestFirst` as the chat's messages (the chat with a hosting project) and records every resolve body. */
 function chatWithMessages(newestFirst: Message[]) {
   const resolved: unknown[] = [];
   server.use(
+    http.get(`${BASE_URL}/v2/chats/chat_1`, () => HttpResponse.json(chat())),
     http.get(`${BASE_URL}/v2/chats/chat_1/messages`, () =>
       HttpResponse.json({ object: "list", data: newestFirst, nextCursor: null }),
     ),

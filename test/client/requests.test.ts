@@ -167,20 +167,47 @@ describe("credentials", () => {
 });
 
 describe("responses are validated against the wire schemas", () => {
-  it("a list item missing a field names its path", async () => {
+  it("a list item missing its id names its path", async () => {
     const { client } = testClient();
-    const { createdAt: _dropped, ...broken } = chat();
+    const { id: _dropped, ...broken } = chat();
     recordRequests(() => HttpResponse.json({ object: "list", data: [broken], nextCursor: null }));
     const error = await client.listChats().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ResponseValidationError);
-    expect((error as Error).message).toContain("data[0].createdAt");
-    expect((error as ResponseValidationError).issues[0]?.path).toEqual(["data", 0, "createdAt"]);
+    expect((error as Error).message).toContain("data[0].id");
+    expect((error as ResponseValidationError).issues[0]?.path).toEqual(["data", 0, "id"]);
   });
 
-  it("a wrong enum value names its field", async () => {
+  it("parts that are not an array name the field", async () => {
     const { client } = testClient();
-    recordRequests(() => HttpResponse.json(message({ role: "robot" as "user" })));
-    await expect(client.getMessage("chat_1", "msg_1")).rejects.toThrow(/role/);
+    recordRequests(() => HttpResponse.json({ ...message(), parts: "text" }));
+    await expect(client.getMessage("chat_1", "msg_1")).rejects.toThrow(/parts/);
+  });
+
+  it("a field of a type the seed gives, with another type, names its path", async () => {
+    const { client } = testClient();
+    const broken = message({
+      parts: [
+        { type: "agent-action", name: "get_or_request_integration", data: { requestedIntegrations: "Neon" } },
+      ],
+    } as never);
+    recordRequests(() => HttpResponse.json(broken));
+    const error = await client.getMessage("chat_1", "msg_1").catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    expect((error as Error).message).toContain("parts[0].data.requestedIntegrations");
+  });
+
+  it("unknown roles and finish reasons pass, and so does null where a value is not yet known", async () => {
+    const { client } = testClient();
+    const sent = message({ role: "tool", finishReason: "length", content: null, createdAt: null } as never);
+    recordRequests(() => HttpResponse.json(sent));
+    expect(await client.getMessage("chat_1", sent.id)).toEqual(sent);
+  });
+
+  it("validateResponses: false returns the parsed JSON without checking it", async () => {
+    const { client } = testClient({ validateResponses: false });
+    const odd = { id: 42, parts: "not an array", anything: true };
+    recordRequests(() => HttpResponse.json(odd));
+    expect(await client.getMessage("chat_1", "msg_1")).toEqual(odd);
   });
 
   it("a 200 that is not JSON", async () => {

@@ -98,7 +98,7 @@ describe("tools/call create_chat through the bridge", () => {
     expect(result.isError).not.toBe(true);
     const chat = ChatSchema.parse(result.structuredContent);
     expect(chat.hostProjectId).toBeDefined();
-    expect(new URL(chat.url).pathname.split("/")).toContain("acme");
+    expect(new URL(String(chat.url)).pathname.split("/")).toContain("acme");
     // The chat is real: the service shows it paused on the integration request.
     const apiKey = server.apiKeys.acme!;
     const pending = await new ChatClient({ baseUrl: server.url, token: apiKey }).getPendingTask(chat.id);

@@ -207,13 +207,13 @@ describe("tokens of one team cannot see another team's chats", () => {
     expect(studioChats.data.map((candidate) => candidate.id)).not.toContain(chat.id);
     expect(errorText(await callTool(studio, "list_messages", { chatId: chat.id }))).toMatch(/not found/i);
 
-    const studioToken = studioProvider.savedTokens?.access_token;
+    // Through REST with each team's API key (MCP tokens are bound to /mcp and refused on /v2).
     const rest = await fetch(`${server.url}/v2/chats/${chat.id}`, {
-      headers: { authorization: `Bearer ${studioToken}` },
+      headers: { authorization: `Bearer ${server.apiKeys.studio}` },
     });
     expect(rest.status).toBe(404);
     const own = await fetch(`${server.url}/v2/chats/${chat.id}`, {
-      headers: { authorization: `Bearer ${acmeProvider.savedTokens?.access_token}` },
+      headers: { authorization: `Bearer ${server.apiKeys.acme}` },
     });
     expect(own.status).toBe(200);
   });

@@ -1,5 +1,6 @@
 /** The reference server's OAuth 2.1 authorization server, endpoint by endpoint, over real HTTP. */
 import { mkdtempSync, rmSync } from "node:fs";
+import { get } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -249,7 +250,7 @@ describe("the authorization server with auto-approve", () => {
     });
 
     it("refuses a reused code and revokes the tokens it issued", async () => {
-      const { client_id, verifier, code } = await freshCode();
+      const { client_id, verifier, code } = await freshCode(`${server.url}/v2`);
       const first = await exchange({ client_id, code, code_verifier: verifier });
       expect(first.status).toBe(200);
       expect(
@@ -332,7 +333,7 @@ describe("the authorization server with auto-approve", () => {
       });
 
     it("rotates the refresh token and keeps the account of the grant", async () => {
-      const { clientId, tokens } = await signInRaw(server.url);
+      const { clientId, tokens } = await signInRaw(server.url, { resource: `${server.url}/v2` });
       const rotated = await refresh(clientId, tokens.refresh_token);
       expect(rotated.status).toBe(200);
       expect(rotated.body.refresh_token).not.toBe(tokens.refresh_token);
@@ -362,7 +363,7 @@ describe("the authorization server with auto-approve", () => {
     });
 
     it("lets an expired access token be replaced by refreshing", async () => {
-      const { clientId, tokens } = await signInRaw(server.url);
+      const { clientId, tokens } = await signInRaw(server.url, { resource: `${server.url}/v2` });
       clock.advance(61_000);
       expect((await fetch(`${server.url}/v2/chats`, { headers: bearer(tokens.access_token) })).status).toBe(
         401,
@@ -412,6 +413,7 @@ describe("the consent page", () => {
         redirect_uri: CALLBACK_URL,
         code_challenge: pkce.challenge,
         state,
+        resource: `${server.url}/v2`,
       }),
     );
     const consentPath = new URL(response.headers.get("location") ?? "", server.url);
@@ -574,13 +576,17 @@ describe("sign-ins across a restart with a data file", () => {
     const dataFile = join(dir, "state.json");
     try {
       const first = await startTestServer({ autoApprove: "acme", dataFile });
-      const { clientId, tokens } = await signInRaw(first.url);
+      const { clientId, tokens } = await signInRaw(first.url, { resource: `${first.url}/v2` });
       await first.close();
-      const second = await startTestServer({ autoApprove: "acme", dataFile });
+      // The same address, so the token's resource (`<base>/v2`) is this server's again.
+      const second = await startTestServer({
+        autoApprove: "acme",
+        dataFile,
+        port: Number(new URL(first.url).port),
+      });
       try {
-        expect((await fetch(`${second.url}/v2/chats`, { headers: bearer(tokens.access_token) })).status).toBe(
-          200,
-        );
+        // A fresh connection: fetch's pool may still hold a socket the first server closed.
+        expect(await statusOnFreshConnection(`${second.url}/v2/chats`, tokens.access_token)).toBe(200);
         const refreshed = await postForm(`${second.url}/token`, {
           grant_type: "refresh_token",
           client_id: clientId,
@@ -595,3 +601,12 @@ describe("sign-ins across a restart with a data file", () => {
     }
   });
 });
+
+function statusOnFreshConnection(url: string, token: unknown): Promise<number | undefined> {
+  return new Promise((resolve, reject) => {
+    get(url, { agent: false, headers: { authorization: `Bearer ${String(token)}` } }, (response) => {
+      response.resume();
+      resolve(response.statusCode);
+    }).on("error", reject);
+  });
+}

@@ -158,7 +158,7 @@ describe("Authorization codes: single use, bound to client, verifier and redirec
 
   it("a code used twice: the second exchange fails and the tokens of the first are revoked", async () => {
     const pkce = newPkce();
-    const code = await codeFor(server.url, client, pkce);
+    const code = await codeFor(server.url, client, pkce, { resource: `${server.url}/v2` });
     const first = await exchangeCode(server.url, client, code, pkce.verifier);
     expect(first.status).toBe(200);
     expect(await v2Status(server.url, first.body.access_token ?? "")).toBe(200);
@@ -210,7 +210,7 @@ describe("Refresh tokens: rotation, and reuse revokes the whole sign-in", () => 
   });
 
   it("a replayed refresh token fails and kills the tokens that descend from it", async () => {
-    const tokens = await signIn(server.url, client);
+    const tokens = await signIn(server.url, client, { resource: `${server.url}/v2` });
     const rotated = await refresh(server.url, client, tokens.refresh_token);
     expect(rotated.status).toBe(200);
     expect(rotated.body.refresh_token).not.toBe(tokens.refresh_token);

@@ -1,14 +1,14 @@
 /** The eight /v2 endpoints over a real socket: shapes, scoping, lists, pagination and topic filter. */
 import { describe, expect, it } from "vitest";
 import { SEED_ACCOUNTS } from "../../src/server/index.js";
-import {
-  ChatListSchema,
-  ChatSchema,
-  MessageListSchema,
-  MessageSchema,
-  PreviewSchema,
-} from "../../src/wire/index.js";
 import { apiFor, useReferenceServer } from "./helpers.js";
+import {
+  WrittenChatListSchema as ChatListSchema,
+  WrittenChatSchema as ChatSchema,
+  WrittenMessageListSchema as MessageListSchema,
+  WrittenMessageSchema as MessageSchema,
+  WrittenPreviewSchema as PreviewSchema,
+} from "./written-shapes.js";
 
 const ctx = useReferenceServer();
 

@@ -1,7 +1,7 @@
 /** `chat-cli get <chatId> [--web]`: a chat's summary with its URL and pending task, or open it in the browser. */
 import { openInBrowser } from "../browser.js";
 import { type CliContext, openClient } from "../context.js";
-import { aboutChat } from "../errors.js";
+import { aboutChat, CliError, EXIT } from "../errors.js";
 import { printChat, printJson, printNextStep } from "../output.js";
 
 export interface GetOptions {
@@ -12,7 +12,10 @@ export interface GetOptions {
 export async function get(options: GetOptions, ctx: CliContext): Promise<void> {
   const client = await openClient(ctx);
   const chat = await aboutChat(options.chatId, () => client.getChat(options.chatId));
-  if (options.web) await openInBrowser(ctx.io, chat.url);
+  if (options.web) {
+    if (!chat.url) throw new CliError(`the service sent no url for chat ${chat.id}`, EXIT.error);
+    await openInBrowser(ctx.io, chat.url);
+  }
   if (ctx.globals.json) return printJson(ctx.io, chat);
   if (options.web) return;
   const pending = await client.getPendingTask(chat.id);

@@ -2,8 +2,10 @@
 import { readFile } from "node:fs/promises";
 import {
   type Chat,
+  confirmedStepsFor,
   type PendingTask,
   pendingTaskOf,
+  rejectedStepsFor,
   sameNames,
   type Task,
   TaskSchema,
@@ -18,6 +20,7 @@ import {
   printMessage,
   printNextStep,
   printPending,
+  requestedNames,
 } from "../output.js";
 import { waitForAssistant } from "../waiting.js";
 
@@ -105,7 +108,7 @@ function taskFromFlags(chat: Chat, pending: PendingTask | null, options: Resolve
         `Reject it with: chat-cli send ${chat.id} <text>`,
       );
     }
-    return { type: "confirmed-steps", connectedIntegrationNames: [] };
+    return rejectedStepsFor(pending);
   }
   if (pending.kind !== "integration") {
     throw wrongKind(chat, pending, options.connected ? "--connected" : "--integrations", "an integration");
@@ -119,7 +122,7 @@ function taskFromFlags(chat: Chat, pending: PendingTask | null, options: Resolve
       `Pass exactly the requested names, or use --connected.`,
     );
   }
-  return { type: "confirmed-steps", connectedIntegrationNames: names };
+  return confirmedStepsFor(pending, names);
 }
 
 /** Seed §4 rule 4: without a hosting project the integration cannot be connected, so it cannot be confirmed. */
@@ -163,10 +166,10 @@ async function askForTask(chat: Chat, pending: PendingTask | null, ctx: CliConte
     task = { type: "confirmed-permissions", permissions: pending.permissions };
     effect = `approve ${pendingSummary(pending)}`;
   } else if (chat.hostProjectId) {
-    task = { type: "confirmed-steps", connectedIntegrationNames: pending.integrations };
-    effect = `confirm ${pending.integrations.join(", ")} as connected to host project ${chat.hostProjectId}`;
+    task = confirmedStepsFor(pending);
+    effect = `confirm ${requestedNames(pending)} as connected to host project ${chat.hostProjectId}`;
   } else {
-    task = { type: "confirmed-steps", connectedIntegrationNames: [] };
+    task = rejectedStepsFor(pending);
     effect = "reject the integration request (the chat has no hostProjectId, so the flow cannot proceed)";
   }
   printHint(ctx.io, `Answering y will ${effect}.`);

@@ -25,7 +25,7 @@ export async function whoami(_options: object, ctx: CliContext): Promise<void> {
   const stored = resolved.source === "login" ? await describeStoredLogin(ctx) : undefined;
   const result: WhoamiResult = {
     baseUrl: ctx.globals.baseUrl,
-    account: first ? accountOfChatUrl(first.url, first.id) : null,
+    account: first?.url ? accountOfChatUrl(first.url, first.id) : null,
     tokenSource: stored ? stored.kind : (resolved.source as "flag" | "env"),
     ...(stored ? { storage: stored.location } : {}),
     token: maskToken(resolved.token),

@@ -6,6 +6,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import {
   ChatListSchema,
   ChatSchema,
+  confirmedStepsFor,
   type Message,
   MessageListSchema,
   MessageSchema,
@@ -27,7 +28,7 @@ const WRITES = { readOnlyHint: false, destructiveHint: false, idempotentHint: fa
 
 export const SERVER_INSTRUCTIONS =
   "Chats with an AI assistant. A chat can pause: its latest assistant message then has finishReason " +
-  '"tool-calls" and asks either for integrations (an agent-action part) or for permission to run a script ' +
+  '"tool-calls" and asks either for integrations or MCP presets (an agent-action part) or for permission to run a script ' +
   "(a tool-call part with suggestedPermissions). Ask the user, then call resolve_task with what they approved.";
 
 /** The principal that `requireBearerAuth` (or the test-only switch) attached to the request. */
@@ -162,8 +163,9 @@ export function registerChatTools(server: McpServer, ctx: ChatToolsContext): voi
       title: "Resolve pending task",
       description:
         "Resolve what the latest blocked assistant message waits for, after the user agreed: " +
-        '{"type":"confirmed-steps","connectedIntegrationNames":[exactly the requested names]} once the user ' +
-        'connected them (an empty list goes on without), or {"type":"confirmed-permissions","permissions":[the ' +
+        '{"type":"confirmed-steps","connectedIntegrationNames":[exactly the requested integrations],' +
+        '"connectedMcpPresetNames":[exactly the requested MCP presets]} once the user connected them (both lists ' +
+        'empty goes on without them), or {"type":"confirmed-permissions","permissions":[the ' +
         "pending suggestedPermissions, unchanged]}. Returns the assistant's reply.",
       inputSchema: TOOL_INPUTS.resolve_task,
       outputSchema: MessageSchema,
@@ -196,9 +198,13 @@ function pendingHint(message: Message | undefined): string | null {
   const pending = pendingTaskOf(message);
   if (!pending) return null;
   if (pending.kind === "integration") {
-    const task = { type: "confirmed-steps", connectedIntegrationNames: pending.integrations };
+    const task = confirmedStepsFor(pending);
+    const wanted = [
+      ...(pending.integrations.length > 0 ? [`integrations ${pending.integrations.join(", ")}`] : []),
+      ...(pending.mcpPresets.length > 0 ? [`MCP presets ${pending.mcpPresets.join(", ")}`] : []),
+    ];
     return (
-      `The assistant waits for integrations: ${pending.integrations.join(", ")}. Ask the user to connect them, ` +
+      `The assistant waits for ${wanted.join(" and ")}. Ask the user to connect them, ` +
       `then call resolve_task with chatId "${message?.chatId}" and task ${JSON.stringify(task)}.`
     );
   }
