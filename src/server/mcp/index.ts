@@ -15,6 +15,7 @@ import type { Principal, ServerContext } from "../context.js";
 import { CHAT_SCOPES, protectedResourceMetadataUrl } from "../oauth/index.js";
 import type { McpEndpointOptions } from "../options.js";
 import { DEFAULT_SESSION_IDLE_MS, McpSessions, sendJsonRpcError } from "./sessions.js";
+import { TOOL_SCOPES } from "./tools.js";
 
 export type { McpEndpointOptions } from "../options.js";
 export { ResumableEventStore } from "./event-store.js";
@@ -49,6 +50,7 @@ export function mountMcp(app: Express, ctx: ServerContext): void {
     originPolicy(allowedHostnames),
     authenticate,
     express.json({ limit: "4mb" }),
+    requireToolScope(protectedResourceMetadataUrl(ctx.baseUrl, "/mcp")),
     (req: Request, res: Response) => {
       sessions.handle(req, res).catch((error: unknown) => {
         console.error("reference server: MCP request failed:", error);
@@ -89,6 +91,31 @@ function toAuthInfo(token: string, principal: Principal): AuthInfo {
     scopes: principal.scopes,
     expiresAt: principal.expiresAt ?? Math.floor(Date.now() / 1000) + 3600,
     extra: { principal },
+  };
+}
+
+/**
+ * A `tools/call` of a tool whose scope the token lacks is answered 403 `insufficient_scope` with the
+ * `WWW-Authenticate` challenge naming the scope, so a client can step up (CONTRACT §2, MCP authorization spec).
+ */
+function requireToolScope(resourceMetadataUrl: string): RequestHandler {
+  return (req, res, next) => {
+    const granted = req.auth?.scopes ?? [];
+    const messages: unknown[] = Array.isArray(req.body) ? req.body : [req.body];
+    for (const message of messages) {
+      const call = message as { method?: unknown; params?: { name?: unknown } } | null;
+      if (call?.method !== "tools/call" || typeof call.params?.name !== "string") continue;
+      const scope = TOOL_SCOPES[call.params.name as keyof typeof TOOL_SCOPES];
+      if (!scope || granted.includes(scope)) continue;
+      res.set(
+        "www-authenticate",
+        `Bearer error="insufficient_scope", scope="${scope}", ` +
+          `error_description="The access token lacks the ${scope} scope", resource_metadata="${resourceMetadataUrl}"`,
+      );
+      sendJsonRpcError(res, 403, -32001, `insufficient_scope: ${call.params.name} needs the ${scope} scope`);
+      return;
+    }
+    next();
   };
 }
 

@@ -13,6 +13,7 @@ import {
   PreviewSchema,
   pendingTaskOf,
   TOOL_INPUTS,
+  type ToolName,
 } from "../../wire/index.js";
 import { type ChatService, type Principal, ServiceError, type SsoGate } from "../context.js";
 
@@ -22,6 +23,17 @@ export interface ChatToolsContext {
 }
 
 type Access = "chat:read" | "chat:write";
+
+/** The scope each tool needs (CONTRACT §2): `chat:read` for tools that read, `chat:write` for tools that write. */
+export const TOOL_SCOPES: Record<ToolName, Access> = {
+  create_chat: "chat:write",
+  list_chats: "chat:read",
+  get_chat: "chat:read",
+  list_messages: "chat:read",
+  send_message: "chat:write",
+  resolve_task: "chat:write",
+  get_preview: "chat:read",
+};
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 const WRITES = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
@@ -81,7 +93,7 @@ export function registerChatTools(server: McpServer, ctx: ChatToolsContext): voi
     },
     (args, extra) =>
       run(
-        "chat:write",
+        TOOL_SCOPES.create_chat,
         extra.authInfo,
         (p) => service.createChat(p, args),
         (chat) =>
@@ -100,7 +112,7 @@ export function registerChatTools(server: McpServer, ctx: ChatToolsContext): voi
       outputSchema: ChatListSchema,
       annotations: READ_ONLY,
     },
-    (args, extra) => run("chat:read", extra.authInfo, (p) => service.listChats(p, args)),
+    (args, extra) => run(TOOL_SCOPES.list_chats, extra.authInfo, (p) => service.listChats(p, args)),
   );
 
   server.registerTool(
@@ -114,7 +126,7 @@ export function registerChatTools(server: McpServer, ctx: ChatToolsContext): voi
       outputSchema: ChatSchema,
       annotations: READ_ONLY,
     },
-    (args, extra) => run("chat:read", extra.authInfo, (p) => service.getChat(p, args.chatId)),
+    (args, extra) => run(TOOL_SCOPES.get_chat, extra.authInfo, (p) => service.getChat(p, args.chatId)),
   );
 
   server.registerTool(
@@ -130,7 +142,7 @@ export function registerChatTools(server: McpServer, ctx: ChatToolsContext): voi
     },
     (args, extra) =>
       run(
-        "chat:read",
+        TOOL_SCOPES.list_messages,
         extra.authInfo,
         (p) => service.listMessages(p, args.chatId, { limit: args.limit, cursor: args.cursor }),
         (page) => pendingHint(page.data.find((message) => message.role === "assistant")),
@@ -150,7 +162,7 @@ export function registerChatTools(server: McpServer, ctx: ChatToolsContext): voi
     },
     (args, extra) =>
       run<Message>(
-        "chat:write",
+        TOOL_SCOPES.send_message,
         extra.authInfo,
         (p) => service.sendMessage(p, args.chatId, { message: args.message }),
         pendingHint,
@@ -173,7 +185,7 @@ export function registerChatTools(server: McpServer, ctx: ChatToolsContext): voi
     },
     (args, extra) =>
       run<Message>(
-        "chat:write",
+        TOOL_SCOPES.resolve_task,
         extra.authInfo,
         (p) => service.resolveTask(p, args.chatId, args.task),
         pendingHint,
@@ -189,7 +201,7 @@ export function registerChatTools(server: McpServer, ctx: ChatToolsContext): voi
       outputSchema: PreviewSchema,
       annotations: READ_ONLY,
     },
-    (args, extra) => run("chat:read", extra.authInfo, (p) => service.getPreview(p, args.chatId)),
+    (args, extra) => run(TOOL_SCOPES.get_preview, extra.authInfo, (p) => service.getPreview(p, args.chatId)),
   );
 }
 
