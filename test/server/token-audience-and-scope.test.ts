@@ -59,6 +59,12 @@ async function mcpToolCall(token: string, name: string, args: Record<string, unk
   return { status: response.status, challenge, message };
 }
 
+function expectToolSucceeded(message: Record<string, unknown> | undefined): void {
+  const result = message?.result as { isError?: boolean; content?: unknown } | undefined;
+  expect(result?.content, JSON.stringify(message)).toEqual(expect.any(Array));
+  expect(result?.isError).toBeFalsy();
+}
+
 describe("/v2 takes OAuth tokens issued for <base>/v2 only", () => {
   it("a /v2 token with both scopes reads and writes", async () => {
     expect((await v2("GET", tokens.v2)).status).toBe(200);
@@ -126,13 +132,13 @@ describe("/mcp takes OAuth tokens issued for <mcp_url> only", () => {
   it("an /mcp token with both scopes calls a tool that writes", async () => {
     const reply = await mcpToolCall(tokens.mcp, "create_chat", { message: "hello from mcp" });
     expect(reply.status).toBe(200);
-    expect((reply.message?.result as { isError?: boolean }).isError).toBeFalsy();
+    expectToolSucceeded(reply.message);
   });
 
   it("a chat:read token lists, and a tool that writes is refused with 403 insufficient_scope naming chat:write", async () => {
     const listed = await mcpToolCall(tokens.mcpReadOnly, "list_chats", {});
     expect(listed.status).toBe(200);
-    expect((listed.message?.result as { isError?: boolean }).isError).toBeFalsy();
+    expectToolSucceeded(listed.message);
     for (const [name, args] of [
       ["create_chat", { message: "hello" }],
       ["send_message", { chatId: "chat_x", message: "hi" }],
