@@ -110,6 +110,46 @@ export function accessProblem(
   return principal.scopes.includes(scope) ? null : { problem: "insufficient-scope", scope };
 }
 
+/** 401 `invalid_token` for a token of another resource, 403 `insufficient_scope` naming the scope it lacks. */
+function accessRefusal(
+  refused: NonNullable<ReturnType<typeof accessProblem>>,
+  options: V2ApiOptions,
+  requestId: string,
+): V2Response {
+  const metadataUrl = options.resourceMetadataUrl();
+  if (refused.problem === "wrong-resource") {
+    const response = errorResponse(
+      new ServiceError(
+        "unauthorized",
+        `The access token was issued for another resource, not ${options.resource()}; sign in for it (chat-cli login).`,
+      ),
+      requestId,
+    );
+    response.headers["www-authenticate"] =
+      `Bearer error="invalid_token", error_description="The access token was issued for another resource", ` +
+      `resource_metadata="${metadataUrl}"`;
+    return response;
+  }
+  const response = errorResponse(
+    new ServiceError(
+      "forbidden",
+      `The access token lacks the ${refused.scope} scope this call needs (insufficient_scope); sign in again and approve it.`,
+      { scope: refused.scope },
+    ),
+    requestId,
+  );
+  response.headers["www-authenticate"] = insufficientScopeChallenge(refused.scope, metadataUrl);
+  return response;
+}
+
+/** The RFC 6750 challenge for a token without the scope a call needs (the client can step up to it). */
+export function insufficientScopeChallenge(scope: string, resourceMetadataUrl: string): string {
+  return (
+    `Bearer error="insufficient_scope", scope="${scope}", ` +
+    `error_description="The access token lacks the ${scope} scope", resource_metadata="${resourceMetadataUrl}"`
+  );
+}
+
 /** The error body of CONTRACT §2 for any failure; unknown errors become 500 `internal` without details. */
 export function errorResponse(error: unknown, requestId: string): V2Response {
   const failure =
@@ -146,34 +186,7 @@ export function createV2Handler(options: V2ApiOptions): V2Handler {
       }
       const { principal } = auth;
       const refused = accessProblem(principal, request.method, options.resource());
-      if (refused?.problem === "wrong-resource") {
-        const response = errorResponse(
-          new ServiceError(
-            "unauthorized",
-            `The access token was issued for another resource, not ${options.resource()}; sign in for it (chat-cli login).`,
-          ),
-          request.requestId,
-        );
-        response.headers["www-authenticate"] =
-          `Bearer error="invalid_token", error_description="The access token was issued for another resource", ` +
-          `resource_metadata="${options.resourceMetadataUrl()}"`;
-        return response;
-      }
-      if (refused?.problem === "insufficient-scope") {
-        const response = errorResponse(
-          new ServiceError(
-            "forbidden",
-            `The access token lacks the ${refused.scope} scope this call needs (insufficient_scope); sign in again and approve it.`,
-            { scope: refused.scope },
-          ),
-          request.requestId,
-        );
-        response.headers["www-authenticate"] =
-          `Bearer error="insufficient_scope", scope="${refused.scope}", ` +
-          `error_description="The access token lacks the ${refused.scope} scope", ` +
-          `resource_metadata="${options.resourceMetadataUrl()}"`;
-        return response;
-      }
+      if (refused) return accessRefusal(refused, options, request.requestId);
       const decision = options.rateLimiter?.take(`${principal.account}\u0000${principal.subject}`);
       if (decision && !decision.allowed) {
         throw new ServiceError(

@@ -45,7 +45,8 @@ export const PermissionSchema = z.looseObject({
 });
 export type Permission = z.infer<typeof PermissionSchema>;
 
-export const TextPartSchema = z.looseObject({ type: z.literal("text"), text: z.string() });
+/** A text part; the seed does not describe it, so `text` may be missing or null (still streaming). */
+export const TextPartSchema = z.looseObject({ type: z.literal("text"), text: z.string().nullish() });
 export type TextPart = z.infer<typeof TextPartSchema>;
 
 export const INTEGRATION_ACTION = "get_or_request_integration";

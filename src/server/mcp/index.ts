@@ -14,6 +14,7 @@ import express, {
 import type { Principal, ServerContext } from "../context.js";
 import { CHAT_SCOPES, protectedResourceMetadataUrl } from "../oauth/index.js";
 import type { McpEndpointOptions } from "../options.js";
+import { insufficientScopeChallenge } from "../v2-api.js";
 import { DEFAULT_SESSION_IDLE_MS, McpSessions, sendJsonRpcError } from "./sessions.js";
 import { TOOL_SCOPES } from "./tools.js";
 
@@ -107,11 +108,7 @@ function requireToolScope(resourceMetadataUrl: string): RequestHandler {
       if (call?.method !== "tools/call" || typeof call.params?.name !== "string") continue;
       const scope = TOOL_SCOPES[call.params.name as keyof typeof TOOL_SCOPES];
       if (!scope || granted.includes(scope)) continue;
-      res.set(
-        "www-authenticate",
-        `Bearer error="insufficient_scope", scope="${scope}", ` +
-          `error_description="The access token lacks the ${scope} scope", resource_metadata="${resourceMetadataUrl}"`,
-      );
+      res.set("www-authenticate", insufficientScopeChallenge(scope, resourceMetadataUrl));
       sendJsonRpcError(res, 403, -32001, `insufficient_scope: ${call.params.name} needs the ${scope} scope`);
       return;
     }
