@@ -195,15 +195,18 @@ describe("seed §4 rule 4: no hostProjectId, no confirmation", () => {
     const before = (await studio.listMessages(chat.id, { limit: 100 })).data;
 
     const sent: string[] = [];
-    const recording: FetchLike = (url, init) => {
-      sent.push(`${init.method} ${new URL(url).pathname}`);
-      return fetch(url, init);
+    const recording: FetchLike = (input, init) => {
+      const method = init?.method ?? (input instanceof Request ? input.method : "GET");
+      const url = input instanceof Request ? input.url : String(input);
+      sent.push(`${method} ${new URL(url).pathname}`);
+      return fetch(input, init);
     };
     const watched = new ChatClient({ baseUrl: server.url, token: server.apiKeys.studio, fetch: recording });
     const error = await watched.confirmIntegrations(chat.id).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MissingHostProjectError);
     expect((error as MissingHostProjectError).chatId).toBe(chat.id);
     expect((error as Error).message).toContain("hostProjectId");
+    expect(sent.length).toBeGreaterThan(0);
     expect(sent.filter((line) => line.startsWith("POST"))).toEqual([]);
 
     // The server saw no resolve: the chat is unchanged and still waits on the same request.
