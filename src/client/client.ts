@@ -9,8 +9,8 @@ import {
   ChatListSchema,
   ChatSchema,
   type ConfirmedPermissionsTask,
-  confirmedStepsFor,
   type CreateChatBody,
+  confirmedStepsFor,
   type ListChatsParams,
   type ListMessagesParams,
   type Message,
@@ -293,8 +293,9 @@ export class ChatClient {
     if (this.#getHeaders === undefined) await this.#loadStoredToken();
     const label = `${method} ${path.split("?")[0]}`;
     const payload = body === undefined ? undefined : JSON.stringify(body);
+    const checkedBy = this.validateResponses ? schema : undefined;
     try {
-      return parseBody(this.validateResponses ? schema : undefined, await this.#send(method, path, payload, options), label);
+      return parseBody(checkedBy, await this.#send(method, path, payload, options), label);
     } catch (error) {
       // A stored OAuth token may have expired since it was read: read it again (refreshing it) once.
       if (!(error instanceof HTTPError) || error.response.status !== 401 || this.#tokenSource !== "stored")
@@ -306,7 +307,7 @@ export class ChatClient {
         throw await this.#failure(error, label, options);
     }
     try {
-      return parseBody(this.validateResponses ? schema : undefined, await this.#send(method, path, payload, options), label);
+      return parseBody(checkedBy, await this.#send(method, path, payload, options), label);
     } catch (error) {
       throw await this.#failure(error, label, options);
     }
