@@ -272,7 +272,12 @@ export class OAuthSession {
     } catch (error) {
       if (!(error instanceof OAuthError) || error instanceof ServerError) throw error;
       this.#log("info", `The saved login was refused (${error.errorCode}); a new sign-in is needed.`);
-      await this.#persist({ ...login, tokens: undefined, savedAt: Date.now() }, false);
+      // invalid_client: the server forgot the registration (a restart without its data, an expiry), so it goes too.
+      const forgotten = error.errorCode === "invalid_client" && login.client.source === "dynamic";
+      await this.#persist(
+        { ...login, tokens: undefined, ...(forgotten ? { client: undefined } : {}), savedAt: Date.now() },
+        false,
+      );
       return undefined;
     }
     const refreshed: StoredLogin = {
@@ -308,12 +313,29 @@ export class OAuthSession {
       this.#options.callbackPort ?? derivedCallbackPort(this.serverUrl),
     );
     try {
-      const client = await this.#client(
-        server,
-        callback.redirectUri,
-        scope,
-        sameServer ? current : undefined,
-      );
+      let client = await this.#client(server, callback.redirectUri, scope, sameServer ? current : undefined);
+      // The verifier is kept per state: only the answer for this state can spend it.
+      const state = randomBytes(32).toString("base64url");
+      const authorize = (client: StoredClient) =>
+        startAuthorization(server.authorizationServerUrl, {
+          metadata: server.metadata,
+          clientInformation: client,
+          redirectUrl: callback.redirectUri,
+          scope,
+          state,
+          resource: new URL(server.resource),
+        });
+      let { authorizationUrl, codeVerifier } = await authorize(client);
+      // A client not registered just now may be one the server no longer knows: its /authorize would show the
+      // user an error page and leave this process waiting out the whole timeout.
+      if (client === current?.client || client.source !== "dynamic") {
+        if (await this.#refusesClient(authorizationUrl)) {
+          if (client.source !== "dynamic") throw unknownClientError(client, server.authorizationServerUrl);
+          this.#log("info", "The server no longer knows this client's registration; registering again.");
+          client = await this.#client(server, callback.redirectUri, scope, undefined);
+          ({ authorizationUrl, codeVerifier } = await authorize(client));
+        }
+      }
       let login: StoredLogin = {
         version: 1,
         serverUrl: this.serverUrl,
@@ -326,16 +348,6 @@ export class OAuthSession {
       };
       if (client !== current?.client) await this.#persist(login, input.strictSave);
 
-      // The verifier is kept per state: only the answer for this state can spend it.
-      const state = randomBytes(32).toString("base64url");
-      const { authorizationUrl, codeVerifier } = await startAuthorization(server.authorizationServerUrl, {
-        metadata: server.metadata,
-        clientInformation: client,
-        redirectUrl: callback.redirectUri,
-        scope,
-        state,
-        resource: new URL(server.resource),
-      });
       const verifiers = new Map([[state, codeVerifier]]);
       const answer = callback.waitFor(state, this.#authTimeoutMs);
       answer.catch(() => {});
@@ -442,6 +454,37 @@ export class OAuthSession {
     };
   }
 
+  /**
+   * Asks the authorization endpoint about this request as a browser would (redirects not followed): true only
+   * when it answers that the client is unknown (`invalid_client`, as an error body or an error redirect).
+   * Anything else, a failure to ask included, leaves the decision to the browser.
+   */
+  async #refusesClient(authorizationUrl: URL): Promise<boolean> {
+    try {
+      const response = await this.#fetch(authorizationUrl.href, {
+        redirect: "manual",
+        signal: AbortSignal.timeout(5_000),
+      });
+      const location = response.headers.get("location");
+      if (response.status >= 300 && response.status < 400) {
+        await response.body?.cancel();
+        const target =
+          location && URL.canParse(location, authorizationUrl)
+            ? new URL(location, authorizationUrl)
+            : undefined;
+        return target?.searchParams.get("error") === "invalid_client" && !target.searchParams.has("code");
+      }
+      if (response.status < 400 || response.status >= 500 || response.status === 429) {
+        await response.body?.cancel();
+        return false;
+      }
+      return /\binvalid_client\b/.test((await response.text()).slice(0, 16_384));
+    } catch (error) {
+      this.#log("debug", `Could not check the client with the authorization server: ${messageOf(error)}`);
+      return false;
+    }
+  }
+
   async #present(url: string): Promise<void> {
     const { assertBrowsableUrl, openUrl } = await loadFlows();
     assertBrowsableUrl(url);
@@ -503,6 +546,23 @@ export class OAuthSession {
 /** The preferred callback port for a server: stable, so a registration keeps matching; 20000-29999. */
 export function derivedCallbackPort(serverUrl: string): number {
   return 20_000 + (createHash("sha256").update(serverUrl).digest().readUInt32BE(0) % 10_000);
+}
+
+/** A client id the user chose (`--client-id`, a metadata document URL) that the authorization server does not know. */
+function unknownClientError(client: StoredClient, authorizationServerUrl: string): AuthRequiredError {
+  const what =
+    client.source === "metadata-document"
+      ? `the client metadata document ${client.client_id}`
+      : `the client id "${client.client_id}"`;
+  const fix =
+    client.source === "metadata-document"
+      ? "check --client-metadata-url"
+      : "check --client-id against the client registered there (and $CHAT_MCP_CLIENT_SECRET)";
+  return new AuthRequiredError(
+    `The authorization server ${authorizationServerUrl} does not know ${what} (invalid_client); ${fix}, ` +
+      "or leave the option out to register automatically.",
+    "refused",
+  );
 }
 
 function toStoredTokens(tokens: OAuthTokens): StoredTokens {
