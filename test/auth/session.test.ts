@@ -114,7 +114,10 @@ describe("sign-in after a 401: discovery, registration, PKCE, resource", () => {
     const t = await setup();
     await t.session().signIn();
     await t.session().signIn();
-    expect(t.tiny.authorizations).toHaveLength(2);
+    expect(t.browserOpens()).toBe(2);
+    // The reused registration is first checked at /authorize (redirect not followed), then used by the browser.
+    expect(t.tiny.authorizations).toHaveLength(3);
+    expect(new Set(t.tiny.authorizations.map((a) => a.clientId)).size).toBe(1);
     expect(t.tiny.registrations).toBe(1);
   });
 
