@@ -225,7 +225,11 @@ export class OAuthSession {
     } catch (error) {
       if (error instanceof AuthRequiredError) throw error;
       const reason = error instanceof UnsafeUrlError ? "refused" : "failed";
-      throw new AuthRequiredError(`Sign-in to ${this.serverUrl} failed: ${messageOf(error)}`, reason, {
+      const code = networkErrorCode(error);
+      const why = code
+        ? `cannot reach ${new URL(this.serverUrl).origin} (${code}); is the server running there?`
+        : messageOf(error);
+      throw new AuthRequiredError(`Sign-in to ${this.serverUrl} failed: ${why}`, reason, {
         cause: error,
       });
     }
@@ -367,8 +371,12 @@ export class OAuthSession {
         });
       } catch (error) {
         const what = error instanceof OAuthError ? error.errorCode : messageOf(error);
+        const hint =
+          what === "invalid_target"
+            ? `it does not sign in to ${server.resource}: check the URL`
+            : "sign in again";
         throw new AuthRequiredError(
-          `The authorization server refused the sign-in code (${what}); sign in again.`,
+          `The authorization server refused the sign-in code (${what}); ${hint}.`,
           "refused",
           { cause: error },
         );
@@ -586,6 +594,19 @@ function isDue(tokens: StoredTokens): boolean {
 
 function isExpired(tokens: StoredTokens): boolean {
   return tokens.expiresAt !== undefined && Date.now() >= tokens.expiresAt;
+}
+
+/** The system error code (ECONNREFUSED, ENOTFOUND…) of a request that got no HTTP answer, else undefined. */
+function networkErrorCode(error: unknown): string | undefined {
+  for (
+    let current = error, depth = 0;
+    current instanceof Error && depth < 4;
+    current = current.cause, depth++
+  ) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code)) return code;
+  }
+  return undefined;
 }
 
 function messageOf(error: unknown): string {

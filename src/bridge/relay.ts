@@ -2,6 +2,7 @@
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { describeNetworkFailure, isLastingNetworkFailure } from "../internal/network-errors.js";
 import { classifyRequestFailure, requestNeverSent } from "../internal/request-failure.js";
+import { wrongEndpointMessage } from "./endpoint-check.js";
 import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
 import { isRequest, isResponse } from "./jsonrpc.js";
 import { type BridgeLog, describeError } from "./log.js";
@@ -49,6 +50,8 @@ interface PendingRequest {
 }
 
 const BRIDGE_ID_PREFIX = "chat-mcp-bridge/";
+/** A server this bridge never reached is more likely down or mistyped than restarting: the first request waits less. */
+const FIRST_CONTACT_WINDOW_MS = 3000;
 
 const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
 
@@ -81,6 +84,8 @@ export class Relay {
   #needsNewSession = false;
   /** Set after a reconnect window ran out; later failures are answered at once instead of waiting again. */
   #unreachable: string | undefined;
+  /** Set once the server answered anything over HTTP. */
+  #reached = false;
   #closing = false;
   /** Transports whose session was already checked after a 404 on the event stream. */
   readonly #probed = new WeakSet<RemoteTransport>();
@@ -247,6 +252,7 @@ export class Relay {
     try {
       await transport.send(outbound.message, { mustNotRepeat: !this.#isRepeatable(outbound.message) });
       this.#unreachable = undefined;
+      this.#reached = true;
       if (isRequest(outbound.message)) {
         const pending = this.#pending.get(requestKey(outbound.message.id));
         if (pending) pending.deliveredOn = transport;
@@ -258,6 +264,7 @@ export class Relay {
 
   #onSendFailure(outbound: Outbound, transport: RemoteTransport, error: unknown): void {
     if (this.#closing) return;
+    if (error instanceof RemoteHttpError) this.#reached = true;
     if (transport !== this.#transport) {
       // It went out on a session the bridge has since replaced (closing it aborted this request, or the
       // server had forgotten it): the server never ran it, so it goes again on the current session.
@@ -271,6 +278,10 @@ export class Relay {
       this.#needsNewSession = true;
       this.#hold(outbound);
       this.#startRecovery();
+      return;
+    }
+    if (isInitialize && error instanceof RemoteHttpError && error.status === 404) {
+      void this.#answerWrongEndpoint(outbound, error);
       return;
     }
     if (this.#answeredAsLastingFailure(outbound, error)) return;
@@ -307,6 +318,14 @@ export class Relay {
     return true;
   }
 
+  /** `initialize` answered 404: the URL is not the MCP endpoint; say which one is, when a nearby URL answers as one. */
+  async #answerWrongEndpoint(outbound: Outbound, error: RemoteHttpError): Promise<void> {
+    this.#log.debug(`initialize: ${describeError(error)}`);
+    const message = await wrongEndpointMessage(this.#options.url, "it answered initialize with HTTP 404");
+    this.#log.info(message);
+    this.#answerWithError(outbound, `chat-mcp-bridge: ${message}`);
+  }
+
   #hold(outbound: Outbound): void {
     let index = this.#held.length;
     while (index > 0 && this.#held[index - 1]!.seq > outbound.seq) index--;
@@ -324,7 +343,10 @@ export class Relay {
 
   /** Reopens the session and/or waits for the server, then sends the held messages in order. */
   async #recover(): Promise<void> {
-    const deadline = Date.now() + this.#reconnectWindowMs;
+    const firstContact = !this.#reached;
+    const deadline =
+      Date.now() +
+      (firstContact ? Math.min(FIRST_CONTACT_WINDOW_MS, this.#reconnectWindowMs) : this.#reconnectWindowMs);
     let delayMs = 200;
     let lastError: unknown;
     while (!this.#closing) {
@@ -355,6 +377,7 @@ export class Relay {
           }
         }
         this.#unreachable = undefined;
+        this.#reached = true;
         const rest = this.#held;
         this.#held = [];
         this.#recovering = undefined;
@@ -365,7 +388,8 @@ export class Relay {
         lastError = error;
         if (!isNetworkError(error) && !isSessionGone(error)) break;
         if (Date.now() + delayMs > deadline) break;
-        if (delayMs === 200)
+        // A server never reached gets one line, when the bridge gives up, not two.
+        if (delayMs === 200 && !firstContact)
           this.#log.info(`cannot reach ${this.#options.url.origin}: ${this.#describe(error)}; retrying`);
         await new Promise((resolve) => setTimeout(resolve, delayMs));
         delayMs = Math.min(delayMs * 2, 5000);
@@ -381,7 +405,7 @@ export class Relay {
     const unreachable = isNetworkError(error) || isSessionGone(error);
     if (unreachable) this.#unreachable = reason;
     const message = unreachable ? this.#unreachableMessage(reason) : `chat-mcp-bridge: ${reason}`;
-    this.#log.info(message);
+    this.#log.info(message.slice("chat-mcp-bridge: ".length));
     const held = this.#held;
     this.#held = [];
     for (const outbound of held) this.#answerWithError(outbound, message);
@@ -394,7 +418,10 @@ export class Relay {
   }
 
   #unreachableMessage(reason: string): string {
-    return `chat-mcp-bridge: cannot reach ${this.#options.url.origin}: ${reason}; the bridge keeps running and retries on the next request`;
+    const check = this.#reached
+      ? ""
+      : ` Is the server running, and is ${this.#options.url.href} the right URL?`;
+    return `chat-mcp-bridge: cannot reach ${this.#options.url.origin}: ${reason}.${check} The bridge keeps running and retries on the next request.`;
   }
 
   /** Replaces the transport with a new session, replaying the client's `initialize` under a bridge id. */

@@ -2,6 +2,7 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { describeProxyFor } from "../internal/proxy.js";
 import type { BridgeOptions } from "./cli.js";
+import { probeEndpoint, wrongEndpointMessage } from "./endpoint-check.js";
 import { isJsonRpcMessage } from "./jsonrpc.js";
 import { createLineWriter, LineSplitter, MAX_LINE_BYTES } from "./line-reader.js";
 import { type BridgeLog, createBridgeLog, describeError } from "./log.js";
@@ -108,7 +109,24 @@ export async function runAccountCommand(kind: "login" | "logout", options: Bridg
   const log: BridgeLog = createBridgeLog(options.debug);
   const session = await createBridgeAuth(options, log);
   if (kind === "login") {
-    await session.signIn();
+    // A URL that is not the MCP endpoint would take the user through the browser for nothing.
+    const probe = await probeEndpoint(options.url);
+    if (probe.unreachable)
+      throw new Error(
+        `cannot reach ${options.url.origin}: ${probe.unreachable}. Is the server running, and is ${options.url.href} the right URL?`,
+      );
+    if (probe.status === 404) throw new Error(await wrongEndpointMessage(options.url, "it answers HTTP 404"));
+    try {
+      await session.signIn();
+    } catch (error) {
+      if (!/\binvalid_target\b/.test(describeError(error))) throw error;
+      throw new Error(
+        await wrongEndpointMessage(
+          options.url,
+          "the authorization server refused it as a resource: invalid_target",
+        ),
+      );
+    }
     log.info(`signed in to ${options.url.origin}`);
   } else {
     await session.signOut();

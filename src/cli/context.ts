@@ -2,7 +2,7 @@
 import { ChatClient } from "../client/index.js";
 import { envApiKey } from "../config/index.js";
 import { describeProxyFor } from "../internal/proxy.js";
-import { CliError, EXIT } from "./errors.js";
+import { CliError, EXIT, UsageError } from "./errors.js";
 import type { CliIo } from "./io.js";
 
 export interface GlobalOptions {
@@ -63,6 +63,7 @@ export const SIGN_IN_HINT = "Run `chat-cli login`, set CHAT_API_KEY, or pass --t
 
 /** A ChatClient for the base URL and token in effect; exit 4 when there is no token at all. */
 export async function openClient(ctx: CliContext): Promise<ChatClient> {
+  assertBaseUrl(ctx.globals.baseUrl);
   const resolved = await resolveToken(ctx);
   if (!resolved) throw new CliError(`not signed in to ${ctx.globals.baseUrl}`, EXIT.auth, SIGN_IN_HINT);
   if (ctx.globals.debug) {
@@ -76,4 +77,16 @@ export async function openClient(ctx: CliContext): Promise<ChatClient> {
 export function maskToken(token: string): string {
   if (token.length < 12) return "…".padStart(Math.min(token.length, 4) + 1, "*");
   return `${token.slice(0, 4)}…${token.slice(-4)}`;
+}
+
+/** The service's base URL, not one of its endpoints: `/v2` and `/mcp` URLs are refused with the URL to use instead. */
+export function assertBaseUrl(baseUrl: string): void {
+  const endpoint = /\/(v2|mcp)\/*$/.exec(baseUrl)?.[1];
+  if (!endpoint) return;
+  const base = baseUrl.replace(/\/(v2|mcp)\/*$/, "");
+  const why = endpoint === "v2" ? "chat-cli adds /v2 itself" : "that is the MCP endpoint, for MCP clients";
+  throw new UsageError(
+    `the base URL ${baseUrl} ends in /${endpoint}: ${why}`,
+    `Use ${base} instead (in CHAT_API_URL or --base-url).`,
+  );
 }

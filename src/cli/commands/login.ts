@@ -1,6 +1,6 @@
 /** `chat-cli login [--no-browser]`: OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
 import { configDir } from "../../config/index.js";
-import type { CliContext } from "../context.js";
+import { assertBaseUrl, type CliContext } from "../context.js";
 import { printHint, printJson } from "../output.js";
 
 export interface LoginOptions {
@@ -12,6 +12,7 @@ const AUTH_TIMEOUT_MS = 5 * 60_000;
 
 /** The OAuth session of chat-cli for the base URL in effect (the resource is `<base>/v2`). */
 export async function loginSession(ctx: CliContext, options: LoginOptions) {
+  assertBaseUrl(ctx.globals.baseUrl);
   const { OAuthSession, restServerUrl } = await import("../../auth/index.js");
   return new OAuthSession({
     serverUrl: restServerUrl(ctx.globals.baseUrl),

@@ -1,0 +1,80 @@
+/** Telling a wrong bridge URL from the MCP endpoint: whether a URL answers as one, and which nearby URL does. */
+
+import { describeError } from "./log.js";
+
+const CHECK_TIMEOUT_MS = 5000;
+
+const INITIALIZE = JSON.stringify({
+  jsonrpc: "2.0",
+  id: "chat-mcp-bridge/endpoint-check",
+  method: "initialize",
+  params: {
+    protocolVersion: "2025-06-18",
+    capabilities: {},
+    clientInfo: { name: "chat-mcp-bridge", version: "0" },
+  },
+});
+
+/**
+ * How `url` answers an unauthenticated `initialize`: as a streamable-HTTP MCP endpoint does (a Bearer challenge,
+ * or a JSON / event-stream answer, whose session is ended at once), or with which status. No sign-in starts from
+ * here: plain fetch, no stored token. `unreachable` (instead of `status`) says why no answer came.
+ */
+export async function probeEndpoint(
+  url: URL,
+  fetchFn: typeof fetch = fetch,
+): Promise<{ isMcp: boolean; status?: number; unreachable?: string }> {
+  let response: Response;
+  try {
+    response = await fetchFn(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+      body: INITIALIZE,
+      redirect: "manual",
+      signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
+    });
+  } catch (error) {
+    return { isMcp: false, unreachable: describeError(error) };
+  }
+  await response.body?.cancel().catch(() => undefined);
+  const { status } = response;
+  if (status === 401)
+    return { isMcp: /^\s*bearer\b/i.test(response.headers.get("www-authenticate") ?? ""), status };
+  const isMcp =
+    response.ok && /application\/json|text\/event-stream/i.test(response.headers.get("content-type") ?? "");
+  const session = response.headers.get("mcp-session-id");
+  if (isMcp && session) {
+    await fetchFn(url, {
+      method: "DELETE",
+      headers: { "Mcp-Session-Id": session },
+      signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
+    }).then(
+      (answer) => answer.body?.cancel(),
+      () => undefined,
+    );
+  }
+  return { isMcp, status };
+}
+
+/** `<base>/mcp` (the base being the URL without a trailing `/v2` or `/mcp`, or the origin) when it answers as MCP. */
+export async function suggestedMcpUrl(url: URL, fetchFn: typeof fetch = fetch): Promise<string | undefined> {
+  const base = url.pathname.replace(/\/+$/, "").replace(/\/(v2|mcp)$/, "");
+  const candidates = new Set([`${url.origin}${base}/mcp`, `${url.origin}/mcp`]);
+  candidates.delete(url.href);
+  for (const candidate of candidates) {
+    if ((await probeEndpoint(new URL(candidate), fetchFn)).isMcp) return candidate;
+  }
+  return undefined;
+}
+
+/** What to tell the user when `url` is not the MCP endpoint (`what` says how it answered, e.g. "HTTP 404"). */
+export async function wrongEndpointMessage(
+  url: URL,
+  what: string,
+  fetchFn: typeof fetch = fetch,
+): Promise<string> {
+  const suggestion = await suggestedMcpUrl(url, fetchFn);
+  return suggestion
+    ? `${url.href} is not the MCP endpoint (${what}); ${suggestion} is: use that URL instead.`
+    : `${url.href} is not an MCP endpoint (${what}); pass the server's MCP endpoint URL (often ending in /mcp).`;
+}
