@@ -1,0 +1,138 @@
+/** Wrong URLs get help: the base URL instead of /mcp, a dead server, a CHAT_API_URL that ends in /v2 or /mcp. */
+
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { cleanEnv, ROOT, runCli, runProcess } from "../cli/helpers.js";
+import { BRIDGE_BIN, initializeLine, spawnRawBridge } from "./fixtures/spawn-bridge.js";
+
+const HTTP_BROWSER = join(ROOT, "test/auth/fixtures/http-browser.mjs");
+
+let server: ReferenceServer;
+beforeAll(async () => {
+  server = await startReferenceServer({ autoApprove: "acme" });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+/** A loopback port nothing listens on. */
+async function deadUrl(): Promise<string> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return `http://127.0.0.1:${port}`;
+}
+
+function browserEnv() {
+  const logFile = join(mkdtempSync(join(tmpdir(), "cmb-url-")), "browser.log");
+  const env = cleanEnv({ BROWSER: `"${process.execPath}" "${HTTP_BROWSER}"`, HTTP_BROWSER_LOG: logFile });
+  return {
+    env,
+    opened: () => (existsSync(logFile) ? readFileSync(logFile, "utf8").trim().split("\n").length : 0),
+  };
+}
+
+describe("the bridge given the base URL instead of the MCP endpoint", () => {
+  it("answers initialize with an error naming <base>/mcp, without the raw 404 body", async () => {
+    const { env } = browserEnv();
+    const bridge = spawnRawBridge(["--token-store", "file", `${server.url}/`], env);
+    try {
+      bridge.send(initializeLine(1));
+      const answer = (await bridge.waitFor((message) => message.id === 1)) as { error?: { message: string } };
+      expect(answer.error?.message).toBe(
+        `chat-mcp-bridge: ${server.url}/ is not the MCP endpoint (it answered initialize with HTTP 404); ` +
+          `${server.mcpUrl} is: use that URL instead.`,
+      );
+      expect(bridge.stderr()).toContain(`${server.mcpUrl} is: use that URL instead.`);
+      expect(bridge.stderr()).not.toMatch(/not_found|No route/);
+    } finally {
+      bridge.child.stdin.end();
+      await bridge.exited(5000);
+    }
+  });
+
+  it("login with the base URL fails at once, before any browser, naming <base>/mcp", async () => {
+    const { env, opened } = browserEnv();
+    const result = await runProcess(
+      process.execPath,
+      [BRIDGE_BIN, "login", "--token-store", "file", server.url],
+      {
+        env,
+      },
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      `chat-mcp-bridge: ${server.url}/ is not the MCP endpoint (it answers HTTP 404); ${server.mcpUrl} is: use that URL instead.\n`,
+    );
+    expect(opened()).toBe(0);
+  });
+});
+
+describe("a dead server", () => {
+  it("the bridge answers the first request within a few seconds, with one message and one prefix", async () => {
+    const url = `${await deadUrl()}/mcp`;
+    const bridge = spawnRawBridge(["--token-store", "file", url], cleanEnv());
+    try {
+      const started = Date.now();
+      bridge.send(initializeLine(1));
+      const answer = (await bridge.waitFor((message) => message.id === 1, 8000)) as {
+        error?: { message: string };
+      };
+      expect(Date.now() - started).toBeLessThan(6000);
+      expect(answer.error?.message).toMatch(
+        new RegExp(
+          `^chat-mcp-bridge: cannot reach ${new URL(url).origin}: .*ECONNREFUSED.*Is the server running`,
+        ),
+      );
+      const lines = bridge.stderr().trim().split("\n");
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^chat-mcp-bridge: cannot reach /);
+      expect(bridge.stderr()).not.toContain("chat-mcp-bridge: chat-mcp-bridge:");
+    } finally {
+      bridge.child.stdin.end();
+      await bridge.exited(5000);
+    }
+  });
+
+  it("chat-mcp-bridge login says it cannot reach the server, not 'fetch failed'", async () => {
+    const url = `${await deadUrl()}/mcp`;
+    const result = await runProcess(process.execPath, [BRIDGE_BIN, "login", "--token-store", "file", url], {
+      env: cleanEnv(),
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^chat-mcp-bridge: cannot reach http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED.*\n$/,
+    );
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+  });
+
+  it("chat-cli login says it cannot reach the server, not 'fetch failed'", async () => {
+    const base = await deadUrl();
+    const result = await runCli(["--base-url", base, "login"], { env: cleanEnv() });
+    expect(result.code).toBe(4);
+    expect(result.stderr).toContain(`cannot reach ${base} (ECONNREFUSED); is the server running there?`);
+    expect(result.stderr).not.toContain("fetch failed");
+  });
+});
+
+describe("CHAT_API_URL or --base-url ending in /v2 or /mcp", () => {
+  for (const endpoint of ["/v2", "/mcp", "/v2/"]) {
+    it(`${endpoint}: exit 2 with the base URL to use instead`, async () => {
+      const env = cleanEnv({ CHAT_API_URL: `${server.url}${endpoint}`, CHAT_API_KEY: "unused" });
+      const result = await runCli(["list"], { env });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`ends in ${endpoint.replace(/\/$/, "")}`);
+      expect(result.stderr).toContain(`Use ${server.url} instead (in CHAT_API_URL or --base-url).`);
+      const login = await runCli(["--base-url", `${server.url}${endpoint}`, "login", "--no-browser"], {
+        env: cleanEnv(),
+      });
+      expect(login.code).toBe(2);
+      expect(login.stderr).toContain(`Use ${server.url} instead`);
+    });
+  }
+});
