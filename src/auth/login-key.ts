@@ -1,6 +1,6 @@
 /** Names a stored login (server URL + resource + custom header names, never the package version) and its files. Cheap to import. */
 import { createHash } from "node:crypto";
-import { access } from "node:fs/promises";
+import { access, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 
 /** Keychain service name; the account is the login key. */
@@ -64,6 +64,30 @@ export async function hasStoredLogin(
     }
   }
   return false;
+}
+
+/**
+ * The server URLs of the logins saved under `configDir` (either store), read from the login files and keychain
+ * pointers alone (no secret is read), sorted; for `logout` to say which ones exist when none matched.
+ */
+export async function storedLoginUrls(configDir: string): Promise<string[]> {
+  const dir = loginPaths(configDir, "").dir;
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  const urls = new Set<string>();
+  for (const name of names.filter((entry) => /^[0-9a-f]{32}(\.keychain)?\.json$/.test(entry))) {
+    try {
+      const { serverUrl } = JSON.parse(await readFile(join(dir, name), "utf8")) as { serverUrl?: unknown };
+      urls.add(typeof serverUrl === "string" ? serverUrl : "(a keychain login saved by an older version)");
+    } catch {
+      // Unreadable or half-written: not one to offer.
+    }
+  }
+  return [...urls].sort();
 }
 
 /**

@@ -1,5 +1,5 @@
 /** The one browser opener of the package: http(s) URLs only, `$BROWSER` run without a shell, else the `open` package. */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { UnsafeUrlError } from "./errors.js";
 
 // C0/C1 controls and any whitespace: a URL that a browser should open never contains them raw.
@@ -71,25 +71,57 @@ export function splitCommandWords(command: string): string[] {
 /**
  * Opens `url` in the user's browser. `$BROWSER`, when set, is run directly (never through a shell) with the URL
  * as its last argument, as gh and xdg-open do; otherwise the `open` package picks the platform's opener.
- * Resolves once the opener has started; rejects when the URL is refused or no opener could be started.
+ * Resolves once the opener has started (and, with `confirmMs`, has not failed within that time); rejects when the
+ * URL is refused or no opener could be started.
  */
-export async function openUrl(url: string, opts: { env?: NodeJS.ProcessEnv } = {}): Promise<void> {
+export async function openUrl(
+  url: string,
+  opts: {
+    env?: NodeJS.ProcessEnv;
+    /** Also wait up to this long for the opener to fail (a non-zero exit: no browser, no display) before resolving. */
+    confirmMs?: number;
+  } = {},
+): Promise<void> {
   const href = assertBrowsableUrl(url).href;
   const env = opts.env ?? process.env;
   const browser = env.BROWSER?.trim();
   if (browser) {
     const [command, ...args] = splitCommandWords(browser);
     if (!command) throw new Error("$BROWSER is set but names no command; unset it or point it at a browser.");
-    await spawnDetached(command, [...args, href], env);
+    const child = await spawnDetached(command, [...args, href], env);
+    if (opts.confirmMs) await notFailedWithin(child, opts.confirmMs, `the $BROWSER command (${command})`);
     return;
   }
   const { default: open } = await import("open");
   const child = await open(href, { wait: false });
   child.on("error", () => {});
+  if (opts.confirmMs) await notFailedWithin(child, opts.confirmMs, "the system's URL opener");
+}
+
+/**
+ * Openers such as xdg-open exit at once, with a non-zero code when they found no browser; some stay until the
+ * browser closes. A failure within `ms` rejects; an exit 0 or a process still running resolves.
+ */
+function notFailedWithin(child: ChildProcess, ms: number, what: string): Promise<void> {
+  if (child.exitCode !== null)
+    return child.exitCode === 0 ? Promise.resolve() : Promise.reject(failed(child.exitCode));
+  return new Promise((resolve, reject) => {
+    // Not unref'd: the opener is, so this timer keeps the process up to hear its exit.
+    const timer = setTimeout(done, ms);
+    child.once("exit", (code) => done(code));
+    function done(code?: number | null) {
+      clearTimeout(timer);
+      if (code === undefined || code === 0) resolve();
+      else reject(failed(code));
+    }
+  });
+  function failed(code: number | null): Error {
+    return new Error(`${what} found no browser to open it (exit ${code ?? "by signal"})`);
+  }
 }
 
 // The opener's own output goes to stderr: stdout may be a protocol stream (the bridge).
-function spawnDetached(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+function spawnDetached(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { shell: false, stdio: ["ignore", 2, 2], env, detached: false });
     child.once("error", (error) =>
@@ -97,7 +129,7 @@ function spawnDetached(command: string, args: string[], env: NodeJS.ProcessEnv):
     );
     child.once("spawn", () => {
       child.unref();
-      resolve();
+      resolve(child);
     });
   });
 }

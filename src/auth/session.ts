@@ -174,13 +174,18 @@ export class OAuthSession {
     );
   }
 
-  /** Revokes the tokens (best effort) and deletes them and the client registration for this server. */
-  async signOut(): Promise<void> {
-    await this.#locked(async () => {
+  /**
+   * Revokes the tokens (best effort) and deletes them and the client registration for this server. Resolves
+   * false when no login was stored for it (nothing to remove: the URL or the header names may differ).
+   */
+  async signOut(): Promise<boolean> {
+    return this.#locked(async () => {
+      const stored = (await this.#store.describe()).kind !== "none";
       const login = await this.#reload();
       if (login?.tokens && login.client) await this.#revoke(login).catch(() => {});
       await this.#store.delete();
       this.#login = undefined;
+      return stored;
     });
   }
 

@@ -177,7 +177,11 @@ export class LoginStore {
       if (backend) {
         try {
           await backend.set(this.key, text);
-          await writeFileAtomic(this.paths.keychainPointer, JSON.stringify({ backend: backend.name }));
+          // The server URL (no secret) lets `logout` list the stored logins without opening the keychain.
+          await writeFileAtomic(
+            this.paths.keychainPointer,
+            JSON.stringify({ backend: backend.name, serverUrl: login.serverUrl }),
+          );
           await rm(this.paths.file, { force: true });
           return "keychain";
         } catch (error) {

@@ -7,7 +7,8 @@ import type { BridgeAuth } from "./remote-fetch.js";
 /** The OAuth session operations the bridge uses (src/auth `OAuthSession`). */
 export interface BridgeOAuthSession extends BridgeAuth {
   signIn(): Promise<unknown>;
-  signOut(): Promise<unknown>;
+  /** False when no login was stored for the URL. */
+  signOut(): Promise<boolean>;
 }
 
 /** Creates the OAuth session for `options.url`, keyed by the URL and the names (never values) of custom headers. */

@@ -1,5 +1,6 @@
 /** Running the bridge: stdin lines in, the relay, stdout lines out, and a clean exit on EOF or signals. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { configDir } from "../config/index.js";
 import { describeProxyFor } from "../internal/proxy.js";
 import type { BridgeOptions } from "./cli.js";
 import { probeEndpoint, wrongEndpointMessage } from "./endpoint-check.js";
@@ -129,10 +130,23 @@ export async function runAccountCommand(kind: "login" | "logout", options: Bridg
     }
     log.info(`signed in to ${options.url.origin}`);
   } else {
-    await session.signOut();
-    log.info(`signed out of ${options.url.origin}; stored tokens removed`);
+    if (!(await session.signOut())) {
+      log.info(await noStoredLoginMessage(options.url.href, "the MCP URL and --header names"));
+      return 1;
+    }
+    log.info(
+      `signed out of ${options.url.href}; its stored login (tokens and client registration) was removed`,
+    );
   }
   return 0;
+}
+
+/** `logout` of a URL with no stored login: say so, and which logins there are (a typo or a trailing slash). */
+async function noStoredLoginMessage(url: string, mustMatch: string, env = process.env): Promise<string> {
+  const { storedLoginUrls } = await import("../auth/index.js");
+  const stored = await storedLoginUrls(configDir(env));
+  const listed = stored.length > 0 ? `stored logins: ${stored.join(", ")}` : "there are no stored logins";
+  return `no stored login for ${url}, so nothing was removed (${mustMatch} must match the sign-in); ${listed}`;
 }
 
 function positiveNumber(value: string | undefined): number | undefined {

@@ -75,14 +75,10 @@ export async function resolve(options: ResolveOptions, ctx: CliContext): Promise
     ctx,
     { label: "Resuming the chat…", checkCommand: `chat-cli pending ${options.chatId}` },
     () =>
-      client.resolveTask(options.chatId, task).catch((error: unknown) => {
+      client.resolveTask(options.chatId, task).catch(async (error: unknown) => {
         if (statusOf(error) !== 409) throw error;
-        throw new CliError(
-          `chat ${options.chatId} has moved on: the task does not match its latest request (${serverMessage(error)})`,
-          EXIT.conflict,
-          `See the latest request with \`chat-cli pending ${options.chatId}\`.`,
-          error,
-        );
+        const pending = await client.getPendingTask(options.chatId).catch(() => undefined);
+        throw conflictError(options.chatId, task, pending, error);
       }),
   );
   if (ctx.globals.json) return printJson(ctx.io, reply);
@@ -132,6 +128,45 @@ function assertHostProject(chat: Chat): void {
     `chat ${chat.id} has no hostProjectId: the integration flow cannot proceed`,
     EXIT.error,
     `Link a hosting project to the account or team, or reject the request with \`chat-cli resolve ${chat.id} --reject\`.`,
+  );
+}
+
+/** The task type that answers each kind of pause. */
+const TASK_TYPE_FOR: Record<PendingTask["kind"], string> = {
+  integration: "confirmed-steps",
+  permissions: "confirmed-permissions",
+};
+
+/** A 409: says what the chat waits for when the task is of another type, else that the chat moved on. */
+function conflictError(
+  chatId: string,
+  task: Task,
+  pending: PendingTask | null | undefined,
+  error: unknown,
+): CliError {
+  const see = `See what it waits for with \`chat-cli pending ${chatId}\`.`;
+  if (pending === null) {
+    return new CliError(
+      `chat ${chatId} is not waiting for any task: nothing to resolve`,
+      EXIT.conflict,
+      see,
+      error,
+    );
+  }
+  const expected = pending ? TASK_TYPE_FOR[pending.kind] : undefined;
+  if (pending && expected && task.type !== expected) {
+    return new CliError(
+      `chat ${chatId} waits for ${pendingSummary(pending)}, answered by a "${expected}" task, not "${task.type}"; nothing was changed`,
+      EXIT.conflict,
+      see,
+      error,
+    );
+  }
+  return new CliError(
+    `chat ${chatId} has moved on: the task does not match its latest request (${serverMessage(error)})`,
+    EXIT.conflict,
+    `See the latest request with \`chat-cli pending ${chatId}\`.`,
+    error,
   );
 }
 

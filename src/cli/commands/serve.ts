@@ -1,5 +1,6 @@
 /** `chat-cli serve`: the reference server in the foreground, with its URLs, seeded accounts, dev keys and client configs. */
 import type { CliContext } from "../context.js";
+import { CliError, EXIT } from "../errors.js";
 import { printJson } from "../output.js";
 
 export interface ServeOptions {
@@ -19,6 +20,15 @@ export async function serve(options: ServeOptions, ctx: CliContext): Promise<voi
     ...(options.data ? { dataFile: options.data } : {}),
     ...(options.autoApprove ? { autoApprove: options.autoApprove } : {}),
     ...(options.assistantDelay ? { assistantDelayMs: options.assistantDelay } : {}),
+  }).catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException | null)?.code !== "EADDRINUSE") throw error;
+    const where = `${options.host.includes(":") ? `[${options.host}]` : options.host}:${options.port}`;
+    throw new CliError(
+      `a server already runs on ${where} (perhaps another \`chat-cli serve\`); this one cannot listen there`,
+      EXIT.error,
+      `Use that one (--base-url http://${where}), stop it, or start this one on a free port with --port 0.`,
+      error,
+    );
   });
   const apiKeys: Record<string, string> = { ...server.apiKeys };
   const configs = {
