@@ -38,8 +38,7 @@ export async function probeEndpoint(
   }
   await response.body?.cancel().catch(() => undefined);
   const { status } = response;
-  if (status === 401)
-    return { isMcp: /^\s*bearer\b/i.test(response.headers.get("www-authenticate") ?? ""), status };
+  if (status === 401) return { isMcp: await challengeNames(url, response, fetchFn), status };
   const isMcp =
     response.ok && /application\/json|text\/event-stream/i.test(response.headers.get("content-type") ?? "");
   const session = response.headers.get("mcp-session-id");
@@ -77,4 +76,30 @@ export async function wrongEndpointMessage(
   return suggestion
     ? `${url.href} is not the MCP endpoint (${what}); ${suggestion} is: use that URL instead.`
     : `${url.href} is not an MCP endpoint (${what}); pass the server's MCP endpoint URL (often ending in /mcp).`;
+}
+
+/**
+ * A Bearer challenge protects `url` itself when the protected resource metadata it points to (RFC 9728) names
+ * `url` as the resource (or names the origin, for a URL ending in /mcp); a whole protected API (every path under
+ * `/v2`) challenges too, with its own resource. A Bearer challenge without metadata is taken at its word.
+ */
+async function challengeNames(url: URL, response: Response, fetchFn: typeof fetch): Promise<boolean> {
+  const header = response.headers.get("www-authenticate");
+  if (!/^\s*bearer\b/i.test(header ?? "")) return false;
+  const { parseBearerChallenge } = await import("../auth/index.js");
+  const metadataUrl = parseBearerChallenge(header).resourceMetadataUrl;
+  if (!metadataUrl || !URL.canParse(metadataUrl)) return true;
+  try {
+    const metadata = await fetchFn(metadataUrl, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
+    const { resource } = (await metadata.json()) as { resource?: unknown };
+    const trimmed = (value: string) => value.replace(/\/+$/, "");
+    if (typeof resource !== "string") return false;
+    // Some servers name their origin as the one resource: then an `/mcp` path is taken as the endpoint.
+    return (
+      trimmed(resource) === trimmed(url.href) ||
+      (trimmed(resource) === url.origin && /\/mcp\/?$/.test(url.pathname))
+    );
+  } catch {
+    return false;
+  }
 }

@@ -4,20 +4,14 @@ import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { describe, expect, it } from "vitest";
 import { cleanEnv, ROOT, runCli, runProcess } from "../cli/helpers.js";
+import { useReferenceServer } from "../server/helpers.js";
 import { BRIDGE_BIN, initializeLine, spawnRawBridge } from "./fixtures/spawn-bridge.js";
 
 const HTTP_BROWSER = join(ROOT, "test/auth/fixtures/http-browser.mjs");
 
-let server: ReferenceServer;
-beforeAll(async () => {
-  server = await startReferenceServer({ autoApprove: "acme" });
-});
-afterAll(async () => {
-  await server?.close();
-});
+const running = useReferenceServer({ autoApprove: "acme" });
 
 /** A loopback port nothing listens on. */
 async function deadUrl(): Promise<string> {
@@ -40,15 +34,15 @@ function browserEnv() {
 describe("the bridge given the base URL instead of the MCP endpoint", () => {
   it("answers initialize with an error naming <base>/mcp, without the raw 404 body", async () => {
     const { env } = browserEnv();
-    const bridge = spawnRawBridge(["--token-store", "file", `${server.url}/`], env);
+    const bridge = spawnRawBridge(["--token-store", "file", `${running.server.url}/`], env);
     try {
       bridge.send(initializeLine(1));
       const answer = (await bridge.waitFor((message) => message.id === 1)) as { error?: { message: string } };
       expect(answer.error?.message).toBe(
-        `chat-mcp-bridge: ${server.url}/ is not the MCP endpoint (it answered initialize with HTTP 404); ` +
-          `${server.mcpUrl} is: use that URL instead.`,
+        `chat-mcp-bridge: ${running.server.url}/ is not the MCP endpoint (it answered initialize with HTTP 404); ` +
+          `${running.server.mcpUrl} is: use that URL instead.`,
       );
-      expect(bridge.stderr()).toContain(`${server.mcpUrl} is: use that URL instead.`);
+      expect(bridge.stderr()).toContain(`${running.server.mcpUrl} is: use that URL instead.`);
       expect(bridge.stderr()).not.toMatch(/not_found|No route/);
     } finally {
       bridge.child.stdin.end();
@@ -60,16 +54,33 @@ describe("the bridge given the base URL instead of the MCP endpoint", () => {
     const { env, opened } = browserEnv();
     const result = await runProcess(
       process.execPath,
-      [BRIDGE_BIN, "login", "--token-store", "file", server.url],
+      [BRIDGE_BIN, "login", "--token-store", "file", running.server.url],
       {
         env,
       },
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
-      `chat-mcp-bridge: ${server.url}/ is not the MCP endpoint (it answers HTTP 404); ${server.mcpUrl} is: use that URL instead.\n`,
+      `chat-mcp-bridge: ${running.server.url}/ is not the MCP endpoint (it answers HTTP 404); ${running.server.mcpUrl} is: use that URL instead.\n`,
     );
     expect(opened()).toBe(0);
+  });
+});
+
+describe("a bridge login URL the authorization server refuses as a resource (invalid_target)", () => {
+  it("names <base>/mcp, not another path under the protected REST API", async () => {
+    const { env, opened } = browserEnv();
+    // Every path under /v2 answers 401 with a Bearer challenge, so this one gets as far as the browser.
+    const url = `${running.server.url}/v2/chats`;
+    const result = await runProcess(process.execPath, [BRIDGE_BIN, "login", "--token-store", "file", url], {
+      env,
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      `chat-mcp-bridge: ${url} is not the MCP endpoint (the authorization server refused it as a resource: ` +
+        `invalid_target); ${running.server.mcpUrl} is: use that URL instead.\n`,
+    );
+    expect(opened()).toBe(1);
   });
 });
 
@@ -123,16 +134,19 @@ describe("a dead server", () => {
 describe("CHAT_API_URL or --base-url ending in /v2 or /mcp", () => {
   for (const endpoint of ["/v2", "/mcp", "/v2/"]) {
     it(`${endpoint}: exit 2 with the base URL to use instead`, async () => {
-      const env = cleanEnv({ CHAT_API_URL: `${server.url}${endpoint}`, CHAT_API_KEY: "unused" });
+      const env = cleanEnv({ CHAT_API_URL: `${running.server.url}${endpoint}`, CHAT_API_KEY: "unused" });
       const result = await runCli(["list"], { env });
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(`ends in ${endpoint.replace(/\/$/, "")}`);
-      expect(result.stderr).toContain(`Use ${server.url} instead (in CHAT_API_URL or --base-url).`);
-      const login = await runCli(["--base-url", `${server.url}${endpoint}`, "login", "--no-browser"], {
-        env: cleanEnv(),
-      });
+      expect(result.stderr).toContain(`Use ${running.server.url} instead (in CHAT_API_URL or --base-url).`);
+      const login = await runCli(
+        ["--base-url", `${running.server.url}${endpoint}`, "login", "--no-browser"],
+        {
+          env: cleanEnv(),
+        },
+      );
       expect(login.code).toBe(2);
-      expect(login.stderr).toContain(`Use ${server.url} instead`);
+      expect(login.stderr).toContain(`Use ${running.server.url} instead`);
     });
   }
 });

@@ -155,8 +155,10 @@ function conflictError(
   }
   const expected = pending ? TASK_TYPE_FOR[pending.kind] : undefined;
   if (pending && expected && task.type !== expected) {
+    // A task of a type some pause takes was likely written for an earlier pause; any other type never fits.
+    const state = Object.values(TASK_TYPE_FOR).includes(task.type) ? "has moved on: it now waits" : "waits";
     return new CliError(
-      `chat ${chatId} waits for ${pendingSummary(pending)}, answered by a "${expected}" task, not "${task.type}"; nothing was changed`,
+      `chat ${chatId} ${state} for ${pendingSummary(pending)}, answered by a "${expected}" task, not "${task.type}"; nothing was changed`,
       EXIT.conflict,
       see,
       error,
