@@ -3,6 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { configDir as defaultConfigDir } from "../config/index.js";
 import { proxyAwareFetch } from "../internal/proxy.js";
+import { classifyRequestFailure } from "../internal/request-failure.js";
 import { assertSecureUrl, coversScope, isHttpsUrlWithPath, parseBearerChallenge } from "./checks.js";
 import type { DiscoveredServer } from "./discovery.js";
 import { AuthRequiredError, TokenStoreError, UnsafeUrlError } from "./errors.js";
@@ -601,17 +602,11 @@ function isExpired(tokens: StoredTokens): boolean {
   return tokens.expiresAt !== undefined && Date.now() >= tokens.expiresAt;
 }
 
-/** The system error code (ECONNREFUSED, ENOTFOUND…) of a request that got no HTTP answer, else undefined. */
+/** The error code (ECONNREFUSED, ENOTFOUND…) of a request that got no HTTP answer, as the one request-failure judge sees it. */
 function networkErrorCode(error: unknown): string | undefined {
-  for (
-    let current = error, depth = 0;
-    current instanceof Error && depth < 4;
-    current = current.cause, depth++
-  ) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === "string" && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code)) return code;
-  }
-  return undefined;
+  if (classifyRequestFailure(error) === "not-a-request-failure") return undefined;
+  const code = (error as { cause?: { code?: unknown } }).cause?.code;
+  return typeof code === "string" ? code : "no answer";
 }
 
 function messageOf(error: unknown): string {

@@ -1,6 +1,6 @@
 /** Telling a wrong bridge URL from the MCP endpoint: whether a URL answers as one, and which nearby URL does. */
-
 import { describeError } from "./log.js";
+import { type FetchLike, nodeHttpFetch } from "./remote-fetch.js";
 
 const CHECK_TIMEOUT_MS = 5000;
 
@@ -18,19 +18,19 @@ const INITIALIZE = JSON.stringify({
 /**
  * How `url` answers an unauthenticated `initialize`: as a streamable-HTTP MCP endpoint does (a Bearer challenge,
  * or a JSON / event-stream answer, whose session is ended at once), or with which status. No sign-in starts from
- * here: plain fetch, no stored token. `unreachable` (instead of `status`) says why no answer came.
+ * here: the bridge's plain request function (redirects not followed), no token. `unreachable` (instead of
+ * `status`) says why no answer came.
  */
 export async function probeEndpoint(
   url: URL,
-  fetchFn: typeof fetch = fetch,
+  request: FetchLike = nodeHttpFetch,
 ): Promise<{ isMcp: boolean; status?: number; unreachable?: string }> {
-  let response: Response;
+  let response: Awaited<ReturnType<FetchLike>>;
   try {
-    response = await fetchFn(url, {
+    response = await request(url, {
       method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
       body: INITIALIZE,
-      redirect: "manual",
       signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
     });
   } catch (error) {
@@ -38,14 +38,14 @@ export async function probeEndpoint(
   }
   await response.body?.cancel().catch(() => undefined);
   const { status } = response;
-  if (status === 401) return { isMcp: await challengeNames(url, response, fetchFn), status };
+  if (status === 401) return { isMcp: await challengeNames(url, response.headers, request), status };
   const isMcp =
     response.ok && /application\/json|text\/event-stream/i.test(response.headers.get("content-type") ?? "");
   const session = response.headers.get("mcp-session-id");
   if (isMcp && session) {
-    await fetchFn(url, {
+    await request(url, {
       method: "DELETE",
-      headers: { "Mcp-Session-Id": session },
+      headers: { "mcp-session-id": session },
       signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
     }).then(
       (answer) => answer.body?.cancel(),
@@ -56,12 +56,15 @@ export async function probeEndpoint(
 }
 
 /** `<base>/mcp` (the base being the URL without a trailing `/v2` or `/mcp`, or the origin) when it answers as MCP. */
-export async function suggestedMcpUrl(url: URL, fetchFn: typeof fetch = fetch): Promise<string | undefined> {
+export async function suggestedMcpUrl(
+  url: URL,
+  request: FetchLike = nodeHttpFetch,
+): Promise<string | undefined> {
   const base = url.pathname.replace(/\/+$/, "").replace(/\/(v2|mcp)$/, "");
   const candidates = new Set([`${url.origin}${base}/mcp`, `${url.origin}/mcp`]);
   candidates.delete(url.href);
   for (const candidate of candidates) {
-    if ((await probeEndpoint(new URL(candidate), fetchFn)).isMcp) return candidate;
+    if ((await probeEndpoint(new URL(candidate), request)).isMcp) return candidate;
   }
   return undefined;
 }
@@ -70,9 +73,9 @@ export async function suggestedMcpUrl(url: URL, fetchFn: typeof fetch = fetch): 
 export async function wrongEndpointMessage(
   url: URL,
   what: string,
-  fetchFn: typeof fetch = fetch,
+  request: FetchLike = nodeHttpFetch,
 ): Promise<string> {
-  const suggestion = await suggestedMcpUrl(url, fetchFn);
+  const suggestion = await suggestedMcpUrl(url, request);
   return suggestion
     ? `${url.href} is not the MCP endpoint (${what}); ${suggestion} is: use that URL instead.`
     : `${url.href} is not an MCP endpoint (${what}); pass the server's MCP endpoint URL (often ending in /mcp).`;
@@ -83,14 +86,22 @@ export async function wrongEndpointMessage(
  * `url` as the resource (or names the origin, for a URL ending in /mcp); a whole protected API (every path under
  * `/v2`) challenges too, with its own resource. A Bearer challenge without metadata is taken at its word.
  */
-async function challengeNames(url: URL, response: Response, fetchFn: typeof fetch): Promise<boolean> {
-  const header = response.headers.get("www-authenticate");
+async function challengeNames(
+  url: URL,
+  headers: { get(name: string): string | null },
+  request: FetchLike,
+): Promise<boolean> {
+  const header = headers.get("www-authenticate");
   if (!/^\s*bearer\b/i.test(header ?? "")) return false;
   const { parseBearerChallenge } = await import("../auth/index.js");
   const metadataUrl = parseBearerChallenge(header).resourceMetadataUrl;
   if (!metadataUrl || !URL.canParse(metadataUrl)) return true;
   try {
-    const metadata = await fetchFn(metadataUrl, { signal: AbortSignal.timeout(CHECK_TIMEOUT_MS) });
+    const metadata = await request(new URL(metadataUrl), {
+      method: "GET",
+      headers: { accept: "application/json" },
+      signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
+    });
     const { resource } = (await metadata.json()) as { resource?: unknown };
     const trimmed = (value: string) => value.replace(/\/+$/, "");
     if (typeof resource !== "string") return false;
