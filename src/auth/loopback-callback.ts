@@ -1,9 +1,16 @@
-/** The RFC 8252 loopback redirect target: an HTTP server on 127.0.0.1 that accepts only the `state` it was told to expect. */
+/**
+ * The RFC 8252 loopback redirect target: an HTTP server on 127.0.0.1 that hands the browser a one-time start page
+ * and accepts the answer only from that browser, for the `state` it was told to expect.
+ */
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
+import { rememberSecret } from "../internal/redact.js";
 import { AuthRequiredError } from "./errors.js";
 
 export const CALLBACK_PATH = "/callback";
+const START_PATH = "/start/";
 
 /** What the authorization server sent back for one expected `state`. */
 export interface AuthorizationResponse {
@@ -11,25 +18,50 @@ export interface AuthorizationResponse {
   code: string;
 }
 
+/** A sign-in waiting for its browser: the URL to open, and the answer that browser brings back. */
+export interface PendingAuthorization {
+  /**
+   * `http://127.0.0.1:<port>/start/<one-time id>`: redirects to the authorization URL and binds the sign-in to the
+   * browser that opens it first. The authorization URL (and its `state`) never appears in argv or on stderr.
+   */
+  readonly startUrl: string;
+  /** Resolves with the code; rejects on a denial, after `timeoutMs`, or when the start page is opened twice. */
+  readonly answer: Promise<AuthorizationResponse>;
+}
+
 export interface LoopbackCallback {
   /** `http://127.0.0.1:<port>/callback`: the literal loopback address, never `localhost`. */
   readonly redirectUri: string;
   readonly port: number;
-  /** Resolves with the code for `state`; rejects on a denial or after `timeoutMs`. Other states get a 400 page. */
-  waitFor(state: string, timeoutMs: number): Promise<AuthorizationResponse>;
+  /** Waits for the answer to `authorizationUrl` (which carries `state`); other states get a 400 page. */
+  begin(authorizationUrl: string, state: string, timeoutMs: number): PendingAuthorization;
   close(): Promise<void>;
 }
 
-interface Waiter {
+interface Flow {
+  state: string;
+  authorizationUrl: string;
+  /** Set when the start page was opened: the value of the cookie the callback must carry. */
+  browserNonce?: string;
   resolve(response: AuthorizationResponse): void;
   reject(error: Error): void;
 }
 
 /** Listens on 127.0.0.1:`preferredPort`, or on an ephemeral port when that one is taken (or not given). */
 export async function startLoopbackCallback(preferredPort?: number): Promise<LoopbackCallback> {
-  const waiters = new Map<string, Waiter>();
-  const server = createServer((request, response) => answer(request, response, waiters));
+  const flows = new Map<string, Flow>();
+  const starts = new Map<string, Flow>();
+  let cookieName = "";
+  const server = createServer((request, response) =>
+    answer(request, response, { flows, starts, cookieName }),
+  );
+  // A second lock where the kernel tells: connections from another user's socket are closed unanswered.
+  server.on("connection", (socket) => {
+    if (isOtherUsersSocket(socket)) socket.destroy();
+  });
   const port = await listen(server, preferredPort).catch(() => listen(server, 0));
+  // Cookies ignore ports: one name per callback port keeps concurrent sign-ins apart.
+  cookieName = `chat_mcp_sign_in_${port}`;
   const close = () =>
     new Promise<void>((resolve) => {
       server.close(() => resolve());
@@ -38,10 +70,16 @@ export async function startLoopbackCallback(preferredPort?: number): Promise<Loo
   return {
     redirectUri: `http://127.0.0.1:${port}${CALLBACK_PATH}`,
     port,
-    waitFor(state, timeoutMs) {
-      return new Promise<AuthorizationResponse>((resolve, reject) => {
+    begin(authorizationUrl, state, timeoutMs) {
+      const startId = randomBytes(32).toString("base64url");
+      const answer = new Promise<AuthorizationResponse>((resolve, reject) => {
+        const end = () => {
+          clearTimeout(timer);
+          flows.delete(state);
+          starts.delete(startId);
+        };
         const timer = setTimeout(() => {
-          waiters.delete(state);
+          end();
           reject(
             new AuthRequiredError(
               `Sign-in timed out after ${Math.round(timeoutMs / 1000)} s without an answer from the browser; ` +
@@ -50,17 +88,22 @@ export async function startLoopbackCallback(preferredPort?: number): Promise<Loo
             ),
           );
         }, timeoutMs);
-        waiters.set(state, {
+        const flow: Flow = {
+          state,
+          authorizationUrl,
           resolve: (value) => {
-            clearTimeout(timer);
+            end();
             resolve(value);
           },
           reject: (error) => {
-            clearTimeout(timer);
+            end();
             reject(error);
           },
-        });
+        };
+        flows.set(state, flow);
+        starts.set(startId, flow);
       });
+      return { startUrl: `http://127.0.0.1:${port}${START_PATH}${startId}`, answer };
     },
     close,
   };
@@ -82,15 +125,25 @@ function listen(server: ReturnType<typeof createServer>, port = 0): Promise<numb
   });
 }
 
-function answer(request: IncomingMessage, response: ServerResponse, waiters: Map<string, Waiter>): void {
+interface CallbackState {
+  flows: Map<string, Flow>;
+  starts: Map<string, Flow>;
+  cookieName: string;
+}
+
+function answer(request: IncomingMessage, response: ServerResponse, callback: CallbackState): void {
   const url = new URL(request.url ?? "/", "http://127.0.0.1");
+  if (request.method === "GET" && url.pathname.startsWith(START_PATH)) {
+    start(url.pathname.slice(START_PATH.length), response, callback);
+    return;
+  }
   if (request.method !== "GET" || url.pathname !== CALLBACK_PATH) {
     page(response, 404, "Not found", "This address only receives sign-in answers.");
     return;
   }
   const state = url.searchParams.get("state") ?? "";
-  const waiter = waiters.get(state);
-  if (!waiter) {
+  const flow = callback.flows.get(state);
+  if (!flow) {
     // A stale tab, a replay or a forged request: refuse it and keep waiting for the real answer.
     page(
       response,
@@ -100,10 +153,19 @@ function answer(request: IncomingMessage, response: ServerResponse, waiters: Map
     );
     return;
   }
+  if (!flow.browserNonce || !sameSecret(cookieValue(request, callback.cookieName), flow.browserNonce)) {
+    // Someone who read the authorization URL (or `state`) signed in elsewhere and calls back here: refuse it.
+    page(
+      response,
+      403,
+      "Sign-in started in another browser",
+      "This answer did not come from the browser that started the sign-in, so it is refused.",
+    );
+    return;
+  }
   const error = url.searchParams.get("error");
   const code = url.searchParams.get("code");
   if (error) {
-    waiters.delete(state);
     const denied = error === "access_denied";
     page(
       response,
@@ -111,7 +173,7 @@ function answer(request: IncomingMessage, response: ServerResponse, waiters: Map
       denied ? "Sign-in cancelled" : "Sign-in failed",
       "You can close this tab and return to the terminal.",
     );
-    waiter.reject(
+    flow.reject(
       new AuthRequiredError(
         denied
           ? "Sign-in was cancelled in the browser (access denied); sign in again to grant access."
@@ -125,9 +187,102 @@ function answer(request: IncomingMessage, response: ServerResponse, waiters: Map
     page(response, 400, "Sign-in answer incomplete", "The answer carried neither a code nor an error.");
     return;
   }
-  waiters.delete(state);
-  page(response, 200, "Signed in", "You can close this tab and return to the terminal.");
-  waiter.resolve({ state, code });
+  rememberSecret(code);
+  page(
+    response,
+    200,
+    "Signed in",
+    "You can close this tab and return to the terminal.",
+    clearCookie(callback),
+  );
+  flow.resolve({ state, code });
+}
+
+/** The one-time start page: binds the sign-in to this browser with a cookie, then sends it to the authorization URL. */
+function start(startId: string, response: ServerResponse, callback: CallbackState): void {
+  const flow = callback.starts.get(startId);
+  if (!flow) {
+    page(response, 404, "Sign-in link not recognised", "This sign-in link is unknown or has ended.");
+    return;
+  }
+  if (flow.browserNonce) {
+    // Two browsers opened the link: one of them is not the user's. Neither may finish this sign-in.
+    page(
+      response,
+      409,
+      "Sign-in link opened twice",
+      "This sign-in link was already opened, so the sign-in was stopped. Start it again from the terminal.",
+    );
+    flow.reject(
+      new AuthRequiredError(
+        "The sign-in link was opened twice (another program may have tried to take over the sign-in), so " +
+          "the sign-in was stopped; sign in again.",
+        "refused",
+      ),
+    );
+    return;
+  }
+  flow.browserNonce = randomBytes(32).toString("base64url");
+  response.writeHead(302, {
+    Location: flow.authorizationUrl,
+    "Set-Cookie": `${callback.cookieName}=${flow.browserNonce}; Path=/; HttpOnly; SameSite=Lax`,
+    ...SAFE_HEADERS,
+  });
+  response.end();
+}
+
+function clearCookie(callback: CallbackState): Record<string, string> {
+  return { "Set-Cookie": `${callback.cookieName}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax` };
+}
+
+function cookieValue(request: IncomingMessage, name: string): string | undefined {
+  for (const pair of (request.headers.cookie ?? "").split(";")) {
+    const eq = pair.indexOf("=");
+    if (eq > 0 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+function sameSecret(presented: string | undefined, expected: string): boolean {
+  const a = Buffer.from(presented ?? "");
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * Linux: whether the peer of `socket` belongs to another user, from the socket table in /proc/net/tcp (the peer's
+ * socket is the row whose local address is our remote one). False when that cannot be told (other systems).
+ */
+export function isOtherUsersSocket(socket: Socket, table = "/proc/net/tcp"): boolean {
+  const ownUid = process.getuid?.();
+  if (ownUid === undefined || socket.remotePort === undefined || socket.localPort === undefined) return false;
+  const owner = socketOwnerUid(socket.remotePort, socket.localPort, table);
+  return owner !== undefined && owner !== ownUid;
+}
+
+/** The uid owning the loopback TCP socket bound to `localPort` and connected to `remotePort`, if the table says. */
+export function socketOwnerUid(
+  localPort: number,
+  remotePort: number,
+  table = "/proc/net/tcp",
+): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync(table, "utf8");
+  } catch {
+    return undefined;
+  }
+  const local = `:${localPort.toString(16).toUpperCase().padStart(4, "0")}`;
+  const remote = `:${remotePort.toString(16).toUpperCase().padStart(4, "0")}`;
+  for (const line of text.split("\n")) {
+    // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid ...
+    const fields = line.trim().split(/\s+/);
+    if (fields[1]?.endsWith(local) && fields[2]?.endsWith(remote)) {
+      const uid = Number(fields[7]);
+      return Number.isInteger(uid) ? uid : undefined;
+    }
+  }
+  return undefined;
 }
 
 // The error code is echoed into a message; keep it to the RFC 6749 character set so nothing odd reaches a terminal.
@@ -135,14 +290,25 @@ function safeErrorCode(error: string): string {
   return /^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,64}$/.test(error) ? error : "unknown error";
 }
 
-function page(response: ServerResponse, status: number, title: string, text: string): void {
+const SAFE_HEADERS = {
+  "Cache-Control": "no-store",
+  "Content-Security-Policy": "default-src 'none'",
+  "Referrer-Policy": "no-referrer",
+  "X-Content-Type-Options": "nosniff",
+  Connection: "close",
+};
+
+function page(
+  response: ServerResponse,
+  status: number,
+  title: string,
+  text: string,
+  extraHeaders: Record<string, string> = {},
+): void {
   response.writeHead(status, {
     "Content-Type": "text/html; charset=utf-8",
-    "Cache-Control": "no-store",
-    "Content-Security-Policy": "default-src 'none'",
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
-    Connection: "close",
+    ...SAFE_HEADERS,
+    ...extraHeaders,
   });
   response.end(
     `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head>` +

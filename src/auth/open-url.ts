@@ -1,5 +1,6 @@
 /** The one browser opener of the package: http(s) URLs only, `$BROWSER` run without a shell, else the `open` package. */
 import { type ChildProcess, spawn } from "node:child_process";
+import { environmentWithoutSecrets, secretVariablesIn } from "../internal/redact.js";
 import { UnsafeUrlError } from "./errors.js";
 
 // C0/C1 controls and any whitespace: a URL that a browser should open never contains them raw.
@@ -73,6 +74,7 @@ export function splitCommandWords(command: string): string[] {
  * as its last argument, as gh and xdg-open do; otherwise the `open` package picks the platform's opener.
  * Resolves once the opener has started (and, with `confirmMs`, has not failed within that time); rejects when the
  * URL is refused or no opener could be started.
+ * The browser never inherits this package's secrets (API key, client secret, variables `--header` names).
  */
 export async function openUrl(
   url: string,
@@ -83,7 +85,7 @@ export async function openUrl(
   } = {},
 ): Promise<void> {
   const href = assertBrowsableUrl(url).href;
-  const env = opts.env ?? process.env;
+  const env = environmentWithoutSecrets(opts.env ?? process.env);
   const browser = env.BROWSER?.trim();
   if (browser) {
     const [command, ...args] = splitCommandWords(browser);
@@ -93,7 +95,15 @@ export async function openUrl(
     return;
   }
   const { default: open } = await import("open");
-  const child = await open(href, { wait: false });
+  // `open` spawns with process.env and takes no environment: the secrets leave it while the opener starts.
+  const hidden = secretVariablesIn(process.env).map((name) => [name, process.env[name]] as const);
+  for (const [name] of hidden) delete process.env[name];
+  let child: ChildProcess;
+  try {
+    child = await open(href, { wait: false });
+  } finally {
+    for (const [name, value] of hidden) process.env[name] = value;
+  }
   child.on("error", () => {});
   if (opts.confirmMs) await notFailedWithin(child, opts.confirmMs, "the system's URL opener");
 }

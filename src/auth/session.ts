@@ -3,6 +3,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { configDir as defaultConfigDir } from "../config/index.js";
 import { proxyAwareFetch } from "../internal/proxy.js";
+import { redactForTerminal, rememberSecret } from "../internal/redact.js";
 import { classifyRequestFailure } from "../internal/request-failure.js";
 import { assertSecureUrl, coversScope, isHttpsUrlWithPath, parseBearerChallenge } from "./checks.js";
 import type { DiscoveredServer } from "./discovery.js";
@@ -83,6 +84,7 @@ export class OAuthSession {
     // Discovery, registration, token and revocation calls honour the proxy variables like every other request.
     this.#fetch = options.fetch ?? proxyAwareFetch({ env: options.env });
     this.#authTimeoutMs = options.authTimeoutMs ?? DEFAULT_AUTH_TIMEOUT_MS;
+    rememberSecret(options.clientSecret);
     assertSecureUrl(options.serverUrl, "server URL", options.allowHttp);
     if (options.clientMetadataUrl && !isHttpsUrlWithPath(options.clientMetadataUrl)) {
       throw new UnsafeUrlError("The client metadata URL must be an https URL with a path.");
@@ -197,12 +199,14 @@ export class OAuthSession {
 
   async #reload(): Promise<StoredLogin | undefined> {
     const login = await this.#store.load();
+    rememberLoginSecrets(login);
     this.#login = login?.serverUrl === this.serverUrl ? login : undefined;
     return this.#login;
   }
 
   async #persist(login: StoredLogin, strict: boolean): Promise<void> {
     this.#login = login;
+    rememberLoginSecrets(login);
     try {
       this.#lastStoredIn = await this.#store.save(login);
     } catch (error) {
@@ -307,8 +311,14 @@ export class OAuthSession {
     resourceMetadataUrl?: string;
     strictSave: boolean;
   }): Promise<StoredLogin> {
-    const { chooseScope, exchangeAuthorization, OAuthError, startAuthorization, startLoopbackCallback } =
-      await loadFlows();
+    const {
+      assertBrowsableUrl,
+      chooseScope,
+      exchangeAuthorization,
+      OAuthError,
+      startAuthorization,
+      startLoopbackCallback,
+    } = await loadFlows();
     const server = await this.#discover(input.resourceMetadataUrl);
     const current = await this.#reload();
     const sameServer = current?.authorizationServerUrl === server.authorizationServerUrl;
@@ -358,10 +368,13 @@ export class OAuthSession {
       };
       if (client !== current?.client) await this.#persist(login, input.strictSave);
 
+      rememberSecret(codeVerifier);
       const verifiers = new Map([[state, codeVerifier]]);
-      const answer = callback.waitFor(state, this.#authTimeoutMs);
+      // The browser gets a one-time loopback start page, not this URL: `state` stays out of argv and stderr.
+      assertBrowsableUrl(authorizationUrl.href);
+      const { startUrl, answer } = callback.begin(authorizationUrl.href, state, this.#authTimeoutMs);
       answer.catch(() => {});
-      await this.#present(authorizationUrl.href);
+      await this.#present(startUrl);
       const { code, state: answeredState } = await answer;
 
       let fresh: OAuthTokens;
@@ -609,6 +622,13 @@ function networkErrorCode(error: unknown): string | undefined {
   return typeof code === "string" ? code : "no answer";
 }
 
+// Error bodies of token and registration endpoints can echo what was sent to them (and carry terminal escapes):
+// every message is redacted and made visible-safe.
 function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return redactForTerminal(error instanceof Error ? error.message : String(error));
+}
+
+/** Tokens and client secrets of a login: removed from every message from now on. */
+function rememberLoginSecrets(login: StoredLogin | undefined): void {
+  rememberSecret(login?.tokens?.accessToken, login?.tokens?.refreshToken, login?.client?.client_secret);
 }

@@ -1,4 +1,5 @@
 /** `--header "Name: value"` options: parsed, `${ENV}` expanded, and kept out of every log. */
+import { rememberSecret, rememberSecretVariable } from "../internal/redact.js";
 
 export interface CustomHeader {
   name: string;
@@ -42,11 +43,14 @@ export function parseHeaderOption(
     .slice(colon + 1)
     .trim()
     .replace(ENV_REFERENCE, (_match, variable: string) => {
+      // The variable holds a secret: redacted from messages, and kept from the browser's environment.
+      rememberSecretVariable(variable, env);
       const found = env[variable];
       if (found === undefined) onMissing(variable);
       return found ?? "";
     });
   if (/[\r\n\0]/.test(value))
     throw new HeaderOptionError(`--header "${name}" has a line break or NUL in its value`);
+  rememberSecret(value);
   return { name, value };
 }

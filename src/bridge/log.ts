@@ -1,4 +1,5 @@
 /** The bridge's stderr log: one prefixed line per event, details only with --debug, never a secret. */
+import { redact, redactForTerminal } from "../internal/redact.js";
 
 export interface BridgeLog {
   info(message: string): void;
@@ -13,17 +14,17 @@ export function createBridgeLog(
 ): BridgeLog {
   return {
     debugEnabled,
-    info: (message) => write(`chat-mcp-bridge: ${message}\n`),
+    info: (message) => write(`chat-mcp-bridge: ${redactForTerminal(message)}\n`),
     debug: (message) => {
-      if (debugEnabled) write(`chat-mcp-bridge [debug] ${message}\n`);
+      if (debugEnabled) write(`chat-mcp-bridge [debug] ${redactForTerminal(message)}\n`);
     },
   };
 }
 
-/** A short description of an error, with its cause's code when it has one (e.g. ECONNREFUSED). */
+/** A short, redacted description of an error, with its cause's code when it has one (e.g. ECONNREFUSED). */
 export function describeError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
+  if (!(error instanceof Error)) return redact(String(error));
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   const detail = cause?.code ?? cause?.message;
-  return detail && !error.message.includes(detail) ? `${error.message} (${detail})` : error.message;
+  return redact(detail && !error.message.includes(detail) ? `${error.message} (${detail})` : error.message);
 }

@@ -1,4 +1,6 @@
 /** Entry point of the `chat-mcp-bridge` bin: parse the command line, then relay, log in or log out. */
+
+import { sanitizeForTerminal } from "../internal/redact.js";
 import { isCommanderError, parseBridgeArgs, UsageError } from "./cli.js";
 import { describeError } from "./log.js";
 
@@ -25,6 +27,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`chat-mcp-bridge: ${describeError(error)}\n`);
+  process.stderr.write(`chat-mcp-bridge: ${sanitizeForTerminal(describeError(error))}\n`);
   process.exit(1);
 });

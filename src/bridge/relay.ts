@@ -1,6 +1,7 @@
 /** The relay: JSON-RPC between the local client (stdio) and the remote MCP server, with session recovery. */
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { describeNetworkFailure, isLastingNetworkFailure } from "../internal/network-errors.js";
+import { redact } from "../internal/redact.js";
 import { classifyRequestFailure, requestNeverSent } from "../internal/request-failure.js";
 import { wrongEndpointMessage } from "./endpoint-check.js";
 import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
@@ -491,7 +492,7 @@ export class Relay {
 }
 
 function errorResponse(id: RequestId, message: string): JSONRPCMessage {
-  return { jsonrpc: "2.0", id, error: { code: BRIDGE_ERROR_CODE, message } };
+  return { jsonrpc: "2.0", id, error: { code: BRIDGE_ERROR_CODE, message: redact(message) } };
 }
 
 /** Method and id only: message contents stay out of logs. */

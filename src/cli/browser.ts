@@ -1,4 +1,5 @@
 /** Opens a URL from chat-cli (`--web`, `--open`, SSO links): http(s) only, via the shared opener that honours $BROWSER. */
+import { sanitizeForTerminal } from "../internal/redact.js";
 import { CliError, EXIT } from "./errors.js";
 import type { CliIo } from "./io.js";
 
@@ -21,7 +22,7 @@ const OPENER_CONFIRM_MS = 1500;
  */
 export async function openInBrowser(io: CliIo, url: string): Promise<void> {
   if (!isWebUrl(url)) throw new CliError(`refusing to open ${JSON.stringify(url)}: not an http(s) URL`);
-  io.stderr(`Opening ${url}\n`);
+  io.stderr(`Opening ${sanitizeForTerminal(url, { oneLine: true })}\n`);
   const { openUrl } = await import("../auth/index.js");
   try {
     await openUrl(url, { confirmMs: OPENER_CONFIRM_MS });

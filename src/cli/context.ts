@@ -2,6 +2,7 @@
 import { ChatClient } from "../client/index.js";
 import { envApiKey } from "../config/index.js";
 import { describeProxyFor } from "../internal/proxy.js";
+import { rememberSecret } from "../internal/redact.js";
 import { CliError, EXIT, UsageError } from "./errors.js";
 import type { CliIo } from "./io.js";
 
@@ -49,6 +50,13 @@ export interface ResolvedToken {
 
 /** The token by precedence: `--token`, then `$CHAT_API_KEY`, then the credentials of `chat-cli login`. */
 export async function resolveToken(ctx: CliContext): Promise<ResolvedToken | null> {
+  const resolved = await findToken(ctx);
+  // Whatever the source, the token is redacted from every message this process shows.
+  rememberSecret(resolved?.token);
+  return resolved;
+}
+
+async function findToken(ctx: CliContext): Promise<ResolvedToken | null> {
   if (ctx.globals.token?.trim()) return { token: ctx.globals.token.trim(), source: "flag" };
   const fromEnv = envApiKey(ctx.env ?? process.env);
   if (fromEnv) return { token: fromEnv, source: "env" };

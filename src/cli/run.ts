@@ -3,6 +3,7 @@ import { AuthRequiredError } from "../auth/errors.js";
 import { ChatConnectionError, ChatTimeoutError } from "../client/errors.js";
 import { defaultBaseUrl } from "../config/index.js";
 import { describeNetworkFailure } from "../internal/network-errors.js";
+import { redactForTerminal } from "../internal/redact.js";
 import { createStyle } from "./ansi.js";
 import { isWebUrl, openInBrowser } from "./browser.js";
 import { type CliContext, type GlobalOptions, SIGN_IN_HINT } from "./context.js";
@@ -45,8 +46,9 @@ export async function reportError(
 ): Promise<ExitCode> {
   const style = createStyle(io.errColor);
   const say = (message: string, hint?: string) => {
-    io.stderr(`${style.red("error:")} ${message.trim().replace(/\s*\n\s*/g, " ")}\n`);
-    if (hint) io.stderr(`${style.dim(hint)}\n`);
+    const shown = redactForTerminal(message.trim().replace(/\s*\n\s*/g, " "));
+    io.stderr(`${style.red("error:")} ${shown}\n`);
+    if (hint) io.stderr(`${style.dim(redactForTerminal(hint))}\n`);
   };
 
   if (error instanceof CliError || error instanceof UsageError) {
@@ -59,7 +61,7 @@ export async function reportError(
   if (api.code === "sso_required" || api.reauthUrl) {
     say(`${message} (single sign-on required)`);
     if (api.reauthUrl) {
-      io.stderr(`Re-authenticate here, then retry: ${api.reauthUrl}\n`);
+      io.stderr(`Re-authenticate here, then retry: ${redactForTerminal(api.reauthUrl)}\n`);
       if (io.interactive && isWebUrl(api.reauthUrl)) {
         const answer = await io.prompt("Open it in your browser? [y/N] ");
         if (isYes(answer)) {
@@ -127,8 +129,8 @@ function printDebug(error: unknown, io: CliIo): void {
     const api = current as Error & ApiErrorShape;
     if (api.status !== undefined) {
       const details = { status: api.status, code: api.code, requestId: api.requestId, body: api.body };
-      io.stderr(`debug: ${JSON.stringify(details)}\n`);
+      io.stderr(`debug: ${redactForTerminal(JSON.stringify(details))}\n`);
     }
-    if (current.stack) io.stderr(`${depth > 0 ? "caused by: " : ""}${current.stack}\n`);
+    if (current.stack) io.stderr(`${depth > 0 ? "caused by: " : ""}${redactForTerminal(current.stack)}\n`);
   }
 }

@@ -9,8 +9,19 @@ afterEach(async () => {
   callback = undefined;
 });
 
-function answer(query: Record<string, string>) {
-  return fetch(`${callback!.redirectUri}?${new URLSearchParams(query)}`);
+function answer(query: Record<string, string>, cookie?: string) {
+  return fetch(`${callback!.redirectUri}?${new URLSearchParams(query)}`, {
+    headers: cookie ? { cookie } : {},
+  });
+}
+
+/** Begins a flow for `state` and opens its start page as the user's browser would: resolves with its cookie. */
+async function begin(state: string, timeoutMs = 10_000) {
+  const pending = callback!.begin(`https://as.example/authorize?state=${state}`, state, timeoutMs);
+  pending.answer.catch(() => {});
+  const started = await fetch(pending.startUrl, { redirect: "manual" });
+  const cookie = started.headers.get("set-cookie")?.split(";")[0] ?? "";
+  return { ...pending, started, cookie };
 }
 
 describe("callback server listens on the literal 127.0.0.1", () => {
@@ -36,12 +47,12 @@ describe("callback server listens on the literal 127.0.0.1", () => {
 describe("callback with the wrong or missing state is rejected and the flow keeps waiting", () => {
   it("answers 400 to a wrong state, then completes with the right one", async () => {
     callback = await startLoopbackCallback();
-    const result = callback.waitFor("right-state", 10_000);
-    const wrong = await answer({ state: "wrong-state", code: "attacker-code" });
+    const { answer: result, cookie } = await begin("right-state");
+    const wrong = await answer({ state: "wrong-state", code: "attacker-code" }, cookie);
     expect(wrong.status).toBe(400);
     expect(wrong.headers.get("cache-control")).toBe("no-store");
-    expect((await answer({ code: "no-state" })).status).toBe(400);
-    const right = await answer({ state: "right-state", code: "the-code" });
+    expect((await answer({ code: "no-state" }, cookie)).status).toBe(400);
+    const right = await answer({ state: "right-state", code: "the-code" }, cookie);
     expect(right.status).toBe(200);
     expect(right.headers.get("cache-control")).toBe("no-store");
     expect(right.headers.get("content-type")).toMatch(/^text\/html/);
@@ -50,19 +61,18 @@ describe("callback with the wrong or missing state is rejected and the flow keep
 
   it("accepts a state only once (a replay gets 400)", async () => {
     callback = await startLoopbackCallback();
-    const result = callback.waitFor("s1", 10_000);
-    expect((await answer({ state: "s1", code: "c1" })).status).toBe(200);
+    const { answer: result, cookie } = await begin("s1");
+    expect((await answer({ state: "s1", code: "c1" }, cookie)).status).toBe(200);
     await result;
-    expect((await answer({ state: "s1", code: "c2" })).status).toBe(400);
+    expect((await answer({ state: "s1", code: "c2" }, cookie)).status).toBe(400);
   });
 });
 
 describe("callback with error=access_denied", () => {
   it("ends the flow with AuthRequiredError (denied) and a plain page", async () => {
     callback = await startLoopbackCallback();
-    const result = callback.waitFor("s2", 10_000);
-    result.catch(() => {});
-    const page = await answer({ state: "s2", error: "access_denied" });
+    const { answer: result, cookie } = await begin("s2");
+    const page = await answer({ state: "s2", error: "access_denied" }, cookie);
     expect(page.status).toBe(200);
     expect(await page.text()).toMatch(/cancelled/i);
     await expect(result).rejects.toMatchObject({ name: "AuthRequiredError", reason: "denied" });
@@ -72,9 +82,44 @@ describe("callback with error=access_denied", () => {
 describe("callback timeout (--auth-timeout)", () => {
   it("rejects with AuthRequiredError (timeout) when no answer comes", async () => {
     callback = await startLoopbackCallback();
-    const error = await callback.waitFor("s3", 50).catch((e: unknown) => e);
+    const error = await callback
+      .begin("https://as.example/authorize", "s3", 50)
+      .answer.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AuthRequiredError);
     expect(error).toMatchObject({ reason: "timeout" });
     expect((error as Error).message).toMatch(/--auth-timeout/);
+  });
+});
+
+describe("the start page: the sign-in belongs to the browser that opened it first", () => {
+  it("redirects once to the authorization URL with an HttpOnly cookie and no referrer", async () => {
+    callback = await startLoopbackCallback();
+    const { started, cookie } = await begin("s4");
+    expect(started.status).toBe(302);
+    expect(started.headers.get("location")).toBe("https://as.example/authorize?state=s4");
+    expect(started.headers.get("set-cookie")).toMatch(/HttpOnly; SameSite=Lax/);
+    expect(started.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(started.headers.get("cache-control")).toBe("no-store");
+    expect(cookie).toMatch(new RegExp(`^chat_mcp_sign_in_${callback.port}=`));
+  });
+
+  it("refuses an answer without the start page's cookie, and keeps waiting for the real one", async () => {
+    callback = await startLoopbackCallback();
+    const { answer: result, cookie } = await begin("s5");
+    expect((await answer({ state: "s5", code: "attacker-code" })).status).toBe(403);
+    const forged = `${cookie.split("=")[0]}=${"A".repeat(43)}`;
+    expect((await answer({ state: "s5", code: "attacker-code" }, forged)).status).toBe(403);
+    expect((await answer({ state: "s5", code: "the-code" }, cookie)).status).toBe(200);
+    await expect(result).resolves.toEqual({ state: "s5", code: "the-code" });
+  });
+
+  it("a start page opened twice stops the sign-in: whoever opened it first cannot finish it", async () => {
+    callback = await startLoopbackCallback();
+    const { answer: result, startUrl, cookie } = await begin("s6");
+    const second = await fetch(startUrl, { redirect: "manual" });
+    expect(second.status).toBe(409);
+    expect(second.headers.get("location")).toBeNull();
+    await expect(result).rejects.toMatchObject({ name: "AuthRequiredError", reason: "refused" });
+    expect((await answer({ state: "s6", code: "c" }, cookie)).status).toBe(400);
   });
 });

@@ -66,7 +66,7 @@ describe("A bridge killed during sign-in, then restarted", () => {
       staleUrl = readFileSync(urlFile, "utf8").split("\n")[0] ?? "";
       if (!staleUrl) await new Promise((done) => setTimeout(done, 50));
     }
-    expect(staleUrl).toMatch(/\/authorize\?/);
+    expect(staleUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/start\//);
     first.child.kill("SIGKILL");
     await first.exited;
 

@@ -1,5 +1,6 @@
 /** `chat-cli login [--no-browser]`: OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
 import { configDir } from "../../config/index.js";
+import { redactForTerminal } from "../../internal/redact.js";
 import { assertBaseUrl, type CliContext } from "../context.js";
 import { printHint, printJson } from "../output.js";
 
@@ -21,7 +22,7 @@ export async function loginSession(ctx: CliContext, options: LoginOptions) {
     openBrowser: options.browser,
     authTimeoutMs: AUTH_TIMEOUT_MS,
     log: (level, message) => {
-      if (level !== "debug" || ctx.globals.debug) ctx.io.stderr(`${message}\n`);
+      if (level !== "debug" || ctx.globals.debug) ctx.io.stderr(`${redactForTerminal(message)}\n`);
     },
     clientName: "chat-cli",
   });
