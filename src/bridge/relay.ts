@@ -1,4 +1,5 @@
 /** The relay: JSON-RPC between the local client (stdio) and the remote MCP server, with session recovery. */
+import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { describeNetworkFailure, isLastingNetworkFailure } from "../internal/network-errors.js";
 import { redact } from "../internal/redact.js";
@@ -50,7 +51,8 @@ interface PendingRequest {
   deliveredOn?: RemoteTransport;
 }
 
-const BRIDGE_ID_PREFIX = "chat-mcp-bridge/";
+// The bridge's own request ids carry a random part: a client id (any string) can never be mistaken for one.
+const BRIDGE_ID_PREFIX = `chat-mcp-bridge/${randomUUID()}/`;
 /** A server this bridge never reached is more likely down or mistyped than restarting: the first request waits less. */
 const FIRST_CONTACT_WINDOW_MS = 3000;
 
