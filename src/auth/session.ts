@@ -594,14 +594,27 @@ function unknownClientError(client: StoredClient, authorizationServerUrl: string
 
 function toStoredTokens(tokens: OAuthTokens): StoredTokens {
   const now = Date.now();
+  const lifetime = clampedLifetimeSeconds(tokens.expires_in);
   return {
     accessToken: tokens.access_token,
     tokenType: tokens.token_type,
     refreshToken: tokens.refresh_token,
     scope: tokens.scope,
-    expiresAt: tokens.expires_in !== undefined ? now + tokens.expires_in * 1000 : undefined,
+    expiresAt: lifetime !== undefined ? now + lifetime * 1000 : undefined,
     issuedAt: now,
   };
+}
+
+const MIN_TOKEN_LIFETIME_S = 60;
+const MAX_TOKEN_LIFETIME_S = 366 * 24 * 3600;
+
+/**
+ * `expires_in` kept to a sane range: 1e308 would store a login that cannot be read back, and 0 or less (with no
+ * refresh token) would open the browser for every request. The resource's 401 still ends a token early.
+ */
+export function clampedLifetimeSeconds(expiresIn: number | undefined): number | undefined {
+  if (expiresIn === undefined || Number.isNaN(expiresIn)) return undefined;
+  return Math.min(MAX_TOKEN_LIFETIME_S, Math.max(MIN_TOKEN_LIFETIME_S, expiresIn));
 }
 
 // Refresh ahead of expiry: a minute early, or a fifth of the lifetime for short-lived tokens.
