@@ -1,16 +1,37 @@
-/** The one place results become output: tables and summaries on a TTY, stable plain text off it, JSON with --json. */
+/**
+ * The one place results become output: tables and summaries on a TTY, stable plain text off it, JSON with --json.
+ * Every string from the server crosses `shown` first, so no title or message can drive the terminal.
+ */
+import { sanitizeForTerminal, truncateText } from "../internal/redact.js";
 import type { Chat, Message, PendingTask, Permission, Preview } from "../wire/index.js";
 import { createStyle, stripAnsi } from "./ansi.js";
 import type { CliIo } from "./io.js";
 
-/** `--json`: exactly the response object, nothing else on stdout. */
-export function printJson(io: CliIo, value: unknown): void {
-  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+/** `value` with every string in it (deep) made safe for a terminal: control characters shown as `^[`, `^M`, ... */
+export function shown<T>(value: T): T {
+  if (typeof value === "string") return sanitizeForTerminal(value) as T;
+  if (Array.isArray(value)) return value.map(shown) as T;
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, shown(item)])) as T;
+  }
+  return value;
 }
 
-/** A hint or progress line on stderr (dimmed on a colour terminal). */
+// JSON.stringify escapes C0 controls but not DEL, C1 controls or bidi overrides; `\uXXXX` keeps the JSON equal.
+const UNESCAPED_BY_JSON = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** `--json`: exactly the response object, nothing else on stdout. */
+export function printJson(io: CliIo, value: unknown): void {
+  const json = JSON.stringify(value, null, 2).replace(
+    UNESCAPED_BY_JSON,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+  io.stdout(`${json}\n`);
+}
+
+/** A hint or progress line on stderr (dimmed on a colour terminal); server text in it is made safe. */
 export function printHint(io: CliIo, text: string): void {
-  io.stderr(`${createStyle(io.errColor).dim(text)}\n`);
+  io.stderr(`${createStyle(io.errColor).dim(sanitizeForTerminal(text))}\n`);
 }
 
 /** A value the service may leave out (or null) prints as an empty cell. */
@@ -67,9 +88,7 @@ function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, " ").replace(/\t/g, " ");
 }
 
-function truncate(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
-}
+const truncate = truncateText;
 
 function columnsOf(io: CliIo): number {
   // A pseudo-terminal without a window size reports 0 columns.
@@ -123,7 +142,9 @@ export function pendingSummary(pending: PendingTask | null): string {
 }
 
 /** `get`/`create`: the chat's identity, URL, hosting project and what it waits for. */
-export function printChat(io: CliIo, chat: Chat, pending: PendingTask | null): void {
+export function printChat(io: CliIo, rawChat: Chat, rawPending: PendingTask | null): void {
+  const chat = shown(rawChat);
+  const pending = shown(rawPending);
   const style = createStyle(io.color);
   const rows: Row[] = [
     ["title", io.isTTY && chat.title ? style.bold(chat.title) : chat.title],
@@ -142,7 +163,7 @@ export function printChatList(io: CliIo, chats: readonly Chat[]): void {
   printTable(
     io,
     ["ID", "UPDATED", "TITLE"],
-    chats.map((chat) => [chat.id, chat.updatedAt, chat.title]),
+    shown(chats).map((chat) => [chat.id, chat.updatedAt, chat.title]),
     columnsOf(io),
   );
 }
@@ -153,7 +174,7 @@ export function printMessageList(io: CliIo, messages: readonly Message[]): void 
   printTable(
     io,
     ["ID", "ROLE", "FINISH", "CREATED", "CONTENT"],
-    messages.map((m) => [
+    shown(messages).map((m) => [
       m.id,
       m.role,
       io.isTTY && m.finishReason === "tool-calls" ? style.yellow("tool-calls") : (m.finishReason ?? ""),
@@ -165,7 +186,9 @@ export function printMessageList(io: CliIo, messages: readonly Message[]): void 
 }
 
 /** `message`, `send`, `resolve`: one message with its content and anything it asks for. */
-export function printMessage(io: CliIo, message: Message, pending: PendingTask | null): void {
+export function printMessage(io: CliIo, rawMessage: Message, rawPending: PendingTask | null): void {
+  const message = shown(rawMessage);
+  const pending = shown(rawPending);
   const rows: Row[] = [
     ["id", message.id],
     ["chat", message.chatId],
@@ -181,7 +204,9 @@ export function printMessage(io: CliIo, message: Message, pending: PendingTask |
 }
 
 /** `pending`: what the latest assistant message waits for, and whether the chat can go on with it. */
-export function printPending(io: CliIo, chat: Chat, pending: PendingTask | null): void {
+export function printPending(io: CliIo, rawChat: Chat, rawPending: PendingTask | null): void {
+  const chat = shown(rawChat);
+  const pending = shown(rawPending);
   const style = createStyle(io.color);
   const hostProject =
     chat.hostProjectId ?? (io.isTTY ? style.yellow("none (the integration flow cannot proceed)") : "");
@@ -190,7 +215,7 @@ export function printPending(io: CliIo, chat: Chat, pending: PendingTask | null)
 
 /** `preview`: the preview URL alone, so `$(chat-cli preview id)` is the URL. */
 export function printPreview(io: CliIo, preview: Preview): void {
-  io.stdout(`${preview.url}\n`);
+  io.stdout(`${sanitizeForTerminal(preview.url, { oneLine: true })}\n`);
 }
 
 /** The next step for a paused chat, on stderr. */

@@ -1,7 +1,7 @@
 /** `chat-cli whoami`: the account or team the token acts for, inferred from a chat URL, and where the token came from. */
 import { type CliContext, maskToken, openClient, resolveToken, SIGN_IN_HINT } from "../context.js";
 import { CliError, EXIT } from "../errors.js";
-import { printJson } from "../output.js";
+import { printJson, shown } from "../output.js";
 
 export interface WhoamiResult {
   baseUrl: string;
@@ -43,7 +43,7 @@ export async function whoami(_options: object, ctx: CliContext): Promise<void> {
     ["token", result.token],
     ["source", source],
   ];
-  ctx.io.stdout(rows.map(([label, value]) => `${label}:\t${value}\n`).join(""));
+  ctx.io.stdout(rows.map(([label, value]) => `${label}:\t${shown(value)}\n`).join(""));
 }
 
 /** The slug in `<base>/<slug>/chats/<id>`: the path segment before `chats`, else the first one. */
