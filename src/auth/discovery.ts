@@ -49,9 +49,7 @@ export interface DiscoverOptions {
 /** Discovers and validates everything needed to sign in to `serverUrl`. Throws with what failed. */
 export async function discoverServer(serverUrl: string, options: DiscoverOptions): Promise<DiscoveredServer> {
   const { fetchFn, allowHttp } = options;
-  const metadataUrl = options.resourceMetadataUrl
-    ? assertSecureUrl(options.resourceMetadataUrl, "resource metadata URL", allowHttp)
-    : undefined;
+  const metadataUrl = sameOriginMetadataUrl(serverUrl, options);
   let resourceMetadata: OAuthProtectedResourceMetadata | undefined;
   try {
     resourceMetadata = await discoverOAuthProtectedResourceMetadata(
@@ -189,4 +187,20 @@ function canonical(serverUrl: string): string {
   const url = new URL(serverUrl);
   url.hash = "";
   return url.href;
+}
+
+/**
+ * The `resource_metadata` URL of a challenge, when it is on the server's own origin. The MCP spec (2025-11-25)
+ * says to use it when present, and RFC 9728 allows any origin; the bridge narrows that: a server cannot make it
+ * fetch another origin (an intranet address, another service), so a foreign one is ignored for the well-known
+ * URIs on the server's origin, which RFC 9728 section 3 defines for every resource.
+ */
+function sameOriginMetadataUrl(serverUrl: string, options: DiscoverOptions): URL | undefined {
+  if (!options.resourceMetadataUrl) return undefined;
+  const url = assertSecureUrl(options.resourceMetadataUrl, "resource metadata URL", options.allowHttp);
+  if (url.origin === new URL(serverUrl).origin) return url;
+  options.log(
+    `Ignoring resource_metadata on another origin (${url.origin}); asking ${new URL(serverUrl).origin} instead.`,
+  );
+  return undefined;
 }

@@ -32,6 +32,7 @@ export interface ReferenceServer {
 }
 
 export async function startReferenceServer(options: ReferenceServerOptions = {}): Promise<ReferenceServer> {
+  const publicUrl = options.publicUrl === undefined ? undefined : checkedPublicUrl(options.publicUrl);
   const host = options.host ?? "127.0.0.1";
   const server = createServer();
   server.on("clientError", answerUnparsableRequest);
@@ -43,7 +44,7 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
   await listen(server, options.port ?? 0, host);
   const address = server.address();
   if (!address || typeof address === "string") throw new Error("The reference server has no TCP address.");
-  const baseUrl = (options.publicUrl ?? `http://${urlHost(host)}:${address.port}`).replace(/\/+$/, "");
+  const baseUrl = (publicUrl ?? `http://${urlHost(host)}:${address.port}`).replace(/\/+$/, "");
 
   let ctx: ReturnType<typeof createReferenceContext>;
   try {
@@ -139,3 +140,27 @@ export type {
 export { ServiceError } from "./context.js";
 export { SEED_ACCOUNTS, SEED_USERS } from "./seed.js";
 export { DataFileWriteError } from "./store.js";
+
+/**
+ * `publicUrl` goes into links, redirects and `WWW-Authenticate` parameters: it must be a plain http(s) URL (no
+ * user info, query, fragment, quotes, spaces or controls), used in its normalised form.
+ */
+export function checkedPublicUrl(raw: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {}
+  const problem = !url
+    ? "is not a URL"
+    : url.protocol !== "http:" && url.protocol !== "https:"
+      ? "must be an http or https URL"
+      : url.username || url.password
+        ? "must not carry a user name or password"
+        : url.search || url.hash || raw.includes("?") || raw.includes("#")
+          ? "must not have a query or fragment"
+          : /[\u0000-\u0020"'<>\\`\u007f-\u009f]/.test(raw)
+            ? "must not contain quotes, spaces, backslashes or control characters"
+            : undefined;
+  if (problem) throw new TypeError(`publicUrl ${problem} (got ${JSON.stringify(raw)})`);
+  return url!.href.replace(/\/+$/, "");
+}

@@ -55,6 +55,8 @@ export function sendV2Response(res: Response, response: V2Response): void {
   const body = response.body === undefined ? "" : JSON.stringify(response.body);
   res.status(response.status).set(response.headers);
   res.setHeader("Content-Type", "application/json; charset=utf-8");
+  // Chats are private to a credential: no shared or browser cache may keep them.
+  res.setHeader("Cache-Control", "no-store");
   res.setHeader("Content-Length", Buffer.byteLength(body));
   res.end(body);
 }

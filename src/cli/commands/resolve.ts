@@ -1,5 +1,6 @@
 /** `chat-cli resolve <chatId>`: finish integration setup, approve script permissions, reject, or send any task. */
-import { readFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
 import {
   type Chat,
   confirmedStepsFor,
@@ -218,24 +219,19 @@ async function askForTask(chat: Chat, pending: PendingTask | null, ctx: CliConte
   return task;
 }
 
+/** A task is a few hundred bytes; a file bigger than this is not one. */
+export const MAX_TASK_FILE_BYTES = 1024 * 1024;
+
 /** `--task` as inline JSON or `@file`, validated with the wire TaskSchema; any problem is a usage error (exit 2). */
 export async function parseTaskFlag(value: string): Promise<Task> {
-  let text = value;
-  if (value.startsWith("@")) {
-    const path = value.slice(1);
-    try {
-      text = await readFile(path, "utf8");
-    } catch (error) {
-      throw new UsageError(
-        `--task: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? "error"}`,
-      );
-    }
-  }
+  const text = value.startsWith("@") ? await readTaskFile(value.slice(1)) : value;
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`--task is not valid JSON: ${(error as Error).message}`);
+    // V8's message quotes the text; the file may hold anything, so only the position is said.
+    const position = /position (\d+)/.exec((error as Error).message)?.[1];
+    throw new UsageError(`--task is not valid JSON${position ? ` (at position ${position})` : ""}`);
   }
   const parsed = TaskSchema.safeParse(json);
   if (!parsed.success) {
@@ -247,4 +243,38 @@ export async function parseTaskFlag(value: string): Promise<Task> {
     );
   }
   return parsed.data as Task;
+}
+
+/** Reads a task file: a regular file of at most MAX_TASK_FILE_BYTES (a FIFO or device is refused, never waited on). */
+async function readTaskFile(path: string): Promise<string> {
+  const shownPath = JSON.stringify(path);
+  let file: Awaited<ReturnType<typeof open>>;
+  try {
+    // O_NONBLOCK: opening a FIFO with no writer returns at once instead of hanging.
+    file = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    throw new UsageError(
+      `--task: cannot read ${shownPath}: ${(error as NodeJS.ErrnoException).code ?? "error"}`,
+    );
+  }
+  try {
+    const info = await file.stat();
+    if (!info.isFile()) throw new UsageError(`--task: ${shownPath} is not a regular file`);
+    if (info.size > MAX_TASK_FILE_BYTES) {
+      throw new UsageError(
+        `--task: ${shownPath} is larger than ${MAX_TASK_FILE_BYTES} bytes; a task is a small JSON object`,
+      );
+    }
+    // The size was checked, but the file may grow while it is read: never read more than the cap.
+    const buffer = Buffer.alloc(MAX_TASK_FILE_BYTES + 1);
+    const { bytesRead } = await file.read(buffer, 0, buffer.length, 0);
+    if (bytesRead > MAX_TASK_FILE_BYTES) {
+      throw new UsageError(
+        `--task: ${shownPath} is larger than ${MAX_TASK_FILE_BYTES} bytes; a task is a small JSON object`,
+      );
+    }
+    return buffer.subarray(0, bytesRead).toString("utf8");
+  } finally {
+    await file.close();
+  }
 }
