@@ -43,6 +43,11 @@ export interface OAuthRegistrationLimits {
 export interface McpEndpointOptions {
   /** A session with no request and no open stream for this long is closed (default 30 minutes). */
   mcpSessionIdleMs?: number;
+  /**
+   * Sessions one credential (OAuth grant) may hold (default 32): past it, its least recently used idle session is
+   * closed, and with none idle a new `initialize` gets 429.
+   */
+  mcpMaxSessionsPerCredential?: number;
   /** Hostnames accepted in `Host`/`Origin` besides localhost, 127.0.0.1, [::1] and the base URL's host. */
   mcpAllowedHosts?: string[];
   /**

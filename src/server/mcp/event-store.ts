@@ -20,10 +20,18 @@ export function parseEventId(eventId: EventId): { streamId: StreamId; seq: numbe
 
 export class ResumableEventStore implements EventStore {
   readonly #streams = new Map<StreamId, StoredEvent[]>();
+  /** Request streams whose answer was stored, oldest first: only the newest few are kept for a late resume. */
+  readonly #finished = new Set<StreamId>();
   #seq = 0;
 
-  /** Keeps the newest `maxEventsPerStream` events of each stream; older ones cannot be replayed. */
-  constructor(private readonly maxEventsPerStream = 500) {}
+  /**
+   * Keeps the newest `maxEventsPerStream` events of each stream (older ones cannot be replayed), and of the streams
+   * that ended with their answer only the newest `maxFinishedStreams`, so a long session does not grow without end.
+   */
+  constructor(
+    private readonly maxEventsPerStream = 500,
+    private readonly maxFinishedStreams = 32,
+  ) {}
 
   async storeEvent(streamId: StreamId, message: JSONRPCMessage): Promise<EventId> {
     this.#seq += 1;
@@ -31,7 +39,24 @@ export class ResumableEventStore implements EventStore {
     events.push({ seq: this.#seq, message });
     if (events.length > this.maxEventsPerStream) events.splice(0, events.length - this.maxEventsPerStream);
     this.#streams.set(streamId, events);
+    // A POST stream ends with the answer to its request; the standalone GET stream never ends this way.
+    if ("id" in message && ("result" in message || "error" in message)) this.#finish(streamId);
     return eventIdFor(streamId, this.#seq);
+  }
+
+  /** How many streams are kept (for tests and diagnostics). */
+  get streamCount(): number {
+    return this.#streams.size;
+  }
+
+  #finish(streamId: StreamId): void {
+    this.#finished.delete(streamId);
+    this.#finished.add(streamId);
+    while (this.#finished.size > this.maxFinishedStreams) {
+      const oldest = this.#finished.values().next().value as StreamId;
+      this.#finished.delete(oldest);
+      this.#streams.delete(oldest);
+    }
   }
 
   async getStreamIdForEventId(eventId: EventId): Promise<StreamId | undefined> {

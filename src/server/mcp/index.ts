@@ -15,7 +15,12 @@ import type { Principal, ServerContext } from "../context.js";
 import { CHAT_SCOPES, protectedResourceMetadataUrl } from "../oauth/index.js";
 import type { McpEndpointOptions } from "../options.js";
 import { insufficientScopeChallenge } from "../v2-api.js";
-import { DEFAULT_SESSION_IDLE_MS, McpSessions, sendJsonRpcError } from "./sessions.js";
+import {
+  DEFAULT_MAX_SESSIONS_PER_CREDENTIAL,
+  DEFAULT_SESSION_IDLE_MS,
+  McpSessions,
+  sendJsonRpcError,
+} from "./sessions.js";
 import { TOOL_SCOPES } from "./tools.js";
 
 export type { McpEndpointOptions } from "../options.js";
@@ -31,6 +36,7 @@ export function mountMcp(app: Express, ctx: ServerContext): void {
   const sessions = new McpSessions({
     tools: { service: ctx.service, sso: ctx.sso },
     idleMs: options.mcpSessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
+    maxPerCredential: options.mcpMaxSessionsPerCredential ?? DEFAULT_MAX_SESSIONS_PER_CREDENTIAL,
   });
   ctx.closeHooks.push(() => sessions.closeAll());
 

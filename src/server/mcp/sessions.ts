@@ -9,12 +9,15 @@ import { type ChatToolsContext, principalOf, registerChatTools, SERVER_INSTRUCTI
 
 export const SERVER_INFO = { name: "chat-reference-server", version: "0.1.0" };
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
+export const DEFAULT_MAX_SESSIONS_PER_CREDENTIAL = 32;
 
 interface McpSession {
   server: McpServer;
   transport: StreamableHTTPServerTransport;
   /** The account or team that opened the session; requests with another account's token are refused. */
   account: string;
+  /** The credential (OAuth grant) that opened it: sessions are capped per credential. */
+  credential: string;
   lastActive: number;
   /** Requests and streams still open: a session with any is never idle. */
   openResponses: number;
@@ -23,11 +26,13 @@ interface McpSession {
 export interface McpSessionsOptions {
   tools: ChatToolsContext;
   idleMs: number;
+  maxPerCredential?: number;
   now?: () => number;
 }
 
 export class McpSessions {
   readonly #sessions = new Map<string, McpSession>();
+  readonly #opening = new Map<string, number>();
   readonly #options: McpSessionsOptions;
   readonly #now: () => number;
   readonly #reaper: NodeJS.Timeout;
@@ -81,7 +86,46 @@ export class McpSessions {
       );
       return;
     }
-    await this.#open(req, res, principal.account);
+    const credential = `${principal.account}\u0000${principal.subject}`;
+    if (!(await this.#makeRoomFor(credential))) {
+      sendJsonRpcError(
+        res,
+        429,
+        -32000,
+        `Too many open MCP sessions for this credential (${this.#maxPerCredential}); close one (DELETE /mcp) first`,
+      );
+      return;
+    }
+    // Initializes still being answered count too, so a flood of concurrent ones cannot pass the cap together.
+    this.#opening.set(credential, (this.#opening.get(credential) ?? 0) + 1);
+    try {
+      await this.#open(req, res, principal.account, credential);
+    } finally {
+      const left = (this.#opening.get(credential) ?? 1) - 1;
+      if (left > 0) this.#opening.set(credential, left);
+      else this.#opening.delete(credential);
+    }
+  }
+
+  get #maxPerCredential(): number {
+    return this.#options.maxPerCredential ?? DEFAULT_MAX_SESSIONS_PER_CREDENTIAL;
+  }
+
+  /** Below the cap, or made so by closing the credential's least recently used idle session; false when all are busy. */
+  async #makeRoomFor(credential: string): Promise<boolean> {
+    const own = [...this.#sessions].filter(([, session]) => session.credential === credential);
+    const count = own.length + (this.#opening.get(credential) ?? 0);
+    if (count < this.#maxPerCredential) return true;
+    const idle = own
+      .filter(([, session]) => session.openResponses === 0)
+      .sort(([, a], [, b]) => a.lastActive - b.lastActive);
+    const excess = count - this.#maxPerCredential + 1;
+    if (idle.length < excess) return false;
+    for (const [id, session] of idle.slice(0, excess)) {
+      this.#sessions.delete(id);
+      await session.server.close().catch(() => undefined);
+    }
+    return true;
   }
 
   /** Closes sessions that had no request or open stream for longer than the idle time. */
@@ -102,12 +146,13 @@ export class McpSessions {
     await Promise.all(sessions.map((session) => session.server.close().catch(() => undefined)));
   }
 
-  async #open(req: Request, res: Response, account: string): Promise<void> {
+  async #open(req: Request, res: Response, account: string, credential: string): Promise<void> {
     const server = new McpServer(SERVER_INFO, { instructions: SERVER_INSTRUCTIONS });
     registerChatTools(server, this.#options.tools);
     const session: McpSession = {
       server,
       account,
+      credential,
       lastActive: this.#now(),
       openResponses: 0,
       transport: new StreamableHTTPServerTransport({
