@@ -3,19 +3,16 @@
  * controls (OSC 0 title, OSC 52 clipboard, OSC 8 link, clear screen, carriage return, C1 CSI, bidi override)
  * are shown in a visible form and never reach the terminal raw, also on a pseudo-terminal where tables truncate.
  */
-import { execFileSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatClient } from "../../src/client/index.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
-import { BIN, cleanEnv, runCli, runProcess } from "../cli/helpers.js";
+import { BIN, cleanEnv, PTY_RUN, ptyPython, runCli, runProcess } from "../cli/helpers.js";
 
 const HOSTILE =
   "\u001b]0;pwned-title\u0007\u001b]52;c;cHduZWQ=\u0007\u001b]8;;http://evil.example/\u0007click\u001b]8;;\u0007" +
   "\u001b[2J\u001b[H\roverwritten\b\u009b31mred\u202eevil";
-const PTY_RUN = join(import.meta.dirname, "../cli/fixtures/pty-run.py");
 
 let server: ReferenceServer;
 let chatId: string;
@@ -59,14 +56,7 @@ describe("chat-cli shows server text with its controls made visible", () => {
     expect((JSON.parse(result.stdout) as { title: string }).title).toBe(HOSTILE);
   });
 
-  const python = (() => {
-    try {
-      execFileSync("python3", ["-c", "import pty"], { stdio: "ignore" });
-      return "python3";
-    } catch {
-      return undefined;
-    }
-  })();
+  const python = ptyPython;
   it("on a terminal: the table (truncated to its width) and the message view", async () => {
     expect(python, "python3 with pty is needed to run chat-cli on a terminal").toBeDefined();
     for (const args of [["list"], ["messages", chatId], ["message", chatId, messageId]]) {
