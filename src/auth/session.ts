@@ -605,15 +605,16 @@ function toStoredTokens(tokens: OAuthTokens): StoredTokens {
   };
 }
 
-const MIN_TOKEN_LIFETIME_S = 60;
+const MIN_TOKEN_LIFETIME_S = 1;
 const MAX_TOKEN_LIFETIME_S = 366 * 24 * 3600;
 
 /**
  * `expires_in` kept to a sane range: 1e308 would store a login that cannot be read back, and 0 or less (with no
- * refresh token) would open the browser for every request. The resource's 401 still ends a token early.
+ * refresh token) would open the browser for every request, so it counts as not given (the token is used until
+ * the resource refuses it, which leads to a refresh or a sign-in).
  */
 export function clampedLifetimeSeconds(expiresIn: number | undefined): number | undefined {
-  if (expiresIn === undefined || Number.isNaN(expiresIn)) return undefined;
+  if (expiresIn === undefined || !(expiresIn > 0)) return undefined;
   return Math.min(MAX_TOKEN_LIFETIME_S, Math.max(MIN_TOKEN_LIFETIME_S, expiresIn));
 }
 
