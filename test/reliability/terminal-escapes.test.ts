@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatClient } from "../../src/client/index.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
-import { BIN, cleanEnv, PTY_RUN, ptyPython, runCli, runProcess } from "../cli/helpers.js";
+import { BIN, cleanEnv, needsPty, PTY_RUN, ptyPython, runCli, runProcess } from "../cli/helpers.js";
 
 const HOSTILE =
   "\u001b]0;pwned-title\u0007\u001b]52;c;cHduZWQ=\u0007\u001b]8;;http://evil.example/\u0007click\u001b]8;;\u0007" +
@@ -56,11 +56,9 @@ describe("chat-cli shows server text with its controls made visible", () => {
     expect((JSON.parse(result.stdout) as { title: string }).title).toBe(HOSTILE);
   });
 
-  const python = ptyPython;
-  it("on a terminal: the table (truncated to its width) and the message view", async () => {
-    expect(python, "python3 with pty is needed to run chat-cli on a terminal").toBeDefined();
+  it("on a terminal: the table (truncated to its width) and the message view", needsPty, async () => {
     for (const args of [["list"], ["messages", chatId], ["message", chatId, messageId]]) {
-      const result = await runProcess(python!, [PTY_RUN, "", "", "--", process.execPath, BIN, ...args], {
+      const result = await runProcess(ptyPython!, [PTY_RUN, "", "", "--", process.execPath, BIN, ...args], {
         env: { ...env, COLUMNS: "60" },
       });
       expectNothingActs(result.stdout, args.join(" "));
