@@ -81,16 +81,26 @@ export interface LineSink {
 
 /** Writes messages as JSON lines; `flush()` writes what is queued now (call it before `process.exit`). */
 export interface LineWriter {
-  (message: unknown): void;
+  /**
+   * `raw`: the message's JSON text exactly as received, written as is (line breaks between tokens become
+   * spaces) instead of serialising `message` again, which can fail (nesting too deep for JSON.stringify).
+   */
+  (message: unknown, raw?: string): void;
   flush(): void;
 }
+
+/** JSON-RPC error code of the bridge's own failures (also `BRIDGE_ERROR_CODE` of the relay). */
+const BRIDGE_FAILURE = -32000;
 
 /**
  * A line writer that joins the lines queued during one turn of the event loop into a single write, in the
  * order they were queued. stdout on a pipe writes synchronously, so one write per message is one system call
  * per message; under load, many answers arrive in the same turn.
  */
-export function createLineWriter(sink: LineSink): LineWriter {
+export function createLineWriter(
+  sink: LineSink,
+  onUnwritable: (reason: string) => void = () => {},
+): LineWriter {
   let queued = "";
   let scheduled: NodeJS.Immediate | undefined;
   const flush = () => {
@@ -101,9 +111,44 @@ export function createLineWriter(sink: LineSink): LineWriter {
     queued = "";
     sink.write(text);
   };
-  const write = (message: unknown) => {
-    queued += `${JSON.stringify(message)}\n`;
+  const write = (message: unknown, raw?: string) => {
+    const line = raw !== undefined ? oneLine(raw) : serialised(message, onUnwritable);
+    if (line === undefined) return;
+    queued += `${line}\n`;
     scheduled ??= setImmediate(flush);
   };
   return Object.assign(write, { flush });
+}
+
+/** In valid JSON a line break can only stand between tokens, where a space means the same. */
+function oneLine(json: string): string {
+  return json.includes("\n") || json.includes("\r") ? json.replace(/[\r\n]+/g, " ") : json;
+}
+
+/**
+ * The message as one line. When it cannot be serialised, an answer becomes an error answer to the same id (the
+ * request is still answered exactly once) and anything else is dropped, said through `onUnwritable`.
+ */
+function serialised(message: unknown, onUnwritable: (reason: string) => void): string | undefined {
+  try {
+    return JSON.stringify(message);
+  } catch (error) {
+    const why = (error as Error).message;
+    const { id } = (message ?? {}) as { id?: unknown };
+    const isAnswer =
+      (typeof id === "string" || typeof id === "number") &&
+      ("result" in (message as object) || "error" in (message as object));
+    onUnwritable(
+      `a message could not be written (${why}); ${isAnswer ? "answered with an error" : "dropped"}`,
+    );
+    if (!isAnswer) return undefined;
+    return JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      error: {
+        code: BRIDGE_FAILURE,
+        message: `chat-mcp-bridge: the server's answer could not be relayed (${why})`,
+      },
+    });
+  }
 }

@@ -49,7 +49,7 @@ export async function runRelay(
 ) {
   const log = createBridgeLog(options.debug);
   // Lines written in one event-loop turn go out in one write, in order.
-  const writeLine = createLineWriter(process.stdout);
+  const writeLine = createLineWriter(process.stdout, (reason) => log.info(reason));
 
   const userAuthorization = options.headers.some((header) => header.name.toLowerCase() === "authorization");
   const auth = userAuthorization ? undefined : await createBridgeAuth(options, log);

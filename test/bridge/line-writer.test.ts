@@ -50,3 +50,38 @@ describe("flush before exit", () => {
     expect(writes).toEqual(['{"id":1}\n']);
   });
 });
+
+describe("messages that JSON.stringify cannot write (nested thousands of levels deep)", () => {
+  const deep = () =>
+    JSON.parse(`{"jsonrpc":"2.0","id":7,"result":{"v":${"[".repeat(5000)}${"]".repeat(5000)}}}`);
+
+  it("are written from the text they were received as, pretty-printed line breaks made spaces", async () => {
+    const { writes, sink } = recordingSink();
+    const writeLine = createLineWriter(sink);
+    const raw = `{"jsonrpc":"2.0","id":7,\n  "result":{"v":${"[".repeat(5000)}${"]".repeat(5000)}}}`;
+    writeLine(deep(), raw);
+    await nextTurn();
+    expect(writes).toEqual([`${raw.replace("\n", " ")}\n`]);
+    expect(JSON.parse(writes[0]!).id).toBe(7);
+  });
+
+  it("without that text, an answer becomes an error answer to its id, and a notification is dropped", async () => {
+    const { writes, sink } = recordingSink();
+    const said: string[] = [];
+    const writeLine = createLineWriter(sink, (reason) => said.push(reason));
+    writeLine(deep());
+    writeLine({ jsonrpc: "2.0", method: "notifications/message", params: deep().result });
+    writeLine({ jsonrpc: "2.0", id: 8, result: {} });
+    await nextTurn();
+    const lines = writes
+      .join("")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatchObject({ id: 7, error: { code: -32000 } });
+    expect(lines[0].error.message).toMatch(/could not be relayed/);
+    expect(lines[1]).toEqual({ jsonrpc: "2.0", id: 8, result: {} });
+    expect(said).toHaveLength(2);
+  });
+});
