@@ -5,7 +5,9 @@
  * uses no Headers or Response, so the bridge never loads Node's fetch implementation and starts fast.
  */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { EventSizeCap } from "./event-size-cap.js";
 import { isJsonRpcMessage, isRequest, isResponse } from "./jsonrpc.js";
+import { MAX_LINE_BYTES } from "./line-reader.js";
 import type { FetchLike, HttpAnswer } from "./remote-fetch.js";
 
 /** The server answered with an HTTP error status. */
@@ -28,12 +30,17 @@ interface StreamState {
   standalone: boolean;
 }
 
+/** The largest message relayed from the server: the same cap as a line from the client. */
+export const MAX_MESSAGE_BYTES = MAX_LINE_BYTES;
+const TOO_LARGE = `larger than ${MAX_MESSAGE_BYTES / 1024 / 1024} MiB (${MAX_MESSAGE_BYTES} bytes), the most the bridge relays`;
+
 const DEFAULT_RETRY_MS = 1000;
 const MAX_RETRY_MS = 30_000;
 const MAX_GET_RECONNECTS = 8;
 
 export class StreamableHttpTransport {
-  onmessage?: (message: JSONRPCMessage) => void;
+  /** `raw`: the message's JSON text as received, when it came alone (not in a batch). */
+  onmessage?: (message: JSONRPCMessage, raw?: string) => void;
   onerror?: (error: Error) => void;
   /** A request's answer can no longer arrive (its stream broke with nothing to resume from). */
   onrequestlost?: (id: RequestId, reason: string) => void;
@@ -107,8 +114,11 @@ export class StreamableHttpTransport {
           this.#untrack(controller),
         );
       } else if (type === "application/json") {
-        const body: unknown = await response.json();
-        for (const item of Array.isArray(body) ? body : [body]) this.#deliver(item, undefined);
+        const text = await this.#readCapped(response, message.id);
+        if (text === undefined) return;
+        const body: unknown = JSON.parse(text);
+        if (Array.isArray(body)) for (const item of body) this.#deliver(item, undefined);
+        else this.#deliver(body, undefined, text);
       } else {
         await response.body?.cancel().catch(() => undefined);
         throw new RemoteHttpError(
@@ -168,13 +178,35 @@ export class StreamableHttpTransport {
     return extra;
   }
 
-  #deliver(value: unknown, stream: StreamState | undefined): void {
+  #deliver(value: unknown, stream: StreamState | undefined, raw?: string): void {
     if (!isJsonRpcMessage(value)) {
       this.onerror?.(new Error("the server sent a message that is not JSON-RPC; ignored"));
       return;
     }
     if (stream && isResponse(value)) stream.awaiting.delete(value.id);
-    this.onmessage?.(value);
+    this.onmessage?.(value, raw);
+  }
+
+  /**
+   * A JSON answer's text, read up to MAX_MESSAGE_BYTES; past that (or when Content-Length says so) the body is
+   * dropped unread and the request answered with an error naming the size, so a huge answer costs no memory.
+   */
+  async #readCapped(response: HttpAnswer, id: RequestId): Promise<string | undefined> {
+    const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    if (!(declared > MAX_MESSAGE_BYTES)) {
+      for await (const chunk of response.body ?? []) {
+        total += chunk.length;
+        if (total > MAX_MESSAGE_BYTES) break;
+        chunks.push(chunk);
+      }
+      if (total <= MAX_MESSAGE_BYTES) return Buffer.concat(chunks, total).toString("utf8");
+    }
+    await response.body?.cancel().catch(() => undefined);
+    const size = declared > MAX_MESSAGE_BYTES ? `${declared} bytes, ` : "";
+    this.onrequestlost?.(id, `the server's answer (${size}${TOO_LARGE}) was not relayed`);
+    return undefined;
   }
 
   /** The standalone GET stream for server-initiated messages (optional for servers: 405 means none). */
@@ -229,14 +261,32 @@ export class StreamableHttpTransport {
         this.onerror?.(new Error("the server sent an event that is not JSON; ignored"));
         return;
       }
-      this.#deliver(value, state);
+      this.#deliver(value, state, event.data);
+    });
+    // An event over the cap is dropped as it arrives. On a request's stream its answer is lost (said at once,
+    // and the stream closed); the standalone stream skips the event and goes on (a reconnect would replay it).
+    let abandoned = false;
+    const cap = new EventSizeCap(MAX_MESSAGE_BYTES, {
+      feed: (bytes) => parser.push(bytes),
+      discard: () => {
+        parser.discardEvent();
+        if (state.standalone) return;
+        abandoned = true;
+        this.#loseAll(state, `the server's answer (${TOO_LARGE}) was not relayed`);
+      },
+      dropped: (bytes) =>
+        this.onerror?.(new Error(`the server sent an event of ${bytes} bytes (${TOO_LARGE}); dropped`)),
     });
     let failure: unknown;
     try {
-      for await (const chunk of response.body!) parser.push(chunk);
+      for await (const chunk of response.body!) {
+        cap.push(chunk);
+        if (abandoned) break;
+      }
     } catch (error) {
       failure = error;
     }
+    if (abandoned) await response.body?.cancel().catch(() => undefined);
     if (this.#closed) return;
     if (failure)
       this.onerror?.(new Error(`the event stream broke: ${(failure as Error).message ?? failure}`));
@@ -335,6 +385,17 @@ export class ServerSentEventParser {
       }
       start = end + 1;
     }
+  }
+
+  /** Forgets the event being read (its bytes were dropped); the next bytes start a new line of a new event. */
+  discardEvent(): void {
+    this.#decoder = undefined;
+    this.#partial = "";
+    this.#afterCarriageReturn = false;
+    this.#data = undefined;
+    this.#event = undefined;
+    this.#retry = undefined;
+    this.#sawField = false;
   }
 
   #line(line: string): void {

@@ -18,7 +18,8 @@ export interface RelayOptions {
   fetch: FetchLike;
   log: BridgeLog;
   /** Writes one message to the local client (stdout). */
-  toClient(message: JSONRPCMessage): void;
+  /** `raw`: the server's JSON text of a message relayed unchanged, to write as is (see LineWriter). */
+  toClient(message: JSONRPCMessage, raw?: string): void;
   /** How long to keep retrying an unreachable server before answering the held requests with an error. */
   reconnectWindowMs?: number;
   /** Builds the remote transport (tests inject fakes); defaults to the streamable-HTTP client. */
@@ -148,7 +149,7 @@ export class Relay {
     const transport = this.#options.createTransport
       ? this.#options.createTransport(this.#options.url, this.#options.fetch)
       : new StreamableHttpTransport(this.#options.url, this.#options.fetch);
-    transport.onmessage = (message) => this.#fromServer(transport, message);
+    transport.onmessage = (message, raw) => this.#fromServer(transport, message, raw);
     transport.onerror = (error) => this.#onTransportError(transport, error);
     transport.onrequestlost = (id, reason) => {
       if (this.#closing || transport !== this.#transport) return;
@@ -158,7 +159,7 @@ export class Relay {
     return transport;
   }
 
-  #fromServer(transport: RemoteTransport, message: JSONRPCMessage): void {
+  #fromServer(transport: RemoteTransport, message: JSONRPCMessage, raw?: string): void {
     if (this.#closing) return;
     if (isResponse(message)) {
       if (typeof message.id === "string" && message.id.startsWith(BRIDGE_ID_PREFIX)) {
@@ -182,7 +183,7 @@ export class Relay {
       }
     }
     if (this.#log.debugEnabled) this.#log.debug(`server → client ${describeMessage(message)}`);
-    this.#options.toClient(message);
+    this.#options.toClient(message, raw);
   }
 
   #learnTools(result: unknown): void {

@@ -1,0 +1,95 @@
+/**
+ * A server whose answers a relay cannot re-serialise (nested 5000 levels deep) or should not hold (hundreds of
+ * megabytes in one message): every request is still answered exactly once, the GET stream does not fall into
+ * a reconnect loop, and the bridge never buffers the oversized message.
+ */
+import { readFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  answeredTwice,
+  type BridgeDriver,
+  PROTOCOL_VERSION,
+  spawnBridgeDriver,
+} from "./fixtures/bridge-driver.js";
+import {
+  type HostileMcpServer,
+  type HostileOptions,
+  startHostileMcpServer,
+} from "./fixtures/hostile-mcp-server.js";
+
+let server: HostileMcpServer | undefined;
+let bridge: BridgeDriver | undefined;
+afterEach(async () => {
+  await bridge?.stop(3_000);
+  bridge = undefined;
+  await server?.close();
+  server = undefined;
+});
+
+async function connect(options: HostileOptions = {}): Promise<BridgeDriver> {
+  server = await startHostileMcpServer(options);
+  bridge = spawnBridgeDriver(["--token-store", "file", server.url], {});
+  const id = bridge.request("initialize", {
+    protocolVersion: PROTOCOL_VERSION,
+    capabilities: {},
+    clientInfo: { name: "hostile-test", version: "1" },
+  });
+  await bridge.waitAnswered([id], 15_000);
+  bridge.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  return bridge;
+}
+
+function callTool(driver: BridgeDriver, name: string): number {
+  return driver.request("tools/call", { name, arguments: {} });
+}
+
+/** Peak resident memory of a process, in MiB (Linux). */
+function peakRssMiB(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").match(/^VmHWM:\s+(\d+) kB/m);
+  return Number(line?.[1] ?? 0) / 1024;
+}
+
+describe("answers nested 5000 levels deep", () => {
+  for (const tool of ["nested", "nested-sse"]) {
+    it(`${tool}: the request is answered (relayed as received, or with an error), and the relay goes on`, async () => {
+      const driver = await connect();
+      const deep = callTool(driver, tool);
+      await driver.waitAnswered([deep], 15_000);
+      const answer = driver.answersTo(deep)[0]!;
+      expect(answer.result !== undefined || answer.error !== undefined).toBe(true);
+      const after = callTool(driver, "ok");
+      await driver.waitAnswered([after], 15_000);
+      expect(driver.answersTo(after)[0]?.result).toBeDefined();
+      expect(answeredTwice(driver)).toEqual([]);
+      expect(driver.nonJsonLines).toEqual([]);
+    });
+  }
+
+  it("a nested notification on the GET stream does not make the bridge reconnect again and again", async () => {
+    const driver = await connect({ nestedNotificationDepth: 5000 });
+    // The server asks for 100 ms between reconnects: a loop would show dozens of GETs in three seconds.
+    await new Promise((done) => setTimeout(done, 3_000));
+    expect(server!.gets).toBeLessThanOrEqual(2);
+    const after = callTool(driver, "ok");
+    await driver.waitAnswered([after], 15_000);
+    expect(driver.answersTo(after)[0]?.result).toBeDefined();
+  });
+});
+
+describe("a server-to-client message over the cap (4 MiB)", () => {
+  for (const tool of ["huge-sse", "huge-json"]) {
+    it(`${tool}: a JSON-RPC error naming the size, without buffering the 256 MiB`, async () => {
+      const driver = await connect();
+      const huge = callTool(driver, tool);
+      await driver.waitAnswered([huge], 30_000);
+      const answer = driver.answersTo(huge)[0]!;
+      expect(answer.result).toBeUndefined();
+      expect(answer.error?.message).toMatch(/larger than 4 MiB|4194304 bytes/);
+      expect(peakRssMiB(driver.child.pid!)).toBeLessThan(200);
+      const after = callTool(driver, "ok");
+      await driver.waitAnswered([after], 15_000);
+      expect(driver.answersTo(after)[0]?.result).toBeDefined();
+      expect(answeredTwice(driver)).toEqual([]);
+    }, 60_000);
+  }
+});
