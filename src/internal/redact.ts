@@ -46,6 +46,9 @@ const JSON_CREDENTIAL = new RegExp(`("(?:${CREDENTIAL_NAMES})"\\s*:\\s*)"(?:[^"\
 // `Authorization: Bearer ...` / `Basic ...` echoed back (not a challenge's `Bearer name="value"` parameters).
 const AUTHORIZATION = /\b(Bearer|Basic)\s+(?![A-Za-z0-9._~+/-]+\s*=\s*[^=\s,])[A-Za-z0-9._~+/-]{6,}=*/g;
 
+// `scheme://user:password@host` (a proxy URL, say): the user info goes, scheme and host stay.
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/gi;
+
 export const REDACTED = "[redacted]";
 
 /**
@@ -56,7 +59,8 @@ export function redact(text: string): string {
   let out = text
     .replace(FORM_CREDENTIAL, `$1$2=${REDACTED}`)
     .replace(JSON_CREDENTIAL, `$1"${REDACTED}"`)
-    .replace(AUTHORIZATION, `$1 ${REDACTED}`);
+    .replace(AUTHORIZATION, `$1 ${REDACTED}`)
+    .replace(URL_USERINFO, `$1${REDACTED}@`);
   for (const secret of remembered) out = withoutValue(out, secret);
   // The secret variables' values are known to the process even before anything remembered them.
   for (const name of SECRET_VARIABLES) {

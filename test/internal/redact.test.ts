@@ -31,6 +31,12 @@ describe("redact: what a hostile error body echoes back is removed", () => {
     expect(out).toContain('Bearer resource_metadata="http://x/y", error="invalid_token"');
   });
 
+  it("the user info of a URL (a proxy's password), keeping scheme and host", () => {
+    expect(redact("via http://alice:s%40cret@proxy.example:3128/ and https://bob@host/x")).toBe(
+      `via http://${REDACTED}@proxy.example:3128/ and https://${REDACTED}@host/x`,
+    );
+  });
+
   it("every value the process remembered as secret, also URL-encoded", () => {
     rememberSecret("s3cr3t value/1", "short");
     const out = redact("plain s3cr3t value/1 and encoded s3cr3t%20value%2F1, short stays");
