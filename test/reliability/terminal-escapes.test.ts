@@ -26,7 +26,7 @@ beforeAll(async () => {
   const chat = await client.createChat({ title: HOSTILE, message: `hello ${HOSTILE}` });
   chatId = chat.id;
   const page = await client.listMessages(chat.id);
-  messageId = page.data.find((message) => message.content.includes("pwned"))!.id;
+  messageId = page.data.find((message) => message.content?.includes("pwned"))!.id;
   env = cleanEnv({ CHAT_API_URL: server.url, CHAT_API_KEY: key, TERM: "xterm" });
 });
 afterAll(async () => {
