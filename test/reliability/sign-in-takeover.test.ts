@@ -109,6 +109,8 @@ describe("A sign-in waiting for the browser, seen by another local user", () => 
     expect(browser.env.PATH).toBe(process.env.PATH);
 
     const resultFile = join(root, "attacker.json");
+    // The bridge may check /authorize itself before the browser opens (a client the server forgot): count from here.
+    const authorizationsBefore = tiny.authorizations.length;
     if (!isRoot) {
       // Without a second user to play the attacker, the same user's late visit shows the link is spent.
       writeFileSync(goFile, "");
@@ -126,7 +128,7 @@ describe("A sign-in waiting for the browser, seen by another local user", () => 
       // Another user's connection is closed before anything is answered: no cookie, no redirect, no state.
       expect(attack.hops).toHaveLength(1);
       expect(attack.hops[0]?.error).toBeDefined();
-      expect(tiny.authorizations).toHaveLength(0);
+      expect(tiny.authorizations).toHaveLength(authorizationsBefore);
       writeFileSync(goFile, "");
       await bridge.waitAnswered([id], 30_000);
     } else {
@@ -135,7 +137,7 @@ describe("A sign-in waiting for the browser, seen by another local user", () => 
 
     // The victim's own browser finished the sign-in: one authorization, and the bridge is signed in.
     expect(bridge.answersTo(id)[0]?.error).toBeUndefined();
-    expect(tiny.authorizations).toHaveLength(1);
+    expect(tiny.authorizations).toHaveLength(authorizationsBefore + 1);
     expect(answeredTwice(bridge)).toEqual([]);
   }, 60_000);
 });
