@@ -1,6 +1,6 @@
 /** What every command receives: the terminal, the global options, and the ChatClient built from them. */
+import { type RestToken, resolveRestToken } from "../auth/rest-token.js";
 import { ChatClient } from "../client/index.js";
-import { envApiKey } from "../config/index.js";
 import { describeProxyFor } from "../internal/proxy.js";
 import { rememberSecret } from "../internal/redact.js";
 import { CliError, EXIT, UsageError } from "./errors.js";
@@ -40,39 +40,23 @@ export interface CliContext {
   env?: Record<string, string | undefined>;
 }
 
-/** Where the token in use came from, as `whoami` reports it. */
-export type TokenSource = "flag" | "env" | "login";
-
-export interface ResolvedToken {
-  token: string;
-  source: TokenSource;
-}
-
-/** The token by precedence: `--token`, then `$CHAT_API_KEY`, then the credentials of `chat-cli login`. */
-export async function resolveToken(ctx: CliContext): Promise<ResolvedToken | null> {
-  const resolved = await findToken(ctx);
+/** The token by the one precedence (`resolveRestToken`): `--token`, then `$CHAT_API_KEY`, then the `chat-cli login` credentials. */
+export async function resolveToken(ctx: CliContext): Promise<RestToken | undefined> {
+  const resolved = await resolveRestToken(ctx.globals.baseUrl, {
+    token: ctx.globals.token,
+    env: ctx.env ?? process.env,
+  });
   // Whatever the source, the token is redacted from every message this process shows.
   rememberSecret(resolved?.token);
   return resolved;
 }
 
-async function findToken(ctx: CliContext): Promise<ResolvedToken | null> {
-  if (ctx.globals.token?.trim()) return { token: ctx.globals.token.trim(), source: "flag" };
-  const fromEnv = envApiKey(ctx.env ?? process.env);
-  if (fromEnv) return { token: fromEnv, source: "env" };
-  const { storedAccessToken } = await import("../auth/rest-credentials.js");
-  const stored = await storedAccessToken(ctx.globals.baseUrl, {
-    env: (ctx.env ?? process.env) as NodeJS.ProcessEnv,
-  });
-  return stored ? { token: stored, source: "login" } : null;
-}
-
 export const SIGN_IN_HINT = "Run `chat-cli login`, set CHAT_API_KEY, or pass --token.";
 
-/** A ChatClient for the base URL and token in effect; exit 4 when there is no token at all. */
-export async function openClient(ctx: CliContext): Promise<ChatClient> {
+/** A ChatClient for the base URL and token in effect (resolved here unless given); exit 4 when there is no token at all. */
+export async function openClient(ctx: CliContext, token?: RestToken): Promise<ChatClient> {
   assertBaseUrl(ctx.globals.baseUrl);
-  const resolved = await resolveToken(ctx);
+  const resolved = token ?? (await resolveToken(ctx));
   if (!resolved) throw new CliError(`not signed in to ${ctx.globals.baseUrl}`, EXIT.auth, SIGN_IN_HINT);
   if (ctx.globals.debug) {
     const route = describeProxyFor(ctx.globals.baseUrl, ctx.env ?? process.env);

@@ -1,7 +1,8 @@
 /** ChatClient: the typed SDK of the /v2 API, with validated responses, typed errors, retries, pages and flow helpers. */
 import ky, { HTTPError, type KyInstance, TimeoutError } from "ky";
 import type { z } from "zod";
-import { defaultBaseUrl, envApiKey } from "../config/index.js";
+import { type RestTokenSource, resolveRestToken } from "../auth/rest-token.js";
+import { defaultBaseUrl } from "../config/index.js";
 import { describeNetworkFailure } from "../internal/network-errors.js";
 import { proxyAwareFetch } from "../internal/proxy.js";
 import {
@@ -95,8 +96,6 @@ export const DEFAULT_WAIT_TIMEOUT_MS = 600_000;
 
 const USER_AGENT = `chat-mcp-bridge node/${globalThis.process?.versions?.node ?? "unknown"}`;
 
-type TokenSource = "option" | "env" | "stored" | "none";
-
 export class ChatClient {
   readonly baseUrl: string;
   readonly timeoutMs: number;
@@ -107,11 +106,12 @@ export class ChatClient {
   readonly #ky: KyInstance;
   readonly #sleep: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
   readonly #defaultHeaders: Record<string, string>;
-  #tokenSource: TokenSource;
+  readonly #givenToken: string | undefined;
+  #tokenSource: RestTokenSource | undefined;
   /** Headers of every GET and POST, authorization included once the token is known; built once, not per call. */
   #getHeaders: Record<string, string> | undefined;
   #postHeaders: Record<string, string> | undefined;
-  #storedTokenLoad: Promise<void> | undefined;
+  #tokenLoad: Promise<void> | undefined;
 
   constructor(options: ChatClientOptions = {}) {
     const baseUrl = (options.baseUrl ?? defaultBaseUrl()).replace(/\/+$/, "");
@@ -128,9 +128,7 @@ export class ChatClient {
       { accept: "application/json", "user-agent": USER_AGENT },
       options.headers,
     );
-    const token = options.token ?? envApiKey();
-    this.#tokenSource = options.token ? "option" : token ? "env" : "stored";
-    if (token) this.#useToken(token);
+    this.#givenToken = options.token;
   }
 
   // ---- chats -------------------------------------------------------------------------------------------
@@ -266,21 +264,19 @@ export class ChatClient {
     this.#postHeaders = { ...headers, "content-type": "application/json" };
   }
 
-  /** Reads the `chat-cli login` credentials (imported lazily, so the client stays light without them). */
-  #loadStoredToken(): Promise<void> {
-    this.#storedTokenLoad ??= import("../auth/rest-credentials.js")
-      .then(({ storedAccessToken }) => storedAccessToken(this.baseUrl))
-      .then(
-        (token) => {
-          if (!token) this.#tokenSource = "none";
-          this.#useToken(token);
-        },
-        () => {
-          this.#tokenSource = "none";
-          this.#useToken(undefined);
-        },
-      );
-    return this.#storedTokenLoad;
+  /** The token by the one precedence (the option, `$CHAT_API_KEY`, the `chat-cli login` credentials), read once. */
+  #loadToken(): Promise<void> {
+    this.#tokenLoad ??= resolveRestToken(this.baseUrl, { token: this.#givenToken }).then(
+      (resolved) => {
+        this.#tokenSource = resolved?.source;
+        this.#useToken(resolved?.token);
+      },
+      () => {
+        this.#tokenSource = undefined;
+        this.#useToken(undefined);
+      },
+    );
+    return this.#tokenLoad;
   }
 
   async #request<S extends z.ZodType>(
@@ -290,7 +286,7 @@ export class ChatClient {
     options: RequestOptions | undefined,
     body?: unknown,
   ): Promise<z.output<S>> {
-    if (this.#getHeaders === undefined) await this.#loadStoredToken();
+    if (this.#getHeaders === undefined) await this.#loadToken();
     const label = `${method} ${path.split("?")[0]}`;
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const checkedBy = this.validateResponses ? schema : undefined;
@@ -298,11 +294,11 @@ export class ChatClient {
       return parseBody(checkedBy, await this.#send(method, path, payload, options), label);
     } catch (error) {
       // A stored OAuth token may have expired since it was read: read it again (refreshing it) once.
-      if (!(error instanceof HTTPError) || error.response.status !== 401 || this.#tokenSource !== "stored")
+      if (!(error instanceof HTTPError) || error.response.status !== 401 || this.#tokenSource !== "login")
         throw await this.#failure(error, label, options);
       const before = this.#getHeaders?.authorization;
-      this.#storedTokenLoad = undefined;
-      await this.#loadStoredToken();
+      this.#tokenLoad = undefined;
+      await this.#loadToken();
       if (!this.#getHeaders?.authorization || this.#getHeaders.authorization === before)
         throw await this.#failure(error, label, options);
     }

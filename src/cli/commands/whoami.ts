@@ -19,14 +19,14 @@ export interface WhoamiResult {
 export async function whoami(_options: object, ctx: CliContext): Promise<void> {
   const resolved = await resolveToken(ctx);
   if (!resolved) throw new CliError(`not signed in to ${ctx.globals.baseUrl}`, EXIT.auth, SIGN_IN_HINT);
-  const client = await openClient(ctx);
+  const client = await openClient(ctx, resolved);
   const page = await client.listChats({ limit: 1 });
   const first = page.data[0];
   const stored = resolved.source === "login" ? await describeStoredLogin(ctx) : undefined;
   const result: WhoamiResult = {
     baseUrl: ctx.globals.baseUrl,
     account: first?.url ? accountOfChatUrl(first.url, first.id) : null,
-    tokenSource: stored ? stored.kind : (resolved.source as "flag" | "env"),
+    tokenSource: stored ? stored.kind : resolved.source === "given" ? "flag" : "env",
     ...(stored ? { storage: stored.location } : {}),
     token: maskToken(resolved.token),
   };
