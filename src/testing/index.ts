@@ -1,19 +1,8 @@
 /** Public entry of `chat-mcp-bridge/testing`: msw handlers serving `/v2` from the reference server's own chat service. */
-import { type HttpHandler, HttpResponse, http } from "msw";
+import { type HttpHandler, http } from "msw";
 import { DEFAULT_BASE_URL } from "../config/index.js";
 import type { ChatService, RateLimitOptions } from "../server/context.js";
-import { ServiceError } from "../server/context.js";
-import { createChatCore } from "../server/core.js";
-import { TokenBucketLimiter } from "../server/rate-limit.js";
-import { Store } from "../server/store.js";
-import {
-  createV2Handler,
-  errorResponse,
-  MAX_BODY_BYTES,
-  requestIdFrom,
-  type V2Handler,
-  type V2Response,
-} from "../server/v2-api.js";
+import { createV2FetchHandler } from "../server/v2-fetch.js";
 
 export interface ChatHandlersOptions {
   /** Origin (and optional path prefix) the handlers answer for; default `http://127.0.0.1:8787`. */
@@ -48,77 +37,25 @@ export interface ChatHandlers {
  */
 export function createChatHandlers(options: ChatHandlersOptions = {}): ChatHandlers {
   const baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
-  const basePath = new URL(baseUrl).pathname.replace(/\/+$/, "");
-  const limits = options.rateLimit;
-
-  const build = (store?: Store) => {
-    const core = createChatCore({ baseUrl: () => baseUrl, ...(store ? { store } : {}) });
-    const handle = createV2Handler({
-      service: core.service,
-      tokenVerifiers: core.tokenVerifiers,
-      ...(options.requireSso === false ? {} : { sso: core.sso }),
-      ...(limits ? { rateLimiter: new TokenBucketLimiter(limits) } : {}),
-      resourceMetadataUrl: () => `${baseUrl}/.well-known/oauth-protected-resource/v2`,
-      resource: () => `${baseUrl}/v2`,
-    });
-    return { core, handle };
-  };
-  let current = build();
-
-  const respond = async (request: Request): Promise<Response> => {
-    const requestId = requestIdFrom(request.headers.get("x-request-id"));
-    const url = new URL(request.url);
-    let response: V2Response;
-    const body = await readBody(request);
-    if (body === TOO_LARGE) {
-      response = errorResponse(
-        new ServiceError("payload_too_large", `The request body is larger than ${MAX_BODY_BYTES} bytes.`),
-        requestId,
-      );
-    } else {
-      response = await (current.handle as V2Handler)({
-        method: request.method,
-        path: url.pathname.slice(basePath.length),
-        query: url.searchParams,
-        authorization: request.headers.get("authorization"),
-        body,
-        requestId,
-      });
-    }
-    return HttpResponse.json(response.body as Record<string, unknown>, {
-      status: response.status,
-      headers: { ...response.headers, "x-request-id": requestId },
-    });
-  };
-
+  const v2 = createV2FetchHandler({
+    baseUrl,
+    ...(options.rateLimit ? { rateLimit: options.rateLimit } : {}),
+    ...(options.requireSso === false ? { requireSso: false } : {}),
+  });
   return {
     handlers: [
-      http.all(`${baseUrl}/v2`, ({ request }) => respond(request)),
-      http.all(`${baseUrl}/v2/*`, ({ request }) => respond(request)),
+      http.all(new RegExp(`^${escapeRegExp(baseUrl)}/v2(?:[/?#]|$)`), ({ request }) => v2.fetch(request)),
     ],
     baseUrl,
-    apiKeys: { ...current.core.apiKeys },
+    apiKeys: { ...v2.apiKeys },
     get service() {
-      return current.core.service;
+      return v2.service;
     },
-    reset() {
-      const store = new Store();
-      for (const apiKey of current.core.store.apiKeys()) store.addApiKey(apiKey);
-      current = build(store);
-    },
-    completeSso(slug) {
-      const principal = current.core.tokenVerifiers[0]?.(current.core.apiKeys[slug] ?? "");
-      if (!principal || principal instanceof Promise) throw new Error(`No seeded account ${slug}.`);
-      current.core.store.markSsoVerified(principal.subject);
-    },
+    reset: () => v2.reset(),
+    completeSso: (slug) => v2.completeSso(slug),
   };
 }
 
-const TOO_LARGE = Symbol("too large");
-
-async function readBody(request: Request): Promise<string | undefined | typeof TOO_LARGE> {
-  if (request.method === "GET" || request.method === "HEAD") return undefined;
-  const bytes = await request.arrayBuffer();
-  if (bytes.byteLength > MAX_BODY_BYTES) return TOO_LARGE;
-  return bytes.byteLength === 0 ? undefined : new TextDecoder().decode(bytes);
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
