@@ -1,9 +1,16 @@
-/** Every chat-cli command and global option as data, the one table commander's program is built from; commands load lazily. */
-
+/** Every chat-cli command and global option as data, the one table commander's program is built from. */
+// The chat commands load with the table (they share the client, and a chunk per command cost start-up more module
+// loads than it saved); login, logout, whoami and serve, which pull in OAuth, the keychain or the server, load lazily.
 import { portNumber } from "../internal/port.js";
-import type { ListOptions } from "./commands/list.js";
-import type { MessagesOptions } from "./commands/messages.js";
-import type { ResolveOptions } from "./commands/resolve.js";
+import { create } from "./commands/create.js";
+import { get } from "./commands/get.js";
+import { type ListOptions, list } from "./commands/list.js";
+import { message } from "./commands/message.js";
+import { type MessagesOptions, messages } from "./commands/messages.js";
+import { pending } from "./commands/pending.js";
+import { preview } from "./commands/preview.js";
+import { type ResolveOptions, resolve } from "./commands/resolve.js";
+import { send } from "./commands/send.js";
 import type { ServeOptions } from "./commands/serve.js";
 import type { CliContext } from "./context.js";
 
@@ -137,10 +144,7 @@ export const COMMANDS: CommandSpec[] = [
     options: [{ flags: "--title <title>", description: "chat title (default: the start of the prompt)" }],
     async run([prompt], opts, ctx) {
       const title = opts.title as string | undefined;
-      await (await import("./commands/create.js")).create(
-        { prompt: text(prompt), ...(title ? { title } : {}) },
-        ctx,
-      );
+      await create({ prompt: text(prompt), ...(title ? { title } : {}) }, ctx);
     },
   },
   {
@@ -153,7 +157,7 @@ export const COMMANDS: CommandSpec[] = [
       { flags: "--all", description: "every chat, all pages" },
     ],
     async run(_operands, opts, ctx) {
-      await (await import("./commands/list.js")).list(opts as ListOptions, ctx);
+      await list(opts as ListOptions, ctx);
     },
   },
   {
@@ -162,10 +166,7 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument],
     options: [{ flags: "--web", description: "open the chat in the browser" }],
     async run([chatId], opts, ctx) {
-      await (await import("./commands/get.js")).get(
-        { ...(opts as { web?: boolean }), chatId: text(chatId) },
-        ctx,
-      );
+      await get({ ...(opts as { web?: boolean }), chatId: text(chatId) }, ctx);
     },
   },
   {
@@ -174,10 +175,7 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument],
     options: [limitOption, { flags: "--all", description: "every message, all pages" }],
     async run([chatId], opts, ctx) {
-      await (await import("./commands/messages.js")).messages(
-        { ...(opts as Omit<MessagesOptions, "chatId">), chatId: text(chatId) },
-        ctx,
-      );
+      await messages({ ...(opts as Omit<MessagesOptions, "chatId">), chatId: text(chatId) }, ctx);
     },
   },
   {
@@ -186,10 +184,7 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument, { name: "<messageId>" }],
     options: [],
     async run([chatId, messageId], _opts, ctx) {
-      await (await import("./commands/message.js")).message(
-        { chatId: text(chatId), messageId: text(messageId) },
-        ctx,
-      );
+      await message({ chatId: text(chatId), messageId: text(messageId) }, ctx);
     },
   },
   {
@@ -198,7 +193,7 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument, { name: "<text...>", description: "the message" }],
     options: [],
     async run([chatId, words], _opts, ctx) {
-      await (await import("./commands/send.js")).send({ chatId: text(chatId), text: text(words) }, ctx);
+      await send({ chatId: text(chatId), text: text(words) }, ctx);
     },
   },
   {
@@ -207,7 +202,7 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument],
     options: [],
     async run([chatId], _opts, ctx) {
-      await (await import("./commands/pending.js")).pending({ chatId: text(chatId) }, ctx);
+      await pending({ chatId: text(chatId) }, ctx);
     },
   },
   {
@@ -226,10 +221,7 @@ export const COMMANDS: CommandSpec[] = [
       { flags: "--task <json|@file>", description: "send this task as is (JSON, or @path to a JSON file)" },
     ],
     async run([chatId], opts, ctx) {
-      await (await import("./commands/resolve.js")).resolve(
-        { ...(opts as Omit<ResolveOptions, "chatId">), chatId: text(chatId) },
-        ctx,
-      );
+      await resolve({ ...(opts as Omit<ResolveOptions, "chatId">), chatId: text(chatId) }, ctx);
     },
   },
   {
@@ -238,10 +230,7 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument],
     options: [{ flags: "--open", description: "open the preview in the browser" }],
     async run([chatId], opts, ctx) {
-      await (await import("./commands/preview.js")).preview(
-        { ...(opts as { open?: boolean }), chatId: text(chatId) },
-        ctx,
-      );
+      await preview({ ...(opts as { open?: boolean }), chatId: text(chatId) }, ctx);
     },
   },
   {
