@@ -41,6 +41,8 @@ function endpointsSchema(allowHttp: boolean) {
 
 export interface DiscoverOptions {
   resourceMetadataUrl?: string;
+  /** `--resource`: the protected resource to ask for instead of `serverUrl` (it must still match the metadata). */
+  resource?: string | undefined;
   fetchFn: typeof fetch;
   allowHttp: boolean;
   log: (message: string) => void;
@@ -102,14 +104,15 @@ export async function discoverServer(serverUrl: string, options: DiscoverOptions
     );
   }
 
-  let resource = canonical(serverUrl);
+  const requested = options.resource ?? serverUrl;
+  let resource = canonical(requested);
   if (resourceMetadata) {
     if (
-      !checkResourceAllowed({ requestedResource: serverUrl, configuredResource: resourceMetadata.resource })
+      !checkResourceAllowed({ requestedResource: requested, configuredResource: resourceMetadata.resource })
     ) {
       throw new UnsafeUrlError(
-        `The protected resource metadata names ${resourceMetadata.resource}, which does not cover ${serverUrl}; ` +
-          "refusing to sign in (check the server URL).",
+        `The protected resource metadata names ${resourceMetadata.resource}, which does not cover ${requested}; ` +
+          `refusing to sign in (check the server URL${options.resource ? " and --resource" : ""}).`,
       );
     }
     resource = resourceMetadata.resource;

@@ -13,16 +13,34 @@ export function canonicalServerUrl(serverUrl: string): string {
   return url.href;
 }
 
+/** What else, beside the URL and header names, tells one login for a server from another. */
+export interface LoginScope {
+  /** `--profile`: a separate login for the same URL. Absent (or "default") keeps the key it always had. */
+  profile?: string | undefined;
+  /** `--resource`: the RFC 8707 resource asked for when it differs from the URL. */
+  resource?: string | undefined;
+}
+
+/** The profile everyone has without `--profile`. */
+export const DEFAULT_PROFILE = "default";
+
 /**
  * The storage key of the login for a server: a hash of the canonical URL, the RFC 8707 resource the client asks for
- * (the same URL until discovery says otherwise; the discovered one is stored in the record and checked on use)
- * and the custom header names (values never), so different header sets keep separate logins.
+ * (the URL itself unless `--resource` names another; the discovered one is stored in the record and checked on use),
+ * the custom header names (values never), so different header sets keep separate logins, and the profile when one
+ * other than the default is named. Also names the server's log file.
  */
-export function loginKey(serverUrl: string, headerNames: readonly string[] = []): string {
+export function loginKey(
+  serverUrl: string,
+  headerNames: readonly string[] = [],
+  scope: LoginScope = {},
+): string {
   const server = canonicalServerUrl(serverUrl);
   const names = [...new Set(headerNames.map((name) => name.trim().toLowerCase()))].sort();
+  const resource = scope.resource ? canonicalServerUrl(scope.resource) : server;
+  const profile = scope.profile && scope.profile !== DEFAULT_PROFILE ? { profile: scope.profile } : {};
   return createHash("sha256")
-    .update(JSON.stringify({ server, resource: server, headers: names }))
+    .update(JSON.stringify({ server, resource, headers: names, ...profile }))
     .digest("hex")
     .slice(0, 32);
 }
@@ -53,8 +71,9 @@ export async function hasStoredLogin(
   serverUrl: string,
   configDir: string,
   headerNames: readonly string[] = [],
+  scope: LoginScope = {},
 ): Promise<boolean> {
-  const paths = loginPaths(configDir, loginKey(serverUrl, headerNames));
+  const paths = loginPaths(configDir, loginKey(serverUrl, headerNames, scope));
   for (const path of [paths.keychainPointer, paths.file]) {
     try {
       await access(path);

@@ -30,7 +30,7 @@ export interface PendingAuthorization {
 }
 
 export interface LoopbackCallback {
-  /** `http://127.0.0.1:<port>/callback`: the literal loopback address, never `localhost`. */
+  /** `http://<host>:<port>/callback`, the host being `127.0.0.1` unless `--host` chose another loopback name. */
   readonly redirectUri: string;
   readonly port: number;
   /** Waits for the answer to `authorizationUrl` (which carries `state`); other states get a 400 page. */
@@ -47,28 +47,54 @@ interface Flow {
   reject(error: Error): void;
 }
 
-/** Listens on 127.0.0.1:`preferredPort`, or on an ephemeral port when that one is taken (or not given). */
-export async function startLoopbackCallback(preferredPort?: number): Promise<LoopbackCallback> {
+/**
+ * Listens on `host`:`preferredPort` (127.0.0.1 by default, `--host`), or on an ephemeral port when that one is
+ * taken. `localhost` listens on 127.0.0.1 and on ::1 (when the machine has IPv6), one port for both, since the
+ * browser may resolve the name to either; the start page uses the same host name, so its cookie reaches the callback.
+ */
+export async function startLoopbackCallback(
+  preferredPort?: number,
+  host: string = "127.0.0.1",
+): Promise<LoopbackCallback> {
   const flows = new Map<string, Flow>();
   const starts = new Map<string, Flow>();
   let cookieName = "";
-  const server = createServer((request, response) =>
-    answer(request, response, { flows, starts, cookieName }),
-  );
-  // A second lock where the kernel tells: connections from another user's socket are closed unanswered.
-  server.on("connection", (socket) => {
-    if (isOtherUsersSocket(socket)) socket.destroy();
-  });
-  const port = await listen(server, preferredPort).catch(() => listen(server, 0));
+  const newServer = () => {
+    const server = createServer((request, response) =>
+      answer(request, response, { flows, starts, cookieName }),
+    );
+    // A second lock where the kernel tells: connections from another user's socket are closed unanswered.
+    server.on("connection", (socket) => {
+      if (isOtherUsersSocket(socket)) socket.destroy();
+    });
+    return server;
+  };
+  const servers = [newServer()];
+  const address = host === "[::1]" ? "::1" : "127.0.0.1";
+  const port = await listen(servers[0]!, address, preferredPort).catch(() => listen(servers[0]!, address, 0));
+  if (host === "localhost") {
+    const ipv6 = newServer();
+    // No IPv6 loopback here (or its port taken): the IPv4 one still serves every browser that resolves to it.
+    const listening = await listen(ipv6, "::1", port).then(
+      () => true,
+      () => false,
+    );
+    if (listening) servers.push(ipv6);
+  }
   // Cookies ignore ports: one name per callback port keeps concurrent sign-ins apart.
   cookieName = `chat_mcp_sign_in_${port}`;
   const close = () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    Promise.all(
+      servers.map(
+        (server) =>
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeAllConnections();
+          }),
+      ),
+    ).then(() => undefined);
   return {
-    redirectUri: `http://127.0.0.1:${port}${CALLBACK_PATH}`,
+    redirectUri: `http://${host}:${port}${CALLBACK_PATH}`,
     port,
     begin(authorizationUrl, state, timeoutMs) {
       const startId = randomBytes(32).toString("base64url");
@@ -103,13 +129,13 @@ export async function startLoopbackCallback(preferredPort?: number): Promise<Loo
         flows.set(state, flow);
         starts.set(startId, flow);
       });
-      return { startUrl: `http://127.0.0.1:${port}${START_PATH}${startId}`, answer };
+      return { startUrl: `http://${host}:${port}${START_PATH}${startId}`, answer };
     },
     close,
   };
 }
 
-function listen(server: ReturnType<typeof createServer>, port = 0): Promise<number> {
+function listen(server: ReturnType<typeof createServer>, address: string, port = 0): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (error: Error) => {
       server.off("listening", onListening);
@@ -121,7 +147,7 @@ function listen(server: ReturnType<typeof createServer>, port = 0): Promise<numb
     };
     server.once("error", onError);
     server.once("listening", onListening);
-    server.listen(port, "127.0.0.1");
+    server.listen(port, address);
   });
 }
 

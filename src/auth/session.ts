@@ -25,6 +25,12 @@ export interface OAuthSessionOptions {
   configDir?: string;
   /** Custom header names (never values): part of the storage key. */
   headerNames?: string[];
+  /** `--profile`: a separate login (key, lock) for the same URL; absent or "default" is the login without one. */
+  profile?: string;
+  /** `--resource`: the RFC 8707 resource to ask for when the protected resource is not the server URL. */
+  resource?: string;
+  /** `--host`: the loopback callback's host name, "127.0.0.1" (default) or "localhost" (both loopback families). */
+  callbackHost?: string;
   /** Default: derived from the server URL in 20000-29999, or an ephemeral port when taken. */
   callbackPort?: number;
   /** False (`--no-browser`): print the URL on stderr only. */
@@ -90,7 +96,10 @@ export class OAuthSession {
       throw new UnsafeUrlError("The client metadata URL must be an https URL with a path.");
     }
     this.serverUrl = canonicalServerUrl(options.serverUrl);
-    const key = loginKey(this.serverUrl, options.headerNames);
+    const key = loginKey(this.serverUrl, options.headerNames, {
+      profile: options.profile,
+      resource: options.resource,
+    });
     const paths = loginPaths(options.configDir ?? defaultConfigDir(), key);
     this.#lockPath = paths.lock;
     this.#store = new LoginStore(options.tokenStore ?? "auto", key, paths, this.#log);
@@ -251,6 +260,7 @@ export class OAuthSession {
       const value = loadFlows().then(({ discoverServer }) =>
         discoverServer(this.serverUrl, {
           resourceMetadataUrl,
+          resource: this.#options.resource,
           fetchFn: this.#fetch,
           allowHttp: this.#options.allowHttp ?? false,
           log: (message) => this.#log("debug", message),
@@ -331,6 +341,7 @@ export class OAuthSession {
     });
     const callback = await startLoopbackCallback(
       this.#options.callbackPort ?? derivedCallbackPort(this.serverUrl),
+      this.#options.callbackHost,
     );
     try {
       let client = await this.#client(server, callback.redirectUri, scope, sameServer ? current : undefined);

@@ -25,6 +25,20 @@ export interface BridgeOptions {
   /** From `$CHAT_MCP_CLIENT_SECRET`, never from a flag. */
   clientSecret?: string;
   clientMetadataUrl?: string;
+  /** `--ignore-tool` patterns (`*` wildcards): tools hidden from the client. */
+  ignoreTools?: string[];
+  /** `--read-only`: only tools annotated `readOnlyHint: true`. */
+  readOnly?: boolean;
+  /** `--log-file`: where the log file goes (with `--debug`, the default is `<configDir>/logs/<server-key>.log`). */
+  logFile?: string;
+  /** `--silent`: nothing on stderr but fatal errors. */
+  silent?: boolean;
+  /** `--host`: the OAuth callback's host name (default 127.0.0.1). */
+  callbackHost?: string;
+  /** `--resource`: the protected resource when it is not the URL. */
+  resource?: string;
+  /** `--profile`: a separate login, lock and log for the same URL. */
+  profile?: string;
 }
 
 export type BridgeCommand =

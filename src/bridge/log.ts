@@ -1,23 +1,44 @@
-/** The bridge's stderr log: one prefixed line per event, details only with --debug, never a secret. */
+/** The bridge's log: one prefixed stderr line per event (details only with --debug, nothing but fatal errors with --silent), optionally a log file too; never a secret. */
 import { redact, redactForTerminal } from "../internal/redact.js";
+import type { LogFile } from "./log-file.js";
 
 export interface BridgeLog {
   info(message: string): void;
   debug(message: string): void;
+  /** True when debug lines go somewhere (stderr with --debug, or a log file): callers skip building them otherwise. */
   readonly debugEnabled: boolean;
+  /** A fatal error, for the log file only: the bin itself prints it on stderr as it exits. */
+  fatal?(message: string): void;
 }
 
-/** A log that writes to stderr (stdout belongs to the protocol). */
-export function createBridgeLog(
-  debugEnabled: boolean,
-  write = (line: string) => process.stderr.write(line),
-): BridgeLog {
+export interface BridgeLogOptions {
+  /** `--debug`: details on stderr. */
+  debug: boolean;
+  /** `--silent`: nothing on stderr (fatal errors are written by the bin itself). */
+  silent?: boolean;
+  /** Receives every event, details included. */
+  file?: LogFile;
+  /** Where stderr lines go (stdout belongs to the protocol). */
+  write?: (line: string) => void;
+}
+
+/** A log that writes to stderr and, when given, to a log file. */
+export function createBridgeLog(options: BridgeLogOptions): BridgeLog {
+  const write = options.write ?? ((line: string) => process.stderr.write(line));
+  const { file } = options;
+  const infoToStderr = options.silent !== true;
+  const debugToStderr = options.debug && infoToStderr;
   return {
-    debugEnabled,
-    info: (message) => write(`chat-mcp-bridge: ${redactForTerminal(message)}\n`),
-    debug: (message) => {
-      if (debugEnabled) write(`chat-mcp-bridge [debug] ${redactForTerminal(message)}\n`);
+    debugEnabled: debugToStderr || file !== undefined,
+    info: (message) => {
+      if (infoToStderr) write(`chat-mcp-bridge: ${redactForTerminal(message)}\n`);
+      file?.write("info", redact(message));
     },
+    debug: (message) => {
+      if (debugToStderr) write(`chat-mcp-bridge [debug] ${redactForTerminal(message)}\n`);
+      file?.write("debug", redact(message));
+    },
+    fatal: (message) => file?.write("fatal", redact(message)),
   };
 }
 

@@ -9,9 +9,12 @@ import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
 import { isRequest, isResponse } from "./jsonrpc.js";
 import { type BridgeLog, describeError } from "./log.js";
 import type { FetchLike } from "./remote-fetch.js";
+import type { ToolFilter } from "./tool-filter.js";
 
 /** JSON-RPC error code for failures of the bridge itself (server unreachable, session lost, auth failed). */
 export const BRIDGE_ERROR_CODE = -32000;
+/** JSON-RPC "invalid params", what MCP servers answer for an unknown tool: the code for a tool the bridge hides. */
+export const HIDDEN_TOOL_ERROR_CODE = -32602;
 
 export interface RelayOptions {
   url: URL;
@@ -24,6 +27,8 @@ export interface RelayOptions {
   reconnectWindowMs?: number;
   /** Builds the remote transport (tests inject fakes); defaults to the streamable-HTTP client. */
   createTransport?: (url: URL, fetch: FetchLike) => RemoteTransport;
+  /** Hides tools (`--ignore-tool`, `--read-only`): from every tools/list answer, and their calls are never sent. */
+  toolFilter?: ToolFilter;
 }
 
 /** What the relay needs from a remote transport. */
@@ -119,6 +124,7 @@ export class Relay {
   fromClient(message: JSONRPCMessage): void {
     if (this.#closing) return;
     if (isRequest(message)) {
+      if (message.method === "tools/call" && this.#refusedHiddenTool(message)) return;
       if (message.method === "initialize") this.#initializeRequest = message;
       this.#pending.set(requestKey(message.id), { id: message.id, method: message.method });
     }
@@ -173,7 +179,15 @@ export class Relay {
         return;
       }
       this.#pending.delete(key);
-      if (pending.method === "tools/list" && "result" in message) this.#learnTools(message.result);
+      if (pending.method === "tools/list" && "result" in message) {
+        this.#learnTools(message.result);
+        const filter = this.#options.toolFilter;
+        if (filter) {
+          const filtered = { ...message, result: filter.filterListResult(message.result) };
+          this.#toClientFromServer(filtered as JSONRPCMessage);
+          return;
+        }
+      }
       if (this.#initializeRequest?.id === message.id && "result" in message) {
         const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
         if (typeof version === "string") {
@@ -182,8 +196,29 @@ export class Relay {
         }
       }
     }
+    this.#toClientFromServer(message);
+  }
+
+  #toClientFromServer(message: JSONRPCMessage): void {
     if (this.#log.debugEnabled) this.#log.debug(`server → client ${describeMessage(message)}`);
     this.#options.toClient(message, raw);
+  }
+
+  /** A call of a tool the filter hides is answered here with an error naming the flag; it never reaches the server. */
+  #refusedHiddenTool(request: JSONRPCRequest): boolean {
+    const name = (request.params as { name?: unknown } | undefined)?.name;
+    const refusal = typeof name === "string" ? this.#options.toolFilter?.refusal(name) : undefined;
+    if (refusal === undefined) return false;
+    this.#log.debug(`refused ${describeMessage(request)} locally: ${refusal}`);
+    this.#options.toClient({
+      jsonrpc: "2.0",
+      id: request.id,
+      error: {
+        code: HIDDEN_TOOL_ERROR_CODE,
+        message: `chat-mcp-bridge: ${refusal}; it was not sent to the server`,
+      },
+    });
+    return true;
   }
 
   #learnTools(result: unknown): void {

@@ -7,9 +7,11 @@ import { probeEndpoint, wrongEndpointMessage } from "./endpoint-check.js";
 import { isJsonRpcMessage } from "./jsonrpc.js";
 import { createLineWriter, LineSplitter, MAX_LINE_BYTES } from "./line-reader.js";
 import { type BridgeLog, createBridgeLog, describeError } from "./log.js";
+import type { LogFile } from "./log-file.js";
 import { createBridgeAuth } from "./oauth.js";
 import { Relay } from "./relay.js";
 import { createRemoteFetch } from "./remote-fetch.js";
+import { ToolFilter } from "./tool-filter.js";
 
 /** How long shutdown may wait for the remote session to end before exiting anyway. */
 const SHUTDOWN_DEADLINE_MS = 1500;
@@ -47,20 +49,24 @@ export async function runRelay(
   options: BridgeOptions,
   env: Record<string, string | undefined> = process.env,
 ) {
-  const log = createBridgeLog(options.debug);
+  const log = await openBridgeLog(options, env);
   // Lines written in one event-loop turn go out in one write, in order.
   const writeLine = createLineWriter(process.stdout, (reason) => log.info(reason));
 
   const userAuthorization = options.headers.some((header) => header.name.toLowerCase() === "authorization");
-  const auth = userAuthorization ? undefined : await createBridgeAuth(options, log);
-  const relay = new Relay({
-    url: options.url,
-    fetch: createRemoteFetch({ auth, headers: options.headers, log }),
-    log,
-    toClient: writeLine,
-    reconnectWindowMs: positiveNumber(env.CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS),
+  const relay = await recordingFatal(log, async () => {
+    const auth = userAuthorization ? undefined : await createBridgeAuth(options, log);
+    const relay = new Relay({
+      url: options.url,
+      fetch: createRemoteFetch({ auth, headers: options.headers, log }),
+      log,
+      toClient: writeLine,
+      reconnectWindowMs: positiveNumber(env.CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS),
+      toolFilter: ToolFilter.from({ ignoreTools: options.ignoreTools, readOnly: options.readOnly }),
+    });
+    await relay.start();
+    return relay;
   });
-  await relay.start();
   log.debug(`relaying stdio to ${options.url.href}`);
   if (log.debugEnabled)
     log.debug(`requests to ${options.url.origin} go ${describeProxyFor(options.url, env)}`);
@@ -106,39 +112,49 @@ export async function runRelay(
 }
 
 /** `chat-mcp-bridge login|logout`: one line of result on stderr; returns the exit code. */
-export async function runAccountCommand(kind: "login" | "logout", options: BridgeOptions): Promise<number> {
-  const log: BridgeLog = createBridgeLog(options.debug);
-  const session = await createBridgeAuth(options, log);
-  if (kind === "login") {
-    // A URL that is not the MCP endpoint would take the user through the browser for nothing.
-    const probe = await probeEndpoint(options.url);
-    if (probe.unreachable)
-      throw new Error(
-        `cannot reach ${options.url.origin}: ${probe.unreachable}. Is the server running, and is ${options.url.href} the right URL?`,
-      );
-    if (probe.status === 404) throw new Error(await wrongEndpointMessage(options.url, "it answers HTTP 404"));
-    try {
-      await session.signIn();
-    } catch (error) {
-      if (!/\binvalid_target\b/.test(describeError(error))) throw error;
-      throw new Error(
-        await wrongEndpointMessage(
-          options.url,
-          "the authorization server refused it as a resource: invalid_target",
-        ),
+export async function runAccountCommand(
+  kind: "login" | "logout",
+  options: BridgeOptions,
+  env: Record<string, string | undefined> = process.env,
+): Promise<number> {
+  const log = await openBridgeLog(options, env);
+  const profile = options.profile ? ` (profile ${options.profile})` : "";
+  return recordingFatal(log, async () => {
+    const session = await createBridgeAuth(options, log);
+    if (kind === "login") {
+      // A URL that is not the MCP endpoint would take the user through the browser for nothing.
+      const probe = await probeEndpoint(options.url);
+      if (probe.unreachable)
+        throw new Error(
+          `cannot reach ${options.url.origin}: ${probe.unreachable}. Is the server running, and is ${options.url.href} the right URL?`,
+        );
+      if (probe.status === 404)
+        throw new Error(await wrongEndpointMessage(options.url, "it answers HTTP 404"));
+      try {
+        await session.signIn();
+      } catch (error) {
+        if (!/\binvalid_target\b/.test(describeError(error))) throw error;
+        throw new Error(
+          await wrongEndpointMessage(
+            options.url,
+            "the authorization server refused it as a resource: invalid_target",
+          ),
+        );
+      }
+      log.info(`signed in to ${options.url.origin}${profile}`);
+    } else {
+      if (!(await session.signOut())) {
+        log.info(
+          await noStoredLoginMessage(options.url.href, "the MCP URL, --header names and --profile", env),
+        );
+        return 1;
+      }
+      log.info(
+        `signed out of ${options.url.href}${profile}; its stored login (tokens and client registration) was removed`,
       );
     }
-    log.info(`signed in to ${options.url.origin}`);
-  } else {
-    if (!(await session.signOut())) {
-      log.info(await noStoredLoginMessage(options.url.href, "the MCP URL and --header names"));
-      return 1;
-    }
-    log.info(
-      `signed out of ${options.url.href}; its stored login (tokens and client registration) was removed`,
-    );
-  }
-  return 0;
+    return 0;
+  });
 }
 
 /** `logout` of a URL with no stored login: say so, and which logins there are (a typo or a trailing slash). */
@@ -147,6 +163,42 @@ async function noStoredLoginMessage(url: string, mustMatch: string, env = proces
   const stored = await storedLoginUrls(configDir(env));
   const listed = stored.length > 0 ? `stored logins: ${stored.join(", ")}` : "there are no stored logins";
   return `no stored login for ${url}, so nothing was removed (${mustMatch} must match the sign-in); ${listed}`;
+}
+
+/** Runs `task`; an error it throws is recorded in the log file (the bin prints it on stderr) and thrown on. */
+async function recordingFatal<T>(log: BridgeLog, task: () => Promise<T>): Promise<T> {
+  try {
+    return await task();
+  } catch (error) {
+    log.fatal?.(describeError(error));
+    throw error;
+  }
+}
+
+/**
+ * The log for this run: stderr as `--debug` and `--silent` say, plus the log file when `--debug` or `--log-file`
+ * asks for one (its module loads only then). The file's path is said once on stderr; a file that cannot be opened
+ * is a warning, not a failure.
+ */
+export async function openBridgeLog(
+  options: BridgeOptions,
+  env: Record<string, string | undefined> = process.env,
+): Promise<BridgeLog> {
+  let file: LogFile | undefined;
+  if (options.debug || options.logFile) {
+    const { bridgeLogFilePath, LogFile } = await import("./log-file.js");
+    const path = bridgeLogFilePath(options, configDir(env));
+    try {
+      if (path) file = new LogFile(path);
+    } catch (error) {
+      if (!options.silent)
+        process.stderr.write(`chat-mcp-bridge: cannot write the log file ${path}: ${describeError(error)}\n`);
+    }
+    if (file && !options.silent) process.stderr.write(`chat-mcp-bridge: logging to ${file.path}\n`);
+  }
+  const log = createBridgeLog({ debug: options.debug, silent: options.silent, file });
+  file?.write("info", `started for ${options.url.origin}${options.url.pathname} (node ${process.version})`);
+  return log;
 }
 
 function positiveNumber(value: string | undefined): number | undefined {
