@@ -123,3 +123,15 @@ describe("the start page: the sign-in belongs to the browser that opened it firs
     expect((await answer({ state: "s6", code: "c" }, cookie)).status).toBe(400);
   });
 });
+
+describe("--host chooses the callback's host name", () => {
+  it("localhost: a http://localhost redirect URI, answered on both loopback families", async () => {
+    callback = await startLoopbackCallback(undefined, "localhost");
+    expect(callback.redirectUri).toBe(`http://localhost:${callback.port}/callback`);
+    const ipv4 = await fetch(`http://127.0.0.1:${callback.port}/callback?state=x`);
+    expect(ipv4.status).toBe(400);
+    const ipv6 = await fetch(`http://[::1]:${callback.port}/callback?state=x`).catch(() => undefined);
+    // Machines without IPv6 loopback have only the IPv4 listener.
+    if (ipv6) expect(ipv6.status).toBe(400);
+  });
+});
