@@ -68,6 +68,18 @@ export interface SignInSummary {
   storedIn: "keychain" | "file";
 }
 
+/** A stored login as `describeLogin` tells it: no token, code or secret. */
+export interface StoredLoginSummary {
+  authorizationServerUrl: string;
+  resource?: string | undefined;
+  clientSource?: StoredClient["source"] | undefined;
+  /** False when only a client registration is stored (the tokens were dropped, or sign-in never finished). */
+  signedIn: boolean;
+  scope?: string | undefined;
+  expiresAt?: number | undefined;
+  refreshable: boolean;
+}
+
 const DEFAULT_AUTH_TIMEOUT_MS = 300_000;
 
 const MAX_REFRESH_AHEAD_MS = 60_000;
@@ -199,6 +211,22 @@ export class OAuthSession {
       this.#login = undefined;
       return stored;
     });
+  }
+
+  /** What is stored for this server, without a single secret: for `chat-mcp-bridge doctor`. */
+  async describeLogin(): Promise<StoredLoginSummary | undefined> {
+    const login = await this.#reload();
+    if (!login) return undefined;
+    const tokens = login.tokens;
+    return {
+      authorizationServerUrl: login.authorizationServerUrl,
+      resource: login.resource,
+      clientSource: login.client?.source,
+      signedIn: tokens !== undefined,
+      scope: tokens?.scope ?? login.requestedScope,
+      expiresAt: tokens?.expiresAt,
+      refreshable: tokens?.refreshToken !== undefined,
+    };
   }
 
   /** Where tokens live, for `whoami` / `auth status`. */

@@ -3,6 +3,7 @@ import { closeSync, fstatSync, mkdirSync, openSync, renameSync, writeSync } from
 import { dirname, join } from "node:path";
 import { loginKey } from "../auth/login-key.js";
 import type { BridgeOptions } from "./cli.js";
+import { printable } from "./log.js";
 
 /** Past this size the file is moved to `<path>.1` (replacing the previous one) and a new one is started. */
 export const LOG_FILE_MAX_BYTES = 5 * 1024 * 1024;
@@ -45,7 +46,7 @@ export class LogFile {
 
   /** Appends one event; control characters in `message` are escaped so an event is always one line. */
   write(level: string, message: string): void {
-    const line = `${new Date().toISOString()} pid=${process.pid} ${level} ${oneLine(message)}\n`;
+    const line = `${new Date().toISOString()} pid=${process.pid} ${level} ${printable(message)}\n`;
     const bytes = Buffer.byteLength(line);
     // Other bridges for the same server may append to the same file: the size on disk decides.
     if (this.#size + bytes > this.#maxBytes && fstatSync(this.#fd).size + bytes > this.#maxBytes)
@@ -72,10 +73,4 @@ export class LogFile {
     this.#fd = openSync(this.path, "a", 0o600);
     this.#size = fstatSync(this.#fd).size;
   }
-}
-
-function oneLine(message: string): string {
-  return message.replace(/[\u0000-\u001f\u007f]/g, (char) =>
-    char === "\n" ? "\\n" : `\\x${char.charCodeAt(0).toString(16).padStart(2, "0")}`,
-  );
 }
