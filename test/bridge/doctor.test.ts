@@ -1,0 +1,126 @@
+/** `chat-mcp-bridge doctor` against the real reference server: all ✓ when healthy, the right ✗ and fix otherwise. */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DoctorOptions, type DoctorReport, diagnose } from "../../src/bridge/doctor.js";
+import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { BRIDGE_BIN } from "./fixtures/spawn-bridge.js";
+
+const browserScript = resolve(import.meta.dirname, "../auth/fixtures/http-browser.mjs");
+const run = promisify(execFile);
+
+let server: ReferenceServer;
+let configDir: string;
+let env: Record<string, string>;
+beforeAll(async () => {
+  server = await startReferenceServer({ port: 0, autoApprove: "acme" });
+  configDir = join(mkdtempSync(join(tmpdir(), "cmb-doctor-")), "config");
+  env = {
+    PATH: process.env.PATH ?? "",
+    HOME: process.env.HOME ?? "",
+    CHAT_CONFIG_DIR: configDir,
+    BROWSER: `${process.execPath} ${browserScript}`,
+  };
+  await run(process.execPath, [BRIDGE_BIN, "login", "--token-store", "file", server.mcpUrl], { env });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+const options = (extra: Partial<DoctorOptions> = {}): DoctorOptions => ({
+  headers: [],
+  openBrowser: false,
+  tokenStore: "file",
+  allowHttp: false,
+  debug: false,
+  json: false,
+  signIn: false,
+  ...extra,
+});
+
+const statusOf = (report: DoctorReport) =>
+  Object.fromEntries(report.checks.map((check) => [check.id, check.status]));
+const check = (report: DoctorReport, id: string) => report.checks.find((entry) => entry.id === id)!;
+
+describe("doctor", () => {
+  it("passes every check against a healthy server with a stored login, and prints one line per check", async () => {
+    const lines: string[] = [];
+    const report = await diagnose(server.mcpUrl, options(), env, (text) => lines.push(text));
+    expect(report.ok).toBe(true);
+    expect(statusOf(report)).toEqual({
+      url: "pass",
+      proxy: "pass",
+      dns: "pass",
+      tcp: "pass",
+      tls: "skip",
+      endpoint: "pass",
+      "resource-metadata": "pass",
+      "authorization-server": "pass",
+      registration: "pass",
+      "token-store": "pass",
+      login: "pass",
+      live: "pass",
+    });
+    expect(check(report, "live").detail).toMatch(/listed 7 tools/);
+    expect(check(report, "login").detail).toMatch(/scopes .*chat:read.*; expires .*; refresh possible/);
+    expect(check(report, "registration").detail).toMatch(/dynamic registration/);
+    expect(lines.join("")).toMatch(/^✓ Live initialize \+ tools\/list: /m);
+  });
+
+  it("a down server: ✗ TCP with the fix, and nothing after it tried", async () => {
+    const down = await startReferenceServer({ port: 0 });
+    const url = down.mcpUrl;
+    await down.close();
+    const report = await diagnose(url, options(), env);
+    expect(report.ok).toBe(false);
+    const tcp = check(report, "tcp");
+    expect(tcp.status).toBe("fail");
+    expect(tcp.detail).toMatch(/nothing is listening at 127\.0\.0\.1:\d+/);
+    expect(tcp.fix).toMatch(/start the server, or check the host and port/);
+    expect(check(report, "endpoint").status).toBe("skip");
+    expect(check(report, "live").status).toBe("skip");
+  });
+
+  it("a wrong path: ✗ endpoint 404 with the usual path as the fix", async () => {
+    const report = await diagnose(`${server.url}/wrong-path`, options(), env);
+    expect(report.ok).toBe(false);
+    const endpoint = check(report, "endpoint");
+    expect(endpoint).toMatchObject({ status: "fail", detail: "nothing at /wrong-path (404 Not Found)" });
+    expect(endpoint.fix).toContain(`${server.url}/mcp`);
+    expect(report.checks.filter((entry) => entry.status === "fail").map((entry) => entry.id)).toEqual([
+      "endpoint",
+    ]);
+  });
+
+  it("an expired login without a refresh token: ✗ stored login with the login command, live not tried", async () => {
+    const expiredDir = join(mkdtempSync(join(tmpdir(), "cmb-doctor-expired-")), "config");
+    const expiredEnv = { ...env, CHAT_CONFIG_DIR: expiredDir };
+    await run(process.execPath, [BRIDGE_BIN, "login", "--token-store", "file", server.mcpUrl], {
+      env: expiredEnv,
+    });
+    const authDir = join(expiredDir, "auth");
+    const file = join(authDir, readdirSync(authDir).find((name) => /^[0-9a-f]+\.json$/.test(name))!);
+    const login = JSON.parse(readFileSync(file, "utf8"));
+    login.tokens.expiresAt = Date.now() - 60_000;
+    delete login.tokens.refreshToken;
+    writeFileSync(file, JSON.stringify(login), { mode: 0o600 });
+
+    const report = await diagnose(server.mcpUrl, options(), expiredEnv);
+    const stored = check(report, "login");
+    expect(stored.status).toBe("fail");
+    expect(stored.detail).toMatch(/expired at .* and cannot be refreshed \(no refresh token\)/);
+    expect(stored.fix).toContain(`chat-mcp-bridge login ${server.mcpUrl}`);
+    expect(check(report, "live").status).toBe("skip");
+    expect(report.checks.filter((entry) => entry.status === "fail")).toHaveLength(1);
+  });
+
+  it("a URL that is not usable fails first, with the fix", async () => {
+    const report = await diagnose("ftp://example.com/mcp", options(), env);
+    expect(check(report, "url")).toMatchObject({ status: "fail" });
+    expect(check(report, "url").fix).toMatch(/full URL/);
+    expect(report.checks.slice(1).every((entry) => entry.status === "skip")).toBe(true);
+  });
+});
