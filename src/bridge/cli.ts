@@ -1,6 +1,6 @@
 /**
  * The `chat-mcp-bridge` command line, parsed by commander from one table: `[options] [mcp-url]`,
- * `login [mcp-url]`, `logout [mcp-url]`, all with the same connection options.
+ * `login [mcp-url]`, `logout [mcp-url]` and `doctor [mcp-url]`, all with the same connection options.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { defaultMcpUrl } from "../config/index.js";
@@ -41,24 +41,41 @@ export interface BridgeOptions {
   profile?: string;
 }
 
+/** `doctor`'s options: the URL stays raw (a bad one is its first failed check), plus `--json` and `--sign-in`. */
+export type DoctorCommandOptions = Omit<BridgeOptions, "url"> & {
+  url?: undefined;
+  json: boolean;
+  signIn: boolean;
+};
+
 export type BridgeCommand =
   | { kind: "relay"; options: BridgeOptions }
   | { kind: "login"; options: BridgeOptions }
-  | { kind: "logout"; options: BridgeOptions };
+  | { kind: "logout"; options: BridgeOptions }
+  | { kind: "doctor"; rawUrl: string; options: DoctorCommandOptions };
 
 export { UsageError };
 
 // biome-ignore lint/suspicious/noTemplateCurlyInString: the help text shows the syntax users type
 const HEADER_HELP = 'extra HTTP header "Name: value" (repeatable; ${ENV} is expanded from the environment)';
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+/** `--host`: the OAuth callback listens on loopback only; `localhost` on both loopback families. */
+const CALLBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"];
+/** `--profile` names: letters, digits, `.`, `_` and `-`, up to 64, starting with a letter or digit. */
+const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** True for the errors commander throws (help, version and usage mistakes carry its exit code). */
 export function isCommanderError(error: unknown): error is CommanderError {
   return error instanceof CommanderError;
 }
 
-/** The bin's commands: the relay (the program itself) and the account subcommands. */
-const COMMANDS: ReadonlyArray<{ kind: BridgeCommand["kind"]; description: string }> = [
+/** The bin's commands: the relay (the program itself), the account subcommands and doctor. */
+const COMMANDS: ReadonlyArray<{
+  kind: BridgeCommand["kind"];
+  description: string;
+  /** Options of this command alone, beside the connection options. */
+  ownOptions?: (command: Command) => Command;
+}> = [
   {
     kind: "relay",
     description:
@@ -66,6 +83,14 @@ const COMMANDS: ReadonlyArray<{ kind: BridgeCommand["kind"]; description: string
   },
   { kind: "login", description: "Sign in ahead of time and store the tokens" },
   { kind: "logout", description: "Forget the stored tokens and client registration" },
+  {
+    kind: "doctor",
+    description: "Check why the bridge does or does not connect: a checklist with the fix for each failure",
+    ownOptions: (command) =>
+      command
+        .option("--json", "the checks as JSON on stdout")
+        .option("--sign-in", "sign in in the browser when there is no usable login (never otherwise)"),
+  },
 ];
 
 /** Parses argv (as `process.argv`) into a command; throws `UsageError` or commander's `CommanderError`. */
@@ -82,15 +107,25 @@ export function parseBridgeArgs(
     .configureOutput({ writeErr, outputError: (text, write) => write(text) })
     .showHelpAfterError("(run chat-mcp-bridge --help for usage)");
 
-  for (const { kind, description } of COMMANDS) {
+  for (const { kind, description, ownOptions = (command: Command) => command } of COMMANDS) {
     const command =
       kind === "relay" ? program.description(description) : program.command(kind).description(description);
     withConnectionOptions(
-      kind === "relay"
-        ? command.argument("[mcp-url]", "MCP endpoint URL (default: $CHAT_MCP_URL or <base>/mcp)")
-        : command.argument("[mcp-url]"),
+      ownOptions(
+        kind === "relay"
+          ? command.argument("[mcp-url]", "MCP endpoint URL (default: $CHAT_MCP_URL or <base>/mcp)")
+          : command.argument("[mcp-url]"),
+      ),
     ).action((url: string | undefined, _opts: unknown, self: Command) => {
-      parsed = { kind, options: toBridgeOptions(url, mergedOptions(self), env, writeErr) };
+      const opts = mergedOptions(self);
+      if (kind === "doctor") {
+        const options = {
+          ...toConnectionOptions(opts, env, writeErr),
+          json: opts.json === true,
+          signIn: opts.signIn === true,
+        };
+        parsed = { kind, rawUrl: url ?? defaultMcpUrl(env), options };
+      } else parsed = { kind, options: toBridgeOptions(url, opts, env, writeErr) };
     });
   }
 
@@ -113,7 +148,19 @@ function withConnectionOptions(command: Command): Command {
     .option("--allow-http", "allow plain http to a non-loopback server")
     .option("--debug", "detailed logs on stderr (never tokens or header values)")
     .option("--client-id <id>", "pre-registered OAuth client id (secret from $CHAT_MCP_CLIENT_SECRET)")
-    .option("--client-metadata-url <url>", "https URL of a client ID metadata document");
+    .option("--client-metadata-url <url>", "https URL of a client ID metadata document")
+    .option(
+      "--ignore-tool <pattern>",
+      "hide tools whose name matches (repeatable; * is a wildcard)",
+      collect,
+      [],
+    )
+    .option("--read-only", "expose only tools the server annotates readOnlyHint: true")
+    .option("--log-file <path>", "write the log to this file (with --debug: <config>/logs/<server-key>.log)")
+    .option("--silent", "nothing on stderr but fatal errors")
+    .addOption(new Option("--host <name>", "host name of the OAuth callback").choices(CALLBACK_HOSTS))
+    .option("--resource <url>", "the OAuth protected resource, when it is not the MCP URL", parseResource)
+    .option("--profile <name>", "a separate login, lock and log for the same URL", parseProfile);
 }
 
 /** The command's options, with those given before a subcommand's name (`--debug login`) filling in. */
@@ -135,8 +182,17 @@ function toBridgeOptions(
   env: Record<string, string | undefined>,
   writeErr: (text: string) => void,
 ): BridgeOptions {
+  const url = parseMcpUrl(rawUrl ?? defaultMcpUrl(env), opts.allowHttp === true);
+  return { url, ...toConnectionOptions(opts, env, writeErr) };
+}
+
+/** Every option but the URL, checked. */
+function toConnectionOptions(
+  opts: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+  writeErr: (text: string) => void,
+): Omit<BridgeOptions, "url"> {
   const allowHttp = opts.allowHttp === true;
-  const url = parseMcpUrl(rawUrl ?? defaultMcpUrl(env), allowHttp);
   const headers = (opts.header as string[]).map((raw) => {
     try {
       return parseHeaderOption(raw, env, (variable) =>
@@ -158,7 +214,6 @@ function toBridgeOptions(
     }
   }
   return {
-    url,
     headers,
     callbackPort: opts.callbackPort as number | undefined,
     openBrowser: opts.browser !== false,
@@ -169,6 +224,13 @@ function toBridgeOptions(
     clientId: opts.clientId as string | undefined,
     clientSecret: opts.clientId ? env.CHAT_MCP_CLIENT_SECRET || undefined : undefined,
     clientMetadataUrl,
+    ignoreTools: opts.ignoreTool as string[],
+    readOnly: opts.readOnly === true,
+    logFile: opts.logFile as string | undefined,
+    silent: opts.silent === true,
+    callbackHost: opts.host as string | undefined,
+    resource: opts.resource as string | undefined,
+    profile: opts.profile as string | undefined,
   };
 }
 
@@ -205,6 +267,22 @@ function parsePort(value: string): number {
   const port = portNumber(value, { allowZero: false });
   if (port === undefined) throw new InvalidArgumentError("expected a port, 1-65535");
   return port;
+}
+
+function parseResource(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {}
+  if ((url?.protocol !== "https:" && url?.protocol !== "http:") || url.hash)
+    throw new InvalidArgumentError("expected an http(s) URL without a fragment");
+  return value;
+}
+
+function parseProfile(value: string): string {
+  if (!PROFILE_NAME.test(value))
+    throw new InvalidArgumentError("expected a name of letters, digits, '.', '_' or '-' (up to 64)");
+  return value;
 }
 
 function parseSeconds(value: string): number {

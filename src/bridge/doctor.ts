@@ -8,7 +8,7 @@ import type { DiscoveredServer } from "../auth/discovery.js";
 import { AuthRequiredError } from "../auth/errors.js";
 import type { OAuthSession } from "../auth/session.js";
 import { configDir } from "../config/index.js";
-import { type BridgeOptions, parseMcpUrl } from "./cli.js";
+import { type DoctorCommandOptions, parseMcpUrl } from "./cli.js";
 import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
 import { createBridgeLog, describeError, printable } from "./log.js";
 import { type BridgeAuth, createRemoteFetch, nodeHttpFetch } from "./remote-fetch.js";
@@ -31,13 +31,8 @@ export interface DoctorReport {
   checks: DoctorCheck[];
 }
 
-/** The bridge's options (the URL still raw: a bad one is the first failed check), plus doctor's own flags. */
-export type DoctorOptions = Omit<BridgeOptions, "url"> & {
-  /** `--json`: the report as JSON on stdout. */
-  json: boolean;
-  /** `--sign-in`: sign in in the browser when there is no usable login (never otherwise). */
-  signIn: boolean;
-};
+/** The bridge's options (the URL still raw: a bad one is the first failed check), plus `--json` and `--sign-in`. */
+export type DoctorOptions = DoctorCommandOptions;
 
 const NETWORK_TIMEOUT_MS = 5_000;
 const LIVE_TIMEOUT_MS = 20_000;

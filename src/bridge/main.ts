@@ -20,6 +20,11 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  if (command.kind === "doctor") {
+    const { runDoctor } = await import("./doctor.js");
+    process.exitCode = await runDoctor(command.rawUrl, command.options);
+    return;
+  }
   // The relay (and the SDK under it) loads only once the command line is known to be good.
   const { runAccountCommand, runRelay } = await import("./run.js");
   if (command.kind === "relay") await runRelay(command.options);

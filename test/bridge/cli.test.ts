@@ -46,10 +46,10 @@ describe("chat-mcp-bridge [options] [mcp-url]", () => {
   });
 
   it("defaults to $CHAT_MCP_URL, else <$CHAT_API_URL>/mcp", () => {
-    expect(parseBridgeArgs(argv(), { CHAT_MCP_URL: "https://a.example/mcp" }, quiet).options.url.href).toBe(
+    expect(parseBridgeArgs(argv(), { CHAT_MCP_URL: "https://a.example/mcp" }, quiet).options.url?.href).toBe(
       "https://a.example/mcp",
     );
-    expect(parseBridgeArgs(argv(), {}, quiet).options.url.href).toBe("http://127.0.0.1:8787/mcp");
+    expect(parseBridgeArgs(argv(), {}, quiet).options.url?.href).toBe("http://127.0.0.1:8787/mcp");
   });
 
   it("has login and logout subcommands with the same options", () => {
@@ -63,7 +63,7 @@ describe("chat-mcp-bridge [options] [mcp-url]", () => {
     expect(
       parseBridgeArgs(argv("--allow-http", "http://chat.example.com/mcp"), {}, quiet).options.allowHttp,
     ).toBe(true);
-    expect(parseBridgeArgs(argv("http://localhost:9/mcp"), {}, quiet).options.url.port).toBe("9");
+    expect(parseBridgeArgs(argv("http://localhost:9/mcp"), {}, quiet).options.url?.port).toBe("9");
   });
 
   it("rejects bad values as usage errors", () => {
