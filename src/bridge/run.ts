@@ -189,7 +189,8 @@ export async function openBridgeLog(
     const { bridgeLogFilePath, LogFile } = await import("./log-file.js");
     const path = bridgeLogFilePath(options, configDir(env));
     try {
-      if (path) file = new LogFile(path);
+      // The cap can be lowered for tests of the rotation; the default suits people.
+      if (path) file = new LogFile(path, positiveNumber(env.CHAT_MCP_BRIDGE_LOG_MAX_BYTES));
     } catch (error) {
       if (!options.silent)
         process.stderr.write(`chat-mcp-bridge: cannot write the log file ${path}: ${describeError(error)}\n`);
