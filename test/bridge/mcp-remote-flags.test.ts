@@ -220,6 +220,27 @@ describe("the log file", () => {
   });
 });
 
+describe("--host", () => {
+  it("localhost: the sign-in registers and answers on http://localhost:<port>/callback", async () => {
+    const home = newHome();
+    await run(process.execPath, [BRIDGE_BIN, "login", "--host", "localhost", ...base, server.mcpUrl], {
+      env: home.env,
+    });
+    const [file] = home.logins();
+    const login = JSON.parse(readFileSync(join(home.configDir, "auth", file!), "utf8"));
+    expect(login.client.redirect_uris).toEqual([expect.stringMatching(/^http:\/\/localhost:\d+\/callback$/)]);
+    expect(home.codes()).toHaveLength(1);
+  });
+
+  it("refuses a host that is not loopback", async () => {
+    const failed = await run(process.execPath, [BRIDGE_BIN, "--host", "example.com", server.mcpUrl]).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failed).toMatchObject({ code: 2 });
+    expect((failed as { stderr: string }).stderr).toMatch(/--host/);
+  });
+});
+
 describe("--profile: two logins for one URL", () => {
   it("the default profile as personal and --profile acme as acme each relay as their own account; logout of one leaves the other", async () => {
     const home = newHome();
