@@ -220,6 +220,27 @@ describe("the log file", () => {
   });
 });
 
+describe("doctor --sign-in", () => {
+  it("signs in when there is no login, then passes every check; without it no browser opens", async () => {
+    const home = newHome("acme");
+    const without = await run(process.execPath, [BRIDGE_BIN, "doctor", ...base, server.mcpUrl], {
+      env: home.env,
+    }).catch((error: { code: number; stdout: string }) => error);
+    expect(without).toMatchObject({ code: 1 });
+    expect((without as { stdout: string }).stdout).toMatch(/^✗ Stored login: not signed in$/m);
+    expect(home.codes()).toHaveLength(0);
+
+    const signedIn = await run(
+      process.execPath,
+      [BRIDGE_BIN, "doctor", "--sign-in", ...base, server.mcpUrl],
+      { env: home.env },
+    );
+    expect(signedIn.stdout).toMatch(/^✓ Live initialize \+ tools\/list: .* listed 7 tools$/m);
+    expect(signedIn.stdout).toMatch(/All checks passed\.\n$/);
+    expect(home.codes()).toHaveLength(1);
+  });
+});
+
 describe("--host", () => {
   it("localhost: the sign-in registers and answers on http://localhost:<port>/callback", async () => {
     const home = newHome();
