@@ -7,10 +7,10 @@ import { isLoopbackHost, parseBearerChallenge } from "../auth/checks.js";
 import type { DiscoveredServer } from "../auth/discovery.js";
 import { AuthRequiredError } from "../auth/errors.js";
 import type { OAuthSession } from "../auth/session.js";
-import { configDir } from "../config/index.js";
 import { type DoctorCommandOptions, parseMcpUrl } from "./cli.js";
 import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
 import { createBridgeLog, describeError, printable } from "./log.js";
+import { createBridgeAuth } from "./oauth.js";
 import { type BridgeAuth, createRemoteFetch, nodeHttpFetch } from "./remote-fetch.js";
 
 export type CheckStatus = "pass" | "fail" | "skip";
@@ -125,7 +125,12 @@ export async function diagnose(
   for (const check of network) add(check);
   const reachable = network.every((check) => check.status !== "fail");
 
-  const session = await createDoctorSession(url, options, env);
+  // Its log stays quiet: each check reports what it found.
+  const session = await createBridgeAuth(
+    { ...options, url },
+    createBridgeLog({ debug: false, silent: true }),
+    env,
+  );
   let endpoint: EndpointAnswer | undefined;
   if (reachable) {
     const checked = await checkEndpoint(url, options);
@@ -597,32 +602,6 @@ function registrationCheck(options: DoctorOptions, server: DiscoveredServer): Do
       "(its secret in $CHAT_MCP_CLIENT_SECRET)" +
       (metadataDocuments ? ", or --client-metadata-url" : ""),
   };
-}
-
-async function createDoctorSession(
-  url: URL,
-  options: DoctorOptions,
-  env: Record<string, string | undefined>,
-): Promise<OAuthSession> {
-  const { OAuthSession } = await import("../auth/session.js");
-  return new OAuthSession({
-    serverUrl: url.href,
-    tokenStore: options.tokenStore,
-    configDir: configDir(env),
-    headerNames: options.headers.map((header) => header.name),
-    profile: options.profile,
-    resource: options.resource,
-    callbackHost: options.callbackHost,
-    callbackPort: options.callbackPort,
-    openBrowser: options.openBrowser,
-    authTimeoutMs: options.authTimeoutMs,
-    clientId: options.clientId,
-    clientSecret: options.clientSecret,
-    clientMetadataUrl: options.clientMetadataUrl,
-    allowHttp: options.allowHttp,
-    clientName: "chat-mcp-bridge",
-    env: env as NodeJS.ProcessEnv,
-  });
 }
 
 async function checkTokenStore(session: OAuthSession, options: DoctorOptions): Promise<DoctorCheck> {

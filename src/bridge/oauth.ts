@@ -1,22 +1,16 @@
 /** The bridge's OAuth session, built from the command line; the auth module is loaded only when needed. */
+
+import type { OAuthSession } from "../auth/session.js";
 import { configDir } from "../config/index.js";
 import type { BridgeOptions } from "./cli.js";
 import type { BridgeLog } from "./log.js";
-import type { BridgeAuth } from "./remote-fetch.js";
-
-/** The OAuth session operations the bridge uses (src/auth `OAuthSession`). */
-export interface BridgeOAuthSession extends BridgeAuth {
-  signIn(): Promise<unknown>;
-  /** False when no login was stored for the URL. */
-  signOut(): Promise<boolean>;
-}
 
 /** Creates the OAuth session for `options.url`, keyed by the URL and the names (never values) of custom headers. */
 export async function createBridgeAuth(
-  options: BridgeOptions,
+  options: Omit<BridgeOptions, "url"> & { url: URL },
   log: BridgeLog,
   env: Record<string, string | undefined> = process.env,
-): Promise<BridgeOAuthSession> {
+): Promise<OAuthSession> {
   const { OAuthSession } = await import("../auth/session.js");
   return new OAuthSession({
     serverUrl: options.url.href,
@@ -35,5 +29,6 @@ export async function createBridgeAuth(
     allowHttp: options.allowHttp,
     clientName: "chat-mcp-bridge",
     log: (level, message) => (level === "debug" ? log.debug(message) : log.info(message)),
+    env: env as NodeJS.ProcessEnv,
   });
 }
