@@ -85,6 +85,77 @@ describe("chat-mcp-bridge [options] [mcp-url]", () => {
   });
 });
 
+describe("the flags from mcp-remote, --profile and doctor", () => {
+  it("reads --ignore-tool (repeatable), --read-only, --log-file, --silent, --host, --resource and --profile", () => {
+    const command = parseBridgeArgs(
+      argv(
+        "--ignore-tool",
+        "resolve_*",
+        "--ignore-tool",
+        "send_message",
+        "--read-only",
+        "--log-file",
+        "/tmp/bridge.log",
+        "--silent",
+        "--host",
+        "localhost",
+        "--resource",
+        "https://api.example.com/",
+        "--profile",
+        "acme",
+        "https://chat.example.com/mcp",
+      ),
+      {},
+      quiet,
+    );
+    expect(command.options).toMatchObject({
+      ignoreTools: ["resolve_*", "send_message"],
+      readOnly: true,
+      logFile: "/tmp/bridge.log",
+      silent: true,
+      callbackHost: "localhost",
+      resource: "https://api.example.com/",
+      profile: "acme",
+    });
+    expect(parseBridgeArgs(argv("https://chat.example.com/mcp"), {}, quiet).options).toMatchObject({
+      ignoreTools: [],
+      readOnly: false,
+      silent: false,
+      profile: undefined,
+    });
+  });
+
+  it("refuses a non-loopback --host, a --resource that is not an http(s) URL and an odd --profile name", () => {
+    for (const args of [
+      ["--host", "example.com"],
+      ["--resource", "not a url"],
+      ["--resource", "https://a.example/#frag"],
+      ["--profile", "../acme"],
+      ["--profile", ""],
+    ]) {
+      expect(() => parseBridgeArgs(argv(...args, "https://chat.example.com/mcp"), {}, quiet)).toThrow();
+    }
+  });
+
+  it("doctor keeps the URL raw (a bad one is its first failed check) and takes --json, --sign-in and --profile", () => {
+    const command = parseBridgeArgs(
+      argv("doctor", "--json", "--sign-in", "--profile", "acme", "http://chat.example.com/mcp"),
+      {},
+      quiet,
+    );
+    expect(command).toMatchObject({
+      kind: "doctor",
+      rawUrl: "http://chat.example.com/mcp",
+      options: { json: true, signIn: true, profile: "acme" },
+    });
+    expect(parseBridgeArgs(argv("doctor"), { CHAT_MCP_URL: "https://a.example/mcp" }, quiet)).toMatchObject({
+      kind: "doctor",
+      rawUrl: "https://a.example/mcp",
+      options: { json: false, signIn: false },
+    });
+  });
+});
+
 describe("--header", () => {
   it(`expands ${envRef("ENV")} and reports unset variables by name only`, () => {
     const missing: string[] = [];
