@@ -48,11 +48,18 @@ export type DoctorCommandOptions = Omit<BridgeOptions, "url"> & {
   signIn: boolean;
 };
 
+/** doctor's URL: as typed, and parsed, or why it cannot be (doctor reports that as its first failed check). */
+export interface DoctorTarget {
+  raw: string;
+  url?: URL;
+  problem?: string;
+}
+
 export type BridgeCommand =
   | { kind: "relay"; options: BridgeOptions }
   | { kind: "login"; options: BridgeOptions }
   | { kind: "logout"; options: BridgeOptions }
-  | { kind: "doctor"; rawUrl: string; options: DoctorCommandOptions };
+  | { kind: "doctor"; target: DoctorTarget; options: DoctorCommandOptions };
 
 export { UsageError };
 
@@ -124,7 +131,7 @@ export function parseBridgeArgs(
           json: opts.json === true,
           signIn: opts.signIn === true,
         };
-        parsed = { kind, rawUrl: url ?? defaultMcpUrl(env), options };
+        parsed = { kind, target: doctorTarget(url ?? defaultMcpUrl(env), options.allowHttp), options };
       } else parsed = { kind, options: toBridgeOptions(url, opts, env, writeErr) };
     });
   }
@@ -232,6 +239,15 @@ function toConnectionOptions(
     resource: opts.resource as string | undefined,
     profile: opts.profile as string | undefined,
   };
+}
+
+function doctorTarget(raw: string, allowHttp: boolean): DoctorTarget {
+  try {
+    return { raw, url: parseMcpUrl(raw, allowHttp) };
+  } catch (error) {
+    if (error instanceof UsageError) return { raw, problem: error.message };
+    throw error;
+  }
 }
 
 /** An http(s) URL; plain http only to loopback unless `--allow-http`. */

@@ -7,11 +7,11 @@ import { isLoopbackHost, parseBearerChallenge } from "../auth/checks.js";
 import type { DiscoveredServer } from "../auth/discovery.js";
 import { AuthRequiredError } from "../auth/errors.js";
 import type { OAuthSession } from "../auth/session.js";
-import { type DoctorCommandOptions, parseMcpUrl } from "./cli.js";
-import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
+import type { DoctorCommandOptions, DoctorTarget } from "./cli.js";
+import type { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
 import { createBridgeLog, describeError, printable } from "./log.js";
-import { createBridgeAuth } from "./oauth.js";
-import { type BridgeAuth, createRemoteFetch, nodeHttpFetch } from "./remote-fetch.js";
+import type { createBridgeAuth } from "./oauth.js";
+import type { BridgeAuth, createRemoteFetch, nodeHttpFetch } from "./remote-fetch.js";
 
 export type CheckStatus = "pass" | "fail" | "skip";
 
@@ -31,8 +31,20 @@ export interface DoctorReport {
   checks: DoctorCheck[];
 }
 
-/** The bridge's options (the URL still raw: a bad one is the first failed check), plus `--json` and `--sign-in`. */
+/** The bridge's options, plus `--json` and `--sign-in`. */
 export type DoctorOptions = DoctorCommandOptions;
+
+/**
+ * The relay's own parts doctor runs, handed over by run.ts (which has them loaded) instead of imported here:
+ * imported, they would be split out of the relay's chunk into one more file that every bridge start loads.
+ */
+export interface RelayParts {
+  StreamableHttpTransport: typeof StreamableHttpTransport;
+  RemoteHttpError: typeof RemoteHttpError;
+  createRemoteFetch: typeof createRemoteFetch;
+  nodeHttpFetch: typeof nodeHttpFetch;
+  createBridgeAuth: typeof createBridgeAuth;
+}
 
 const NETWORK_TIMEOUT_MS = 5_000;
 const LIVE_TIMEOUT_MS = 20_000;
@@ -50,12 +62,13 @@ export function proxyForDoctor(_url: URL, _env: Record<string, string | undefine
 
 /** Runs the checks and prints them (text or `--json`) on stdout; resolves with the exit code: 0 all passed, 1 otherwise. */
 export async function runDoctor(
-  rawUrl: string,
+  target: DoctorTarget,
   options: DoctorOptions,
+  parts: RelayParts,
   env: Record<string, string | undefined> = process.env,
   write: (text: string) => void = (text) => process.stdout.write(text),
 ): Promise<number> {
-  const report = await diagnose(rawUrl, options, env, options.json ? undefined : write);
+  const report = await diagnose(target, options, parts, env, options.json ? undefined : write);
   if (options.json) write(`${JSON.stringify(report, null, 2)}\n`);
   else {
     const failed = report.checks.filter((check) => check.status === "fail").length;
@@ -70,11 +83,13 @@ export async function runDoctor(
 
 /** Runs every check in order; each line is printed (when `write` is given) as soon as it is known. */
 export async function diagnose(
-  rawUrl: string,
+  target: DoctorTarget,
   options: DoctorOptions,
+  parts: RelayParts,
   env: Record<string, string | undefined>,
   write?: (text: string) => void,
 ): Promise<DoctorReport> {
+  const rawUrl = target.raw;
   const profile = options.profile ?? "default";
   const checks: DoctorCheck[] = [];
   const add = (check: DoctorCheck) => {
@@ -86,21 +101,20 @@ export async function diagnose(
   };
   write?.(`chat-mcp-bridge doctor: ${printable(rawUrl)} (profile ${printable(profile)})\n`);
 
-  // URL and scheme.
-  let url: URL;
-  try {
-    url = parseMcpUrl(rawUrl, options.allowHttp);
-  } catch (error) {
+  // URL and scheme, as the command line found them.
+  const url = target.url;
+  if (!url) {
     add({
       id: "url",
       title: "URL and scheme",
       status: "fail",
-      detail: describeError(error),
+      detail: target.problem ?? "no URL",
       fix: "pass the MCP endpoint's full URL, e.g. https://example.com/mcp",
     });
     skipAll(REMOTE_CHECKS.slice(1), "the URL is not usable");
     return finish(rawUrl, profile, checks);
   }
+  const { createBridgeAuth, nodeHttpFetch } = parts;
   const loopback = isLoopbackHost(url.hostname);
   add({
     id: "url",
@@ -133,7 +147,7 @@ export async function diagnose(
   );
   let endpoint: EndpointAnswer | undefined;
   if (reachable) {
-    const checked = await checkEndpoint(url, options);
+    const checked = await checkEndpoint(url, options, nodeHttpFetch);
     endpoint = checked.answer;
     add(checked.check);
   } else skipAll([["endpoint", "MCP endpoint"]], "the server is not reachable");
@@ -159,7 +173,7 @@ export async function diagnose(
     );
   else if (needsAuth && login.status === "fail")
     skipAll([["live", "Live initialize + tools/list"]], "no usable login");
-  else add(await checkLive(url, options, needsAuth ? session : undefined));
+  else add(await checkLive(url, options, needsAuth ? session : undefined, parts));
   return finish(url.href, profile, checks);
 }
 
@@ -401,6 +415,7 @@ const hasAuthorizationHeader = (options: DoctorOptions) =>
 async function checkEndpoint(
   url: URL,
   options: DoctorOptions,
+  nodeHttpFetch: RelayParts["nodeHttpFetch"],
 ): Promise<{ check: DoctorCheck; answer?: EndpointAnswer }> {
   const title = "MCP endpoint";
   const headers: Record<string, string> = {
@@ -714,6 +729,7 @@ async function checkLive(
   url: URL,
   options: DoctorOptions,
   session: OAuthSession | undefined,
+  { StreamableHttpTransport, RemoteHttpError, createRemoteFetch }: RelayParts,
 ): Promise<DoctorCheck> {
   const title = "Live initialize + tools/list";
   const auth: BridgeAuth | undefined =

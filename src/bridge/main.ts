@@ -20,14 +20,10 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  if (command.kind === "doctor") {
-    const { runDoctor } = await import("./doctor.js");
-    process.exitCode = await runDoctor(command.rawUrl, command.options);
-    return;
-  }
   // The relay (and the SDK under it) loads only once the command line is known to be good.
-  const { runAccountCommand, runRelay } = await import("./run.js");
-  if (command.kind === "relay") await runRelay(command.options);
+  const { runAccountCommand, runDoctorCommand, runRelay } = await import("./run.js");
+  if (command.kind === "doctor") process.exitCode = await runDoctorCommand(command.target, command.options);
+  else if (command.kind === "relay") await runRelay(command.options);
   else process.exitCode = await runAccountCommand(command.kind, command.options);
 }
 

@@ -2,15 +2,16 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { configDir } from "../config/index.js";
 import { describeProxyFor } from "../internal/proxy.js";
-import type { BridgeOptions } from "./cli.js";
+import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "./cli.js";
 import { probeEndpoint, wrongEndpointMessage } from "./endpoint-check.js";
+import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
 import { isJsonRpcMessage } from "./jsonrpc.js";
 import { createLineWriter, LineSplitter, MAX_LINE_BYTES } from "./line-reader.js";
 import { type BridgeLog, createBridgeLog, describeError } from "./log.js";
 import type { LogFile } from "./log-file.js";
 import { createBridgeAuth } from "./oauth.js";
 import { Relay } from "./relay.js";
-import { createRemoteFetch } from "./remote-fetch.js";
+import { createRemoteFetch, nodeHttpFetch } from "./remote-fetch.js";
 import { ToolFilter } from "./tool-filter.js";
 
 /** How long shutdown may wait for the remote session to end before exiting anyway. */
@@ -163,6 +164,18 @@ async function noStoredLoginMessage(url: string, mustMatch: string, env = proces
   const stored = await storedLoginUrls(configDir(env));
   const listed = stored.length > 0 ? `stored logins: ${stored.join(", ")}` : "there are no stored logins";
   return `no stored login for ${url}, so nothing was removed (${mustMatch} must match the sign-in); ${listed}`;
+}
+
+/** `chat-mcp-bridge doctor`: its checks load only now, and run with the relay's own parts; returns the exit code. */
+export async function runDoctorCommand(target: DoctorTarget, options: DoctorCommandOptions): Promise<number> {
+  const { runDoctor } = await import("./doctor.js");
+  return runDoctor(target, options, {
+    StreamableHttpTransport,
+    RemoteHttpError,
+    createRemoteFetch,
+    nodeHttpFetch,
+    createBridgeAuth,
+  });
 }
 
 /** Runs `task`; an error it throws is recorded in the log file (the bin prints it on stderr) and thrown on. */

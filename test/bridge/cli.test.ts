@@ -145,12 +145,12 @@ describe("the flags from mcp-remote, --profile and doctor", () => {
     );
     expect(command).toMatchObject({
       kind: "doctor",
-      rawUrl: "http://chat.example.com/mcp",
+      target: { raw: "http://chat.example.com/mcp", problem: expect.stringMatching(/refusing plain http/) },
       options: { json: true, signIn: true, profile: "acme" },
     });
     expect(parseBridgeArgs(argv("doctor"), { CHAT_MCP_URL: "https://a.example/mcp" }, quiet)).toMatchObject({
       kind: "doctor",
-      rawUrl: "https://a.example/mcp",
+      target: { raw: "https://a.example/mcp", url: new URL("https://a.example/mcp") },
       options: { json: false, signIn: false },
     });
   });

@@ -5,7 +5,11 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DoctorOptions, type DoctorReport, diagnose } from "../../src/bridge/doctor.js";
+import { parseBridgeArgs } from "../../src/bridge/cli.js";
+import { type DoctorReport, diagnose, type RelayParts } from "../../src/bridge/doctor.js";
+import { RemoteHttpError, StreamableHttpTransport } from "../../src/bridge/http-transport.js";
+import { createBridgeAuth } from "../../src/bridge/oauth.js";
+import { createRemoteFetch, nodeHttpFetch } from "../../src/bridge/remote-fetch.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { BRIDGE_BIN } from "./fixtures/spawn-bridge.js";
 
@@ -30,16 +34,23 @@ afterAll(async () => {
   await server?.close();
 });
 
-const options = (extra: Partial<DoctorOptions> = {}): DoctorOptions => ({
-  headers: [],
-  openBrowser: false,
-  tokenStore: "file",
-  allowHttp: false,
-  debug: false,
-  json: false,
-  signIn: false,
-  ...extra,
-});
+const parts: RelayParts = {
+  StreamableHttpTransport,
+  RemoteHttpError,
+  createRemoteFetch,
+  nodeHttpFetch,
+  createBridgeAuth,
+};
+
+/** `chat-mcp-bridge doctor --token-store file <url>`, parsed by the bin's parser and run in this process. */
+function doctor(url: string, doctorEnv = env, write?: (text: string) => void): Promise<DoctorReport> {
+  const command = parseBridgeArgs(
+    ["node", "chat-mcp-bridge", "doctor", "--token-store", "file", url],
+    doctorEnv,
+  );
+  if (command.kind !== "doctor") throw new Error("not parsed as doctor");
+  return diagnose(command.target, command.options, parts, doctorEnv, write);
+}
 
 const statusOf = (report: DoctorReport) =>
   Object.fromEntries(report.checks.map((check) => [check.id, check.status]));
@@ -48,7 +59,7 @@ const check = (report: DoctorReport, id: string) => report.checks.find((entry) =
 describe("doctor", () => {
   it("passes every check against a healthy server with a stored login, and prints one line per check", async () => {
     const lines: string[] = [];
-    const report = await diagnose(server.mcpUrl, options(), env, (text) => lines.push(text));
+    const report = await doctor(server.mcpUrl, env, (text) => lines.push(text));
     expect(report.ok).toBe(true);
     expect(statusOf(report)).toEqual({
       url: "pass",
@@ -74,7 +85,7 @@ describe("doctor", () => {
     const down = await startReferenceServer({ port: 0 });
     const url = down.mcpUrl;
     await down.close();
-    const report = await diagnose(url, options(), env);
+    const report = await doctor(url);
     expect(report.ok).toBe(false);
     const tcp = check(report, "tcp");
     expect(tcp.status).toBe("fail");
@@ -85,7 +96,7 @@ describe("doctor", () => {
   });
 
   it("a wrong path: ✗ endpoint 404 with the usual path as the fix", async () => {
-    const report = await diagnose(`${server.url}/wrong-path`, options(), env);
+    const report = await doctor(`${server.url}/wrong-path`);
     expect(report.ok).toBe(false);
     const endpoint = check(report, "endpoint");
     expect(endpoint).toMatchObject({ status: "fail", detail: "nothing at /wrong-path (404 Not Found)" });
@@ -108,7 +119,7 @@ describe("doctor", () => {
     delete login.tokens.refreshToken;
     writeFileSync(file, JSON.stringify(login), { mode: 0o600 });
 
-    const report = await diagnose(server.mcpUrl, options(), expiredEnv);
+    const report = await doctor(server.mcpUrl, expiredEnv);
     const stored = check(report, "login");
     expect(stored.status).toBe("fail");
     expect(stored.detail).toMatch(/expired at .* and cannot be refreshed \(no refresh token\)/);
@@ -118,7 +129,7 @@ describe("doctor", () => {
   });
 
   it("a URL that is not usable fails first, with the fix", async () => {
-    const report = await diagnose("ftp://example.com/mcp", options(), env);
+    const report = await doctor("ftp://example.com/mcp");
     expect(check(report, "url")).toMatchObject({ status: "fail" });
     expect(check(report, "url").fix).toMatch(/full URL/);
     expect(report.checks.slice(1).every((entry) => entry.status === "skip")).toBe(true);
