@@ -1,7 +1,8 @@
 /** The bridge's log file (`--debug`, `--log-file`): one line per event with an ISO timestamp and the pid, capped in size with one rotation. */
-import { closeSync, fstatSync, mkdirSync, openSync, renameSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, openSync, renameSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { loginKey } from "../auth/login-key.js";
+import { ensureDirectory } from "../internal/files.js";
 import type { BridgeOptions } from "./cli.js";
 import { printable } from "./log.js";
 
@@ -39,7 +40,7 @@ export class LogFile {
   constructor(path: string, maxBytes = LOG_FILE_MAX_BYTES) {
     this.path = path;
     this.#maxBytes = maxBytes;
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    ensureDirectory(dirname(path), 0o700);
     this.#fd = openSync(path, "a", 0o600);
     this.#size = fstatSync(this.#fd).size;
   }
