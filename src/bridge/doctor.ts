@@ -7,6 +7,8 @@ import { isLoopbackHost, parseBearerChallenge } from "../auth/checks.js";
 import type { DiscoveredServer } from "../auth/discovery.js";
 import { AuthRequiredError } from "../auth/errors.js";
 import type { OAuthSession } from "../auth/session.js";
+import type { describeNetworkFailure } from "../internal/network-errors.js";
+import { type ProxyChoice, proxyAwareFetch, resolveProxy } from "../internal/proxy.js";
 import type { DoctorCommandOptions, DoctorTarget } from "./cli.js";
 import type { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
 import { createBridgeLog, describeError, printable } from "./log.js";
@@ -44,6 +46,8 @@ export interface RelayParts {
   createRemoteFetch: typeof createRemoteFetch;
   nodeHttpFetch: typeof nodeHttpFetch;
   createBridgeAuth: typeof createBridgeAuth;
+  /** The relay's words for proxy and certificate failures (src/internal/network-errors.ts). */
+  describeNetworkFailure: typeof describeNetworkFailure;
 }
 
 const NETWORK_TIMEOUT_MS = 5_000;
@@ -51,14 +55,6 @@ const LIVE_TIMEOUT_MS = 20_000;
 const PASS = "✓";
 const FAIL = "✗";
 const SKIP = "·";
-
-/**
- * The proxy requests to `url` go through, or undefined for a direct connection. A hook for the proxy resolver
- * (HTTPS_PROXY, HTTP_PROXY, NO_PROXY): until the bridge routes through proxies it connects directly.
- */
-export function proxyForDoctor(_url: URL, _env: Record<string, string | undefined>): URL | undefined {
-  return undefined;
-}
 
 /** Runs the checks and prints them (text or `--json`) on stdout; resolves with the exit code: 0 all passed, 1 otherwise. */
 export async function runDoctor(
@@ -126,16 +122,30 @@ export async function diagnose(
         : `${url.href} (plain http${loopback ? " to this machine" : ", allowed by --allow-http: tokens travel unencrypted"})`,
   });
 
-  const proxy = proxyForDoctor(url, env);
-  add({
-    id: "proxy",
-    title: "Proxy",
-    status: "pass",
-    detail: proxy ? `${proxy.protocol}//${proxy.host} (from the environment)` : "none: connecting directly",
-  });
+  // The same choice every request of the bridge makes (HTTPS_PROXY, HTTP_PROXY, NO_PROXY; loopback direct).
+  let proxy: ProxyChoice | undefined;
+  try {
+    const decision = resolveProxy(url, { env });
+    proxy = decision.proxy;
+    add({
+      id: "proxy",
+      title: "Proxy",
+      status: "pass",
+      detail: proxy ? `via ${proxy.display} (from ${proxy.source})` : `none: direct (${decision.reason})`,
+    });
+  } catch (error) {
+    add({
+      id: "proxy",
+      title: "Proxy",
+      status: "fail",
+      ...asDetailAndFix(describeError(error), "fix the proxy variable, or unset it"),
+    });
+    skipAll(REMOTE_CHECKS.slice(2), "the proxy setting is not usable");
+    return finish(url.href, profile, checks);
+  }
 
   // DNS, TCP and TLS reach the server itself, or the proxy when there is one.
-  const network = await checkNetwork(url, proxy);
+  const network = await checkNetwork(url, proxy, parts.describeNetworkFailure);
   for (const check of network) add(check);
   const reachable = network.every((check) => check.status !== "fail");
 
@@ -147,7 +157,7 @@ export async function diagnose(
   );
   let endpoint: EndpointAnswer | undefined;
   if (reachable) {
-    const checked = await checkEndpoint(url, options, nodeHttpFetch);
+    const checked = await checkEndpoint(url, options, nodeHttpFetch, parts.describeNetworkFailure);
     endpoint = checked.answer;
     add(checked.check);
   } else skipAll([["endpoint", "MCP endpoint"]], "the server is not reachable");
@@ -158,7 +168,9 @@ export async function diagnose(
   } else if (!needsAuth) {
     skipAll(DISCOVERY_CHECKS, "the server answers without sign-in");
   } else {
-    for (const check of await checkDiscovery(url, options, endpoint.resourceMetadataUrl)) add(check);
+    const discoveryFetch = proxyAwareFetch({ env });
+    for (const check of await checkDiscovery(url, options, endpoint.resourceMetadataUrl, discoveryFetch))
+      add(check);
   }
 
   add(await checkTokenStore(session, options));
@@ -204,11 +216,16 @@ function formatCheck(check: DoctorCheck): string {
 }
 
 /** DNS, then a TCP connection, then (https, direct) the TLS handshake and certificate chain. */
-async function checkNetwork(url: URL, proxy: URL | undefined): Promise<DoctorCheck[]> {
-  const target = proxy ?? url;
+async function checkNetwork(
+  url: URL,
+  proxy: ProxyChoice | undefined,
+  describeNetworkFailure: RelayParts["describeNetworkFailure"],
+): Promise<DoctorCheck[]> {
+  // The proxy's URL may hold its credentials: only its host and port are shown.
+  const target = proxy?.url ?? url;
   const host = target.hostname.replace(/^\[|\]$/g, "");
   const port = Number(target.port) || (target.protocol === "https:" ? 443 : 80);
-  const what = proxy ? `the proxy ${host}:${port}` : `${host}:${port}`;
+  const what = proxy ? `the proxy ${host}:${port} (from ${proxy.source})` : `${host}:${port}`;
   const checks: DoctorCheck[] = [];
   if (isIP(host)) {
     checks.push({
@@ -232,7 +249,9 @@ async function checkNetwork(url: URL, proxy: URL | undefined): Promise<DoctorChe
         title: "DNS",
         status: "fail",
         detail: `${host} does not resolve (${describeError(error)})`,
-        fix: `check the host name in the ${proxy ? "proxy setting" : "URL"} for typos; on a network that needs a proxy, set HTTPS_PROXY`,
+        fix: proxy
+          ? `check the host name in ${proxy.source} for typos`
+          : "check the host name in the URL for typos; on a network that needs a proxy, set HTTPS_PROXY",
       });
       return [
         ...checks,
@@ -253,7 +272,7 @@ async function checkNetwork(url: URL, proxy: URL | undefined): Promise<DoctorChe
       id: "tcp",
       title: "TCP connection",
       status: "fail",
-      ...tcpFailure(error, what, proxy !== undefined),
+      ...tcpFailure(error, what, proxy),
     });
     return [...checks, skipped("tls", "TLS certificate", "no TCP connection")];
   }
@@ -268,7 +287,7 @@ async function checkNetwork(url: URL, proxy: URL | undefined): Promise<DoctorChe
       detail: "checked through the proxy by the endpoint check",
     });
   } else {
-    checks.push(await checkTls(url.hostname.replace(/^\[|\]$/g, ""), port));
+    checks.push(await checkTls(url, port, describeNetworkFailure));
   }
   return checks;
 }
@@ -297,15 +316,19 @@ function connectTcp(host: string, port: number): Promise<Socket> {
   });
 }
 
-function tcpFailure(error: unknown, what: string, viaProxy: boolean): { detail: string; fix: string } {
+function tcpFailure(
+  error: unknown,
+  what: string,
+  proxy: ProxyChoice | undefined,
+): { detail: string; fix: string } {
   const code = (error as NodeJS.ErrnoException).code;
-  const subject = viaProxy ? "the proxy" : "the server";
+  const subject = proxy ? "the proxy" : "the server";
   switch (code) {
     case "ECONNREFUSED":
       return {
         detail: `nothing is listening at ${what} (connection refused)`,
-        fix: viaProxy
-          ? "check the host and port in HTTPS_PROXY / HTTP_PROXY, or start the proxy"
+        fix: proxy
+          ? `check the host and port in ${proxy.source}, and that the proxy is running`
           : "start the server, or check the host and port in the URL",
       };
     case "ETIMEDOUT":
@@ -321,10 +344,22 @@ function tcpFailure(error: unknown, what: string, viaProxy: boolean): { detail: 
   }
 }
 
-/** The TLS handshake with the default trust store, then the host name against the certificate. */
-function checkTls(host: string, port: number): Promise<DoctorCheck> {
+/** The TLS handshake with the default trust store (and NODE_EXTRA_CA_CERTS), then the host name against the certificate. */
+function checkTls(
+  url: URL,
+  port: number,
+  describeNetworkFailure: RelayParts["describeNetworkFailure"],
+): Promise<DoctorCheck> {
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const title = "TLS certificate";
+  const failure = (code: string, about: string): DoctorCheck => {
+    const words =
+      describeNetworkFailure(Object.assign(new Error(code), { code }), url) ??
+      `The TLS certificate of ${url.host} was refused (${code}).`;
+    const { detail, fix } = asDetailAndFix(words, "tell the server's operator");
+    return { id: "tls", title, status: "fail", detail: `${detail} Certificate: ${about}.`, fix };
+  };
   return new Promise((resolve) => {
-    const title = "TLS certificate";
     const socket = tlsConnect({
       host,
       port,
@@ -347,23 +382,9 @@ function checkTls(host: string, port: number): Promise<DoctorCheck> {
       const cert = socket.getPeerCertificate(false);
       socket.destroy();
       const about = describeCertificate(cert);
-      const identity = checkServerIdentity(host, cert);
-      if (!socket.authorized) {
-        resolve({
-          id: "tls",
-          title,
-          status: "fail",
-          ...tlsFailure(String(socket.authorizationError), about),
-        });
-      } else if (identity) {
-        resolve({
-          id: "tls",
-          title,
-          status: "fail",
-          detail: `the certificate (${about}) is not for ${host}`,
-          fix: "check the host name in the URL; the server's operator must fix the certificate otherwise",
-        });
-      } else resolve({ id: "tls", title, status: "pass", detail: `trusted chain; ${about}` });
+      if (!socket.authorized) resolve(failure(String(socket.authorizationError), about));
+      else if (checkServerIdentity(host, cert)) resolve(failure("ERR_TLS_CERT_ALTNAME_INVALID", about));
+      else resolve({ id: "tls", title, status: "pass", detail: `trusted chain; ${about}` });
     });
     socket.once("error", (error) => {
       clearTimeout(timer);
@@ -384,22 +405,11 @@ function describeCertificate(cert: PeerCertificate): string {
   return `${subject}, issued by ${issuer}, valid until ${cert.valid_to ?? "?"}`;
 }
 
-function tlsFailure(code: string, about: string): { detail: string; fix: string } {
-  if (code === "CERT_HAS_EXPIRED") {
-    return {
-      detail: `the certificate has expired (${about})`,
-      fix: "check this machine's clock; otherwise the server's operator must renew the certificate",
-    };
-  }
-  if (/SELF_SIGNED|UNABLE_TO_GET_ISSUER|UNABLE_TO_VERIFY_LEAF/.test(code)) {
-    return {
-      detail: `the certificate chain does not lead to a trusted authority (${code}; ${about})`,
-      fix:
-        "if your network inspects TLS (a corporate proxy or antivirus), point NODE_EXTRA_CA_CERTS at its CA " +
-        "certificate file in the client's config; never turn certificate checks off",
-    };
-  }
-  return { detail: `the certificate was refused (${code}; ${about})`, fix: "tell the server's operator" };
+/** A message whose last sentence says what to do, as the network failures' messages are: detail and fix. */
+function asDetailAndFix(message: string, fallbackFix: string): { detail: string; fix: string } {
+  const sentences = message.trim().split(/(?<=\.)\s+(?=[A-Z])/);
+  if (sentences.length < 2) return { detail: message.trim(), fix: fallbackFix };
+  return { detail: sentences.slice(0, -1).join(" "), fix: sentences.at(-1)! };
 }
 
 interface EndpointAnswer {
@@ -416,6 +426,7 @@ async function checkEndpoint(
   url: URL,
   options: DoctorOptions,
   nodeHttpFetch: RelayParts["nodeHttpFetch"],
+  describeNetworkFailure: RelayParts["describeNetworkFailure"],
 ): Promise<{ check: DoctorCheck; answer?: EndpointAnswer }> {
   const title = "MCP endpoint";
   const headers: Record<string, string> = {
@@ -445,13 +456,19 @@ async function checkEndpoint(
       await end?.body?.cancel().catch(() => undefined);
     }
   } catch (error) {
+    // A proxy that refused or cannot be reached, or a certificate this machine does not accept, in the relay's words.
+    const named = describeNetworkFailure(error, url);
     return {
       check: {
         id: "endpoint",
         title,
         status: "fail",
-        detail: `no HTTP answer from ${url.href} (${describeError(error)})`,
-        fix: "check that the URL's port serves the MCP server over http(s)",
+        ...(named
+          ? asDetailAndFix(named, "check the proxy and certificate settings")
+          : {
+              detail: `no HTTP answer from ${url.href} (${describeError(error)})`,
+              fix: "check that the URL's port serves the MCP server over http(s)",
+            }),
       },
     };
   }
@@ -517,6 +534,8 @@ async function checkDiscovery(
   url: URL,
   options: DoctorOptions,
   resourceMetadataUrl: string | undefined,
+  /** The fetch the OAuth session uses: through the proxy when one applies. */
+  fetchFn: typeof fetch,
 ): Promise<DoctorCheck[]> {
   const { discoverOAuthProtectedResourceMetadata } = await import("@modelcontextprotocol/sdk/client/auth.js");
   const { discoverServer } = await import("../auth/discovery.js");
@@ -525,7 +544,7 @@ async function checkDiscovery(
     const metadata = await discoverOAuthProtectedResourceMetadata(
       url.href,
       resourceMetadataUrl ? { resourceMetadataUrl } : undefined,
-      fetch,
+      fetchFn,
     );
     const scopes = metadata.scopes_supported?.join(" ");
     checks.push({
@@ -550,7 +569,7 @@ async function checkDiscovery(
     discovered = await discoverServer(url.href, {
       resourceMetadataUrl,
       resource: options.resource,
-      fetchFn: fetch,
+      fetchFn,
       allowHttp: options.allowHttp,
       log: () => {},
     });
@@ -679,6 +698,13 @@ async function checkLogin(
     }
   }
   if (!summary?.signedIn) {
+    if (required === undefined)
+      return {
+        id: "login",
+        title,
+        status: "skip",
+        detail: "none stored (whether one is needed shows once the endpoint answers)",
+      };
     if (!required)
       return {
         id: "login",
@@ -785,7 +811,7 @@ async function checkLive(
       detail: describeError(error),
       fix:
         authFailure || status === 401
-          ? `sign in again: chat-mcp-bridge login${options.profile && options.profile !== "default" ? ` --profile ${options.profile}` : ""} ${url.href}`
+          ? `sign in again with: ${loginCommand(url, options)}`
           : "run the bridge with --debug and look at the log file for the exchange",
     };
   } finally {

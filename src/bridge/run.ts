@@ -1,6 +1,7 @@
 /** Running the bridge: stdin lines in, the relay, stdout lines out, and a clean exit on EOF or signals. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { configDir } from "../config/index.js";
+import { describeNetworkFailure } from "../internal/network-errors.js";
 import { describeProxyFor } from "../internal/proxy.js";
 import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "./cli.js";
 import { probeEndpoint, wrongEndpointMessage } from "./endpoint-check.js";
@@ -175,6 +176,7 @@ export async function runDoctorCommand(target: DoctorTarget, options: DoctorComm
     createRemoteFetch,
     nodeHttpFetch,
     createBridgeAuth,
+    describeNetworkFailure,
   });
 }
 

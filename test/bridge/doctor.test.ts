@@ -10,6 +10,7 @@ import { type DoctorReport, diagnose, type RelayParts } from "../../src/bridge/d
 import { RemoteHttpError, StreamableHttpTransport } from "../../src/bridge/http-transport.js";
 import { createBridgeAuth } from "../../src/bridge/oauth.js";
 import { createRemoteFetch, nodeHttpFetch } from "../../src/bridge/remote-fetch.js";
+import { describeNetworkFailure } from "../../src/internal/network-errors.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { BRIDGE_BIN } from "./fixtures/spawn-bridge.js";
 
@@ -40,6 +41,7 @@ const parts: RelayParts = {
   createRemoteFetch,
   nodeHttpFetch,
   createBridgeAuth,
+  describeNetworkFailure,
 };
 
 /** `chat-mcp-bridge doctor --token-store file <url>`, parsed by the bin's parser and run in this process. */
@@ -101,6 +103,11 @@ describe("doctor", () => {
     const endpoint = check(report, "endpoint");
     expect(endpoint).toMatchObject({ status: "fail", detail: "nothing at /wrong-path (404 Not Found)" });
     expect(endpoint.fix).toContain(`${server.url}/mcp`);
+    // No login is stored for that path, and whether one is needed cannot be told: not a second failure.
+    expect(check(report, "login")).toMatchObject({
+      status: "skip",
+      detail: expect.stringMatching(/^none stored/),
+    });
     expect(report.checks.filter((entry) => entry.status === "fail").map((entry) => entry.id)).toEqual([
       "endpoint",
     ]);
