@@ -10,6 +10,7 @@ import type { OAuthSession } from "../auth/session.js";
 import type { describeNetworkFailure } from "../internal/network-errors.js";
 import { type ProxyChoice, proxyAwareFetch, resolveProxy } from "../internal/proxy.js";
 import type { DoctorCommandOptions, DoctorTarget } from "./cli.js";
+import type { suggestedMcpUrl } from "./endpoint-check.js";
 import type { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
 import { createBridgeLog, describeError, printable } from "./log.js";
 import type { createBridgeAuth } from "./oauth.js";
@@ -46,6 +47,8 @@ export interface RelayParts {
   createRemoteFetch: typeof createRemoteFetch;
   nodeHttpFetch: typeof nodeHttpFetch;
   createBridgeAuth: typeof createBridgeAuth;
+  /** Where the MCP endpoint is when the URL is not it (src/bridge/endpoint-check.ts, as `login` says it). */
+  suggestedMcpUrl: typeof suggestedMcpUrl;
   /** The relay's words for proxy and certificate failures (src/internal/network-errors.ts). */
   describeNetworkFailure: typeof describeNetworkFailure;
 }
@@ -157,7 +160,13 @@ export async function diagnose(
   );
   let endpoint: EndpointAnswer | undefined;
   if (reachable) {
-    const checked = await checkEndpoint(url, options, nodeHttpFetch, parts.describeNetworkFailure);
+    const checked = await checkEndpoint(
+      url,
+      options,
+      nodeHttpFetch,
+      parts.describeNetworkFailure,
+      parts.suggestedMcpUrl,
+    );
     endpoint = checked.answer;
     add(checked.check);
   } else skipAll([["endpoint", "MCP endpoint"]], "the server is not reachable");
@@ -427,6 +436,7 @@ async function checkEndpoint(
   options: DoctorOptions,
   nodeHttpFetch: RelayParts["nodeHttpFetch"],
   describeNetworkFailure: RelayParts["describeNetworkFailure"],
+  suggestedMcpUrl: RelayParts["suggestedMcpUrl"],
 ): Promise<{ check: DoctorCheck; answer?: EndpointAnswer }> {
   const title = "MCP endpoint";
   const headers: Record<string, string> = {
@@ -500,9 +510,12 @@ async function checkEndpoint(
     };
   }
   if (status === 404) {
+    const suggestion = await suggestedMcpUrl(url, nodeHttpFetch).catch(() => undefined);
     return fail(
       `nothing at ${url.pathname} (404 Not Found)`,
-      `check the path in the URL: MCP endpoints usually end in /mcp (e.g. ${url.origin}/mcp)`,
+      suggestion
+        ? `use ${suggestion}: the MCP endpoint answers there`
+        : `check the path in the URL: MCP endpoints usually end in /mcp (e.g. ${url.origin}/mcp)`,
     );
   }
   if (status === 405 || status === 406 || status === 415) {

@@ -4,7 +4,7 @@ import { configDir } from "../config/index.js";
 import { describeNetworkFailure } from "../internal/network-errors.js";
 import { describeProxyFor } from "../internal/proxy.js";
 import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "./cli.js";
-import { probeEndpoint, wrongEndpointMessage } from "./endpoint-check.js";
+import { probeEndpoint, suggestedMcpUrl, wrongEndpointMessage } from "./endpoint-check.js";
 import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
 import { isJsonRpcMessage } from "./jsonrpc.js";
 import { createLineWriter, LineSplitter, MAX_LINE_BYTES } from "./line-reader.js";
@@ -177,6 +177,7 @@ export async function runDoctorCommand(target: DoctorTarget, options: DoctorComm
     nodeHttpFetch,
     createBridgeAuth,
     describeNetworkFailure,
+    suggestedMcpUrl,
   });
 }
 

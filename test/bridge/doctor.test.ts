@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseBridgeArgs } from "../../src/bridge/cli.js";
 import { type DoctorReport, diagnose, type RelayParts } from "../../src/bridge/doctor.js";
+import { suggestedMcpUrl } from "../../src/bridge/endpoint-check.js";
 import { RemoteHttpError, StreamableHttpTransport } from "../../src/bridge/http-transport.js";
 import { createBridgeAuth } from "../../src/bridge/oauth.js";
 import { createRemoteFetch, nodeHttpFetch } from "../../src/bridge/remote-fetch.js";
@@ -42,6 +43,7 @@ const parts: RelayParts = {
   nodeHttpFetch,
   createBridgeAuth,
   describeNetworkFailure,
+  suggestedMcpUrl,
 };
 
 /** `chat-mcp-bridge doctor --token-store file <url>`, parsed by the bin's parser and run in this process. */
