@@ -41,8 +41,8 @@ describe("logout of a URL that matches no stored login", () => {
     const typo = await bridge("logout", `${running.server.mcpUrl}/`);
     expect(typo.code).toBe(1);
     expect(typo.stderr).toBe(
-      `chat-mcp-bridge: no stored login for ${running.server.mcpUrl}/, so nothing was removed (the MCP URL and --header ` +
-        `names must match the sign-in); stored logins: ${running.server.mcpUrl}\n`,
+      `chat-mcp-bridge: no stored login for ${running.server.mcpUrl}/, so nothing was removed (the MCP URL, --header ` +
+        `names and --profile must match the sign-in); stored logins: ${running.server.mcpUrl}\n`,
     );
 
     const real = await bridge("logout", running.server.mcpUrl);
