@@ -196,10 +196,11 @@ export class Relay {
         }
       }
     }
-    this.#toClientFromServer(message);
+    this.#toClientFromServer(message, raw);
   }
 
-  #toClientFromServer(message: JSONRPCMessage): void {
+  /** `raw` only when the message goes out unchanged (a filtered tools/list is written anew). */
+  #toClientFromServer(message: JSONRPCMessage, raw?: string): void {
     if (this.#log.debugEnabled) this.#log.debug(`server → client ${describeMessage(message)}`);
     this.#options.toClient(message, raw);
   }
