@@ -9,10 +9,11 @@ import { AuthRequiredError } from "../auth/errors.js";
 import type { OAuthSession } from "../auth/session.js";
 import type { describeNetworkFailure } from "../internal/network-errors.js";
 import { type ProxyChoice, proxyAwareFetch, resolveProxy } from "../internal/proxy.js";
+import { sanitizeForTerminal } from "../internal/redact.js";
 import type { DoctorCommandOptions, DoctorTarget } from "./cli.js";
 import type { suggestedMcpUrl } from "./endpoint-check.js";
 import type { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
-import { createBridgeLog, describeError, printable } from "./log.js";
+import { createBridgeLog, describeError } from "./log.js";
 import type { createBridgeAuth } from "./oauth.js";
 import type { BridgeAuth, createRemoteFetch, nodeHttpFetch } from "./remote-fetch.js";
 
@@ -98,7 +99,9 @@ export async function diagnose(
   const skipAll = (titles: Array<[string, string]>, reason: string) => {
     for (const [id, title] of titles) add({ id, title, status: "skip", detail: `not checked (${reason})` });
   };
-  write?.(`chat-mcp-bridge doctor: ${printable(rawUrl)} (profile ${printable(profile)})\n`);
+  write?.(
+    `chat-mcp-bridge doctor: ${sanitizeForTerminal(rawUrl, { oneLine: true })} (profile ${sanitizeForTerminal(profile, { oneLine: true })})\n`,
+  );
 
   // URL and scheme, as the command line found them.
   const url = target.url;
@@ -220,8 +223,8 @@ function finish(url: string, profile: string, checks: DoctorCheck[]): DoctorRepo
 
 function formatCheck(check: DoctorCheck): string {
   const mark = check.status === "pass" ? PASS : check.status === "fail" ? FAIL : SKIP;
-  const fix = check.fix ? `\n    fix: ${printable(check.fix)}` : "";
-  return `${mark} ${check.title}: ${printable(check.detail)}${fix}\n`;
+  const fix = check.fix ? `\n    fix: ${sanitizeForTerminal(check.fix, { oneLine: true })}` : "";
+  return `${mark} ${check.title}: ${sanitizeForTerminal(check.detail, { oneLine: true })}${fix}\n`;
 }
 
 /** DNS, then a TCP connection, then (https, direct) the TLS handshake and certificate chain. */

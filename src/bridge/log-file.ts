@@ -3,8 +3,8 @@ import { closeSync, fstatSync, openSync, renameSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { loginKey } from "../auth/login-key.js";
 import { ensureDirectory } from "../internal/files.js";
+import { sanitizeForTerminal } from "../internal/redact.js";
 import type { BridgeOptions } from "./cli.js";
-import { printable } from "./log.js";
 
 /** Past this size the file is moved to `<path>.1` (replacing the previous one) and a new one is started. */
 export const LOG_FILE_MAX_BYTES = 5 * 1024 * 1024;
@@ -47,7 +47,7 @@ export class LogFile {
 
   /** Appends one event; control characters in `message` are escaped so an event is always one line. */
   write(level: string, message: string): void {
-    const line = `${new Date().toISOString()} pid=${process.pid} ${level} ${printable(message)}\n`;
+    const line = `${new Date().toISOString()} pid=${process.pid} ${level} ${sanitizeForTerminal(message, { oneLine: true })}\n`;
     const bytes = Buffer.byteLength(line);
     // Other bridges for the same server may append to the same file: the size on disk decides.
     if (this.#size + bytes > this.#maxBytes && fstatSync(this.#fd).size + bytes > this.#maxBytes)

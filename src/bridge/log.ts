@@ -49,10 +49,3 @@ export function describeError(error: unknown): string {
   const detail = cause?.code ?? cause?.message;
   return redact(detail && !error.message.includes(detail) ? `${error.message} (${detail})` : error.message);
 }
-
-/** `text` on one line with control characters escaped, for a terminal or a log line (server text included). */
-export function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) =>
-    char === "\n" ? "\\n" : `\\x${char.charCodeAt(0).toString(16).padStart(2, "0")}`,
-  );
-}

@@ -20,7 +20,7 @@ describe("LogFile", () => {
     expect(lines[0]).toMatch(
       new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z pid=${process.pid} info first$`),
     );
-    expect(lines[1]).toMatch(/ debug two\\nlines\\x1b\[31m$/);
+    expect(lines[1]).toMatch(/ debug two\^Jlines\^\[\[31m$/);
     expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
