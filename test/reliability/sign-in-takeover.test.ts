@@ -3,10 +3,10 @@
  * their own browser; the browser itself never inherits the package's secrets.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { socketOwnerUid } from "../../src/auth/loopback-callback.js";
 import { startTinyOAuthServer } from "../auth/fixtures/tiny-oauth-server.js";
@@ -36,9 +36,26 @@ async function waitForFile(path: string, timeoutMs = 20_000): Promise<string> {
   throw new Error(`${path} never appeared`);
 }
 
+/** True when a user other than the owner can run `path` (every folder on the way and the file executable by others). */
+function runnableByOthers(path: string): boolean {
+  try {
+    for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
+      if ((statSync(dir).mode & 0o001) === 0) return false;
+    }
+    return (statSync(path).mode & 0o001) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+// The Node that runs this suite may live under root's home (node@24 in the user cache), which another user cannot
+// enter; the attacker then runs on the machine's own Node.
+const attackerNode =
+  [process.execPath, "/usr/bin/node", "/usr/local/bin/node"].find(runnableByOthers) ?? process.execPath;
+
 function runAttacker(resultFile: string, port: number, asOtherUser: boolean): Promise<void> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [ATTACKER, resultFile, String(port)], {
+    const child = spawn(asOtherUser ? attackerNode : process.execPath, [ATTACKER, resultFile, String(port)], {
       env: { PATH: process.env.PATH ?? "", HOME: root },
       stdio: ["ignore", "ignore", "pipe"],
       ...(asOtherUser ? { uid: NOBODY, gid: NOBODY } : {}),
