@@ -3,7 +3,15 @@
  * their own browser; the browser itself never inherits the package's secrets.
  */
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { connect, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -12,7 +20,7 @@ import { socketOwnerUid } from "../../src/auth/loopback-callback.js";
 import { startTinyOAuthServer } from "../auth/fixtures/tiny-oauth-server.js";
 import { answeredTwice, PROTOCOL_VERSION, spawnBridgeDriver } from "./fixtures/bridge-driver.js";
 
-const ATTACKER = resolve(import.meta.dirname, "fixtures/argv-attacker.mjs");
+const ATTACKER_SOURCE = resolve(import.meta.dirname, "fixtures/argv-attacker.mjs");
 const RECORDING_BROWSER = resolve(import.meta.dirname, "fixtures/recording-browser.mjs");
 const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
@@ -20,6 +28,10 @@ const isRoot = process.getuid?.() === 0;
 const root = mkdtempSync(join(tmpdir(), "cmb-takeover-"));
 // The attacker (another user when the suite runs as root) writes its findings here.
 chmodSync(root, 0o777);
+// The clone may sit in a folder only its owner can enter (CI clones into `mktemp -d`): the attacker runs a copy.
+const ATTACKER = join(root, "argv-attacker.mjs");
+copyFileSync(ATTACKER_SOURCE, ATTACKER);
+chmodSync(ATTACKER, 0o644);
 const closers: Array<() => Promise<void>> = [];
 afterAll(async () => {
   await Promise.all(closers.map((close) => close()));
