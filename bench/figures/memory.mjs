@@ -3,7 +3,7 @@
  * process.memoryUsage() and two heap snapshots (idle after a warm-up wave, and mid-wave) whose difference shows which
  * objects the in-flight calls hold.
  */
-import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readdirSync, readlinkSync, rmSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import os from "node:os";
 import { join } from "node:path";
@@ -33,44 +33,74 @@ async function snapshotsWritten(dir, count) {
   throw new Error(`no heap snapshot ${count} in ${dir} after 60 s`);
 }
 
-/** Runs the profile on `relay` (our bridge); `concurrency` calls per wave. */
+/** Open file descriptors of `pid` that are sockets (each TCP connection is one), or NaN without /proc. */
+function socketCount(pid) {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).filter((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith("socket:");
+      } catch {
+        return false;
+      }
+    }).length;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Sends waves of `concurrency` calls on `running`; `onAnswer(count)` after each answer of the last wave. */
+function waves(running, chatIds, concurrency) {
+  let callIndex = 0;
+  return (onAnswer) => {
+    const calls = Array.from({ length: concurrency }, () => getChatCall(chatIds, callIndex++));
+    const answers = running.rpc.requestMany(calls.map(({ params }) => ({ method: "tools/call", params })));
+    let answered = 0;
+    if (onAnswer) for (const answer of answers) answer.then(() => onAnswer(++answered));
+    return Promise.all(answers);
+  };
+}
+
+/**
+ * Runs the profile on `relay` (our bridge), two processes: one with only the memoryUsage() probe (clean peaks, and
+ * the sockets open with a tenth of a wave answered), one with two heap snapshots (idle after a warm-up wave, and
+ * with a tenth of a wave answered: every call sent, most still pending).
+ */
 export async function profileMemory({ relay, chatIds, concurrency }) {
   const dir = mkdtempSync(join(os.tmpdir(), "chat-mcp-bridge-bench-heap-"));
   const probeOut = join(dir, "peak.json");
+  const tenth = Math.ceil(concurrency / 10);
   try {
-    const running = spawnRelay(
-      relay,
-      ["--import", probe, "--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${dir}`],
-      { BENCH_MEMORY_PROBE_OUT: probeOut },
-    );
-    let peakOfWave;
+    const probed = spawnRelay(relay, ["--import", probe], { BENCH_MEMORY_PROBE_OUT: probeOut });
+    let sockets = Number.NaN;
     let rssIdleMB;
+    let peakRssMB;
     try {
-      await initializeRelay(running);
-      let callIndex = 0;
-      const wave = (onAnswer) => {
-        const calls = Array.from({ length: concurrency }, () => getChatCall(chatIds, callIndex++));
-        const answers = running.rpc.requestMany(
-          calls.map(({ params }) => ({ method: "tools/call", params })),
-        );
-        if (onAnswer) for (const answer of answers) answer.then(onAnswer);
-        return Promise.all(answers);
-      };
-      await wave(); // warm-up: lazily loaded code and pools are in place before the idle snapshot
-      running.child.kill("SIGUSR2");
+      await initializeRelay(probed);
+      const wave = waves(probed, chatIds, concurrency);
+      await wave();
+      rssIdleMB = mibToMB(readMemory(probed.child.pid)?.rssMiB);
+      await wave((answered) => {
+        if (answered === tenth) sockets = socketCount(probed.child.pid);
+      });
+      peakRssMB = mibToMB(readMemory(probed.child.pid)?.peakRssMiB);
+    } finally {
+      await stopRelay(probed);
+    }
+    const peak = JSON.parse(await readFile(probeOut, "utf8"));
+
+    const snapshotted = spawnRelay(relay, ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${dir}`]);
+    try {
+      await initializeRelay(snapshotted);
+      const wave = waves(snapshotted, chatIds, concurrency);
+      await wave();
+      snapshotted.child.kill("SIGUSR2");
       await snapshotsWritten(dir, 1);
-      const rssBeforeWave = readMemory(running.child.pid);
-      // The second snapshot is taken with a tenth of the wave answered: every call sent, most still pending.
-      let answered = 0;
-      await wave(() => {
-        answered++;
-        if (answered === Math.ceil(concurrency / 10)) running.child.kill("SIGUSR2");
+      await wave((answered) => {
+        if (answered === tenth) snapshotted.child.kill("SIGUSR2");
       });
       await snapshotsWritten(dir, 2);
-      peakOfWave = readMemory(running.child.pid);
-      rssIdleMB = mibToMB(rssBeforeWave?.rssMiB);
     } finally {
-      await stopRelay(running);
+      await stopRelay(snapshotted);
     }
     const [idleFile, busyFile] = readdirSync(dir)
       .filter((name) => name.endsWith(".heapsnapshot"))
@@ -79,12 +109,12 @@ export async function profileMemory({ relay, chatIds, concurrency }) {
     const idle = heapByKind(idleFile);
     const busy = heapByKind(busyFile);
     const total = (kinds) => [...kinds.values()].reduce((sum, entry) => sum + entry.bytes, 0);
-    const peak = JSON.parse(await readFile(probeOut, "utf8"));
     return {
       relay: relay.name,
       concurrency,
       rssIdleMB,
-      peakRssMB: mibToMB(peakOfWave?.peakRssMiB),
+      peakRssMB,
+      socketsMidWave: sockets,
       peakOfMemoryUsageMB: Object.fromEntries(Object.entries(peak).map(([key, bytes]) => [key, bytes / 1e6])),
       heapIdleMB: total(idle) / 1e6,
       heapMidWaveMB: total(busy) / 1e6,
@@ -99,11 +129,12 @@ export async function profileMemory({ relay, chatIds, concurrency }) {
 export function formatMemoryProfile(profile) {
   const lines = [
     `memory profile: ${profile.relay}, ${profile.concurrency} calls in flight`,
-    `  RSS idle ${profile.rssIdleMB.toFixed(1)} MB, peak ${profile.peakRssMB.toFixed(1)} MB; peaks of process.memoryUsage(): ` +
+    `  RSS after a warm-up wave ${profile.rssIdleMB.toFixed(1)} MB, peak ${profile.peakRssMB.toFixed(1)} MB; ` +
+      `${profile.socketsMidWave} sockets open with a tenth of the wave answered; peaks of process.memoryUsage(): ` +
       Object.entries(profile.peakOfMemoryUsageMB)
         .map(([key, mb]) => `${key} ${mb.toFixed(1)} MB`)
         .join(", "),
-    `  V8 heap (snapshot) idle ${profile.heapIdleMB.toFixed(1)} MB, mid-wave ${profile.heapMidWaveMB.toFixed(1)} MB; grew most:`,
+    `  V8 heap, live objects (snapshots, after a GC) idle ${profile.heapIdleMB.toFixed(1)} MB, mid-wave ${profile.heapMidWaveMB.toFixed(1)} MB; grew most with the wave in flight:`,
     ...profile.heapGrowthTop.map(
       (row) =>
         `    ${row.mb >= 0 ? "+" : ""}${row.mb.toFixed(2).padStart(7)} MB ${String(row.count).padStart(8)} x ${row.label.slice(0, 90)}`,

@@ -27,11 +27,12 @@ const OPS = {
  * A row: `value` beside `baseline` (same unit), with `target` `{ op, limit, on: "value" | "diff" | "ratio" }`.
  * The difference and ratio are value - baseline and value / baseline. `notMeasured` (a reason) makes the row N/A.
  */
-function row(figure, metric, unit, value, baseline, baselineName, target, notMeasured) {
+function row(figure, metric, unit, value, baseline, baselineName, target, notMeasured, missed) {
   const diff = Number.isFinite(baseline) ? value - baseline : Number.NaN;
   const ratio = Number.isFinite(baseline) && baseline !== 0 ? value / baseline : Number.NaN;
   let status = "-";
-  if (notMeasured) status = "N/A";
+  if (missed) status = "MISSED";
+  else if (notMeasured) status = "N/A";
   else if (target) {
     const subject = { value, diff, ratio }[target.on];
     if (!Number.isFinite(subject)) status = "N/A";
@@ -103,6 +104,7 @@ function startRows(start) {
         floor,
         "node -e 0",
         { op: "<=", limit: 1.3, on: "ratio" },
+        undefined,
         start.discover.notAnswered,
       ),
     );

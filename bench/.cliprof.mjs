@@ -1,0 +1,14 @@
+import { join } from "node:path"; import os from "node:os"; import { mkdtempSync } from "node:fs";
+import { startServerChild, seedChats, benchDir, childEnv, cliBin } from "./lib/setup.mjs";
+import { timeToExit } from "./lib/processes.mjs";
+import { summarizeCpuProfile, formatCpuSummary } from "./lib/cpu-profile.mjs";
+const server = await startServerChild(join(benchDir, "server-child.mjs"));
+await seedChats(server, 3);
+const dir = mkdtempSync(join(os.tmpdir(), "p27prof-"));
+const env = childEnv({ CHAT_CONFIG_DIR: dir, CHAT_API_URL: server.url, CHAT_API_KEY: server.apiKeys.acme });
+for (let i = 0; i < 2; i++) await timeToExit(process.execPath, [cliBin, "list", "--json"], { env });
+await timeToExit(process.execPath, ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--cpu-prof-name=l.cpuprofile", "--cpu-prof-interval=100", cliBin, "list", "--json"], { env });
+console.log(formatCpuSummary("list", summarizeCpuProfile(join(dir, "l.cpuprofile"), 20), 20));
+await timeToExit(process.execPath, ["--cpu-prof", `--cpu-prof-dir=${dir}`, "--cpu-prof-name=n.cpuprofile", "--cpu-prof-interval=100", "-e", "0"], { env });
+console.log(formatCpuSummary("node -e 0", summarizeCpuProfile(join(dir, "n.cpuprofile"), 5), 5));
+await server.stop();
