@@ -29,7 +29,7 @@ export const SAMPLES = {
   relayCalls: 500,
   relayWarmup: 50,
   concurrency: 1000,
-  concurrencyWaves: 4,
+  concurrencyWaves: 3,
   cliRuns: 10,
   clientCalls: 1000,
   clientWarmup: 100,
