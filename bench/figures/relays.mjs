@@ -112,6 +112,9 @@ export async function connectDirectClient(mcpUrl, token, era = "legacy") {
   await client.connect(
     new StreamableHTTPClientTransport(new URL(mcpUrl), {
       requestInit: token ? { headers: { authorization: `Bearer ${token}` } } : undefined,
+      // The SDK hands every fetch its one long-lived AbortSignal; undici keeps a listener on it per request until
+      // GC, which warns and grows past 1,500 calls in flight. The baseline goes without it.
+      fetch: (url, init) => fetch(url, { ...init, signal: undefined }),
     }),
   );
   if (client.getProtocolEra() !== era) {
