@@ -49,7 +49,7 @@ function row(figure, metric, unit, value, baseline, baselineName, target, notMea
     ratio,
     target,
     status,
-    note: notMeasured,
+    note: missed ?? notMeasured,
   };
 }
 
