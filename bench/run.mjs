@@ -2,7 +2,7 @@
  * `npm run bench`: builds dist/ if it is missing, then runs the bench (bench/suite.mjs).
  * Flags: --only=1,2 (those figures only), --profile (CPU-profile every figure's part, or those of --only),
  * --profile-only (profile without measuring), --no-profile (never; by default the parts behind missed targets),
- * --soak=<seconds> (a longer soak than the default 60 s).
+ * --soak=<seconds> (the soak's length; 120 s by default).
  */
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";

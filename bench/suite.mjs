@@ -22,7 +22,7 @@ import { nowMs } from "./lib/stats.mjs";
 
 /**
  * Sample counts, sized so the whole bench with three relays stays within a few minutes on 2 cores.
- * `--soak=<s>` lengthens the soak (a 24 h session on a 1 h token is 24 refreshes; 60 s at 2 s tokens is 30).
+ * `--soak=<s>` sets the soak's length (a 24 h session on a 1 h token is 24 refreshes; 120 s at 2 s tokens is 60).
  */
 export const SAMPLES = {
   startRounds: 10,
@@ -38,7 +38,7 @@ export const SAMPLES = {
   serverWarmupSeconds: 1,
   seededChats: 10,
   installRounds: 1,
-  soakSeconds: 60,
+  soakSeconds: 120,
   soakInFlight: 20,
 };
 

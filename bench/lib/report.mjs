@@ -218,11 +218,11 @@ function soakRows(soak) {
     ),
     row(
       "8 soak",
-      `${OURS}: RSS, last quarter (median)`,
+      `${OURS}: peak RSS, last third`,
       "MB",
       soak.lastRssMB,
       soak.warmRssMB,
-      "second quarter",
+      "middle third",
       { op: "<=", limit: 1.1, on: "ratio" },
     ),
     ...["mcp-remote", "supergateway"].map((name) =>

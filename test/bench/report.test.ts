@@ -94,7 +94,7 @@ describe("bench verdicts", () => {
     expect(find(rows, "2 relay modern", "mcp-remote: tools/call p99").diff).toBe(10);
   });
 
-  it("requires every soak call answered and RSS within 1.1x once warm", () => {
+  it("requires every soak call answered and peak RSS within 1.1x once warm", () => {
     const soak = (failed: number, lastRssMB: number) =>
       buildRows({
         soak: {
@@ -108,9 +108,9 @@ describe("bench verdicts", () => {
         },
       });
     expect(find(soak(0, 105), "8 soak", "answered").status).toBe("MET");
-    expect(find(soak(0, 105), "8 soak", "RSS").status).toBe("MET");
+    expect(find(soak(0, 105), "8 soak", "peak RSS").status).toBe("MET");
     expect(find(soak(6, 120), "8 soak", "answered").status).toBe("MISSED");
-    expect(find(soak(6, 120), "8 soak", "chat-mcp-bridge: RSS").status).toBe("MISSED");
+    expect(find(soak(6, 120), "8 soak", "chat-mcp-bridge: peak RSS").status).toBe("MISSED");
     expect(find(soak(0, 100), "8 soak", "mcp-remote").status).toBe("N/A");
   });
 });
