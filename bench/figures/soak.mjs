@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { readMemory } from "../lib/processes.mjs";
 import { initializeRelay, relaysFor, spawnRelay, stopRelay } from "../lib/relays.mjs";
 import { benchDir, seedChats, signInBridge, startServerChild } from "../lib/setup.mjs";
-import { nowMs, summarize } from "../lib/stats.mjs";
+import { nowMs } from "../lib/stats.mjs";
 import { answeredChatId, getChatCall, mibToMB } from "./relays.mjs";
 
 export const SOAK_TOKEN_TTL_SECONDS = 2;

@@ -216,15 +216,11 @@ function soakRows(soak) {
       "sent",
       { op: ">=", limit: soak.answered, on: "value" },
     ),
-    row(
-      "8 soak",
-      `${OURS}: peak RSS, last third`,
-      "MB",
-      soak.lastRssMB,
-      soak.warmRssMB,
-      "middle third",
-      { op: "<=", limit: 1.1, on: "ratio" },
-    ),
+    row("8 soak", `${OURS}: peak RSS, last third`, "MB", soak.lastRssMB, soak.warmRssMB, "middle third", {
+      op: "<=",
+      limit: 1.1,
+      on: "ratio",
+    }),
     ...["mcp-remote", "supergateway"].map((name) =>
       row(
         "8 soak",
