@@ -41,7 +41,12 @@ export function relaysFor({ mcpUrl, configDir, token, peers, era = "legacy" }) {
   }
   if (era === "modern") mcpRemoteArgs.push("--protocol", "auto");
   relays.push(
-    { name: "mcp-remote", command: mcpRemoteArgs, env: childEnv() },
+    // mcp-remote keeps its state under ~/.mcp-auth unless told otherwise: the bench's own folder instead.
+    {
+      name: "mcp-remote",
+      command: mcpRemoteArgs,
+      env: childEnv({ MCP_REMOTE_CONFIG_DIR: join(configDir, "mcp-remote") }),
+    },
     {
       name: "supergateway",
       command: [
