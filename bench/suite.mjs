@@ -66,7 +66,9 @@ export async function runBench({ profile = "auto", only, measure = true, soakSec
   const skipped = {};
   const wants = (number) => !only || only.has(number);
   const configDir = mkdtempSync(join(os.tmpdir(), "chat-mcp-bridge-bench-"));
-  const server = await startServerChild(join(benchDir, "server-child.mjs"));
+  // A 2025-only server for the relays: our bridge and the peers all speak the 2025 era to it (our bridge would
+  // pick 2026-07-28 on a dual-era server, the peers not), so figures 1-3 compare like with like.
+  const server = await startServerChild(join(benchDir, "server-child.mjs"), ["--mcp-era=legacy"]);
   const children = [];
   try {
     const chatIds = await seedChats(server, samples.seededChats);
@@ -174,7 +176,7 @@ export async function runBench({ profile = "auto", only, measure = true, soakSec
     await figure(
       "server",
       `6 server (${samples.serverConnections} connections, ${samples.serverSeconds} s per row)`,
-      () => measureServer({ server, token, chatIds, samples, configDir, children }),
+      () => measureServer({ samples, children }),
     );
     await figure("install", "7 npx -y: install from the packed tarball vs mcp-remote", () =>
       measureInstall(undefined, samples.installRounds),
@@ -279,10 +281,24 @@ function firstLine(error) {
 }
 
 /**
- * Figure 6's rows: `GET /v2/chats/{id}` and `tools/call get_chat` in each era on the reference server, each beside
- * bare node:http sending the same answer bytes. A row whose era the server does not speak says so.
+ * Figure 6's rows: `GET /v2/chats/{id}` and `tools/call get_chat` in each era on a reference server serving both
+ * eras (its own, signed in apart), each beside bare node:http sending the same answer bytes. A row whose era the
+ * server does not speak says so.
  */
-async function measureServer({ server, token, chatIds, samples, configDir, children }) {
+async function measureServer({ samples, children }) {
+  const server = await startServerChild(join(benchDir, "server-child.mjs"), ["--mcp-era=both"]);
+  children.push(server);
+  const configDir = mkdtempSync(join(os.tmpdir(), "chat-mcp-bridge-bench-server-"));
+  try {
+    const chatIds = await seedChats(server, 1);
+    const token = await signInBridge(server, configDir).catch(() => undefined);
+    return await measureServerRows({ server, token, chatIds, samples, configDir, children });
+  } finally {
+    rmSync(configDir, { recursive: true, force: true });
+  }
+}
+
+async function measureServerRows({ server, token, chatIds, samples, configDir, children }) {
   const load = {
     connections: samples.serverConnections,
     seconds: samples.serverSeconds,
