@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: builds dist/ if it is missing, then runs the bench (bench/suite.mjs).
  * Flags: --only=1,2 (those figures only), --profile (CPU-profile every figure's part, or those of --only),
- * --profile-only (profile without measuring), --no-profile (never; by default the parts behind missed targets).
+ * --profile-only (profile without measuring), --no-profile (never; by default the parts behind missed targets),
+ * --soak=<seconds> (the soak's length; 120 s by default).
  */
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -35,5 +36,7 @@ const profile =
   args.includes("--profile") || !measure ? "always" : args.includes("--no-profile") ? "never" : "auto";
 const onlyFlag = args.find((arg) => arg.startsWith("--only="));
 const only = onlyFlag ? new Set(onlyFlag.slice("--only=".length).split(",")) : undefined;
+const soakFlag = args.find((arg) => arg.startsWith("--soak="));
+const soakSeconds = soakFlag ? Number(soakFlag.slice("--soak=".length)) : undefined;
 const { runBench } = await import("./suite.mjs");
-await runBench({ profile, only, measure });
+await runBench({ profile, only, measure, soakSeconds });

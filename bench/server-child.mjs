@@ -1,5 +1,13 @@
-/** The reference server in its own process (so load generators and clients do not share its event loop); prints its URLs as one JSON line. */
+/**
+ * The reference server in its own process (so load generators and clients do not share its event loop); prints its
+ * URLs as one JSON line. `--access-token-ttl=<s>` shortens the access tokens it issues (the soak);
+ * `--mcp-era=legacy|modern|both` picks the protocol eras /mcp serves (a server without that option ignores it).
+ */
 import { startReferenceServer } from "../dist/server/index.js";
+
+const flag = (name) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.split("=")[1];
+const accessTokenTtl = flag("access-token-ttl");
+const mcpEra = flag("mcp-era");
 
 // Rate limiting off: the bench measures the server and the relay, not the limiter's 429s.
 const server = await startReferenceServer({
@@ -7,6 +15,8 @@ const server = await startReferenceServer({
   host: "127.0.0.1",
   autoApprove: "acme",
   rateLimit: false,
+  ...(accessTokenTtl ? { accessTokenTtlSeconds: Number(accessTokenTtl) } : {}),
+  ...(mcpEra ? { mcpEra } : {}),
 });
 process.stdout.write(
   `${JSON.stringify({ url: server.url, mcpUrl: server.mcpUrl, apiKeys: server.apiKeys })}\n`,

@@ -1,45 +1,59 @@
-/** The bench itself: starts the reference server, runs figures 1-7, prints the table and writes bench/results.json. */
+/**
+ * The bench itself: starts the reference server and the modern fixture, installs the pinned peers, runs the figures
+ * (our bridge and each peer alternating in one run), prints the table with MET/MISSED per target and writes
+ * bench/results.json.
+ */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { measureBridgeStart, measureRelayConcurrency, measureRelayOverhead } from "./figures/bridge.mjs";
 import { measureCli } from "./figures/cli.mjs";
 import { measureChatClient } from "./figures/client.mjs";
 import { measureInstall } from "./figures/install.mjs";
+import { formatMemoryProfile, profileMemory } from "./figures/memory.mjs";
 import { profileFigures } from "./figures/profiles.mjs";
-import { loadTest } from "./figures/server.mjs";
+import { measureConcurrency, measureRelayOverhead, measureStart } from "./figures/relays.mjs";
+import { loadTest, recordToolCall } from "./figures/server.mjs";
+import { measureSoak } from "./figures/soak.mjs";
+import { ensurePeers, PEER_VERSIONS } from "./lib/peers.mjs";
+import { relaysFor } from "./lib/relays.mjs";
 import { buildRows, formatTable } from "./lib/report.mjs";
 import { benchDir, seedChats, signInBridge, startServerChild } from "./lib/setup.mjs";
 import { nowMs } from "./lib/stats.mjs";
 
-/** Sample counts: the issue's minimums where it sets them (20 spawns, 2,000 sequential calls, 1,000 in flight). */
+/**
+ * Sample counts, sized so the whole bench with three relays stays within a few minutes on 2 cores.
+ * `--soak=<s>` sets the soak's length (a 24 h session on a 1 h token is 24 refreshes; 120 s at 2 s tokens is 60).
+ */
 export const SAMPLES = {
-  bridgeSpawns: 20,
-  relayCalls: 2000,
-  relayWarmup: 200,
+  startRounds: 10,
+  relayCalls: 500,
+  relayWarmup: 50,
   concurrency: 1000,
-  concurrencyWaves: 10,
-  directWaves: 3,
+  concurrencyWaves: 3,
   cliRuns: 10,
-  clientCalls: 2000,
-  clientWarmup: 200,
+  clientCalls: 1000,
+  clientWarmup: 100,
   serverConnections: 50,
-  serverSeconds: 5,
+  serverSeconds: 3,
   serverWarmupSeconds: 1,
   seededChats: 10,
+  installRounds: 1,
+  soakSeconds: 120,
+  soakInFlight: 20,
 };
 
-/** Profiling runs only while the whole bench stays inside its 3-minute budget. */
-const PROFILE_DEADLINE_MS = 140_000;
+/** CPU profiling runs only while the whole bench stays inside its budget. */
+const PROFILE_DEADLINE_MS = 300_000;
 
 const progress = (text) => process.stderr.write(`bench: ${text}\n`);
 
 /**
- * Runs the figures (all, or those numbered in `only`), prints the table and writes results.json; profiles the
+ * Runs the figures (all, or those numbered in `only`), prints the table and writes results.json; CPU-profiles the
  * figures that missed a target (`profile: "auto"`), all of them (`"always"`) or none (`"never"`). With
  * `measure: false` it only profiles.
  */
-export async function runBench({ profile = "auto", only, measure = true } = {}) {
+export async function runBench({ profile = "auto", only, measure = true, soakSeconds } = {}) {
+  const samples = { ...SAMPLES, ...(soakSeconds ? { soakSeconds } : {}) };
   const startedAt = new Date();
   const loadAtStart = os.loadavg()[0];
   if (loadAtStart > os.cpus().length) {
@@ -50,12 +64,25 @@ export async function runBench({ profile = "auto", only, measure = true } = {}) 
   const started = nowMs();
   const figures = {};
   const skipped = {};
+  const wants = (number) => !only || only.has(number);
   const configDir = mkdtempSync(join(os.tmpdir(), "chat-mcp-bridge-bench-"));
-  const server = await startServerChild(join(benchDir, "server-child.mjs"));
-  let floorServer;
+  // A 2025-only server for the relays: our bridge and the peers all speak the 2025 era to it (our bridge would
+  // pick 2026-07-28 on a dual-era server, the peers not), so figures 1-3 compare like with like.
+  const server = await startServerChild(join(benchDir, "server-child.mjs"), ["--mcp-era=legacy"]);
+  const children = [];
   try {
-    const chatIds = await seedChats(server, SAMPLES.seededChats);
+    const chatIds = await seedChats(server, samples.seededChats);
     progress(`reference server on ${server.url}, ${chatIds.length} chats seeded`);
+
+    let peers;
+    if (measure && ["1", "2", "3", "9"].some(wants)) {
+      try {
+        peers = ensurePeers({ progress });
+      } catch (error) {
+        skipped.peers = `installing ${Object.keys(PEER_VERSIONS).join(", ")} failed: ${firstLine(error)}`;
+        progress(`measuring our bridge alone: ${skipped.peers}`);
+      }
+    }
 
     let token;
     try {
@@ -66,67 +93,109 @@ export async function runBench({ profile = "auto", only, measure = true } = {}) 
       progress(`skipping figures 1-3: ${skipped.bridge}`);
     }
     const bridgeContext = { mcpUrl: server.mcpUrl, configDir, token, chatIds };
+    const relays = token ? relaysFor({ ...bridgeContext, peers }) : [];
 
     if (token) {
-      await figure("bridgeStart", `1 bridge start (${SAMPLES.bridgeSpawns} spawns)`, () =>
-        measureBridgeStart({ ...bridgeContext, spawns: SAMPLES.bridgeSpawns }),
+      await figure("start", `1 start to first answer (${samples.startRounds} rounds)`, () =>
+        measureStart({ relays, rounds: samples.startRounds }),
       );
-      await figure("relayOverhead", `2 relay overhead (${SAMPLES.relayCalls} calls each way)`, () =>
+      await figure("relayLegacy", `2 relay overhead, 2025 era (${samples.relayCalls} calls each)`, () =>
         measureRelayOverhead({
-          ...bridgeContext,
-          calls: SAMPLES.relayCalls,
-          warmup: SAMPLES.relayWarmup,
+          relays,
+          mcpUrl: server.mcpUrl,
+          token,
+          chatIds,
+          calls: samples.relayCalls,
+          warmup: samples.relayWarmup,
+          era: "legacy",
         }),
       );
+    }
+    await figure(
+      "relayModern",
+      `2 relay overhead, 2026-07-28 era (${samples.relayCalls} calls each)`,
+      async () => {
+        // The modern fixture serves the same chats without sign-in; its per-era counts tell which era each relay spoke.
+        const chatsFile = join(configDir, "chats.json");
+        const chats = await Promise.all(
+          chatIds.map(async (id) => {
+            const response = await fetch(`${server.url}/v2/chats/${id}`, {
+              headers: { authorization: `Bearer ${server.apiKeys.acme}` },
+            });
+            return response.json();
+          }),
+        );
+        writeFileSync(chatsFile, JSON.stringify(chats));
+        const modern = await startServerChild(join(benchDir, "modern-server-child.mjs"), [chatsFile]);
+        children.push(modern);
+        const modernDir = mkdtempSync(join(os.tmpdir(), "chat-mcp-bridge-bench-modern-"));
+        try {
+          return await measureRelayOverhead({
+            relays: relaysFor({ mcpUrl: modern.mcpUrl, configDir: modernDir, peers, era: "modern" }),
+            mcpUrl: modern.mcpUrl,
+            chatIds,
+            calls: samples.relayCalls,
+            warmup: samples.relayWarmup,
+            era: "modern",
+            eraCounts: async () => (await fetch(`${modern.url}/bench-stats`)).json(),
+          });
+        } finally {
+          rmSync(modernDir, { recursive: true, force: true });
+        }
+      },
+    );
+    if (token) {
       await figure(
-        "relayConcurrency",
-        `3 relay load (${SAMPLES.concurrencyWaves} x ${SAMPLES.concurrency} in flight)`,
+        "load",
+        `3 load (${samples.concurrencyWaves} waves of ${samples.concurrency} in flight per relay)`,
         () =>
-          measureRelayConcurrency({
-            ...bridgeContext,
-            concurrency: SAMPLES.concurrency,
-            waves: SAMPLES.concurrencyWaves,
-            directWaves: SAMPLES.directWaves,
+          measureConcurrency({
+            relays,
+            mcpUrl: server.mcpUrl,
+            token,
+            chatIds,
+            concurrency: samples.concurrency,
+            waves: samples.concurrencyWaves,
           }),
       );
+      await figure("memory", `9 memory profile of our bridge (${samples.concurrency} in flight)`, () =>
+        profileMemory({ relay: relays[0], chatIds, concurrency: samples.concurrency }),
+      );
     }
-    await figure("cli", `4 chat-cli (${SAMPLES.cliRuns} runs)`, () =>
-      measureCli({ server, configDir, runs: SAMPLES.cliRuns }),
+    await figure("cli", `4 chat-cli (${samples.cliRuns} runs)`, () =>
+      measureCli({ server, configDir, runs: samples.cliRuns }),
     );
-    await figure("chatClient", `5 ChatClient vs fetch (${SAMPLES.clientCalls} calls each)`, () =>
+    await figure("chatClient", `5 ChatClient vs fetch (${samples.clientCalls} calls each)`, () =>
       measureChatClient({
         server,
         chatIds,
-        calls: SAMPLES.clientCalls,
-        warmup: SAMPLES.clientWarmup,
+        calls: samples.clientCalls,
+        warmup: samples.clientWarmup,
       }),
     );
     await figure(
       "server",
-      `6 server (${SAMPLES.serverConnections} connections, ${SAMPLES.serverSeconds} s)`,
-      async () => {
-        const path = `/v2/chats/${chatIds[0]}`;
-        const headers = { authorization: `Bearer ${server.apiKeys.acme}`, accept: "application/json" };
-        const body = await (await fetch(`${server.url}${path}`, { headers })).text();
-        const bodyFile = join(configDir, "chat.json");
-        writeFileSync(bodyFile, body);
-        const load = {
-          connections: SAMPLES.serverConnections,
-          seconds: SAMPLES.serverSeconds,
-          warmupSeconds: SAMPLES.serverWarmupSeconds,
+      `6 server (${samples.serverConnections} connections, ${samples.serverSeconds} s per row)`,
+      () => measureServer({ samples, children }),
+    );
+    await figure("install", "7 npx -y: install from the packed tarball vs mcp-remote", () =>
+      measureInstall(undefined, samples.installRounds),
+    );
+    await figure("soak", `8 soak (${samples.soakSeconds} s, access token expiring every 2 s)`, async () => {
+      const soakDir = mkdtempSync(join(os.tmpdir(), "chat-mcp-bridge-bench-soak-"));
+      try {
+        return {
+          ...(await measureSoak({
+            configDir: soakDir,
+            seconds: samples.soakSeconds,
+            inFlight: samples.soakInFlight,
+          })),
+          peerReason: "peers take a fixed bearer header and cannot refresh it",
         };
-        const reference = await loadTest({ url: `${server.url}${path}`, headers, ...load });
-        floorServer = await startServerChild(join(benchDir, "floor-server-child.mjs"), [bodyFile]);
-        const floor = await loadTest({ url: `${floorServer.url}${path}`, headers, ...load });
-        await floorServer.stop();
-        floorServer = undefined;
-        return { reference, floor };
-      },
-    );
-
-    await figure("install", "7 install from the packed tarball (default vs --omit=optional)", () =>
-      measureInstall(),
-    );
+      } finally {
+        rmSync(soakDir, { recursive: true, force: true });
+      }
+    });
 
     const rows = buildRows(figures);
     let profiles;
@@ -151,6 +220,7 @@ export async function runBench({ profile = "auto", only, measure = true } = {}) 
       }
     }
 
+    const memoryText = figures.memory ? formatMemoryProfile(figures.memory) : undefined;
     const durationSeconds = (nowMs() - started) / 1000;
     const results = {
       startedAt: startedAt.toISOString(),
@@ -163,7 +233,8 @@ export async function runBench({ profile = "auto", only, measure = true } = {}) 
         loadAverage1min: { atStart: loadAtStart, atEnd: os.loadavg()[0] },
         memoryMB: Math.round(os.totalmem() / 1e6),
       },
-      samples: SAMPLES,
+      samples,
+      peers: PEER_VERSIONS,
       rows,
       figures,
       skipped,
@@ -175,21 +246,22 @@ export async function runBench({ profile = "auto", only, measure = true } = {}) 
     process.stdout.write(`${formatTable(rows)}\n`);
     for (const [name, reason] of Object.entries(skipped))
       process.stdout.write(`not measured: ${name}: ${reason}\n`);
+    if (memoryText) process.stdout.write(`\n${memoryText}\n`);
     if (profiles) for (const entry of profiles) process.stdout.write(`\n${entry.text}\n`);
     process.stdout.write(
-      `\n${rows.filter((row) => row.status === "met").length} of ${rows.filter((row) => row.target).length} targets met; ` +
+      `\n${rows.filter((row) => row.status === "MET").length} of ${rows.filter((row) => row.target).length} targets met; ` +
         `${durationSeconds.toFixed(0)} s on ${os.cpus().length} cores, ${process.version}, load average ` +
         `${loadAtStart.toFixed(1)} at start and ${os.loadavg()[0].toFixed(1)} at end; JSON in bench/results.json\n`,
     );
     return { rows, skipped };
   } finally {
-    await floorServer?.stop();
+    for (const child of children) await child.stop();
     await server.stop();
     rmSync(configDir, { recursive: true, force: true });
   }
 
   async function figure(key, title, run) {
-    if (!measure || (only && !only.has(title.split(" ")[0]))) return;
+    if (!measure || !wants(title.split(" ")[0])) return;
     const figureStarted = nowMs();
     progress(`${title}...`);
     try {
@@ -206,4 +278,85 @@ function firstLine(error) {
   return String(error instanceof Error ? error.message : error)
     .split("\n")[0]
     .slice(0, 300);
+}
+
+/**
+ * Figure 6's rows: `GET /v2/chats/{id}` and `tools/call get_chat` in each era on a reference server serving both
+ * eras (its own, signed in apart), each beside bare node:http sending the same answer bytes. A row whose era the
+ * server does not speak says so.
+ */
+async function measureServer({ samples, children }) {
+  const server = await startServerChild(join(benchDir, "server-child.mjs"), ["--mcp-era=both"]);
+  children.push(server);
+  const configDir = mkdtempSync(join(os.tmpdir(), "chat-mcp-bridge-bench-server-"));
+  try {
+    const chatIds = await seedChats(server, 1);
+    const token = await signInBridge(server, configDir).catch(() => undefined);
+    return await measureServerRows({ server, token, chatIds, samples, configDir, children });
+  } finally {
+    rmSync(configDir, { recursive: true, force: true });
+  }
+}
+
+async function measureServerRows({ server, token, chatIds, samples, configDir, children }) {
+  const load = {
+    connections: samples.serverConnections,
+    seconds: samples.serverSeconds,
+    warmupSeconds: samples.serverWarmupSeconds,
+  };
+  const results = {};
+  const beside = async (name, { url, headers, post, answer, contentType }) => {
+    const reference = await loadTest({ url, headers, post, ...load });
+    const bodyFile = join(configDir, `${name.replace(/\W+/g, "-")}.body`);
+    writeFileSync(bodyFile, answer);
+    const floorServer = await startServerChild(join(benchDir, "floor-server-child.mjs"), [
+      bodyFile,
+      contentType,
+    ]);
+    children.push(floorServer);
+    const floor = await loadTest({
+      url: `${floorServer.url}${new URL(url).pathname}`,
+      headers,
+      post,
+      ...load,
+    });
+    await floorServer.stop();
+    children.splice(children.indexOf(floorServer), 1);
+    results[name] = { reference, floor };
+  };
+
+  const path = `/v2/chats/${chatIds[0]}`;
+  const restHeaders = { authorization: `Bearer ${server.apiKeys.acme}`, accept: "application/json" };
+  const restAnswer = await fetch(`${server.url}${path}`, { headers: restHeaders });
+  await beside("GET /v2/chats/{id}", {
+    url: `${server.url}${path}`,
+    headers: restHeaders,
+    answer: await restAnswer.text(),
+    contentType: restAnswer.headers.get("content-type") ?? "application/json",
+  });
+  for (const era of ["legacy", "modern"]) {
+    const name = `tools/call get_chat, ${era === "modern" ? "2026-07-28" : "2025"} era`;
+    if (!token) {
+      results[name] = { notMeasured: "no bridge login (no OAuth token for /mcp)" };
+      continue;
+    }
+    let recorded;
+    try {
+      recorded = await recordToolCall({ mcpUrl: server.mcpUrl, token, chatId: chatIds[0], era });
+    } catch (error) {
+      results[name] = { notMeasured: `the server does not speak it yet: ${firstLine(error).slice(0, 100)}` };
+      continue;
+    }
+    try {
+      await beside(name, {
+        url: server.mcpUrl,
+        headers: recorded.headers,
+        post: { body: recorded.body },
+        ...recorded,
+      });
+    } finally {
+      await recorded.client.close();
+    }
+  }
+  return results;
 }

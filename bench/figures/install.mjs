@@ -1,12 +1,14 @@
 /**
- * Figure 7, what `npx chat-mcp-bridge` installs: `npm pack`, then `npm install <tarball>` into an empty folder with
- * the warm npm cache, default and with `--omit=optional` (the baseline). `node bench/figures/install.mjs [repo-dir]` prints it.
+ * Figure 7, what `npx -y chat-mcp-bridge` installs on its first run: `npm pack`, then `npm install <tarball>` into an
+ * empty folder with the warm npm cache (what npx does into its own cache folder), beside `npm install
+ * mcp-remote@<pinned>` the same way (the baseline). `node bench/figures/install.mjs [repo-dir]` prints it.
  */
 import { execFileSync } from "node:child_process";
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { PEER_VERSIONS } from "../lib/peers.mjs";
 import { nowMs } from "../lib/stats.mjs";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -36,13 +38,13 @@ function diskBytes(dir) {
   return total;
 }
 
-/** Installs the tarball into a fresh folder and describes the tree npm wrote. */
-function installOnce(tarball, extraArgs) {
+/** Installs `spec` (a tarball or name@version) into a fresh folder and describes the tree npm wrote. */
+function installOnce(spec, extraArgs = []) {
   const dir = mkdtempSync(join(os.tmpdir(), "chat-mcp-bridge-install-"));
   try {
     writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "install-figure", private: true }));
     const started = nowMs();
-    npm(["install", tarball, "--prefer-offline", ...extraArgs], dir);
+    npm(["install", spec, "--prefer-offline", ...extraArgs], dir);
     const seconds = (nowMs() - started) / 1000;
     const lock = JSON.parse(readFileSync(join(dir, "node_modules", ".package-lock.json"), "utf8"));
     const packages = Object.entries(lock.packages).filter(([path]) => path.startsWith("node_modules/"));
@@ -63,8 +65,11 @@ function installOnce(tarball, extraArgs) {
   }
 }
 
-/** Packs the repo (dist/ as built) and installs the tarball both ways, default first to warm the cache for both. */
-export async function measureInstall(from = repo) {
+/**
+ * Packs the repo (dist/ as built) and installs the tarball and mcp-remote, each once to warm the cache, then
+ * alternately `rounds` times; the median time and the tree of the last install.
+ */
+export async function measureInstall(from = repo, rounds = 3) {
   const work = mkdtempSync(join(os.tmpdir(), "chat-mcp-bridge-pack-"));
   try {
     mkdirSync(work, { recursive: true });
@@ -72,12 +77,26 @@ export async function measureInstall(from = repo) {
       npm(["pack", "--json", "--ignore-scripts", "--pack-destination", work], from),
     );
     const tarball = join(work, packed.filename);
-    installOnce(tarball, []); // warm-up: fills the npm cache, as a second `npx` run would find it
-    return {
-      tarball: packed.filename,
-      default: installOnce(tarball, []),
-      omitOptional: installOnce(tarball, ["--omit=optional"]),
-    };
+    const peer = `mcp-remote@${PEER_VERSIONS["mcp-remote"]}`;
+    // warm-up: fills the npm cache for both, as a user who ran npx before would find it
+    installOnce(tarball);
+    installOnce(peer);
+    const ours = [];
+    const theirs = [];
+    for (let round = 0; round < rounds; round++) {
+      if (round % 2 === 0) {
+        ours.push(installOnce(tarball));
+        theirs.push(installOnce(peer));
+      } else {
+        theirs.push(installOnce(peer));
+        ours.push(installOnce(tarball));
+      }
+    }
+    const medianOf = (runs) => ({
+      ...runs.at(-1),
+      seconds: runs.map((r) => r.seconds).sort((a, b) => a - b)[Math.floor(runs.length / 2)],
+    });
+    return { tarball: packed.filename, rounds, default: medianOf(ours), mcpRemote: medianOf(theirs) };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -5,8 +5,8 @@ import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 import { formatCpuSummary, summarizeCpuProfile } from "../lib/cpu-profile.mjs";
 import { timeToExit } from "../lib/processes.mjs";
+import { initializeRelay, relaysFor, spawnRelay, stopRelay } from "../lib/relays.mjs";
 import { benchDir, childEnv, cliBin, seedChats, startServerChild } from "../lib/setup.mjs";
-import { initializeBridge, spawnBridge, stopBridge } from "./bridge.mjs";
 import { loadTest } from "./server.mjs";
 
 /** Sampling every 100 µs: start-up and per-call costs are a few ms, too short for the default 1 ms. */
@@ -34,22 +34,16 @@ export async function profileFigures({ server, bridgeContext, figureNumbers, dir
   };
 
   if (bridgeContext && (figureNumbers.has("1") || figureNumbers.has("3"))) {
-    const bridge = spawnBridge(
-      bridgeContext.mcpUrl,
-      bridgeContext.configDir,
-      cpuProfArgs(dir, "bridge-start.cpuprofile"),
-    );
-    await initializeBridge(bridge);
-    await stopBridge(bridge);
+    const [ours] = relaysFor(bridgeContext);
+    const bridge = spawnRelay(ours, cpuProfArgs(dir, "bridge-start.cpuprofile"));
+    await initializeRelay(bridge);
+    await stopRelay(bridge);
     record("bridge start (spawn, initialize, tools/list, exit)", "bridge-start.cpuprofile");
   }
   if (bridgeContext && (figureNumbers.has("2") || figureNumbers.has("3"))) {
-    const bridge = spawnBridge(
-      bridgeContext.mcpUrl,
-      bridgeContext.configDir,
-      cpuProfArgs(dir, "bridge-relay.cpuprofile"),
-    );
-    await initializeBridge(bridge);
+    const [ours] = relaysFor(bridgeContext);
+    const bridge = spawnRelay(ours, cpuProfArgs(dir, "bridge-relay.cpuprofile"));
+    await initializeRelay(bridge);
     const { chatIds } = bridgeContext;
     for (let index = 0; index < 1000; index++) {
       const chatId = chatIds[index % chatIds.length];
@@ -63,7 +57,7 @@ export async function profileFigures({ server, bridgeContext, figureNumbers, dir
         })),
       ),
     );
-    await stopBridge(bridge);
+    await stopRelay(bridge);
     record("bridge relay (1,000 sequential + 1,000 concurrent get_chat)", "bridge-relay.cpuprofile");
   }
   if (figureNumbers.has("4")) {

@@ -1,4 +1,5 @@
-/** The bench's output: one row per figure with its baseline, difference, ratio and target, as a table and as JSON. */
+/** The bench's output: one row per figure with its baseline, difference, ratio and target (MET, MISSED or N/A), as a table and as JSON. */
+import { OURS } from "./relays.mjs";
 
 const ms = (value) =>
   Number.isFinite(value) ? `${value < 10 ? value.toFixed(2) : value.toFixed(1)} ms` : "n/a";
@@ -6,249 +7,327 @@ const mb = (value) => (Number.isFinite(value) ? `${value.toFixed(1)} MB` : "n/a"
 const perSecond = (value) =>
   Number.isFinite(value) ? `${Math.round(value).toLocaleString("en-US")}/s` : "n/a";
 
-/**
- * A row: `value` beside `baseline` (same unit), with `target` `{ op: "<=" | ">=", limit, on: "value" | "diff" | "ratio" }`.
- * The difference and ratio are value - baseline and value / baseline.
- */
-function row(figure, metric, unit, value, baseline, baselineName, target) {
-  const diff = Number.isFinite(baseline) ? value - baseline : Number.NaN;
-  const ratio = Number.isFinite(baseline) && baseline !== 0 ? value / baseline : Number.NaN;
-  let status = "-";
-  if (target) {
-    const subject = { value, diff, ratio }[target.on];
-    if (!Number.isFinite(subject)) status = "n/a";
-    else status = (target.op === "<=" ? subject <= target.limit : subject >= target.limit) ? "met" : "MISSED";
-  }
-  return { figure, metric, unit, value, baseline, baselineName, diff, ratio, target, status };
-}
-
 const format = {
   ms,
   MB: mb,
   "calls/s": perSecond,
   "req/s": perSecond,
-  calls: (value) => String(value),
+  calls: (value) => (Number.isFinite(value) ? String(value) : "n/a"),
   s: (value) => (Number.isFinite(value) ? `${value.toFixed(1)} s` : "n/a"),
   packages: (value) => (Number.isFinite(value) ? String(value) : "n/a"),
 };
+
+const OPS = {
+  "<=": (a, b) => a <= b,
+  "<": (a, b) => a < b,
+  ">=": (a, b) => a >= b,
+};
+
+/**
+ * A row: `value` beside `baseline` (same unit), with `target` `{ op, limit, on: "value" | "diff" | "ratio" }`.
+ * The difference and ratio are value - baseline and value / baseline. `notMeasured` (a reason) makes the row N/A.
+ */
+function row(figure, metric, unit, value, baseline, baselineName, target, notMeasured, missed) {
+  const diff = Number.isFinite(baseline) ? value - baseline : Number.NaN;
+  const ratio = Number.isFinite(baseline) && baseline !== 0 ? value / baseline : Number.NaN;
+  let status = "-";
+  if (missed) status = "MISSED";
+  else if (notMeasured) status = "N/A";
+  else if (target) {
+    const subject = { value, diff, ratio }[target.on];
+    if (!Number.isFinite(subject)) status = "N/A";
+    else status = OPS[target.op](subject, target.limit) ? "MET" : "MISSED";
+  }
+  return {
+    figure,
+    metric,
+    unit,
+    value,
+    baseline,
+    baselineName,
+    diff,
+    ratio,
+    target,
+    status,
+    note: missed ?? notMeasured,
+  };
+}
 
 function describeTarget(target, unit) {
   if (!target) return "";
   const limit = target.on === "ratio" ? `${target.limit}x` : format[unit](target.limit);
   const subject = { value: "", diff: "diff ", ratio: "ratio " }[target.on];
-  return `${subject}${target.op === "<=" ? "<=" : ">="} ${limit}`;
+  return `${subject}${target.op} ${limit}`;
 }
 
-/** Builds every row from the figures that ran; a figure that did not run gives no rows (see `skipped`). */
-export function buildRows(figures) {
+const peersOf = (relays) => Object.keys(relays).filter((name) => name !== OURS && name !== "direct");
+
+function startRows(start) {
   const rows = [];
-  const start = figures.bridgeStart;
-  if (start) {
-    const floor = start.nodeFloorMs;
+  const floor = start.nodeFloorMs.median;
+  for (const [name, figures] of Object.entries(start.relays)) {
     rows.push(
       row(
-        "1 bridge start",
-        "spawn -> initialize, median",
+        "1 start",
+        `${name}: spawn -> initialize, median`,
         "ms",
-        start.initializeMs.median,
-        floor.median,
+        figures.initializeMs.median,
+        floor,
         "node -e 0",
-        {
-          op: "<=",
-          limit: 250,
-          on: "value",
-        },
+        name === OURS ? { op: "<=", limit: 1.3, on: "ratio" } : undefined,
       ),
-      row("1 bridge start", "spawn -> initialize, p90", "ms", start.initializeMs.p90, floor.p90, "node -e 0"),
       row(
-        "1 bridge start",
-        "spawn -> tools/list, median",
+        "1 start",
+        `${name}: spawn -> tools/list, median`,
         "ms",
-        start.toolsListMs.median,
-        floor.median,
+        figures.toolsListMs.median,
+        floor,
         "node -e 0",
       ),
-      row("1 bridge start", "spawn -> tools/list, p90", "ms", start.toolsListMs.p90, floor.p90, "node -e 0"),
       row(
-        "1 bridge start",
-        "peak RSS after tools/list, median",
+        "1 start",
+        `${name}: peak RSS idle, median`,
         "MB",
-        start.idlePeakRssMB.median,
+        figures.idlePeakRssMB.median,
         start.nodeFloorRssMB,
         "node -e 0",
       ),
     );
-    if (start.nodeFloorWithoutExtraCaMs) {
-      rows.push(
-        row(
-          "1 bridge start",
-          "node -e 0 without $NODE_EXTRA_CA_CERTS (set here), median",
-          "ms",
-          start.nodeFloorWithoutExtraCaMs.median,
-          floor.median,
-          "node -e 0",
-        ),
-      );
-    }
   }
-  const overhead = figures.relayOverhead;
-  if (overhead) {
-    for (const [quantile, target] of [
-      ["median", { op: "<=", limit: 0.3, on: "diff" }],
-      ["p90", undefined],
-      ["p99", { op: "<=", limit: 1.5, on: "diff" }],
-    ]) {
-      rows.push(
-        row(
-          "2 relay overhead",
-          `tools/call get_chat ${quantile === "median" ? "p50" : quantile} (n=${overhead.bridgeMs.n})`,
-          "ms",
-          overhead.bridgeMs[quantile],
-          overhead.directMs[quantile],
-          "direct SDK client",
-          target,
-        ),
-      );
-    }
-  }
-  const load = figures.relayConcurrency;
-  if (load) {
+  if (start.discover) {
     rows.push(
       row(
-        "3 relay load",
-        `answered of ${load.sent} (lost ${load.sent - load.answered}, mismatched ${load.mismatched}, failed ${load.failed})`,
-        "calls",
-        load.answered,
-        load.sent,
-        "sent",
-        {
-          op: ">=",
-          limit: load.sent,
-          on: "value",
-        },
-      ),
-      row(
-        "3 relay load",
-        `calls/s, ${load.concurrency} in flight`,
-        "calls/s",
-        load.callsPerSecond,
-        load.direct?.callsPerSecond,
-        load.direct?.failed ? `direct SDK client, ${load.direct.failed} failed` : "direct SDK client",
-      ),
-      row("3 relay load", "peak RSS (VmHWM)", "MB", load.peakRssMB, load.nodeFloorRssMB, "node -e 0", {
-        op: "<=",
-        limit: 80,
-        on: "value",
-      }),
-      row(
-        "3 relay load",
-        `RSS after ${load.sent.toLocaleString("en-US")} calls`,
-        "MB",
-        load.rssAfterLastWaveMB,
-        load.rssAfterFirstWaveMB,
-        `after ${load.concurrency.toLocaleString("en-US")}`,
-        {
-          op: "<=",
-          limit: 1.1,
-          on: "ratio",
-        },
-      ),
-    );
-  }
-  const cli = figures.cli;
-  if (cli) {
-    rows.push(
-      row(
-        "4 chat-cli",
-        "--version, median",
+        "1 start",
+        `${OURS}: spawn -> server/discover answered, median`,
         "ms",
-        cli.versionMs.median,
-        cli.nodeFloorMs.median,
+        start.discover.ms.median,
+        floor,
         "node -e 0",
-        { op: "<=", limit: 150, on: "value" },
-      ),
-      row(
-        "4 chat-cli",
-        "list --json, median",
-        "ms",
-        cli.listJsonMs.median,
-        cli.nodeFloorMs.median,
-        "node -e 0",
-        { op: "<=", limit: 350, on: "value" },
-      ),
-    );
-  }
-  const client = figures.chatClient;
-  if (client) {
-    rows.push(
-      row(
-        "5 ChatClient",
-        `getChat, median (n=${client.chatClientMs.n})`,
-        "ms",
-        client.chatClientMs.median,
-        client.rawFetchMs.median,
-        "raw fetch",
-        {
-          op: "<=",
-          limit: 1.1,
-          on: "ratio",
-        },
-      ),
-      row("5 ChatClient", "getChat, p90", "ms", client.chatClientMs.p90, client.rawFetchMs.p90, "raw fetch"),
-    );
-  }
-  const server = figures.server;
-  if (server) {
-    rows.push(
-      row(
-        "6 server",
-        `GET /v2/chats/{id}, ${server.reference.connections} conns, ${server.reference.seconds} s`,
-        "req/s",
-        server.reference.requestsPerSecond,
-        server.floor?.requestsPerSecond,
-        "bare node:http",
-        {
-          op: ">=",
-          limit: 2000,
-          on: "value",
-        },
-      ),
-    );
-  }
-  const install = figures.install;
-  if (install) {
-    const [by, base, baseName] = [install.default, install.omitOptional, "--omit=optional"];
-    rows.push(
-      row("7 install", "npm install <tarball>, warm cache", "s", by.seconds, base.seconds, baseName),
-      row(
-        "7 install",
-        "top-level packages",
-        "packages",
-        by.topLevelPackages,
-        base.topLevelPackages,
-        baseName,
-      ),
-      row("7 install", "packages in the tree", "packages", by.treePackages, base.treePackages, baseName, {
-        op: "<=",
-        limit: 89,
-        on: "value",
-      }),
-      row("7 install", "size on disk", "MB", by.diskMB, base.diskMB, baseName),
-      row(
-        "7 install",
-        "packages with install scripts",
-        "packages",
-        by.withInstallScripts.length,
-        base.withInstallScripts.length,
-        baseName,
-        { op: "<=", limit: 0, on: "value" },
+        { op: "<=", limit: 1.3, on: "ratio" },
+        undefined,
+        start.discover.notAnswered,
       ),
     );
   }
   return rows;
 }
 
-/** The rows as an aligned plain-text table. */
+function overheadRows(overhead) {
+  const rows = [];
+  const figure = `2 relay ${overhead.era}`;
+  for (const [quantile, label] of [
+    ["median", "p50"],
+    ["p99", "p99"],
+  ]) {
+    for (const [name, summary] of Object.entries(overhead.relays)) {
+      rows.push(
+        row(
+          figure,
+          `${name}: tools/call ${label} (n=${summary.n})`,
+          "ms",
+          summary[quantile],
+          overhead.directMs[quantile],
+          "direct SDK v2 client",
+          name === OURS ? { op: "<=", limit: 0, on: "diff" } : undefined,
+        ),
+      );
+    }
+    for (const [name, reason] of Object.entries(overhead.notInEra)) {
+      rows.push(
+        row(
+          figure,
+          `${name}: tools/call ${label}`,
+          "ms",
+          Number.NaN,
+          overhead.directMs[quantile],
+          "direct SDK v2 client",
+          name === OURS ? { op: "<=", limit: 0, on: "diff" } : undefined,
+          `not in the ${overhead.era} era: ${reason}`,
+        ),
+      );
+    }
+  }
+  return rows;
+}
+
+function concurrencyRows(load) {
+  const rows = [];
+  const peers = peersOf(load.relays);
+  const bestPeer = peers.reduce(
+    (best, name) =>
+      load.relays[name].callsPerSecond > (best?.callsPerSecond ?? 0) ? { name, ...load.relays[name] } : best,
+    undefined,
+  );
+  for (const [name, figures] of Object.entries(load.relays)) {
+    const isOurs = name === OURS;
+    rows.push(
+      row(
+        "3 load",
+        `${name}: answered of ${load.sent} (failed ${figures.failed}, mismatched ${figures.mismatched})`,
+        "calls",
+        figures.answered - figures.failed - figures.mismatched,
+        load.sent,
+        "sent",
+        isOurs ? { op: ">=", limit: load.sent, on: "value" } : undefined,
+      ),
+      isOurs && bestPeer
+        ? row(
+            "3 load",
+            `${name}: calls/s, ${load.concurrency} in flight`,
+            "calls/s",
+            figures.callsPerSecond,
+            bestPeer.callsPerSecond,
+            `best peer, ${bestPeer.name}`,
+            { op: ">=", limit: 1.5, on: "ratio" },
+          )
+        : row(
+            "3 load",
+            `${name}: calls/s, ${load.concurrency} in flight`,
+            "calls/s",
+            figures.callsPerSecond,
+            load.relays.direct?.callsPerSecond,
+            "direct SDK v2 client",
+          ),
+    );
+    if (name === "direct") continue;
+    rows.push(
+      row(
+        "3 load",
+        `${name}: peak RSS (VmHWM)`,
+        "MB",
+        figures.peakRssMB,
+        load.nodeFloorRssMB,
+        "node -e 0",
+        isOurs ? { op: "<=", limit: 80, on: "value" } : undefined,
+      ),
+    );
+  }
+  return rows;
+}
+
+function soakRows(soak) {
+  return [
+    row(
+      "8 soak",
+      `${OURS}: answered of ${soak.answered} over ${soak.seconds} s, ${soak.tokenLifetimes} token lifetimes`,
+      "calls",
+      soak.answered - soak.failed,
+      soak.answered,
+      "sent",
+      { op: ">=", limit: soak.answered, on: "value" },
+    ),
+    row("8 soak", `${OURS}: peak RSS, last third`, "MB", soak.lastRssMB, soak.warmRssMB, "middle third", {
+      op: "<=",
+      limit: 1.1,
+      on: "ratio",
+    }),
+    ...["mcp-remote", "supergateway"].map((name) =>
+      row(
+        "8 soak",
+        `${name}: RSS, last quarter`,
+        "MB",
+        Number.NaN,
+        Number.NaN,
+        "",
+        undefined,
+        soak.peerReason,
+      ),
+    ),
+  ];
+}
+
+function cliRows(cli) {
+  const floor = cli.nodeFloorMs.median;
+  return [
+    row("4 chat-cli", "--version, median", "ms", cli.versionMs.median, floor, "node -e 0", {
+      op: "<=",
+      limit: 1.3,
+      on: "ratio",
+    }),
+    row("4 chat-cli", "list --json, median", "ms", cli.listJsonMs.median, floor, "node -e 0", {
+      op: "<=",
+      limit: 2.5,
+      on: "ratio",
+    }),
+  ];
+}
+
+function serverRows(server) {
+  return Object.entries(server).map(([name, pair]) =>
+    pair.notMeasured
+      ? row("6 server", name, "req/s", Number.NaN, Number.NaN, "bare node:http", undefined, pair.notMeasured)
+      : row(
+          "6 server",
+          `${name}, ${pair.reference.connections} conns, ${pair.reference.seconds} s`,
+          "req/s",
+          pair.reference.requestsPerSecond,
+          pair.floor.requestsPerSecond,
+          "bare node:http",
+        ),
+  );
+}
+
+function installRows(install) {
+  const [ours, peer, peerName] = [install.default, install.mcpRemote, "mcp-remote"];
+  return [
+    row("7 npx -y", "npm install <tarball>, warm cache", "s", ours.seconds, peer.seconds, peerName, {
+      op: "<",
+      limit: 1,
+      on: "ratio",
+    }),
+    row("7 npx -y", "packages in the tree", "packages", ours.treePackages, peer.treePackages, peerName, {
+      op: "<",
+      limit: 1,
+      on: "ratio",
+    }),
+    row("7 npx -y", "packages in the tree, absolute", "packages", ours.treePackages, Number.NaN, "", {
+      op: "<",
+      limit: 50,
+      on: "value",
+    }),
+    row("7 npx -y", "size on disk", "MB", ours.diskMB, peer.diskMB, peerName),
+    row(
+      "7 npx -y",
+      "packages with install scripts",
+      "packages",
+      ours.withInstallScripts.length,
+      peer.withInstallScripts.length,
+      peerName,
+      { op: "<=", limit: 0, on: "value" },
+    ),
+  ];
+}
+
+/** Builds every row from the figures that ran; a figure that did not run gives no rows (see `skipped`). */
+export function buildRows(figures) {
+  return [
+    ...(figures.start ? startRows(figures.start) : []),
+    ...(figures.relayLegacy ? overheadRows(figures.relayLegacy) : []),
+    ...(figures.relayModern ? overheadRows(figures.relayModern) : []),
+    ...(figures.load ? concurrencyRows(figures.load) : []),
+    ...(figures.cli ? cliRows(figures.cli) : []),
+    ...(figures.chatClient ? chatClientRows(figures.chatClient) : []),
+    ...(figures.server ? serverRows(figures.server) : []),
+    ...(figures.install ? installRows(figures.install) : []),
+    ...(figures.soak ? soakRows(figures.soak) : []),
+  ];
+}
+
+function chatClientRows(client) {
+  return [
+    row(
+      "5 ChatClient",
+      `getChat, median (n=${client.chatClientMs.n})`,
+      "ms",
+      client.chatClientMs.median,
+      client.rawFetchMs.median,
+      "raw fetch",
+      { op: "<=", limit: 1.1, on: "ratio" },
+    ),
+  ];
+}
+
+/** The rows as an aligned plain-text (and Markdown) table; an N/A row shows its reason in the target column. */
 export function formatTable(rows) {
   const header = ["figure", "metric", "measured", "baseline", "diff", "ratio", "target", "status"];
   const lines = rows.map((r) => [
@@ -258,7 +337,7 @@ export function formatTable(rows) {
     Number.isFinite(r.baseline) ? `${format[r.unit](r.baseline)} (${r.baselineName})` : "-",
     Number.isFinite(r.diff) ? `${r.diff >= 0 ? "+" : "-"}${format[r.unit](Math.abs(r.diff))}` : "-",
     Number.isFinite(r.ratio) ? `${r.ratio.toFixed(2)}x` : "-",
-    describeTarget(r.target, r.unit),
+    r.note ? `${describeTarget(r.target, r.unit)} (${r.note})`.trim() : describeTarget(r.target, r.unit),
     r.status,
   ]);
   const widths = header.map((title, column) =>

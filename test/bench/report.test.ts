@@ -1,0 +1,178 @@
+/** The bench's verdicts (MET, MISSED, N/A with its reason) and its heap-snapshot reader, on made-up figures. */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { heapByKind, heapGrowth } from "../../bench/lib/heap-snapshot.mjs";
+import { buildRows, formatTable, type Row } from "../../bench/lib/report.mjs";
+
+const summary = (median: number, p99 = median) => ({
+  n: 10,
+  median,
+  p90: p99,
+  p99,
+  min: median,
+  max: p99,
+  mean: median,
+});
+
+function find(rows: Row[], figure: string, metric: string): Row {
+  const found = rows.find((row) => row.figure === figure && row.metric.includes(metric));
+  if (!found) throw new Error(`no row ${figure} / ${metric} in ${rows.map((row) => row.metric).join("; ")}`);
+  return found;
+}
+
+describe("bench verdicts", () => {
+  it("judges our start against 1.3x node -e 0, and a probe that got an error as MISSED with the reason", () => {
+    const relay = (initialize: number) => ({
+      initializeMs: summary(initialize),
+      toolsListMs: summary(initialize + 10),
+      idlePeakRssMB: summary(50),
+    });
+    const rows = buildRows({
+      start: {
+        nodeFloorMs: summary(100),
+        nodeFloorRssMB: 43,
+        discover: { ms: summary(Number.NaN), notAnswered: "answered error -32000 upstream HTTP 400" },
+        relays: { "chat-mcp-bridge": relay(125), "mcp-remote": relay(600) },
+      },
+    });
+    expect(find(rows, "1 start", "chat-mcp-bridge: spawn -> initialize").status).toBe("MET");
+    expect(find(rows, "1 start", "mcp-remote: spawn -> initialize").status).toBe("-");
+    const probe = find(rows, "1 start", "server/discover");
+    expect(probe.status).toBe("MISSED");
+    expect(formatTable([probe])).toContain("answered error -32000 upstream HTTP 400");
+
+    const slow = buildRows({
+      start: { nodeFloorMs: summary(100), nodeFloorRssMB: 43, relays: { "chat-mcp-bridge": relay(140) } },
+    });
+    expect(find(slow, "1 start", "chat-mcp-bridge: spawn -> initialize").status).toBe("MISSED");
+  });
+
+  it("compares our calls/s with the best peer's and holds our peak RSS to 80 MB", () => {
+    const relay = (callsPerSecond: number, peakRssMB: number) => ({
+      answered: 1000,
+      failed: 0,
+      mismatched: 0,
+      failures: [],
+      callsPerSecond,
+      peakRssMB,
+    });
+    const rows = buildRows({
+      load: {
+        concurrency: 1000,
+        sent: 1000,
+        nodeFloorRssMB: 43,
+        relays: {
+          "chat-mcp-bridge": relay(1400, 79),
+          "mcp-remote": relay(900, 200),
+          supergateway: relay(1000, 210),
+          direct: relay(1100, Number.NaN),
+        },
+      },
+    });
+    const callsPerSecond = find(rows, "3 load", "chat-mcp-bridge: calls/s");
+    expect(callsPerSecond.baselineName).toBe("best peer, supergateway");
+    expect(callsPerSecond.ratio).toBeCloseTo(1.4);
+    expect(callsPerSecond.status).toBe("MISSED");
+    expect(find(rows, "3 load", "chat-mcp-bridge: peak RSS").status).toBe("MET");
+    expect(find(rows, "3 load", "chat-mcp-bridge: answered").status).toBe("MET");
+  });
+
+  it("reports a relay that spoke another era as N/A with the reason, never as a timing", () => {
+    const rows = buildRows({
+      relayModern: {
+        era: "modern",
+        directMs: summary(5, 40),
+        relays: { "mcp-remote": summary(7, 50) },
+        notInEra: { "chat-mcp-bridge": "spoke legacy to the server" },
+      },
+    });
+    const ours = find(rows, "2 relay modern", "chat-mcp-bridge: tools/call p50");
+    expect(ours.status).toBe("N/A");
+    expect(formatTable([ours])).toContain("spoke legacy to the server");
+    expect(find(rows, "2 relay modern", "mcp-remote: tools/call p99").diff).toBe(10);
+  });
+
+  it("requires every soak call answered and peak RSS within 1.1x once warm", () => {
+    const soak = (failed: number, lastRssMB: number) =>
+      buildRows({
+        soak: {
+          seconds: 60,
+          tokenLifetimes: 30,
+          answered: 500,
+          failed,
+          warmRssMB: 100,
+          lastRssMB,
+          peerReason: "fixed bearer header",
+        },
+      });
+    expect(find(soak(0, 105), "8 soak", "answered").status).toBe("MET");
+    expect(find(soak(0, 105), "8 soak", "peak RSS").status).toBe("MET");
+    expect(find(soak(6, 120), "8 soak", "answered").status).toBe("MISSED");
+    expect(find(soak(6, 120), "8 soak", "chat-mcp-bridge: peak RSS").status).toBe("MISSED");
+    expect(find(soak(0, 100), "8 soak", "mcp-remote").status).toBe("N/A");
+  });
+});
+
+describe("heap snapshot reader", () => {
+  let dir: string | undefined;
+  afterEach(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A snapshot in V8's format with the given nodes (type index, name, self size). */
+  function snapshotFile(name: string, nodes: [number, string, number][]): string {
+    dir ??= mkdtempSync(join(os.tmpdir(), "bench-heap-test-"));
+    const strings = [...new Set(nodes.map(([, label]) => label))];
+    const flat = nodes.flatMap(([type, label, size], id) => [
+      type,
+      strings.indexOf(label),
+      id,
+      size,
+      0,
+      0,
+      0,
+    ]);
+    const file = join(dir, name);
+    writeFileSync(
+      file,
+      JSON.stringify({
+        snapshot: {
+          meta: {
+            node_fields: ["type", "name", "id", "self_size", "edge_count", "trace_node_id", "detachedness"],
+            node_types: [["hidden", "array", "string", "object", "code", "closure"]],
+          },
+        },
+        nodes: flat,
+        strings,
+      }),
+    );
+    return file;
+  }
+
+  it("totals objects by constructor and strings by kind, and ranks what grew", () => {
+    const before = heapByKind(
+      snapshotFile("before.heapsnapshot", [
+        [3, "Socket", 300],
+        [2, "abc", 10],
+      ]),
+    );
+    const after = heapByKind(
+      snapshotFile("after.heapsnapshot", [
+        [3, "Socket", 300],
+        [3, "Socket", 300],
+        [3, "ClientRequest", 500],
+        [2, "abc", 10],
+        [2, "def", 20],
+      ]),
+    );
+    expect(after.get("object Socket")).toEqual({ count: 2, bytes: 600 });
+    expect(after.get("string")).toEqual({ count: 2, bytes: 30 });
+    expect(heapGrowth(before, after)).toEqual([
+      { label: "object ClientRequest", count: 1, bytes: 500 },
+      { label: "object Socket", count: 1, bytes: 300 },
+      { label: "string", count: 1, bytes: 20 },
+    ]);
+  });
+});
