@@ -77,9 +77,12 @@ function withoutValue(text: string, secret: string): string {
   return out;
 }
 
-// C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides that reorder what is shown.
-const UNSAFE_FOR_TERMINAL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
-const UNSAFE_IN_LINE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+// C0 controls but tab and newline, DEL, C1 controls (NEL among them), every bidirectional formatting code point
+// (the marks U+061C, U+200E, U+200F as well as the embeddings, overrides and isolates) and the Unicode line and
+// paragraph separators U+2028, U+2029, which some terminals and editors break lines on.
+const UNSAFE_FOR_TERMINAL =
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+const UNSAFE_IN_LINE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
 
 function visible(char: string): string {
   const code = char.charCodeAt(0);
@@ -87,7 +90,7 @@ function visible(char: string): string {
   if (code === 0x7f) return "^?";
   // A C1 control is ESC plus a letter in 7-bit form (U+009B CSI is ESC [), shown the same way.
   if (code <= 0x9f) return `^[${String.fromCharCode(code - 0x40)}`;
-  return `<U+${code.toString(16).toUpperCase()}>`;
+  return `<U+${code.toString(16).toUpperCase().padStart(4, "0")}>`;
 }
 
 /**

@@ -15,6 +15,7 @@ import { type CliContext, openClient } from "../context.js";
 import { aboutChat, CliError, EXIT, serverMessage, statusOf, UsageError } from "../errors.js";
 import { isYes } from "../io.js";
 import {
+  hintArgument,
   pendingSummary,
   printHint,
   printJson,
@@ -53,7 +54,7 @@ export async function resolve(options: ResolveOptions, ctx: CliContext): Promise
   if (chosen === 0 && !ctx.io.interactive) {
     throw new UsageError(
       `resolve needs one of ${CHOICES}`,
-      `See what is pending with \`chat-cli pending ${options.chatId}\`.`,
+      `See what is pending with \`chat-cli pending ${hintArgument(options.chatId)}\`.`,
     );
   }
   // A malformed --task is a usage error, reported before anything is sent.
@@ -74,7 +75,7 @@ export async function resolve(options: ResolveOptions, ctx: CliContext): Promise
 
   const reply = await waitForAssistant(
     ctx,
-    { label: "Resuming the chat…", checkCommand: `chat-cli pending ${options.chatId}` },
+    { label: "Resuming the chat…", checkCommand: `chat-cli pending ${hintArgument(options.chatId)}` },
     () =>
       client.resolveTask(options.chatId, task).catch(async (error: unknown) => {
         if (statusOf(error) !== 409) throw error;
@@ -102,7 +103,7 @@ function taskFromFlags(chat: Chat, pending: PendingTask | null, options: Resolve
       throw new CliError(
         `chat ${chat.id} waits for ${pendingSummary(pending)}: a permission request is rejected by sending any follow-up message, not by resolve`,
         EXIT.error,
-        `Reject it with: chat-cli send ${chat.id} <text>`,
+        `Reject it with: chat-cli send ${hintArgument(chat.id)} <text>`,
       );
     }
     return rejectedStepsFor(pending);
@@ -128,7 +129,7 @@ function assertHostProject(chat: Chat): void {
   throw new CliError(
     `chat ${chat.id} has no hostProjectId: the integration flow cannot proceed`,
     EXIT.error,
-    `Link a hosting project to the account or team, or reject the request with \`chat-cli resolve ${chat.id} --reject\`.`,
+    `Link a hosting project to the account or team, or reject the request with \`chat-cli resolve ${hintArgument(chat.id)} --reject\`.`,
   );
 }
 
@@ -145,7 +146,7 @@ function conflictError(
   pending: PendingTask | null | undefined,
   error: unknown,
 ): CliError {
-  const see = `See what it waits for with \`chat-cli pending ${chatId}\`.`;
+  const see = `See what it waits for with \`chat-cli pending ${hintArgument(chatId)}\`.`;
   if (pending === null) {
     return new CliError(
       `chat ${chatId} is not waiting for any task: nothing to resolve`,
@@ -168,7 +169,7 @@ function conflictError(
   return new CliError(
     `chat ${chatId} has moved on: the task does not match its latest request (${serverMessage(error)})`,
     EXIT.conflict,
-    `See the latest request with \`chat-cli pending ${chatId}\`.`,
+    `See the latest request with \`chat-cli pending ${hintArgument(chatId)}\`.`,
     error,
   );
 }
@@ -177,7 +178,7 @@ function wrongKind(chat: Chat, pending: PendingTask, flag: string, expected: str
   const hint =
     pending.kind === "integration"
       ? `Use --connected (or --integrations) once connected, or --reject.`
-      : `Use --approve, or reject it with \`chat-cli send ${chat.id} <text>\`.`;
+      : `Use --approve, or reject it with \`chat-cli send ${hintArgument(chat.id)} <text>\`.`;
   return new CliError(
     `${flag} needs a pause on ${expected}, but chat ${chat.id} waits for ${pendingSummary(pending)}`,
     EXIT.error,
