@@ -3,7 +3,14 @@
  * Every string from the server crosses `shown` first, so no title or message can drive the terminal.
  */
 import { sanitizeForTerminal, truncateText } from "../internal/redact.js";
-import { type Chat, IdSchema, type Message, type PendingTask, type Permission, type Preview } from "../wire/index.js";
+import {
+  type Chat,
+  IdSchema,
+  type Message,
+  type PendingTask,
+  type Permission,
+  type Preview,
+} from "../wire/index.js";
 import { createStyle, stripAnsi } from "./ansi.js";
 import type { CliIo } from "./io.js";
 

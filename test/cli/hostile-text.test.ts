@@ -38,13 +38,16 @@ const chat = (over: Partial<Chat>): Chat => ({
 const integration = (integrations: string[], mcpPresets: string[] = []): PendingTask =>
   ({ kind: "integration", message: { id: "msg_1" }, integrations, mcpPresets }) as unknown as PendingTask;
 
+// A chat id a hostile server could send: pasted unquoted into a shell, it runs `touch /tmp/x`.
+const HOSTILE_ID = `abc$(touch\${IFS}/tmp/x)`;
+
 describe("hint arguments: an id outside the wire's id format is never pasted as shell text", () => {
   it("a well-formed id goes in as it is", () => {
     expect(hintArgument("chat_Ab-9")).toBe("chat_Ab-9");
   });
 
   it.each([
-    ["abc$(touch${IFS}/tmp/x)", "'abc$(touch${IFS}/tmp/x)'"],
+    [HOSTILE_ID, `'${HOSTILE_ID}'`],
     ["a b;rm -rf ~", "'a b;rm -rf ~'"],
     ["it's", "'it'\\''s'"],
   ])("printable but not an id: %s is single-quoted", (id, quoted) => {
@@ -59,11 +62,8 @@ describe("hint arguments: an id outside the wire's id format is never pasted as 
   );
 
   it("the next-step hint of a hostile chat id carries no runnable substitution", () => {
-    const lines = nextStepLines(
-      { id: "abc$(touch${IFS}/tmp/x)", hostProjectId: "prj_1" },
-      integration(["Neon"]),
-    );
-    expect(lines.join("\n")).toContain("chat-cli resolve 'abc$(touch${IFS}/tmp/x)' --connected");
+    const lines = nextStepLines({ id: HOSTILE_ID, hostProjectId: "prj_1" }, integration(["Neon"]));
+    expect(lines.join("\n")).toContain(`chat-cli resolve '${HOSTILE_ID}' --connected`);
     expect(lines.join("\n")).not.toMatch(/resolve abc\$\(/);
   });
 });
@@ -80,10 +80,13 @@ describe("rows: a line break in server text never starts a forged row", () => {
 });
 
 describe("pending: a chat without hostProjectId says what that means", () => {
-  it.each([false, true])("isTTY=%s: 'none: the integration flow cannot proceed', never an empty cell", (isTTY) => {
-    const io = recordingIo({ isTTY });
-    printPending(io, chat({ hostProjectId: null }), integration(["Neon"]));
-    const row = io.out.split("\n").find((line) => line.startsWith("hostProjectId:"));
-    expect(row).toMatch(/hostProjectId:\s+none: the integration flow cannot proceed$/);
-  });
+  it.each([false, true])(
+    "isTTY=%s: 'none: the integration flow cannot proceed', never an empty cell",
+    (isTTY) => {
+      const io = recordingIo({ isTTY });
+      printPending(io, chat({ hostProjectId: null }), integration(["Neon"]));
+      const row = io.out.split("\n").find((line) => line.startsWith("hostProjectId:"));
+      expect(row).toMatch(/hostProjectId:\s+none: the integration flow cannot proceed$/);
+    },
+  );
 });

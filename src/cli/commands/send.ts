@@ -14,7 +14,10 @@ export async function send(options: SendOptions, ctx: CliContext): Promise<void>
   const client = await openClient(ctx);
   const reply = await waitForAssistant(
     ctx,
-    { label: "Waiting for the assistant…", checkCommand: `chat-cli messages ${hintArgument(options.chatId)} --limit 2` },
+    {
+      label: "Waiting for the assistant…",
+      checkCommand: `chat-cli messages ${hintArgument(options.chatId)} --limit 2`,
+    },
     () => aboutChat(options.chatId, () => client.sendMessage(options.chatId, { message: options.text })),
   );
   if (ctx.globals.json) return printJson(ctx.io, reply);
