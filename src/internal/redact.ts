@@ -37,11 +37,12 @@ export function secretVariablesIn(env: NodeJS.ProcessEnv): string[] {
 }
 
 const CREDENTIAL_NAMES =
-  "access_token|refresh_token|id_token|code_verifier|code|client_secret|client_assertion|assertion|" +
+  "access_token|refresh_token|id_token|code_verifier|client_secret|client_assertion|assertion|" +
   "password|token|api_key|apiKey|secret|subject_token|device_code";
-// `code=...&code_verifier=...` in a form body or query echoed back by a gateway error page.
-const FORM_CREDENTIAL = new RegExp(`(^|[^A-Za-z0-9_.-])(${CREDENTIAL_NAMES})=[^&\\s"'<>;,]+`, "g");
-// `"refresh_token": "..."` in a JSON body.
+// `code=...&code_verifier=...` in a form body or query echoed back by a gateway error page: there `code` is an
+// authorization code.
+const FORM_CREDENTIAL = new RegExp(`(^|[^A-Za-z0-9_.-])(code|${CREDENTIAL_NAMES})=[^&\\s"'<>;,]+`, "g");
+// `"refresh_token": "..."` in a JSON body. A JSON `"code"` is an error code (`"not_found"`), kept readable.
 const JSON_CREDENTIAL = new RegExp(`("(?:${CREDENTIAL_NAMES})"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, "g");
 // `Authorization: Bearer ...` / `Basic ...` echoed back (not a challenge's `Bearer name="value"` parameters).
 const AUTHORIZATION = /\b(Bearer|Basic)\s+(?![A-Za-z0-9._~+/-]+\s*=\s*[^=\s,])[A-Za-z0-9._~+/-]{6,}=*/g;

@@ -121,7 +121,7 @@ describe("resolve refuses before sending anything", () => {
     expectOneLineError(
       await cli("resolve", chat.id, "--task", '{"type":"confirmed-steps"}'),
       2,
-      /--task is not a valid task/,
+      /--task: "connectedIntegrationNames" is missing/,
     );
     expect((await acme.getPendingTask(chat.id))?.kind).toBe("integration");
   });

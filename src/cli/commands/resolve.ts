@@ -3,6 +3,8 @@ import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import {
   type Chat,
+  ConfirmedPermissionsTaskSchema,
+  ConfirmedStepsTaskSchema,
   confirmedStepsFor,
   type PendingTask,
   pendingTaskOf,
@@ -234,16 +236,35 @@ export async function parseTaskFlag(value: string): Promise<Task> {
     const position = /position (\d+)/.exec((error as Error).message)?.[1];
     throw new UsageError(`--task is not valid JSON${position ? ` (at position ${position})` : ""}`);
   }
+  if (!json || typeof json !== "object" || Array.isArray(json)) {
+    throw new UsageError('--task must be a JSON object with a "type" field', TASK_EXAMPLE);
+  }
+  const type = (json as { type?: unknown }).type;
+  if (typeof type !== "string" || type === "") {
+    throw new UsageError('--task has no "type" field (a non-empty string)', TASK_EXAMPLE);
+  }
   const parsed = TaskSchema.safeParse(json);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? ` at ${issue.path.join(".")}` : "";
-    throw new UsageError(
-      `--task is not a valid task${where}: ${issue?.message ?? "invalid"}`,
-      'Example: --task \'{"type":"confirmed-steps","connectedIntegrationNames":["Neon"]}\'',
-    );
+    // The union's own issue says only "Invalid input": the known type's schema names the field.
+    const known = type === "confirmed-steps" ? ConfirmedStepsTaskSchema : ConfirmedPermissionsTaskSchema;
+    const issue = known.safeParse(json).error?.issues[0] ?? parsed.error.issues[0];
+    const field = issue?.path.length ? `"${issue.path.join(".")}"` : "the task";
+    const missing =
+      issue?.code === "invalid_type" && issue.path.length > 0 && !(String(issue.path[0]) in json);
+    const problem = missing ? "is missing" : describeIssue(issue);
+    throw new UsageError(`--task: ${field} ${problem} (a "${type}" task)`, TASK_EXAMPLE);
   }
   return parsed.data as Task;
+}
+
+const TASK_EXAMPLE = 'Example: --task \'{"type":"confirmed-steps","connectedIntegrationNames":["Neon"]}\'';
+
+/** `must be an array` from zod's "expected array, received string"; its own message otherwise. */
+function describeIssue(issue: { code: string; message: string; expected?: unknown } | undefined): string {
+  if (issue?.code === "invalid_type" && typeof issue.expected === "string") {
+    return `must be ${/^[aeiou]/.test(issue.expected) ? "an" : "a"} ${issue.expected}`;
+  }
+  return `is not valid: ${issue?.message ?? "invalid"}`;
 }
 
 /** Reads a task file: a regular file of at most MAX_TASK_FILE_BYTES (a FIFO or device is refused, never waited on). */
