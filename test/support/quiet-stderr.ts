@@ -4,7 +4,8 @@ const NOTICE =
   /^(Opening your browser to sign in\. If it does not open, visit this URL:\n|Open this URL to sign in: )/;
 const URL_LINE = /^ {2}\S+\n$/;
 
-type Write = (chunk: string | Uint8Array, ...rest: unknown[]) => boolean;
+// biome-ignore lint/suspicious/noExplicitAny: the rest of stream.write's overloads (encoding, callback) pass through.
+type Write = (chunk: string | Uint8Array, ...rest: any[]) => boolean;
 
 /** `write` without the sign-in notice lines (the notice, then the indented URL line that follows it). */
 export function quietStderrWrite(write: Write): Write {
