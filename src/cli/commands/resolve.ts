@@ -30,7 +30,7 @@ import { waitForAssistant } from "../waiting.js";
 
 export interface ResolveOptions {
   chatId: string;
-  /** `--integrations a,b`: the names connected; must equal the request's. */
+  /** `--integrations a,b`: the names connected (integrations, and MCP presets where the request asks for them). */
   integrations?: string[];
   /** `--connected`: exactly the requested names. */
   connected?: boolean;
@@ -70,7 +70,9 @@ export async function resolve(options: ResolveOptions, ctx: CliContext): Promise
   } else {
     const pending = await client.getPendingTask(options.chatId);
     const planned =
-      chosen === 0 ? await askForTask(chat, pending, ctx) : taskFromFlags(chat, pending, options);
+      chosen === 0
+        ? await askForTask(chat, pending, ctx)
+        : taskFromFlags(chat, pending, options, (line) => printHint(ctx.io, line));
     if (!planned) return;
     task = planned;
   }
@@ -92,7 +94,12 @@ export async function resolve(options: ResolveOptions, ctx: CliContext): Promise
 }
 
 /** The task the flags ask for, checked against what the chat waits for before anything is sent. */
-function taskFromFlags(chat: Chat, pending: PendingTask | null, options: ResolveOptions): Task {
+function taskFromFlags(
+  chat: Chat,
+  pending: PendingTask | null,
+  options: ResolveOptions,
+  announce: (line: string) => void,
+): Task {
   if (!pending) {
     throw new CliError(`chat ${chat.id} is not waiting for anything: nothing to resolve`, EXIT.error);
   }
@@ -114,15 +121,30 @@ function taskFromFlags(chat: Chat, pending: PendingTask | null, options: Resolve
     throw wrongKind(chat, pending, options.connected ? "--connected" : "--integrations", "an integration");
   }
   assertHostProject(chat);
-  const names = options.connected ? pending.integrations : (options.integrations ?? []);
-  if (!sameNames(pending.integrations, names)) {
+  // --integrations takes the request's MCP preset names too: a presets-only request is confirmed by its presets.
+  const given = options.connected
+    ? [...pending.integrations, ...pending.mcpPresets]
+    : (options.integrations ?? []);
+  const presets = given.filter(
+    (name) => pending.mcpPresets.includes(name) && !pending.integrations.includes(name),
+  );
+  const integrations = given.filter((name) => !presets.includes(name));
+  if (
+    !sameNames(pending.integrations, integrations) ||
+    (presets.length > 0 && !sameNames(pending.mcpPresets, presets))
+  ) {
     throw new CliError(
-      `integration names do not match the request of chat ${chat.id}: it asks for ${list(pending.integrations)}, you gave ${list(names)}`,
+      `names do not match the request of chat ${chat.id}: it asks for ${requestedNames(pending)}, you gave ${list(given)}`,
       EXIT.error,
-      `Pass exactly the requested names, or use --connected.`,
+      "Pass exactly the requested integration and MCP preset names, or use --connected.",
     );
   }
-  return confirmedStepsFor(pending, names);
+  // The service confirms a request whole: presets left out are confirmed with the integrations, and that is said.
+  const implied = presets.length === 0 && pending.mcpPresets.length > 0 && !options.connected;
+  announce(
+    `Confirming ${requestedNames(pending)}${implied ? " (the request's MCP presets go with it)" : ""} for chat ${chat.id}.`,
+  );
+  return confirmedStepsFor(pending, integrations);
 }
 
 /** Seed §4 rule 4: without a hosting project the integration cannot be connected, so it cannot be confirmed. */
