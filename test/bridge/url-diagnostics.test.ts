@@ -85,16 +85,15 @@ describe("a bridge login URL the authorization server refuses as a resource (inv
 });
 
 describe("a dead server", () => {
-  it("the bridge answers the first request within a few seconds, with one message and one prefix", async () => {
+  it("the bridge answers the first request with one message and one prefix", async () => {
     const url = `${await deadUrl()}/mcp`;
     const bridge = spawnRawBridge(["--token-store", "file", url], cleanEnv());
     try {
-      const started = Date.now();
       bridge.send(initializeLine(1));
-      const answer = (await bridge.waitFor((message) => message.id === 1, 8000)) as {
+      // The answer itself is the event (no stopwatch); the bound only keeps a hung bridge from hanging the suite.
+      const answer = (await bridge.waitFor((message) => message.id === 1, 20_000)) as {
         error?: { message: string };
       };
-      expect(Date.now() - started).toBeLessThan(6000);
       expect(answer.error?.message).toMatch(
         new RegExp(
           `^chat-mcp-bridge: cannot reach ${new URL(url).origin}: .*ECONNREFUSED.*Is the server running`,
