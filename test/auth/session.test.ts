@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -12,6 +12,7 @@ import {
 import { loginKey, loginPaths } from "../../src/auth/login-key.js";
 import { StoredLoginSchema } from "../../src/auth/stored-login.js";
 import { writeFileAtomic } from "../../src/auth/token-store.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import { buildChildScript } from "./fixtures/build-child.js";
 import {
   startTinyOAuthServer,
@@ -33,7 +34,7 @@ afterEach(async () => {
 async function setup(options: TinyOAuthOptions = {}) {
   const tiny = await startTinyOAuthServer(options);
   servers.push(tiny);
-  const dir = mkdtempSync(join(tmpdir(), "cmb-session-"));
+  const dir = scratchDir("cmb-session-");
   scratchDirs.push(dir);
   const browserLog = join(dir, "browser.log");
   const env = {

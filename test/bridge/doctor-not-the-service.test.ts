@@ -1,7 +1,6 @@
 /** doctor pointed at some other web server: the endpoint check says it does not look like the chat service, with the URL. */
-import { mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseBridgeArgs } from "../../src/bridge/cli.js";
@@ -11,6 +10,7 @@ import { RemoteHttpError, StreamableHttpTransport } from "../../src/bridge/http-
 import { createBridgeAuth } from "../../src/bridge/oauth.js";
 import { createRemoteFetch, nodeHttpFetch } from "../../src/bridge/remote-fetch.js";
 import { describeNetworkFailure } from "../../src/internal/network-errors.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const parts: RelayParts = {
   StreamableHttpTransport,
@@ -33,7 +33,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
   siteUrl = `http://127.0.0.1:${(site.address() as { port: number }).port}/mcp`;
-  home = mkdtempSync(join(tmpdir(), "cmb-doctor-site-"));
+  home = scratchDir("cmb-doctor-site-");
 });
 afterAll(async () => {
   await new Promise<void>((resolve) => site.close(() => resolve()));

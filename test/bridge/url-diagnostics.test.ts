@@ -1,12 +1,12 @@
 /** Wrong URLs get help: the base URL instead of /mcp, a dead server, a CHAT_API_URL that ends in /v2 or /mcp. */
 
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cleanEnv, ROOT, runCli, runProcess } from "../cli/helpers.js";
 import { useReferenceServer } from "../server/helpers.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import { BRIDGE_BIN, initializeLine, spawnRawBridge } from "./fixtures/spawn-bridge.js";
 
 const HTTP_BROWSER = join(ROOT, "test/auth/fixtures/http-browser.mjs");
@@ -23,7 +23,7 @@ async function deadUrl(): Promise<string> {
 }
 
 function browserEnv() {
-  const logFile = join(mkdtempSync(join(tmpdir(), "cmb-url-")), "browser.log");
+  const logFile = join(scratchDir("cmb-url-"), "browser.log");
   const env = cleanEnv({ BROWSER: `"${process.execPath}" "${HTTP_BROWSER}"`, HTTP_BROWSER_LOG: logFile });
   return {
     env,

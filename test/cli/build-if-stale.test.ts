@@ -1,12 +1,12 @@
 /** `npm run demo` rebuilds only when an input of the build changed (scripts/build-if-stale.mjs). */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ESM script without types
 import { buildIsCurrent, writeStamp } from "../../scripts/build-if-stale.mjs";
+import { scratchDir } from "../support/scratch-dir.js";
 
-const root = mkdtempSync(join(tmpdir(), "cmb-build-stamp-"));
+const root = scratchDir("cmb-build-stamp-");
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 function put(path: string, text: string): void {

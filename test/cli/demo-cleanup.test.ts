@@ -1,9 +1,9 @@
 /** The demo removes its temp config (with its tokens) on SIGTERM and SIGHUP as on Ctrl-C, exiting 128 + the signal. */
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { removeOnSignals } from "../../src/demo/cleanup.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 describe("removeOnSignals", () => {
   it.each([
@@ -11,7 +11,7 @@ describe("removeOnSignals", () => {
     ["SIGTERM", 143],
     ["SIGHUP", 129],
   ] as const)("%s removes the config folder and exits %i", (signal, code) => {
-    const dir = mkdtempSync(join(tmpdir(), "chat-mcp-bridge-demo-"));
+    const dir = scratchDir("chat-mcp-bridge-demo-");
     writeFileSync(join(dir, "tokens.json"), "{}");
     const exits: number[] = [];
     let said = "";

@@ -1,12 +1,12 @@
 /** A reference server restarted without its data file forgets every client registration: sign-ins recover on their own. */
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OAuthSession } from "../../src/auth/index.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { connectThroughBridge } from "../bridge/fixtures/spawn-bridge.js";
 import { cleanEnv, ROOT, runCli } from "../cli/helpers.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const HTTP_BROWSER = join(ROOT, "test/auth/fixtures/http-browser.mjs");
 
@@ -33,7 +33,7 @@ function browserOpenings(logFile: string): number {
 }
 
 describe("a server restarted without --data: stored logins sign in again by themselves", () => {
-  const logFile = join(mkdtempSync(join(tmpdir(), "cmb-restart-")), "browser.log");
+  const logFile = join(scratchDir("cmb-restart-"), "browser.log");
   const env = cleanEnv({
     BROWSER: `"${process.execPath}" "${HTTP_BROWSER}"`,
     HTTP_BROWSER_LOG: logFile,
@@ -91,10 +91,10 @@ describe("a server restarted without --data: stored logins sign in again by them
 
 describe("a pre-registered client id the server does not know", () => {
   it("says so at once, opens no browser and registers nothing", async () => {
-    const logFile = join(mkdtempSync(join(tmpdir(), "cmb-restart-")), "browser.log");
+    const logFile = join(scratchDir("cmb-restart-"), "browser.log");
     const session = new OAuthSession({
       serverUrl: server.mcpUrl,
-      configDir: mkdtempSync(join(tmpdir(), "cmb-restart-")),
+      configDir: scratchDir("cmb-restart-"),
       tokenStore: "file",
       authTimeoutMs: 20_000,
       clientId: "not-registered-here",
