@@ -36,9 +36,9 @@ export function printJson(io: CliIo, value: unknown): void {
   io.stdout(`${json}\n`);
 }
 
-/** A hint or progress line on stderr (dimmed on a colour terminal); server text in it is made safe. */
+/** A hint or progress line on stderr (dimmed on a colour terminal); server text in it is made safe, and one line. */
 export function printHint(io: CliIo, text: string): void {
-  io.stderr(`${createStyle(io.errColor).dim(sanitizeForTerminal(text))}\n`);
+  io.stderr(`${createStyle(io.errColor).dim(sanitizeForTerminal(text, { oneLine: true }))}\n`);
 }
 
 /**

