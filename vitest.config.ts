@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
     globalSetup: ["test/global-setup.ts"],
+    setupFiles: ["test/support/quiet-output.ts"],
     reporters: ["default", "./test/support/skip-summary.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -4,6 +4,7 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { defaultMcpUrl } from "../config/index.js";
+import { closestName } from "../internal/closest-name.js";
 import { packageVersion } from "../internal/package-version.js";
 import { portNumber } from "../internal/port.js";
 import { UsageError } from "../internal/usage-error.js";
@@ -136,9 +137,54 @@ export function parseBridgeArgs(
     });
   }
 
+  assertNoSubcommandTypo(argv.slice(2));
   program.parse(argv);
   if (!parsed) throw new UsageError("nothing to do");
   return parsed;
+}
+
+// Flags that take no value: the word after them is an argument, not their value.
+const FLAGS_WITHOUT_VALUE = new Set([
+  ...["--no-browser", "--allow-http", "--debug", "--read-only", "--silent", "--json", "--sign-in"],
+  ...["-V", "--version", "-h", "--help"],
+]);
+
+/** A mistyped subcommand (`doctr`, `logut`) fails with a suggestion, not as a URL or a stray argument. */
+function assertNoSubcommandTypo(args: readonly string[]): void {
+  const subcommands = COMMANDS.map(({ kind }) => kind).filter((kind) => kind !== "relay");
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i] as string;
+    if (arg === "--") return;
+    if (arg.startsWith("-")) {
+      if (!arg.includes("=") && !FLAGS_WITHOUT_VALUE.has(arg)) i += 1;
+      continue;
+    }
+    // The first argument decides: a subcommand's name, or the URL.
+    const suggestion = closestName(arg, subcommands);
+    if (suggestion)
+      throw new UsageError(`unknown command ${JSON.stringify(arg)}; did you mean "${suggestion}"?`);
+    return;
+  }
+}
+
+/**
+ * The one stderr line the relay prints when started by hand on a terminal (an MCP client starts it with pipes): it
+ * would otherwise sit silent and look hung.
+ */
+export function relayTerminalHint({
+  stdinIsTTY,
+  silent,
+  url,
+}: {
+  stdinIsTTY: boolean;
+  silent?: boolean;
+  url: string;
+}): string | undefined {
+  if (!stdinIsTTY || silent) return undefined;
+  return (
+    "chat-mcp-bridge: waiting for an MCP client on stdin (an MCP client starts this from its config); " +
+    `to check the connection by hand, run: chat-mcp-bridge doctor ${url} (Ctrl-C to quit)\n`
+  );
 }
 
 function withConnectionOptions(command: Command): Command {

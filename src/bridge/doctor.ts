@@ -10,6 +10,7 @@ import type { OAuthSession } from "../auth/session.js";
 import type { describeNetworkFailure } from "../internal/network-errors.js";
 import { type ProxyChoice, proxyAwareFetch, resolveProxy } from "../internal/proxy.js";
 import { sanitizeForTerminal } from "../internal/redact.js";
+import { doesNotLookLikeChatService, notChatServiceMessage } from "../internal/service-shape.js";
 import type { DoctorCommandOptions, DoctorTarget } from "./cli.js";
 import type { suggestedMcpUrl } from "./endpoint-check.js";
 import type { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
@@ -449,6 +450,7 @@ async function checkEndpoint(
   for (const header of options.headers) headers[header.name.toLowerCase()] = header.value;
   let status: number;
   let challenge: string | null;
+  let contentType: string | null;
   try {
     const response = await nodeHttpFetch(url, {
       method: "POST",
@@ -458,6 +460,7 @@ async function checkEndpoint(
     });
     status = response.status;
     challenge = response.headers.get("www-authenticate");
+    contentType = response.headers.get("content-type");
     const sessionId = response.headers.get("mcp-session-id");
     await response.body?.cancel().catch(() => undefined);
     if (sessionId) {
@@ -537,6 +540,12 @@ async function checkEndpoint(
     return fail(
       "the server refuses this client before sign-in (403)",
       "check your --header values; the server may only accept some networks",
+    );
+  }
+  if (doesNotLookLikeChatService({ status, contentType })) {
+    return fail(
+      notChatServiceMessage(url.href, { status, contentType }),
+      `check the URL: the chat service's MCP endpoint is its address followed by /mcp`,
     );
   }
   return fail(

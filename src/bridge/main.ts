@@ -1,7 +1,7 @@
 /** Entry point of the `chat-mcp-bridge` bin: parse the command line, then relay, log in or log out. */
 
 import { sanitizeForTerminal } from "../internal/redact.js";
-import { isCommanderError, parseBridgeArgs, UsageError } from "./cli.js";
+import { isCommanderError, parseBridgeArgs, relayTerminalHint, UsageError } from "./cli.js";
 import { describeError } from "./log.js";
 
 async function main(): Promise<void> {
@@ -23,8 +23,15 @@ async function main(): Promise<void> {
   // The relay (and the SDK under it) loads only once the command line is known to be good.
   const { runAccountCommand, runDoctorCommand, runRelay } = await import("./run.js");
   if (command.kind === "doctor") process.exitCode = await runDoctorCommand(command.target, command.options);
-  else if (command.kind === "relay") await runRelay(command.options);
-  else process.exitCode = await runAccountCommand(command.kind, command.options);
+  else if (command.kind === "relay") {
+    const hint = relayTerminalHint({
+      stdinIsTTY: process.stdin.isTTY === true,
+      silent: command.options.silent,
+      url: sanitizeForTerminal(command.options.url.href, { oneLine: true }),
+    });
+    if (hint) process.stderr.write(hint);
+    await runRelay(command.options);
+  } else process.exitCode = await runAccountCommand(command.kind, command.options);
 }
 
 main().catch((error: unknown) => {

@@ -212,10 +212,14 @@ export const COMMANDS: CommandSpec[] = [
     options: [
       {
         flags: "--integrations <a,b>",
-        description: "confirm these integrations as connected (must match the request)",
+        description:
+          "confirm these integrations (and MCP presets) as connected; must match the request, whose presets go with it",
         parse: parseNames,
       },
-      { flags: "--connected", description: "confirm exactly the requested integrations as connected" },
+      {
+        flags: "--connected",
+        description: "confirm exactly the requested integrations and MCP presets as connected",
+      },
       { flags: "--reject", description: "reject the integration request" },
       { flags: "--approve", description: "approve the pending script permissions, unchanged" },
       { flags: "--task <json|@file>", description: "send this task as is (JSON, or @path to a JSON file)" },

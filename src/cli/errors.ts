@@ -1,4 +1,5 @@
 /** Errors chat-cli raises itself, each carrying the exit code it ends the process with. */
+import { isNotChatService } from "../internal/service-shape.js";
 
 /** 130 is 128 + SIGINT, what shells report for a command stopped with Ctrl-C. */
 export const EXIT = { ok: 0, error: 1, usage: 2, conflict: 3, auth: 4, interrupted: 130 } as const;
@@ -39,7 +40,7 @@ export async function aboutChat<T>(chatId: string, call: () => Promise<T>): Prom
   try {
     return await call();
   } catch (error) {
-    if (statusOf(error) === 404) {
+    if (statusOf(error) === 404 && !isNotChatService(error)) {
       throw new CliError(
         `chat ${chatId} not found for this account or team (${serverMessage(error)})`,
         EXIT.error,

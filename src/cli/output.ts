@@ -3,7 +3,14 @@
  * Every string from the server crosses `shown` first, so no title or message can drive the terminal.
  */
 import { sanitizeForTerminal, truncateText } from "../internal/redact.js";
-import type { Chat, Message, PendingTask, Permission, Preview } from "../wire/index.js";
+import {
+  type Chat,
+  IdSchema,
+  type Message,
+  type PendingTask,
+  type Permission,
+  type Preview,
+} from "../wire/index.js";
 import { createStyle, stripAnsi } from "./ansi.js";
 import type { CliIo } from "./io.js";
 
@@ -18,7 +25,7 @@ export function shown<T>(value: T): T {
 }
 
 // JSON.stringify escapes C0 controls but not DEL, C1 controls or bidi overrides; `\uXXXX` keeps the JSON equal.
-const UNESCAPED_BY_JSON = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const UNESCAPED_BY_JSON = /[\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
 
 /** `--json`: exactly the response object, nothing else on stdout. */
 export function printJson(io: CliIo, value: unknown): void {
@@ -29,9 +36,20 @@ export function printJson(io: CliIo, value: unknown): void {
   io.stdout(`${json}\n`);
 }
 
-/** A hint or progress line on stderr (dimmed on a colour terminal); server text in it is made safe. */
+/** A hint or progress line on stderr (dimmed on a colour terminal); server text in it is made safe, and one line. */
 export function printHint(io: CliIo, text: string): void {
-  io.stderr(`${createStyle(io.errColor).dim(sanitizeForTerminal(text))}\n`);
+  io.stderr(`${createStyle(io.errColor).dim(sanitizeForTerminal(text, { oneLine: true }))}\n`);
+}
+
+/**
+ * A value (a chat id, say) as it may be pasted into a shell from a copy-paste hint: as it is when it has the wire's
+ * id format, single-quoted when it is printable text, and `placeholder` when it holds a control character, a line
+ * separator or a bidi mark (quoting cannot make what a terminal shows equal to what a shell would run).
+ */
+export function hintArgument(value: string, placeholder = "<chatId>"): string {
+  if (IdSchema.safeParse(value).success) return value;
+  if (value === "" || sanitizeForTerminal(value, { oneLine: true }) !== value) return placeholder;
+  return `'${value.replaceAll("'", "'\\''")}'`;
 }
 
 /** A value the service may leave out (or null) prints as an empty cell. */
@@ -48,7 +66,8 @@ function printRows(io: CliIo, rows: Row[]): void {
   io.stdout(
     rows
       .map(
-        ([label, value]) => `${style.bold(`${label}:`)}${" ".repeat(width - label.length)} ${value ?? ""}\n`,
+        ([label, value]) =>
+          `${style.bold(`${label}:`)}${" ".repeat(width - label.length)} ${oneLine(value ?? "")}\n`,
       )
       .join(""),
   );
@@ -208,8 +227,8 @@ export function printPending(io: CliIo, rawChat: Chat, rawPending: PendingTask |
   const chat = shown(rawChat);
   const pending = shown(rawPending);
   const style = createStyle(io.color);
-  const hostProject =
-    chat.hostProjectId ?? (io.isTTY ? style.yellow("none (the integration flow cannot proceed)") : "");
+  const none = "none: the integration flow cannot proceed";
+  const hostProject = chat.hostProjectId ?? (io.isTTY ? style.yellow(none) : none);
   printRows(io, [["chat", chat.id], ["hostProjectId", hostProject], ...pendingRows(pending)]);
 }
 
@@ -232,20 +251,21 @@ export function nextStepLines(
   pending: PendingTask | null,
 ): string[] {
   if (!pending) return [];
+  const id = hintArgument(chat.id);
   if (pending.kind === "integration") {
     if (!chat.hostProjectId) {
       return [
         `Chat ${chat.id} has no hostProjectId: the integration flow cannot proceed (link a hosting project to the account or team).`,
-        `Reject the request with: chat-cli resolve ${chat.id} --reject`,
+        `Reject the request with: chat-cli resolve ${id} --reject`,
       ];
     }
     return [
-      `Connect ${requestedNames(pending)} to host project ${chat.hostProjectId}, then run: chat-cli resolve ${chat.id} --connected`,
-      `Or reject it with: chat-cli resolve ${chat.id} --reject`,
+      `Connect ${requestedNames(pending)} to host project ${chat.hostProjectId}, then run: chat-cli resolve ${id} --connected`,
+      `Or reject it with: chat-cli resolve ${id} --reject`,
     ];
   }
   return [
-    `Approve with: chat-cli resolve ${chat.id} --approve`,
-    `Or reject it by sending a follow-up message: chat-cli send ${chat.id} <text>`,
+    `Approve with: chat-cli resolve ${id} --approve`,
+    `Or reject it by sending a follow-up message: chat-cli send ${id} <text>`,
   ];
 }

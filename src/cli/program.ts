@@ -44,7 +44,8 @@ Examples:
   $ chat-cli preview <chatId> --open
 
 Environment: CHAT_API_URL (base URL), CHAT_API_KEY (token), CHAT_CONFIG_DIR, NO_COLOR, BROWSER.
-Exit codes: 0 ok, 1 error, 2 usage, 3 conflict (the chat has moved on), 4 authentication needed.`;
+Exit codes: 0 ok, 1 error, 2 usage, 3 conflict (the chat has moved on), 4 authentication needed,
+  130 interrupted while waiting for the assistant (the request may still complete).`;
 
 export interface ProgramOutput {
   writeOut(text: string): void;

@@ -4,6 +4,7 @@ import { ChatConnectionError, ChatTimeoutError } from "../client/errors.js";
 import { defaultBaseUrl } from "../config/index.js";
 import { describeNetworkFailure } from "../internal/network-errors.js";
 import { redactForTerminal } from "../internal/redact.js";
+import { isNotChatService } from "../internal/service-shape.js";
 import { createStyle } from "./ansi.js";
 import { isWebUrl, openInBrowser } from "./browser.js";
 import { type CliContext, type GlobalOptions, SIGN_IN_HINT } from "./context.js";
@@ -81,6 +82,13 @@ export async function reportError(
       "The chat has moved on; see the latest request with `chat-cli pending <chatId>`.",
     );
     return EXIT.conflict;
+  }
+  if (status !== undefined && isNotChatService(error)) {
+    say(
+      message,
+      "Check the base URL (--base-url or CHAT_API_URL): it is the service's address, without /v2.",
+    );
+    return EXIT.error;
   }
   if (status !== undefined) {
     say(

@@ -5,7 +5,8 @@ import { CliError, EXIT } from "./errors.js";
 /**
  * Runs `request` (a create, send or resolve) under a spinner. Ctrl-C rejects at once with exit code 130 and
  * says the request may still complete, with `checkCommand` to see whether it did: a POST that was sent cannot
- * be taken back.
+ * be taken back, and the service records the result only once the assistant has answered, so the advice says
+ * the command shows nothing new until then (a user who trusted an empty answer would create a duplicate).
  */
 export async function waitForAssistant<T>(
   ctx: CliContext,
@@ -18,9 +19,9 @@ export async function waitForAssistant<T>(
     onInterrupt = () =>
       reject(
         new CliError(
-          "interrupted while waiting for the assistant; the request was sent and may still complete.",
+          "interrupted while waiting for the assistant; the request was sent and may still complete for a while.",
           EXIT.interrupted,
-          `Check with \`${wait.checkCommand}\`.`,
+          `\`${wait.checkCommand}\` shows it only once the assistant has answered, which can take minutes: look there before you run this again.`,
         ),
       );
     process.once("SIGINT", onInterrupt);

@@ -363,7 +363,13 @@ export class ChatClient {
   async #failure(error: unknown, label: string, options: RequestOptions | undefined): Promise<unknown> {
     if (error instanceof HTTPError) {
       const { response } = error;
-      return apiErrorFor(response.status, readErrorBody(await response.text()), response.headers, label);
+      return apiErrorFor(
+        response.status,
+        readErrorBody(await response.text()),
+        response.headers,
+        label,
+        this.baseUrl,
+      );
     }
     if (error instanceof TimeoutError) {
       const method: HttpMethod = label.startsWith("POST") ? "POST" : "GET";

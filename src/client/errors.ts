@@ -1,5 +1,10 @@
 /** ChatClient's errors: one `ChatApiError` per HTTP status class, picked by `apiErrorFor`, plus transport and validation errors. */
 import type { z } from "zod";
+import {
+  doesNotLookLikeChatService,
+  markNotChatService,
+  notChatServiceMessage,
+} from "../internal/service-shape.js";
 import { type ErrorBody, ErrorBodySchema, type PendingTask } from "../wire/index.js";
 
 /**
@@ -130,7 +135,23 @@ export function apiErrorFor(
   body: ErrorBody | string | undefined,
   headers: Headers,
   request: string,
+  /** The base URL asked: named when the answer shows it is some other server, not the chat service. */
+  serviceUrl?: string,
 ): ChatApiError {
+  // Only a body that is not the wire's error tells another server apart (an empty answer may come from anywhere).
+  const answer = { status, contentType: headers.get("content-type"), structured: typeof body !== "string" };
+  if (serviceUrl !== undefined && doesNotLookLikeChatService(answer)) {
+    const ErrorClass = errorClassFor(status);
+    // The page itself is not kept in the message: a web site's HTML says nothing the user can act on.
+    return markNotChatService(
+      new ErrorClass(
+        status,
+        body,
+        headers,
+        `${request} failed: ${notChatServiceMessage(serviceUrl, answer)}`,
+      ),
+    );
+  }
   const code = typeof body === "object" ? body.error.code : (CODE_OF_STATUS[status] ?? `http_${status}`);
   const said =
     typeof body === "object"

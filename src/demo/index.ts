@@ -1,7 +1,7 @@
 /** `npm run demo`: starts the reference server in-process and walks the integration flow through the bridge, then chat-cli. */
-import { rmSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { runBridgeFlow } from "./bridge-flow.js";
+import { removeOnSignals } from "./cleanup.js";
 import { runCliFlow } from "./cli-flow.js";
 import { DemoStepError, formatMs, Narrator } from "./narrator.js";
 import { createDemoSetup, type DemoSetup, HEADLESS_TEAM } from "./setup.js";
@@ -57,12 +57,8 @@ async function main(): Promise<number> {
     return 1;
   }
 
-  // Ctrl-C: the children go with the terminal's signal; the temp config dir (with its tokens) must go too.
-  process.once("SIGINT", () => {
-    rmSync(setup.configDir, { recursive: true, force: true });
-    process.stderr.write("\nDemo interrupted.\n");
-    process.exit(130);
-  });
+  // Ctrl-C, SIGTERM, SIGHUP: the children go with the terminal's signal; the temp config dir (with its tokens) too.
+  removeOnSignals(setup.configDir);
 
   try {
     narrator.line();

@@ -37,11 +37,12 @@ export function secretVariablesIn(env: NodeJS.ProcessEnv): string[] {
 }
 
 const CREDENTIAL_NAMES =
-  "access_token|refresh_token|id_token|code_verifier|code|client_secret|client_assertion|assertion|" +
+  "access_token|refresh_token|id_token|code_verifier|client_secret|client_assertion|assertion|" +
   "password|token|api_key|apiKey|secret|subject_token|device_code";
-// `code=...&code_verifier=...` in a form body or query echoed back by a gateway error page.
-const FORM_CREDENTIAL = new RegExp(`(^|[^A-Za-z0-9_.-])(${CREDENTIAL_NAMES})=[^&\\s"'<>;,]+`, "g");
-// `"refresh_token": "..."` in a JSON body.
+// `code=...&code_verifier=...` in a form body or query echoed back by a gateway error page: there `code` is an
+// authorization code.
+const FORM_CREDENTIAL = new RegExp(`(^|[^A-Za-z0-9_.-])(code|${CREDENTIAL_NAMES})=[^&\\s"'<>;,]+`, "g");
+// `"refresh_token": "..."` in a JSON body. A JSON `"code"` is an error code (`"not_found"`), kept readable.
 const JSON_CREDENTIAL = new RegExp(`("(?:${CREDENTIAL_NAMES})"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, "g");
 // `Authorization: Bearer ...` / `Basic ...` echoed back (not a challenge's `Bearer name="value"` parameters).
 const AUTHORIZATION = /\b(Bearer|Basic)\s+(?![A-Za-z0-9._~+/-]+\s*=\s*[^=\s,])[A-Za-z0-9._~+/-]{6,}=*/g;
@@ -77,9 +78,12 @@ function withoutValue(text: string, secret: string): string {
   return out;
 }
 
-// C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides that reorder what is shown.
-const UNSAFE_FOR_TERMINAL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
-const UNSAFE_IN_LINE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+// C0 controls but tab and newline, DEL, C1 controls (NEL among them), every bidirectional formatting code point
+// (the marks U+061C, U+200E, U+200F as well as the embeddings, overrides and isolates) and the Unicode line and
+// paragraph separators U+2028, U+2029, which some terminals and editors break lines on.
+const UNSAFE_FOR_TERMINAL =
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+const UNSAFE_IN_LINE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
 
 function visible(char: string): string {
   const code = char.charCodeAt(0);
@@ -87,7 +91,7 @@ function visible(char: string): string {
   if (code === 0x7f) return "^?";
   // A C1 control is ESC plus a letter in 7-bit form (U+009B CSI is ESC [), shown the same way.
   if (code <= 0x9f) return `^[${String.fromCharCode(code - 0x40)}`;
-  return `<U+${code.toString(16).toUpperCase()}>`;
+  return `<U+${code.toString(16).toUpperCase().padStart(4, "0")}>`;
 }
 
 /**

@@ -1,9 +1,9 @@
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { acquireFileLock } from "../../src/auth/login-lock.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import { buildChildScript } from "./fixtures/build-child.js";
 
 let child: string;
@@ -21,7 +21,7 @@ function run(args: string[]): Promise<number> {
 
 describe("lock: concurrent acquire in several processes", () => {
   it("gives the lock to one holder at a time", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "cmb-lock-"));
+    const dir = scratchDir("cmb-lock-");
     const lock = join(dir, "login.lock");
     const log = join(dir, "log.txt");
     const codes = await Promise.all(Array.from({ length: 4 }, () => run([lock, log, "150"])));
@@ -39,7 +39,7 @@ describe("lock: concurrent acquire in several processes", () => {
 
 describe("lock: stale lock recovery", () => {
   it("takes over a lock whose holder process is gone", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "cmb-lock-"));
+    const dir = scratchDir("cmb-lock-");
     const lock = join(dir, "login.lock");
     const dead = spawnSync(process.execPath, [
       "-e",
@@ -52,7 +52,7 @@ describe("lock: stale lock recovery", () => {
   });
 
   it("takes over a lock whose heartbeat stopped long ago, even if the pid is alive", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "cmb-lock-"));
+    const dir = scratchDir("cmb-lock-");
     const lock = join(dir, "login.lock");
     writeFileSync(lock, JSON.stringify({ pid: process.ppid, token: "old", createdAt: 0 }));
     const longAgo = new Date(Date.now() - 10 * 60_000);
@@ -63,7 +63,7 @@ describe("lock: stale lock recovery", () => {
   });
 
   it("waits for a live, fresh holder and gives up with a clear message", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "cmb-lock-"));
+    const dir = scratchDir("cmb-lock-");
     const lock = join(dir, "login.lock");
     const release = await acquireFileLock(lock, { waitMs: 1_000 });
     await expect(acquireFileLock(lock, { waitMs: 200 })).rejects.toThrow(

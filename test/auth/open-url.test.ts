@@ -1,8 +1,8 @@
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openUrl, splitCommandWords, UnsafeUrlError } from "../../src/auth/index.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const recorder = resolve("test/auth/fixtures/record-args.mjs");
 
@@ -18,7 +18,7 @@ async function waitForFile(path: string): Promise<string> {
 }
 
 function scratch() {
-  const dir = mkdtempSync(join(tmpdir(), "cmb-open-"));
+  const dir = scratchDir("cmb-open-");
   return { dir, argsFile: join(dir, "args.json"), marker: join(dir, "pwned") };
 }
 

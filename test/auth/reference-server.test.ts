@@ -1,12 +1,12 @@
 /** Full sign-in against the real reference server (autoApprove) with the headless http-browser. */
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OAuthSession, restServerUrl, storedAccessToken } from "../../src/auth/index.js";
 import { loginKey, loginPaths } from "../../src/auth/login-key.js";
 import { StoredLoginSchema } from "../../src/auth/stored-login.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const browserScript = resolve("test/auth/fixtures/http-browser.mjs");
 const ACCESS_TOKEN_TTL_SECONDS = 2;
@@ -45,7 +45,7 @@ function storedLogin(serverUrl: string, configDir: string) {
 }
 
 describe("full sign-in against the reference server (REST resource, chat-cli convention)", () => {
-  const configDir = mkdtempSync(join(tmpdir(), "cmb-ref-"));
+  const configDir = scratchDir("cmb-ref-");
   let first: string;
 
   it("signs in through the browser and stores the login", async () => {
@@ -106,7 +106,7 @@ describe("full sign-in against the reference server (REST resource, chat-cli con
 
 describe("full sign-in against the reference server (MCP resource, bridge convention)", () => {
   it("recovers from the 401 of /mcp with a token the MCP endpoint accepts", async () => {
-    const configDir = mkdtempSync(join(tmpdir(), "cmb-ref-"));
+    const configDir = scratchDir("cmb-ref-");
     const initialize = (token?: string) =>
       fetch(server.mcpUrl, {
         method: "POST",

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -12,6 +12,7 @@ import {
 import { loginKey, loginPaths } from "../../src/auth/login-key.js";
 import { StoredLoginSchema } from "../../src/auth/stored-login.js";
 import { writeFileAtomic } from "../../src/auth/token-store.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import { buildChildScript } from "./fixtures/build-child.js";
 import {
   startTinyOAuthServer,
@@ -21,16 +22,20 @@ import {
 
 const browserScript = resolve("test/auth/fixtures/http-browser.mjs");
 let servers: TinyOAuthServer[] = [];
+let scratchDirs: string[] = [];
 afterEach(async () => {
   await Promise.all(servers.map((server) => server.close()));
   servers = [];
   vi.restoreAllMocks();
+  for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  scratchDirs = [];
 });
 
 async function setup(options: TinyOAuthOptions = {}) {
   const tiny = await startTinyOAuthServer(options);
   servers.push(tiny);
-  const dir = mkdtempSync(join(tmpdir(), "cmb-session-"));
+  const dir = scratchDir("cmb-session-");
+  scratchDirs.push(dir);
   const browserLog = join(dir, "browser.log");
   const env = {
     ...process.env,
@@ -358,14 +363,21 @@ describe("several processes at once", () => {
     return new Promise((done, fail) => {
       const proc = spawn(process.execPath, [child, t.tiny.resourceUrl, t.configDir], {
         env: t.env,
-        stdio: ["ignore", "pipe", "inherit"],
+        stdio: ["ignore", "pipe", "pipe"],
       });
       let out = "";
+      let err = "";
       proc.stdout.on("data", (chunk) => {
         out += chunk;
       });
+      // Its sign-in notice is kept from the run's output; shown only when the child fails.
+      proc.stderr.on("data", (chunk) => {
+        err += chunk;
+      });
       proc.once("error", fail);
-      proc.once("exit", (code) => (code === 0 ? done(out.trim()) : fail(new Error(`child exited ${code}`))));
+      proc.once("close", (code) =>
+        code === 0 ? done(out.trim()) : fail(new Error(`child exited ${code}: ${err}`)),
+      );
     });
   }
 

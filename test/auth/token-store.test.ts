@@ -1,11 +1,11 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { restServerUrl, storedAccessToken, TokenStoreError } from "../../src/auth/index.js";
 import { loginKey, loginPaths } from "../../src/auth/login-key.js";
 import type { StoredLogin } from "../../src/auth/stored-login.js";
 import { LoginStore, writeFileAtomic } from "../../src/auth/token-store.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const serverUrl = "http://127.0.0.1:9/mcp";
 
@@ -28,7 +28,7 @@ function fileStore(configDir: string, log: (level: string, message: string) => v
 
 describe("file store permissions", () => {
   it("writes 0600 files in a 0700 directory", async () => {
-    const configDir = join(mkdtempSync(join(tmpdir(), "cmb-store-")), "config");
+    const configDir = join(scratchDir("cmb-store-"), "config");
     const store = fileStore(configDir);
     expect(await store.save(sampleLogin())).toBe("file");
     const { dir, file } = store.paths;
@@ -39,7 +39,7 @@ describe("file store permissions", () => {
   });
 
   it("tightens an existing directory to 0700", async () => {
-    const configDir = mkdtempSync(join(tmpdir(), "cmb-store-"));
+    const configDir = scratchDir("cmb-store-");
     mkdirSync(join(configDir, "auth"), { mode: 0o755 });
     const store = fileStore(configDir);
     await store.save(sampleLogin());
@@ -49,7 +49,7 @@ describe("file store permissions", () => {
 
 describe("file store atomic writes", () => {
   it("replaces the whole file and leaves no temporary file", async () => {
-    const store = fileStore(mkdtempSync(join(tmpdir(), "cmb-store-")));
+    const store = fileStore(scratchDir("cmb-store-"));
     await store.save(sampleLogin("access-1"));
     await store.save(sampleLogin("access-2"));
     expect((await store.load())?.tokens?.accessToken).toBe("access-2");
@@ -57,7 +57,7 @@ describe("file store atomic writes", () => {
   });
 
   it("on a failed rename keeps the old content and removes the temporary file", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "cmb-store-"));
+    const dir = scratchDir("cmb-store-");
     const target = join(dir, "login.json");
     mkdirSync(join(target, "occupied"), { recursive: true }); // a non-empty directory where the file should go
     const error = await writeFileAtomic(target, "{}").catch((e: unknown) => e);
@@ -71,7 +71,7 @@ describe("file store on a directory it cannot write", () => {
   // Tests run as root, where chmod 0500 does not stop writes: the config dir is placed under a regular file,
   // which fails for any user (ENOTDIR), the same code path as a read-only or full disk.
   it("throws TokenStoreError saying what to do, and writes nothing", async () => {
-    const base = mkdtempSync(join(tmpdir(), "cmb-store-"));
+    const base = scratchDir("cmb-store-");
     writeFileSync(join(base, "not-a-dir"), "x");
     const store = fileStore(join(base, "not-a-dir", "config"));
     const error = await store.save(sampleLogin()).catch((e: unknown) => e);
@@ -93,7 +93,7 @@ describe("file store with a corrupted file", () => {
   ] as const) {
     it(`ignores it (${name}) with a warning`, async () => {
       const warnings: string[] = [];
-      const store = fileStore(mkdtempSync(join(tmpdir(), "cmb-store-")), (level, message) => {
+      const store = fileStore(scratchDir("cmb-store-"), (level, message) => {
         if (level === "warn") warnings.push(message);
       });
       mkdirSync(store.paths.dir, { recursive: true });
@@ -112,7 +112,7 @@ describe("stored logins never contain the package version and are keyed by serve
   });
 
   it("writes no version of the package into the record", async () => {
-    const store = fileStore(mkdtempSync(join(tmpdir(), "cmb-store-")));
+    const store = fileStore(scratchDir("cmb-store-"));
     await store.save(sampleLogin());
     const text = readFileSync(store.paths.file, "utf8");
     const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
@@ -126,7 +126,7 @@ describe("stored REST login (chat-cli convention)", () => {
   });
 
   it("storedAccessToken is undefined when nobody signed in, without any network or keychain", async () => {
-    const env = { CHAT_CONFIG_DIR: mkdtempSync(join(tmpdir(), "cmb-store-")) };
+    const env = { CHAT_CONFIG_DIR: scratchDir("cmb-store-") };
     const fetch = () => Promise.reject(new Error("no network expected"));
     expect(await storedAccessToken("http://127.0.0.1:9", { env, fetch })).toBeUndefined();
   });

@@ -1,7 +1,6 @@
 /** `chat-mcp-bridge doctor` against the real reference server: all ✓ when healthy, the right ✗ and fix otherwise. */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +12,7 @@ import { createBridgeAuth } from "../../src/bridge/oauth.js";
 import { createRemoteFetch, nodeHttpFetch } from "../../src/bridge/remote-fetch.js";
 import { describeNetworkFailure } from "../../src/internal/network-errors.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import { BRIDGE_BIN } from "./fixtures/spawn-bridge.js";
 
 const browserScript = resolve(import.meta.dirname, "../auth/fixtures/http-browser.mjs");
@@ -23,7 +23,7 @@ let configDir: string;
 let env: Record<string, string>;
 beforeAll(async () => {
   server = await startReferenceServer({ port: 0, autoApprove: "acme" });
-  configDir = join(mkdtempSync(join(tmpdir(), "cmb-doctor-")), "config");
+  configDir = join(scratchDir("cmb-doctor-"), "config");
   env = {
     PATH: process.env.PATH ?? "",
     HOME: process.env.HOME ?? "",
@@ -116,7 +116,7 @@ describe("doctor", () => {
   });
 
   it("an expired login without a refresh token: ✗ stored login with the login command, live not tried", async () => {
-    const expiredDir = join(mkdtempSync(join(tmpdir(), "cmb-doctor-expired-")), "config");
+    const expiredDir = join(scratchDir("cmb-doctor-expired-"), "config");
     const expiredEnv = { ...env, CHAT_CONFIG_DIR: expiredDir };
     await run(process.execPath, [BRIDGE_BIN, "login", "--token-store", "file", server.mcpUrl], {
       env: expiredEnv,

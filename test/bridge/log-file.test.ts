@@ -1,12 +1,12 @@
 /** The bridge's log file: ISO timestamp, pid and level on each line, one line per event, one rotation at the cap. */
-import { existsSync, mkdtempSync, readFileSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createBridgeLog } from "../../src/bridge/log.js";
 import { LogFile } from "../../src/bridge/log-file.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
-const newPath = () => join(mkdtempSync(join(tmpdir(), "cmb-log-")), "logs", "server.log");
+const newPath = () => join(scratchDir("cmb-log-"), "logs", "server.log");
 
 describe("LogFile", () => {
   it("writes one line per event with an ISO timestamp, the pid and the level, owner-only", () => {

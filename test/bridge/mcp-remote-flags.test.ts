@@ -3,14 +3,14 @@
  * the log file, --silent, profiles (two accounts for one URL) and doctor.
  */
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HIDDEN_TOOL_ERROR_CODE } from "../../src/bridge/relay.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import { BRIDGE_BIN, type BridgeClient, connectThroughBridge } from "./fixtures/spawn-bridge.js";
 
 const consentBrowser = resolve(import.meta.dirname, "fixtures/consent-browser.mjs");
@@ -27,7 +27,7 @@ afterAll(async () => {
 
 /** A config dir of its own, a browser that approves for `account`, and what that browser carried. */
 function newHome(account = "personal") {
-  const dir = mkdtempSync(join(tmpdir(), "cmb-flags-"));
+  const dir = scratchDir("cmb-flags-");
   const codes = join(dir, "codes.txt");
   writeFileSync(codes, "");
   const configDir = join(dir, "config");

@@ -1,7 +1,6 @@
 /** End to end: the bridge process signs in to the reference server with OAuth and relays the chat tools. */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
@@ -12,6 +11,7 @@ import {
   MessageSchema,
   type Permission,
 } from "../../src/wire/index.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import { BRIDGE_BIN, type BridgeClient, connectThroughBridge } from "./fixtures/spawn-bridge.js";
 
 const browserScript = resolve(import.meta.dirname, "../auth/fixtures/http-browser.mjs");
@@ -19,7 +19,7 @@ const ACCESS_TOKEN_TTL_SECONDS = 3;
 
 /** A config dir and a browser log of its own: each line of the log is one authorization opened. */
 function newUserHome() {
-  const dir = mkdtempSync(join(tmpdir(), "cmb-bridge-e2e-"));
+  const dir = scratchDir("cmb-bridge-e2e-");
   const browserLog = join(dir, "browser.log");
   writeFileSync(browserLog, "");
   return {

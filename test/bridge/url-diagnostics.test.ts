@@ -1,12 +1,12 @@
 /** Wrong URLs get help: the base URL instead of /mcp, a dead server, a CHAT_API_URL that ends in /v2 or /mcp. */
 
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { cleanEnv, ROOT, runCli, runProcess } from "../cli/helpers.js";
 import { useReferenceServer } from "../server/helpers.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import { BRIDGE_BIN, initializeLine, spawnRawBridge } from "./fixtures/spawn-bridge.js";
 
 const HTTP_BROWSER = join(ROOT, "test/auth/fixtures/http-browser.mjs");
@@ -23,7 +23,7 @@ async function deadUrl(): Promise<string> {
 }
 
 function browserEnv() {
-  const logFile = join(mkdtempSync(join(tmpdir(), "cmb-url-")), "browser.log");
+  const logFile = join(scratchDir("cmb-url-"), "browser.log");
   const env = cleanEnv({ BROWSER: `"${process.execPath}" "${HTTP_BROWSER}"`, HTTP_BROWSER_LOG: logFile });
   return {
     env,
@@ -85,16 +85,15 @@ describe("a bridge login URL the authorization server refuses as a resource (inv
 });
 
 describe("a dead server", () => {
-  it("the bridge answers the first request within a few seconds, with one message and one prefix", async () => {
+  it("the bridge answers the first request with one message and one prefix", async () => {
     const url = `${await deadUrl()}/mcp`;
     const bridge = spawnRawBridge(["--token-store", "file", url], cleanEnv());
     try {
-      const started = Date.now();
       bridge.send(initializeLine(1));
-      const answer = (await bridge.waitFor((message) => message.id === 1, 8000)) as {
+      // The answer itself is the event (no stopwatch); the bound only keeps a hung bridge from hanging the suite.
+      const answer = (await bridge.waitFor((message) => message.id === 1, 20_000)) as {
         error?: { message: string };
       };
-      expect(Date.now() - started).toBeLessThan(6000);
       expect(answer.error?.message).toMatch(
         new RegExp(
           `^chat-mcp-bridge: cannot reach ${new URL(url).origin}: .*ECONNREFUSED.*Is the server running`,

@@ -1,7 +1,6 @@
 /** A real browser (Debian's chromium via playwright-core) signs in, chooses a team and approves or denies, for a bridge sign-in and for `chat-cli login`. */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +8,7 @@ import { type ReferenceServer, startReferenceServer } from "../../src/server/ind
 import { ChatSchema } from "../../src/wire/index.js";
 import { connectThroughBridge } from "../bridge/fixtures/spawn-bridge.js";
 import { needs } from "../support/requirements.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 /** Debian's chromium, or any Chromium or Chrome binary named by CHAT_TEST_CHROMIUM. */
 const CHROMIUM = process.env.CHAT_TEST_CHROMIUM || "/usr/bin/chromium";
@@ -49,7 +49,7 @@ afterAll(async () => {
 
 /** A fresh config dir and a `$BROWSER` that hands each URL to the test through a file. */
 function newHome() {
-  const dir = mkdtempSync(join(tmpdir(), "cmb-browser-"));
+  const dir = scratchDir("cmb-browser-");
   const urlFile = join(dir, "opened-urls.txt");
   writeFileSync(urlFile, "");
   return {

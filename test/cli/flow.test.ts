@@ -89,7 +89,7 @@ describe("resolve refuses before sending anything", () => {
     const chat = await studio.createChat({ message: "database please" });
     const token = server.apiKeys.studio!;
     const pending = await runCli(["--base-url", server.url, "--token", token, "pending", chat.id], { env });
-    expect(pending.stdout).toContain("hostProjectId:\t\n");
+    expect(pending.stdout).toContain("hostProjectId:\tnone: the integration flow cannot proceed\n");
     expect(pending.stderr).toContain("the integration flow cannot proceed");
     const result = await runCli(
       ["--base-url", server.url, "--token", token, "resolve", chat.id, "--connected"],
@@ -121,7 +121,7 @@ describe("resolve refuses before sending anything", () => {
     expectOneLineError(
       await cli("resolve", chat.id, "--task", '{"type":"confirmed-steps"}'),
       2,
-      /--task is not a valid task/,
+      /--task: "connectedIntegrationNames" is missing/,
     );
     expect((await acme.getPendingTask(chat.id))?.kind).toBe("integration");
   });

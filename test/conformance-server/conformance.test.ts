@@ -1,7 +1,6 @@
 /** The official MCP conformance suite's server scenarios against the reference server's `/mcp` (Node 22+ binary). */
 import { execFile } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,6 +11,7 @@ import {
 } from "../../src/server/index.js";
 import type { McpEndpointOptions } from "../../src/server/mcp/index.js";
 import { needs, node24 } from "../support/requirements.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const NODE24 = node24();
@@ -69,7 +69,7 @@ describe(
         testOnlyUnauthenticatedMcpAccount: "personal",
       };
       server = await startReferenceServer(options);
-      outputRoot = mkdtempSync(join(tmpdir(), "mcp-conformance-"));
+      outputRoot = scratchDir("mcp-conformance-");
     });
 
     afterAll(async () => {

@@ -1,7 +1,6 @@
 /** A client nobody here wrote: the MCP Inspector CLI launches chat-mcp-bridge from a client config and calls tools through it. */
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +8,7 @@ import { z } from "zod";
 import { ChatClient } from "../../src/client/index.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { ChatSchema, TOOL_NAMES } from "../../src/wire/index.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const run = promisify(execFile);
 const inspectorBuild = resolve("node_modules/@modelcontextprotocol/inspector-cli/build");
@@ -23,7 +23,7 @@ const ToolResultSchema = z.looseObject({
 });
 
 let server: ReferenceServer;
-const work = mkdtempSync(join(tmpdir(), "cmb-inspector-"));
+const work = scratchDir("cmb-inspector-");
 const configDir = join(work, "config");
 const browserLog = join(work, "browser-opened.log");
 const clientConfig = join(work, "mcp.json");

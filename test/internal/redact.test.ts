@@ -65,3 +65,17 @@ describe("sanitizeForTerminal: control characters shown, never acted on", () => 
     expect(truncateText("short", 10)).toBe("short");
   });
 });
+
+describe("sanitizeForTerminal: every bidi and line-separator code point is shown, never acted on", () => {
+  const marks = ["061C", "200E", "200F", "2028", "2029", "202A", "202E", "2066", "2069"];
+  it.each(marks)("U+%s becomes a visible <U+...> form, in both modes", (hex) => {
+    const mark = String.fromCharCode(Number.parseInt(hex, 16));
+    const name = `<U+${hex}>`;
+    expect(sanitizeForTerminal(`a${mark}b`)).toBe(`a${name}b`);
+    expect(sanitizeForTerminal(`a${mark}b`, { oneLine: true })).toBe(`a${name}b`);
+  });
+
+  it("vertical tab, form feed and NEL are controls even where newlines are kept", () => {
+    expect(sanitizeForTerminal("a\u000bb\u000cc\u0085d")).toBe("a^Kb^Lc^[Ed");
+  });
+});

@@ -4,14 +4,14 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loginKey, loginPaths } from "../../src/auth/login-key.js";
 import { type KeychainBackend, loadKeychainBackend } from "../../src/auth/token-store.js";
 import { buildChildScript } from "../auth/fixtures/build-child.js";
 import { needs } from "../support/requirements.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 /** Why each backend cannot be tested here (not installed, or no Secret Service answers), if it cannot. */
 async function backendMissing(backend: KeychainBackend["name"]): Promise<string | undefined> {
@@ -47,7 +47,7 @@ function runStore(args: string[], env: NodeJS.ProcessEnv = process.env): Promise
 
 function scratch() {
   const serverUrl = `http://127.0.0.1:${10_000 + Math.floor(Math.random() * 50_000)}/mcp/${randomBytes(4).toString("hex")}`;
-  const configDir = mkdtempSync(join(tmpdir(), "cmb-keychain-"));
+  const configDir = scratchDir("cmb-keychain-");
   return { serverUrl, configDir, paths: loginPaths(configDir, loginKey(serverUrl)) };
 }
 

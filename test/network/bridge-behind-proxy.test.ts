@@ -1,9 +1,8 @@
 /** The bridge on a laptop behind a company proxy and TLS root: sign-in and relay through a real proxy, and the errors. */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectThroughBridge, initializeLine, spawnRawBridge } from "../bridge/fixtures/spawn-bridge.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import {
   needsOpenssl,
   PROXY_PASSWORD,
@@ -23,7 +22,7 @@ afterAll(() => service?.close());
 
 function userEnv(extra: Record<string, string>): Record<string, string> {
   return {
-    CHAT_CONFIG_DIR: join(mkdtempSync(join(tmpdir(), "cmb-proxy-")), "config"),
+    CHAT_CONFIG_DIR: join(scratchDir("cmb-proxy-"), "config"),
     BROWSER: `${process.execPath} ${browserScript}`,
     CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS: "1000",
     ...extra,

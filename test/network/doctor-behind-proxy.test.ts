@@ -1,12 +1,11 @@
 /** `chat-mcp-bridge doctor` on a laptop behind a company proxy and TLS root: the proxy named, and what fails when it refuses. */
 import { execFile } from "node:child_process";
-import { mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BRIDGE_BIN } from "../bridge/fixtures/spawn-bridge.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import {
   needsOpenssl,
   PROXY_PASSWORD,
@@ -40,7 +39,7 @@ async function doctor(
   const env = {
     PATH: process.env.PATH ?? "",
     HOME: process.env.HOME ?? "",
-    CHAT_CONFIG_DIR: join(mkdtempSync(join(tmpdir(), "cmb-doctor-proxy-")), "config"),
+    CHAT_CONFIG_DIR: join(scratchDir("cmb-doctor-proxy-"), "config"),
     BROWSER: `${process.execPath} ${browserScript}`,
     ...extra,
   };
@@ -117,7 +116,7 @@ describe("doctor's TLS check", needsOpenssl, () => {
     const env = {
       PATH: process.env.PATH ?? "",
       HOME: process.env.HOME ?? "",
-      CHAT_CONFIG_DIR: join(mkdtempSync(join(tmpdir(), "cmb-doctor-tls-")), "config"),
+      CHAT_CONFIG_DIR: join(scratchDir("cmb-doctor-tls-"), "config"),
     };
     const failed = await run(
       process.execPath,

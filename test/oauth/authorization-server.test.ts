@@ -1,10 +1,10 @@
 /** The reference server's OAuth 2.1 authorization server, endpoint by endpoint, over real HTTP. */
-import { mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { get } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../src/server/index.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import {
   approveConsentAt,
   authorizeUrl,
@@ -572,7 +572,7 @@ describe("a pre-registered confidential client", () => {
 
 describe("sign-ins across a restart with a data file", () => {
   it("keeps clients and tokens", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "oauth-restart-"));
+    const dir = scratchDir("oauth-restart-");
     const dataFile = join(dir, "state.json");
     try {
       const first = await startTestServer({ autoApprove: "acme", dataFile });

@@ -1,16 +1,6 @@
 /** The published package: `npm pack` holds only what users need, and its bins, exports and types work from a fresh install. */
 import { execFile } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -19,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { TOOL_NAMES } from "../../src/wire/index.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const run = promisify(execFile);
 const repo = resolve(".");
@@ -42,7 +33,7 @@ const installedVersion = (name: string) =>
     .object({ version: z.string() })
     .parse(JSON.parse(readFileSync(join(repo, "node_modules", name, "package.json"), "utf8"))).version;
 
-const work = mkdtempSync(join(tmpdir(), "cmb-pack-"));
+const work = scratchDir("cmb-pack-");
 const installDir = join(work, "app");
 const installedPackage = join(installDir, "node_modules", "chat-mcp-bridge");
 let tarball: string;
@@ -253,7 +244,7 @@ describe("types resolve for every export (strict, skipLibCheck off)", () => {
 
 describe("without the optional keychain modules, tokens go to the 0600 file store", () => {
   let server: ReferenceServer;
-  const configDir = mkdtempSync(join(tmpdir(), "cmb-pack-config-"));
+  const configDir = scratchDir("cmb-pack-config-");
   const installedBridge = () => join(installedPackage, "bin/chat-mcp-bridge.js");
 
   beforeAll(async () => {
@@ -352,7 +343,7 @@ function dependencyClosure(
 
 describe("a default install of the tarball (what npx runs for an MCP client)", () => {
   const appDir = join(work, "default-app");
-  const configDir = mkdtempSync(join(tmpdir(), "cmb-pack-default-"));
+  const configDir = scratchDir("cmb-pack-default-");
   let server: ReferenceServer;
   let tree: string[];
   let packages: Record<string, z.infer<typeof LockedPackageSchema>>;

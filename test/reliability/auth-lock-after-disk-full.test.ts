@@ -1,9 +1,9 @@
 /** A sign-in that fails writing its lock file (disk full, EFBIG) leaves no *.lock behind and names EFBIG in the error. */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import {
   type BridgeDriver,
   HTTP_BROWSER,
@@ -11,7 +11,7 @@ import {
   spawnBridgeDriver,
 } from "./fixtures/bridge-driver.js";
 
-const root = mkdtempSync(join(tmpdir(), "cmb-lock-"));
+const root = scratchDir("cmb-lock-");
 let server: ReferenceServer;
 let bridge: BridgeDriver | undefined;
 

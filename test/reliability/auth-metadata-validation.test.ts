@@ -1,11 +1,10 @@
 /** Authorization server metadata the bridge refuses: an issuer that is not its authorization server (RFC 8414 §3.3), a token endpoint on another origin. */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scratchDir } from "../support/scratch-dir.js";
 import { type EvilServer, signInAgainst, startEvilServer } from "./fixtures/evil-oauth-server.js";
 
-const root = mkdtempSync(join(tmpdir(), "cmb-metadata-"));
+const root = scratchDir("cmb-metadata-");
 let evil: EvilServer;
 let elsewhere: EvilServer;
 beforeAll(async () => {

@@ -3,10 +3,10 @@
  * stream, token expiry under 200 concurrent calls, five bridges signing in at once. Each asserts that no
  * JSON-RPC request goes unanswered, none is answered twice, and the server's store loses nothing.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scratchDir } from "../support/scratch-dir.js";
 import {
   answeredTwice,
   type BridgeDriver,
@@ -26,7 +26,7 @@ import {
 import { type FaultProxy, startFaultProxy } from "./fixtures/fault-proxy.js";
 import { snapshotAccount } from "./fixtures/wire-checks.js";
 
-const root = mkdtempSync(join(tmpdir(), "cmb-bridge-faults-"));
+const root = scratchDir("cmb-bridge-faults-");
 beforeAll(() => bundleServerChild(), 60_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 

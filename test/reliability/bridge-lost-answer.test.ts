@@ -3,10 +3,10 @@
  * or a crash right after the commit): the bridge cannot know whether it ran, so it answers with an error that
  * says so and does not send it again. Resending it (what the bridge did before) created a second chat.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { scratchDir } from "../support/scratch-dir.js";
 import {
   answeredTwice,
   callTool,
@@ -24,7 +24,7 @@ import {
 import { type FaultProxy, startFaultProxy } from "./fixtures/fault-proxy.js";
 import { snapshotAccount } from "./fixtures/wire-checks.js";
 
-const root = mkdtempSync(join(tmpdir(), "cmb-lost-answer-"));
+const root = scratchDir("cmb-lost-answer-");
 let proxy: FaultProxy | undefined;
 let server: ChildServer | undefined;
 const stops: Array<() => Promise<unknown>> = [];

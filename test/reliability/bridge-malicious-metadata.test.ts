@@ -1,12 +1,12 @@
 /** A malicious MCP server's OAuth metadata against the real bridge: nothing but a plain http(s) sign-in URL reaches the browser, no shell runs, the code goes to the advertised token endpoint. */
 
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { scratchDir } from "../support/scratch-dir.js";
 import { type EvilServer, signInAgainst, startEvilServer } from "./fixtures/evil-oauth-server.js";
 
-const root = mkdtempSync(join(tmpdir(), "cmb-evil-metadata-"));
+const root = scratchDir("cmb-evil-metadata-");
 
 let evil: EvilServer;
 let elsewhere: EvilServer;

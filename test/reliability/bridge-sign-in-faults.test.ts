@@ -1,9 +1,9 @@
 /** Sign-in under faults: the bridge killed while waiting for the browser and restarted; a config dir that cannot be written. */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import {
   answeredTwice,
   type BridgeDriver,
@@ -15,7 +15,7 @@ import {
 } from "./fixtures/bridge-driver.js";
 
 const HAND_URL_BROWSER = resolve(import.meta.dirname, "../browser/fixtures/hand-url-browser.mjs");
-const root = mkdtempSync(join(tmpdir(), "cmb-sign-in-faults-"));
+const root = scratchDir("cmb-sign-in-faults-");
 const bridges: BridgeDriver[] = [];
 let server: ReferenceServer;
 

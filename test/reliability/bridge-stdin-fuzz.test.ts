@@ -1,10 +1,9 @@
 /** Hostile bytes on the bridge's stdin (fast-check): random and truncated JSON-RPC lines and 10 MB lines get -32700/-32600 and the bridge keeps relaying. */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import {
   answeredTwice,
   type BridgeDriver,
@@ -22,7 +21,7 @@ let bridge: BridgeDriver;
 
 beforeAll(async () => {
   server = await startReferenceServer({ port: 0, autoApprove: "acme", rateLimit: false });
-  const home = mkdtempSync(join(tmpdir(), "cmb-fuzz-"));
+  const home = scratchDir("cmb-fuzz-");
   bridge = spawnBridgeDriver(["--token-store", "file", "--auth-timeout", "30", server.mcpUrl], {
     CHAT_CONFIG_DIR: join(home, "config"),
     BROWSER: `${process.execPath} ${HTTP_BROWSER}`,

@@ -1,6 +1,4 @@
 /** A token endpoint whose error page echoes the request: no code, verifier, token or secret reaches stdout, stderr or chat-cli. */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { OAuthSession } from "../../src/auth/index.js";
@@ -8,6 +6,7 @@ import { loginKey, loginPaths } from "../../src/auth/login-key.js";
 import { writeFileAtomic } from "../../src/auth/token-store.js";
 import { startTinyOAuthServer, type TinyOAuthServer } from "../auth/fixtures/tiny-oauth-server.js";
 import { cleanEnv, runCli } from "../cli/helpers.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import { HTTP_BROWSER, PROTOCOL_VERSION, spawnBridgeDriver } from "./fixtures/bridge-driver.js";
 
 const CLIENT_SECRET = "pre-registered-client-secret-0123456789";
@@ -34,7 +33,7 @@ describe("the bridge, when the token endpoint's error page echoes the code excha
     const bridge = spawnBridgeDriver(
       ["--token-store", "file", "--auth-timeout", "10", "--client-id", "pre-1", "--debug", tiny.resourceUrl],
       {
-        CHAT_CONFIG_DIR: mkdtempSync(join(tmpdir(), "cmb-echo-")),
+        CHAT_CONFIG_DIR: scratchDir("cmb-echo-"),
         CHAT_MCP_CLIENT_SECRET: CLIENT_SECRET,
         BROWSER: `${process.execPath} ${HTTP_BROWSER}`,
       },
@@ -60,7 +59,7 @@ describe("the bridge, when the token endpoint's error page echoes the code excha
 describe("a refresh whose error page echoes the refresh token", () => {
   it("the warning and the sign-in error carry no refresh token", async () => {
     tiny = await startTinyOAuthServer();
-    const dir = mkdtempSync(join(tmpdir(), "cmb-echo-refresh-"));
+    const dir = scratchDir("cmb-echo-refresh-");
     const env = { ...process.env, BROWSER: `"${process.execPath}" "${HTTP_BROWSER}"` };
     const logged: string[] = [];
     const options = {

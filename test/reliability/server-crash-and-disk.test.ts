@@ -1,23 +1,15 @@
 /** The reference server's data file under faults: SIGKILL during a burst of writes, and a data file that cannot be written. */
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startReferenceServer } from "../../src/server/index.js";
 import { Store } from "../../src/server/store.js";
 import { ChatSchema, ErrorBodySchema, MessageSchema } from "../../src/wire/index.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import { bundleServerChild, type ChildServer, killChild, startChildServer } from "./fixtures/child-server.js";
 import { snapshotAccount } from "./fixtures/wire-checks.js";
 
-const root = mkdtempSync(join(tmpdir(), "chat-reliability-disk-"));
+const root = scratchDir("chat-reliability-disk-");
 beforeAll(() => bundleServerChild(), 60_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 

@@ -1,12 +1,12 @@
 /** A reference server restarted without its data file forgets every client registration: sign-ins recover on their own. */
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OAuthSession } from "../../src/auth/index.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { connectThroughBridge } from "../bridge/fixtures/spawn-bridge.js";
 import { cleanEnv, ROOT, runCli } from "../cli/helpers.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const HTTP_BROWSER = join(ROOT, "test/auth/fixtures/http-browser.mjs");
 
@@ -33,7 +33,7 @@ function browserOpenings(logFile: string): number {
 }
 
 describe("a server restarted without --data: stored logins sign in again by themselves", () => {
-  const logFile = join(mkdtempSync(join(tmpdir(), "cmb-restart-")), "browser.log");
+  const logFile = join(scratchDir("cmb-restart-"), "browser.log");
   const env = cleanEnv({
     BROWSER: `"${process.execPath}" "${HTTP_BROWSER}"`,
     HTTP_BROWSER_LOG: logFile,
@@ -55,16 +55,15 @@ describe("a server restarted without --data: stored logins sign in again by them
     }
   };
 
-  it("the bridge (a spawned process) registers again once and signs in within seconds", async () => {
+  it("the bridge (a spawned process) registers again once and signs in, with one new browser opening", async () => {
     await useBridge();
     expect(browserOpenings(logFile)).toBe(1);
     await useBridge();
     expect(browserOpenings(logFile)).toBe(1);
 
     await restartServer();
-    const started = Date.now();
+    // An event, not a stopwatch: the one new browser opening and the refusal it reacted to (no sign-in timeout).
     const stderr = await useBridge();
-    expect(Date.now() - started).toBeLessThan(10_000);
     expect(browserOpenings(logFile)).toBe(2);
     expect(stderr).toMatch(/refused \(invalid_client\)/);
 
@@ -73,16 +72,14 @@ describe("a server restarted without --data: stored logins sign in again by them
     expect(browserOpenings(logFile)).toBe(2);
   }, 60_000);
 
-  it("chat-cli login registers again once and signs in within seconds", async () => {
+  it("chat-cli login registers again once and signs in, with one new browser opening", async () => {
     const base = ["--base-url", server.url];
     const first = await runCli([...base, "login"], { env });
     expect(first.code, first.stderr).toBe(0);
     const before = browserOpenings(logFile);
 
     await restartServer();
-    const started = Date.now();
-    const again = await runCli([...base, "login"], { env, timeoutMs: 15_000 });
-    expect(Date.now() - started).toBeLessThan(10_000);
+    const again = await runCli([...base, "login"], { env, timeoutMs: 40_000 });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toMatch(/no longer knows this client's registration; registering again/);
     expect(browserOpenings(logFile)).toBe(before + 1);
@@ -94,20 +91,19 @@ describe("a server restarted without --data: stored logins sign in again by them
 
 describe("a pre-registered client id the server does not know", () => {
   it("says so at once, opens no browser and registers nothing", async () => {
-    const logFile = join(mkdtempSync(join(tmpdir(), "cmb-restart-")), "browser.log");
+    const logFile = join(scratchDir("cmb-restart-"), "browser.log");
     const session = new OAuthSession({
       serverUrl: server.mcpUrl,
-      configDir: mkdtempSync(join(tmpdir(), "cmb-restart-")),
+      configDir: scratchDir("cmb-restart-"),
       tokenStore: "file",
       authTimeoutMs: 20_000,
       clientId: "not-registered-here",
       env: { ...process.env, BROWSER: `"${process.execPath}" "${HTTP_BROWSER}"`, HTTP_BROWSER_LOG: logFile },
     });
-    const started = Date.now();
+    // "At once" as an event: the refusal comes before any browser opens, not at the end of the 20 s sign-in wait.
     await expect(session.signIn()).rejects.toThrow(
       /does not know the client id "not-registered-here" \(invalid_client\); check --client-id/,
     );
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(browserOpenings(logFile)).toBe(0);
   });
 });

@@ -3,21 +3,13 @@
  * their own browser; the browser itself never inherits the package's secrets.
  */
 import { spawn } from "node:child_process";
-import {
-  chmodSync,
-  copyFileSync,
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { socketOwnerUid } from "../../src/auth/loopback-callback.js";
 import { startTinyOAuthServer } from "../auth/fixtures/tiny-oauth-server.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import { answeredTwice, PROTOCOL_VERSION, spawnBridgeDriver } from "./fixtures/bridge-driver.js";
 
 const ATTACKER_SOURCE = resolve(import.meta.dirname, "fixtures/argv-attacker.mjs");
@@ -25,7 +17,7 @@ const RECORDING_BROWSER = resolve(import.meta.dirname, "fixtures/recording-brows
 const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
 
-const root = mkdtempSync(join(tmpdir(), "cmb-takeover-"));
+const root = scratchDir("cmb-takeover-");
 // The attacker (another user when the suite runs as root) writes its findings here.
 chmodSync(root, 0o777);
 // The clone may sit in a folder only its owner can enter (CI clones into `mktemp -d`): the attacker runs a copy.

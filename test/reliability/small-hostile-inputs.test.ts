@@ -3,18 +3,18 @@
  * answers cached; a `publicUrl` that injects challenge parameters; a `resource_metadata` URL on another origin.
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startReferenceServer } from "../../src/server/index.js";
 import { startTinyOAuthServer } from "../auth/fixtures/tiny-oauth-server.js";
 import { cleanEnv, runCli } from "../cli/helpers.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import { HTTP_BROWSER, PROTOCOL_VERSION, spawnBridgeDriver } from "./fixtures/bridge-driver.js";
 
-const dir = mkdtempSync(join(tmpdir(), "cmb-small-"));
+const dir = scratchDir("cmb-small-");
 
 describe("chat-cli resolve --task @file", () => {
   // Nothing listens there: every case must be refused before anything is sent.

@@ -1,11 +1,11 @@
 /** An authorization server that sends absurd `expires_in` values: the login stays readable and the browser stays shut. */
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { OAuthSession } from "../../src/auth/index.js";
 import { loginKey, loginPaths } from "../../src/auth/login-key.js";
 import { startTinyOAuthServer, type TinyOAuthServer } from "../auth/fixtures/tiny-oauth-server.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import { HTTP_BROWSER } from "./fixtures/bridge-driver.js";
 
 let tiny: TinyOAuthServer | undefined;
@@ -16,7 +16,7 @@ afterEach(async () => {
 
 async function signedIn(expiresIn: number, issueRefreshTokens = true) {
   tiny = await startTinyOAuthServer({ advertisedExpiresIn: expiresIn, issueRefreshTokens });
-  const dir = mkdtempSync(join(tmpdir(), "cmb-lifetime-"));
+  const dir = scratchDir("cmb-lifetime-");
   const browserLog = join(dir, "browser.log");
   const options = {
     serverUrl: tiny.resourceUrl,

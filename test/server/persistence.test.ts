@@ -1,13 +1,13 @@
 /** `dataFile`: a restart with the same file keeps chats, messages, pauses and API keys. */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { startReferenceServer } from "../../src/server/index.js";
 import { Store } from "../../src/server/store.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import { apiFor, DATABASE_PROMPT } from "./helpers.js";
 
-const dir = mkdtempSync(join(tmpdir(), "chat-ref-store-"));
+const dir = scratchDir("chat-ref-store-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("Persistence across a server restart with dataFile", () => {

@@ -4,6 +4,26 @@
  */
 import type { Reporter, TestModule } from "vitest/node";
 
+/** How to fix a skip, by requirement (the `[name]` its reason starts with). */
+export const FIXES: Record<string, string> = {
+  chromium:
+    "install Chromium (Debian/Ubuntu: apt-get install chromium; macOS: brew install --cask chromium), or set CHAT_TEST_CHROMIUM to a Chromium binary",
+  keychain:
+    "run under `npm test` on a desktop session, or install gnome-keyring and dbus (apt-get install gnome-keyring dbus-x11)",
+  python3: "install python3 (its pty module comes with it): apt-get install python3",
+  node24:
+    "allow `node scripts/node24.mjs` to fetch node@24 from the npm registry once, or run the suite on Node 22+",
+  openssl: "install openssl: apt-get install openssl",
+  "conformance-expected-failure":
+    "nothing to do: a known failure of the conformance suite, listed in its test",
+};
+
+/** ` (fix: ...)` for a reason whose requirement has a known fix, else "". */
+export function fixFor(reason: string): string {
+  const fix = FIXES[/^\[([^\]]+)\]/.exec(reason)?.[1] ?? ""];
+  return fix ? ` (fix: ${fix})` : "";
+}
+
 export default class SkipSummary implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
     const byReason = new Map<string, number>();
@@ -16,7 +36,7 @@ export default class SkipSummary implements Reporter {
       }
     }
     const parts = [...byReason].map(
-      ([reason, count]) => `${count} ${count === 1 ? "test" : "tests"} ${reason}`,
+      ([reason, count]) => `${count} ${count === 1 ? "test" : "tests"} ${reason}${fixFor(reason)}`,
     );
     process.stdout.write(`\nSkipped: ${parts.length === 0 ? "nothing" : parts.join("; ")}\n`);
 

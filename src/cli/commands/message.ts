@@ -2,7 +2,7 @@
 import { pendingTaskOf } from "../../wire/index.js";
 import { type CliContext, openClient } from "../context.js";
 import { CliError, serverMessage, statusOf } from "../errors.js";
-import { printJson, printMessage } from "../output.js";
+import { hintArgument, printJson, printMessage } from "../output.js";
 
 export interface MessageOptions {
   chatId: string;
@@ -16,7 +16,7 @@ export async function message(options: MessageOptions, ctx: CliContext): Promise
     throw new CliError(
       `message ${options.messageId} of chat ${options.chatId} not found: ${serverMessage(error)}`,
       undefined,
-      `See the chat's messages with \`chat-cli messages ${options.chatId}\`.`,
+      `See the chat's messages with \`chat-cli messages ${hintArgument(options.chatId)}\`.`,
       error,
     );
   });

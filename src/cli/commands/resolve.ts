@@ -3,6 +3,8 @@ import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import {
   type Chat,
+  ConfirmedPermissionsTaskSchema,
+  ConfirmedStepsTaskSchema,
   confirmedStepsFor,
   type PendingTask,
   pendingTaskOf,
@@ -15,6 +17,7 @@ import { type CliContext, openClient } from "../context.js";
 import { aboutChat, CliError, EXIT, serverMessage, statusOf, UsageError } from "../errors.js";
 import { isYes } from "../io.js";
 import {
+  hintArgument,
   pendingSummary,
   printHint,
   printJson,
@@ -27,7 +30,7 @@ import { waitForAssistant } from "../waiting.js";
 
 export interface ResolveOptions {
   chatId: string;
-  /** `--integrations a,b`: the names connected; must equal the request's. */
+  /** `--integrations a,b`: the names connected (integrations, and MCP presets where the request asks for them). */
   integrations?: string[];
   /** `--connected`: exactly the requested names. */
   connected?: boolean;
@@ -53,7 +56,7 @@ export async function resolve(options: ResolveOptions, ctx: CliContext): Promise
   if (chosen === 0 && !ctx.io.interactive) {
     throw new UsageError(
       `resolve needs one of ${CHOICES}`,
-      `See what is pending with \`chat-cli pending ${options.chatId}\`.`,
+      `See what is pending with \`chat-cli pending ${hintArgument(options.chatId)}\`.`,
     );
   }
   // A malformed --task is a usage error, reported before anything is sent.
@@ -67,14 +70,16 @@ export async function resolve(options: ResolveOptions, ctx: CliContext): Promise
   } else {
     const pending = await client.getPendingTask(options.chatId);
     const planned =
-      chosen === 0 ? await askForTask(chat, pending, ctx) : taskFromFlags(chat, pending, options);
+      chosen === 0
+        ? await askForTask(chat, pending, ctx)
+        : taskFromFlags(chat, pending, options, (line) => printHint(ctx.io, line));
     if (!planned) return;
     task = planned;
   }
 
   const reply = await waitForAssistant(
     ctx,
-    { label: "Resuming the chat…", checkCommand: `chat-cli pending ${options.chatId}` },
+    { label: "Resuming the chat…", checkCommand: `chat-cli pending ${hintArgument(options.chatId)}` },
     () =>
       client.resolveTask(options.chatId, task).catch(async (error: unknown) => {
         if (statusOf(error) !== 409) throw error;
@@ -89,7 +94,12 @@ export async function resolve(options: ResolveOptions, ctx: CliContext): Promise
 }
 
 /** The task the flags ask for, checked against what the chat waits for before anything is sent. */
-function taskFromFlags(chat: Chat, pending: PendingTask | null, options: ResolveOptions): Task {
+function taskFromFlags(
+  chat: Chat,
+  pending: PendingTask | null,
+  options: ResolveOptions,
+  announce: (line: string) => void,
+): Task {
   if (!pending) {
     throw new CliError(`chat ${chat.id} is not waiting for anything: nothing to resolve`, EXIT.error);
   }
@@ -102,7 +112,7 @@ function taskFromFlags(chat: Chat, pending: PendingTask | null, options: Resolve
       throw new CliError(
         `chat ${chat.id} waits for ${pendingSummary(pending)}: a permission request is rejected by sending any follow-up message, not by resolve`,
         EXIT.error,
-        `Reject it with: chat-cli send ${chat.id} <text>`,
+        `Reject it with: chat-cli send ${hintArgument(chat.id)} <text>`,
       );
     }
     return rejectedStepsFor(pending);
@@ -111,15 +121,30 @@ function taskFromFlags(chat: Chat, pending: PendingTask | null, options: Resolve
     throw wrongKind(chat, pending, options.connected ? "--connected" : "--integrations", "an integration");
   }
   assertHostProject(chat);
-  const names = options.connected ? pending.integrations : (options.integrations ?? []);
-  if (!sameNames(pending.integrations, names)) {
+  // --integrations takes the request's MCP preset names too: a presets-only request is confirmed by its presets.
+  const given = options.connected
+    ? [...pending.integrations, ...pending.mcpPresets]
+    : (options.integrations ?? []);
+  const presets = given.filter(
+    (name) => pending.mcpPresets.includes(name) && !pending.integrations.includes(name),
+  );
+  const integrations = given.filter((name) => !presets.includes(name));
+  if (
+    !sameNames(pending.integrations, integrations) ||
+    (presets.length > 0 && !sameNames(pending.mcpPresets, presets))
+  ) {
     throw new CliError(
-      `integration names do not match the request of chat ${chat.id}: it asks for ${list(pending.integrations)}, you gave ${list(names)}`,
+      `names do not match the request of chat ${chat.id}: it asks for ${requestedNames(pending)}, you gave ${list(given)}`,
       EXIT.error,
-      `Pass exactly the requested names, or use --connected.`,
+      "Pass exactly the requested integration and MCP preset names, or use --connected.",
     );
   }
-  return confirmedStepsFor(pending, names);
+  // The service confirms a request whole: presets left out are confirmed with the integrations, and that is said.
+  const implied = presets.length === 0 && pending.mcpPresets.length > 0 && !options.connected;
+  announce(
+    `Confirming ${requestedNames(pending)}${implied ? " (the request's MCP presets go with it)" : ""} for chat ${chat.id}.`,
+  );
+  return confirmedStepsFor(pending, integrations);
 }
 
 /** Seed §4 rule 4: without a hosting project the integration cannot be connected, so it cannot be confirmed. */
@@ -128,7 +153,7 @@ function assertHostProject(chat: Chat): void {
   throw new CliError(
     `chat ${chat.id} has no hostProjectId: the integration flow cannot proceed`,
     EXIT.error,
-    `Link a hosting project to the account or team, or reject the request with \`chat-cli resolve ${chat.id} --reject\`.`,
+    `Link a hosting project to the account or team, or reject the request with \`chat-cli resolve ${hintArgument(chat.id)} --reject\`.`,
   );
 }
 
@@ -145,7 +170,7 @@ function conflictError(
   pending: PendingTask | null | undefined,
   error: unknown,
 ): CliError {
-  const see = `See what it waits for with \`chat-cli pending ${chatId}\`.`;
+  const see = `See what it waits for with \`chat-cli pending ${hintArgument(chatId)}\`.`;
   if (pending === null) {
     return new CliError(
       `chat ${chatId} is not waiting for any task: nothing to resolve`,
@@ -168,7 +193,7 @@ function conflictError(
   return new CliError(
     `chat ${chatId} has moved on: the task does not match its latest request (${serverMessage(error)})`,
     EXIT.conflict,
-    `See the latest request with \`chat-cli pending ${chatId}\`.`,
+    `See the latest request with \`chat-cli pending ${hintArgument(chatId)}\`.`,
     error,
   );
 }
@@ -177,7 +202,7 @@ function wrongKind(chat: Chat, pending: PendingTask, flag: string, expected: str
   const hint =
     pending.kind === "integration"
       ? `Use --connected (or --integrations) once connected, or --reject.`
-      : `Use --approve, or reject it with \`chat-cli send ${chat.id} <text>\`.`;
+      : `Use --approve, or reject it with \`chat-cli send ${hintArgument(chat.id)} <text>\`.`;
   return new CliError(
     `${flag} needs a pause on ${expected}, but chat ${chat.id} waits for ${pendingSummary(pending)}`,
     EXIT.error,
@@ -233,16 +258,35 @@ export async function parseTaskFlag(value: string): Promise<Task> {
     const position = /position (\d+)/.exec((error as Error).message)?.[1];
     throw new UsageError(`--task is not valid JSON${position ? ` (at position ${position})` : ""}`);
   }
+  if (!json || typeof json !== "object" || Array.isArray(json)) {
+    throw new UsageError('--task must be a JSON object with a "type" field', TASK_EXAMPLE);
+  }
+  const type = (json as { type?: unknown }).type;
+  if (typeof type !== "string" || type === "") {
+    throw new UsageError('--task has no "type" field (a non-empty string)', TASK_EXAMPLE);
+  }
   const parsed = TaskSchema.safeParse(json);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? ` at ${issue.path.join(".")}` : "";
-    throw new UsageError(
-      `--task is not a valid task${where}: ${issue?.message ?? "invalid"}`,
-      'Example: --task \'{"type":"confirmed-steps","connectedIntegrationNames":["Neon"]}\'',
-    );
+    // The union's own issue says only "Invalid input": the known type's schema names the field.
+    const known = type === "confirmed-steps" ? ConfirmedStepsTaskSchema : ConfirmedPermissionsTaskSchema;
+    const issue = known.safeParse(json).error?.issues[0] ?? parsed.error.issues[0];
+    const field = issue?.path.length ? `"${issue.path.join(".")}"` : "the task";
+    const missing =
+      issue?.code === "invalid_type" && issue.path.length > 0 && !(String(issue.path[0]) in json);
+    const problem = missing ? "is missing" : describeIssue(issue);
+    throw new UsageError(`--task: ${field} ${problem} (a "${type}" task)`, TASK_EXAMPLE);
   }
   return parsed.data as Task;
+}
+
+const TASK_EXAMPLE = 'Example: --task \'{"type":"confirmed-steps","connectedIntegrationNames":["Neon"]}\'';
+
+/** `must be an array` from zod's "expected array, received string"; its own message otherwise. */
+function describeIssue(issue: { code: string; message: string; expected?: unknown } | undefined): string {
+  if (issue?.code === "invalid_type" && typeof issue.expected === "string") {
+    return `must be ${/^[aeiou]/.test(issue.expected) ? "an" : "a"} ${issue.expected}`;
+  }
+  return `is not valid: ${issue?.message ?? "invalid"}`;
 }
 
 /** Reads a task file: a regular file of at most MAX_TASK_FILE_BYTES (a FIFO or device is refused, never waited on). */

@@ -2,7 +2,7 @@
 import { pendingTaskOf } from "../../wire/index.js";
 import { type CliContext, openClient } from "../context.js";
 import { aboutChat } from "../errors.js";
-import { printJson, printMessage, printNextStep } from "../output.js";
+import { hintArgument, printJson, printMessage, printNextStep } from "../output.js";
 import { waitForAssistant } from "../waiting.js";
 
 export interface SendOptions {
@@ -14,7 +14,10 @@ export async function send(options: SendOptions, ctx: CliContext): Promise<void>
   const client = await openClient(ctx);
   const reply = await waitForAssistant(
     ctx,
-    { label: "Waiting for the assistant…", checkCommand: `chat-cli messages ${options.chatId} --limit 2` },
+    {
+      label: "Waiting for the assistant…",
+      checkCommand: `chat-cli messages ${hintArgument(options.chatId)} --limit 2`,
+    },
     () => aboutChat(options.chatId, () => client.sendMessage(options.chatId, { message: options.text })),
   );
   if (ctx.globals.json) return printJson(ctx.io, reply);
