@@ -43,7 +43,7 @@ export function jsonResponse(status: number, body: unknown, headers?: HeadersLik
 export function errorJsonResponse(error: unknown, requestId: string, headers?: HeadersLike): Response {
   const answer = errorResponse(error, requestId);
   const merged = new Headers(answer.headers);
-  new Headers(headers).forEach((value, name) => merged.set(name, value));
+  for (const [name, value] of headerPairs(headers)) merged.set(name, value);
   return jsonResponse(answer.status, answer.body, merged);
 }
 
