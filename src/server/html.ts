@@ -39,22 +39,27 @@ const STYLE = `body{font:15px/1.5 system-ui,sans-serif;max-width:46rem;margin:2r
 pre{white-space:pre-wrap;background:#f4f4f4;padding:.5rem}label{display:block;margin:.4rem 0}
 .error{color:#b00020}button{padding:.4rem 1rem}`;
 
-/** Sends a complete page; no scripts, no framing, no referrer (links may carry one-time tickets). */
+/** Headers of every page: no scripts, no framing, no referrer (links may carry one-time tickets), no caching. */
+export const PAGE_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "text/html; charset=utf-8",
+  "cache-control": "no-store",
+  "content-security-policy":
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+};
+
+/** The complete document of a page in the one plain layout. */
+export function renderPage(title: string, body: Html): string {
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} · Chat reference server</title>` +
+    `<meta name="viewport" content="width=device-width,initial-scale=1"><style>${STYLE}</style></head>` +
+    `<body>${body.text}</body></html>`
+  );
+}
+
+/** Sends a complete page on an express response (kept until every route is a fetch handler). */
 export function sendPage(res: Response, status: number, title: string, body: Html): void {
-  res
-    .status(status)
-    .set({
-      "content-type": "text/html; charset=utf-8",
-      "cache-control": "no-store",
-      "content-security-policy":
-        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-      "x-frame-options": "DENY",
-      "x-content-type-options": "nosniff",
-      "referrer-policy": "no-referrer",
-    })
-    .send(
-      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} · Chat reference server</title>` +
-        `<meta name="viewport" content="width=device-width,initial-scale=1"><style>${STYLE}</style></head>` +
-        `<body>${body.text}</body></html>`,
-    );
+  res.status(status).set(PAGE_HEADERS).send(renderPage(title, body));
 }
