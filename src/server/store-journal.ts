@@ -1,5 +1,14 @@
 /** The data file's append-only journal: one line per persisted change, folded into the snapshot now and then. */
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { z } from "zod";
 import { MessageSchema } from "../wire/index.js";
 

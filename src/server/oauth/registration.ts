@@ -15,7 +15,10 @@ const text = (max: number) => z.string().max(max);
 const webUrl = z
   .string()
   .max(2000)
-  .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), "must be an http(s) URL");
+  .refine(
+    (value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol),
+    "must be an http(s) URL",
+  );
 
 /**
  * The metadata fields kept; any other field is dropped (RFC 7591 §2: the server may ignore what it does not
@@ -74,7 +77,9 @@ export interface RegistrationProblem {
   error_description: string;
 }
 
-export type MetadataOutcome = { ok: true; metadata: ClientMetadata } | { ok: false; problem: RegistrationProblem };
+export type MetadataOutcome =
+  | { ok: true; metadata: ClientMetadata }
+  | { ok: false; problem: RegistrationProblem };
 
 /** Parses and checks client metadata: known fields only, supported values, receivable redirect URIs, small. */
 export function parseClientMetadata(body: unknown): MetadataOutcome {
@@ -94,7 +99,10 @@ export function parseClientMetadata(body: unknown): MetadataOutcome {
   for (const uri of parsed.data.redirect_uris) {
     const problem = redirectUriProblem(uri);
     if (problem) {
-      return { ok: false, problem: { error: "invalid_redirect_uri", error_description: `redirect_uri ${problem}` } };
+      return {
+        ok: false,
+        problem: { error: "invalid_redirect_uri", error_description: `redirect_uri ${problem}` },
+      };
     }
   }
   if (JSON.stringify(parsed.data).length > MAX_REGISTRATION_BYTES) {
