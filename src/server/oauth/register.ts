@@ -13,16 +13,20 @@ export async function handleRegister(
     return jsonResponse(405, { error: "invalid_request", error_description: "use POST" });
   const limited = rateLimited(parts.limiters.register, clientIp, "json");
   if (limited) return limited;
-  const refuse = (error: string, description: string, status = 400) =>
-    jsonResponse(status, { error, error_description: description });
+  const refuse = (error: string, description: string) =>
+    jsonResponse(400, { error, error_description: description });
   let text: string | undefined;
   try {
     text = await readBodyText(request, MAX_REGISTRATION_BODY_BYTES);
   } catch {
-    return refuse(
-      "invalid_client_metadata",
-      `the registration is larger than ${MAX_REGISTRATION_BODY_BYTES} bytes`,
-      413,
+    // RFC 7591 §3.2.2 answers every refusal with 400; the unread rest of the body ends the connection.
+    return jsonResponse(
+      400,
+      {
+        error: "invalid_client_metadata",
+        error_description: `the registration is larger than ${MAX_REGISTRATION_BODY_BYTES} bytes`,
+      },
+      { connection: "close" },
     );
   }
   let body: unknown;
