@@ -2,7 +2,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../src/server/index.js";
 import { MAX_REGISTRATION_BYTES } from "../../src/server/oauth/index.js";
-import { authorizeUrl, CALLBACK_URL, followToCallback, pkcePair, postForm, startTestServer } from "./helpers.js";
+import {
+  authorizeUrl,
+  CALLBACK_URL,
+  followToCallback,
+  pkcePair,
+  postForm,
+  startTestServer,
+} from "./helpers.js";
 
 let server: ReferenceServer;
 beforeAll(async () => {
@@ -29,7 +36,11 @@ describe("a registration that names no token_endpoint_auth_method (as the Python
 
     const { verifier, challenge } = pkcePair();
     const callback = await followToCallback(
-      authorizeUrl(server.url, { client_id: String(body.client_id), redirect_uri: CALLBACK_URL, code_challenge: challenge }),
+      authorizeUrl(server.url, {
+        client_id: String(body.client_id),
+        redirect_uri: CALLBACK_URL,
+        code_challenge: challenge,
+      }),
       CALLBACK_URL,
     );
     const basic = Buffer.from(`${body.client_id}:${body.client_secret}`).toString("base64");
@@ -103,7 +114,10 @@ describe("unknown fields are dropped, and a registration is kept small", () => {
   });
 
   it("known fields adding up past the cap are refused", async () => {
-    const uris = Array.from({ length: 10 }, (_, i) => `http://127.0.0.1:${4000 + i}/callback/${"p".repeat(400)}`);
+    const uris = Array.from(
+      { length: 10 },
+      (_, i) => `http://127.0.0.1:${4000 + i}/callback/${"p".repeat(400)}`,
+    );
     const { status, body } = await register({ redirect_uris: uris, client_name: "c".repeat(200) });
     expect(status).toBe(400);
     expect(body.error).toBe("invalid_client_metadata");

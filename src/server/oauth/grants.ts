@@ -293,9 +293,9 @@ export class OAuthGrants {
       }
       const registration = this.#registrations.get(family.clientId);
       if (registration) {
-        const grantsUntil = this.#liveGrantsUntil(family.clientId);
-        const { grantsUntil: _ended, ...rest } = registration;
-        this.#registrations.set(family.clientId, grantsUntil === undefined ? rest : { ...rest, grantsUntil });
+        // 0 when none is left: the registration then lives out its unused time to live only.
+        const grantsUntil = this.#liveGrantsUntil(family.clientId) ?? 0;
+        this.#registrations.set(family.clientId, { ...registration, grantsUntil });
       }
     });
   }
