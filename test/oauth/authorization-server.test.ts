@@ -506,6 +506,7 @@ describe("the consent page", () => {
     const callback = new URL(approved.headers.get("location") ?? "");
     expect(callback.href.startsWith(CALLBACK_URL)).toBe(true);
     expect(callback.searchParams.get("state")).toBe("st-approve");
+    expect(callback.searchParams.getAll("iss")).toEqual([server.url]);
     const { body } = await postForm(`${server.url}/token`, {
       grant_type: "authorization_code",
       client_id,
@@ -523,7 +524,7 @@ describe("the consent page", () => {
     expect(created.hostProjectId).toBeUndefined();
   });
 
-  it("redirects a denial with error=access_denied and the state", async () => {
+  it("redirects a denial with error=access_denied, the state and iss (RFC 9207)", async () => {
     const browser = new TestBrowser(server.url);
     const { consentPath } = await startAuthorization(browser, "st-deny");
     await browser.signIn("dev");
@@ -537,6 +538,7 @@ describe("the consent page", () => {
     const callback = new URL(denied.headers.get("location") ?? "");
     expect(callback.searchParams.get("error")).toBe("access_denied");
     expect(callback.searchParams.get("state")).toBe("st-deny");
+    expect(callback.searchParams.getAll("iss")).toEqual([server.url]);
     expect(callback.searchParams.get("code")).toBeNull();
   });
 
