@@ -63,7 +63,10 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
   }
   const handler = createReferenceHandler(ctx);
   const listenOrigin = `http://${urlHost(host)}:${address.port}`;
-  server.on("request", toNodeListener(handler.fetch, () => listenOrigin, handler.legacyApp));
+  server.on(
+    "request",
+    toNodeListener(handler.fetch, () => listenOrigin, handler.legacyApp),
+  );
 
   let closing: Promise<void> | undefined;
   return {

@@ -12,7 +12,11 @@ export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
  * A `node:http` request listener around `handle`. `origin` (the server's own origin) builds the request URL: the
  * `Host` header stays a header, checked by the routes that care, and never decides where a URL points.
  */
-export function toNodeListener(handle: FetchHandler, origin: () => string, fallback?: NodeListener): NodeListener {
+export function toNodeListener(
+  handle: FetchHandler,
+  origin: () => string,
+  fallback?: NodeListener,
+): NodeListener {
   return (req, res) => {
     const aborted = new AbortController();
     // The response closing before it finished means the client went away: abort the request's work.

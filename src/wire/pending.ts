@@ -111,7 +111,9 @@ export function rejectedStepsFor(pending: Pick<IntegrationPending, "mcpPresets">
 }
 
 /** The `confirmed-permissions` task that approves the pending permissions unchanged. */
-export function approvedPermissionsFor(pending: { permissions: readonly Permission[] }): ConfirmedPermissionsTask {
+export function approvedPermissionsFor(pending: {
+  permissions: readonly Permission[];
+}): ConfirmedPermissionsTask {
   return { type: "confirmed-permissions", permissions: [...pending.permissions] };
 }
 

@@ -4,8 +4,8 @@ import {
   type AuthInfo,
   createMcpHandler,
   isLegacyRequest,
-  McpServer,
   type McpHttpHandler,
+  McpServer,
 } from "@modelcontextprotocol/server";
 import type { Principal, ServerContext } from "../context.js";
 import { type RequestInfo, type RouteHandler, readBodyText } from "../http.js";
@@ -13,11 +13,7 @@ import type { McpEndpointOptions, McpEra } from "../options.js";
 import { authenticateBearer, insufficientScopeChallenge } from "../v2-api.js";
 import { jsonRpcErrorResponse } from "./json-rpc.js";
 import { createResolveElicitation, type ResolveElicitation } from "./resolve-elicitation.js";
-import {
-  DEFAULT_MAX_SESSIONS_PER_CREDENTIAL,
-  DEFAULT_SESSION_IDLE_MS,
-  McpSessions,
-} from "./sessions.js";
+import { DEFAULT_MAX_SESSIONS_PER_CREDENTIAL, DEFAULT_SESSION_IDLE_MS, McpSessions } from "./sessions.js";
 import { registerChatTools, SERVER_INSTRUCTIONS, TOOL_SCOPES } from "./tools.js";
 
 export type { McpEndpointOptions, McpEra } from "../options.js";
@@ -62,7 +58,9 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
     idleMs: options.mcpSessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
     maxPerCredential: options.mcpMaxSessionsPerCredential ?? DEFAULT_MAX_SESSIONS_PER_CREDENTIAL,
     ...(options.mcpMaxSessionsPerUser !== undefined ? { maxPerUser: options.mcpMaxSessionsPerUser } : {}),
-    ...(options.mcpMaxSessionsPerClient !== undefined ? { maxPerUserClient: options.mcpMaxSessionsPerClient } : {}),
+    ...(options.mcpMaxSessionsPerClient !== undefined
+      ? { maxPerUserClient: options.mcpMaxSessionsPerClient }
+      : {}),
   });
   const modern: McpHttpHandler = createMcpHandler(buildServer, {
     legacy: "reject",
@@ -127,8 +125,15 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
         );
       }
     }
-    const legacy = era === "legacy" || (era === "both" && (await isLegacyRequest(request, body, { maxRequestBodySize: MAX_MCP_BODY_BYTES })));
-    if (legacy && request.method !== "POST" && request.headers.get("mcp-session-id") === null && era === "both") {
+    const legacy =
+      era === "legacy" ||
+      (era === "both" && (await isLegacyRequest(request, body, { maxRequestBodySize: MAX_MCP_BODY_BYTES })));
+    if (
+      legacy &&
+      request.method !== "POST" &&
+      request.headers.get("mcp-session-id") === null &&
+      era === "both"
+    ) {
       // A GET or DELETE without a session is no 2025 session operation: the modern era has neither (405).
       return modernOnlyMethod();
     }
@@ -176,10 +181,13 @@ async function authenticateMcp(
   if ("problem" in auth) {
     return {
       problem:
-        auth.problem === "missing" ? "Missing Authorization header" : "The access token is invalid, expired or revoked",
+        auth.problem === "missing"
+          ? "Missing Authorization header"
+          : "The access token is invalid, expired or revoked",
     };
   }
-  if (auth.principal.via !== "oauth") return { problem: "API keys are not accepted on /mcp: connect through OAuth" };
+  if (auth.principal.via !== "oauth")
+    return { problem: "API keys are not accepted on /mcp: connect through OAuth" };
   if (auth.principal.resource && auth.principal.resource !== `${ctx.baseUrl}/mcp`) {
     return { problem: "The access token was issued for another resource" };
   }
@@ -233,7 +241,10 @@ async function readJsonBody(request: Request): Promise<unknown | Response> {
  * A `tools/call` of a tool whose scope the token lacks is answered 403 `insufficient_scope` with the
  * `WWW-Authenticate` challenge naming the scope, so a client can step up (CONTRACT §2, MCP authorization spec).
  */
-function missingToolScope(body: unknown, granted: readonly string[]): { tool: string; scope: string } | undefined {
+function missingToolScope(
+  body: unknown,
+  granted: readonly string[],
+): { tool: string; scope: string } | undefined {
   const messages: unknown[] = Array.isArray(body) ? body : [body];
   for (const message of messages) {
     const call = message as { method?: unknown; params?: { name?: unknown } } | null;
@@ -254,7 +265,10 @@ function hostProblemOf(request: Request, allowedHostnames: readonly string[]): R
 }
 
 /** CORS headers for an allowed browser `Origin` (loopback MCP clients), undefined for a foreign one. */
-function corsHeadersFor(origin: string, allowedHostnames: readonly string[]): Record<string, string> | undefined {
+function corsHeadersFor(
+  origin: string,
+  allowedHostnames: readonly string[],
+): Record<string, string> | undefined {
   const hostname = URL.canParse(origin) ? new URL(origin).hostname : null;
   if (hostname === null || !allowedHostnames.includes(hostname)) return undefined;
   return {

@@ -91,7 +91,10 @@ export async function resolveThroughElicitation(
         "The chat has moved on since the user was asked; nothing was resolved.",
       );
     }
-    const decision = answer.action === "accept" ? acceptedContent(ctx.mcpReq.inputResponses, DECISION_KEY, DecisionSchema) : undefined;
+    const decision =
+      answer.action === "accept"
+        ? acceptedContent(ctx.mcpReq.inputResponses, DECISION_KEY, DecisionSchema)
+        : undefined;
     if (!decision) {
       throw new ServiceError(
         "bad_request",
@@ -119,7 +122,10 @@ export async function resolveThroughElicitation(
   }
   return inputRequired({
     inputRequests: {
-      [DECISION_KEY]: inputRequired.elicit({ message: questionFor(pending), requestedSchema: DecisionSchema }),
+      [DECISION_KEY]: inputRequired.elicit({
+        message: questionFor(pending),
+        requestedSchema: DecisionSchema,
+      }),
     },
     requestState: await call.elicitation.codec.mint(
       { chatId, messageId: pending.message.id, kind: pending.kind },
@@ -128,7 +134,11 @@ export async function resolveThroughElicitation(
   });
 }
 
-async function latestPending(service: ChatService, principal: Principal, chatId: string): Promise<PendingTask> {
+async function latestPending(
+  service: ChatService,
+  principal: Principal,
+  chatId: string,
+): Promise<PendingTask> {
   const page = await service.listMessages(principal, chatId, { limit: 20 });
   const pending = pendingTaskOf(page.data.find((message) => message.role === "assistant"));
   if (!pending) {
@@ -146,6 +156,8 @@ function questionFor(pending: PendingTask): string {
     ];
     return `The assistant asks to connect ${asked.join(" and ")}. Approve to confirm them, or refuse to go on without them.`;
   }
-  const scripts = pending.permissions.map((permission) => permission.input.executeScript ?? permission.toolName);
+  const scripts = pending.permissions.map(
+    (permission) => permission.input.executeScript ?? permission.toolName,
+  );
   return `The assistant asks permission to run ${scripts.join(", ")}. Approve to let it run?`;
 }

@@ -71,7 +71,11 @@ export class McpSessions {
     if (sessionId !== null) {
       const session = this.#sessions.get(sessionId);
       if (!session) {
-        return jsonRpcErrorResponse(404, -32001, "Session not found: send a new initialize request without a session id");
+        return jsonRpcErrorResponse(
+          404,
+          -32001,
+          "Session not found: send a new initialize request without a session id",
+        );
       }
       if (session.account !== principal.account) {
         return jsonRpcErrorResponse(403, -32001, "This session belongs to another account or team");
@@ -79,7 +83,11 @@ export class McpSessions {
       return this.#track(session, await session.transport.handleRequest(request, withBody(authInfo, body)));
     }
     if (request.method !== "POST" || !isInitializeRequest(body)) {
-      return jsonRpcErrorResponse(400, -32000, "Bad Request: no valid session id; start with an initialize request");
+      return jsonRpcErrorResponse(
+        400,
+        -32000,
+        "Bad Request: no valid session id; start with an initialize request",
+      );
     }
     const scopes = this.#scopesOf(principal);
     const full = await this.#makeRoomFor(scopes);
@@ -129,7 +137,9 @@ export class McpSessions {
    */
   async #makeRoomFor(scopes: SessionScope[]): Promise<SessionScope | undefined> {
     for (const scope of scopes) {
-      const own = [...this.#sessions].filter(([, session]) => session.scopes.some((s) => s.key === scope.key));
+      const own = [...this.#sessions].filter(([, session]) =>
+        session.scopes.some((s) => s.key === scope.key),
+      );
       const count = own.length + (this.#opening.get(scope.key) ?? 0);
       if (count < scope.limit) continue;
       const idle = own
@@ -182,7 +192,14 @@ export class McpSessions {
         this.#sessions.delete(id);
       },
     });
-    const session: McpSession = { server, transport, account, scopes, lastActive: this.#now(), openResponses: 0 };
+    const session: McpSession = {
+      server,
+      transport,
+      account,
+      scopes,
+      lastActive: this.#now(),
+      openResponses: 0,
+    };
     transport.onclose = () => {
       if (transport.sessionId) this.#sessions.delete(transport.sessionId);
     };
@@ -223,7 +240,11 @@ export class McpSessions {
         return reader.cancel(reason);
       },
     });
-    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   }
 }
 

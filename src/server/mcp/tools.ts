@@ -2,8 +2,8 @@
 
 import {
   type AuthInfo,
-  CLIENT_CAPABILITIES_META_KEY,
   type CallToolResult,
+  CLIENT_CAPABILITIES_META_KEY,
   type ClientCapabilities,
   type InputRequiredResult,
   isInputRequiredResult,
@@ -249,7 +249,8 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
       outputSchema: PreviewSchema,
       annotations: READ_ONLY,
     },
-    (args, ctx) => run(TOOL_SCOPES.get_preview, ctx.http?.authInfo, (p) => service.getPreview(p, args.chatId)),
+    (args, ctx) =>
+      run(TOOL_SCOPES.get_preview, ctx.http?.authInfo, (p) => service.getPreview(p, args.chatId)),
   );
 }
 
@@ -318,7 +319,9 @@ function explain(error: unknown): string {
 
 /** The capabilities a modern request carries in its `_meta` envelope (absent on legacy requests). */
 function envelopeCapabilities(envelope: object | undefined): ClientCapabilities | undefined {
-  return (envelope as Record<string, ClientCapabilities | undefined> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
+  return (envelope as Record<string, ClientCapabilities | undefined> | undefined)?.[
+    CLIENT_CAPABILITIES_META_KEY
+  ];
 }
 
 export function failure(text: string): CallToolResult {
