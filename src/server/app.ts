@@ -1,12 +1,19 @@
-/** The reference server as one fetch-shaped handler: `/mcp` on the fetch routes, the rest (pages, OAuth, `/v2`) still on the express app behind it. */
+/** The reference server as one fetch-shaped handler: `/mcp`, `/v2` and the pages as fetch routes (OAuth still on express behind them). */
 import express, { type Express } from "express";
 import type { ServerContext } from "./context.js";
-import { type RequestInfo, type RouteHandler, requestInfoOf } from "./http.js";
+import {
+  errorJsonResponse,
+  type RequestInfo,
+  type RouteHandler,
+  requestInfoOf,
+  serviceErrorResponse,
+} from "./http.js";
 import { createMcpRoutes } from "./mcp/index.js";
 import { mountOAuth } from "./oauth/index.js";
-import { mountPages } from "./pages.js";
+import { createPageRoutes } from "./pages.js";
 import type { TokenBucketLimiter } from "./rate-limit.js";
-import { errorHandler, mountRest, notFoundHandler, requestIdMiddleware } from "./rest.js";
+import { createRestRoutes } from "./rest.js";
+import { ServiceError } from "./service-error.js";
 import type { CookieSessions } from "./sessions.js";
 import type { SsoTickets } from "./sso.js";
 
@@ -18,9 +25,12 @@ export interface ReferenceContext extends ServerContext {
 }
 
 export interface ReferenceHandler {
-  /** Answers a request of the fetch routes; `undefined` for paths still served by `legacyApp`. */
-  fetch(request: Request, clientIp?: string): Promise<Response | undefined>;
-  /** The express app of the routes not yet moved to fetch handlers (OAuth, pages, `/v2`). */
+  /**
+   * Answers one request; `undefined` only for paths still served by `legacyApp` (when it is given). `rawTarget` is
+   * the request target as sent (the node edge knows it), so `/v2` sees unfolded `..` segments.
+   */
+  fetch(request: Request, clientIp?: string, rawTarget?: string): Promise<Response | undefined>;
+  /** The express app of the OAuth routes until they are fetch routes too. */
   legacyApp: Express;
   /** Publishes `notifications/tools/list_changed` to MCP clients listening for it. */
   toolsChanged(): void;
@@ -29,12 +39,18 @@ export interface ReferenceHandler {
 export function createReferenceHandler(ctx: ReferenceContext): ReferenceHandler {
   const mcp = createMcpRoutes(ctx);
   ctx.closeHooks.push(() => mcp.close());
-  const routes: RouteHandler[] = [mcp.handle];
+  const routes: RouteHandler[] = [mcp.handle, createRestRoutes(ctx), createPageRoutes(ctx)];
   return {
-    async fetch(request, clientIp = "") {
-      const info: RequestInfo = requestInfoOf(request, clientIp);
+    async fetch(request, clientIp = "", rawTarget) {
+      const info: RequestInfo = requestInfoOf(request, clientIp, rawTarget);
       for (const route of routes) {
-        const response = await route(request, info);
+        let response: Response | undefined;
+        try {
+          response = await route(request, info);
+        } catch (error) {
+          if (!(error instanceof ServiceError)) console.error("reference server: request failed:", error);
+          response = errorJsonResponse(error, info.requestId);
+        }
         if (response) return withRequestId(response, info.requestId);
       }
       return undefined;
@@ -42,6 +58,15 @@ export function createReferenceHandler(ctx: ReferenceContext): ReferenceHandler 
     legacyApp: createExpressApp(ctx),
     toolsChanged: () => mcp.toolsChanged(),
   };
+}
+
+/** The answer to a path no route owns: the JSON error body of CONTRACT §2. */
+export function notFoundResponse(request: Request, info: RequestInfo): Response {
+  return serviceErrorResponse(
+    "not_found",
+    `No route ${request.method} ${info.url.pathname}.`,
+    info.requestId,
+  );
 }
 
 function withRequestId(response: Response, requestId: string): Response {
@@ -61,11 +86,23 @@ function createExpressApp(ctx: ReferenceContext): Express {
   const app = express();
   app.disable("x-powered-by");
   app.disable("etag");
-  app.use(requestIdMiddleware);
+  app.use((req, res, next) => {
+    const info = requestInfoOf(
+      new Request(`http://local${req.url}`, {
+        headers: { "x-request-id": String(req.headers["x-request-id"] ?? "") },
+      }),
+      "",
+    );
+    res.setHeader("x-request-id", info.requestId);
+    res.locals.requestId = info.requestId;
+    next();
+  });
   mountOAuth(app, ctx);
-  mountRest(app, ctx);
-  mountPages(app, ctx);
-  app.use(notFoundHandler);
-  app.use(errorHandler);
+  app.use((req, res) => {
+    const requestId = String(res.locals.requestId);
+    res
+      .status(404)
+      .json({ error: { code: "not_found", message: `No route ${req.method} ${req.path}.`, requestId } });
+  });
   return app;
 }

@@ -11,6 +11,11 @@ export interface RequestInfo {
   clientIp: string;
   /** The request URL, parsed once. */
   url: URL;
+  /**
+   * The path as the client sent it (still percent-encoded, `.` and `..` segments not folded as `url.pathname`
+   * folds them), when the edge knows it; routes that must not let `/v2/chats/%2e%2e` reach another route read it.
+   */
+  rawPath?: string;
 }
 
 /** One part of the server: answers the requests it owns, `undefined` for the rest (the next part is asked). */
@@ -19,13 +24,15 @@ export type RouteHandler = (request: Request, info: RequestInfo) => Promise<Resp
 /** Headers given as a record, a `Headers` or a list of pairs (several `set-cookie`s need the list or `Headers`). */
 export type HeadersLike = HeadersInit;
 
-/** The `RequestInfo` of a request: a sane incoming `x-request-id` or a fresh one. */
-export function requestInfoOf(request: Request, clientIp: string): RequestInfo {
-  return {
+/** The `RequestInfo` of a request: a sane incoming `x-request-id` or a fresh one; `rawTarget` as sent on the wire. */
+export function requestInfoOf(request: Request, clientIp: string, rawTarget?: string): RequestInfo {
+  const info: RequestInfo = {
     requestId: requestIdFrom(request.headers.get("x-request-id")),
     clientIp,
     url: new URL(request.url),
   };
+  if (rawTarget !== undefined) info.rawPath = rawTarget.split("?")[0]!.split("#")[0]!;
+  return info;
 }
 
 /** A JSON response; private by default (`cache-control: no-store`). */

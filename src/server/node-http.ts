@@ -4,7 +4,11 @@ import { Readable } from "node:stream";
 import { newId } from "./ids.js";
 
 /** Answers a request, or `undefined` to hand it to the fallback listener. */
-export type FetchHandler = (request: Request, clientIp: string) => Promise<Response | undefined>;
+export type FetchHandler = (
+  request: Request,
+  clientIp: string,
+  rawTarget: string,
+) => Promise<Response | undefined>;
 
 export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -30,7 +34,7 @@ export function toNodeListener(
       sendPlainError(res, 400, "The request target is not valid.");
       return;
     }
-    handle(request, req.socket.remoteAddress ?? "")
+    handle(request, req.socket.remoteAddress ?? "", req.url ?? "/")
       .then(async (response) => {
         if (response === undefined) {
           if (fallback) fallback(req, res);
