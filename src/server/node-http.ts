@@ -41,6 +41,8 @@ export function toNodeListener(
           else sendPlainError(res, 404, "Not found.");
           return;
         }
+        // A body left unread (refused as too large) leaves the connection unusable: tell the client not to reuse it.
+        if (!req.complete) res.setHeader("connection", "close");
         await writeResponse(response, res);
       })
       .catch((error: unknown) => {
