@@ -96,6 +96,8 @@ export interface StoreCollection<T> {
   has(key: string): boolean;
   entries(): Array<[string, T]>;
   values(): T[];
+  /** How many keys it holds. */
+  size(): number;
 }
 
 /** Options of `startReferenceServer()`; `createReferenceApp` reads the resolved form from `ServerContext.options`. */

@@ -113,7 +113,8 @@ function createReferenceContext(
     tokenVerifiers: core.tokenVerifiers,
     sso: core.sso,
     sessions: new CookieSessions(core.users, () => baseUrl.startsWith("https:")),
-    closeHooks: [],
+    // A stopped server leaves one data file: the store's journal is folded into it.
+    closeHooks: [() => core.store.compact()],
     ...(rateLimit ? { rateLimiter: new TokenBucketLimiter(rateLimit) } : {}),
     apiKeysBySlug: core.apiKeys,
   };

@@ -24,6 +24,8 @@ export interface OAuthServerOptions {
   oauthRateLimit?: OAuthRateLimits | false;
   /** Bounds on dynamically registered clients. Default: unused ones expire after 24 h, at most 10 000 kept. */
   oauthRegistrationLimits?: OAuthRegistrationLimits;
+  /** Tests only: client ID metadata documents may be served over plain http from a loopback host. */
+  testOnlyAllowHttpClientMetadataDocuments?: boolean;
 }
 
 /** A token bucket per OAuth endpoint; an endpoint left out keeps its default. */
