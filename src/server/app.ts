@@ -1,5 +1,4 @@
-/** The reference server as one fetch-shaped handler: `/mcp`, `/v2` and the pages as fetch routes (OAuth still on express behind them). */
-import express, { type Express } from "express";
+/** The reference server as one fetch-shaped handler: OAuth, `/mcp`, `/v2` and the pages as routes, JSON 404 for the rest. */
 import type { ServerContext } from "./context.js";
 import {
   errorJsonResponse,
@@ -9,7 +8,7 @@ import {
   serviceErrorResponse,
 } from "./http.js";
 import { createMcpRoutes } from "./mcp/index.js";
-import { mountOAuth } from "./oauth/index.js";
+import { createOAuthRoutes } from "./oauth/index.js";
 import { createPageRoutes } from "./pages.js";
 import type { TokenBucketLimiter } from "./rate-limit.js";
 import { createRestRoutes } from "./rest.js";
@@ -26,20 +25,20 @@ export interface ReferenceContext extends ServerContext {
 
 export interface ReferenceHandler {
   /**
-   * Answers one request; `undefined` only for paths still served by `legacyApp` (when it is given). `rawTarget` is
-   * the request target as sent (the node edge knows it), so `/v2` sees unfolded `..` segments.
+   * Answers one request. `clientIp` keys the OAuth rate limits; `rawTarget` is the request target as sent (the
+   * node edge knows it), so `/v2` sees `..` segments unfolded. Tests call it directly, without a port.
    */
-  fetch(request: Request, clientIp?: string, rawTarget?: string): Promise<Response | undefined>;
-  /** The express app of the OAuth routes until they are fetch routes too. */
-  legacyApp: Express;
+  fetch(request: Request, clientIp?: string, rawTarget?: string): Promise<Response>;
   /** Publishes `notifications/tools/list_changed` to MCP clients listening for it. */
   toolsChanged(): void;
 }
 
 export function createReferenceHandler(ctx: ReferenceContext): ReferenceHandler {
+  // OAuth first: it pushes its token verifier onto ctx.tokenVerifiers and guards the /signin hop to consent.
+  const oauth = createOAuthRoutes(ctx);
   const mcp = createMcpRoutes(ctx);
   ctx.closeHooks.push(() => mcp.close());
-  const routes: RouteHandler[] = [mcp.handle, createRestRoutes(ctx), createPageRoutes(ctx)];
+  const routes: RouteHandler[] = [oauth.handle, mcp.handle, createRestRoutes(ctx), createPageRoutes(ctx)];
   return {
     async fetch(request, clientIp = "", rawTarget) {
       const info: RequestInfo = requestInfoOf(request, clientIp, rawTarget);
@@ -53,15 +52,14 @@ export function createReferenceHandler(ctx: ReferenceContext): ReferenceHandler 
         }
         if (response) return withRequestId(response, info.requestId);
       }
-      return undefined;
+      return withRequestId(notFoundResponse(request, info), info.requestId);
     },
-    legacyApp: createExpressApp(ctx),
     toolsChanged: () => mcp.toolsChanged(),
   };
 }
 
 /** The answer to a path no route owns: the JSON error body of CONTRACT §2. */
-export function notFoundResponse(request: Request, info: RequestInfo): Response {
+function notFoundResponse(request: Request, info: RequestInfo): Response {
   return serviceErrorResponse(
     "not_found",
     `No route ${request.method} ${info.url.pathname}.`,
@@ -80,29 +78,4 @@ function withRequestId(response: Response, requestId: string): Response {
     headers.set("x-request-id", requestId);
     return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
   }
-}
-
-function createExpressApp(ctx: ReferenceContext): Express {
-  const app = express();
-  app.disable("x-powered-by");
-  app.disable("etag");
-  app.use((req, res, next) => {
-    const info = requestInfoOf(
-      new Request(`http://local${req.url}`, {
-        headers: { "x-request-id": String(req.headers["x-request-id"] ?? "") },
-      }),
-      "",
-    );
-    res.setHeader("x-request-id", info.requestId);
-    res.locals.requestId = info.requestId;
-    next();
-  });
-  mountOAuth(app, ctx);
-  app.use((req, res) => {
-    const requestId = String(res.locals.requestId);
-    res
-      .status(404)
-      .json({ error: { code: "not_found", message: `No route ${req.method} ${req.path}.`, requestId } });
-  });
-  return app;
 }

@@ -65,7 +65,7 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
   const listenOrigin = `http://${urlHost(host)}:${address.port}`;
   server.on(
     "request",
-    toNodeListener(handler.fetch, () => listenOrigin, handler.legacyApp),
+    toNodeListener(handler.fetch, () => listenOrigin),
   );
 
   let closing: Promise<void> | undefined;
