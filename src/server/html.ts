@@ -1,5 +1,4 @@
 /** HTML for the reference server's pages: escaping and one plain layout with strict security headers. */
-import type { Response } from "express";
 
 export function escapeHtml(value: unknown): string {
   return String(value)
@@ -57,9 +56,4 @@ export function renderPage(title: string, body: Html): string {
     `<meta name="viewport" content="width=device-width,initial-scale=1"><style>${STYLE}</style></head>` +
     `<body>${body.text}</body></html>`
   );
-}
-
-/** Sends a complete page on an express response (kept until every route is a fetch handler). */
-export function sendPage(res: Response, status: number, title: string, body: Html): void {
-  res.status(status).set(PAGE_HEADERS).send(renderPage(title, body));
 }

@@ -11,6 +11,11 @@ export interface RequestInfo {
   clientIp: string;
   /** The request URL, parsed once. */
   url: URL;
+  /**
+   * The path as the client sent it (still percent-encoded, `.` and `..` segments not folded as `url.pathname`
+   * folds them), when the edge knows it; routes that must not let `/v2/chats/%2e%2e` reach another route read it.
+   */
+  rawPath?: string;
 }
 
 /** One part of the server: answers the requests it owns, `undefined` for the rest (the next part is asked). */
@@ -19,13 +24,15 @@ export type RouteHandler = (request: Request, info: RequestInfo) => Promise<Resp
 /** Headers given as a record, a `Headers` or a list of pairs (several `set-cookie`s need the list or `Headers`). */
 export type HeadersLike = HeadersInit;
 
-/** The `RequestInfo` of a request: a sane incoming `x-request-id` or a fresh one. */
-export function requestInfoOf(request: Request, clientIp: string): RequestInfo {
-  return {
+/** The `RequestInfo` of a request: a sane incoming `x-request-id` or a fresh one; `rawTarget` as sent on the wire. */
+export function requestInfoOf(request: Request, clientIp: string, rawTarget?: string): RequestInfo {
+  const info: RequestInfo = {
     requestId: requestIdFrom(request.headers.get("x-request-id")),
     clientIp,
     url: new URL(request.url),
   };
+  if (rawTarget !== undefined) info.rawPath = rawTarget.split("?")[0]!.split("#")[0]!;
+  return info;
 }
 
 /** A JSON response; private by default (`cache-control: no-store`). */
@@ -141,7 +148,9 @@ export function clearCookie(name: string, options: Omit<CookieOptions, "maxAgeMs
 
 /**
  * The body as bytes, read as a stream and refused with `ServiceError("payload_too_large")` as soon as it passes
- * `maxBytes` (a declared `content-length` above the cap is refused before reading).
+ * `maxBytes` (a declared `content-length` above the cap is refused before reading). A `gzip` or `deflate`
+ * `Content-Encoding` is inflated on the way, the cap counting inflated bytes (a small bomb is refused too);
+ * another encoding, or data that does not inflate, is `bad_request`.
  */
 export async function readBodyBytes(
   request: Request,
@@ -152,18 +161,39 @@ export async function readBodyBytes(
   const declared = Number(request.headers.get("content-length") ?? Number.NaN);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
   if (!request.body) return new Uint8Array(0);
-  const reader = request.body.getReader();
+  const encoding = (request.headers.get("content-encoding") ?? "identity").trim().toLowerCase();
+  let stream: ReadableStream<Uint8Array> = request.body;
+  if (encoding === "gzip" || encoding === "x-gzip" || encoding === "deflate") {
+    stream = stream.pipeThrough(
+      new DecompressionStream(encoding === "deflate" ? "deflate" : "gzip") as unknown as ReadableWritablePair<
+        Uint8Array,
+        Uint8Array
+      >,
+    );
+  } else if (encoding !== "identity") {
+    await request.body.cancel().catch(() => {});
+    throw new ServiceError(
+      "bad_request",
+      `Content-Encoding ${JSON.stringify(encoding.slice(0, 40))} is not supported.`,
+    );
+  }
+  const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
+    let next: ReadableStreamReadResult<Uint8Array>;
+    try {
+      next = await reader.read();
+    } catch {
+      throw new ServiceError("bad_request", "The request body could not be read (bad compressed data?).");
+    }
+    if (next.done) break;
+    total += next.value.byteLength;
     if (total > maxBytes) {
       await reader.cancel().catch(() => {});
       throw tooLarge();
     }
-    chunks.push(value);
+    chunks.push(next.value);
   }
   const bytes = new Uint8Array(total);
   let offset = 0;

@@ -92,6 +92,25 @@ describe("bodies are read with a byte cap", () => {
     const request = new Request("http://x/", { method: "POST", body: stream, duplex: "half" } as RequestInit);
     await expect(readBodyText(request, 10_000)).rejects.toMatchObject({ code: "payload_too_large" });
   });
+  it("inflates a gzip body, counting the cap on inflated bytes", async () => {
+    const { gzipSync } = await import("node:zlib");
+    const gzip = (text: string) =>
+      new Request("http://x/", {
+        method: "POST",
+        headers: { "content-encoding": "gzip" },
+        body: gzipSync(text),
+      });
+    expect(await readBodyText(gzip("hello"), 100)).toBe("hello");
+    await expect(readBodyText(gzip("x".repeat(10_000)), 1000)).rejects.toMatchObject({
+      code: "payload_too_large",
+    });
+    const unknown = new Request("http://x/", {
+      method: "POST",
+      headers: { "content-encoding": "br" },
+      body: "x",
+    });
+    await expect(readBodyText(unknown)).rejects.toMatchObject({ code: "bad_request" });
+  });
   it("parses a form body and refuses another content type", async () => {
     const form = await readFormBody(
       new Request("http://x/", {

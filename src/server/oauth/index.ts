@@ -7,7 +7,6 @@ export type {
 } from "../options.js";
 export { DEFAULT_OAUTH_RATE_LIMITS } from "../rate-limit.js";
 export { CONSENT_BINDING_COOKIE_PREFIX } from "./browser-binding.js";
-export { mountOAuth } from "./express-adapter.js";
 export { DEFAULT_MAX_REGISTERED_CLIENTS, DEFAULT_UNUSED_REGISTRATION_TTL_SECONDS } from "./grants.js";
 export { CHAT_SCOPES, OFFLINE_ACCESS_SCOPE } from "./provider.js";
 export { MAX_REGISTRATION_BYTES } from "./registration.js";
