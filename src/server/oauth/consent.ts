@@ -1,5 +1,4 @@
 /** The consent page: in the browser that started the request, a signed-in person picks an account or team and approves or denies. */
-import type { IncomingMessage } from "node:http";
 import type { Account, BrowserSessions, User } from "../context.js";
 import { html } from "../html.js";
 import { pageResponse, readFormBody, redirectResponse } from "../http.js";
@@ -45,7 +44,7 @@ async function showConsent(parts: OAuthParts, request: Request, url: URL): Promi
   if (!pending) return expiredPage();
   if (!boundToThisBrowser(parts, request, pending)) return otherBrowserPage();
   const sessions = parts.ctx.sessions;
-  const user = sessions.userFor(asIncoming(request));
+  const user = sessions.userFor(request);
   if (!user) return redirectResponse(sessions.signInUrl(`${url.pathname}${url.search}`), 303);
   return consentPage(parts, request, pending, user);
 }
@@ -61,13 +60,13 @@ async function decideConsent(parts: OAuthParts, request: Request): Promise<Respo
   const requestId = form.get("request") ?? "";
   const started = parts.flows.pendingAuthorization(requestId);
   if (started && !boundToThisBrowser(parts, request, started)) return otherBrowserPage();
-  const user = sessions.userFor(asIncoming(request));
+  const user = sessions.userFor(request);
   if (!user)
     return redirectResponse(
       sessions.signInUrl(`${CONSENT_PATH}?request=${encodeURIComponent(requestId)}`),
       303,
     );
-  if (!sessions.verifyCsrf(asIncoming(request), form.get("csrf") ?? undefined)) {
+  if (!sessions.verifyCsrf(request, form.get("csrf") ?? undefined)) {
     return pageResponse(
       403,
       "Authorize",
@@ -99,14 +98,6 @@ async function decideConsent(parts: OAuthParts, request: Request): Promise<Respo
     ...(pending.resource ? { resource: pending.resource } : {}),
   };
   return redirectResponse(parts.flows.approvedRedirect(approval, pending), 303, release);
-}
-
-/**
- * The sessions read the cookie header of a node request; a fetch `Request` is handed over as one.
- * (Goes away once `BrowserSessions` takes a `Request`.)
- */
-function asIncoming(request: Request): IncomingMessage {
-  return { headers: { cookie: request.headers.get("cookie") ?? undefined } } as unknown as IncomingMessage;
 }
 
 function boundToThisBrowser(parts: OAuthParts, request: Request, pending: PendingAuthorization): boolean {
@@ -155,7 +146,7 @@ function consentPage(
       ${error ? html`<p class="error">${error}</p>` : ""}
       <form method="post" action="${CONSENT_PATH}">
         <input type="hidden" name="request" value="${pending.id}">
-        <input type="hidden" name="csrf" value="${sessions.csrfToken(asIncoming(request))}">
+        <input type="hidden" name="csrf" value="${sessions.csrfToken(request)}">
         <fieldset><legend>Use this account or team</legend>
           ${choices.map(
             (account, index) =>
