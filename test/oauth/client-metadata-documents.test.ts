@@ -14,7 +14,10 @@ import {
 /** Serves documents at chosen paths; counts requests per path. */
 let documents: Server;
 let documentsUrl = "";
-const served = new Map<string, { status?: number; body?: string; headers?: Record<string, string> }>();
+const served = new Map<
+  string,
+  { status?: number; body?: string; headers?: Record<string, string>; hang?: boolean }
+>();
 const hits = new Map<string, number>();
 
 let server: ReferenceServer;
@@ -27,6 +30,7 @@ beforeAll(async () => {
       res.writeHead(404).end();
       return;
     }
+    if (answer.hang) return;
     res.writeHead(answer.status ?? 200, { "content-type": "application/json", ...answer.headers });
     res.end(answer.body ?? "");
   });
@@ -37,6 +41,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server?.close();
+  documents.closeAllConnections();
   await new Promise((resolve) => documents.close(resolve));
 });
 
@@ -149,6 +154,48 @@ describe("documents that are refused (invalid_client, no redirect)", () => {
     const reply = await authorizeReply(`${documentsUrl}/apps/moved.json`);
     expect(reply.status).toBe(400);
     expect(reply.text).toContain("redirects elsewhere");
+  });
+});
+
+describe("a document that never arrives", () => {
+  it("is given up on after the fetch time limit: invalid_client, no redirect", async () => {
+    served.set("/apps/slow.json", { hang: true });
+    const reply = await authorizeReply(`${documentsUrl}/apps/slow.json`);
+    expect(reply.status).toBe(400);
+    expect(reply.location).toBeNull();
+    expect(reply.text).toContain("timed out");
+  }, 15_000);
+});
+
+describe("https documents on local or private addresses (server-side request forgery)", () => {
+  it.each([
+    "https://127.0.0.1/app.json",
+    "https://localhost/app.json",
+    "https://10.1.2.3/app.json",
+    "https://192.168.1.1/app.json",
+    "https://169.254.169.254/latest/meta-data",
+    "https://[::1]/app.json",
+    "https://[fd00::1]/app.json",
+  ])("%s is never fetched: an unknown client", async (clientId) => {
+    // A server without the test-only loopback switch, as every real deployment runs.
+    const strict = await startTestServer({ autoApprove: "acme" });
+    let reply: { status: number; text: string };
+    try {
+      const response = await fetch(
+        authorizeUrl(strict.url, {
+          client_id: clientId,
+          redirect_uri: CALLBACK_URL,
+          code_challenge: pkcePair().challenge,
+        }),
+        { redirect: "manual" },
+      );
+      reply = { status: response.status, text: await response.text() };
+    } finally {
+      await strict.close();
+    }
+    expect(reply.status).toBe(400);
+    expect(reply.text).toContain("invalid_client");
+    expect(reply.text).toContain("unknown client_id");
   });
 });
 

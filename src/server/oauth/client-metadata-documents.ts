@@ -33,10 +33,9 @@ export class ClientMetadataDocuments {
     if (!URL.canParse(clientId)) return false;
     const url = new URL(clientId);
     if (url.username || url.password || url.hash || url.pathname === "/") return false;
-    if (url.protocol === "https:") return true;
-    return (
-      url.protocol === "http:" && this.#options.allowLoopbackHttp === true && LOOPBACK_HOSTS.has(url.hostname)
-    );
+    const loopbackAllowed = this.#options.allowLoopbackHttp === true && LOOPBACK_HOSTS.has(url.hostname);
+    if (url.protocol === "https:") return loopbackAllowed || !isLocalHost(url.hostname);
+    return url.protocol === "http:" && loopbackAllowed;
   }
 
   /** The client the document at `clientId` describes, from the cache while fresh; failures are cached briefly. */
@@ -92,6 +91,32 @@ export class ClientMetadataDocuments {
       return fail(`the client metadata document ${why}`);
     }
   }
+}
+
+/**
+ * A host the server must not be made to fetch from (server-side request forgery): loopback, private, link-local
+ * and unique-local address literals, and `localhost`. (Names that resolve to such addresses are not caught.)
+ */
+function isLocalHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  if (host === "localhost" || host.endsWith(".localhost")) return true;
+  const v4 = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(host);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    const privateV4 =
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      (a === 100 && b >= 64 && b <= 127);
+    return a === 0 || a === 10 || a === 127 || privateV4;
+  }
+  return (
+    host === "::" ||
+    host === "::1" ||
+    /^f[cd]/.test(host) ||
+    /^fe[89ab]/.test(host) ||
+    host.startsWith("::ffff:")
+  );
 }
 
 /** The client a fetched document describes, when it is valid JSON metadata naming itself. */
