@@ -64,6 +64,21 @@ function parseMilliseconds(value: string): number {
   return Number(value);
 }
 
+function parseSeconds(value: string): number {
+  const seconds = Number(value);
+  if (!/^\d+$/.test(value) || seconds < 1 || seconds > 86_400) {
+    throw new OptionValueError("must be a whole number of seconds from 1 to 86400.");
+  }
+  return seconds;
+}
+
+function parseMcpEra(value: string): "both" | "modern" | "legacy" {
+  if (value !== "both" && value !== "modern" && value !== "legacy") {
+    throw new OptionValueError("must be both, modern or legacy.");
+  }
+  return value;
+}
+
 function parseNames(value: string): string[] {
   const names = value
     .split(",")
@@ -258,6 +273,22 @@ export const COMMANDS: CommandSpec[] = [
         flags: "--assistant-delay <ms>",
         description: "make the scripted assistant take this long to answer (to try long waits)",
         parse: parseMilliseconds,
+      },
+      {
+        flags: "--token-ttl <s>",
+        description: "OAuth access tokens expire after this many seconds (to exercise refresh)",
+        parse: parseSeconds,
+      },
+      {
+        flags: "--mcp-era <era>",
+        description:
+          "MCP protocol eras /mcp serves: both (default), modern (2026-07-28) or legacy (2025-11-25)",
+        parse: parseMcpEra,
+        defaultValue: "both",
+      },
+      {
+        flags: "--public-url <url>",
+        description: "base URL for links and OAuth metadata when the server sits behind a proxy",
       },
     ],
     async run(_operands, opts, ctx) {

@@ -1,11 +1,18 @@
-/** The reference server's express app: pages, OAuth, MCP and `/v2`, with request ids and JSON errors everywhere. */
-import express, { type Express } from "express";
+/** The reference server as one fetch-shaped handler: OAuth, `/mcp`, `/v2` and the pages as routes, JSON 404 for the rest. */
 import type { ServerContext } from "./context.js";
-import { mountMcp } from "./mcp/index.js";
-import { mountOAuth } from "./oauth/index.js";
-import { mountPages } from "./pages.js";
+import {
+  errorJsonResponse,
+  type RequestInfo,
+  type RouteHandler,
+  requestInfoOf,
+  serviceErrorResponse,
+} from "./http.js";
+import { createMcpRoutes } from "./mcp/index.js";
+import { createOAuthRoutes } from "./oauth/index.js";
+import { createPageRoutes } from "./pages.js";
 import type { TokenBucketLimiter } from "./rate-limit.js";
-import { errorHandler, mountRest, notFoundHandler, requestIdMiddleware } from "./rest.js";
+import { createRestRoutes } from "./rest.js";
+import { ServiceError } from "./service-error.js";
 import type { CookieSessions } from "./sessions.js";
 import type { SsoTickets } from "./sso.js";
 
@@ -16,16 +23,59 @@ export interface ReferenceContext extends ServerContext {
   rateLimiter?: TokenBucketLimiter;
 }
 
-export function createReferenceApp(ctx: ReferenceContext): Express {
-  const app = express();
-  app.disable("x-powered-by");
-  app.disable("etag");
-  app.use(requestIdMiddleware);
-  mountOAuth(app, ctx);
-  mountMcp(app, ctx);
-  mountRest(app, ctx);
-  mountPages(app, ctx);
-  app.use(notFoundHandler);
-  app.use(errorHandler);
-  return app;
+export interface ReferenceHandler {
+  /**
+   * Answers one request. `clientIp` keys the OAuth rate limits; `rawTarget` is the request target as sent (the
+   * node edge knows it), so `/v2` sees `..` segments unfolded. Tests call it directly, without a port.
+   */
+  fetch(request: Request, clientIp?: string, rawTarget?: string): Promise<Response>;
+  /** Publishes `notifications/tools/list_changed` to MCP clients listening for it. */
+  toolsChanged(): void;
+}
+
+export function createReferenceHandler(ctx: ReferenceContext): ReferenceHandler {
+  // OAuth first: it pushes its token verifier onto ctx.tokenVerifiers and guards the /signin hop to consent.
+  const oauth = createOAuthRoutes(ctx);
+  const mcp = createMcpRoutes(ctx);
+  ctx.closeHooks.push(() => mcp.close());
+  const routes: RouteHandler[] = [oauth.handle, mcp.handle, createRestRoutes(ctx), createPageRoutes(ctx)];
+  return {
+    async fetch(request, clientIp = "", rawTarget) {
+      const info: RequestInfo = requestInfoOf(request, clientIp, rawTarget);
+      for (const route of routes) {
+        let response: Response | undefined;
+        try {
+          response = await route(request, info);
+        } catch (error) {
+          if (!(error instanceof ServiceError)) console.error("reference server: request failed:", error);
+          response = errorJsonResponse(error, info.requestId);
+        }
+        if (response) return withRequestId(response, info.requestId);
+      }
+      return withRequestId(notFoundResponse(request, info), info.requestId);
+    },
+    toolsChanged: () => mcp.toolsChanged(),
+  };
+}
+
+/** The answer to a path no route owns: the JSON error body of CONTRACT §2. */
+function notFoundResponse(request: Request, info: RequestInfo): Response {
+  return serviceErrorResponse(
+    "not_found",
+    `No route ${request.method} ${info.url.pathname}.`,
+    info.requestId,
+  );
+}
+
+function withRequestId(response: Response, requestId: string): Response {
+  if (response.headers.has("x-request-id")) return response;
+  try {
+    response.headers.set("x-request-id", requestId);
+    return response;
+  } catch {
+    // Immutable headers (a Response from fetch): copy them.
+    const headers = new Headers(response.headers);
+    headers.set("x-request-id", requestId);
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  }
 }

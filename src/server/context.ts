@@ -1,5 +1,4 @@
 /** Types that join the reference server's parts: accounts, principals, the chat service and the shared context. */
-import type { IncomingMessage } from "node:http";
 import type { ReferenceServerOptions } from "./options.js";
 
 export type { RateLimitOptions, ReferenceServerOptions } from "./options.js";
@@ -73,15 +72,18 @@ export interface SsoGate {
   assertVerified(principal: Principal): void;
 }
 
+/** Where a session cookie is read from: a fetch `Request`, or anything with a node-style `cookie` header. */
+export type CookieSource = { headers: Headers } | { headers: { cookie?: string | undefined } };
+
 /** Browser sessions of people signed in to the reference server's pages (HttpOnly, SameSite cookie). */
 export interface BrowserSessions {
-  userFor(req: IncomingMessage): User | null;
+  userFor(req: CookieSource): User | null;
   /** `/signin?next=<path>`: where to send a person who must sign in first (`next` must be a same-origin path). */
   signInUrl(next: string): string;
   /** The CSRF token to embed as hidden field `csrf` in forms of the signed-in person's pages; null when signed out. */
-  csrfToken(req: IncomingMessage): string | null;
+  csrfToken(req: CookieSource): string | null;
   /** True when `token` is the CSRF token of the request's session (constant-time compare). */
-  verifyCsrf(req: IncomingMessage, token: unknown): boolean;
+  verifyCsrf(req: CookieSource, token: unknown): boolean;
 }
 
 /** A named key/value section of the store, persisted with everything else (values must be JSON-serialisable). */
@@ -94,6 +96,8 @@ export interface StoreCollection<T> {
   has(key: string): boolean;
   entries(): Array<[string, T]>;
   values(): T[];
+  /** How many keys it holds. */
+  size(): number;
 }
 
 /** Options of `startReferenceServer()`; `createReferenceApp` reads the resolved form from `ServerContext.options`. */

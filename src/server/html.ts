@@ -1,5 +1,4 @@
 /** HTML for the reference server's pages: escaping and one plain layout with strict security headers. */
-import type { Response } from "express";
 
 export function escapeHtml(value: unknown): string {
   return String(value)
@@ -39,22 +38,22 @@ const STYLE = `body{font:15px/1.5 system-ui,sans-serif;max-width:46rem;margin:2r
 pre{white-space:pre-wrap;background:#f4f4f4;padding:.5rem}label{display:block;margin:.4rem 0}
 .error{color:#b00020}button{padding:.4rem 1rem}`;
 
-/** Sends a complete page; no scripts, no framing, no referrer (links may carry one-time tickets). */
-export function sendPage(res: Response, status: number, title: string, body: Html): void {
-  res
-    .status(status)
-    .set({
-      "content-type": "text/html; charset=utf-8",
-      "cache-control": "no-store",
-      "content-security-policy":
-        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-      "x-frame-options": "DENY",
-      "x-content-type-options": "nosniff",
-      "referrer-policy": "no-referrer",
-    })
-    .send(
-      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} · Chat reference server</title>` +
-        `<meta name="viewport" content="width=device-width,initial-scale=1"><style>${STYLE}</style></head>` +
-        `<body>${body.text}</body></html>`,
-    );
+/** Headers of every page: no scripts, no framing, no referrer (links may carry one-time tickets), no caching. */
+export const PAGE_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "text/html; charset=utf-8",
+  "cache-control": "no-store",
+  "content-security-policy":
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+};
+
+/** The complete document of a page in the one plain layout. */
+export function renderPage(title: string, body: Html): string {
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} · Chat reference server</title>` +
+    `<meta name="viewport" content="width=device-width,initial-scale=1"><style>${STYLE}</style></head>` +
+    `<body>${body.text}</body></html>`
+  );
 }

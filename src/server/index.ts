@@ -1,11 +1,12 @@
 /** Public entry of `chat-mcp-bridge/server`: `startReferenceServer()` and the pieces the server is built from. */
 import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
-import { createReferenceApp, type ReferenceContext } from "./app.js";
+import { createReferenceHandler, type ReferenceContext } from "./app.js";
 import type { ReferenceServerOptions } from "./options.js";
 
 export type {
   McpEndpointOptions,
+  McpEra,
   OAuthRateLimits,
   OAuthRegistrationLimits,
   OAuthServerOptions,
@@ -15,6 +16,7 @@ export type {
 } from "./options.js";
 
 import { createChatCore } from "./core.js";
+import { toNodeListener } from "./node-http.js";
 import { DEFAULT_RATE_LIMIT, TokenBucketLimiter } from "./rate-limit.js";
 import { answerUnparsableRequest } from "./rest.js";
 import { CookieSessions } from "./sessions.js";
@@ -59,7 +61,12 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
     }
     throw error;
   }
-  server.on("request", createReferenceApp(ctx));
+  const handler = createReferenceHandler(ctx);
+  const listenOrigin = `http://${urlHost(host)}:${address.port}`;
+  server.on(
+    "request",
+    toNodeListener(handler.fetch, () => listenOrigin),
+  );
 
   let closing: Promise<void> | undefined;
   return {
@@ -106,7 +113,8 @@ function createReferenceContext(
     tokenVerifiers: core.tokenVerifiers,
     sso: core.sso,
     sessions: new CookieSessions(core.users, () => baseUrl.startsWith("https:")),
-    closeHooks: [],
+    // A stopped server leaves one data file: the store's journal is folded into it.
+    closeHooks: [() => core.store.compact()],
     ...(rateLimit ? { rateLimiter: new TokenBucketLimiter(rateLimit) } : {}),
     apiKeysBySlug: core.apiKeys,
   };

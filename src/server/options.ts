@@ -24,6 +24,8 @@ export interface OAuthServerOptions {
   oauthRateLimit?: OAuthRateLimits | false;
   /** Bounds on dynamically registered clients. Default: unused ones expire after 24 h, at most 10 000 kept. */
   oauthRegistrationLimits?: OAuthRegistrationLimits;
+  /** Tests only: client ID metadata documents may be served over plain http from a loopback host. */
+  testOnlyAllowHttpClientMetadataDocuments?: boolean;
 }
 
 /** A token bucket per OAuth endpoint; an endpoint left out keeps its default. */
@@ -40,7 +42,15 @@ export interface OAuthRegistrationLimits {
   maxClients?: number;
 }
 
+/** Which MCP protocol eras `/mcp` serves: 2026-07-28 statelessly, 2025-era with sessions, or both at once. */
+export type McpEra = "both" | "modern" | "legacy";
+
 export interface McpEndpointOptions {
+  /**
+   * `"both"` (default) serves MCP 2026-07-28 statelessly and 2025-11-25 (and older) with sessions at once;
+   * `"modern"` or `"legacy"` restricts `/mcp` to one era, for testing clients against each.
+   */
+  mcpEra?: McpEra;
   /** A session with no request and no open stream for this long is closed (default 30 minutes). */
   mcpSessionIdleMs?: number;
   /**
@@ -48,6 +58,10 @@ export interface McpEndpointOptions {
    * closed, and with none idle a new `initialize` gets 429.
    */
   mcpMaxSessionsPerCredential?: number;
+  /** Legacy sessions one person may hold across all their grants and clients (default 64). */
+  mcpMaxSessionsPerUser?: number;
+  /** Legacy sessions one person may hold through one client, across its grants (default 32). */
+  mcpMaxSessionsPerClient?: number;
   /** Hostnames accepted in `Host`/`Origin` besides localhost, 127.0.0.1, [::1] and the base URL's host. */
   mcpAllowedHosts?: string[];
   /**

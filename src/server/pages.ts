@@ -1,5 +1,4 @@
-/** Browser pages: sign-in/out, each chat's page and preview (members only), and the SSO re-authentication page. */
-import express, { type Express, type Request, type Response } from "express";
+/** Browser pages as a fetch route: sign-in/out, each chat's page and preview (members only), and the SSO re-authentication page. */
 import {
   findIntegrationRequest,
   findPendingPermissions,
@@ -7,7 +6,16 @@ import {
   pendingTaskOf,
 } from "../wire/index.js";
 import type { Account, User } from "./context.js";
-import { type Html, html, sendPage } from "./html.js";
+import { type Html, html } from "./html.js";
+import {
+  clearCookie,
+  pageResponse,
+  type RequestInfo,
+  type RouteHandler,
+  readFormBody,
+  redirectResponse,
+  serializeCookie,
+} from "./http.js";
 import { newSecret, sameSecret } from "./ids.js";
 import { type CookieSessions, readCookie, SIGNIN_CSRF_COOKIE, safeNextPath } from "./sessions.js";
 import type { SsoTickets } from "./sso.js";
@@ -20,175 +28,166 @@ export interface PagesContext {
   sso: SsoTickets;
 }
 
-const form = express.urlencoded({ extended: false, limit: "16kb" });
+/** Forms of the pages are small. */
+const MAX_PAGE_FORM_BYTES = 16 * 1024;
 
-export function mountPages(app: Express, ctx: PagesContext): void {
+const CHAT_PAGE = /^\/([^/]+)\/chats\/([^/]+?)(\/preview)?\/?$/;
+
+export function createPageRoutes(ctx: PagesContext): RouteHandler {
   const { sessions } = ctx;
 
-  app.get("/signin", (req, res) => {
-    renderSignIn(req, res, ctx, 200, safeNextPath(req.query.next));
-  });
-
-  app.post("/signin", form, (req, res) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    const next = safeNextPath(body.next);
-    const expected = readCookie(req, SIGNIN_CSRF_COOKIE);
-    if (!expected || typeof body.csrf !== "string" || !sameSecret(expected, body.csrf)) {
-      renderSignIn(req, res, ctx, 403, next, "The form expired. Please sign in again.");
-      return;
+  return async (request, info) => {
+    const path = info.url.pathname;
+    const method = request.method;
+    if (path === "/signin" && method === "GET") {
+      return renderSignIn(request, ctx, 200, safeNextPath(info.url.searchParams.get("next") ?? undefined));
     }
-    const user = sessions.checkPassword(body.username, body.password);
-    if (!user) {
-      renderSignIn(req, res, ctx, 401, next, "Wrong username or password.");
-      return;
+    if (path === "/signin" && method === "POST") {
+      const body = await readFormBody(request, MAX_PAGE_FORM_BYTES);
+      const next = safeNextPath(body.get("next") ?? undefined);
+      const expected = readCookie(request, SIGNIN_CSRF_COOKIE);
+      const csrf = body.get("csrf");
+      if (!expected || csrf === null || !sameSecret(expected, csrf)) {
+        return renderSignIn(request, ctx, 403, next, "The form expired. Please sign in again.");
+      }
+      const user = sessions.checkPassword(body.get("username"), body.get("password"));
+      if (!user) return renderSignIn(request, ctx, 401, next, "Wrong username or password.");
+      return redirectResponse(next, 303, [
+        ["set-cookie", clearCookie(SIGNIN_CSRF_COOKIE, sessions.cookieOptions())],
+        ["set-cookie", sessions.signIn(request, user)],
+      ]);
     }
-    res.clearCookie(SIGNIN_CSRF_COOKIE, sessions.cookieOptions());
-    sessions.signIn(req, res, user);
-    res.redirect(303, next);
-  });
-
-  app.get("/signout", (req, res) => {
-    const user = sessions.userFor(req);
-    if (!user) {
-      res.redirect(303, "/signin");
-      return;
-    }
-    sendPage(
-      res,
-      200,
-      "Sign out",
-      html`<h1>Sign out</h1><p>Signed in as <b>${user.name}</b>.</p>
-        <form method="post" action="/signout"><input type="hidden" name="csrf" value="${sessions.csrfToken(req)}">
-        <button type="submit">Sign out</button></form>`,
-    );
-  });
-
-  app.post("/signout", form, (req, res) => {
-    if (sessions.userFor(req) && !sessions.verifyCsrf(req, (req.body as Record<string, unknown>)?.csrf)) {
-      sendPage(
-        res,
-        403,
+    if (path === "/signout" && method === "GET") {
+      const user = sessions.userFor(request);
+      if (!user) return redirectResponse("/signin", 303);
+      return pageResponse(
+        200,
         "Sign out",
-        html`<h1>Sign out</h1><p class="error">The form expired; try again.</p>`,
+        html`<h1>Sign out</h1><p>Signed in as <b>${user.name}</b>.</p>
+        <form method="post" action="/signout"><input type="hidden" name="csrf" value="${sessions.csrfToken(request)}">
+        <button type="submit">Sign out</button></form>`,
       );
-      return;
     }
-    sessions.signOut(req, res);
-    res.redirect(303, "/signin");
-  });
+    if (path === "/signout" && method === "POST") {
+      const body = await readFormBody(request, MAX_PAGE_FORM_BYTES);
+      if (sessions.userFor(request) && !sessions.verifyCsrf(request, body.get("csrf") ?? undefined)) {
+        return pageResponse(
+          403,
+          "Sign out",
+          html`<h1>Sign out</h1><p class="error">The form expired; try again.</p>`,
+        );
+      }
+      return redirectResponse("/signin", 303, [["set-cookie", sessions.signOut(request)]]);
+    }
+    if (path === "/" && method === "GET") {
+      const user = sessions.userFor(request);
+      if (!user) return redirectResponse(sessions.signInUrl("/"), 303);
+      const sections = user.memberOf.map((slug) => {
+        const chats = ctx.store.chatsOf(slug).slice(0, 20);
+        return html`<h2>${ctx.accounts.get(slug)?.name ?? slug}</h2><ul>${chats.map(
+          (chat) => html`<li><a href="${chatPath(chat)}">${chat.title}</a></li>`,
+        )}</ul>${chats.length === 0 ? html`<p class="meta">No chats yet.</p>` : ""}`;
+      });
+      return pageResponse(
+        200,
+        "Chats",
+        html`<p class="meta">Signed in as ${user.name} · <a href="/signout">Sign out</a></p>${sections}`,
+      );
+    }
+    if (path === "/sso/reauth" && method === "GET") return ssoPage(request, info, ctx);
+    if (path === "/sso/reauth" && method === "POST") return ssoComplete(request, ctx);
+    const chatPage = method === "GET" ? CHAT_PAGE.exec(path) : null;
+    if (chatPage && !path.startsWith("/v2/") && !path.startsWith("/mcp/")) {
+      const slug = decodeSegment(chatPage[1]!);
+      const chatId = decodeSegment(chatPage[2]!);
+      if (slug === undefined || chatId === undefined) return undefined;
+      const access = chatForMember(request, info, ctx, slug, chatId);
+      if (access instanceof Response) return access;
+      const messages = ctx.store.messagesOf(access.chat.id);
+      return chatPage[3]
+        ? renderPreview(access.chat, messages)
+        : renderChat(access.chat, messages, access.user, ctx);
+    }
+    return undefined;
+  };
+}
 
-  app.get("/", (req, res) => {
-    const user = sessions.userFor(req);
-    if (!user) {
-      res.redirect(303, sessions.signInUrl("/"));
-      return;
-    }
-    const sections = user.memberOf.map((slug) => {
-      const chats = ctx.store.chatsOf(slug).slice(0, 20);
-      return html`<h2>${ctx.accounts.get(slug)?.name ?? slug}</h2><ul>${chats.map(
-        (chat) => html`<li><a href="${chatPath(chat)}">${chat.title}</a></li>`,
-      )}</ul>${chats.length === 0 ? html`<p class="meta">No chats yet.</p>` : ""}`;
-    });
-    sendPage(
-      res,
-      200,
-      "Chats",
-      html`<p class="meta">Signed in as ${user.name} · <a href="/signout">Sign out</a></p>${sections}`,
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+function ssoPage(request: Request, info: RequestInfo, ctx: PagesContext): Response {
+  const { sessions } = ctx;
+  const user = sessions.userFor(request);
+  if (!user) return redirectResponse(sessions.signInUrl(`${info.url.pathname}${info.url.search}`), 303);
+  const ticketId = info.url.searchParams.get("ticket") ?? "";
+  const ticket = ctx.sso.ticket(ticketId);
+  if (!ticket) {
+    return pageResponse(
+      404,
+      "SSO",
+      html`<h1>Link expired</h1><p>Retry the request to get a new re-authentication link.</p>`,
     );
-  });
-
-  app.get("/:slug/chats/:chatId", (req, res) => {
-    const access = chatForMember(req, res, ctx);
-    if (access) renderChat(res, access.chat, ctx.store.messagesOf(access.chat.id), access.user, ctx);
-  });
-
-  app.get("/:slug/chats/:chatId/preview", (req, res) => {
-    const access = chatForMember(req, res, ctx);
-    if (access) renderPreview(res, access.chat, ctx.store.messagesOf(access.chat.id));
-  });
-
-  app.get("/sso/reauth", (req, res) => {
-    const user = sessions.userFor(req);
-    if (!user) {
-      res.redirect(303, sessions.signInUrl(req.originalUrl));
-      return;
-    }
-    const ticketId = typeof req.query.ticket === "string" ? req.query.ticket : "";
-    const ticket = ctx.sso.ticket(ticketId);
-    if (!ticket) {
-      sendPage(
-        res,
-        404,
-        "SSO",
-        html`<h1>Link expired</h1><p>Retry the request to get a new re-authentication link.</p>`,
-      );
-      return;
-    }
-    const team = ctx.accounts.get(ticket.account)?.name ?? ticket.account;
-    sendPage(
-      res,
-      200,
-      "Complete SSO",
-      html`<h1>Single sign-on for ${team}</h1>
+  }
+  const team = ctx.accounts.get(ticket.account)?.name ?? ticket.account;
+  return pageResponse(
+    200,
+    "Complete SSO",
+    html`<h1>Single sign-on for ${team}</h1>
         <p>${team} requires SSO. Signed in as <b>${user.name}</b>: complete SSO to let the waiting client continue.</p>
         <form method="post" action="/sso/reauth">
           <input type="hidden" name="ticket" value="${ticketId}">
-          <input type="hidden" name="csrf" value="${sessions.csrfToken(req)}">
+          <input type="hidden" name="csrf" value="${sessions.csrfToken(request)}">
           <button type="submit">Complete SSO</button>
         </form>`,
-    );
-  });
+  );
+}
 
-  app.post("/sso/reauth", form, (req, res) => {
-    const user = sessions.userFor(req);
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    if (!user) {
-      res.redirect(303, sessions.signInUrl("/"));
-      return;
-    }
-    if (!sessions.verifyCsrf(req, body.csrf)) {
-      sendPage(res, 403, "SSO", html`<h1>Form expired</h1><p class="error">Open the link again.</p>`);
-      return;
-    }
-    const outcome = ctx.sso.complete(typeof body.ticket === "string" ? body.ticket : "", user);
-    if (outcome === "unknown-ticket") {
-      sendPage(
-        res,
-        404,
-        "SSO",
-        html`<h1>Link expired</h1><p>Retry the request to get a new re-authentication link.</p>`,
-      );
-    } else if (outcome === "not-allowed") {
-      sendPage(
-        res,
-        403,
-        "SSO",
-        html`<h1>Not allowed</h1><p>${user.name} cannot complete SSO for this credential.</p>`,
-      );
-    } else {
-      sendPage(
-        res,
-        200,
-        "SSO complete",
-        html`<h1>SSO complete</h1><p>You can close this page and retry the request.</p>`,
-      );
-    }
-  });
+async function ssoComplete(request: Request, ctx: PagesContext): Promise<Response> {
+  const { sessions } = ctx;
+  const user = sessions.userFor(request);
+  const body = await readFormBody(request, MAX_PAGE_FORM_BYTES);
+  if (!user) return redirectResponse(sessions.signInUrl("/"), 303);
+  if (!sessions.verifyCsrf(request, body.get("csrf") ?? undefined)) {
+    return pageResponse(403, "SSO", html`<h1>Form expired</h1><p class="error">Open the link again.</p>`);
+  }
+  const outcome = ctx.sso.complete(body.get("ticket") ?? "", user);
+  if (outcome === "unknown-ticket") {
+    return pageResponse(
+      404,
+      "SSO",
+      html`<h1>Link expired</h1><p>Retry the request to get a new re-authentication link.</p>`,
+    );
+  }
+  if (outcome === "not-allowed") {
+    return pageResponse(
+      403,
+      "SSO",
+      html`<h1>Not allowed</h1><p>${user.name} cannot complete SSO for this credential.</p>`,
+    );
+  }
+  return pageResponse(
+    200,
+    "SSO complete",
+    html`<h1>SSO complete</h1><p>You can close this page and retry the request.</p>`,
+  );
 }
 
 function renderSignIn(
   req: Request,
-  res: Response,
   ctx: PagesContext,
   status: number,
   next: string,
   error?: string,
-): void {
+): Response {
   const csrf = readCookie(req, SIGNIN_CSRF_COOKIE) ?? newSecret();
-  res.cookie(SIGNIN_CSRF_COOKIE, csrf, ctx.sessions.cookieOptions(60 * 60 * 1000));
+  const cookie = serializeCookie(SIGNIN_CSRF_COOKIE, csrf, ctx.sessions.cookieOptions(60 * 60 * 1000));
   const user = ctx.sessions.userFor(req);
-  sendPage(
-    res,
+  return pageResponse(
     status,
     "Sign in",
     html`<h1>Sign in to the chat reference server</h1>
@@ -202,45 +201,35 @@ function renderSignIn(
         <button type="submit">Sign in</button>
       </form>
       <p class="meta">Dev accounts: dev/dev (all teams), guest/guest (studio only).</p>`,
+    [["set-cookie", cookie]],
   );
 }
 
 /** The chat when a member of its account is signed in; otherwise answers sign-in (anonymous) or 404 (others). */
 function chatForMember(
   req: Request,
-  res: Response,
+  info: RequestInfo,
   ctx: PagesContext,
-): { chat: StoredChat; user: User } | null {
+  slug: string,
+  chatId: string,
+): { chat: StoredChat; user: User } | Response {
   const user = ctx.sessions.userFor(req);
-  if (!user) {
-    res.redirect(303, ctx.sessions.signInUrl(req.originalUrl));
-    return null;
-  }
-  const slug = String(req.params.slug);
-  const chat = ctx.store.getChat(String(req.params.chatId));
+  if (!user) return redirectResponse(ctx.sessions.signInUrl(`${info.url.pathname}${info.url.search}`), 303);
+  const chat = ctx.store.getChat(chatId);
   if (!chat || chat.account !== slug || !user.memberOf.includes(slug)) {
-    sendPage(
-      res,
+    return pageResponse(
       404,
       "Not found",
       html`<h1>Chat not found</h1><p>No chat here that ${user.name} can open.</p>`,
     );
-    return null;
   }
   return { chat, user };
 }
 
-function renderChat(
-  res: Response,
-  chat: StoredChat,
-  messages: readonly Message[],
-  user: User,
-  ctx: PagesContext,
-): void {
+function renderChat(chat: StoredChat, messages: readonly Message[], user: User, ctx: PagesContext): Response {
   const account = ctx.accounts.get(chat.account);
   const latest = messages.findLast((message) => message.role === "assistant");
-  sendPage(
-    res,
+  return pageResponse(
     200,
     chat.title,
     html`<p class="meta">${account?.name ?? chat.account} · signed in as ${user.name} · <a href="/">all chats</a></p>
@@ -279,10 +268,9 @@ function partDetails(message: Message): Html | string {
   }`;
 }
 
-function renderPreview(res: Response, chat: StoredChat, messages: readonly Message[]): void {
+function renderPreview(chat: StoredChat, messages: readonly Message[]): Response {
   const latest = messages.findLast((message) => message.role === "assistant");
-  sendPage(
-    res,
+  return pageResponse(
     200,
     `Preview: ${chat.title}`,
     html`<p class="meta"><a href="${chatPath(chat)}">back to the chat</a></p>

@@ -1,6 +1,6 @@
 /** Browser sign-in sessions of the reference server's pages: HttpOnly SameSite=Lax cookie, per-session CSRF token. */
-import type { Request, Response } from "express";
-import type { BrowserSessions, User } from "./context.js";
+import type { BrowserSessions, CookieSource, User } from "./context.js";
+import { type CookieOptions, clearCookie, serializeCookie } from "./http.js";
 import { newSecret, sameSecret } from "./ids.js";
 
 export const SESSION_COOKIE = "chat_ref_session";
@@ -24,7 +24,7 @@ export class CookieSessions implements BrowserSessions {
     private readonly now: () => number = Date.now,
   ) {}
 
-  userFor(req: Request): User | null {
+  userFor(req: CookieSource): User | null {
     const session = this.#sessionOf(req);
     return session ? (this.users.get(session.userId) ?? null) : null;
   }
@@ -33,11 +33,11 @@ export class CookieSessions implements BrowserSessions {
     return `/signin?next=${encodeURIComponent(safeNextPath(next))}`;
   }
 
-  csrfToken(req: Request): string | null {
+  csrfToken(req: CookieSource): string | null {
     return this.#sessionOf(req)?.csrf ?? null;
   }
 
-  verifyCsrf(req: Request, token: unknown): boolean {
+  verifyCsrf(req: CookieSource, token: unknown): boolean {
     const expected = this.csrfToken(req);
     return typeof token === "string" && expected !== null && sameSecret(expected, token);
   }
@@ -49,31 +49,39 @@ export class CookieSessions implements BrowserSessions {
     return user && sameSecret(user.password, password) ? user : null;
   }
 
-  /** Starts a fresh session (a new id, so a planted cookie cannot be fixed onto the person). */
-  signIn(req: Request, res: Response, user: User): void {
-    this.signOut(req, res);
+  /**
+   * Starts a fresh session (a new id, so a planted cookie cannot be fixed onto the person); the `Set-Cookie`
+   * value to send.
+   */
+  signIn(req: CookieSource, user: User): string {
+    this.#forget(req);
     const id = newSecret();
     this.#sessions.set(id, { userId: user.id, csrf: newSecret(), expiresAt: this.now() + SESSION_TTL_MS });
-    res.cookie(SESSION_COOKIE, id, this.cookieOptions(SESSION_TTL_MS));
+    return serializeCookie(SESSION_COOKIE, id, this.cookieOptions(SESSION_TTL_MS));
   }
 
-  signOut(req: Request, res: Response): void {
-    const id = readCookie(req, SESSION_COOKIE);
-    if (id) this.#sessions.delete(id);
-    res.clearCookie(SESSION_COOKIE, this.cookieOptions());
+  /** Ends the request's session; the `Set-Cookie` value that removes the cookie. */
+  signOut(req: CookieSource): string {
+    this.#forget(req);
+    return clearCookie(SESSION_COOKIE, this.cookieOptions());
   }
 
-  cookieOptions(maxAge?: number) {
+  cookieOptions(maxAgeMs?: number): CookieOptions {
     return {
       httpOnly: true,
-      sameSite: "lax" as const,
+      sameSite: "lax",
       secure: this.secureCookies(),
       path: "/",
-      ...(maxAge ? { maxAge } : {}),
+      ...(maxAgeMs ? { maxAgeMs } : {}),
     };
   }
 
-  #sessionOf(req: Request): Session | null {
+  #forget(req: CookieSource): void {
+    const id = readCookie(req, SESSION_COOKIE);
+    if (id) this.#sessions.delete(id);
+  }
+
+  #sessionOf(req: CookieSource): Session | null {
     const id = readCookie(req, SESSION_COOKIE);
     if (!id) return null;
     const session = this.#sessions.get(id);
@@ -87,8 +95,8 @@ export class CookieSessions implements BrowserSessions {
 }
 
 /** The value of one cookie of the request (no cookie-parser dependency). */
-export function readCookie(req: Request, name: string): string | undefined {
-  const header = req.headers.cookie;
+export function readCookie(req: CookieSource, name: string): string | undefined {
+  const header = req.headers instanceof Headers ? req.headers.get("cookie") : req.headers.cookie;
   if (!header) return undefined;
   for (const pair of header.split(";")) {
     const eq = pair.indexOf("=");

@@ -1,11 +1,20 @@
-/** The reference server's state: in memory, optionally persisted to one JSON file with atomic writes. */
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+/** The reference server's state: in memory, optionally persisted to a JSON snapshot plus an append-only journal. */
+import { randomUUID } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { isProcessAlive, writeFileAtomic } from "../internal/files.js";
 import { type Message, MessageSchema } from "../wire/index.js";
 import type { StoreCollection } from "./context.js";
 import { ServiceError } from "./service-error.js";
+import {
+  appendJournal,
+  type JournalBatch,
+  type JournalOp,
+  journalFileOf,
+  readJournal,
+  removeJournal,
+} from "./store-journal.js";
 
 /** Where a paused chat stands in the scripted assistant's flow (internal, never on the wire). */
 export const AssistantPauseSchema = z.object({
@@ -47,8 +56,13 @@ const StoreFileSchema = z.object({
   apiKeys: z.array(ApiKeySchema),
   ssoVerified: z.array(z.string()),
   collections: z.record(z.string(), z.record(z.string(), z.unknown())),
+  /** Id of this snapshot: the journal that continues it names it in its first line. */
+  journal: z.string().optional(),
 });
 type StoreFile = z.infer<typeof StoreFileSchema>;
+
+/** The journal is folded into a fresh snapshot once it outgrows the snapshot (and this floor). */
+const JOURNAL_FOLD_FLOOR_BYTES = 1024 * 1024;
 
 /**
  * The data file could not be written (disk full, read-only, directory gone): the change was rolled back, so
@@ -65,7 +79,10 @@ export class DataFileWriteError extends ServiceError {
 }
 
 export interface StoreOptions {
-  /** JSON file to load on start and rewrite (temp file + fsync + rename) after every change. */
+  /**
+   * JSON file to load on start. Each change is appended to `<file>.journal` (one fsynced line); the journal is
+   * folded into the file (temp file + fsync + rename) when it outgrows it, on start and by `compact()`.
+   */
   dataFile?: string;
 }
 
@@ -78,9 +95,13 @@ export class Store {
   #ssoVerified = new Set<string>();
   #collections = new Map<string, Map<string, unknown>>();
   #batchDepth = 0;
-  #dirty = false;
-  /** The file's contents as last written (or loaded): what a failed write rolls memory back to. */
-  #saved: string;
+  /** Changes of the open batch: what the journal records, and how to take each back if it cannot be saved. */
+  #ops: JournalOp[] = [];
+  #undo: Array<() => void> = [];
+  /** Id of the snapshot on disk (undefined: none written or loaded yet), and the journal's length after it. */
+  #snapshotId: string | undefined;
+  #snapshotBytes = 0;
+  #journalBytes = 0;
 
   constructor(options: StoreOptions = {}) {
     this.dataFile = options.dataFile;
@@ -88,7 +109,6 @@ export class Store {
       removeStaleTempFiles(this.dataFile);
       this.#load(this.dataFile);
     }
-    this.#saved = JSON.stringify(this.#snapshot());
   }
 
   /** Next value of the store-wide sequence (monotonic across restarts). */
@@ -109,8 +129,11 @@ export class Store {
   /** Inserts or replaces a chat record. */
   saveChat(chat: StoredChat): void {
     this.batch(() => {
+      const before = this.#chats.get(chat.id);
       this.#chats.set(chat.id, chat);
-      this.#changed();
+      this.#record({ t: "chat", chat }, () =>
+        before ? this.#chats.set(chat.id, before) : this.#chats.delete(chat.id),
+      );
     });
   }
 
@@ -124,7 +147,10 @@ export class Store {
       const list = this.#messages.get(chatId) ?? [];
       list.push(message);
       this.#messages.set(chatId, list);
-      this.#changed();
+      this.#record({ t: "message", chatId, message }, () => {
+        list.pop();
+        if (list.length === 0) this.#messages.delete(chatId);
+      });
     });
   }
 
@@ -135,7 +161,7 @@ export class Store {
   addApiKey(apiKey: ApiKey): void {
     this.batch(() => {
       this.#apiKeys.push(apiKey);
-      this.#changed();
+      this.#record({ t: "apiKey", apiKey }, () => this.#apiKeys.pop());
     });
   }
 
@@ -145,8 +171,9 @@ export class Store {
 
   markSsoVerified(subject: string): void {
     this.batch(() => {
+      if (this.#ssoVerified.has(subject)) return;
       this.#ssoVerified.add(subject);
-      this.#changed();
+      this.#record({ t: "sso", subject }, () => this.#ssoVerified.delete(subject));
     });
   }
 
@@ -155,35 +182,37 @@ export class Store {
    * (the OAuth server's clients, grants and tokens). Values must survive `JSON.stringify`.
    */
   collection<T>(name: string): StoreCollection<T> {
-    let entries = this.#collections.get(name);
-    if (!entries) {
-      entries = new Map();
-      this.#collections.set(name, entries);
-    }
-    const map = entries as Map<string, T>;
+    const map = this.#collectionMap(name) as Map<string, T>;
     return {
       get: (key) => map.get(key),
       has: (key) => map.has(key),
       set: (key, value) => {
         this.batch(() => {
+          const had = map.has(key);
+          const before = map.get(key);
           map.set(key, value);
-          this.#changed();
+          this.#record({ t: "set", collection: name, key, value }, () =>
+            had ? map.set(key, before as T) : map.delete(key),
+          );
         });
       },
       delete: (key) =>
         this.batch(() => {
-          const existed = map.delete(key);
-          if (existed) this.#changed();
-          return existed;
+          if (!map.has(key)) return false;
+          const before = map.get(key) as T;
+          map.delete(key);
+          this.#record({ t: "delete", collection: name, key }, () => map.set(key, before));
+          return true;
         }),
       entries: () => [...map.entries()],
       values: () => [...map.values()],
+      size: () => map.size,
     };
   }
 
   /**
-   * Runs `change` and persists once at the end, so related changes land in the file together. When the file
-   * cannot be written, memory is rolled back to what the file holds and `DataFileWriteError` is thrown.
+   * Runs `change` and persists once at the end, so related changes land in the file together (one journal
+   * line). When the file cannot be written, memory is rolled back and `DataFileWriteError` is thrown.
    */
   batch<T>(change: () => T): T {
     this.#batchDepth += 1;
@@ -191,12 +220,73 @@ export class Store {
       return change();
     } finally {
       this.#batchDepth -= 1;
-      if (this.#batchDepth === 0 && this.#dirty) this.#persist();
+      if (this.#batchDepth === 0) this.#endBatch();
     }
   }
 
-  #changed(): void {
-    this.#dirty = true;
+  /** Folds the journal into the data file (on close, so a stopped server leaves one file). Never throws. */
+  compact(): void {
+    if (!this.dataFile || (this.#snapshotId !== undefined && this.#journalBytes === 0)) return;
+    try {
+      this.#writeSnapshot(this.dataFile);
+    } catch (error) {
+      console.error(
+        `reference server: cannot write the data file ${this.dataFile}: ${(error as Error).message}; the journal keeps the changes`,
+      );
+    }
+  }
+
+  #collectionMap(name: string): Map<string, unknown> {
+    let entries = this.#collections.get(name);
+    if (!entries) {
+      entries = new Map();
+      this.#collections.set(name, entries);
+    }
+    return entries;
+  }
+
+  #record(op: JournalOp, undo: () => void): void {
+    this.#ops.push(op);
+    this.#undo.push(undo);
+  }
+
+  /** Persists what the batch changed (also when it threw half-way, as each change is kept in memory). */
+  #endBatch(): void {
+    const ops = this.#ops;
+    const undo = this.#undo;
+    this.#ops = [];
+    this.#undo = [];
+    if (!this.dataFile || ops.length === 0) return;
+    try {
+      this.#persist(this.dataFile, { seq: this.#seq, ops });
+    } catch (error) {
+      console.error(
+        `reference server: cannot write the data file ${this.dataFile}: ${(error as Error).message}; change rolled back`,
+      );
+      for (const step of undo.reverse()) step();
+      throw new DataFileWriteError(this.dataFile, error);
+    }
+    if (this.#journalBytes > Math.max(JOURNAL_FOLD_FLOOR_BYTES, this.#snapshotBytes)) this.compact();
+  }
+
+  /** Appends the batch to the journal; writes a whole snapshot when there is none (or the files were lost). */
+  #persist(file: string, batch: JournalBatch): void {
+    const appended =
+      this.#snapshotId !== undefined && existsSync(file)
+        ? appendJournal(file, this.#snapshotId, this.#journalBytes, batch)
+        : null;
+    if (appended === null) this.#writeSnapshot(file);
+    else this.#journalBytes = appended;
+  }
+
+  #writeSnapshot(file: string): void {
+    const id = randomUUID();
+    const contents = `${JSON.stringify({ ...this.#snapshot(), journal: id })}\n`;
+    writeFileAtomic(file, contents);
+    this.#snapshotId = id;
+    this.#snapshotBytes = Buffer.byteLength(contents);
+    this.#journalBytes = 0;
+    removeJournal(file);
   }
 
   #snapshot(): StoreFile {
@@ -213,32 +303,32 @@ export class Store {
     };
   }
 
-  #persist(): void {
-    this.#dirty = false;
-    if (!this.dataFile) return;
-    const contents = JSON.stringify(this.#snapshot());
-    try {
-      writeFileAtomic(this.dataFile, `${contents}\n`);
-    } catch (error) {
-      console.error(
-        `reference server: cannot write the data file ${this.dataFile}: ${(error as Error).message}; change rolled back`,
-      );
-      this.#restore(StoreFileSchema.parse(JSON.parse(this.#saved)));
-      throw new DataFileWriteError(this.dataFile, error);
-    }
-    this.#saved = contents;
-  }
-
-  /** Puts memory back to `data`, refilling collection maps in place (other parts hold their handles). */
-  #restore(data: StoreFile): void {
-    this.#seq = data.seq;
-    this.#chats = new Map(data.chats.map((chat) => [chat.id, chat]));
-    this.#messages = new Map(Object.entries(data.messages));
-    this.#apiKeys = data.apiKeys;
-    this.#ssoVerified = new Set(data.ssoVerified);
-    for (const [name, map] of this.#collections) {
-      map.clear();
-      for (const [key, value] of Object.entries(data.collections[name] ?? {})) map.set(key, value);
+  /** Redoes one journalled change on load. */
+  #apply(op: JournalOp): void {
+    switch (op.t) {
+      case "chat": {
+        const chat = StoredChatSchema.parse(op.chat);
+        this.#chats.set(chat.id, chat);
+        break;
+      }
+      case "message": {
+        const list = this.#messages.get(op.chatId) ?? [];
+        list.push(op.message);
+        this.#messages.set(op.chatId, list);
+        break;
+      }
+      case "apiKey":
+        this.#apiKeys.push(ApiKeySchema.parse(op.apiKey));
+        break;
+      case "sso":
+        this.#ssoVerified.add(op.subject);
+        break;
+      case "set":
+        this.#collectionMap(op.collection).set(op.key, op.value);
+        break;
+      case "delete":
+        this.#collectionMap(op.collection).delete(op.key);
+        break;
     }
   }
 
@@ -261,8 +351,28 @@ export class Store {
       throw new Error(`Data file ${file} is not a reference-server store: ${parsed.error.message}`);
     }
     const data = parsed.data;
-    this.#collections = new Map(Object.keys(data.collections).map((name) => [name, new Map()]));
-    this.#restore(data);
+    this.#seq = data.seq;
+    this.#chats = new Map(data.chats.map((chat) => [chat.id, chat]));
+    this.#messages = new Map(Object.entries(data.messages));
+    this.#apiKeys = data.apiKeys;
+    this.#ssoVerified = new Set(data.ssoVerified);
+    this.#collections = new Map(
+      Object.entries(data.collections).map(([name, entries]) => [name, new Map(Object.entries(entries))]),
+    );
+    this.#snapshotId = data.journal;
+    this.#snapshotBytes = Buffer.byteLength(text);
+    let batches: JournalBatch[];
+    try {
+      batches = readJournal(file, data.journal);
+    } catch (error) {
+      throw new Error(`Data file ${file} has a damaged journal: ${(error as Error).message}`);
+    }
+    for (const batch of batches) {
+      for (const op of batch.ops) this.#apply(op);
+      this.#seq = Math.max(this.#seq, batch.seq);
+    }
+    // One file again after a restart: the journal (or one left by an older snapshot) is folded in.
+    if (existsSync(journalFileOf(file))) this.#writeSnapshot(file);
   }
 }
 

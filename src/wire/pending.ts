@@ -1,6 +1,7 @@
 /** Pure readers of what a blocked assistant message waits for; shared by the client, the server and the CLI. */
 import {
   type AgentActionPart,
+  type ConfirmedPermissionsTask,
   type ConfirmedStepsTask,
   INTEGRATION_ACTION,
   type Message,
@@ -107,6 +108,13 @@ export function rejectedStepsFor(pending: Pick<IntegrationPending, "mcpPresets">
     connectedIntegrationNames: [],
     ...(pending.mcpPresets.length > 0 ? { connectedMcpPresetNames: [] } : {}),
   };
+}
+
+/** The `confirmed-permissions` task that approves the pending permissions unchanged. */
+export function approvedPermissionsFor(pending: {
+  permissions: readonly Permission[];
+}): ConfirmedPermissionsTask {
+  return { type: "confirmed-permissions", permissions: [...pending.permissions] };
 }
 
 /** Canonical JSON (sorted keys) so permission objects compare by meaning, not by key order. */

@@ -22,6 +22,15 @@ import {
 
 const bearer = (token: unknown) => ({ authorization: `Bearer ${String(token)}` });
 
+/** A pre-registered client: the server vouches for its redirect URI, so errors may be redirected there. */
+const VOUCHED_CLIENT = "vouched-app";
+
+/** `/authorize` answered without following it: status, Location and body. */
+async function authorizeOnce(baseUrl: string, params: Record<string, string | undefined>) {
+  const response = await fetch(authorizeUrl(baseUrl, params), { redirect: "manual" });
+  return { status: response.status, location: response.headers.get("location"), text: await response.text() };
+}
+
 /** Authorizes (auto-approve) and returns the callback URL. */
 async function authorize(baseUrl: string, params: Record<string, string | undefined>): Promise<URL> {
   return followToCallback(authorizeUrl(baseUrl, params), CALLBACK_URL);
@@ -32,7 +41,12 @@ describe("the authorization server with auto-approve", () => {
   const clock = new TestClock();
 
   beforeAll(async () => {
-    server = await startTestServer({ autoApprove: "acme", oauthNow: clock.now, accessTokenTtlSeconds: 60 });
+    server = await startTestServer({
+      autoApprove: "acme",
+      oauthNow: clock.now,
+      accessTokenTtlSeconds: 60,
+      oauthClients: [{ client_id: VOUCHED_CLIENT, redirect_uris: [CALLBACK_URL] }],
+    });
   });
   afterAll(() => server.close());
 
@@ -53,6 +67,15 @@ describe("the authorization server with auto-approve", () => {
           "client_secret_post",
         ]),
       });
+    });
+
+    it("names the issuer exactly as the well-known URL is built from it, and supports RFC 9207 iss and metadata documents", async () => {
+      const metadata = await (await fetch(`${server.url}/.well-known/oauth-authorization-server`)).json();
+      expect(`${metadata.issuer}/.well-known/oauth-authorization-server`).toBe(
+        `${server.url}/.well-known/oauth-authorization-server`,
+      );
+      expect(metadata.authorization_response_iss_parameter_supported).toBe(true);
+      expect(metadata.client_id_metadata_document_supported).toBe(true);
     });
 
     it.each(["/mcp", "/v2"])("serves RFC 9728 metadata for %s with scopes_supported", async (path) => {
@@ -132,6 +155,7 @@ describe("the authorization server with auto-approve", () => {
       });
       expect(callback.searchParams.get("state")).toBe("xyz-123");
       expect(callback.searchParams.get("code")).toEqual(expect.any(String));
+      expect(callback.searchParams.getAll("iss")).toEqual([server.url]);
     });
 
     it("accepts any port for a loopback redirect URI (RFC 8252)", async () => {
@@ -165,53 +189,74 @@ describe("the authorization server with auto-approve", () => {
     });
 
     it("refuses an unknown client without redirecting", async () => {
-      const response = await fetch(
-        authorizeUrl(server.url, {
-          client_id: "no-such-client",
-          redirect_uri: CALLBACK_URL,
-          code_challenge: pkcePair().challenge,
-        }),
-        { redirect: "manual" },
-      );
-      expect(response.status).toBe(400);
-      expect((await response.json()).error).toBe("invalid_client");
+      const reply = await authorizeOnce(server.url, {
+        client_id: "no-such-client",
+        redirect_uri: CALLBACK_URL,
+        code_challenge: pkcePair().challenge,
+      });
+      expect(reply.status).toBe(400);
+      expect(reply.location).toBeNull();
+      expect(reply.text).toContain("invalid_client");
     });
 
-    it("requires PKCE S256", async () => {
-      const { client_id } = await registerClient(server.url);
+    it("requires PKCE S256: an error redirect with the state and iss for a client it vouches for", async () => {
       for (const pkce of [{}, { code_challenge: "abc", code_challenge_method: "plain" }]) {
         const callback = await authorize(server.url, {
-          client_id,
+          client_id: VOUCHED_CLIENT,
           redirect_uri: CALLBACK_URL,
           state: "s1",
           ...pkce,
         });
         expect(callback.searchParams.get("error")).toBe("invalid_request");
         expect(callback.searchParams.get("state")).toBe("s1");
+        expect(callback.searchParams.get("iss")).toBe(server.url);
         expect(callback.searchParams.get("code")).toBeNull();
       }
     });
 
     it("refuses a resource that is not served here (RFC 8707)", async () => {
-      const { client_id } = await registerClient(server.url);
       const callback = await authorize(server.url, {
-        client_id,
+        client_id: VOUCHED_CLIENT,
         redirect_uri: CALLBACK_URL,
         code_challenge: pkcePair().challenge,
         resource: "https://elsewhere.example/mcp",
       });
       expect(callback.searchParams.get("error")).toBe("invalid_target");
+      expect(callback.searchParams.get("iss")).toBe(server.url);
     });
 
-    it("refuses an unknown scope", async () => {
-      const { client_id } = await registerClient(server.url);
+    it("refuses an unknown scope with a redirect to a client it vouches for", async () => {
       const callback = await authorize(server.url, {
-        client_id,
+        client_id: VOUCHED_CLIENT,
         redirect_uri: CALLBACK_URL,
         code_challenge: pkcePair().challenge,
         scope: "chat:read admin",
       });
       expect(callback.searchParams.get("error")).toBe("invalid_scope");
+      expect(callback.searchParams.get("iss")).toBe(server.url);
+    });
+  });
+
+  describe("/authorize errors for a client the server cannot vouch for (RFC 9700 §4.11.2): a page, never a redirect", () => {
+    it.each([
+      ["scope=bogus", { scope: "bogus" }, "invalid_scope"],
+      ["no PKCE", { code_challenge: undefined }, "invalid_request"],
+      ["the plain PKCE method", { code_challenge_method: "plain" }, "invalid_request"],
+      ["a resource served elsewhere", { resource: "https://elsewhere.example/mcp" }, "invalid_target"],
+      ["response_type=token", { response_type: "token" }, "unsupported_response_type"],
+    ])("%s from a freshly registered client", async (_name, extra, error) => {
+      const { client_id } = await registerClient(server.url);
+      const reply = await authorizeOnce(server.url, {
+        client_id,
+        redirect_uri: CALLBACK_URL,
+        code_challenge: pkcePair().challenge,
+        state: "s1",
+        ...extra,
+      });
+      expect(reply.status).toBe(400);
+      expect(reply.location).toBeNull();
+      expect(reply.text).toContain(error);
+      expect(reply.text).not.toContain("127.0.0.1:33418");
     });
   });
 
@@ -461,6 +506,7 @@ describe("the consent page", () => {
     const callback = new URL(approved.headers.get("location") ?? "");
     expect(callback.href.startsWith(CALLBACK_URL)).toBe(true);
     expect(callback.searchParams.get("state")).toBe("st-approve");
+    expect(callback.searchParams.getAll("iss")).toEqual([server.url]);
     const { body } = await postForm(`${server.url}/token`, {
       grant_type: "authorization_code",
       client_id,
@@ -478,7 +524,7 @@ describe("the consent page", () => {
     expect(created.hostProjectId).toBeUndefined();
   });
 
-  it("redirects a denial with error=access_denied and the state", async () => {
+  it("redirects a denial with error=access_denied, the state and iss (RFC 9207)", async () => {
     const browser = new TestBrowser(server.url);
     const { consentPath } = await startAuthorization(browser, "st-deny");
     await browser.signIn("dev");
@@ -492,6 +538,7 @@ describe("the consent page", () => {
     const callback = new URL(denied.headers.get("location") ?? "");
     expect(callback.searchParams.get("error")).toBe("access_denied");
     expect(callback.searchParams.get("state")).toBe("st-deny");
+    expect(callback.searchParams.getAll("iss")).toEqual([server.url]);
     expect(callback.searchParams.get("code")).toBeNull();
   });
 

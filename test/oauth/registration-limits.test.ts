@@ -1,4 +1,4 @@
-/** Bounded dynamic registrations: unused ones expire, and at the cap the oldest unused one makes room. */
+/** Bounded dynamic registrations: unused ones expire, used ones expire with their grants, and at the cap the oldest unused one makes room. */
 import { afterEach, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../src/server/index.js";
 import type { OAuthRegistrationLimits } from "../../src/server/oauth/index.js";
@@ -101,6 +101,55 @@ describe("a registration used for a grant", () => {
       refresh_token: refreshToken,
     });
     expect(refreshed.status).toBe(200);
+  });
+});
+
+describe("a registration whose grants have all ended", () => {
+  it("expires with them: once its refresh tokens have expired, it is forgotten and frees its place under the cap", async () => {
+    const clock = new TestClock();
+    const { url } = await start({ maxClients: 1, unusedTtlSeconds: 60 }, clock);
+    const used = (await registerClient(url)).client_id;
+    await useForGrant(url, used);
+
+    // Refresh tokens live 30 days: past them the grant has ended, and so has the registration.
+    clock.advance(31 * 24 * 3600 * 1000);
+    const next = await fetch(`${url}/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ redirect_uris: [CALLBACK_URL], token_endpoint_auth_method: "none" }),
+    });
+    expect(next.status).toBe(201);
+    expect(await authorizeStatus(url, used)).toBe(400);
+  });
+
+  it("expires once its only grant is revoked (and the unused time to live has passed)", async () => {
+    const clock = new TestClock();
+    const { url } = await start({ maxClients: 1, unusedTtlSeconds: 60 }, clock);
+    const used = (await registerClient(url)).client_id;
+    const refreshToken = await useForGrant(url, used);
+    const revoked = await postForm(`${url}/revoke`, { client_id: used, token: refreshToken });
+    expect(revoked.status).toBe(200);
+
+    clock.advance(61_000);
+    expect(await authorizeStatus(url, used)).toBe(400);
+  });
+
+  it("is kept while one of its grants lives: refreshing keeps it alive past the first token's expiry", async () => {
+    const clock = new TestClock();
+    const { url } = await start({ unusedTtlSeconds: 60 }, clock);
+    const used = (await registerClient(url)).client_id;
+    let refreshToken = await useForGrant(url, used);
+    for (let month = 0; month < 3; month++) {
+      clock.advance(20 * 24 * 3600 * 1000);
+      const refreshed = await postForm(`${url}/token`, {
+        grant_type: "refresh_token",
+        client_id: used,
+        refresh_token: refreshToken,
+      });
+      expect(refreshed.status).toBe(200);
+      refreshToken = String(refreshed.body.refresh_token);
+    }
+    expect(await authorizeStatus(url, used)).toBe(302);
   });
 });
 

@@ -2,12 +2,21 @@
  * /mcp under one credential that opens sessions without end (15 000 in 20 s once took 1.1 GB), and a session whose
  * event store kept every stream: sessions are capped per credential, and finished streams are pruned.
  */
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../src/server/index.js";
 import { ResumableEventStore } from "../../src/server/mcp/event-store.js";
 import { mcpHeaders, openSession, postMcp } from "../mcp/raw-mcp.js";
-import { signInRaw, startTestServer } from "../oauth/helpers.js";
+import {
+  authorizeUrl,
+  CALLBACK_URL,
+  followToCallback,
+  pkcePair,
+  postForm,
+  registerClient,
+  signInRaw,
+  startTestServer,
+} from "../oauth/helpers.js";
 
 const CAP = 4;
 let server: ReferenceServer;
@@ -94,5 +103,68 @@ describe("the event store of one session", () => {
       send: async (_id, message) => void replayed.push(message),
     });
     expect(replayed).toEqual([answer(999)]);
+  });
+});
+
+/** One more grant of an already registered client (the same person approving it again). */
+async function grantFor(baseUrl: string, clientId: string): Promise<string> {
+  const { verifier, challenge } = pkcePair();
+  const callback = await followToCallback(
+    authorizeUrl(baseUrl, { client_id: clientId, redirect_uri: CALLBACK_URL, code_challenge: challenge }),
+    CALLBACK_URL,
+  );
+  const { status, body } = await postForm(`${baseUrl}/token`, {
+    grant_type: "authorization_code",
+    code: callback.searchParams.get("code") ?? "",
+    code_verifier: verifier,
+    redirect_uri: CALLBACK_URL,
+    client_id: clientId,
+  });
+  if (status !== 200) throw new Error(`token exchange failed: ${status}`);
+  return String(body.access_token);
+}
+
+async function aliveOf(
+  target: ReferenceServer,
+  sessions: Array<{ token: string; id: string }>,
+): Promise<number> {
+  let alive = 0;
+  for (const { token, id } of sessions) {
+    const response = await postMcp(target.mcpUrl, token, { jsonrpc: "2.0", id: 1, method: "ping" }, id);
+    await response.text();
+    if (response.status === 200) alive += 1;
+  }
+  return alive;
+}
+
+describe("sessions per user and per client, across grants (one account approving one client 30 times held 960)", () => {
+  let capped: ReferenceServer;
+  beforeAll(async () => {
+    capped = await startTestServer({
+      autoApprove: "acme",
+      mcpMaxSessionsPerCredential: 2,
+      mcpMaxSessionsPerClient: 3,
+      mcpMaxSessionsPerUser: 5,
+    });
+  });
+  afterAll(() => capped.close());
+
+  it("many grants of one client by one person hold at most the per-client cap", async () => {
+    const { client_id } = await registerClient(capped.url);
+    const sessions: Array<{ token: string; id: string }> = [];
+    for (let grant = 0; grant < 4; grant++) {
+      const token = await grantFor(capped.url, client_id);
+      for (let i = 0; i < 2; i++) sessions.push({ token, id: await openSession(capped.mcpUrl, token) });
+    }
+    expect(await aliveOf(capped, sessions)).toBe(3);
+  });
+
+  it("grants of many clients by one person hold at most the per-user cap", async () => {
+    const sessions: Array<{ token: string; id: string }> = [];
+    for (let client = 0; client < 4; client++) {
+      const token = String((await signInRaw(capped.url)).tokens.access_token);
+      for (let i = 0; i < 2; i++) sessions.push({ token, id: await openSession(capped.mcpUrl, token) });
+    }
+    expect(await aliveOf(capped, sessions)).toBe(5);
   });
 });

@@ -115,24 +115,24 @@ describe("Redirect-URI tampering at /authorize: no redirect to anything not regi
     expect(reply.location).toMatch(/^http:\/\/127\.0\.0\.1:50000\/callback\?code=/);
   });
 
-  it("without PKCE, or with the plain method: an error redirect carrying the state, no code", async () => {
+  it("without PKCE, or with the plain method: an error page, no redirect (the server cannot vouch for this client)", async () => {
     for (const extra of [{ code_challenge: undefined }, { code_challenge_method: "plain" }]) {
-      const params = authorizeParams(client, newPkce(), extra);
-      const reply = await authorize(server.url, params);
-      const location = new URL(reply.location ?? "http://missing/");
-      expect(location.origin + location.pathname).toBe(CALLBACK);
-      expect(location.searchParams.get("code")).toBeNull();
-      expect(location.searchParams.get("error")).toBeTruthy();
-      expect(location.searchParams.get("state")).toBe(params.state);
+      const reply = await authorize(server.url, authorizeParams(client, newPkce(), extra));
+      expect(reply.status).toBe(400);
+      expect(reply.location).toBeNull();
+      expect(reply.text).toContain("invalid_request");
+      expect(reply.text).not.toContain("code=");
     }
   });
 
-  it("a resource on another origin is refused (invalid_target), no code", async () => {
-    const params = authorizeParams(client, newPkce(), { resource: "http://evil.example/mcp" });
-    const reply = await authorize(server.url, params);
-    const location = new URL(reply.location ?? "http://missing/");
-    expect(location.searchParams.get("code")).toBeNull();
-    expect(location.searchParams.get("error")).toBe("invalid_target");
+  it("a resource on another origin is refused (invalid_target) on a page, no redirect, no code", async () => {
+    const reply = await authorize(
+      server.url,
+      authorizeParams(client, newPkce(), { resource: "http://evil.example/mcp" }),
+    );
+    expect(reply.status).toBe(400);
+    expect(reply.location).toBeNull();
+    expect(reply.text).toContain("invalid_target");
   });
 });
 

@@ -9,6 +9,18 @@ export interface ServeOptions {
   autoApprove?: string;
   data?: string;
   assistantDelay?: number;
+  /** `--token-ttl <s>`: access-token lifetime in seconds. */
+  tokenTtl?: number;
+  /** `--mcp-era`: which MCP protocol eras `/mcp` serves. */
+  mcpEra?: "both" | "modern" | "legacy";
+  /** `--public-url`: the base URL clients reach the server at (behind a proxy). */
+  publicUrl?: string;
+}
+
+function eraNote(era: "both" | "modern" | "legacy"): string {
+  if (era === "modern") return "2026-07-28 only (stateless; 2025-era initialize is refused)";
+  if (era === "legacy") return "2025-11-25 and older only (sessions; no server/discover)";
+  return "2026-07-28 (stateless) and 2025-11-25 (sessions)";
 }
 
 /** Runs until SIGINT or SIGTERM, then closes the server and returns (exit 0). */
@@ -20,7 +32,13 @@ export async function serve(options: ServeOptions, ctx: CliContext): Promise<voi
     ...(options.data ? { dataFile: options.data } : {}),
     ...(options.autoApprove ? { autoApprove: options.autoApprove } : {}),
     ...(options.assistantDelay ? { assistantDelayMs: options.assistantDelay } : {}),
+    ...(options.tokenTtl ? { accessTokenTtlSeconds: options.tokenTtl } : {}),
+    ...(options.mcpEra ? { mcpEra: options.mcpEra } : {}),
+    ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
   }).catch((error: unknown) => {
+    if (error instanceof TypeError && /publicUrl/.test(error.message)) {
+      throw new CliError(`--public-url ${error.message.replace(/^publicUrl /, "")}`, EXIT.usage);
+    }
     if ((error as NodeJS.ErrnoException | null)?.code !== "EADDRINUSE") throw error;
     const where = `${options.host.includes(":") ? `[${options.host}]` : options.host}:${options.port}`;
     throw new CliError(
@@ -50,8 +68,12 @@ export async function serve(options: ServeOptions, ctx: CliContext): Promise<voi
       `Reference server running (dev only; Ctrl-C to stop)`,
       `  Base URL:  ${server.url}`,
       `  MCP URL:   ${server.mcpUrl}`,
+      `  MCP eras:  ${eraNote(options.mcpEra ?? "both")}`,
       ...(options.autoApprove
         ? [`  Sign-ins for ${options.autoApprove} are approved without a consent page.`]
+        : []),
+      ...(options.tokenTtl
+        ? [`  Access tokens expire after ${options.tokenTtl} s (refresh tokens renew them).`]
         : []),
       ``,
       `Seeded accounts and dev API keys (for /v2 only, never in an MCP client config):`,

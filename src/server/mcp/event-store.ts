@@ -1,6 +1,5 @@
 /** Per-session SSE event store whose event ids name their stream, so POST streams and the standalone GET stream both resume. */
-import type { EventId, EventStore, StreamId } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { EventId, EventStore, JSONRPCMessage, StreamId } from "@modelcontextprotocol/server";
 
 interface StoredEvent {
   seq: number;

@@ -1,94 +1,208 @@
-/** The `/mcp` endpoint: Host/Origin checks against DNS rebinding, OAuth bearer auth, then stateful streamable-HTTP sessions. */
-import { InvalidTokenError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
-import { requireBearerAuth } from "@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js";
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import { hostHeaderValidation } from "@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js";
-import express, {
-  type Express,
-  type NextFunction,
-  type Request,
-  type RequestHandler,
-  type Response,
-} from "express";
-
-import type { Principal, ServerContext } from "../context.js";
-import { CHAT_SCOPES, protectedResourceMetadataUrl } from "../oauth/index.js";
-import type { McpEndpointOptions } from "../options.js";
-import { insufficientScopeChallenge } from "../v2-api.js";
+/** The `/mcp` route: Host/Origin checks, OAuth bearer auth and tool scopes, then MCP 2026-07-28 served statelessly and 2025-era sessions, by era. */
+import { randomBytes } from "node:crypto";
 import {
-  DEFAULT_MAX_SESSIONS_PER_CREDENTIAL,
-  DEFAULT_SESSION_IDLE_MS,
-  McpSessions,
-  sendJsonRpcError,
-} from "./sessions.js";
-import { TOOL_SCOPES } from "./tools.js";
+  type AuthInfo,
+  createMcpHandler,
+  isLegacyRequest,
+  type McpHttpHandler,
+  McpServer,
+} from "@modelcontextprotocol/server";
+import type { Principal, ServerContext } from "../context.js";
+import { type RequestInfo, type RouteHandler, readBodyText } from "../http.js";
+import type { McpEndpointOptions, McpEra } from "../options.js";
+import { authenticateBearer, insufficientScopeChallenge } from "../v2-api.js";
+import { jsonRpcErrorResponse } from "./json-rpc.js";
+import { createResolveElicitation, type ResolveElicitation } from "./resolve-elicitation.js";
+import { DEFAULT_MAX_SESSIONS_PER_CREDENTIAL, DEFAULT_SESSION_IDLE_MS, McpSessions } from "./sessions.js";
+import { registerChatTools, SERVER_INSTRUCTIONS, TOOL_SCOPES } from "./tools.js";
 
-export type { McpEndpointOptions } from "../options.js";
+export type { McpEndpointOptions, McpEra } from "../options.js";
 export { ResumableEventStore } from "./event-store.js";
 export { registerChatTools } from "./tools.js";
 
-/** Options of the MCP part, read from `ctx.options` (they belong in `ReferenceServerOptions`). */
+export const SERVER_INFO = { name: "chat-reference-server", version: "0.1.0" };
 
+/** Scopes a `/mcp` token carries when the test-only switch stands in for sign-in. */
+const ALL_CHAT_SCOPES = ["chat:read", "chat:write"];
 const LOOPBACK_HOSTNAMES = ["localhost", "127.0.0.1", "[::1]"];
+/** JSON-RPC bodies above 4 MiB are refused with 413. */
+export const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
+/**
+ * `server/discover` and `tools/list` are the same for every caller and change only with a new server version:
+ * clients and shared caches may keep them for five minutes.
+ */
+export const MCP_CACHE_TTL_MS = 5 * 60 * 1000;
 
-export function mountMcp(app: Express, ctx: ServerContext): void {
+export interface McpRoutes {
+  handle: RouteHandler;
+  /** Publishes `notifications/tools/list_changed` to open `subscriptions/listen` streams (and legacy sessions). */
+  toolsChanged(): void;
+  close(): Promise<void>;
+}
+
+/** RFC 9728 metadata URL of `/mcp` (served by the OAuth part). */
+export function mcpResourceMetadataUrl(baseUrl: string): string {
+  return `${baseUrl}/.well-known/oauth-protected-resource/mcp`;
+}
+
+export function createMcpRoutes(ctx: ServerContext): McpRoutes {
   const options = ctx.options as McpEndpointOptions;
+  const era: McpEra = options.mcpEra ?? "both";
+  if (!["both", "modern", "legacy"].includes(era)) {
+    throw new TypeError(`mcpEra must be "both", "modern" or "legacy" (got ${JSON.stringify(era)})`);
+  }
+  const elicitation = createResolveElicitation(randomBytes(32));
+  const buildServer = () => buildMcpServer(ctx, elicitation);
   const sessions = new McpSessions({
-    tools: { service: ctx.service, sso: ctx.sso },
+    createServer: buildServer,
     idleMs: options.mcpSessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
     maxPerCredential: options.mcpMaxSessionsPerCredential ?? DEFAULT_MAX_SESSIONS_PER_CREDENTIAL,
+    ...(options.mcpMaxSessionsPerUser !== undefined ? { maxPerUser: options.mcpMaxSessionsPerUser } : {}),
+    ...(options.mcpMaxSessionsPerClient !== undefined
+      ? { maxPerUserClient: options.mcpMaxSessionsPerClient }
+      : {}),
   });
-  ctx.closeHooks.push(() => sessions.closeAll());
+  const modern: McpHttpHandler = createMcpHandler(buildServer, {
+    legacy: "reject",
+    maxRequestBodySize: MAX_MCP_BODY_BYTES,
+    onerror: (error) => {
+      if (!isClientMistake(error)) console.error("reference server: MCP request failed:", error);
+    },
+  });
 
   const allowedHostnames = [
     ...new Set([...LOOPBACK_HOSTNAMES, new URL(ctx.baseUrl).hostname, ...(options.mcpAllowedHosts ?? [])]),
   ];
-  const bearerAuth = requireBearerAuth({
-    verifier: { verifyAccessToken: (token) => verifyMcpToken(ctx, token) },
-    resourceMetadataUrl: protectedResourceMetadataUrl(ctx.baseUrl, "/mcp"),
-  });
-  const authenticate = options.testOnlyUnauthenticatedMcpAccount
-    ? testOnlyUnauthenticated(ctx, options.testOnlyUnauthenticatedMcpAccount, bearerAuth)
-    : bearerAuth;
+  const metadataUrl = mcpResourceMetadataUrl(ctx.baseUrl);
+  const testOnlyPrincipal = testOnlyUnauthenticated(ctx, options.testOnlyUnauthenticatedMcpAccount);
 
-  app.all(
-    "/mcp",
-    hostHeaderValidation(allowedHostnames),
-    originPolicy(allowedHostnames),
-    authenticate,
-    express.json({ limit: "4mb" }),
-    requireToolScope(protectedResourceMetadataUrl(ctx.baseUrl, "/mcp")),
-    (req: Request, res: Response) => {
-      sessions.handle(req, res).catch((error: unknown) => {
-        console.error("reference server: MCP request failed:", error);
-        if (!res.headersSent) sendJsonRpcError(res, 500, -32603, "Internal error");
+  const handle: RouteHandler = async (request, info) => {
+    if (info.url.pathname !== "/mcp") return undefined;
+    const hostProblem = hostProblemOf(request, allowedHostnames);
+    if (hostProblem) return hostProblem;
+    const origin = request.headers.get("origin");
+    const cors = origin === null ? undefined : corsHeadersFor(origin, allowedHostnames);
+    if (origin !== null && !cors) return jsonRpcErrorResponse(403, -32000, "Invalid Origin");
+    const answer = await serve(request, info);
+    if (!cors) return answer;
+    const headers = new Headers(answer.headers);
+    for (const [name, value] of Object.entries(cors)) headers.set(name, value);
+    return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers });
+  };
+
+  async function serve(request: Request, _info: RequestInfo): Promise<Response> {
+    if (request.method === "OPTIONS") {
+      return new Response(null, {
+        status: 204,
+        headers: {
+          "access-control-allow-methods": "GET, POST, DELETE",
+          "access-control-allow-headers":
+            "authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id, mcp-method, mcp-name, mcp-param-chatid",
+          "access-control-max-age": "600",
+        },
       });
+    }
+    const auth =
+      testOnlyPrincipal && request.headers.get("authorization") === null
+        ? { principal: testOnlyPrincipal }
+        : await authenticateMcp(ctx, request.headers.get("authorization"));
+    if ("problem" in auth) return unauthorized(auth.problem, metadataUrl);
+    const { principal } = auth;
+    const authInfo = toAuthInfo(request.headers.get("authorization") ?? "", principal);
+
+    let body: unknown;
+    if (request.method === "POST") {
+      const read = await readJsonBody(request);
+      if (read instanceof Response) return read;
+      body = read;
+      const refused = missingToolScope(body, principal.scopes);
+      if (refused) {
+        return jsonRpcErrorResponse(
+          403,
+          -32001,
+          `insufficient_scope: ${refused.tool} needs the ${refused.scope} scope`,
+          { "www-authenticate": insufficientScopeChallenge(refused.scope, metadataUrl) },
+        );
+      }
+    }
+    const legacy =
+      era === "legacy" ||
+      (era === "both" && (await isLegacyRequest(request, body, { maxRequestBodySize: MAX_MCP_BODY_BYTES })));
+    if (
+      legacy &&
+      request.method !== "POST" &&
+      request.headers.get("mcp-session-id") === null &&
+      era === "both"
+    ) {
+      // A GET or DELETE without a session is no 2025 session operation: the modern era has neither (405).
+      return modernOnlyMethod();
+    }
+    if (legacy) return sessions.handle(request, principal, authInfo, body);
+    if (request.method !== "POST") return modernOnlyMethod();
+    return modern.fetch(request, { authInfo, parsedBody: body });
+  }
+
+  return {
+    handle,
+    toolsChanged: () => modern.notify.toolsChanged(),
+    close: async () => {
+      await modern.close();
+      await sessions.closeAll();
     },
-    (error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-      const type = (error as { type?: string }).type;
-      if (type === "entity.too.large") sendJsonRpcError(res, 413, -32600, "The request body is too large");
-      else if (type === "entity.parse.failed")
-        sendJsonRpcError(res, 400, -32700, "Parse error: invalid JSON");
-      else sendJsonRpcError(res, 400, -32600, "The request body could not be read");
+  };
+}
+
+function buildMcpServer(ctx: ServerContext, elicitation: ResolveElicitation): McpServer {
+  const server = new McpServer(SERVER_INFO, {
+    instructions: SERVER_INSTRUCTIONS,
+    capabilities: { tools: { listChanged: true } },
+    cacheHints: {
+      "server/discover": { ttlMs: MCP_CACHE_TTL_MS, cacheScope: "public" },
+      "tools/list": { ttlMs: MCP_CACHE_TTL_MS, cacheScope: "public" },
     },
-  );
+    requestState: { verify: elicitation.codec.verify },
+  });
+  registerChatTools(server, { service: ctx.service, sso: ctx.sso, elicitation });
+  return server;
+}
+
+function modernOnlyMethod(): Response {
+  return jsonRpcErrorResponse(405, -32000, "Method not allowed: MCP 2026-07-28 is served by POST only", {
+    allow: "POST",
+  });
 }
 
 /** Only OAuth access tokens of this server, issued for `/mcp` or for no particular resource (never API keys). */
-async function verifyMcpToken(ctx: ServerContext, token: string): Promise<AuthInfo> {
-  let principal: Principal | null = null;
-  for (const verify of ctx.tokenVerifiers) {
-    principal = await verify(token);
-    if (principal) break;
+async function authenticateMcp(
+  ctx: ServerContext,
+  authorization: string | null,
+): Promise<{ principal: Principal } | { problem: string }> {
+  const auth = await authenticateBearer(authorization, ctx.tokenVerifiers);
+  if ("problem" in auth) {
+    return {
+      problem:
+        auth.problem === "missing"
+          ? "Missing Authorization header"
+          : "The access token is invalid, expired or revoked",
+    };
   }
-  if (!principal) throw new InvalidTokenError("The access token is invalid, expired or revoked");
-  if (principal.via !== "oauth") {
-    throw new InvalidTokenError("API keys are not accepted on /mcp: connect through OAuth");
+  if (auth.principal.via !== "oauth")
+    return { problem: "API keys are not accepted on /mcp: connect through OAuth" };
+  if (auth.principal.resource && auth.principal.resource !== `${ctx.baseUrl}/mcp`) {
+    return { problem: "The access token was issued for another resource" };
   }
-  if (principal.resource && principal.resource !== `${ctx.baseUrl}/mcp`) {
-    throw new InvalidTokenError("The access token was issued for another resource");
-  }
-  return toAuthInfo(token, principal);
+  return auth;
+}
+
+function unauthorized(description: string, metadataUrl: string): Response {
+  return new Response(JSON.stringify({ error: "invalid_token", error_description: description }), {
+    status: 401,
+    headers: {
+      "content-type": "application/json",
+      "cache-control": "no-store",
+      "www-authenticate": `Bearer error="invalid_token", error_description="${description}", resource_metadata="${metadataUrl}"`,
+    },
+  });
 }
 
 function toAuthInfo(token: string, principal: Principal): AuthInfo {
@@ -101,81 +215,86 @@ function toAuthInfo(token: string, principal: Principal): AuthInfo {
   };
 }
 
+/** The parsed JSON-RPC body, or the error response: 413 past the cap, 415 for another media type, -32700 for bad JSON. */
+async function readJsonBody(request: Request): Promise<unknown | Response> {
+  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/json") {
+    return jsonRpcErrorResponse(415, -32000, "Unsupported Media Type: Content-Type must be application/json");
+  }
+  let text: string | undefined;
+  try {
+    text = await readBodyText(request, MAX_MCP_BODY_BYTES);
+  } catch (error) {
+    if ((error as { code?: string }).code === "payload_too_large") {
+      return jsonRpcErrorResponse(413, -32600, "The request body is too large");
+    }
+    return jsonRpcErrorResponse(400, -32600, "The request body could not be read");
+  }
+  try {
+    return JSON.parse(text ?? "");
+  } catch {
+    return jsonRpcErrorResponse(400, -32700, "Parse error: invalid JSON");
+  }
+}
+
 /**
  * A `tools/call` of a tool whose scope the token lacks is answered 403 `insufficient_scope` with the
  * `WWW-Authenticate` challenge naming the scope, so a client can step up (CONTRACT §2, MCP authorization spec).
  */
-function requireToolScope(resourceMetadataUrl: string): RequestHandler {
-  return (req, res, next) => {
-    const granted = req.auth?.scopes ?? [];
-    const messages: unknown[] = Array.isArray(req.body) ? req.body : [req.body];
-    for (const message of messages) {
-      const call = message as { method?: unknown; params?: { name?: unknown } } | null;
-      if (call?.method !== "tools/call" || typeof call.params?.name !== "string") continue;
-      const scope = TOOL_SCOPES[call.params.name as keyof typeof TOOL_SCOPES];
-      if (!scope || granted.includes(scope)) continue;
-      res.set("www-authenticate", insufficientScopeChallenge(scope, resourceMetadataUrl));
-      sendJsonRpcError(res, 403, -32001, `insufficient_scope: ${call.params.name} needs the ${scope} scope`);
-      return;
-    }
-    next();
+function missingToolScope(
+  body: unknown,
+  granted: readonly string[],
+): { tool: string; scope: string } | undefined {
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  for (const message of messages) {
+    const call = message as { method?: unknown; params?: { name?: unknown } } | null;
+    if (call?.method !== "tools/call" || typeof call.params?.name !== "string") continue;
+    const scope = TOOL_SCOPES[call.params.name as keyof typeof TOOL_SCOPES];
+    if (scope && !granted.includes(scope)) return { tool: call.params.name, scope };
+  }
+  return undefined;
+}
+
+/** 403 for a `Host` that is not ours (DNS rebinding); undefined when it is. */
+function hostProblemOf(request: Request, allowedHostnames: readonly string[]): Response | undefined {
+  const host = request.headers.get("host");
+  if (host === null) return jsonRpcErrorResponse(403, -32000, "Missing Host header");
+  const hostname = URL.canParse(`http://${host}`) ? new URL(`http://${host}`).hostname : null;
+  if (hostname !== null && allowedHostnames.includes(hostname)) return undefined;
+  return jsonRpcErrorResponse(403, -32000, `Invalid Host header: ${JSON.stringify(host.slice(0, 100))}`);
+}
+
+/** CORS headers for an allowed browser `Origin` (loopback MCP clients), undefined for a foreign one. */
+function corsHeadersFor(
+  origin: string,
+  allowedHostnames: readonly string[],
+): Record<string, string> | undefined {
+  const hostname = URL.canParse(origin) ? new URL(origin).hostname : null;
+  if (hostname === null || !allowedHostnames.includes(hostname)) return undefined;
+  return {
+    "access-control-allow-origin": origin,
+    "access-control-expose-headers": "mcp-session-id, mcp-protocol-version, www-authenticate",
+    vary: "Origin",
   };
 }
 
-/**
- * Rejects a browser `Origin` whose host is not ours (DNS rebinding); requests without Origin pass. Allowed origins
- * (browser-based MCP clients on loopback) get CORS headers, and their preflight is answered before auth.
- */
-function originPolicy(allowedHostnames: readonly string[]): RequestHandler {
-  return (req, res, next) => {
-    const origin = req.get("origin");
-    if (origin === undefined) return next();
-    const hostname = URL.canParse(origin) ? new URL(origin).hostname : null;
-    if (hostname === null || !allowedHostnames.includes(hostname)) {
-      sendJsonRpcError(res, 403, -32000, "Invalid Origin");
-      return;
-    }
-    res.set({
-      "access-control-allow-origin": origin,
-      "access-control-expose-headers": "mcp-session-id, mcp-protocol-version, www-authenticate",
-      vary: "Origin",
-    });
-    if (req.method === "OPTIONS") {
-      res
-        .status(204)
-        .set({
-          "access-control-allow-methods": "GET, POST, DELETE",
-          "access-control-allow-headers":
-            "authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id",
-          "access-control-max-age": "600",
-        })
-        .end();
-      return;
-    }
-    next();
-  };
-}
-
-/** The test-only switch: no `Authorization` header means the configured account; a header is still verified. */
-function testOnlyUnauthenticated(
-  ctx: ServerContext,
-  account: string,
-  bearerAuth: RequestHandler,
-): RequestHandler {
+/** The test-only switch: no `Authorization` header means the configured account. */
+function testOnlyUnauthenticated(ctx: ServerContext, account: string | undefined): Principal | undefined {
+  if (account === undefined) return undefined;
   if (!ctx.accounts.has(account)) {
     throw new Error(`testOnlyUnauthenticatedMcpAccount: no account or team "${account}".`);
   }
   console.warn(`reference server: TEST ONLY: /mcp accepts unauthenticated requests as "${account}".`);
-  const principal: Principal = {
+  return {
     account,
     subject: `test-only-unauthenticated:${account}`,
     via: "oauth",
     clientId: "test-only-unauthenticated",
-    scopes: [...CHAT_SCOPES],
+    scopes: [...ALL_CHAT_SCOPES],
   };
-  return (req, res, next) => {
-    if (req.get("authorization") !== undefined) return bearerAuth(req, res, next);
-    req.auth = toAuthInfo("", principal);
-    next();
-  };
+}
+
+/** Errors the SDK reports for requests it refused (the client's mistake, already answered): not worth a log line. */
+function isClientMistake(error: Error): boolean {
+  return /rejected|invalid|unsupported|mismatch|not allowed|parse/i.test(error.message);
 }

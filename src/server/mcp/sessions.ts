@@ -1,37 +1,53 @@
-/** Stateful streamable-HTTP MCP sessions: one McpServer and transport per session, bound to its account, reaped when idle. */
+/** Legacy (2025-era) `/mcp` sessions: one McpServer and web-standard transport per session, bound to its account, capped per grant, user and client, reaped when idle. */
 import { randomUUID } from "node:crypto";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
-import type { Request, Response } from "express";
+import {
+  type AuthInfo,
+  isInitializeRequest,
+  type McpServer,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
+import type { Principal } from "../context.js";
 import { ResumableEventStore } from "./event-store.js";
-import { type ChatToolsContext, principalOf, registerChatTools, SERVER_INSTRUCTIONS } from "./tools.js";
+import { jsonRpcErrorResponse } from "./json-rpc.js";
 
-export const SERVER_INFO = { name: "chat-reference-server", version: "0.1.0" };
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
 export const DEFAULT_MAX_SESSIONS_PER_CREDENTIAL = 32;
+/** One person across all their grants and clients (one account approving one client 30 times held 960 before). */
+export const DEFAULT_MAX_SESSIONS_PER_USER = 64;
+/** One person through one client, across that client's grants. */
+export const DEFAULT_MAX_SESSIONS_PER_USER_CLIENT = 32;
 
 interface McpSession {
   server: McpServer;
-  transport: StreamableHTTPServerTransport;
+  transport: WebStandardStreamableHTTPServerTransport;
   /** The account or team that opened the session; requests with another account's token are refused. */
   account: string;
-  /** The credential (OAuth grant) that opened it: sessions are capped per credential. */
-  credential: string;
+  /** The caps this session counts against: grant, user, and user + client. */
+  scopes: SessionScope[];
   lastActive: number;
   /** Requests and streams still open: a session with any is never idle. */
   openResponses: number;
 }
 
+interface SessionScope {
+  key: string;
+  limit: number;
+  what: string;
+}
+
 export interface McpSessionsOptions {
-  tools: ChatToolsContext;
+  /** A fresh McpServer with the chat tools for a new session. */
+  createServer: () => McpServer;
   idleMs: number;
   maxPerCredential?: number;
+  maxPerUser?: number;
+  maxPerUserClient?: number;
   now?: () => number;
 }
 
 export class McpSessions {
   readonly #sessions = new Map<string, McpSession>();
+  /** Initializes still being answered, per scope key: a flood of concurrent ones cannot pass a cap together. */
   readonly #opening = new Map<string, number>();
   readonly #options: McpSessionsOptions;
   readonly #now: () => number;
@@ -49,83 +65,94 @@ export class McpSessions {
     return this.#sessions.size;
   }
 
-  /** Routes an authenticated request to its session, or opens a session for an `initialize` request. */
-  async handle(req: Request, res: Response): Promise<void> {
-    const principal = principalOf(req.auth);
-    if (!principal) {
-      // Unreachable behind the auth middleware; a server bug, not the client's.
-      sendJsonRpcError(res, 500, -32603, "Internal error: the request has no principal");
-      return;
-    }
-    const sessionId = req.get("mcp-session-id");
-    if (sessionId !== undefined) {
+  /** Routes an authenticated legacy request to its session, or opens a session for an `initialize` request. */
+  async handle(request: Request, principal: Principal, authInfo: AuthInfo, body: unknown): Promise<Response> {
+    const sessionId = request.headers.get("mcp-session-id");
+    if (sessionId !== null) {
       const session = this.#sessions.get(sessionId);
       if (!session) {
-        sendJsonRpcError(
-          res,
+        return jsonRpcErrorResponse(
           404,
           -32001,
           "Session not found: send a new initialize request without a session id",
         );
-        return;
       }
       if (session.account !== principal.account) {
-        sendJsonRpcError(res, 403, -32001, "This session belongs to another account or team");
-        return;
+        return jsonRpcErrorResponse(403, -32001, "This session belongs to another account or team");
       }
-      this.#track(session, res);
-      await session.transport.handleRequest(req, res, req.body);
-      return;
+      return this.#track(session, await session.transport.handleRequest(request, withBody(authInfo, body)));
     }
-    if (req.method !== "POST" || !isInitializeRequest(req.body)) {
-      sendJsonRpcError(
-        res,
+    if (request.method !== "POST" || !isInitializeRequest(body)) {
+      return jsonRpcErrorResponse(
         400,
         -32000,
         "Bad Request: no valid session id; start with an initialize request",
       );
-      return;
     }
-    const credential = `${principal.account}\u0000${principal.subject}`;
-    if (!(await this.#makeRoomFor(credential))) {
-      sendJsonRpcError(
-        res,
+    const scopes = this.#scopesOf(principal);
+    const full = await this.#makeRoomFor(scopes);
+    if (full) {
+      return jsonRpcErrorResponse(
         429,
         -32000,
-        `Too many open MCP sessions for this credential (${this.#maxPerCredential}); close one (DELETE /mcp) first`,
+        `Too many open MCP sessions for this ${full.what} (${full.limit}); close one (DELETE /mcp) first`,
       );
-      return;
     }
-    // Initializes still being answered count too, so a flood of concurrent ones cannot pass the cap together.
-    this.#opening.set(credential, (this.#opening.get(credential) ?? 0) + 1);
+    for (const scope of scopes) this.#opening.set(scope.key, (this.#opening.get(scope.key) ?? 0) + 1);
     try {
-      await this.#open(req, res, principal.account, credential);
+      return await this.#open(request, principal.account, scopes, authInfo, body);
     } finally {
-      const left = (this.#opening.get(credential) ?? 1) - 1;
-      if (left > 0) this.#opening.set(credential, left);
-      else this.#opening.delete(credential);
+      for (const scope of scopes) {
+        const left = (this.#opening.get(scope.key) ?? 1) - 1;
+        if (left > 0) this.#opening.set(scope.key, left);
+        else this.#opening.delete(scope.key);
+      }
     }
   }
 
-  get #maxPerCredential(): number {
-    return this.#options.maxPerCredential ?? DEFAULT_MAX_SESSIONS_PER_CREDENTIAL;
+  #scopesOf(principal: Principal): SessionScope[] {
+    const person = principal.userId ?? principal.subject;
+    return [
+      {
+        key: `grant\u0000${principal.account}\u0000${principal.subject}`,
+        limit: this.#options.maxPerCredential ?? DEFAULT_MAX_SESSIONS_PER_CREDENTIAL,
+        what: "credential",
+      },
+      {
+        key: `user\u0000${person}`,
+        limit: this.#options.maxPerUser ?? DEFAULT_MAX_SESSIONS_PER_USER,
+        what: "user",
+      },
+      {
+        key: `client\u0000${person}\u0000${principal.clientId ?? ""}`,
+        limit: this.#options.maxPerUserClient ?? DEFAULT_MAX_SESSIONS_PER_USER_CLIENT,
+        what: "client",
+      },
+    ];
   }
 
-  /** Below the cap, or made so by closing the credential's least recently used idle session; false when all are busy. */
-  async #makeRoomFor(credential: string): Promise<boolean> {
-    const own = [...this.#sessions].filter(([, session]) => session.credential === credential);
-    const count = own.length + (this.#opening.get(credential) ?? 0);
-    if (count < this.#maxPerCredential) return true;
-    const idle = own
-      .filter(([, session]) => session.openResponses === 0)
-      .sort(([, a], [, b]) => a.lastActive - b.lastActive);
-    const excess = count - this.#maxPerCredential + 1;
-    if (idle.length < excess) return false;
-    for (const [id, session] of idle.slice(0, excess)) {
-      this.#sessions.delete(id);
-      await session.server.close().catch(() => undefined);
+  /**
+   * Below every cap, or made so by closing the least recently used idle sessions of a full scope; the first scope
+   * that stays full (all its sessions busy) when not.
+   */
+  async #makeRoomFor(scopes: SessionScope[]): Promise<SessionScope | undefined> {
+    for (const scope of scopes) {
+      const own = [...this.#sessions].filter(([, session]) =>
+        session.scopes.some((s) => s.key === scope.key),
+      );
+      const count = own.length + (this.#opening.get(scope.key) ?? 0);
+      if (count < scope.limit) continue;
+      const idle = own
+        .filter(([, session]) => session.openResponses === 0)
+        .sort(([, a], [, b]) => a.lastActive - b.lastActive);
+      const excess = count - scope.limit + 1;
+      if (idle.length < excess) return scope;
+      for (const [id, session] of idle.slice(0, excess)) {
+        this.#sessions.delete(id);
+        await session.server.close().catch(() => undefined);
+      }
     }
-    return true;
+    return undefined;
   }
 
   /** Closes sessions that had no request or open stream for longer than the idle time. */
@@ -146,47 +173,81 @@ export class McpSessions {
     await Promise.all(sessions.map((session) => session.server.close().catch(() => undefined)));
   }
 
-  async #open(req: Request, res: Response, account: string, credential: string): Promise<void> {
-    const server = new McpServer(SERVER_INFO, { instructions: SERVER_INSTRUCTIONS });
-    registerChatTools(server, this.#options.tools);
+  async #open(
+    request: Request,
+    account: string,
+    scopes: SessionScope[],
+    authInfo: AuthInfo,
+    body: unknown,
+  ): Promise<Response> {
+    const server = this.#options.createServer();
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      eventStore: new ResumableEventStore(),
+      retryInterval: 1000,
+      onsessioninitialized: (id) => {
+        this.#sessions.set(id, session);
+      },
+      onsessionclosed: (id) => {
+        this.#sessions.delete(id);
+      },
+    });
     const session: McpSession = {
       server,
+      transport,
       account,
-      credential,
+      scopes,
       lastActive: this.#now(),
       openResponses: 0,
-      transport: new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        eventStore: new ResumableEventStore(),
-        retryInterval: 1000,
-        onsessioninitialized: (id) => {
-          this.#sessions.set(id, session);
-        },
-        onsessionclosed: (id) => {
-          this.#sessions.delete(id);
-        },
-      }),
     };
-    const { transport } = session;
     transport.onclose = () => {
       if (transport.sessionId) this.#sessions.delete(transport.sessionId);
     };
     await server.connect(transport);
-    this.#track(session, res);
-    await transport.handleRequest(req, res, req.body);
+    const response = this.#track(session, await transport.handleRequest(request, withBody(authInfo, body)));
     if (!transport.sessionId) await server.close();
+    return response;
   }
 
-  #track(session: McpSession, res: Response): void {
-    session.openResponses += 1;
+  /** Counts the response as open until its body has been sent or the client has gone. */
+  #track(session: McpSession, response: Response): Response {
     session.lastActive = this.#now();
-    res.once("close", () => {
+    if (!response.body) return response;
+    session.openResponses += 1;
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
       session.openResponses -= 1;
       session.lastActive = this.#now();
+    };
+    const reader = response.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        try {
+          const { done: ended, value } = await reader.read();
+          if (ended) {
+            finish();
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (error) {
+          finish();
+          controller.error(error);
+        }
+      },
+      cancel(reason) {
+        finish();
+        return reader.cancel(reason);
+      },
+    });
+    return new Response(body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
     });
   }
 }
 
-export function sendJsonRpcError(res: Response, status: number, code: number, message: string): void {
-  res.status(status).json({ jsonrpc: "2.0", error: { code, message }, id: null });
+function withBody(authInfo: AuthInfo, body: unknown): { authInfo: AuthInfo; parsedBody?: unknown } {
+  return body === undefined ? { authInfo } : { authInfo, parsedBody: body };
 }

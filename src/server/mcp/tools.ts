@@ -1,8 +1,15 @@
 /** The seven chat tools of CONTRACT §6, backed by the same ChatService as `/v2`; failures become `isError` results that say what to do next. */
 
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type AuthInfo,
+  type CallToolResult,
+  CLIENT_CAPABILITIES_META_KEY,
+  type ClientCapabilities,
+  type InputRequiredResult,
+  isInputRequiredResult,
+  type McpServer,
+} from "@modelcontextprotocol/server";
+import { z } from "zod";
 import {
   ChatListSchema,
   ChatSchema,
@@ -12,15 +19,42 @@ import {
   MessageSchema,
   PreviewSchema,
   pendingTaskOf,
+  TaskSchema,
   TOOL_INPUTS,
   type ToolName,
 } from "../../wire/index.js";
 import { type ChatService, type Principal, ServiceError, type SsoGate } from "../context.js";
+import { type ResolveElicitation, resolveThroughElicitation } from "./resolve-elicitation.js";
 
 export interface ChatToolsContext {
   service: ChatService;
   sso: SsoGate;
+  /** How `resolve_task` without `task` asks the person (request-state codec, capability check). */
+  elicitation: ResolveElicitation;
 }
+
+/** `x-mcp-header` name of every `chatId` argument: clients mirror it as `Mcp-Param-ChatId` (a balancer can route by chat). */
+export const CHAT_ID_HEADER = "ChatId";
+
+/** `chatId` annotated for `Mcp-Param-ChatId`; the SDK's modern entry checks the header equals the argument. */
+const chatIdArgument = TOOL_INPUTS.get_chat.chatId.meta({ "x-mcp-header": CHAT_ID_HEADER });
+
+/** The input schemas as served: the wire shapes, `chatId` annotated, `resolve_task.task` optional (then it asks). */
+export const TOOL_INPUT_SCHEMAS = {
+  create_chat: z.object(TOOL_INPUTS.create_chat),
+  list_chats: z.object(TOOL_INPUTS.list_chats),
+  get_chat: z.object({ ...TOOL_INPUTS.get_chat, chatId: chatIdArgument }),
+  list_messages: z.object({ ...TOOL_INPUTS.list_messages, chatId: chatIdArgument }),
+  send_message: z.object({ ...TOOL_INPUTS.send_message, chatId: chatIdArgument }),
+  resolve_task: z.object({
+    chatId: chatIdArgument,
+    task: TaskSchema.optional().describe(
+      `${TOOL_INPUTS.resolve_task.task.description ?? ""}. Leave it out to ask the user through the client's ` +
+        "elicitation dialog instead.",
+    ),
+  }),
+  get_preview: z.object({ ...TOOL_INPUTS.get_preview, chatId: chatIdArgument }),
+};
 
 type Access = "chat:read" | "chat:write";
 
@@ -43,22 +77,22 @@ export const SERVER_INSTRUCTIONS =
   '"tool-calls" and asks either for integrations or MCP presets (an agent-action part) or for permission to run a script ' +
   "(a tool-call part with suggestedPermissions). Ask the user, then call resolve_task with what they approved.";
 
-/** The principal that `requireBearerAuth` (or the test-only switch) attached to the request. */
+/** The principal the `/mcp` route attached to the request's auth info. */
 export function principalOf(authInfo: AuthInfo | undefined): Principal | null {
   const principal = authInfo?.extra?.principal;
   return principal && typeof principal === "object" ? (principal as Principal) : null;
 }
 
-export function registerChatTools(server: McpServer, ctx: ChatToolsContext): void {
-  const { service } = ctx;
+export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext): void {
+  const { service } = toolsCtx;
 
   /** Runs one tool call: auth, scope, SSO, then the service; the result as structured content plus its JSON. */
   function run<T extends object>(
     access: Access,
     authInfo: AuthInfo | undefined,
-    call: (principal: Principal) => Promise<T>,
+    call: (principal: Principal) => Promise<T | InputRequiredResult>,
     hint?: (result: T) => string | null,
-  ): Promise<CallToolResult> {
+  ): Promise<CallToolResult | InputRequiredResult> {
     return (async () => {
       const principal = principalOf(authInfo);
       if (!principal) return failure("Not signed in: reconnect the MCP server to sign in again.");
@@ -68,8 +102,9 @@ export function registerChatTools(server: McpServer, ctx: ChatToolsContext): voi
         );
       }
       try {
-        ctx.sso.assertVerified(principal);
+        toolsCtx.sso.assertVerified(principal);
         const result = await call(principal);
+        if (isInputRequiredResult(result)) return result;
         const content: CallToolResult["content"] = [{ type: "text", text: JSON.stringify(result) }];
         const next = hint?.(result);
         if (next) content.push({ type: "text", text: next });
@@ -87,14 +122,14 @@ export function registerChatTools(server: McpServer, ctx: ChatToolsContext): voi
       description:
         "Create a chat from a prompt. The assistant answers the first message at once; the result is the chat " +
         "(with its url). Read the assistant's reply with list_messages.",
-      inputSchema: TOOL_INPUTS.create_chat,
+      inputSchema: TOOL_INPUT_SCHEMAS.create_chat,
       outputSchema: ChatSchema,
       annotations: WRITES,
     },
-    (args, extra) =>
+    (args, ctx) =>
       run(
         TOOL_SCOPES.create_chat,
-        extra.authInfo,
+        ctx.http?.authInfo,
         (p) => service.createChat(p, args),
         (chat) =>
           `Chat ${chat.id} created. Call list_messages with chatId "${chat.id}" to read the assistant's reply.`,
@@ -108,11 +143,11 @@ export function registerChatTools(server: McpServer, ctx: ChatToolsContext): voi
       description:
         "List chats of the connected account or team, newest-updated first. `topic` keeps chats whose title " +
         "or messages mention it. Pass nextCursor as `cursor` for the next page.",
-      inputSchema: TOOL_INPUTS.list_chats,
+      inputSchema: TOOL_INPUT_SCHEMAS.list_chats,
       outputSchema: ChatListSchema,
       annotations: READ_ONLY,
     },
-    (args, extra) => run(TOOL_SCOPES.list_chats, extra.authInfo, (p) => service.listChats(p, args)),
+    (args, ctx) => run(TOOL_SCOPES.list_chats, ctx.http?.authInfo, (p) => service.listChats(p, args)),
   );
 
   server.registerTool(
@@ -122,11 +157,11 @@ export function registerChatTools(server: McpServer, ctx: ChatToolsContext): voi
       description:
         "Details of a chat: title, timestamps, url (opens the chat for the connected account or team) and " +
         "hostProjectId (the linked hosting project; absent when none is linked).",
-      inputSchema: TOOL_INPUTS.get_chat,
+      inputSchema: TOOL_INPUT_SCHEMAS.get_chat,
       outputSchema: ChatSchema,
       annotations: READ_ONLY,
     },
-    (args, extra) => run(TOOL_SCOPES.get_chat, extra.authInfo, (p) => service.getChat(p, args.chatId)),
+    (args, ctx) => run(TOOL_SCOPES.get_chat, ctx.http?.authInfo, (p) => service.getChat(p, args.chatId)),
   );
 
   server.registerTool(
@@ -136,14 +171,14 @@ export function registerChatTools(server: McpServer, ctx: ChatToolsContext): voi
       description:
         'Messages of a chat, newest first. If the newest assistant message has finishReason "tool-calls", the ' +
         "chat waits for resolve_task (see its parts).",
-      inputSchema: TOOL_INPUTS.list_messages,
+      inputSchema: TOOL_INPUT_SCHEMAS.list_messages,
       outputSchema: MessageListSchema,
       annotations: READ_ONLY,
     },
-    (args, extra) =>
+    (args, ctx) =>
       run(
         TOOL_SCOPES.list_messages,
-        extra.authInfo,
+        ctx.http?.authInfo,
         (p) => service.listMessages(p, args.chatId, { limit: args.limit, cursor: args.cursor }),
         (page) => pendingHint(page.data.find((message) => message.role === "assistant")),
       ),
@@ -156,14 +191,14 @@ export function registerChatTools(server: McpServer, ctx: ChatToolsContext): voi
       description:
         "Send a message to a chat and get the assistant's reply. Sending while the chat waits on a task " +
         "rejects that pending request.",
-      inputSchema: TOOL_INPUTS.send_message,
+      inputSchema: TOOL_INPUT_SCHEMAS.send_message,
       outputSchema: MessageSchema,
       annotations: WRITES,
     },
-    (args, extra) =>
+    (args, ctx) =>
       run<Message>(
         TOOL_SCOPES.send_message,
-        extra.authInfo,
+        ctx.http?.authInfo,
         (p) => service.sendMessage(p, args.chatId, { message: args.message }),
         pendingHint,
       ),
@@ -179,15 +214,28 @@ export function registerChatTools(server: McpServer, ctx: ChatToolsContext): voi
         '"connectedMcpPresetNames":[exactly the requested MCP presets]} once the user connected them (both lists ' +
         'empty goes on without them), or {"type":"confirmed-permissions","permissions":[the ' +
         "pending suggestedPermissions, unchanged]}. Returns the assistant's reply.",
-      inputSchema: TOOL_INPUTS.resolve_task,
+      inputSchema: TOOL_INPUT_SCHEMAS.resolve_task,
       outputSchema: MessageSchema,
       annotations: WRITES,
     },
-    (args, extra) =>
+    (args, ctx) =>
       run<Message>(
         TOOL_SCOPES.resolve_task,
-        extra.authInfo,
-        (p) => service.resolveTask(p, args.chatId, args.task),
+        ctx.http?.authInfo,
+        (p) =>
+          args.task
+            ? service.resolveTask(p, args.chatId, args.task)
+            : resolveThroughElicitation(
+                {
+                  service,
+                  elicitation: toolsCtx.elicitation,
+                  clientCapabilities:
+                    envelopeCapabilities(ctx.mcpReq.envelope) ?? server.server.getClientCapabilities(),
+                },
+                p,
+                args.chatId,
+                ctx,
+              ),
         pendingHint,
       ),
   );
@@ -197,11 +245,12 @@ export function registerChatTools(server: McpServer, ctx: ChatToolsContext): voi
     {
       title: "Get preview",
       description: "The preview URL of a chat's app.",
-      inputSchema: TOOL_INPUTS.get_preview,
+      inputSchema: TOOL_INPUT_SCHEMAS.get_preview,
       outputSchema: PreviewSchema,
       annotations: READ_ONLY,
     },
-    (args, extra) => run(TOOL_SCOPES.get_preview, extra.authInfo, (p) => service.getPreview(p, args.chatId)),
+    (args, ctx) =>
+      run(TOOL_SCOPES.get_preview, ctx.http?.authInfo, (p) => service.getPreview(p, args.chatId)),
   );
 }
 
@@ -268,6 +317,13 @@ function explain(error: unknown): string {
   }
 }
 
-function failure(text: string): CallToolResult {
+/** The capabilities a modern request carries in its `_meta` envelope (absent on legacy requests). */
+function envelopeCapabilities(envelope: object | undefined): ClientCapabilities | undefined {
+  return (envelope as Record<string, ClientCapabilities | undefined> | undefined)?.[
+    CLIENT_CAPABILITIES_META_KEY
+  ];
+}
+
+export function failure(text: string): CallToolResult {
   return { isError: true, content: [{ type: "text", text }] };
 }

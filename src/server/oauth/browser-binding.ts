@@ -1,7 +1,7 @@
 /** Binds a pending authorization request to the browser that started it: a random nonce in an HttpOnly cookie. */
-import type { Request, Response } from "express";
+
+import { clearCookie, readRequestCookie, serializeCookie } from "../http.js";
 import { newSecret, sameSecret } from "../ids.js";
-import { readCookie } from "../sessions.js";
 
 /** One cookie per pending request (`<prefix><request id>`), so sign-ins started in parallel do not evict each other. */
 export const CONSENT_BINDING_COOKIE_PREFIX = "chat_ref_authz_";
@@ -14,22 +14,27 @@ export class ConsentBrowserBinding {
     private readonly maxAgeMs: number,
   ) {}
 
-  /** Sets the binding cookie on the `/authorize` response; returns the nonce to keep with the pending request. */
-  bind(res: Response, requestId: string): string {
+  /** A fresh nonce for a pending request and the `Set-Cookie` value that hands it to the browser. */
+  bind(requestId: string): { nonce: string; setCookie: string } {
     const nonce = newSecret();
-    res.cookie(cookieName(requestId), nonce, { ...this.#cookieOptions(), maxAge: this.maxAgeMs });
-    return nonce;
+    return {
+      nonce,
+      setCookie: serializeCookie(cookieName(requestId), nonce, {
+        ...this.#cookieOptions(),
+        maxAgeMs: this.maxAgeMs,
+      }),
+    };
   }
 
   /** True when the browser presents the nonce of this pending request. */
-  presentedBy(req: Request, requestId: string, nonce: string): boolean {
-    const presented = readCookie(req, cookieName(requestId));
+  presentedBy(request: Request, requestId: string, nonce: string): boolean {
+    const presented = readRequestCookie(request, cookieName(requestId));
     return presented !== undefined && sameSecret(nonce, presented);
   }
 
-  /** Clears the cookie once the request is decided. */
-  release(res: Response, requestId: string): void {
-    res.clearCookie(cookieName(requestId), this.#cookieOptions());
+  /** The `Set-Cookie` value that clears the cookie once the request is decided. */
+  release(requestId: string): string {
+    return clearCookie(cookieName(requestId), this.#cookieOptions());
   }
 
   #cookieOptions() {

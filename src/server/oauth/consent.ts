@@ -1,127 +1,121 @@
 /** The consent page: in the browser that started the request, a signed-in person picks an account or team and approves or denies. */
-import express, { type Express, type NextFunction, type Request, type Response } from "express";
 import type { Account, BrowserSessions, User } from "../context.js";
-import { html, sendPage } from "../html.js";
+import { html } from "../html.js";
+import { pageResponse, readFormBody, redirectResponse } from "../http.js";
 import { safeNextPath } from "../sessions.js";
-import type { ConsentBrowserBinding } from "./browser-binding.js";
-import { type PendingAuthorization, type ReferenceOAuthProvider, redirectWith } from "./provider.js";
+import type { OAuthParts } from "./parts.js";
+import type { PendingAuthorization } from "./provider.js";
 
 export const CONSENT_PATH = "/oauth/consent";
 
-export interface ConsentContext {
-  provider: ReferenceOAuthProvider;
-  sessions: BrowserSessions;
-  accounts: ReadonlyMap<string, Account>;
-  binding: ConsentBrowserBinding;
+/** `GET`/`POST` of the consent page, and the sign-in hop on the way to it; undefined for every other request. */
+export async function handleConsent(
+  parts: OAuthParts,
+  request: Request,
+  url: URL,
+): Promise<Response | undefined> {
+  const path = url.pathname;
+  if (path === "/signin" && (request.method === "GET" || request.method === "POST")) {
+    return refuseSignInForOtherBrowser(parts, request, url);
+  }
+  if (path !== CONSENT_PATH) return undefined;
+  if (request.method === "GET") return showConsent(parts, request, url);
+  if (request.method === "POST") return decideConsent(parts, request);
+  return undefined;
 }
 
-const form = express.urlencoded({ extended: false, limit: "16kb" });
+/** The sign-in hop on the way to a consent page is refused in another browser too, before any password is typed. */
+async function refuseSignInForOtherBrowser(
+  parts: OAuthParts,
+  request: Request,
+  url: URL,
+): Promise<Response | undefined> {
+  let next = url.searchParams.get("next");
+  if (request.method === "POST") {
+    // Read from a copy: the sign-in page itself reads the form afterwards.
+    next = (await readFormBody(request.clone()).catch(() => new URLSearchParams())).get("next") ?? next;
+  }
+  const pending = consentRequestIn(next, parts);
+  return pending && !boundToThisBrowser(parts, request, pending) ? otherBrowserPage() : undefined;
+}
 
-export function mountConsentPage(app: Express, ctx: ConsentContext): void {
-  /** The sign-in hop on the way to a consent page is refused in another browser too, before any password is typed. */
-  const refuseSignInForOtherBrowser = (req: Request, res: Response, next: NextFunction) => {
-    const source = (req.method === "POST" ? req.body : req.query) as Record<string, unknown> | undefined;
-    const pending = consentRequestIn(source?.next, ctx.provider);
-    if (pending && !boundToThisBrowser(req, ctx, pending)) sendOtherBrowser(res);
-    else next();
-  };
-  app.get("/signin", refuseSignInForOtherBrowser);
-  app.post("/signin", form, refuseSignInForOtherBrowser);
+async function showConsent(parts: OAuthParts, request: Request, url: URL): Promise<Response> {
+  const pending = parts.flows.pendingAuthorization(url.searchParams.get("request") ?? "");
+  if (!pending) return expiredPage();
+  if (!boundToThisBrowser(parts, request, pending)) return otherBrowserPage();
+  const sessions = parts.ctx.sessions;
+  const user = sessions.userFor(request);
+  if (!user) return redirectResponse(sessions.signInUrl(`${url.pathname}${url.search}`), 303);
+  return consentPage(parts, request, pending, user);
+}
 
-  app.get(CONSENT_PATH, (req, res) => {
-    const requestId = typeof req.query.request === "string" ? req.query.request : "";
-    const pending = ctx.provider.pendingAuthorization(requestId);
-    if (!pending) {
-      sendExpired(res);
-      return;
-    }
-    if (!boundToThisBrowser(req, ctx, pending)) {
-      sendOtherBrowser(res);
-      return;
-    }
-    const user = ctx.sessions.userFor(req);
-    if (!user) {
-      res.redirect(303, ctx.sessions.signInUrl(req.originalUrl));
-      return;
-    }
-    renderConsent(req, res, ctx, pending, user);
-  });
-
-  app.post(CONSENT_PATH, form, (req, res) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    const requestId = typeof body.request === "string" ? body.request : "";
-    const started = ctx.provider.pendingAuthorization(requestId);
-    if (started && !boundToThisBrowser(req, ctx, started)) {
-      sendOtherBrowser(res);
-      return;
-    }
-    const user = ctx.sessions.userFor(req);
-    if (!user) {
-      res.redirect(303, ctx.sessions.signInUrl(`${CONSENT_PATH}?request=${encodeURIComponent(requestId)}`));
-      return;
-    }
-    if (!ctx.sessions.verifyCsrf(req, body.csrf)) {
-      sendPage(
-        res,
-        403,
-        "Authorize",
-        html`<h1>Form expired</h1><p class="error">Start the sign-in again from your client.</p>`,
-      );
-      return;
-    }
-    const pending = ctx.provider.pendingAuthorization(requestId);
-    if (!pending) {
-      sendExpired(res);
-      return;
-    }
-    const state: Record<string, string> = pending.state !== undefined ? { state: pending.state } : {};
-    if (body.decision !== "approve") {
-      ctx.provider.takePendingAuthorization(requestId);
-      ctx.binding.release(res, requestId);
-      const description = { error_description: "The user denied the authorization request" };
-      res.redirect(
-        303,
-        redirectWith(pending.redirectUri, { error: "access_denied", ...description, ...state }),
-      );
-      return;
-    }
-    const account = typeof body.account === "string" ? body.account : "";
-    if (!choicesFor(user, ctx.accounts).some((choice) => choice.slug === account)) {
-      renderConsent(req, res, ctx, pending, user, "Choose one of your accounts or teams.");
-      return;
-    }
-    ctx.provider.takePendingAuthorization(requestId);
-    ctx.binding.release(res, requestId);
-    const approval = {
-      clientId: pending.client.client_id,
-      userId: user.id,
-      account,
-      scopes: pending.scopes,
-      ...(pending.resource ? { resource: pending.resource } : {}),
-    };
-    res.redirect(
+async function decideConsent(parts: OAuthParts, request: Request): Promise<Response> {
+  const sessions = parts.ctx.sessions;
+  let form: URLSearchParams;
+  try {
+    form = await readFormBody(request);
+  } catch {
+    return expiredPage();
+  }
+  const requestId = form.get("request") ?? "";
+  const started = parts.flows.pendingAuthorization(requestId);
+  if (started && !boundToThisBrowser(parts, request, started)) return otherBrowserPage();
+  const user = sessions.userFor(request);
+  if (!user)
+    return redirectResponse(
+      sessions.signInUrl(`${CONSENT_PATH}?request=${encodeURIComponent(requestId)}`),
       303,
-      ctx.provider.approvedRedirect(approval, pending.codeChallenge, pending.redirectUri, pending.state),
     );
-  });
+  if (!sessions.verifyCsrf(request, form.get("csrf") ?? undefined)) {
+    return pageResponse(
+      403,
+      "Authorize",
+      html`<h1>Form expired</h1><p class="error">Start the sign-in again from your client.</p>`,
+    );
+  }
+  const pending = parts.flows.pendingAuthorization(requestId);
+  if (!pending) return expiredPage();
+  const release: Array<[string, string]> = [["set-cookie", parts.binding.release(requestId)]];
+  if (form.get("decision") !== "approve") {
+    parts.flows.takePendingAuthorization(requestId);
+    const denied = parts.flows.authorizationResponse(
+      pending.redirectUri,
+      { error: "access_denied", error_description: "The user denied the authorization request" },
+      pending.state,
+    );
+    return redirectResponse(denied, 303, release);
+  }
+  const account = form.get("account") ?? "";
+  if (!choicesFor(user, parts.ctx.accounts).some((choice) => choice.slug === account)) {
+    return consentPage(parts, request, pending, user, "Choose one of your accounts or teams.");
+  }
+  parts.flows.takePendingAuthorization(requestId);
+  const approval = {
+    clientId: pending.client.client_id,
+    userId: user.id,
+    account,
+    scopes: pending.scopes,
+    ...(pending.resource ? { resource: pending.resource } : {}),
+  };
+  return redirectResponse(parts.flows.approvedRedirect(approval, pending), 303, release);
 }
 
-function boundToThisBrowser(req: Request, ctx: ConsentContext, pending: PendingAuthorization): boolean {
-  return ctx.binding.presentedBy(req, pending.id, pending.browserNonce);
+function boundToThisBrowser(parts: OAuthParts, request: Request, pending: PendingAuthorization): boolean {
+  return parts.binding.presentedBy(request, pending.id, pending.browserNonce);
 }
 
 /** The live pending request a sign-in's `next` leads to, when it leads to the consent page. */
-function consentRequestIn(next: unknown, provider: ReferenceOAuthProvider): PendingAuthorization | undefined {
+function consentRequestIn(next: unknown, parts: OAuthParts): PendingAuthorization | undefined {
   const target = new URL(safeNextPath(next), "http://next.invalid");
-  // As express routes it: case-insensitive, a trailing slash allowed, percent-encoding decoded.
+  // As a router would match it: case-insensitive, a trailing slash allowed, percent-encoding decoded.
   let path = target.pathname;
   try {
     path = decodeURIComponent(path);
   } catch {
-    // Not valid percent-encoding: express would not route it to the consent page either.
+    // Not valid percent-encoding: it does not lead to the consent page either.
   }
   if (path.replace(/\/+$/, "").toLowerCase() !== CONSENT_PATH) return undefined;
-  return provider.pendingAuthorization(target.searchParams.get("request") ?? "");
+  return parts.flows.pendingAuthorization(target.searchParams.get("request") ?? "");
 }
 
 /** The personal account first, then the person's teams. */
@@ -132,20 +126,18 @@ function choicesFor(user: User, accounts: ReadonlyMap<string, Account>): Account
     .sort((a, b) => (a.kind === b.kind ? 0 : a.kind === "personal" ? -1 : 1));
 }
 
-function renderConsent(
-  req: Request,
-  res: Response,
-  ctx: ConsentContext,
+function consentPage(
+  parts: OAuthParts,
+  request: Request,
   pending: PendingAuthorization,
   user: User,
   error?: string,
-): void {
+): Response {
+  const sessions: BrowserSessions = parts.ctx.sessions;
   const clientName = pending.client.client_name ?? pending.client.client_id;
-  const choices = choicesFor(user, ctx.accounts);
+  const choices = choicesFor(user, parts.ctx.accounts);
   const redirectHost = new URL(pending.redirectUri).host || pending.redirectUri;
-  allowFormRedirectTo(res, pending.redirectUri);
-  sendPage(
-    res,
+  const page = pageResponse(
     error ? 400 : 200,
     "Authorize",
     html`<h1>Authorize ${clientName}</h1>
@@ -154,7 +146,7 @@ function renderConsent(
       ${error ? html`<p class="error">${error}</p>` : ""}
       <form method="post" action="${CONSENT_PATH}">
         <input type="hidden" name="request" value="${pending.id}">
-        <input type="hidden" name="csrf" value="${ctx.sessions.csrfToken(req)}">
+        <input type="hidden" name="csrf" value="${sessions.csrfToken(request)}">
         <fieldset><legend>Use this account or team</legend>
           ${choices.map(
             (account, index) =>
@@ -166,30 +158,29 @@ function renderConsent(
         <button type="submit" name="decision" value="deny">Deny</button>
       </form>`,
   );
+  return withFormRedirectTo(page, pending.redirectUri);
 }
 
 /**
  * Browsers apply CSP `form-action` to the redirect that follows a form post, and the shared page layout allows
  * only 'self': widen it, for this response only, to the client's redirect target.
  */
-function allowFormRedirectTo(res: Response, redirectUri: string): void {
+function withFormRedirectTo(response: Response, redirectUri: string): Response {
   const target = new URL(redirectUri);
   const source =
     target.protocol === "http:" || target.protocol === "https:" ? target.origin : target.protocol;
-  const setHeader = res.setHeader.bind(res);
-  res.setHeader = (name: string, value: number | string | readonly string[]) =>
-    setHeader(
-      name,
-      name.toLowerCase() === "content-security-policy" && typeof value === "string"
-        ? value.replace("form-action 'self'", `form-action 'self' ${source}`)
-        : value,
+  const policy = response.headers.get("content-security-policy");
+  if (policy)
+    response.headers.set(
+      "content-security-policy",
+      policy.replace("form-action 'self'", `form-action 'self' ${source}`),
     );
+  return response;
 }
 
 /** Someone else's consent link (consent phishing), or cookies lost on the way: nothing can be granted here. */
-function sendOtherBrowser(res: Response): void {
-  sendPage(
-    res,
+function otherBrowserPage(): Response {
+  return pageResponse(
     403,
     "Authorize",
     html`<h1>This sign-in link was started in another browser</h1>
@@ -198,9 +189,8 @@ function sendOtherBrowser(res: Response): void {
   );
 }
 
-function sendExpired(res: Response): void {
-  sendPage(
-    res,
+function expiredPage(): Response {
+  return pageResponse(
     400,
     "Authorize",
     html`<h1>Authorization request expired</h1><p>Start the sign-in again from your client.</p>`,

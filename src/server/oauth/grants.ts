@@ -1,9 +1,9 @@
 /** Records of the OAuth server: registered clients (bounded), one-time authorization codes, and token families with rotation. */
 import { createHash } from "node:crypto";
-import type { OAuthClientInformationFull } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { Principal, StoreCollection } from "../context.js";
 import { newId, newSecret } from "../ids.js";
 import type { Store } from "../store.js";
+import type { RegisteredClient } from "./registration.js";
 
 export const ACCESS_TOKEN_PREFIX = "chat_at_";
 export const REFRESH_TOKEN_PREFIX = "chat_rt_";
@@ -38,10 +38,14 @@ interface TokenRecord {
   rotatedAt?: number;
 }
 
-/** When a dynamically registered client was registered, and first used for a grant (a code exchanged). */
+/**
+ * When a dynamically registered client was registered, first used for a grant (a code exchanged), and until when
+ * its grants live (the last expiry of a refresh token of a live family): it is forgotten once they have ended.
+ */
 interface RegistrationRecord {
   registeredAt: number;
   usedAt?: number;
+  grantsUntil?: number;
 }
 
 interface AuthorizationCode extends Approval {
@@ -79,7 +83,7 @@ export interface OAuthGrantsOptions {
 
 /** Clients, grant families and tokens persist in the store (a data-file restart keeps sign-ins); codes stay in memory. */
 export class OAuthGrants {
-  readonly #clients: StoreCollection<OAuthClientInformationFull>;
+  readonly #clients: StoreCollection<RegisteredClient>;
   readonly #families: StoreCollection<GrantFamily>;
   readonly #tokens: StoreCollection<TokenRecord>;
   /** Only dynamically registered clients have a record; pre-registered ones are kept for good. */
@@ -104,24 +108,29 @@ export class OAuthGrants {
     this.#registrations = options.store.collection("oauth.registrations");
   }
 
-  /** The client, unless it is a dynamic registration that expired unused (which is then forgotten). */
-  getClient(clientId: string): OAuthClientInformationFull | undefined {
+  /** The client, unless it is a dynamic registration that expired (which is then forgotten). */
+  getClient(clientId: string): RegisteredClient | undefined {
     const registration = this.#registrations.get(clientId);
-    if (registration && this.#expiredUnused(registration, this.#now())) {
+    if (registration && this.#expired(registration, this.#now())) {
       this.#forgetRegistration(clientId);
       return undefined;
     }
     return this.#clients.get(clientId);
   }
 
+  /** True for a client the server holds a registration record of (dynamically registered, so not vouched for). */
+  isDynamicallyRegistered(clientId: string): boolean {
+    return this.#registrations.has(clientId);
+  }
+
   /** Keeps a client known before any registration (pre-registered): never expires, not counted in the cap. */
-  saveClient(client: OAuthClientInformationFull): OAuthClientInformationFull {
+  saveClient(client: RegisteredClient): RegisteredClient {
     this.#clients.set(client.client_id, client);
     return client;
   }
 
   /** RFC 7591 dynamic registration: kept until it expires unused or is evicted to make room. */
-  registerClient(client: OAuthClientInformationFull): OAuthClientInformationFull {
+  registerClient(client: RegisteredClient): RegisteredClient {
     this.#store.batch(() => {
       this.#clients.set(client.client_id, client);
       this.#registrations.set(client.client_id, { registeredAt: this.#now() });
@@ -130,13 +139,13 @@ export class OAuthGrants {
   }
 
   /**
-   * Before a registration: forgets expired unused registrations, then, at the cap, the oldest unused one.
-   * False when the cap is reached by clients that all hold grants (nothing may be evicted).
+   * Before a registration: forgets expired registrations (unused, or whose grants have all ended), then, at the
+   * cap, the oldest unused one. False when the cap is reached by clients that all hold live grants.
    */
   makeRoomForRegistration(): boolean {
     const now = this.#now();
     const registrations = this.#registrations.entries();
-    const expired = registrations.filter(([, record]) => this.#expiredUnused(record, now));
+    const expired = registrations.filter(([, record]) => this.#expired(record, now));
     if (expired.length > 0) {
       this.#store.batch(() => {
         for (const [clientId] of expired) this.#forgetRegistration(clientId);
@@ -145,7 +154,7 @@ export class OAuthGrants {
     let count = registrations.length - expired.length;
     if (count < this.#maxRegisteredClients) return true;
     const unused = registrations
-      .filter(([, record]) => record.usedAt === undefined && !this.#expiredUnused(record, now))
+      .filter(([, record]) => record.usedAt === undefined && !this.#expired(record, now))
       .sort(([, a], [, b]) => a.registeredAt - b.registeredAt);
     this.#store.batch(() => {
       for (const [clientId] of unused) {
@@ -159,7 +168,7 @@ export class OAuthGrants {
 
   /** How many dynamic registrations are kept (for tests and diagnostics). */
   registeredClientCount(): number {
-    return this.#registrations.entries().length;
+    return this.#registrations.size();
   }
 
   /** A one-time code for the approval, valid for 60 seconds. */
@@ -198,11 +207,16 @@ export class OAuthGrants {
     record.expiresAt = Math.max(record.expiresAt, this.#now() + AUTHORIZATION_CODE_TTL_MS);
     return this.#store.batch(() => {
       this.#families.set(family.id, family);
+      const tokens = this.#issueTokens(family);
       const registration = this.#registrations.get(approval.clientId);
-      if (registration && registration.usedAt === undefined) {
-        this.#registrations.set(approval.clientId, { ...registration, usedAt: this.#now() });
+      if (registration) {
+        this.#registrations.set(approval.clientId, {
+          ...registration,
+          usedAt: registration.usedAt ?? this.#now(),
+          grantsUntil: Math.max(registration.grantsUntil ?? 0, this.#now() + REFRESH_TOKEN_TTL_MS),
+        });
       }
-      return this.#issueTokens(family);
+      return tokens;
     });
   }
 
@@ -221,9 +235,20 @@ export class OAuthGrants {
     if (record.expiresAt <= this.#now()) return { ok: false, reason: "expired" };
     const tokens = this.#store.batch(() => {
       this.#tokens.set(hash, { ...record, rotatedAt: this.#now() });
+      const registration = this.#registrations.get(clientId);
+      if (registration) {
+        const grantsUntil = Math.max(registration.grantsUntil ?? 0, this.#now() + REFRESH_TOKEN_TTL_MS);
+        this.#registrations.set(clientId, { ...registration, grantsUntil });
+      }
       return this.#issueTokens(family);
     });
     return { ok: true, tokens };
+  }
+
+  /** The family a refresh token belongs to (whatever its state), or undefined. */
+  familyOfRefreshToken(refreshToken: string): GrantFamily | undefined {
+    const record = this.#tokens.get(hashOf(refreshToken));
+    return record?.kind === "refresh" ? this.#families.get(record.familyId) : undefined;
   }
 
   familyOf(id: string): GrantFamily | undefined {
@@ -257,6 +282,7 @@ export class OAuthGrants {
     if (family && family.clientId === clientId) this.revokeFamily(family.id);
   }
 
+  /** Ends a sign-in; its client's registration then lives only as long as its other grants. */
   revokeFamily(familyId: string): void {
     const family = this.#families.get(familyId);
     if (!family) return;
@@ -264,6 +290,12 @@ export class OAuthGrants {
       this.#families.set(familyId, { ...family, revoked: true });
       for (const [hash, record] of this.#tokens.entries()) {
         if (record.familyId === familyId) this.#tokens.delete(hash);
+      }
+      const registration = this.#registrations.get(family.clientId);
+      if (registration) {
+        // 0 when none is left: the registration then lives out its unused time to live only.
+        const grantsUntil = this.#liveGrantsUntil(family.clientId) ?? 0;
+        this.#registrations.set(family.clientId, { ...registration, grantsUntil });
       }
     });
   }
@@ -286,22 +318,59 @@ export class OAuthGrants {
     return { accessToken, refreshToken, expiresIn: this.#accessTokenTtlSeconds, family };
   }
 
-  /** Drops expired tokens (rotated refresh tokens stay until they expire, to catch replays). */
+  /**
+   * Drops expired tokens (rotated refresh tokens stay until they expire, to catch replays), then the families
+   * no token refers to any more (older than a code's lifetime, so a replayed code still finds what to revoke).
+   */
   #pruneTokens(): void {
     const now = this.#now();
+    const referenced = new Set<string>();
     for (const [hash, record] of this.#tokens.entries()) {
       if (record.expiresAt <= now) this.#tokens.delete(hash);
+      else referenced.add(record.familyId);
+    }
+    for (const [id, family] of this.#families.entries()) {
+      if (!referenced.has(id) && family.createdAt + 2 * AUTHORIZATION_CODE_TTL_MS <= now)
+        this.#families.delete(id);
     }
   }
 
-  #expiredUnused(record: RegistrationRecord, now: number): boolean {
-    return record.usedAt === undefined && record.registeredAt + this.#unusedRegistrationTtlMs <= now;
+  /** The last expiry of a live refresh token of the client's live families, or undefined when none is left. */
+  #liveGrantsUntil(clientId: string): number | undefined {
+    const now = this.#now();
+    let until: number | undefined;
+    for (const record of this.#tokens.values()) {
+      if (record.kind !== "refresh" || record.rotatedAt !== undefined || record.expiresAt <= now) continue;
+      const family = this.#families.get(record.familyId);
+      if (!family || family.revoked || family.clientId !== clientId) continue;
+      until = Math.max(until ?? 0, record.expiresAt);
+    }
+    return until;
   }
 
+  /** Unused past its time to live, or used and every grant it held has ended (expired or revoked). */
+  #expired(record: RegistrationRecord, now: number): boolean {
+    const unusedUntil = record.registeredAt + this.#unusedRegistrationTtlMs;
+    if (record.usedAt === undefined) return unusedUntil <= now;
+    // Records from before `grantsUntil` was kept: the longest a refresh token could live after first use.
+    return Math.max(unusedUntil, record.grantsUntil ?? record.usedAt + REFRESH_TOKEN_TTL_MS) <= now;
+  }
+
+  /** Forgets a dynamic registration with everything it was granted. */
   #forgetRegistration(clientId: string): void {
     this.#store.batch(() => {
       this.#registrations.delete(clientId);
       this.#clients.delete(clientId);
+      const families = new Set<string>();
+      for (const [id, family] of this.#families.entries()) {
+        if (family.clientId !== clientId) continue;
+        families.add(id);
+        this.#families.delete(id);
+      }
+      if (families.size === 0) return;
+      for (const [hash, record] of this.#tokens.entries()) {
+        if (families.has(record.familyId)) this.#tokens.delete(hash);
+      }
     });
   }
 

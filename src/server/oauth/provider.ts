@@ -1,111 +1,99 @@
-/** The MCP SDK's OAuthServerProvider, implemented on our grants: authorize (consent or auto-approve), code and refresh exchange, revoke. */
-import { randomUUID } from "node:crypto";
-import type { OAuthRegisteredClientsStore } from "@modelcontextprotocol/sdk/server/auth/clients.js";
-import {
-  InvalidGrantError,
-  InvalidScopeError,
-  InvalidTargetError,
-  InvalidTokenError,
-} from "@modelcontextprotocol/sdk/server/auth/errors.js";
-import type {
-  AuthorizationParams,
-  OAuthServerProvider,
-} from "@modelcontextprotocol/sdk/server/auth/provider.js";
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import type {
-  OAuthClientInformationFull,
-  OAuthTokenRevocationRequest,
-  OAuthTokens,
-} from "@modelcontextprotocol/sdk/shared/auth.js";
-import type { Response } from "express";
-import type { ConsentBrowserBinding } from "./browser-binding.js";
+/** The authorization flows on our grants: pending requests (consent or auto-approve), code and refresh exchange, revoke. */
+import { createHash, randomUUID } from "node:crypto";
+import { sameSecret } from "../ids.js";
 import type { Approval, CodeLookup, IssuedTokens, OAuthGrants } from "./grants.js";
+import type { RegisteredClient } from "./registration.js";
 
 /** Scopes of this server: read and write chats; `offline_access` is accepted (refresh tokens are always issued). */
 export const CHAT_SCOPES = ["chat:read", "chat:write"] as const;
 export const OFFLINE_ACCESS_SCOPE = "offline_access";
 const KNOWN_SCOPES = new Set<string>([...CHAT_SCOPES, OFFLINE_ACCESS_SCOPE]);
 export const PENDING_AUTHORIZATION_TTL_MS = 10 * 60 * 1000;
+const MAX_PENDING_AUTHORIZATIONS = 10_000;
 
-/** An authorization request waiting on the consent page. */
-export interface PendingAuthorization {
-  id: string;
-  client: OAuthClientInformationFull;
+/** An OAuth error answer (RFC 6749 §4.1.2.1, §5.2): the code, a description, and the HTTP status at `/token`. */
+export class OAuthError extends Error {
+  constructor(
+    readonly error: string,
+    readonly description: string,
+    readonly status = 400,
+  ) {
+    super(`${error}: ${description}`);
+  }
+}
+
+/** What a checked authorization request asks for. */
+export interface AuthorizationRequest {
+  client: RegisteredClient;
   redirectUri: string;
   codeChallenge: string;
   state?: string;
   scopes: string[];
   resource?: string;
+}
+
+/** An authorization request waiting on the consent page. */
+export interface PendingAuthorization extends AuthorizationRequest {
+  id: string;
   expiresAt: number;
   /** Held in an HttpOnly cookie of the browser that opened `/authorize`; the consent page requires it. */
   browserNonce: string;
 }
 
-export interface ReferenceOAuthProviderOptions {
+/** The token response body (RFC 6749 §5.1). */
+export interface TokenResponseBody {
+  access_token: string;
+  token_type: "Bearer";
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
+
+export interface AuthorizationFlowsOptions {
   grants: OAuthGrants;
   /** RFC 8707 resource identifiers this server accepts (`<base>/mcp`, `<base>/v2`). */
   resources: readonly string[];
+  /** The issuer, added as `iss` to every authorization response (RFC 9207). */
+  issuer: string;
   now: () => number;
-  /** When set, requests are approved for this account at once (no consent page). */
-  autoApprove?: { account: string; userId?: string };
-  /** Path of the consent page; the pending request id is appended as `?request=`. */
-  consentPath: string;
-  /** Ties each pending request to the browser that started it (against consent phishing). */
-  browserBinding: ConsentBrowserBinding;
 }
 
-export class ReferenceOAuthProvider implements OAuthServerProvider {
-  readonly #options: ReferenceOAuthProviderOptions;
+export class AuthorizationFlows {
+  readonly #options: AuthorizationFlowsOptions;
   readonly #pending = new Map<string, PendingAuthorization>();
 
-  constructor(options: ReferenceOAuthProviderOptions) {
+  constructor(options: AuthorizationFlowsOptions) {
     this.#options = options;
   }
 
-  get clientsStore(): OAuthRegisteredClientsStore {
-    const grants = this.#options.grants;
-    return {
-      getClient: (clientId) => grants.getClient(clientId),
-      registerClient: (client) => grants.registerClient(client as OAuthClientInformationFull),
-    };
+  /** The scopes and resource of a request, checked: `invalid_scope` or `invalid_target` otherwise. */
+  checkScopesAndResource(
+    scope: string | null,
+    resource: string | null,
+  ): { scopes: string[]; resource?: string } {
+    const scopes = grantedScopes(scope);
+    return resource ? { scopes, resource: this.ourResource(resource) } : { scopes };
   }
 
-  async authorize(
-    client: OAuthClientInformationFull,
-    params: AuthorizationParams,
-    res: Response,
-  ): Promise<void> {
-    const resource = params.resource ? this.#ourResource(params.resource.href) : undefined;
-    const scopes = grantedScopes(params.scopes);
-    const auto = this.#options.autoApprove;
-    if (auto) {
-      const approval: Approval = {
-        clientId: client.client_id,
-        account: auto.account,
-        scopes,
-        ...(auto.userId ? { userId: auto.userId } : {}),
-        ...(resource ? { resource } : {}),
-      };
-      res.redirect(
-        302,
-        this.approvedRedirect(approval, params.codeChallenge, params.redirectUri, params.state),
-      );
-      return;
-    }
+  /** Keeps the request for the consent page; returns its id. */
+  addPending(request: AuthorizationRequest, browserNonce: string, id: string): PendingAuthorization {
     this.#prunePending();
-    const id = randomUUID();
-    this.#pending.set(id, {
+    if (this.#pending.size >= MAX_PENDING_AUTHORIZATIONS) {
+      const oldest = this.#pending.keys().next().value;
+      if (oldest !== undefined) this.#pending.delete(oldest);
+    }
+    const pending = {
+      ...request,
       id,
-      client,
-      redirectUri: params.redirectUri,
-      codeChallenge: params.codeChallenge,
-      scopes,
+      browserNonce,
       expiresAt: this.#options.now() + PENDING_AUTHORIZATION_TTL_MS,
-      browserNonce: this.#options.browserBinding.bind(res, id),
-      ...(params.state !== undefined ? { state: params.state } : {}),
-      ...(resource ? { resource } : {}),
-    });
-    res.redirect(302, `${this.#options.consentPath}?request=${encodeURIComponent(id)}`);
+    };
+    this.#pending.set(id, pending);
+    return pending;
+  }
+
+  newPendingId(): string {
+    return randomUUID();
   }
 
   /** The live pending request with this id (the consent page reads it), or undefined. */
@@ -125,101 +113,105 @@ export class ReferenceOAuthProvider implements OAuthServerProvider {
     return pending;
   }
 
-  /** The client's redirect URI with a fresh code and the echoed state. */
-  approvedRedirect(approval: Approval, codeChallenge: string, redirectUri: string, state?: string): string {
-    const code = this.#options.grants.issueCode(approval, codeChallenge, redirectUri);
-    return redirectWith(redirectUri, { code, ...(state !== undefined ? { state } : {}) });
+  /** The client's redirect URI with a fresh code, the echoed state and `iss`. */
+  approvedRedirect(
+    approval: Approval,
+    request: Pick<AuthorizationRequest, "codeChallenge" | "redirectUri" | "state">,
+  ): string {
+    const code = this.#options.grants.issueCode(approval, request.codeChallenge, request.redirectUri);
+    return this.authorizationResponse(request.redirectUri, { code }, request.state);
   }
 
-  async challengeForAuthorizationCode(
-    client: OAuthClientInformationFull,
-    authorizationCode: string,
-  ): Promise<string> {
-    return codeOrThrow(this.#options.grants.lookupCode(authorizationCode, client.client_id)).codeChallenge;
+  /** An authorization response (success or error) at the redirect URI: `state` when sent, and always `iss`. */
+  authorizationResponse(redirectUri: string, params: Record<string, string>, state?: string): string {
+    const url = new URL(redirectUri);
+    for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+    if (state !== undefined) url.searchParams.set("state", state);
+    url.searchParams.set("iss", this.#options.issuer);
+    return url.href;
   }
 
-  async exchangeAuthorizationCode(
-    client: OAuthClientInformationFull,
-    authorizationCode: string,
-    _codeVerifier?: string,
-    redirectUri?: string,
-    resource?: URL,
-  ): Promise<OAuthTokens> {
+  /** `grant_type=authorization_code`: code, PKCE verifier, redirect URI and resource checked. */
+  exchangeCode(
+    client: RegisteredClient,
+    code: string,
+    verifier: string,
+    redirectUri: string | null,
+    resource: string | null,
+  ): TokenResponseBody {
     const grants = this.#options.grants;
-    const code = codeOrThrow(grants.lookupCode(authorizationCode, client.client_id));
-    const singleRegistered =
-      client.redirect_uris.length === 1 && client.redirect_uris[0] === code.redirectUri;
-    if (redirectUri === undefined ? !singleRegistered : redirectUri !== code.redirectUri) {
-      throw new InvalidGrantError("redirect_uri does not match the authorization request");
+    const record = codeOrThrow(grants.lookupCode(code, client.client_id));
+    const challenge = createHash("sha256").update(verifier).digest("base64url");
+    if (!sameSecret(challenge, record.codeChallenge)) {
+      throw new OAuthError("invalid_grant", "code_verifier does not match the code_challenge");
     }
-    let boundResource = code.resource;
+    const singleRegistered =
+      client.redirect_uris.length === 1 && client.redirect_uris[0] === record.redirectUri;
+    if (redirectUri === null ? !singleRegistered : redirectUri !== record.redirectUri) {
+      throw new OAuthError("invalid_grant", "redirect_uri does not match the authorization request");
+    }
+    let boundResource = record.resource;
     if (resource) {
-      const requested = this.#ourResource(resource.href);
+      const requested = this.ourResource(resource);
       if (boundResource && requested !== boundResource) {
-        throw new InvalidTargetError("resource does not match the authorization request");
+        throw new OAuthError("invalid_target", "resource does not match the authorization request");
       }
       boundResource = requested;
     }
     const approval: Approval = {
-      clientId: code.clientId,
-      account: code.account,
-      scopes: code.scopes,
-      ...(code.userId ? { userId: code.userId } : {}),
+      clientId: record.clientId,
+      account: record.account,
+      scopes: record.scopes,
+      ...(record.userId ? { userId: record.userId } : {}),
       ...(boundResource ? { resource: boundResource } : {}),
     };
-    return tokenResponse(grants.exchangeCode(authorizationCode, approval));
+    return tokenResponse(grants.exchangeCode(code, approval));
   }
 
-  async exchangeRefreshToken(
-    client: OAuthClientInformationFull,
+  /** `grant_type=refresh_token`: rotation; narrower scopes and the same resource are checked before rotating. */
+  exchangeRefreshToken(
+    client: RegisteredClient,
     refreshToken: string,
-    scopes?: string[],
-    resource?: URL,
-  ): Promise<OAuthTokens> {
+    scope: string | null,
+    resource: string | null,
+  ): TokenResponseBody {
     const grants = this.#options.grants;
+    const family = grants.familyOfRefreshToken(refreshToken);
+    if (family && family.clientId === client.client_id && !family.revoked) {
+      const requested = (scope ?? "").split(" ").filter(Boolean);
+      if (requested.some((wanted) => !family.scopes.includes(wanted))) {
+        throw new OAuthError("invalid_scope", "a refresh cannot widen the scopes of the grant");
+      }
+      if (resource && family.resource && this.ourResource(resource) !== family.resource) {
+        throw new OAuthError("invalid_target", "resource does not match the grant");
+      }
+    }
     const outcome = grants.refresh(refreshToken, client.client_id);
     if (!outcome.ok) {
-      throw new InvalidGrantError(
+      throw new OAuthError(
+        "invalid_grant",
         outcome.reason === "reused"
           ? "refresh token was already used; the sign-in is revoked, sign in again"
           : `refresh token is ${outcome.reason === "other-client" ? "not issued to this client" : outcome.reason}`,
       );
     }
-    const family = outcome.tokens.family;
-    if (scopes?.some((scope) => !family.scopes.includes(scope))) {
-      throw new InvalidScopeError("a refresh cannot widen the scopes of the grant");
-    }
-    if (resource && family.resource && this.#ourResource(resource.href) !== family.resource) {
-      throw new InvalidTargetError("resource does not match the grant");
-    }
     return tokenResponse(outcome.tokens);
   }
 
-  async verifyAccessToken(token: string): Promise<AuthInfo> {
-    const principal = this.#options.grants.principalFor(token);
-    if (!principal) throw new InvalidTokenError("The access token is invalid, expired or revoked");
-    return {
-      token,
-      clientId: principal.clientId ?? "",
-      scopes: principal.scopes,
-      ...(principal.expiresAt !== undefined ? { expiresAt: principal.expiresAt } : {}),
-      ...(principal.resource ? { resource: new URL(principal.resource) } : {}),
-      extra: { principal },
-    };
-  }
-
-  async revokeToken(client: OAuthClientInformationFull, request: OAuthTokenRevocationRequest): Promise<void> {
-    this.#options.grants.revokeToken(request.token, client.client_id);
+  revokeToken(client: RegisteredClient, token: string): void {
+    this.#options.grants.revokeToken(token, client.client_id);
   }
 
   /** The canonical form of a requested resource when it is one of ours; `invalid_target` otherwise. */
-  #ourResource(href: string): string {
+  ourResource(href: string): string {
     const wanted = withoutTrailingSlash(href);
     const match = this.#options.resources.find((resource) => withoutTrailingSlash(resource) === wanted);
-    if (!match)
-      throw new InvalidTargetError(
+    if (!match) {
+      throw new OAuthError(
+        "invalid_target",
         `unknown resource ${href}; use one of ${this.#options.resources.join(", ")}`,
       );
+    }
     return match;
   }
 
@@ -230,10 +222,10 @@ export class ReferenceOAuthProvider implements OAuthServerProvider {
 }
 
 /** The requested scopes when all are known; none requested means the chat scopes. */
-function grantedScopes(requested: string[] | undefined): string[] {
-  const scopes = (requested ?? []).filter((scope) => scope.length > 0);
+function grantedScopes(requested: string | null): string[] {
+  const scopes = (requested ?? "").split(" ").filter((scope) => scope.length > 0);
   const unknown = scopes.filter((scope) => !KNOWN_SCOPES.has(scope));
-  if (unknown.length > 0) throw new InvalidScopeError(`unknown scope ${unknown.join(" ")}`);
+  if (unknown.length > 0) throw new OAuthError("invalid_scope", `unknown scope ${unknown.join(" ")}`);
   if (!scopes.some((scope) => scope !== OFFLINE_ACCESS_SCOPE)) scopes.push(...CHAT_SCOPES);
   return [...new Set(scopes)];
 }
@@ -246,10 +238,10 @@ function codeOrThrow(lookup: CodeLookup) {
     reused: "authorization code was already used; the tokens issued for it are revoked",
     "other-client": "authorization code was issued to another client",
   }[lookup.reason];
-  throw new InvalidGrantError(why);
+  throw new OAuthError("invalid_grant", why);
 }
 
-function tokenResponse(tokens: IssuedTokens): OAuthTokens {
+function tokenResponse(tokens: IssuedTokens): TokenResponseBody {
   return {
     access_token: tokens.accessToken,
     token_type: "Bearer",
@@ -257,12 +249,6 @@ function tokenResponse(tokens: IssuedTokens): OAuthTokens {
     refresh_token: tokens.refreshToken,
     scope: tokens.family.scopes.join(" "),
   };
-}
-
-export function redirectWith(redirectUri: string, params: Record<string, string>): string {
-  const url = new URL(redirectUri);
-  for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
-  return url.href;
 }
 
 function withoutTrailingSlash(value: string): string {

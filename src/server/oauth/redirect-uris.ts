@@ -35,3 +35,22 @@ export function redirectUriProblem(uri: string): string | null {
     ? null
     : `uses the unknown scheme ${url.protocol}`;
 }
+
+/**
+ * True when `requested` is one of `registered`: exactly, or for a loopback http URI on any port (RFC 8252 §7.3,
+ * native apps bind whatever port is free), with scheme, host, path and query equal.
+ */
+export function redirectUriRegistered(registered: readonly string[], requested: string): boolean {
+  if (registered.includes(requested)) return true;
+  if (!URL.canParse(requested)) return false;
+  const wanted = new URL(requested);
+  if (wanted.protocol !== "http:" || !LOOPBACK_HOSTS.has(wanted.hostname)) return false;
+  return registered.some((uri) => {
+    if (!URL.canParse(uri)) return false;
+    const known = new URL(uri);
+    known.port = "";
+    const candidate = new URL(wanted.href);
+    candidate.port = "";
+    return known.href === candidate.href;
+  });
+}

@@ -1,0 +1,231 @@
+/** Fetch-side helpers every route of the reference server shares: route type, JSON errors, pages, redirects, cookies, bodies. */
+import { type Html, PAGE_HEADERS, renderPage } from "./html.js";
+import { ServiceError } from "./service-error.js";
+import { errorResponse, MAX_BODY_BYTES, requestIdFrom } from "./v2-api.js";
+
+/** What the edge knows about a request besides the `Request` itself. */
+export interface RequestInfo {
+  /** Echoed as `x-request-id` on the response and put in every error body. */
+  requestId: string;
+  /** The peer address of the connection (no proxy header is trusted). */
+  clientIp: string;
+  /** The request URL, parsed once. */
+  url: URL;
+  /**
+   * The path as the client sent it (still percent-encoded, `.` and `..` segments not folded as `url.pathname`
+   * folds them), when the edge knows it; routes that must not let `/v2/chats/%2e%2e` reach another route read it.
+   */
+  rawPath?: string;
+}
+
+/** One part of the server: answers the requests it owns, `undefined` for the rest (the next part is asked). */
+export type RouteHandler = (request: Request, info: RequestInfo) => Promise<Response | undefined>;
+
+/** Headers given as a record, a `Headers` or a list of pairs (several `set-cookie`s need the list or `Headers`). */
+export type HeadersLike = HeadersInit;
+
+/** The `RequestInfo` of a request: a sane incoming `x-request-id` or a fresh one; `rawTarget` as sent on the wire. */
+export function requestInfoOf(request: Request, clientIp: string, rawTarget?: string): RequestInfo {
+  const info: RequestInfo = {
+    requestId: requestIdFrom(request.headers.get("x-request-id")),
+    clientIp,
+    url: new URL(request.url),
+  };
+  if (rawTarget !== undefined) info.rawPath = rawTarget.split("?")[0]!.split("#")[0]!;
+  return info;
+}
+
+/** A JSON response; private by default (`cache-control: no-store`). */
+export function jsonResponse(status: number, body: unknown, headers?: HeadersLike): Response {
+  const merged = new Headers(headers);
+  merged.set("content-type", "application/json; charset=utf-8");
+  if (!merged.has("cache-control")) merged.set("cache-control", "no-store");
+  return new Response(body === undefined ? null : JSON.stringify(body), { status, headers: merged });
+}
+
+/**
+ * The error body of CONTRACT §2 (`{ error: { code, message, requestId, ... } }`) with its status; anything but a
+ * `ServiceError` becomes 500 `internal` without details.
+ */
+export function errorJsonResponse(error: unknown, requestId: string, headers?: HeadersLike): Response {
+  const answer = errorResponse(error, requestId);
+  const merged = new Headers(answer.headers);
+  for (const [name, value] of headerPairs(headers)) merged.set(name, value);
+  return jsonResponse(answer.status, answer.body, merged);
+}
+
+/** Shorthand for `errorJsonResponse(new ServiceError(code, message, extra), requestId)`. */
+export function serviceErrorResponse(
+  code: ServiceError["code"],
+  message: string,
+  requestId: string,
+  extra: Record<string, unknown> = {},
+): Response {
+  return errorJsonResponse(new ServiceError(code, message, extra), requestId);
+}
+
+/** A complete HTML page in the one layout, with the strict page headers (no scripts, framing, referrer, caching). */
+export function pageResponse(status: number, title: string, body: Html, headers?: HeadersLike): Response {
+  const merged = new Headers(PAGE_HEADERS);
+  for (const [name, value] of headerPairs(headers)) merged.append(name, value);
+  return new Response(renderPage(title, body), { status, headers: merged });
+}
+
+/** A redirect (302 by default, 303 after a form post) that no cache keeps. */
+export function redirectResponse(
+  location: string,
+  status: 301 | 302 | 303 | 307 | 308 = 302,
+  headers?: HeadersLike,
+): Response {
+  const merged = new Headers();
+  for (const [name, value] of headerPairs(headers)) merged.append(name, value);
+  merged.set("location", location);
+  merged.set("cache-control", "no-store");
+  return new Response(null, { status, headers: merged });
+}
+
+/** Every header pair, keeping repeated `set-cookie`s apart. */
+function headerPairs(headers: HeadersLike | undefined): Array<[string, string]> {
+  if (!headers) return [];
+  if (headers instanceof Headers) {
+    const pairs: Array<[string, string]> = [];
+    headers.forEach((value, name) => {
+      if (name !== "set-cookie") pairs.push([name, value]);
+    });
+    for (const cookie of headers.getSetCookie()) pairs.push(["set-cookie", cookie]);
+    return pairs;
+  }
+  return Array.isArray(headers) ? (headers as Array<[string, string]>) : Object.entries(headers);
+}
+
+/** The value of one cookie of the request, percent-decoded; undefined when absent or undecodable. */
+export function readRequestCookie(request: Request, name: string): string | undefined {
+  const header = request.headers.get("cookie");
+  if (!header) return undefined;
+  for (const pair of header.split(";")) {
+    const eq = pair.indexOf("=");
+    if (eq < 0 || pair.slice(0, eq).trim() !== name) continue;
+    try {
+      return decodeURIComponent(pair.slice(eq + 1).trim());
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+export interface CookieOptions {
+  httpOnly?: boolean;
+  secure?: boolean;
+  sameSite?: "strict" | "lax" | "none";
+  /** Defaults to `/`. */
+  path?: string;
+  /** Lifetime in milliseconds (written as `Max-Age` in seconds); 0 expires the cookie now. */
+  maxAgeMs?: number;
+}
+
+const COOKIE_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** One `Set-Cookie` value; the value is percent-encoded so it can hold any text. */
+export function serializeCookie(name: string, value: string, options: CookieOptions = {}): string {
+  if (!COOKIE_NAME.test(name)) throw new TypeError(`Invalid cookie name ${JSON.stringify(name)}`);
+  const parts = [`${name}=${encodeURIComponent(value)}`, `Path=${options.path ?? "/"}`];
+  if (options.maxAgeMs !== undefined) {
+    const seconds = Math.max(0, Math.floor(options.maxAgeMs / 1000));
+    parts.push(`Max-Age=${seconds}`, `Expires=${new Date(Date.now() + seconds * 1000).toUTCString()}`);
+  }
+  if (options.httpOnly) parts.push("HttpOnly");
+  if (options.secure) parts.push("Secure");
+  if (options.sameSite)
+    parts.push(`SameSite=${options.sameSite[0]!.toUpperCase()}${options.sameSite.slice(1)}`);
+  return parts.join("; ");
+}
+
+/** The `Set-Cookie` value that removes a cookie set with the same path. */
+export function clearCookie(name: string, options: Omit<CookieOptions, "maxAgeMs"> = {}): string {
+  return serializeCookie(name, "", { ...options, maxAgeMs: 0 });
+}
+
+/**
+ * The body as bytes, read as a stream and refused with `ServiceError("payload_too_large")` as soon as it passes
+ * `maxBytes` (a declared `content-length` above the cap is refused before reading). A `gzip` or `deflate`
+ * `Content-Encoding` is inflated on the way, the cap counting inflated bytes (a small bomb is refused too);
+ * another encoding, or data that does not inflate, is `bad_request`.
+ */
+export async function readBodyBytes(
+  request: Request,
+  maxBytes: number = MAX_BODY_BYTES,
+): Promise<Uint8Array> {
+  const tooLarge = () =>
+    new ServiceError("payload_too_large", `The request body is larger than ${maxBytes} bytes.`);
+  const declared = Number(request.headers.get("content-length") ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
+  if (!request.body) return new Uint8Array(0);
+  const encoding = (request.headers.get("content-encoding") ?? "identity").trim().toLowerCase();
+  let stream: ReadableStream<Uint8Array> = request.body;
+  if (encoding === "gzip" || encoding === "x-gzip" || encoding === "deflate") {
+    stream = stream.pipeThrough(
+      new DecompressionStream(encoding === "deflate" ? "deflate" : "gzip") as unknown as ReadableWritablePair<
+        Uint8Array,
+        Uint8Array
+      >,
+    );
+  } else if (encoding !== "identity") {
+    await request.body.cancel().catch(() => {});
+    throw new ServiceError(
+      "bad_request",
+      `Content-Encoding ${JSON.stringify(encoding.slice(0, 40))} is not supported.`,
+    );
+  }
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    let next: ReadableStreamReadResult<Uint8Array>;
+    try {
+      next = await reader.read();
+    } catch {
+      throw new ServiceError("bad_request", "The request body could not be read (bad compressed data?).");
+    }
+    if (next.done) break;
+    total += next.value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(next.value);
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/** The body as UTF-8 text (invalid sequences replaced), capped as `readBodyBytes`; undefined when empty. */
+export async function readBodyText(
+  request: Request,
+  maxBytes: number = MAX_BODY_BYTES,
+): Promise<string | undefined> {
+  const bytes = await readBodyBytes(request, maxBytes);
+  return bytes.byteLength === 0 ? undefined : new TextDecoder().decode(bytes);
+}
+
+/** Form posts are small: 64 KiB is plenty for every form of the server. */
+export const MAX_FORM_BYTES = 64 * 1024;
+
+/**
+ * An `application/x-www-form-urlencoded` body as `URLSearchParams`; `ServiceError("bad_request")` for another
+ * content type, `payload_too_large` past `maxBytes`.
+ */
+export async function readFormBody(
+  request: Request,
+  maxBytes: number = MAX_FORM_BYTES,
+): Promise<URLSearchParams> {
+  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "application/x-www-form-urlencoded")
+    throw new ServiceError("bad_request", "The form must be sent as application/x-www-form-urlencoded.");
+  return new URLSearchParams((await readBodyText(request, maxBytes)) ?? "");
+}

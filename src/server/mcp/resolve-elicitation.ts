@@ -1,0 +1,163 @@
+/** `resolve_task` without `task`: asks the person through elicitation (MRTR `input_required`, or the SDK's legacy shim) and builds the task from the answer. */
+import {
+  acceptedContent,
+  type ClientCapabilities,
+  createRequestStateCodec,
+  type InputRequiredResult,
+  inputRequired,
+  inputResponse,
+  type RequestStateCodec,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import { z } from "zod";
+import {
+  approvedPermissionsFor,
+  confirmedStepsFor,
+  type Message,
+  type PendingTask,
+  pendingTaskOf,
+  rejectedStepsFor,
+} from "../../wire/index.js";
+import { type ChatService, type Principal, ServiceError } from "../context.js";
+
+/** What the server remembers between the question and the answer, sealed in `requestState` (HMAC, expiry, bound to the caller). */
+interface ResolveState {
+  chatId: string;
+  /** The blocked assistant message the question was about: an answer to an older question is refused. */
+  messageId: string;
+  kind: PendingTask["kind"];
+}
+
+/** The answer form: one boolean, so every client can render it. */
+const DecisionSchema = z.object({
+  approve: z.boolean().meta({ title: "Approve" }).describe("Yes to approve, no to refuse"),
+});
+
+const DECISION_KEY = "decision";
+
+/** How long the person has to answer before the question must be asked again. */
+export const RESOLVE_QUESTION_TTL_SECONDS = 600;
+
+export interface ResolveElicitation {
+  codec: RequestStateCodec<ResolveState>;
+}
+
+/**
+ * The codec of the question's `requestState`: HMAC-SHA256 with the per-server `secret` (at least 32 bytes), valid
+ * for `RESOLVE_QUESTION_TTL_SECONDS`, bound to the method and to the account and grant of the caller (the chat
+ * is checked against the payload on re-entry).
+ */
+export function createResolveElicitation(secret: Uint8Array): ResolveElicitation {
+  return {
+    codec: createRequestStateCodec<ResolveState>({
+      key: secret,
+      ttlSeconds: RESOLVE_QUESTION_TTL_SECONDS,
+      bind: (ctx) => {
+        const principal = ctx.http?.authInfo?.extra?.principal as Principal | undefined;
+        return `${ctx.mcpReq.method}\u0000${principal?.account ?? ""}\u0000${principal?.subject ?? ""}`;
+      },
+    }),
+  };
+}
+
+/** True when the client declared form elicitation (a bare `elicitation: {}` means form, as in 2025-06-18). */
+export function canElicitForm(capabilities: ClientCapabilities | undefined): boolean {
+  const elicitation = capabilities?.elicitation as { form?: unknown; url?: unknown } | undefined;
+  if (!elicitation) return false;
+  return elicitation.form !== undefined || elicitation.url === undefined;
+}
+
+export interface ResolveCallContext {
+  service: ChatService;
+  elicitation: ResolveElicitation;
+  /** The caller's capabilities: the request's envelope (modern) or those declared at `initialize` (legacy). */
+  clientCapabilities: ClientCapabilities | undefined;
+}
+
+/** The `resolve_task` call without `task`: first round asks, the round with the answer resolves (or not). */
+export async function resolveThroughElicitation(
+  call: ResolveCallContext,
+  principal: Principal,
+  chatId: string,
+  ctx: ServerContext,
+): Promise<Message | InputRequiredResult> {
+  const pending = await latestPending(call.service, principal, chatId);
+  const state = ctx.mcpReq.requestState<ResolveState>();
+  const answer = inputResponse(ctx.mcpReq.inputResponses, DECISION_KEY);
+  if (state && answer.kind === "elicit") {
+    if (state.chatId !== chatId || state.messageId !== pending.message.id || state.kind !== pending.kind) {
+      throw new ServiceError(
+        "conflict",
+        "The chat has moved on since the user was asked; nothing was resolved.",
+      );
+    }
+    const decision =
+      answer.action === "accept"
+        ? acceptedContent(ctx.mcpReq.inputResponses, DECISION_KEY, DecisionSchema)
+        : undefined;
+    if (!decision) {
+      throw new ServiceError(
+        "bad_request",
+        `The user ${answer.action === "accept" ? "gave no valid answer" : `chose ${answer.action}`}; nothing was resolved and the chat still waits.`,
+      );
+    }
+    if (pending.kind === "integration") {
+      const task = decision.approve ? confirmedStepsFor(pending) : rejectedStepsFor(pending);
+      return call.service.resolveTask(principal, chatId, task);
+    }
+    if (!decision.approve) {
+      throw new ServiceError(
+        "bad_request",
+        "The user did not approve running the script; nothing was resolved and the chat still waits.",
+      );
+    }
+    return call.service.resolveTask(principal, chatId, approvedPermissionsFor(pending));
+  }
+  if (!canElicitForm(call.clientCapabilities)) {
+    throw new ServiceError(
+      "bad_request",
+      "`task` is required: this client cannot show an elicitation dialog, so the server cannot ask the user. " +
+        "Ask the user yourself, then pass `task` (see list_messages for what the chat waits for).",
+    );
+  }
+  return inputRequired({
+    inputRequests: {
+      [DECISION_KEY]: inputRequired.elicit({
+        message: questionFor(pending),
+        requestedSchema: DecisionSchema,
+      }),
+    },
+    requestState: await call.elicitation.codec.mint(
+      { chatId, messageId: pending.message.id, kind: pending.kind },
+      ctx,
+    ),
+  });
+}
+
+async function latestPending(
+  service: ChatService,
+  principal: Principal,
+  chatId: string,
+): Promise<PendingTask> {
+  const page = await service.listMessages(principal, chatId, { limit: 20 });
+  const pending = pendingTaskOf(page.data.find((message) => message.role === "assistant"));
+  if (!pending) {
+    throw new ServiceError("conflict", "The chat is not waiting for anything; there is nothing to resolve.");
+  }
+  return pending;
+}
+
+/** The question shown to the person: what exactly is asked, names and script paths included. */
+function questionFor(pending: PendingTask): string {
+  if (pending.kind === "integration") {
+    const asked = [
+      ...(pending.integrations.length > 0 ? [`the integrations ${pending.integrations.join(", ")}`] : []),
+      ...(pending.mcpPresets.length > 0 ? [`the MCP presets ${pending.mcpPresets.join(", ")}`] : []),
+    ];
+    return `The assistant asks to connect ${asked.join(" and ")}. Approve to confirm them, or refuse to go on without them.`;
+  }
+  const scripts = pending.permissions.map(
+    (permission) => permission.input.executeScript ?? permission.toolName,
+  );
+  return `The assistant asks permission to run ${scripts.join(", ")}. Approve to let it run?`;
+}

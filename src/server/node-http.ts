@@ -1,0 +1,127 @@
+/** The thin `node:http` edge of the fetch-shaped server: IncomingMessage -> `Request`, `Response` -> ServerResponse, streaming with backpressure and client aborts. */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Readable } from "node:stream";
+import { newId } from "./ids.js";
+
+/** Answers a request, or `undefined` to hand it to the fallback listener. */
+export type FetchHandler = (
+  request: Request,
+  clientIp: string,
+  rawTarget: string,
+) => Promise<Response | undefined>;
+
+export type NodeListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * A `node:http` request listener around `handle`. `origin` (the server's own origin) builds the request URL: the
+ * `Host` header stays a header, checked by the routes that care, and never decides where a URL points.
+ */
+export function toNodeListener(
+  handle: FetchHandler,
+  origin: () => string,
+  fallback?: NodeListener,
+): NodeListener {
+  return (req, res) => {
+    const aborted = new AbortController();
+    // The response closing before it finished means the client went away: abort the request's work.
+    res.once("close", () => {
+      if (!res.writableFinished) aborted.abort(new Error("The client closed the connection"));
+    });
+    let request: Request;
+    try {
+      request = toRequest(req, origin(), aborted.signal);
+    } catch {
+      sendPlainError(res, 400, "The request target is not valid.");
+      return;
+    }
+    handle(request, req.socket.remoteAddress ?? "", req.url ?? "/")
+      .then(async (response) => {
+        if (response === undefined) {
+          if (fallback) fallback(req, res);
+          else sendPlainError(res, 404, "Not found.");
+          return;
+        }
+        // A body left unread (refused as too large) leaves the connection unusable: tell the client not to reuse it.
+        if (!req.complete) res.setHeader("connection", "close");
+        await writeResponse(response, res);
+      })
+      .catch((error: unknown) => {
+        console.error("reference server: request failed:", error);
+        if (!res.headersSent) sendPlainError(res, 500, "The server failed to handle the request.");
+        else res.destroy();
+      });
+  };
+}
+
+/** The web `Request` of an IncomingMessage; its body streams from the socket (never buffered here). */
+export function toRequest(req: IncomingMessage, origin: string, signal: AbortSignal): Request {
+  const target = req.url ?? "/";
+  if (!target.startsWith("/")) throw new TypeError("absolute-form or asterisk-form request target");
+  const headers = new Headers();
+  for (let index = 0; index + 1 < req.rawHeaders.length; index += 2) {
+    headers.append(req.rawHeaders[index]!, req.rawHeaders[index + 1]!);
+  }
+  const method = req.method ?? "GET";
+  const hasBody = method !== "GET" && method !== "HEAD";
+  return new Request(`${origin}${target}`, {
+    method,
+    headers,
+    signal,
+    ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: "half" } : {}),
+  } as RequestInit);
+}
+
+/** Writes status, headers (each `set-cookie` apart) and the body, waiting for `drain` and stopping when the client goes. */
+export async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
+  const headers: string[] = [];
+  response.headers.forEach((value, name) => {
+    if (name !== "set-cookie") headers.push(name, value);
+  });
+  for (const cookie of response.headers.getSetCookie()) headers.push("set-cookie", cookie);
+  res.writeHead(response.status, response.statusText || undefined, headers);
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  // Event streams must reach the client at once, not when a buffer fills.
+  res.flushHeaders();
+  const reader = response.body.getReader();
+  const gone = new Promise<"gone">((resolve) => res.once("close", () => resolve("gone")));
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), gone]);
+      if (next === "gone") {
+        await reader.cancel().catch(() => {});
+        return;
+      }
+      if (next.done) break;
+      if (!res.write(next.value)) {
+        const drained = await Promise.race([
+          new Promise<"drain">((resolve) => res.once("drain", () => resolve("drain"))),
+          gone,
+        ]);
+        if (drained === "gone") {
+          await reader.cancel().catch(() => {});
+          return;
+        }
+      }
+    }
+    res.end();
+  } catch (error) {
+    await reader.cancel().catch(() => {});
+    res.destroy(error as Error);
+  }
+}
+
+function sendPlainError(res: ServerResponse, status: number, message: string): void {
+  const requestId = newId("req");
+  const code = status === 404 ? "not_found" : status === 400 ? "bad_request" : "internal";
+  const body = JSON.stringify({ error: { code, message, requestId } });
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(body),
+    "cache-control": "no-store",
+    "x-request-id": requestId,
+  });
+  res.end(body);
+}

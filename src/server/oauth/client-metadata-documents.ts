@@ -1,0 +1,184 @@
+/** Client ID metadata documents: a `client_id` that is an https URL names its own metadata, fetched (bounded) and cached. */
+import { type ClientMetadata, parseClientMetadata, type RegisteredClient } from "./registration.js";
+
+/** Largest document read (the draft suggests a few KB). */
+export const MAX_CLIENT_METADATA_DOCUMENT_BYTES = 5 * 1024;
+export const CLIENT_METADATA_FETCH_TIMEOUT_MS = 5_000;
+const MAX_SAME_ORIGIN_REDIRECTS = 2;
+const DEFAULT_CACHE_MS = 5 * 60 * 1000;
+const MAX_CACHE_MS = 24 * 3600 * 1000;
+const MAX_CACHED_DOCUMENTS = 1000;
+
+export interface ClientMetadataDocumentOptions {
+  now: () => number;
+  /** Tests only: `http://127.0.0.1/...` and `http://localhost/...` documents are accepted too. */
+  allowLoopbackHttp?: boolean;
+  fetch?: typeof fetch;
+}
+
+export type DocumentOutcome = { ok: true; client: RegisteredClient } | { ok: false; reason: string };
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+export class ClientMetadataDocuments {
+  readonly #options: ClientMetadataDocumentOptions;
+  readonly #cache = new Map<string, { outcome: DocumentOutcome; expiresAt: number }>();
+
+  constructor(options: ClientMetadataDocumentOptions) {
+    this.#options = options;
+  }
+
+  /** True when `clientId` is in the form of a metadata document URL (https with a path; see `allowLoopbackHttp`). */
+  isDocumentUrl(clientId: string): boolean {
+    if (!URL.canParse(clientId)) return false;
+    const url = new URL(clientId);
+    if (url.username || url.password || url.hash || url.pathname === "/") return false;
+    const loopbackAllowed = this.#options.allowLoopbackHttp === true && LOOPBACK_HOSTS.has(url.hostname);
+    if (url.protocol === "https:") return loopbackAllowed || !isLocalHost(url.hostname);
+    return url.protocol === "http:" && loopbackAllowed;
+  }
+
+  /** The client the document at `clientId` describes, from the cache while fresh; failures are cached briefly. */
+  async resolve(clientId: string): Promise<DocumentOutcome> {
+    const now = this.#options.now();
+    const cached = this.#cache.get(clientId);
+    if (cached && cached.expiresAt > now) return cached.outcome;
+    const { outcome, maxAgeMs } = await this.#fetchDocument(clientId);
+    this.#cache.delete(clientId);
+    if (this.#cache.size >= MAX_CACHED_DOCUMENTS) {
+      const oldest = this.#cache.keys().next().value;
+      if (oldest !== undefined) this.#cache.delete(oldest);
+    }
+    this.#cache.set(clientId, { outcome, expiresAt: now + (outcome.ok ? maxAgeMs : 10_000) });
+    return outcome;
+  }
+
+  async #fetchDocument(clientId: string): Promise<{ outcome: DocumentOutcome; maxAgeMs: number }> {
+    const fail = (reason: string) => ({ outcome: { ok: false, reason } as DocumentOutcome, maxAgeMs: 0 });
+    const fetchImpl = this.#options.fetch ?? fetch;
+    const signal = AbortSignal.timeout(CLIENT_METADATA_FETCH_TIMEOUT_MS);
+    let url = clientId;
+    let response: Response | undefined;
+    try {
+      for (let hop = 0; ; hop++) {
+        response = await fetchImpl(url, {
+          redirect: "manual",
+          signal,
+          headers: { accept: "application/json" },
+        });
+        if (response.status < 300 || response.status >= 400) break;
+        await response.body?.cancel();
+        const location = response.headers.get("location");
+        const next = location && URL.canParse(location, url) ? new URL(location, url) : null;
+        if (!next || next.origin !== new URL(clientId).origin || hop >= MAX_SAME_ORIGIN_REDIRECTS) {
+          return fail("the client metadata document redirects elsewhere");
+        }
+        url = next.href;
+      }
+      if (response.status !== 200) {
+        await response.body?.cancel();
+        return fail(`the client metadata document answered HTTP ${response.status}`);
+      }
+      const text = await readCapped(response, MAX_CLIENT_METADATA_DOCUMENT_BYTES);
+      if (text === null)
+        return fail(
+          `the client metadata document is larger than ${MAX_CLIENT_METADATA_DOCUMENT_BYTES} bytes`,
+        );
+      const outcome = documentClient(clientId, text, this.#options.now());
+      return { outcome, maxAgeMs: cacheLifetime(response.headers.get("cache-control")) };
+    } catch (error) {
+      const why = (error as Error).name === "TimeoutError" ? "timed out" : "could not be fetched";
+      return fail(`the client metadata document ${why}`);
+    }
+  }
+}
+
+/**
+ * A host the server must not be made to fetch from (server-side request forgery): loopback, private, link-local
+ * and unique-local address literals, and `localhost`. (Names that resolve to such addresses are not caught.)
+ */
+function isLocalHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  if (host === "localhost" || host.endsWith(".localhost")) return true;
+  const v4 = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(host);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    const privateV4 =
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      (a === 100 && b >= 64 && b <= 127);
+    return a === 0 || a === 10 || a === 127 || privateV4;
+  }
+  return (
+    host === "::" ||
+    host === "::1" ||
+    /^f[cd]/.test(host) ||
+    /^fe[89ab]/.test(host) ||
+    host.startsWith("::ffff:")
+  );
+}
+
+/** The client a fetched document describes, when it is valid JSON metadata naming itself. */
+function documentClient(clientId: string, text: string, nowMs: number): DocumentOutcome {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: "the client metadata document is not JSON" };
+  }
+  const named = (json as { client_id?: unknown } | null)?.client_id;
+  if (named !== clientId) return { ok: false, reason: "the document's client_id is not its URL" };
+  const parsed = parseClientMetadata(json);
+  if (!parsed.ok) return { ok: false, reason: parsed.problem.error_description };
+  const metadata: ClientMetadata = parsed.metadata;
+  if (metadata.token_endpoint_auth_method !== undefined && metadata.token_endpoint_auth_method !== "none") {
+    return {
+      ok: false,
+      reason: "a client metadata document client has no secret: token_endpoint_auth_method must be none",
+    };
+  }
+  return {
+    ok: true,
+    client: {
+      ...metadata,
+      client_id: clientId,
+      client_id_issued_at: Math.floor(nowMs / 1000),
+      grant_types: metadata.grant_types ?? ["authorization_code", "refresh_token"],
+      response_types: metadata.response_types ?? ["code"],
+      token_endpoint_auth_method: "none",
+    },
+  };
+}
+
+/** The body as text, or null once it passes `maxBytes` (reading stops there). */
+async function readCapped(response: Response, maxBytes: number): Promise<string | null> {
+  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+  if (declared > maxBytes) {
+    await response.body?.cancel();
+    return null;
+  }
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** `max-age` of the response, bounded; `no-store`/`no-cache` still keep it a minute (a fetch per request is worse). */
+function cacheLifetime(cacheControl: string | null): number {
+  const maxAge = /(?:^|,)\s*max-age=(\d+)/i.exec(cacheControl ?? "")?.[1];
+  if (/no-store|no-cache/i.test(cacheControl ?? "")) return 60_000;
+  if (maxAge === undefined) return DEFAULT_CACHE_MS;
+  return Math.min(Math.max(Number(maxAge) * 1000, 60_000), MAX_CACHE_MS);
+}

@@ -1,0 +1,156 @@
+/** The authorization server's routes on one fetch handler, and the parts they share, built from the server context. */
+import type { ServerContext } from "../context.js";
+import { jsonResponse, type RouteHandler } from "../http.js";
+import type { OAuthServerOptions } from "../options.js";
+import { handleAuthorize } from "./authorize.js";
+import { ConsentBrowserBinding } from "./browser-binding.js";
+import { ClientMetadataDocuments } from "./client-metadata-documents.js";
+import { handleConsent } from "./consent.js";
+import { DEFAULT_ACCESS_TOKEN_TTL_SECONDS, OAuthGrants } from "./grants.js";
+import { authorizationServerMetadata, protectedResourceMetadata } from "./metadata.js";
+import type { OAuthParts } from "./parts.js";
+import { AuthorizationFlows, PENDING_AUTHORIZATION_TTL_MS } from "./provider.js";
+import { oauthLimiters } from "./rate-limits.js";
+import { handleRegister } from "./register.js";
+import { handleRevoke, handleToken } from "./token.js";
+
+/** RFC 8707 resource identifiers served here. */
+export function resourceUrls(baseUrl: string): { mcp: string; v2: string } {
+  return { mcp: `${baseUrl}/mcp`, v2: `${baseUrl}/v2` };
+}
+
+/** RFC 9728 metadata URL of a resource of this server (`/mcp` or `/v2`). */
+export function protectedResourceMetadataUrl(baseUrl: string, resourcePath: "/mcp" | "/v2"): string {
+  return `${baseUrl}/.well-known/oauth-protected-resource${resourcePath}`;
+}
+
+export interface OAuthRoutes {
+  /** Answers the authorization server's paths (and guards `/signin` on the way to consent); undefined for the rest. */
+  handle: RouteHandler;
+  /** How many dynamic registrations are kept (diagnostics). */
+  registeredClientCount(): number;
+}
+
+/** Paths answered for browsers of other origins too (metadata and the client-to-server endpoints). */
+const CORS_PATHS = new Set(["/token", "/register", "/revoke", "/.well-known/oauth-authorization-server"]);
+
+/**
+ * Builds the authorization server on `ctx` and pushes its access-token verifier onto `ctx.tokenVerifiers`.
+ * Mount `handle` before the pages (it guards the `/signin` hop of a consent request).
+ */
+export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
+  const parts = oauthParts(ctx);
+  ctx.tokenVerifiers.push((token) => parts.grants.principalFor(token));
+  const issuer = parts.issuer;
+  const handle: RouteHandler = async (request, info) => {
+    const path = info.url.pathname;
+    const cors = CORS_PATHS.has(path) || path.startsWith("/.well-known/oauth-protected-resource/");
+    if (cors && request.method === "OPTIONS") return corsPreflight();
+    const response = await route(request, path);
+    if (response && cors) response.headers.set("access-control-allow-origin", "*");
+    return response;
+
+    async function route(request: Request, path: string): Promise<Response | undefined> {
+      switch (path) {
+        case "/.well-known/oauth-authorization-server":
+          return metadataResponse(request, authorizationServerMetadata(issuer));
+        case "/.well-known/oauth-protected-resource/mcp":
+          return metadataResponse(request, protectedResourceMetadata(issuer, resourceUrls(issuer).mcp));
+        case "/.well-known/oauth-protected-resource/v2":
+          return metadataResponse(request, protectedResourceMetadata(issuer, resourceUrls(issuer).v2));
+        case "/authorize":
+          return handleAuthorize(parts, request, info.clientIp);
+        case "/token":
+          return handleToken(parts, request, info.clientIp);
+        case "/revoke":
+          return handleRevoke(parts, request);
+        case "/register":
+          return handleRegister(parts, request, info.clientIp);
+        default:
+          return handleConsent(parts, request, info.url);
+      }
+    }
+  };
+  return { handle, registeredClientCount: () => parts.grants.registeredClientCount() };
+}
+
+function oauthParts(ctx: ServerContext): OAuthParts {
+  const options = ctx.options as OAuthServerOptions;
+  const now = options.oauthNow ?? Date.now;
+  const resources = resourceUrls(ctx.baseUrl);
+  const registrationLimits = options.oauthRegistrationLimits ?? {};
+  const grants = new OAuthGrants({
+    store: ctx.store,
+    now,
+    accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? DEFAULT_ACCESS_TOKEN_TTL_SECONDS,
+    ...(registrationLimits.unusedTtlSeconds !== undefined
+      ? { unusedRegistrationTtlMs: registrationLimits.unusedTtlSeconds * 1000 }
+      : {}),
+    ...(registrationLimits.maxClients !== undefined
+      ? { maxRegisteredClients: registrationLimits.maxClients }
+      : {}),
+  });
+  for (const client of options.oauthClients ?? []) {
+    grants.saveClient({
+      client_name: client.client_id,
+      ...client,
+      token_endpoint_auth_method: client.client_secret ? "client_secret_basic" : "none",
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      client_id_issued_at: Math.floor(now() / 1000),
+    });
+  }
+  return {
+    ctx,
+    issuer: ctx.baseUrl,
+    grants,
+    flows: new AuthorizationFlows({
+      grants,
+      resources: [resources.mcp, resources.v2],
+      issuer: ctx.baseUrl,
+      now,
+    }),
+    documents: new ClientMetadataDocuments({
+      now,
+      ...(options.testOnlyAllowHttpClientMetadataDocuments ? { allowLoopbackHttp: true } : {}),
+    }),
+    limiters: oauthLimiters(options.oauthRateLimit, now),
+    binding: new ConsentBrowserBinding(() => ctx.baseUrl.startsWith("https:"), PENDING_AUTHORIZATION_TTL_MS),
+    now,
+    ...(options.autoApprove ? { autoApprove: autoApproval(ctx, options.autoApprove) } : {}),
+  };
+}
+
+function metadataResponse(request: Request, body: Record<string, unknown>): Response {
+  if (request.method !== "GET" && request.method !== "HEAD") {
+    return jsonResponse(
+      405,
+      { error: "invalid_request", error_description: "use GET" },
+      { allow: "GET, HEAD" },
+    );
+  }
+  return jsonResponse(200, body, { "cache-control": "public, max-age=3600" });
+}
+
+function corsPreflight(): Response {
+  return new Response(null, {
+    status: 204,
+    headers: {
+      "access-control-allow-origin": "*",
+      "access-control-allow-methods": "GET, POST, OPTIONS",
+      "access-control-allow-headers": "authorization, content-type, mcp-protocol-version",
+      "access-control-max-age": "86400",
+    },
+  });
+}
+
+/** The account to approve for, and the first seeded person in it (the SSO page lets only that person complete SSO). */
+function autoApproval(ctx: ServerContext, slug: string): { account: string; userId?: string } {
+  if (!ctx.accounts.has(slug)) {
+    throw new Error(
+      `autoApprove: no account or team "${slug}"; use one of ${[...ctx.accounts.keys()].join(", ")}.`,
+    );
+  }
+  const user = [...ctx.users.values()].find((candidate) => candidate.memberOf.includes(slug));
+  return { account: slug, ...(user ? { userId: user.id } : {}) };
+}

@@ -1,0 +1,142 @@
+/** `/token` (code and refresh grants) and `/revoke` (RFC 7009), with client authentication (RFC 6749 §2.3). */
+
+import { jsonResponse, readFormBody } from "../http.js";
+import { sameSecret } from "../ids.js";
+import { ServiceError } from "../service-error.js";
+import { findClient, type OAuthParts } from "./parts.js";
+import { OAuthError } from "./provider.js";
+import { rateLimited } from "./rate-limits.js";
+import type { RegisteredClient } from "./registration.js";
+
+/** Token responses are never cached (RFC 6749 §5.1). */
+const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
+
+export async function handleToken(parts: OAuthParts, request: Request, clientIp: string): Promise<Response> {
+  const limited = rateLimited(parts.limiters.token, clientIp, "json");
+  if (limited) return limited;
+  return answer(async () => {
+    const form = await formOf(request);
+    const client = await authenticateClient(parts, request, form);
+    const grantType = form.get("grant_type");
+    if (!grantType) throw new OAuthError("invalid_request", "grant_type is required");
+    if (grantType !== "authorization_code" && grantType !== "refresh_token") {
+      throw new OAuthError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
+    }
+    if (!client.grant_types.includes(grantType)) {
+      throw new OAuthError("unauthorized_client", `the client is not registered for ${grantType}`);
+    }
+    if (grantType === "authorization_code") {
+      const code = form.get("code");
+      const verifier = form.get("code_verifier");
+      if (!code) throw new OAuthError("invalid_request", "code is required");
+      if (!verifier || !/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) {
+        throw new OAuthError(
+          "invalid_request",
+          "code_verifier is required (43 to 128 unreserved characters)",
+        );
+      }
+      const body = parts.flows.exchangeCode(
+        client,
+        code,
+        verifier,
+        form.get("redirect_uri"),
+        form.get("resource"),
+      );
+      return jsonResponse(200, body, NO_STORE);
+    }
+    const refreshToken = form.get("refresh_token");
+    if (!refreshToken) throw new OAuthError("invalid_request", "refresh_token is required");
+    const body = parts.flows.exchangeRefreshToken(
+      client,
+      refreshToken,
+      form.get("scope"),
+      form.get("resource"),
+    );
+    return jsonResponse(200, body, NO_STORE);
+  });
+}
+
+export async function handleRevoke(parts: OAuthParts, request: Request): Promise<Response> {
+  return answer(async () => {
+    const form = await formOf(request);
+    const client = await authenticateClient(parts, request, form);
+    const token = form.get("token");
+    if (!token) throw new OAuthError("invalid_request", "token is required");
+    parts.flows.revokeToken(client, token);
+    return new Response(null, { status: 200, headers: NO_STORE });
+  });
+}
+
+/** Runs an endpoint, answering an `OAuthError` as its JSON error (401 ones with a Basic challenge). */
+async function answer(run: () => Promise<Response>): Promise<Response> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof OAuthError)) throw error;
+    const headers: Record<string, string> = { ...NO_STORE };
+    if (error.status === 401) headers["www-authenticate"] = 'Basic realm="token"';
+    return jsonResponse(error.status, { error: error.error, error_description: error.description }, headers);
+  }
+}
+
+async function formOf(request: Request): Promise<URLSearchParams> {
+  if (request.method !== "POST") throw new OAuthError("invalid_request", "use POST", 405);
+  try {
+    return await readFormBody(request);
+  } catch (error) {
+    throw new OAuthError(
+      "invalid_request",
+      error instanceof ServiceError ? error.message : "unreadable form",
+    );
+  }
+}
+
+/**
+ * The client of the request: `client_secret_basic` (Authorization header) or `client_secret_post` (form) for a
+ * client with a secret, `client_id` alone for a public one. Anything else is `invalid_client`.
+ */
+async function authenticateClient(
+  parts: OAuthParts,
+  request: Request,
+  form: URLSearchParams,
+): Promise<RegisteredClient> {
+  const authorization = request.headers.get("authorization");
+  // RFC 6749 §5.2: 401 with a challenge when the client authenticated through the Authorization header.
+  const refused = (why: string) => new OAuthError("invalid_client", why, authorization === null ? 400 : 401);
+  let clientId = form.get("client_id");
+  let secret = form.get("client_secret");
+  if (authorization !== null) {
+    const basic = basicCredentials(authorization);
+    if (!basic || (clientId !== null && clientId !== basic.clientId) || secret !== null) {
+      throw refused("Malformed Basic client credentials");
+    }
+    clientId = basic.clientId;
+    secret = basic.secret;
+  }
+  if (!clientId) throw refused("client_id is required");
+  const lookup = await findClient(parts, clientId);
+  if (!lookup.ok) throw refused("Invalid client_id");
+  const client = lookup.client;
+  if (client.client_secret === undefined) {
+    if (secret !== null && secret !== "") throw refused("This client is public: it has no secret");
+    return client;
+  }
+  if (secret === null || !sameSecret(client.client_secret, secret)) throw refused("Invalid client_secret");
+  return client;
+}
+
+/** RFC 6749 §2.3.1: `Basic base64(urlencode(id):urlencode(secret))`. */
+function basicCredentials(header: string): { clientId: string; secret: string } | null {
+  const match = /^Basic +([A-Za-z0-9+/=]+) *$/i.exec(header);
+  if (!match?.[1]) return null;
+  const decoded = Buffer.from(match[1], "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  if (colon <= 0) return null;
+  try {
+    const clientId = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, " "));
+    const secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, " "));
+    return clientId ? { clientId, secret } : null;
+  } catch {
+    return null;
+  }
+}

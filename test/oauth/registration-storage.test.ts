@@ -1,0 +1,102 @@
+/** Registrations on disk: appended, never a whole-file rewrite per change, and bounded however large the requests. */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ReferenceServer } from "../../src/server/index.js";
+import { authorizeUrl, CALLBACK_URL, pkcePair, startTestServer } from "./helpers.js";
+
+let dir: string;
+let dataFile: string;
+let server: ReferenceServer | undefined;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "oauth-storage-"));
+  dataFile = join(dir, "state.json");
+});
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const start = async () => {
+  server = await startTestServer({ autoApprove: "acme", dataFile, oauthRateLimit: false });
+  return server;
+};
+
+async function register(baseUrl: string, padding: number): Promise<{ status: number; clientId?: string }> {
+  const response = await fetch(`${baseUrl}/register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      client_name: "padded client",
+      redirect_uris: [CALLBACK_URL],
+      token_endpoint_auth_method: "none",
+      jwks: { keys: [{ kty: "oct", k: "k".repeat(padding) }] },
+    }),
+  });
+  const body = (await response.json()) as { client_id?: string };
+  return { status: response.status, ...(body.client_id ? { clientId: body.client_id } : {}) };
+}
+
+/** Bytes of the data file and its journal. */
+function bytesOnDisk(): number {
+  return readdirSync(dir)
+    .filter((name) => name.startsWith("state.json"))
+    .reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
+}
+
+describe("600 registrations of ~60 KB from one address (the attack review's case)", () => {
+  it("are refused as too large, and the data file does not grow", async () => {
+    const { url } = await start();
+    const before = bytesOnDisk();
+    const statuses = new Set<number>();
+    for (let i = 0; i < 600; i++) statuses.add((await register(url, 60_000)).status);
+    expect([...statuses]).toEqual([400]);
+    expect(bytesOnDisk()).toBe(before);
+  }, 120_000);
+
+  it("at ~12 KB (under the body cap) are kept trimmed: 600 of them stay well under a megabyte on disk", async () => {
+    const { url } = await start();
+    const before = bytesOnDisk();
+    for (let i = 0; i < 600; i++) expect((await register(url, 12_000)).status).toBe(201);
+    // 600 x 12 KB is 7 MB sent; what is kept is the metadata the server uses (a few hundred bytes each).
+    expect(bytesOnDisk() - before).toBeLessThan(600 * 1024);
+  }, 120_000);
+});
+
+describe("a registration is appended to the journal, not a rewrite of the data file", () => {
+  it("the data file stays the same file while registrations land in its journal, and a restart keeps them", async () => {
+    const { url } = await start();
+    const snapshot = statSync(dataFile);
+    const clientIds: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const { clientId } = await register(url, 10);
+      clientIds.push(clientId ?? "");
+    }
+    const after = statSync(dataFile);
+    // A rewrite (temp file + rename) would give the data file a new inode each time.
+    expect(after.ino).toBe(snapshot.ino);
+    expect(after.size).toBe(snapshot.size);
+    const journal = readFileSync(`${dataFile}.journal`, "utf8").trim().split("\n");
+    expect(journal.length).toBe(1 + 20);
+    for (const line of journal.slice(1)) expect(line.length).toBeLessThan(2048);
+
+    await server?.close();
+    server = undefined;
+    expect(existsSync(`${dataFile}.journal`)).toBe(false);
+    const restarted = await start();
+    for (const clientId of [clientIds[0], clientIds[19]]) {
+      const response = await fetch(
+        authorizeUrl(restarted.url, {
+          client_id: clientId,
+          redirect_uri: CALLBACK_URL,
+          code_challenge: pkcePair().challenge,
+        }),
+        { redirect: "manual" },
+      );
+      await response.body?.cancel();
+      expect(response.status).toBe(302);
+    }
+  });
+});
