@@ -1,6 +1,6 @@
 /** OAuthSession: one login to one protected resource, kept fresh across processes (sign-in, refresh, step-up, sign-out). */
 import { createHash, randomBytes } from "node:crypto";
-import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { OAuthTokens } from "@modelcontextprotocol/client";
 import { configDir as defaultConfigDir } from "../config/index.js";
 import { proxyAwareFetch } from "../internal/proxy.js";
 import { redactForTerminal, rememberSecret } from "../internal/redact.js";
@@ -31,7 +31,7 @@ export interface OAuthSessionOptions {
   resource?: string;
   /** `--host`: the loopback callback's host name, "127.0.0.1" (default) or "localhost" (both loopback families). */
   callbackHost?: string;
-  /** Default: derived from the server URL in 20000-29999, or an ephemeral port when taken. */
+  /** `--callback-port`: used as given, a busy one is an error. Default: derived from the server URL in 20000-29999, or an ephemeral port when taken. */
   callbackPort?: number;
   /** False (`--no-browser`): print the URL on stderr only. */
   openBrowser?: boolean;
@@ -306,7 +306,7 @@ export class OAuthSession {
   /** Refreshes under the lock the caller holds; undefined (tokens dropped) when the server refuses the refresh token. */
   async #refresh(login: StoredLogin, resourceMetadataUrl?: string): Promise<StoredLogin | undefined> {
     const tokens = login.tokens!;
-    const { refreshAuthorization, OAuthError, ServerError } = await loadFlows();
+    const { refreshAuthorization, refusalCode } = await loadFlows();
     const server = await this.#discover(resourceMetadataUrl);
     if (server.authorizationServerUrl !== login.authorizationServerUrl || !login.client) {
       await this.#persist({ ...login, tokens: undefined, savedAt: Date.now() }, false);
@@ -318,14 +318,15 @@ export class OAuthSession {
         metadata: server.metadata,
         clientInformation: login.client,
         refreshToken: tokens.refreshToken!,
-        resource: new URL(login.resource ?? server.resource),
+        resource: login.resource ?? server.resource,
         fetchFn: this.#fetch,
       });
     } catch (error) {
-      if (!(error instanceof OAuthError) || error instanceof ServerError) throw error;
-      this.#log("info", `The saved login was refused (${error.errorCode}); a new sign-in is needed.`);
+      const refused = refusalCode(error);
+      if (refused === undefined) throw error;
+      this.#log("info", `The saved login was refused (${refused}); a new sign-in is needed.`);
       // invalid_client: the server forgot the registration (a restart without its data, an expiry), so it goes too.
-      const forgotten = error.errorCode === "invalid_client" && login.client.source === "dynamic";
+      const forgotten = refused === "invalid_client" && login.client.source === "dynamic";
       await this.#persist(
         { ...login, tokens: undefined, ...(forgotten ? { client: undefined } : {}), savedAt: Date.now() },
         false,
@@ -356,6 +357,7 @@ export class OAuthSession {
       OAuthError,
       startAuthorization,
       startLoopbackCallback,
+      validateAuthorizationResponseIssuer,
     } = await loadFlows();
     const server = await this.#discover(input.resourceMetadataUrl);
     const current = await this.#reload();
@@ -368,7 +370,10 @@ export class OAuthSession {
       alreadyGranted: input.alreadyGranted,
     });
     const callback = await startLoopbackCallback(
-      this.#options.callbackPort ?? derivedCallbackPort(this.serverUrl),
+      {
+        port: this.#options.callbackPort ?? derivedCallbackPort(this.serverUrl),
+        explicit: this.#options.callbackPort !== undefined,
+      },
       this.#options.callbackHost,
     );
     try {
@@ -382,7 +387,7 @@ export class OAuthSession {
           redirectUrl: callback.redirectUri,
           scope,
           state,
-          resource: new URL(server.resource),
+          resource: server.resource,
         });
       let { authorizationUrl, codeVerifier } = await authorize(client);
       // A client not registered just now may be one the server no longer knows: its /authorize would show the
@@ -411,10 +416,28 @@ export class OAuthSession {
       const verifiers = new Map([[state, codeVerifier]]);
       // The browser gets a one-time loopback start page, not this URL: `state` stays out of argv and stderr.
       assertBrowsableUrl(authorizationUrl.href);
-      const { startUrl, answer } = callback.begin(authorizationUrl.href, state, this.#authTimeoutMs);
+      // RFC 9207, recorded with the verifier: the issuer this sign-in asked, and whether it promised to send `iss`.
+      const acceptsIssuer = (iss: string | undefined) => {
+        try {
+          validateAuthorizationResponseIssuer({
+            iss,
+            expectedIssuer: server.metadata?.issuer,
+            issParameterSupported: server.metadata?.authorization_response_iss_parameter_supported === true,
+          });
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      const { startUrl, answer } = callback.begin(
+        authorizationUrl.href,
+        state,
+        this.#authTimeoutMs,
+        acceptsIssuer,
+      );
       answer.catch(() => {});
       await this.#present(startUrl);
-      const { code, state: answeredState } = await answer;
+      const { code, state: answeredState, iss } = await answer;
 
       let fresh: OAuthTokens;
       try {
@@ -422,13 +445,14 @@ export class OAuthSession {
           metadata: server.metadata,
           clientInformation: client,
           authorizationCode: code,
+          ...(iss !== undefined ? { iss } : {}),
           codeVerifier: verifiers.get(answeredState)!,
           redirectUri: callback.redirectUri,
-          resource: new URL(server.resource),
+          resource: server.resource,
           fetchFn: this.#fetch,
         });
       } catch (error) {
-        const what = error instanceof OAuthError ? error.errorCode : messageOf(error);
+        const what = error instanceof OAuthError ? error.code : messageOf(error);
         const hint =
           what === "invalid_target"
             ? `it does not sign in to ${server.resource}: check the URL`
@@ -502,6 +526,8 @@ export class OAuthSession {
       metadata: server.metadata,
       clientMetadata: {
         client_name: this.#options.clientName ?? "chat-mcp-bridge",
+        // A program on the user's machine with a loopback redirect (RFC 8252), as MCP 2026-07-28 asks to say.
+        application_type: "native",
         redirect_uris: [redirectUri],
         grant_types: ["authorization_code", "refresh_token"],
         response_types: ["code"],

@@ -35,7 +35,7 @@ describe("callback server listens on the literal 127.0.0.1", () => {
     await new Promise<void>((r) => blocker.listen(0, "127.0.0.1", r));
     const taken = (blocker.address() as { port: number }).port;
     try {
-      callback = await startLoopbackCallback(taken);
+      callback = await startLoopbackCallback({ port: taken });
       expect(callback.port).not.toBe(taken);
       expect((await answer({ state: "x" })).status).toBe(400);
     } finally {
@@ -126,7 +126,7 @@ describe("the start page: the sign-in belongs to the browser that opened it firs
 
 describe("--host chooses the callback's host name", () => {
   it("localhost: a http://localhost redirect URI, answered on both loopback families", async () => {
-    callback = await startLoopbackCallback(undefined, "localhost");
+    callback = await startLoopbackCallback({}, "localhost");
     expect(callback.redirectUri).toBe(`http://localhost:${callback.port}/callback`);
     const ipv4 = await fetch(`http://127.0.0.1:${callback.port}/callback?state=x`);
     expect(ipv4.status).toBe(400);

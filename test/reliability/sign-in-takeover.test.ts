@@ -12,11 +12,11 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { connect, createServer } from "node:net";
+import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { socketOwnerUid } from "../../src/auth/loopback-callback.js";
+import { socketOwnerUid } from "../../src/auth/socket-owner.js";
 import { startTinyOAuthServer } from "../auth/fixtures/tiny-oauth-server.js";
 import { answeredTwice, PROTOCOL_VERSION, spawnBridgeDriver } from "./fixtures/bridge-driver.js";
 
@@ -174,15 +174,17 @@ describe("A sign-in waiting for the browser, seen by another local user", () => 
 describe("The socket-owner lock reads the kernel's socket table (Linux)", () => {
   it("finds this process's uid as the owner of a loopback connection it made", async () => {
     const server = createServer();
+    const acceptedSocket = new Promise<Socket>((done) => server.once("connection", done));
     await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
     const serverPort = (server.address() as { port: number }).port;
     const client = connect(serverPort, "127.0.0.1");
     await new Promise<void>((done) => client.once("connect", () => done()));
+    const accepted = await acceptedSocket;
     try {
       if (existsSync("/proc/net/tcp")) {
-        expect(socketOwnerUid(client.localPort!, serverPort)).toBe(process.getuid?.());
+        expect(socketOwnerUid(accepted)).toBe(process.getuid?.());
       } else {
-        expect(socketOwnerUid(client.localPort!, serverPort)).toBeUndefined();
+        expect(socketOwnerUid(accepted)).toBeUndefined();
       }
     } finally {
       client.destroy();
