@@ -35,23 +35,31 @@ export interface LoopbackCallback {
   /** `http://<host>:<port>/callback`, the host being `127.0.0.1` unless `--host` chose another loopback name. */
   readonly redirectUri: string;
   readonly port: number;
-  /**
-   * Waits for the answer to `authorizationUrl` (which carries `state`); other states get a 400 page. An answer whose
-   * RFC 9207 `iss` `acceptsIssuer` refuses ends the sign-in before its code or error is looked at.
-   */
+  /** Waits for the answer to `authorizationUrl` (which carries `state`); other states get a 400 page. */
   begin(
     authorizationUrl: string,
     state: string,
     timeoutMs: number,
-    acceptsIssuer?: (iss: string | undefined) => boolean,
+    hooks?: AnswerHooks,
   ): PendingAuthorization;
   close(): Promise<void>;
+}
+
+/** What the sign-in decides or hears about an answer while it waits. */
+export interface AnswerHooks {
+  /** RFC 9207: an answer whose `iss` this refuses ends the sign-in before its code or error is looked at. */
+  acceptsIssuer?: (iss: string | undefined) => boolean;
+  /**
+   * The answer for this sign-in came back without the start page's cookie at all: the opener does not keep
+   * cookies (a curl-like `$BROWSER`, cookies blocked). The answer is refused; the user should hear it at once.
+   */
+  onAnswerWithoutCookie?: () => void;
 }
 
 interface Flow {
   state: string;
   authorizationUrl: string;
-  acceptsIssuer: (iss: string | undefined) => boolean;
+  hooks: AnswerHooks;
   /** Set when the start page was opened: the value of the cookie the callback must carry. */
   browserNonce?: string;
   resolve(response: AuthorizationResponse): void;
@@ -106,7 +114,7 @@ export async function startLoopbackCallback(
   return {
     redirectUri: `http://${host}:${port}${CALLBACK_PATH}`,
     port,
-    begin(authorizationUrl, state, timeoutMs, acceptsIssuer = () => true) {
+    begin(authorizationUrl, state, timeoutMs, hooks = {}) {
       const startId = randomBytes(32).toString("base64url");
       const answer = new Promise<AuthorizationResponse>((resolve, reject) => {
         const end = () => {
@@ -127,7 +135,7 @@ export async function startLoopbackCallback(
         const flow: Flow = {
           state,
           authorizationUrl,
-          acceptsIssuer,
+          hooks,
           resolve: (value) => {
             end();
             resolve(value);
@@ -249,7 +257,19 @@ function answer(request: IncomingMessage, response: ServerResponse, callback: Ca
     );
     return;
   }
-  if (!flow.browserNonce || !sameSecret(cookieValue(request, callback.cookieName), flow.browserNonce)) {
+  const presented = cookieValue(request, callback.cookieName);
+  if (flow.browserNonce && presented === undefined) {
+    page(
+      response,
+      403,
+      "Sign-in answer without its cookie",
+      "This browser did not keep the cookie the sign-in page set, so the answer is refused. Sign in with a " +
+        "browser that keeps cookies.",
+    );
+    flow.hooks.onAnswerWithoutCookie?.();
+    return;
+  }
+  if (!flow.browserNonce || !sameSecret(presented, flow.browserNonce)) {
     // Someone who read the authorization URL (or `state`) signed in elsewhere and calls back here: refuse it.
     page(
       response,
@@ -260,7 +280,7 @@ function answer(request: IncomingMessage, response: ServerResponse, callback: Ca
     return;
   }
   const iss = url.searchParams.get("iss") ?? undefined;
-  if (!flow.acceptsIssuer(iss)) {
+  if (flow.hooks.acceptsIssuer && !flow.hooks.acceptsIssuer(iss)) {
     // A mix-up: the answer names another authorization server. Nothing of it (code, error text) is used or shown.
     page(
       response,

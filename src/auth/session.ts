@@ -7,7 +7,7 @@ import { redactForTerminal, rememberSecret } from "../internal/redact.js";
 import { classifyRequestFailure } from "../internal/request-failure.js";
 import { assertSecureUrl, coversScope, isHttpsUrlWithPath, parseBearerChallenge } from "./checks.js";
 import type { DiscoveredServer } from "./discovery.js";
-import { AuthRequiredError, TokenStoreError, UnsafeUrlError } from "./errors.js";
+import { AuthRequiredError, SignInWaitingError, TokenStoreError, UnsafeUrlError } from "./errors.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "./login-key.js";
 import { withFileLock } from "./login-lock.js";
 import type { StoredClient, StoredLogin, StoredTokens } from "./stored-login.js";
@@ -50,6 +50,15 @@ export interface OAuthSessionOptions {
   log?: AuthLog;
   /** `client_name` sent at registration: "chat-mcp-bridge" or "chat-cli". */
   clientName?: string;
+  /**
+   * The bridge: when the sign-in cannot finish by itself (no browser opened, the opener dropped the cookie),
+   * `recover()` rejects at once with SignInWaitingError (the URL and what to do) instead of waiting out
+   * `authTimeoutMs`; the sign-in goes on waiting in the background, and later calls get the same error until it
+   * ends. `login` commands leave this off: the terminal shows the URL and they keep waiting.
+   */
+  answerAtOnceWhenWaiting?: boolean;
+  /** The command that signs in from a terminal, for the messages above (e.g. `chat-mcp-bridge login <url>`). */
+  loginCommand?: string;
   /** Environment for the browser opener (`$BROWSER`) and the proxy variables; default `process.env`. */
   env?: NodeJS.ProcessEnv;
 }
@@ -95,6 +104,10 @@ export class OAuthSession {
   #login?: StoredLogin;
   #discovered?: { key: string; value: Promise<DiscoveredServer> };
   #lastStoredIn?: "keychain" | "file";
+  /** The sign-in in progress is waiting for the user (see `answerAtOnceWhenWaiting`). */
+  #waiting?: SignInWaitingError;
+  /** Rejects the `recover()` call that started the sign-in in progress, when that waits for the user. */
+  #raiseWaiting?: (error: SignInWaitingError) => void;
 
   constructor(options: OAuthSessionOptions) {
     this.#options = options;
@@ -155,8 +168,9 @@ export class OAuthSession {
         "refused",
       );
     }
+    if (this.#waiting) throw this.#waiting;
     const rejected = challenge.rejectedToken ?? this.#login?.tokens?.accessToken;
-    return this.#guard(() =>
+    const recovery = this.#guard(() =>
       this.#locked(async () => {
         const login = await this.#reload();
         const tokens = login?.tokens;
@@ -182,6 +196,17 @@ export class OAuthSession {
         return signedIn.tokens!.accessToken;
       }),
     );
+    if (!this.#options.answerAtOnceWhenWaiting) return recovery;
+    const waiting = new Promise<never>((_, reject) => {
+      this.#raiseWaiting = reject;
+    });
+    recovery
+      .finally(() => {
+        this.#raiseWaiting = undefined;
+        this.#waiting = undefined;
+      })
+      .catch(() => {});
+    return Promise.race([recovery, waiting]);
   }
 
   /** Interactive sign-in now (for `login` commands), even when tokens exist. */
@@ -417,7 +442,7 @@ export class OAuthSession {
       // The browser gets a one-time loopback start page, not this URL: `state` stays out of argv and stderr.
       assertBrowsableUrl(authorizationUrl.href);
       // RFC 9207, recorded with the verifier: the issuer this sign-in asked, and whether it promised to send `iss`.
-      const acceptsIssuer = (iss: string | undefined) => {
+      const acceptsIssuer = (iss: string | undefined): boolean => {
         try {
           validateAuthorizationResponseIssuer({
             iss,
@@ -429,12 +454,13 @@ export class OAuthSession {
           return false;
         }
       };
-      const { startUrl, answer } = callback.begin(
-        authorizationUrl.href,
-        state,
-        this.#authTimeoutMs,
+      let startUrl = "";
+      const pending = callback.begin(authorizationUrl.href, state, this.#authTimeoutMs, {
         acceptsIssuer,
-      );
+        onAnswerWithoutCookie: () => this.#userMustAct(startUrl, "cookie-refused"),
+      });
+      startUrl = pending.startUrl;
+      const answer = pending.answer;
       answer.catch(() => {});
       await this.#present(startUrl);
       const { code, state: answeredState, iss } = await answer;
@@ -469,7 +495,7 @@ export class OAuthSession {
         savedAt: Date.now(),
       };
       await this.#persist(login, input.strictSave);
-      this.#log("info", `Signed in to ${this.serverUrl}.`);
+      this.#log("debug", `Signed in to ${this.serverUrl}.`);
       return login;
     } finally {
       await callback.close();
@@ -577,21 +603,53 @@ export class OAuthSession {
     }
   }
 
+  /** Shows the sign-in URL, and opens it unless there is no browser to open (`--no-browser`, no desktop). */
   async #present(url: string): Promise<void> {
     const { assertBrowsableUrl, openUrl } = await loadFlows();
     assertBrowsableUrl(url);
-    if (this.#options.openBrowser === false) {
-      process.stderr.write(`Open this URL to sign in: ${url}\n`);
-      return;
+    const seconds = Math.round(this.#authTimeoutMs / 1000);
+    // The log file keeps the URL and the wait (the URL is a one-time loopback page, no `state`, no secret).
+    this.#log("debug", `Sign-in waiting up to ${seconds} s for a browser at ${url}`);
+    const env = this.#options.env ?? process.env;
+    const noBrowser = this.#options.openBrowser === false ? "--no-browser" : headlessReason(env);
+    if (noBrowser === undefined) {
+      process.stderr.write("Opening your browser to sign in. If it does not open, visit this URL:\n");
+      process.stderr.write(`  ${url}\n`);
+      try {
+        // Openers such as xdg-open exit at once, non-zero, when they find no browser.
+        await openUrl(url, { env: this.#options.env, confirmMs: 1_500 });
+        return;
+      } catch (error) {
+        if (error instanceof UnsafeUrlError) throw error;
+        process.stderr.write(`No browser opened (${messageOf(error)}).\n`);
+      }
+    } else if (noBrowser === "--no-browser") {
+      process.stderr.write(`Open this URL to sign in (within ${seconds} s):\n  ${url}\n`);
+    } else {
+      process.stderr.write(
+        `No browser can be opened here (${noBrowser}). Open this URL in a browser on this machine to sign in ` +
+          `(within ${seconds} s):\n  ${url}\n`,
+      );
     }
-    process.stderr.write("Opening your browser to sign in. If it does not open, visit this URL:\n");
-    process.stderr.write(`  ${url}\n`);
-    try {
-      await openUrl(url, { env: this.#options.env });
-    } catch (error) {
-      if (error instanceof UnsafeUrlError) throw error;
-      this.#log("warn", `Could not open a browser (${messageOf(error)}); open the URL above yourself.`);
-    }
+    this.#userMustAct(url, "no-browser");
+  }
+
+  /** The sign-in cannot finish by itself: say so at once, and answer the waiting caller (the bridge) now. */
+  #userMustAct(url: string, why: SignInWaitingError["why"]): void {
+    const login = this.#options.loginCommand ?? "chat-mcp-bridge login <url>";
+    const seconds = Math.round(this.#authTimeoutMs / 1000);
+    const message =
+      why === "no-browser"
+        ? `Sign-in needed, and no browser could be opened here. Open ${url} in a browser on this machine within ` +
+          `${seconds} s, or run \`${login}\` in a terminal; then try again.`
+        : "Sign-in refused: the browser that opened the sign-in page did not keep its cookie (a curl-like " +
+          "$BROWSER, or cookies blocked), so its answer cannot be told from someone else's. Set $BROWSER to a " +
+          `browser that keeps cookies, or run \`${login}\` in a terminal and open the URL it prints; then try again.`;
+    if (why === "cookie-refused") process.stderr.write(`${message}\n`);
+    const error = new SignInWaitingError(message, url, why);
+    if (!this.#options.answerAtOnceWhenWaiting) return;
+    this.#waiting = error;
+    this.#raiseWaiting?.(error);
   }
 
   /** RFC 7009 revocation of both tokens, authenticated as the token endpoint would be. */
@@ -710,4 +768,11 @@ function messageOf(error: unknown): string {
 /** Tokens and client secrets of a login: removed from every message from now on. */
 function rememberLoginSecrets(login: StoredLogin | undefined): void {
   rememberSecret(login?.tokens?.accessToken, login?.tokens?.refreshToken, login?.client?.client_secret);
+}
+
+/** Why no browser can open here (Linux without a desktop session and no `$BROWSER`), or undefined. */
+function headlessReason(env: NodeJS.ProcessEnv): string | undefined {
+  if (process.platform !== "linux" || env.BROWSER?.trim()) return undefined;
+  if (env.DISPLAY || env.WAYLAND_DISPLAY) return undefined;
+  return "no $BROWSER and no desktop session: DISPLAY and WAYLAND_DISPLAY are unset";
 }

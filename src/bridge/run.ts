@@ -57,7 +57,7 @@ export async function runRelay(
 
   const userAuthorization = options.headers.some((header) => header.name.toLowerCase() === "authorization");
   const relay = await recordingFatal(log, async () => {
-    const auth = userAuthorization ? undefined : await createBridgeAuth(options, log);
+    const auth = userAuthorization ? undefined : await createBridgeAuth(options, log, process.env, "relay");
     const relay = new Relay({
       url: options.url,
       fetch: createRemoteFetch({ auth, headers: options.headers, log }),
