@@ -624,7 +624,7 @@ export class OAuthSession {
         process.stderr.write(`No browser opened (${messageOf(error)}).\n`);
       }
     } else if (noBrowser === "--no-browser") {
-      process.stderr.write(`Open this URL to sign in (within ${seconds} s):\n  ${url}\n`);
+      process.stderr.write(`Open this URL to sign in: ${url}\n(The sign-in waits up to ${seconds} s.)\n`);
     } else {
       process.stderr.write(
         `No browser can be opened here (${noBrowser}). Open this URL in a browser on this machine to sign in ` +

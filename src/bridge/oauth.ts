@@ -3,6 +3,7 @@
 import type { OAuthSession } from "../auth/session.js";
 import { configDir } from "../config/index.js";
 import type { BridgeOptions } from "./cli.js";
+import { suggestedMcpUrl } from "./endpoint-check.js";
 import type { BridgeLog } from "./log.js";
 
 /**
@@ -47,4 +48,17 @@ function loginCommand(options: Omit<BridgeOptions, "url"> & { url: URL }): strin
   if (options.headers.length > 0) words.push("(your --header options)");
   words.push(options.url.href);
   return words.join(" ");
+}
+
+/**
+ * `<base>/v2` is the chat service's REST API: it answers an unauthenticated request with a Bearer challenge for
+ * itself, so it passes for a protected MCP endpoint. When `<base>/mcp` answers as one, the URL is refused before
+ * any sign-in, naming that endpoint; undefined otherwise (another server may well serve MCP at a `/v2` path).
+ */
+export async function restApiUrlRefusal(url: URL): Promise<string | undefined> {
+  if (!/\/v2\/?$/.test(url.pathname)) return undefined;
+  const suggestion = await suggestedMcpUrl(url);
+  return suggestion
+    ? `${url.href} is the chat service's REST API, not its MCP endpoint; use ${suggestion} instead.`
+    : undefined;
 }
