@@ -428,6 +428,9 @@ export class OAuthSession {
       let login: StoredLogin = {
         version: 1,
         serverUrl: this.serverUrl,
+        ...(this.#options.profile && this.#options.profile !== "default"
+          ? { profile: this.#options.profile }
+          : {}),
         authorizationServerUrl: server.authorizationServerUrl,
         resource: server.resource,
         client,

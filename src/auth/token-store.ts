@@ -187,7 +187,11 @@ export class LoginStore {
           // The server URL (no secret) lets `logout` list the stored logins without opening the keychain.
           await writeFileAtomic(
             this.paths.keychainPointer,
-            JSON.stringify({ backend: backend.name, serverUrl: login.serverUrl }),
+            JSON.stringify({
+              backend: backend.name,
+              serverUrl: login.serverUrl,
+              ...(login.profile ? { profile: login.profile } : {}),
+            }),
           );
           await rm(this.paths.file, { force: true });
           return "keychain";
