@@ -15,6 +15,7 @@ export {
 export { chooseScope, discoverServer } from "./discovery.js";
 export { startLoopbackCallback } from "./loopback-callback.js";
 export { assertBrowsableUrl, openUrl } from "./open-url.js";
+export { presentSignInUrl } from "./sign-in-prompt.js";
 
 /**
  * An OAuth error answer that says the grant or the client itself was refused (as opposed to `server_error` or

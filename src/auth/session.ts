@@ -10,7 +10,9 @@ import type { DiscoveredServer } from "./discovery.js";
 import { AuthRequiredError, SignInWaitingError, TokenStoreError, UnsafeUrlError } from "./errors.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "./login-key.js";
 import { withFileLock } from "./login-lock.js";
-import type { StoredClient, StoredLogin, StoredTokens } from "./stored-login.js";
+import { waitingMessage } from "./sign-in-prompt.js";
+import type { StoredClient, StoredLogin } from "./stored-login.js";
+import { isDue, isExpired, toStoredTokens } from "./token-lifetime.js";
 import { type AuthLog, LoginStore } from "./token-store.js";
 
 // Reading a stored login is the common path (every bridge start); it loads none of the SDK, zod or http server.
@@ -90,8 +92,6 @@ export interface StoredLoginSummary {
 }
 
 const DEFAULT_AUTH_TIMEOUT_MS = 300_000;
-
-const MAX_REFRESH_AHEAD_MS = 60_000;
 
 export class OAuthSession {
   readonly serverUrl: string;
@@ -606,53 +606,28 @@ export class OAuthSession {
     }
   }
 
-  /** Shows the sign-in URL, and opens it unless there is no browser to open (`--no-browser`, no desktop). */
+  /** Shows the sign-in URL and opens it where a browser can open; when none could, the user must act. */
   async #present(url: string): Promise<void> {
-    const { assertBrowsableUrl, openUrl } = await loadFlows();
-    assertBrowsableUrl(url);
-    const seconds = Math.round(this.#authTimeoutMs / 1000);
-    // The log file keeps the URL and the wait (the URL is a one-time loopback page, no `state`, no secret).
-    this.#log("debug", `Sign-in waiting up to ${seconds} s for a browser at ${url}`);
-    const env = this.#options.env ?? process.env;
-    const noBrowser = this.#options.openBrowser === false ? "--no-browser" : headlessReason(env);
-    if (noBrowser === undefined) {
-      process.stderr.write("Opening your browser to sign in. If it does not open, visit this URL:\n");
-      process.stderr.write(`  ${url}\n`);
-      try {
-        // Openers such as xdg-open exit at once, non-zero, when they find no browser.
-        await openUrl(url, { env: this.#options.env, confirmMs: 1_500 });
-        return;
-      } catch (error) {
-        if (error instanceof UnsafeUrlError) throw error;
-        process.stderr.write(`No browser opened (${messageOf(error)}).\n`);
-      }
-    } else if (noBrowser === "--no-browser") {
-      process.stderr.write(`Open this URL to sign in: ${url}\n(The sign-in waits up to ${seconds} s.)\n`);
-    } else {
-      process.stderr.write(
-        `No browser can be opened here (${noBrowser}). Open this URL in a browser on this machine to sign in ` +
-          `(within ${seconds} s):\n  ${url}\n`,
-      );
-    }
-    this.#userMustAct(url, "no-browser");
+    const { presentSignInUrl } = await loadFlows();
+    const shown = await presentSignInUrl(url, {
+      openBrowser: this.#options.openBrowser !== false,
+      env: this.#options.env,
+      authTimeoutMs: this.#authTimeoutMs,
+      log: this.#log,
+    });
+    if (shown === "not-opened") this.#userMustAct(url, "no-browser");
   }
 
   /** The sign-in cannot finish by itself: say so at once, and answer the waiting caller (the bridge) now. */
   #userMustAct(url: string, why: SignInWaitingError["why"]): void {
-    const login = this.#options.loginCommand ?? "chat-mcp-bridge login <url>";
-    const seconds = Math.round(this.#authTimeoutMs / 1000);
-    const message =
-      why === "no-browser"
-        ? `Sign-in needed, and no browser could be opened here. Open ${url} in a browser on this machine within ` +
-          `${seconds} s, or run \`${login}\` in a terminal; then try again.`
-        : "Sign-in refused: the browser that opened the sign-in page did not keep its cookie (a curl-like " +
-          "$BROWSER, or cookies blocked), so its answer cannot be told from someone else's. Set $BROWSER to a " +
-          `browser that keeps cookies, or run \`${login}\` in a terminal and open the URL it prints; then try again.`;
+    const message = waitingMessage(url, why, {
+      loginCommand: this.#options.loginCommand ?? "chat-mcp-bridge login <url>",
+      authTimeoutMs: this.#authTimeoutMs,
+    });
     if (why === "cookie-refused") process.stderr.write(`${message}\n`);
-    const error = new SignInWaitingError(message, url, why);
     if (!this.#options.answerAtOnceWhenWaiting) return;
-    this.#waiting = error;
-    this.#raiseWaiting?.(error);
+    this.#waiting = new SignInWaitingError(message, url, why);
+    this.#raiseWaiting?.(this.#waiting);
   }
 
   /** RFC 7009 revocation of both tokens, authenticated as the token endpoint would be. */
@@ -718,43 +693,6 @@ function unknownClientError(client: StoredClient, authorizationServerUrl: string
   );
 }
 
-function toStoredTokens(tokens: OAuthTokens): StoredTokens {
-  const now = Date.now();
-  const lifetime = clampedLifetimeSeconds(tokens.expires_in);
-  return {
-    accessToken: tokens.access_token,
-    tokenType: tokens.token_type,
-    refreshToken: tokens.refresh_token,
-    scope: tokens.scope,
-    expiresAt: lifetime !== undefined ? now + lifetime * 1000 : undefined,
-    issuedAt: now,
-  };
-}
-
-const MIN_TOKEN_LIFETIME_S = 1;
-const MAX_TOKEN_LIFETIME_S = 366 * 24 * 3600;
-
-/**
- * `expires_in` kept to a sane range: 1e308 would store a login that cannot be read back, and 0 or less (with no
- * refresh token) would open the browser for every request, so it counts as not given (the token is used until
- * the resource refuses it, which leads to a refresh or a sign-in).
- */
-export function clampedLifetimeSeconds(expiresIn: number | undefined): number | undefined {
-  if (expiresIn === undefined || !(expiresIn > 0)) return undefined;
-  return Math.min(MAX_TOKEN_LIFETIME_S, Math.max(MIN_TOKEN_LIFETIME_S, expiresIn));
-}
-
-// Refresh ahead of expiry: a minute early, or a fifth of the lifetime for short-lived tokens.
-function isDue(tokens: StoredTokens): boolean {
-  if (tokens.expiresAt === undefined) return false;
-  const ahead = Math.min(MAX_REFRESH_AHEAD_MS, (tokens.expiresAt - tokens.issuedAt) / 5);
-  return Date.now() >= tokens.expiresAt - ahead;
-}
-
-function isExpired(tokens: StoredTokens): boolean {
-  return tokens.expiresAt !== undefined && Date.now() >= tokens.expiresAt;
-}
-
 /** The error code (ECONNREFUSED, ENOTFOUND…) of a request that got no HTTP answer, as the one request-failure judge sees it. */
 function networkErrorCode(error: unknown): string | undefined {
   if (classifyRequestFailure(error) === "not-a-request-failure") return undefined;
@@ -771,11 +709,4 @@ function messageOf(error: unknown): string {
 /** Tokens and client secrets of a login: removed from every message from now on. */
 function rememberLoginSecrets(login: StoredLogin | undefined): void {
   rememberSecret(login?.tokens?.accessToken, login?.tokens?.refreshToken, login?.client?.client_secret);
-}
-
-/** Why no browser can open here (Linux without a desktop session and no `$BROWSER`), or undefined. */
-function headlessReason(env: NodeJS.ProcessEnv): string | undefined {
-  if (process.platform !== "linux" || env.BROWSER?.trim()) return undefined;
-  if (env.DISPLAY || env.WAYLAND_DISPLAY) return undefined;
-  return "no $BROWSER and no desktop session: DISPLAY and WAYLAND_DISPLAY are unset";
 }
