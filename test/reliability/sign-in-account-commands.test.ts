@@ -94,3 +94,24 @@ describe("No keychain answers (no D-Bus session)", () => {
     expect(output).not.toMatch(/keychain/i);
   }, 60_000);
 });
+
+describe("--auth-timeout's default is in --help", () => {
+  it("chat-mcp-bridge --help and chat-cli login --help say 300", async () => {
+    const { output } = await bridge(["--help"], {});
+    expect(output).toMatch(
+      /--auth-timeout <seconds>\s+how long to wait for the browser sign-in \(default\s+300\)/,
+    );
+    const cli = await new Promise<string>((done) => {
+      execFile(
+        process.execPath,
+        [resolve(BRIDGE_BIN, "../chat-cli.js"), "login", "--help"],
+        { env: { PATH: process.env.PATH ?? "", HOME: root } },
+        (_error, stdout, stderr) => done(`${stdout}${stderr}`),
+      );
+    });
+    expect(cli).toMatch(
+      /--auth-timeout <seconds>\s+how long to wait for the browser sign-in \(default\s+300\)/,
+    );
+    expect(cli).toContain("--token-store <store>");
+  }, 30_000);
+});
