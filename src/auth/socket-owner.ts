@@ -70,17 +70,28 @@ function peerOwnerUid(connection: ConnectionEnds, rows: SocketRow[]): number | u
   const { localAddress, localPort, remoteAddress, remotePort } = connection;
   if (!localAddress || !remoteAddress || localPort === undefined || remotePort === undefined)
     return undefined;
-  const ours = procAddress(localAddress);
-  const theirs = procAddress(remoteAddress);
-  if (ours === undefined || theirs === undefined) return undefined;
+  const ours = procAddresses(localAddress);
+  const theirs = procAddresses(remoteAddress);
   const peer = rows.find(
     (row) =>
-      row.local.address === theirs &&
+      theirs.includes(row.local.address) &&
       row.local.port === remotePort &&
-      row.remote.address === ours &&
+      ours.includes(row.remote.address) &&
       row.remote.port === localPort,
   );
   return peer?.uid;
+}
+
+/**
+ * The ways the kernel may print an address: an IPv4 one also as IPv4-mapped IPv6, since a dual-stack (IPv6)
+ * socket connected to 127.0.0.1 sits in the tcp6 table as ::ffff:127.0.0.1.
+ */
+function procAddresses(address: string): string[] {
+  const forms = [procAddress(address)];
+  if (isIPv4(address)) forms.push(procAddress(`::ffff:${address}`));
+  const mapped = address.match(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i);
+  if (mapped) forms.push(procAddress(mapped[1]!));
+  return forms.filter((form): form is string => form !== undefined);
 }
 
 /** Every row of the tables that could be read; undefined when none could (not Linux). */
