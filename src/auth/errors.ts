@@ -2,7 +2,7 @@
 
 /** Signing in is needed and could not be completed (refused, cancelled, timed out, or not allowed here). */
 export class AuthRequiredError extends Error {
-  override readonly name = "AuthRequiredError";
+  override readonly name: string = "AuthRequiredError";
   constructor(
     message: string,
     readonly reason: "timeout" | "denied" | "refused" | "failed" = "failed",
@@ -20,4 +20,21 @@ export class UnsafeUrlError extends Error {
 /** The token store could not be read or written (read-only or full disk, no keychain). */
 export class TokenStoreError extends Error {
   override readonly name = "TokenStoreError";
+}
+
+/**
+ * A sign-in that cannot finish by itself is waiting for the user: no browser could be opened, or the one that
+ * opened it dropped the sign-in cookie. Raised at once (never after the whole `--auth-timeout`), with the URL to
+ * open and what to do; the sign-in may go on waiting in the background for that URL.
+ */
+export class SignInWaitingError extends AuthRequiredError {
+  override readonly name = "SignInWaitingError";
+  constructor(
+    message: string,
+    /** The one-time loopback URL that starts the sign-in (no `state`, no secret). */
+    readonly signInUrl: string,
+    readonly why: "no-browser" | "cookie-refused",
+  ) {
+    super(message, "failed");
+  }
 }

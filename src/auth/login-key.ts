@@ -100,8 +100,12 @@ export async function storedLoginUrls(configDir: string): Promise<string[]> {
   const urls = new Set<string>();
   for (const name of names.filter((entry) => /^[0-9a-f]{32}(\.keychain)?\.json$/.test(entry))) {
     try {
-      const { serverUrl } = JSON.parse(await readFile(join(dir, name), "utf8")) as { serverUrl?: unknown };
-      urls.add(typeof serverUrl === "string" ? serverUrl : "(a keychain login saved by an older version)");
+      const { serverUrl, profile } = JSON.parse(await readFile(join(dir, name), "utf8")) as {
+        serverUrl?: unknown;
+        profile?: unknown;
+      };
+      const url = typeof serverUrl === "string" ? serverUrl : "(a keychain login saved by an older version)";
+      urls.add(typeof profile === "string" && profile !== "default" ? `${url} (--profile ${profile})` : url);
     } catch {
       // Unreadable or half-written: not one to offer.
     }

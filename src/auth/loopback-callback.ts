@@ -3,11 +3,11 @@
  * and accepts the answer only from that browser, for the `state` it was told to expect.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { rememberSecret } from "../internal/redact.js";
 import { AuthRequiredError } from "./errors.js";
+import { isOtherUsersSocket, listenerUid } from "./socket-owner.js";
 
 export const CALLBACK_PATH = "/callback";
 const START_PATH = "/start/";
@@ -16,6 +16,8 @@ const START_PATH = "/start/";
 export interface AuthorizationResponse {
   state: string;
   code: string;
+  /** RFC 9207 `iss` of the answer, when it carried one (already accepted by `acceptsIssuer`). */
+  iss?: string;
 }
 
 /** A sign-in waiting for its browser: the URL to open, and the answer that browser brings back. */
@@ -34,26 +36,51 @@ export interface LoopbackCallback {
   readonly redirectUri: string;
   readonly port: number;
   /** Waits for the answer to `authorizationUrl` (which carries `state`); other states get a 400 page. */
-  begin(authorizationUrl: string, state: string, timeoutMs: number): PendingAuthorization;
+  begin(
+    authorizationUrl: string,
+    state: string,
+    timeoutMs: number,
+    hooks?: AnswerHooks,
+  ): PendingAuthorization;
   close(): Promise<void>;
+}
+
+/** What the sign-in decides or hears about an answer while it waits. */
+export interface AnswerHooks {
+  /** RFC 9207: an answer whose `iss` this refuses ends the sign-in before its code or error is looked at. */
+  acceptsIssuer?: (iss: string | undefined) => boolean;
+  /**
+   * The answer for this sign-in came back without the start page's cookie at all: the opener does not keep
+   * cookies (a curl-like `$BROWSER`, cookies blocked). The answer is refused; the user should hear it at once.
+   */
+  onAnswerWithoutCookie?: () => void;
 }
 
 interface Flow {
   state: string;
   authorizationUrl: string;
+  hooks: AnswerHooks;
   /** Set when the start page was opened: the value of the cookie the callback must carry. */
   browserNonce?: string;
   resolve(response: AuthorizationResponse): void;
   reject(error: Error): void;
 }
 
+/** Where the callback listens: the port, and whether the user chose it (`--callback-port`) or it was derived. */
+export interface CallbackPortChoice {
+  port?: number | undefined;
+  /** True for `--callback-port`: a busy port is an error, never silently replaced (an SSH tunnel points at it). */
+  explicit?: boolean | undefined;
+}
+
 /**
- * Listens on `host`:`preferredPort` (127.0.0.1 by default, `--host`), or on an ephemeral port when that one is
- * taken. `localhost` listens on 127.0.0.1 and on ::1 (when the machine has IPv6), one port for both, since the
- * browser may resolve the name to either; the start page uses the same host name, so its cookie reaches the callback.
+ * Listens on `host`:`port` (127.0.0.1 by default, `--host`). `localhost` listens on 127.0.0.1 and on ::1 with one
+ * port, since the browser may resolve the name to either: when another program holds that port on either family,
+ * a derived port is given up for another free on both, and an explicit one is an error. Nobody else may hold an
+ * address the browser could send the answer to.
  */
 export async function startLoopbackCallback(
-  preferredPort?: number,
+  choice: CallbackPortChoice = {},
   host: string = "127.0.0.1",
 ): Promise<LoopbackCallback> {
   const flows = new Map<string, Flow>();
@@ -63,24 +90,15 @@ export async function startLoopbackCallback(
     const server = createServer((request, response) =>
       answer(request, response, { flows, starts, cookieName }),
     );
-    // A second lock where the kernel tells: connections from another user's socket are closed unanswered.
+    // A second lock where the kernel tells: connections from another user's socket (or one the kernel's socket
+    // tables do not show) are closed unanswered.
     server.on("connection", (socket) => {
       if (isOtherUsersSocket(socket)) socket.destroy();
     });
     return server;
   };
-  const servers = [newServer()];
-  const address = host === "[::1]" ? "::1" : "127.0.0.1";
-  const port = await listen(servers[0]!, address, preferredPort).catch(() => listen(servers[0]!, address, 0));
-  if (host === "localhost") {
-    const ipv6 = newServer();
-    // No IPv6 loopback here (or its port taken): the IPv4 one still serves every browser that resolves to it.
-    const listening = await listen(ipv6, "::1", port).then(
-      () => true,
-      () => false,
-    );
-    if (listening) servers.push(ipv6);
-  }
+  const addresses = host === "localhost" ? ["127.0.0.1", "::1"] : [host === "[::1]" ? "::1" : "127.0.0.1"];
+  const { servers, port } = await listenOnEvery(addresses, choice, newServer);
   // Cookies ignore ports: one name per callback port keeps concurrent sign-ins apart.
   cookieName = `chat_mcp_sign_in_${port}`;
   const close = () =>
@@ -96,7 +114,7 @@ export async function startLoopbackCallback(
   return {
     redirectUri: `http://${host}:${port}${CALLBACK_PATH}`,
     port,
-    begin(authorizationUrl, state, timeoutMs) {
+    begin(authorizationUrl, state, timeoutMs, hooks = {}) {
       const startId = randomBytes(32).toString("base64url");
       const answer = new Promise<AuthorizationResponse>((resolve, reject) => {
         const end = () => {
@@ -117,6 +135,7 @@ export async function startLoopbackCallback(
         const flow: Flow = {
           state,
           authorizationUrl,
+          hooks,
           resolve: (value) => {
             end();
             resolve(value);
@@ -135,7 +154,66 @@ export async function startLoopbackCallback(
   };
 }
 
-function listen(server: ReturnType<typeof createServer>, address: string, port = 0): Promise<number> {
+const PORT_ATTEMPTS = 5;
+
+/** Every address on one port, or an error; a derived port that is busy anywhere gives way to an ephemeral one. */
+async function listenOnEvery(
+  addresses: string[],
+  choice: CallbackPortChoice,
+  newServer: () => Server,
+): Promise<{ servers: Server[]; port: number }> {
+  let wanted = choice.port ?? 0;
+  for (let attempt = 0; ; attempt++) {
+    const servers: Server[] = [];
+    let port = wanted;
+    let busy: string | undefined;
+    for (const address of addresses) {
+      const server = newServer();
+      try {
+        port = await listen(server, address, port);
+        servers.push(server);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        // No IPv6 loopback on this machine: nobody can hold ::1 either, and the browser falls back to 127.0.0.1.
+        if (
+          address === "::1" &&
+          addresses.length > 1 &&
+          (code === "EADDRNOTAVAIL" || code === "EAFNOSUPPORT")
+        )
+          continue;
+        if (code !== "EADDRINUSE" && code !== "EACCES") throw error;
+        busy = address;
+        break;
+      }
+    }
+    if (busy === undefined) return { servers, port };
+    await Promise.all(servers.map((server) => new Promise((done) => server.close(done))));
+    if (choice.explicit || attempt + 1 >= PORT_ATTEMPTS)
+      throw busyPortError(busy, port, choice.explicit === true);
+    wanted = 0;
+  }
+}
+
+/** Names the port and, where the kernel tells, whose program holds it. */
+function busyPortError(address: string, port: number, explicit: boolean): AuthRequiredError {
+  const uid = listenerUid(address, port);
+  const holder =
+    uid === undefined
+      ? "another program holds it"
+      : uid === process.getuid?.()
+        ? "another program of yours holds it"
+        : `a program of another user (uid ${uid}) holds it`;
+  const where = address.includes(":") ? `[${address}]:${port}` : `${address}:${port}`;
+  const fix = explicit
+    ? "stop that program or pass another --callback-port (and point any SSH tunnel at it)"
+    : "stop that program, or pass --callback-port with a free port";
+  return new AuthRequiredError(
+    `Cannot receive the sign-in answer on port ${port}: ${where} is in use (${holder}); ${fix}.`,
+    "failed",
+  );
+}
+
+function listen(server: Server, address: string, port = 0): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (error: Error) => {
       server.off("listening", onListening);
@@ -179,13 +257,43 @@ function answer(request: IncomingMessage, response: ServerResponse, callback: Ca
     );
     return;
   }
-  if (!flow.browserNonce || !sameSecret(cookieValue(request, callback.cookieName), flow.browserNonce)) {
+  const presented = cookieValue(request, callback.cookieName);
+  if (flow.browserNonce && presented === undefined) {
+    page(
+      response,
+      403,
+      "Sign-in answer without its cookie",
+      "This browser did not keep the cookie the sign-in page set, so the answer is refused. Sign in with a " +
+        "browser that keeps cookies.",
+    );
+    flow.hooks.onAnswerWithoutCookie?.();
+    return;
+  }
+  if (!flow.browserNonce || !sameSecret(presented, flow.browserNonce)) {
     // Someone who read the authorization URL (or `state`) signed in elsewhere and calls back here: refuse it.
     page(
       response,
       403,
       "Sign-in started in another browser",
       "This answer did not come from the browser that started the sign-in, so it is refused.",
+    );
+    return;
+  }
+  const iss = url.searchParams.get("iss") ?? undefined;
+  if (flow.hooks.acceptsIssuer && !flow.hooks.acceptsIssuer(iss)) {
+    // A mix-up: the answer names another authorization server. Nothing of it (code, error text) is used or shown.
+    page(
+      response,
+      400,
+      "Sign-in answer refused",
+      "This answer came from another authorization server than the one the sign-in started with.",
+    );
+    flow.reject(
+      new AuthRequiredError(
+        "The sign-in answer came from another authorization server than the one asked (its iss did not " +
+          "match, RFC 9207), so it was refused; sign in again, and tell the server's operator if it repeats.",
+        "refused",
+      ),
     );
     return;
   }
@@ -221,7 +329,7 @@ function answer(request: IncomingMessage, response: ServerResponse, callback: Ca
     "You can close this tab and return to the terminal.",
     clearCookie(callback),
   );
-  flow.resolve({ state, code });
+  flow.resolve({ state, code, ...(iss !== undefined ? { iss } : {}) });
 }
 
 /** The one-time start page: binds the sign-in to this browser with a cookie, then sends it to the authorization URL. */
@@ -273,42 +381,6 @@ function sameSecret(presented: string | undefined, expected: string): boolean {
   const a = Buffer.from(presented ?? "");
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
-}
-
-/**
- * Linux: whether the peer of `socket` belongs to another user, from the socket table in /proc/net/tcp (the peer's
- * socket is the row whose local address is our remote one). False when that cannot be told (other systems).
- */
-export function isOtherUsersSocket(socket: Socket, table = "/proc/net/tcp"): boolean {
-  const ownUid = process.getuid?.();
-  if (ownUid === undefined || socket.remotePort === undefined || socket.localPort === undefined) return false;
-  const owner = socketOwnerUid(socket.remotePort, socket.localPort, table);
-  return owner !== undefined && owner !== ownUid;
-}
-
-/** The uid owning the loopback TCP socket bound to `localPort` and connected to `remotePort`, if the table says. */
-export function socketOwnerUid(
-  localPort: number,
-  remotePort: number,
-  table = "/proc/net/tcp",
-): number | undefined {
-  let text: string;
-  try {
-    text = readFileSync(table, "utf8");
-  } catch {
-    return undefined;
-  }
-  const local = `:${localPort.toString(16).toUpperCase().padStart(4, "0")}`;
-  const remote = `:${remotePort.toString(16).toUpperCase().padStart(4, "0")}`;
-  for (const line of text.split("\n")) {
-    // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid ...
-    const fields = line.trim().split(/\s+/);
-    if (fields[1]?.endsWith(local) && fields[2]?.endsWith(remote)) {
-      const uid = Number(fields[7]);
-      return Number.isInteger(uid) ? uid : undefined;
-    }
-  }
-  return undefined;
 }
 
 // The error code is echoed into a message; keep it to the RFC 6749 character set so nothing odd reaches a terminal.

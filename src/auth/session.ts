@@ -1,16 +1,18 @@
 /** OAuthSession: one login to one protected resource, kept fresh across processes (sign-in, refresh, step-up, sign-out). */
 import { createHash, randomBytes } from "node:crypto";
-import type { OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { OAuthTokens } from "@modelcontextprotocol/client";
 import { configDir as defaultConfigDir } from "../config/index.js";
 import { proxyAwareFetch } from "../internal/proxy.js";
 import { redactForTerminal, rememberSecret } from "../internal/redact.js";
 import { classifyRequestFailure } from "../internal/request-failure.js";
 import { assertSecureUrl, coversScope, isHttpsUrlWithPath, parseBearerChallenge } from "./checks.js";
 import type { DiscoveredServer } from "./discovery.js";
-import { AuthRequiredError, TokenStoreError, UnsafeUrlError } from "./errors.js";
+import { AuthRequiredError, SignInWaitingError, TokenStoreError, UnsafeUrlError } from "./errors.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "./login-key.js";
 import { withFileLock } from "./login-lock.js";
-import type { StoredClient, StoredLogin, StoredTokens } from "./stored-login.js";
+import { waitingMessage } from "./sign-in-prompt.js";
+import type { StoredClient, StoredLogin } from "./stored-login.js";
+import { isDue, isExpired, toStoredTokens } from "./token-lifetime.js";
 import { type AuthLog, LoginStore } from "./token-store.js";
 
 // Reading a stored login is the common path (every bridge start); it loads none of the SDK, zod or http server.
@@ -31,7 +33,7 @@ export interface OAuthSessionOptions {
   resource?: string;
   /** `--host`: the loopback callback's host name, "127.0.0.1" (default) or "localhost" (both loopback families). */
   callbackHost?: string;
-  /** Default: derived from the server URL in 20000-29999, or an ephemeral port when taken. */
+  /** `--callback-port`: used as given, a busy one is an error. Default: derived from the server URL in 20000-29999, or an ephemeral port when taken. */
   callbackPort?: number;
   /** False (`--no-browser`): print the URL on stderr only. */
   openBrowser?: boolean;
@@ -50,6 +52,15 @@ export interface OAuthSessionOptions {
   log?: AuthLog;
   /** `client_name` sent at registration: "chat-mcp-bridge" or "chat-cli". */
   clientName?: string;
+  /**
+   * The bridge: when the sign-in cannot finish by itself (no browser opened, the opener dropped the cookie),
+   * `recover()` rejects at once with SignInWaitingError (the URL and what to do) instead of waiting out
+   * `authTimeoutMs`; the sign-in goes on waiting in the background, and later calls get the same error until it
+   * ends. `login` commands leave this off: the terminal shows the URL and they keep waiting.
+   */
+  answerAtOnceWhenWaiting?: boolean;
+  /** The command that signs in from a terminal, for the messages above (e.g. `chat-mcp-bridge login <url>`). */
+  loginCommand?: string;
   /** Environment for the browser opener (`$BROWSER`) and the proxy variables; default `process.env`. */
   env?: NodeJS.ProcessEnv;
 }
@@ -82,8 +93,6 @@ export interface StoredLoginSummary {
 
 const DEFAULT_AUTH_TIMEOUT_MS = 300_000;
 
-const MAX_REFRESH_AHEAD_MS = 60_000;
-
 export class OAuthSession {
   readonly serverUrl: string;
   readonly #options: OAuthSessionOptions;
@@ -95,6 +104,10 @@ export class OAuthSession {
   #login?: StoredLogin;
   #discovered?: { key: string; value: Promise<DiscoveredServer> };
   #lastStoredIn?: "keychain" | "file";
+  /** The sign-in in progress is waiting for the user (see `answerAtOnceWhenWaiting`). */
+  #waiting?: SignInWaitingError;
+  /** Rejects the `recover()` call that started the sign-in in progress, when that waits for the user. */
+  #raiseWaiting?: (error: SignInWaitingError) => void;
 
   constructor(options: OAuthSessionOptions) {
     this.#options = options;
@@ -155,8 +168,9 @@ export class OAuthSession {
         "refused",
       );
     }
+    if (this.#waiting) throw this.#waiting;
     const rejected = challenge.rejectedToken ?? this.#login?.tokens?.accessToken;
-    return this.#guard(() =>
+    const recovery = this.#guard(() =>
       this.#locked(async () => {
         const login = await this.#reload();
         const tokens = login?.tokens;
@@ -182,6 +196,17 @@ export class OAuthSession {
         return signedIn.tokens!.accessToken;
       }),
     );
+    if (!this.#options.answerAtOnceWhenWaiting) return recovery;
+    const waiting = new Promise<never>((_, reject) => {
+      this.#raiseWaiting = reject;
+    });
+    recovery
+      .finally(() => {
+        this.#raiseWaiting = undefined;
+        this.#waiting = undefined;
+      })
+      .catch(() => {});
+    return Promise.race([recovery, waiting]);
   }
 
   /** Interactive sign-in now (for `login` commands), even when tokens exist. */
@@ -306,7 +331,7 @@ export class OAuthSession {
   /** Refreshes under the lock the caller holds; undefined (tokens dropped) when the server refuses the refresh token. */
   async #refresh(login: StoredLogin, resourceMetadataUrl?: string): Promise<StoredLogin | undefined> {
     const tokens = login.tokens!;
-    const { refreshAuthorization, OAuthError, ServerError } = await loadFlows();
+    const { refreshAuthorization, refusalCode } = await loadFlows();
     const server = await this.#discover(resourceMetadataUrl);
     if (server.authorizationServerUrl !== login.authorizationServerUrl || !login.client) {
       await this.#persist({ ...login, tokens: undefined, savedAt: Date.now() }, false);
@@ -318,14 +343,15 @@ export class OAuthSession {
         metadata: server.metadata,
         clientInformation: login.client,
         refreshToken: tokens.refreshToken!,
-        resource: new URL(login.resource ?? server.resource),
+        resource: login.resource ?? server.resource,
         fetchFn: this.#fetch,
       });
     } catch (error) {
-      if (!(error instanceof OAuthError) || error instanceof ServerError) throw error;
-      this.#log("info", `The saved login was refused (${error.errorCode}); a new sign-in is needed.`);
+      const refused = refusalCode(error);
+      if (refused === undefined) throw error;
+      this.#log("info", `The saved login was refused (${refused}); a new sign-in is needed.`);
       // invalid_client: the server forgot the registration (a restart without its data, an expiry), so it goes too.
-      const forgotten = error.errorCode === "invalid_client" && login.client.source === "dynamic";
+      const forgotten = refused === "invalid_client" && login.client.source === "dynamic";
       await this.#persist(
         { ...login, tokens: undefined, ...(forgotten ? { client: undefined } : {}), savedAt: Date.now() },
         false,
@@ -356,6 +382,7 @@ export class OAuthSession {
       OAuthError,
       startAuthorization,
       startLoopbackCallback,
+      validateAuthorizationResponseIssuer,
     } = await loadFlows();
     const server = await this.#discover(input.resourceMetadataUrl);
     const current = await this.#reload();
@@ -368,7 +395,10 @@ export class OAuthSession {
       alreadyGranted: input.alreadyGranted,
     });
     const callback = await startLoopbackCallback(
-      this.#options.callbackPort ?? derivedCallbackPort(this.serverUrl),
+      {
+        port: this.#options.callbackPort ?? derivedCallbackPort(this.serverUrl),
+        explicit: this.#options.callbackPort !== undefined,
+      },
       this.#options.callbackHost,
     );
     try {
@@ -382,7 +412,7 @@ export class OAuthSession {
           redirectUrl: callback.redirectUri,
           scope,
           state,
-          resource: new URL(server.resource),
+          resource: server.resource,
         });
       let { authorizationUrl, codeVerifier } = await authorize(client);
       // A client not registered just now may be one the server no longer knows: its /authorize would show the
@@ -398,6 +428,9 @@ export class OAuthSession {
       let login: StoredLogin = {
         version: 1,
         serverUrl: this.serverUrl,
+        ...(this.#options.profile && this.#options.profile !== "default"
+          ? { profile: this.#options.profile }
+          : {}),
         authorizationServerUrl: server.authorizationServerUrl,
         resource: server.resource,
         client,
@@ -411,10 +444,29 @@ export class OAuthSession {
       const verifiers = new Map([[state, codeVerifier]]);
       // The browser gets a one-time loopback start page, not this URL: `state` stays out of argv and stderr.
       assertBrowsableUrl(authorizationUrl.href);
-      const { startUrl, answer } = callback.begin(authorizationUrl.href, state, this.#authTimeoutMs);
+      // RFC 9207, recorded with the verifier: the issuer this sign-in asked, and whether it promised to send `iss`.
+      const acceptsIssuer = (iss: string | undefined): boolean => {
+        try {
+          validateAuthorizationResponseIssuer({
+            iss,
+            expectedIssuer: server.metadata?.issuer,
+            issParameterSupported: server.metadata?.authorization_response_iss_parameter_supported === true,
+          });
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      let startUrl = "";
+      const pending = callback.begin(authorizationUrl.href, state, this.#authTimeoutMs, {
+        acceptsIssuer,
+        onAnswerWithoutCookie: () => this.#userMustAct(startUrl, "cookie-refused"),
+      });
+      startUrl = pending.startUrl;
+      const answer = pending.answer;
       answer.catch(() => {});
       await this.#present(startUrl);
-      const { code, state: answeredState } = await answer;
+      const { code, state: answeredState, iss } = await answer;
 
       let fresh: OAuthTokens;
       try {
@@ -422,13 +474,14 @@ export class OAuthSession {
           metadata: server.metadata,
           clientInformation: client,
           authorizationCode: code,
+          ...(iss !== undefined ? { iss } : {}),
           codeVerifier: verifiers.get(answeredState)!,
           redirectUri: callback.redirectUri,
-          resource: new URL(server.resource),
+          resource: server.resource,
           fetchFn: this.#fetch,
         });
       } catch (error) {
-        const what = error instanceof OAuthError ? error.errorCode : messageOf(error);
+        const what = error instanceof OAuthError ? error.code : messageOf(error);
         const hint =
           what === "invalid_target"
             ? `it does not sign in to ${server.resource}: check the URL`
@@ -445,7 +498,7 @@ export class OAuthSession {
         savedAt: Date.now(),
       };
       await this.#persist(login, input.strictSave);
-      this.#log("info", `Signed in to ${this.serverUrl}.`);
+      this.#log("debug", `Signed in to ${this.serverUrl}.`);
       return login;
     } finally {
       await callback.close();
@@ -502,6 +555,8 @@ export class OAuthSession {
       metadata: server.metadata,
       clientMetadata: {
         client_name: this.#options.clientName ?? "chat-mcp-bridge",
+        // A program on the user's machine with a loopback redirect (RFC 8252), as MCP 2026-07-28 asks to say.
+        application_type: "native",
         redirect_uris: [redirectUri],
         grant_types: ["authorization_code", "refresh_token"],
         response_types: ["code"],
@@ -551,21 +606,28 @@ export class OAuthSession {
     }
   }
 
+  /** Shows the sign-in URL and opens it where a browser can open; when none could, the user must act. */
   async #present(url: string): Promise<void> {
-    const { assertBrowsableUrl, openUrl } = await loadFlows();
-    assertBrowsableUrl(url);
-    if (this.#options.openBrowser === false) {
-      process.stderr.write(`Open this URL to sign in: ${url}\n`);
-      return;
-    }
-    process.stderr.write("Opening your browser to sign in. If it does not open, visit this URL:\n");
-    process.stderr.write(`  ${url}\n`);
-    try {
-      await openUrl(url, { env: this.#options.env });
-    } catch (error) {
-      if (error instanceof UnsafeUrlError) throw error;
-      this.#log("warn", `Could not open a browser (${messageOf(error)}); open the URL above yourself.`);
-    }
+    const { presentSignInUrl } = await loadFlows();
+    const shown = await presentSignInUrl(url, {
+      openBrowser: this.#options.openBrowser !== false,
+      env: this.#options.env,
+      authTimeoutMs: this.#authTimeoutMs,
+      log: this.#log,
+    });
+    if (shown === "not-opened") this.#userMustAct(url, "no-browser");
+  }
+
+  /** The sign-in cannot finish by itself: say so at once, and answer the waiting caller (the bridge) now. */
+  #userMustAct(url: string, why: SignInWaitingError["why"]): void {
+    const message = waitingMessage(url, why, {
+      loginCommand: this.#options.loginCommand ?? "chat-mcp-bridge login <url>",
+      authTimeoutMs: this.#authTimeoutMs,
+    });
+    if (why === "cookie-refused") process.stderr.write(`${message}\n`);
+    if (!this.#options.answerAtOnceWhenWaiting) return;
+    this.#waiting = new SignInWaitingError(message, url, why);
+    this.#raiseWaiting?.(this.#waiting);
   }
 
   /** RFC 7009 revocation of both tokens, authenticated as the token endpoint would be. */
@@ -629,43 +691,6 @@ function unknownClientError(client: StoredClient, authorizationServerUrl: string
       "or leave the option out to register automatically.",
     "refused",
   );
-}
-
-function toStoredTokens(tokens: OAuthTokens): StoredTokens {
-  const now = Date.now();
-  const lifetime = clampedLifetimeSeconds(tokens.expires_in);
-  return {
-    accessToken: tokens.access_token,
-    tokenType: tokens.token_type,
-    refreshToken: tokens.refresh_token,
-    scope: tokens.scope,
-    expiresAt: lifetime !== undefined ? now + lifetime * 1000 : undefined,
-    issuedAt: now,
-  };
-}
-
-const MIN_TOKEN_LIFETIME_S = 1;
-const MAX_TOKEN_LIFETIME_S = 366 * 24 * 3600;
-
-/**
- * `expires_in` kept to a sane range: 1e308 would store a login that cannot be read back, and 0 or less (with no
- * refresh token) would open the browser for every request, so it counts as not given (the token is used until
- * the resource refuses it, which leads to a refresh or a sign-in).
- */
-export function clampedLifetimeSeconds(expiresIn: number | undefined): number | undefined {
-  if (expiresIn === undefined || !(expiresIn > 0)) return undefined;
-  return Math.min(MAX_TOKEN_LIFETIME_S, Math.max(MIN_TOKEN_LIFETIME_S, expiresIn));
-}
-
-// Refresh ahead of expiry: a minute early, or a fifth of the lifetime for short-lived tokens.
-function isDue(tokens: StoredTokens): boolean {
-  if (tokens.expiresAt === undefined) return false;
-  const ahead = Math.min(MAX_REFRESH_AHEAD_MS, (tokens.expiresAt - tokens.issuedAt) / 5);
-  return Date.now() >= tokens.expiresAt - ahead;
-}
-
-function isExpired(tokens: StoredTokens): boolean {
-  return tokens.expiresAt !== undefined && Date.now() >= tokens.expiresAt;
 }
 
 /** The error code (ECONNREFUSED, ENOTFOUND…) of a request that got no HTTP answer, as the one request-failure judge sees it. */

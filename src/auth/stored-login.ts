@@ -28,6 +28,8 @@ export interface StoredClient {
 export interface StoredLogin {
   version: 1;
   serverUrl: string;
+  /** `--profile` of this login (absent for the default one), so listings can name it. */
+  profile?: string | undefined;
   /** The authorization server the client and tokens belong to; a different one discards them. */
   authorizationServerUrl: string;
   /** RFC 8707 resource the tokens were issued for. */
@@ -82,6 +84,7 @@ function readLogin(value: unknown): StoredLogin {
   return withoutAbsent({
     version: 1,
     serverUrl: string(record.serverUrl, "serverUrl"),
+    profile: optional(record.profile, (field) => string(field, "profile")),
     authorizationServerUrl: string(record.authorizationServerUrl, "authorizationServerUrl"),
     resource: optional(record.resource, (field) => string(field, "resource")),
     client: optional(record.client, readClient),

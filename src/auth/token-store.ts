@@ -24,19 +24,22 @@ export const KEYCHAIN_BACKENDS: readonly KeychainBackend["name"][] = ["keytar", 
 /** The first keychain backend that answers, or the reasons none did. Native modules load only here. */
 export async function loadKeychainBackend(
   order: readonly KeychainBackend["name"][] = KEYCHAIN_BACKENDS,
-): Promise<{ backend?: KeychainBackend; failures: string[] }> {
+): Promise<{ backend?: KeychainBackend; failures: string[]; installed: KeychainBackend["name"][] }> {
   const failures: string[] = [];
+  /** Backends whose module loads (their daemon may still not answer). */
+  const installed: KeychainBackend["name"][] = [];
   for (const name of order) {
     try {
       const backend = await loadNamedBackend(name);
+      installed.push(name);
       // A read of an absent entry proves the keychain daemon answers (and is unlocked enough to read).
       await withTimeout(backend.get("chat-mcp-bridge-probe"), PROBE_TIMEOUT_MS);
-      return { backend, failures };
+      return { backend, failures, installed };
     } catch (error) {
       failures.push(`${name === "keytar" ? "keytar" : "@napi-rs/keyring"}: ${errorMessage(error)}`);
     }
   }
-  return { failures };
+  return { failures, installed };
 }
 
 /** A backend by name (the one a pointer file names), without trying the others. */
@@ -103,7 +106,11 @@ async function loadNapiKeyring(): Promise<KeychainBackend> {
 
 /** One login's storage, following the `--token-store` mode. */
 export class LoginStore {
-  #keychain?: Promise<{ backend?: KeychainBackend; failures: string[] }>;
+  #keychain?: Promise<{
+    backend?: KeychainBackend;
+    failures: string[];
+    installed: KeychainBackend["name"][];
+  }>;
   #warnedFallback = false;
   /** The backend a pointer file named, once it answered. */
   #named?: Promise<KeychainBackend>;
@@ -180,7 +187,11 @@ export class LoginStore {
           // The server URL (no secret) lets `logout` list the stored logins without opening the keychain.
           await writeFileAtomic(
             this.paths.keychainPointer,
-            JSON.stringify({ backend: backend.name, serverUrl: login.serverUrl }),
+            JSON.stringify({
+              backend: backend.name,
+              serverUrl: login.serverUrl,
+              ...(login.profile ? { profile: login.profile } : {}),
+            }),
           );
           await rm(this.paths.file, { force: true });
           return "keychain";
@@ -256,13 +267,22 @@ export class LoginStore {
 
   async #keychainOrFallback(): Promise<KeychainBackend | undefined> {
     if (this.mode === "keychain") return this.#requireKeychain();
-    const { backend, failures } = await this.#loadKeychain();
+    const { backend, failures, installed } = await this.#loadKeychain();
     if (!backend && !this.#warnedFallback) {
       this.#warnedFallback = true;
-      this.log(
-        "warn",
-        `No keychain answered (${failures.join("; ")}); saving the login in a 0600 file under ${this.paths.dir}.`,
-      );
+      // The details (module paths, native errors) are for --debug; the user hears only what they can act on,
+      // and nothing at all when no keychain module is installed (the file store is then the plan, not a fallback).
+      this.log("debug", `No keychain answered (${failures.join("; ")}).`);
+      if (installed.length > 0) {
+        const which = installed.includes("napi-keyring")
+          ? "the Secret Service (e.g. gnome-keyring)"
+          : "the keychain";
+        this.log(
+          "warn",
+          `No keychain answered; the login is saved in a 0600 file under ${this.paths.dir}. Start ` +
+            `${which}, or pass --token-store file to skip it.`,
+        );
+      }
     }
     return backend;
   }

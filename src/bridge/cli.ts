@@ -192,7 +192,11 @@ function withConnectionOptions(command: Command): Command {
     .option("--header <header>", HEADER_HELP, collect, [])
     .option("--callback-port <port>", "port of the local OAuth callback", parsePort)
     .option("--no-browser", "print the sign-in URL on stderr instead of opening a browser")
-    .option("--auth-timeout <seconds>", "how long to wait for the browser sign-in", parseSeconds)
+    .option(
+      "--auth-timeout <seconds>",
+      "how long to wait for the browser sign-in (default 300)",
+      parseSeconds,
+    )
     .addOption(
       new Option("--token-store <store>", "where tokens are kept")
         .choices(["auto", "keychain", "file"])

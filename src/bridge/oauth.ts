@@ -3,13 +3,19 @@
 import type { OAuthSession } from "../auth/session.js";
 import { configDir } from "../config/index.js";
 import type { BridgeOptions } from "./cli.js";
+import { suggestedMcpUrl } from "./endpoint-check.js";
 import type { BridgeLog } from "./log.js";
 
-/** Creates the OAuth session for `options.url`, keyed by the URL and the names (never values) of custom headers. */
+/**
+ * Creates the OAuth session for `options.url`, keyed by the URL and the names (never values) of custom headers.
+ * The relay (`for: "relay"`) answers the client's pending request at once when the sign-in waits for the user (no
+ * browser, cookie refused); `login`, `logout` and `doctor` run in a terminal that shows the URL, and wait.
+ */
 export async function createBridgeAuth(
   options: Omit<BridgeOptions, "url"> & { url: URL },
   log: BridgeLog,
   env: Record<string, string | undefined> = process.env,
+  use: "relay" | "terminal" = "terminal",
 ): Promise<OAuthSession> {
   const { OAuthSession } = await import("../auth/session.js");
   return new OAuthSession({
@@ -28,7 +34,31 @@ export async function createBridgeAuth(
     clientMetadataUrl: options.clientMetadataUrl,
     allowHttp: options.allowHttp,
     clientName: "chat-mcp-bridge",
+    answerAtOnceWhenWaiting: use === "relay",
+    loginCommand: loginCommand(options),
     log: (level, message) => (level === "debug" ? log.debug(message) : log.info(message)),
     env: env as NodeJS.ProcessEnv,
   });
+}
+
+/** The terminal command that signs in with the same login (URL, profile, header names and client options). */
+function loginCommand(options: Omit<BridgeOptions, "url"> & { url: URL }): string {
+  const words = ["chat-mcp-bridge", "login"];
+  if (options.profile) words.push("--profile", options.profile);
+  if (options.headers.length > 0) words.push("(your --header options)");
+  words.push(options.url.href);
+  return words.join(" ");
+}
+
+/**
+ * `<base>/v2` is the chat service's REST API: it answers an unauthenticated request with a Bearer challenge for
+ * itself, so it passes for a protected MCP endpoint. When `<base>/mcp` answers as one, the URL is refused before
+ * any sign-in, naming that endpoint; undefined otherwise (another server may well serve MCP at a `/v2` path).
+ */
+export async function restApiUrlRefusal(url: URL): Promise<string | undefined> {
+  if (!/\/v2\/?$/.test(url.pathname)) return undefined;
+  const suggestion = await suggestedMcpUrl(url);
+  return suggestion
+    ? `${url.href} is the chat service's REST API, not its MCP endpoint; use ${suggestion} instead.`
+    : undefined;
 }

@@ -10,7 +10,7 @@ import { isJsonRpcMessage } from "./jsonrpc.js";
 import { createLineWriter, LineSplitter, MAX_LINE_BYTES } from "./line-reader.js";
 import { type BridgeLog, createBridgeLog, describeError } from "./log.js";
 import type { LogFile } from "./log-file.js";
-import { createBridgeAuth } from "./oauth.js";
+import { createBridgeAuth, restApiUrlRefusal } from "./oauth.js";
 import { Relay } from "./relay.js";
 import { createRemoteFetch, nodeHttpFetch } from "./remote-fetch.js";
 import { ToolFilter } from "./tool-filter.js";
@@ -57,7 +57,7 @@ export async function runRelay(
 
   const userAuthorization = options.headers.some((header) => header.name.toLowerCase() === "authorization");
   const relay = await recordingFatal(log, async () => {
-    const auth = userAuthorization ? undefined : await createBridgeAuth(options, log);
+    const auth = userAuthorization ? undefined : await createBridgeAuth(options, log, process.env, "relay");
     const relay = new Relay({
       url: options.url,
       fetch: createRemoteFetch({ auth, headers: options.headers, log }),
@@ -125,6 +125,8 @@ export async function runAccountCommand(
     const session = await createBridgeAuth(options, log);
     if (kind === "login") {
       // A URL that is not the MCP endpoint would take the user through the browser for nothing.
+      const restApi = await restApiUrlRefusal(options.url);
+      if (restApi) throw new Error(restApi);
       const probe = await probeEndpoint(options.url);
       if (probe.unreachable)
         throw new Error(
@@ -170,6 +172,9 @@ async function noStoredLoginMessage(url: string, mustMatch: string, env = proces
 /** `chat-mcp-bridge doctor`: its checks load only now, and run with the relay's own parts; returns the exit code. */
 export async function runDoctorCommand(target: DoctorTarget, options: DoctorCommandOptions): Promise<number> {
   const { runDoctor } = await import("./doctor.js");
+  const restApi = target.url ? await restApiUrlRefusal(target.url) : undefined;
+  // The REST API's own Bearer challenge would pass the endpoint check: it fails as the URL check instead.
+  if (restApi) target = { raw: target.raw, problem: restApi };
   return runDoctor(target, options, {
     StreamableHttpTransport,
     RemoteHttpError,

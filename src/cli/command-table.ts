@@ -53,6 +53,19 @@ function parseLimit(value: string): number {
   return limit;
 }
 
+function parseAuthTimeout(value: string): number {
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds <= 0)
+    throw new OptionValueError("must be a positive number of seconds.");
+  return seconds;
+}
+
+function parseTokenStore(value: string): string {
+  if (!["auto", "keychain", "file"].includes(value))
+    throw new OptionValueError("must be auto, keychain or file.");
+  return value;
+}
+
 function parsePort(value: string): number {
   const port = portNumber(value, { allowZero: true });
   if (port === undefined) throw new OptionValueError("must be a port number from 0 to 65535.");
@@ -129,9 +142,29 @@ export const COMMANDS: CommandSpec[] = [
     name: "login",
     description: "sign in with your browser (OAuth) and store the credentials for this base URL",
     arguments: [],
-    options: [{ flags: "--no-browser", description: "print the sign-in URL instead of opening a browser" }],
+    options: [
+      { flags: "--no-browser", description: "print the sign-in URL instead of opening a browser" },
+      {
+        flags: "--auth-timeout <seconds>",
+        description: "how long to wait for the browser sign-in (default 300)",
+        parse: parseAuthTimeout,
+      },
+      {
+        flags: "--token-store <store>",
+        description: "where the credentials are kept: auto (keychain, else a 0600 file), keychain or file",
+        parse: parseTokenStore,
+        defaultValue: "auto",
+      },
+    ],
     async run(_operands, opts, ctx) {
-      await (await import("./commands/login.js")).login({ browser: opts.browser as boolean }, ctx);
+      await (await import("./commands/login.js")).login(
+        {
+          browser: opts.browser as boolean,
+          authTimeoutMs: opts.authTimeout === undefined ? undefined : (opts.authTimeout as number) * 1000,
+          tokenStore: opts.tokenStore as "auto" | "keychain" | "file",
+        },
+        ctx,
+      );
     },
   },
   {

@@ -35,7 +35,7 @@ describe("callback server listens on the literal 127.0.0.1", () => {
     await new Promise<void>((r) => blocker.listen(0, "127.0.0.1", r));
     const taken = (blocker.address() as { port: number }).port;
     try {
-      callback = await startLoopbackCallback(taken);
+      callback = await startLoopbackCallback({ port: taken });
       expect(callback.port).not.toBe(taken);
       expect((await answer({ state: "x" })).status).toBe(400);
     } finally {
@@ -126,12 +126,81 @@ describe("the start page: the sign-in belongs to the browser that opened it firs
 
 describe("--host chooses the callback's host name", () => {
   it("localhost: a http://localhost redirect URI, answered on both loopback families", async () => {
-    callback = await startLoopbackCallback(undefined, "localhost");
+    callback = await startLoopbackCallback({}, "localhost");
     expect(callback.redirectUri).toBe(`http://localhost:${callback.port}/callback`);
     const ipv4 = await fetch(`http://127.0.0.1:${callback.port}/callback?state=x`);
     expect(ipv4.status).toBe(400);
     const ipv6 = await fetch(`http://[::1]:${callback.port}/callback?state=x`).catch(() => undefined);
     // Machines without IPv6 loopback have only the IPv4 listener.
     if (ipv6) expect(ipv6.status).toBe(400);
+  });
+});
+
+describe("RFC 9207: the answer's iss, checked before its code or error is looked at", () => {
+  async function beginChecked(state: string, issuer: string, advertised: boolean) {
+    const pending = callback!.begin(`https://as.example/authorize?state=${state}`, state, 10_000, {
+      acceptsIssuer: (iss) => (iss === undefined ? !advertised : iss === issuer),
+    });
+    pending.answer.catch(() => {});
+    const started = await fetch(pending.startUrl, { redirect: "manual" });
+    return { ...pending, cookie: started.headers.get("set-cookie")?.split(";")[0] ?? "" };
+  }
+
+  it("passes a matching iss on with the code", async () => {
+    callback = await startLoopbackCallback();
+    const { answer: result, cookie } = await beginChecked("i1", "https://as.example", true);
+    expect((await answer({ state: "i1", code: "c", iss: "https://as.example" }, cookie)).status).toBe(200);
+    await expect(result).resolves.toEqual({ state: "i1", code: "c", iss: "https://as.example" });
+  });
+
+  it("refuses another issuer, showing none of the answer's error text", async () => {
+    callback = await startLoopbackCallback();
+    const { answer: result, cookie } = await beginChecked("i2", "https://as.example", false);
+    const page = await answer(
+      { state: "i2", iss: "https://as.example/", error: "invalid_request", error_description: "evil-text" },
+      cookie,
+    );
+    expect(page.status).toBe(400);
+    expect(await page.text()).not.toContain("evil-text");
+    const error = (await result.catch((e: unknown) => e)) as Error;
+    expect(error).toMatchObject({ name: "AuthRequiredError", reason: "refused" });
+    expect(error.message).toMatch(/RFC 9207/);
+    expect(error.message).not.toMatch(/evil-text|invalid_request/);
+  });
+
+  it("refuses an answer without iss when the server advertised it", async () => {
+    callback = await startLoopbackCallback();
+    const { answer: result, cookie } = await beginChecked("i3", "https://as.example", true);
+    expect((await answer({ state: "i3", code: "c" }, cookie)).status).toBe(400);
+    await expect(result).rejects.toMatchObject({ reason: "refused" });
+  });
+});
+
+describe("an answer without any cookie (an opener that drops cookies)", () => {
+  it("is refused and reported at once through onAnswerWithoutCookie", async () => {
+    callback = await startLoopbackCallback();
+    let reported = 0;
+    const pending = callback.begin("https://as.example/authorize?state=k1", "k1", 10_000, {
+      onAnswerWithoutCookie: () => reported++,
+    });
+    pending.answer.catch(() => {});
+    await fetch(pending.startUrl, { redirect: "manual" });
+    expect((await answer({ state: "k1", code: "c" })).status).toBe(403);
+    expect(reported).toBe(1);
+  });
+});
+
+describe("the callback port", () => {
+  it("an explicit port that is busy is an error naming it, never replaced", async () => {
+    const holder = createServer();
+    await new Promise<void>((done) => holder.listen(0, "127.0.0.1", done));
+    const taken = (holder.address() as { port: number }).port;
+    try {
+      const error = await startLoopbackCallback({ port: taken, explicit: true }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AuthRequiredError);
+      expect((error as Error).message).toContain(`127.0.0.1:${taken} is in use`);
+    } finally {
+      holder.close();
+    }
   });
 });

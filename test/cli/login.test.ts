@@ -87,6 +87,32 @@ describe("login --no-browser, whoami, logout", () => {
     expect(who.code).toBe(0);
   });
 
+  it("login --token-store file keeps the credentials in the 0600 file, and says it signed in once", async () => {
+    const env = cleanEnv({ BROWSER: `${process.execPath} ${HTTP_BROWSER}` });
+    const login = await runCli(["--base-url", server.url, "login", "--token-store", "file", "--json"], {
+      env,
+    });
+    expect(login.code, login.stderr).toBe(0);
+    expect(jsonOf(login)).toMatchObject({ storedIn: "file" });
+    expect(login.stderr).not.toMatch(/keychain/i);
+    const plain = await runCli(["--base-url", server.url, "login", "--token-store", "file"], { env });
+    expect(plain.stderr.match(/signed in/gi), plain.stderr).toHaveLength(1);
+  });
+
+  it("login --auth-timeout bounds the wait for the browser, and its message names the flag it has", async () => {
+    const env = cleanEnv();
+    const login = await runCli(
+      ["--base-url", server.url, "login", "--no-browser", "--auth-timeout", "1", "--token-store", "file"],
+      { env },
+    );
+    expect(login.code).not.toBe(0);
+    expect(login.stderr).toMatch(/timed out after 1 s/);
+    expect(login.stderr).toContain("--auth-timeout");
+    const bad = await runCli(["--base-url", server.url, "login", "--auth-timeout", "soon"], { env });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/positive number of seconds/);
+  });
+
   it("whoami names the source of a --token or CHAT_API_KEY, masked", async () => {
     const key = server.apiKeys.acme!;
     const env = cleanEnv({ CHAT_API_KEY: key });

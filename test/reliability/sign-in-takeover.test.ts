@@ -4,10 +4,10 @@
  */
 import { spawn } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { connect, createServer } from "node:net";
+import { connect, createServer, type Socket } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { socketOwnerUid } from "../../src/auth/loopback-callback.js";
+import { isOtherUsersSocket, socketOwnerUid } from "../../src/auth/socket-owner.js";
 import { startTinyOAuthServer } from "../auth/fixtures/tiny-oauth-server.js";
 import { scratchDir } from "../support/scratch-dir.js";
 import { answeredTwice, PROTOCOL_VERSION, spawnBridgeDriver } from "./fixtures/bridge-driver.js";
@@ -163,22 +163,64 @@ describe("A sign-in waiting for the browser, seen by another local user", () => 
   }, 60_000);
 });
 
-describe("The socket-owner lock reads the kernel's socket table (Linux)", () => {
-  it("finds this process's uid as the owner of a loopback connection it made", async () => {
+describe("The socket-owner lock reads the kernel's socket tables (Linux)", () => {
+  /** A connection from `from` to a server on `listen`, as the server accepted it. */
+  async function acceptedConnection(listen: string, from: string) {
     const server = createServer();
-    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    const acceptedSocket = new Promise<Socket>((done) => server.once("connection", done));
+    await new Promise<void>((done) => server.listen(0, listen, done));
     const serverPort = (server.address() as { port: number }).port;
-    const client = connect(serverPort, "127.0.0.1");
-    await new Promise<void>((done) => client.once("connect", () => done()));
-    try {
-      if (existsSync("/proc/net/tcp")) {
-        expect(socketOwnerUid(client.localPort!, serverPort)).toBe(process.getuid?.());
-      } else {
-        expect(socketOwnerUid(client.localPort!, serverPort)).toBeUndefined();
+    const client = connect(serverPort, from);
+    await new Promise<void>((done, fail) => {
+      client.once("connect", () => done());
+      client.once("error", fail);
+    });
+    const accepted = await acceptedSocket;
+    return {
+      accepted,
+      close: () => {
+        client.destroy();
+        server.close();
+      },
+    };
+  }
+
+  const cases: Array<[string, string, string]> = [
+    ["IPv4", "127.0.0.1", "127.0.0.1"],
+    ["IPv4 from a dual-stack (IPv4-mapped IPv6) socket", "127.0.0.1", "::ffff:127.0.0.1"],
+    ...(existsSync("/proc/net/if_inet6") && /^0{31}1 /m.test(readFileSync("/proc/net/if_inet6", "utf8"))
+      ? [["IPv6", "::1", "::1"] as [string, string, string]]
+      : []),
+  ];
+  for (const [name, listen, from] of cases) {
+    it(`finds this process's uid as the owner of a loopback connection it made (${name})`, async () => {
+      const { accepted, close } = await acceptedConnection(listen, from);
+      try {
+        if (existsSync("/proc/net/tcp")) {
+          expect(socketOwnerUid(accepted)).toBe(process.getuid?.());
+          expect(isOtherUsersSocket(accepted)).toBe(false);
+        } else {
+          expect(socketOwnerUid(accepted)).toBeUndefined();
+        }
+      } finally {
+        close();
       }
+    });
+  }
+
+  it("refuses a connection no row of the tables shows (Linux)", async () => {
+    const { accepted, close } = await acceptedConnection("127.0.0.1", "127.0.0.1");
+    try {
+      const unknown = {
+        ...accepted,
+        localAddress: accepted.localAddress,
+        localPort: accepted.localPort,
+        remoteAddress: "127.0.0.9",
+        remotePort: accepted.remotePort,
+      };
+      expect(isOtherUsersSocket(unknown)).toBe(existsSync("/proc/net/tcp"));
     } finally {
-      client.destroy();
-      server.close();
+      close();
     }
   });
 });

@@ -1,4 +1,4 @@
-/** `chat-cli login [--no-browser]`: OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
+/** `chat-cli login [--no-browser] [--auth-timeout <s>] [--token-store <store>]`: OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
 import { configDir } from "../../config/index.js";
 import { redactForTerminal } from "../../internal/redact.js";
 import { assertBaseUrl, type CliContext } from "../context.js";
@@ -7,6 +7,10 @@ import { printHint, printJson } from "../output.js";
 export interface LoginOptions {
   /** false after `--no-browser`: print the sign-in URL instead of opening it. */
   browser: boolean;
+  /** `--auth-timeout` in milliseconds; default 300 s. */
+  authTimeoutMs?: number | undefined;
+  /** `--token-store`; default auto (keychain, else a 0600 file). */
+  tokenStore?: "auto" | "keychain" | "file" | undefined;
 }
 
 const AUTH_TIMEOUT_MS = 5 * 60_000;
@@ -17,10 +21,11 @@ export async function loginSession(ctx: CliContext, options: LoginOptions) {
   const { OAuthSession, restServerUrl } = await import("../../auth/index.js");
   return new OAuthSession({
     serverUrl: restServerUrl(ctx.globals.baseUrl),
-    tokenStore: "auto",
+    tokenStore: options.tokenStore ?? "auto",
     configDir: configDir(ctx.env ?? process.env),
     openBrowser: options.browser,
-    authTimeoutMs: AUTH_TIMEOUT_MS,
+    authTimeoutMs: options.authTimeoutMs ?? AUTH_TIMEOUT_MS,
+    loginCommand: `chat-cli --base-url ${ctx.globals.baseUrl} login`,
     log: (level, message) => {
       if (level !== "debug" || ctx.globals.debug) ctx.io.stderr(`${redactForTerminal(message)}\n`);
     },
@@ -39,7 +44,7 @@ export async function login(options: LoginOptions, ctx: CliContext): Promise<voi
       scope: summary.scope ?? null,
     });
   }
-  // The session has said "Signed in to <resource>." already.
+  printHint(ctx.io, `Signed in to ${ctx.globals.baseUrl}.`);
   printHint(
     ctx.io,
     `Credentials stored in the ${storage.kind} (${storage.location}). Check with \`chat-cli whoami\`.`,

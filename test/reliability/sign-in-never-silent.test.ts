@@ -1,0 +1,166 @@
+/**
+ * A sign-in never leaves the user waiting in silence: no browser could open, the opener dropped the cookie, the
+ * explicit callback port is busy. Each is said at once, on stderr and to the MCP client's pending request.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import {
+  BRIDGE_BIN,
+  type BridgeDriver,
+  HTTP_BROWSER,
+  PROTOCOL_VERSION,
+  spawnBridgeDriver,
+} from "./fixtures/bridge-driver.js";
+
+const root = mkdtempSync(join(tmpdir(), "cmb-never-silent-"));
+const bridges: BridgeDriver[] = [];
+let server: ReferenceServer;
+// Long enough that an answer before it proves the bridge did not wait the timeout out.
+const AUTH_TIMEOUT_S = "240";
+const NO_DESKTOP = { BROWSER: "", DISPLAY: "", WAYLAND_DISPLAY: "" };
+
+beforeAll(async () => {
+  server = await startReferenceServer({ port: 0, autoApprove: "acme", rateLimit: false });
+});
+afterAll(async () => {
+  for (const bridge of bridges) await bridge.stop(2_000).catch(() => undefined);
+  await server?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+function startBridge(name: string, args: string[], env: Record<string, string>): BridgeDriver {
+  const bridge = spawnBridgeDriver(
+    ["--token-store", "file", "--auth-timeout", AUTH_TIMEOUT_S, ...args, server.mcpUrl],
+    {
+      CHAT_CONFIG_DIR: join(root, name),
+      ...env,
+    },
+  );
+  bridges.push(bridge);
+  return bridge;
+}
+
+function initialize(bridge: BridgeDriver): number {
+  return bridge.request("initialize", {
+    protocolVersion: PROTOCOL_VERSION,
+    capabilities: {},
+    clientInfo: { name: "never-silent", version: "1" },
+  });
+}
+
+/** The error answer to `id`, well before the sign-in's own timeout. */
+async function errorAnswer(bridge: BridgeDriver, id: number): Promise<string> {
+  await bridge.waitAnswered([id], 30_000);
+  const error = bridge.answersTo(id)[0]?.error as { message?: string } | undefined;
+  expect(error, bridge.stderr()).toBeDefined();
+  return error?.message ?? "";
+}
+
+function runBrowser(url: string, env: Record<string, string> = {}): Promise<number> {
+  return new Promise((done) => {
+    const child = execFile(process.execPath, [HTTP_BROWSER, url], {
+      env: { PATH: process.env.PATH ?? "", ...env },
+    });
+    child.once("exit", (code) => done(code ?? -1));
+  });
+}
+
+describe("No browser can open (no $BROWSER, no desktop)", () => {
+  it("answers the client's request at once with the sign-in URL and the login command; the URL still signs in", async () => {
+    const logFile = join(root, "no-browser.log");
+    const bridge = startBridge("no-browser", ["--log-file", logFile], NO_DESKTOP);
+    const message = await errorAnswer(bridge, initialize(bridge));
+    const url = message.match(/http:\/\/127\.0\.0\.1:\d+\/start\/[A-Za-z0-9_-]+/)?.[0];
+    expect(url, message).toBeDefined();
+    expect(message).toContain(`chat-mcp-bridge login ${server.mcpUrl}`);
+    expect(bridge.stderr()).toContain("No browser can be opened here");
+    expect(bridge.stderr()).toContain(url);
+    expect(bridge.stderr()).not.toContain("Opening your browser");
+    expect(readFileSync(logFile, "utf8")).toContain(
+      `Sign-in waiting up to ${AUTH_TIMEOUT_S} s for a browser at ${url}`,
+    );
+    // A second request while the sign-in waits gets the same answer at once.
+    expect(await errorAnswer(bridge, initialize(bridge))).toContain(url);
+    // The user opens the URL (a browser that keeps cookies): the waiting sign-in finishes, and the next request works.
+    expect(await runBrowser(url!)).toBe(0);
+    let answered: unknown;
+    for (let attempt = 0; attempt < 50 && !answered; attempt++) {
+      const id = initialize(bridge);
+      await bridge.waitAnswered([id], 30_000);
+      answered = bridge.answersTo(id)[0]?.result;
+      if (!answered) await new Promise((done) => setTimeout(done, 100));
+    }
+    expect(answered).toBeDefined();
+  }, 90_000);
+});
+
+describe("An opener that drops cookies", () => {
+  it("is named at once, in the terminal and to the MCP client, with how to sign in instead", async () => {
+    const bridge = startBridge("no-cookies", [], {
+      BROWSER: `${process.execPath} ${HTTP_BROWSER}`,
+      HTTP_BROWSER_NO_COOKIES: "1",
+    });
+    const message = await errorAnswer(bridge, initialize(bridge));
+    expect(message).toContain("did not keep its cookie");
+    expect(message).toContain(`chat-mcp-bridge login ${server.mcpUrl}`);
+    expect(bridge.stderr()).toContain("did not keep its cookie");
+  }, 60_000);
+});
+
+describe("--callback-port on a busy port", () => {
+  let holder: Server;
+  let busy: number;
+  beforeAll(async () => {
+    holder = createServer();
+    await new Promise<void>((done) => holder.listen(0, "127.0.0.1", done));
+    busy = (holder.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((done) => holder.close(() => done())));
+
+  it("is an error naming the port and its holder, never a silent switch to another port", async () => {
+    const bridge = startBridge("busy-port", ["--callback-port", String(busy)], {
+      BROWSER: `${process.execPath} ${HTTP_BROWSER}`,
+    });
+    const message = await errorAnswer(bridge, initialize(bridge));
+    expect(message).toContain(`127.0.0.1:${busy} is in use (another program of yours holds it)`);
+    expect(message).toContain("--callback-port");
+  }, 60_000);
+
+  it("chat-mcp-bridge login says the same and exits non-zero", async () => {
+    const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((done) => {
+      const child = execFile(
+        process.execPath,
+        [BRIDGE_BIN, "login", "--token-store", "file", "--callback-port", String(busy), server.mcpUrl],
+        { env: { PATH: process.env.PATH ?? "", CHAT_CONFIG_DIR: join(root, "busy-login") } },
+        (_error, _stdout, stderrText) => done({ code: child.exitCode, stderr: stderrText }),
+      );
+    });
+    expect(code).not.toBe(0);
+    expect(stderr).toContain(`127.0.0.1:${busy} is in use`);
+  }, 60_000);
+});
+
+describe("chat-mcp-bridge login with a browser", () => {
+  it("says it signed in once", async () => {
+    const stderr = await new Promise<string>((done) => {
+      execFile(
+        process.execPath,
+        [BRIDGE_BIN, "login", "--token-store", "file", server.mcpUrl],
+        {
+          env: {
+            PATH: process.env.PATH ?? "",
+            CHAT_CONFIG_DIR: join(root, "login-once"),
+            BROWSER: `${process.execPath} ${HTTP_BROWSER}`,
+          },
+        },
+        (_error, _stdout, stderrText) => done(stderrText),
+      );
+    });
+    expect(stderr.match(/signed in/gi), stderr).toHaveLength(1);
+  }, 60_000);
+});
