@@ -2,6 +2,7 @@
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import {
+  approvedPermissionsFor,
   type Chat,
   confirmedStepsFor,
   type PendingTask,
@@ -95,7 +96,7 @@ function taskFromFlags(chat: Chat, pending: PendingTask | null, options: Resolve
   }
   if (options.approve) {
     if (pending.kind !== "permissions") throw wrongKind(chat, pending, "--approve", "permissions");
-    return { type: "confirmed-permissions", permissions: pending.permissions };
+    return approvedPermissionsFor(pending);
   }
   if (options.reject) {
     if (pending.kind === "permissions") {
@@ -201,7 +202,7 @@ async function askForTask(chat: Chat, pending: PendingTask | null, ctx: CliConte
   let task: Task;
   let effect: string;
   if (pending.kind === "permissions") {
-    task = { type: "confirmed-permissions", permissions: pending.permissions };
+    task = approvedPermissionsFor(pending);
     effect = `approve ${pendingSummary(pending)}`;
   } else if (chat.hostProjectId) {
     task = confirmedStepsFor(pending);
