@@ -6,10 +6,10 @@ import { defaultBaseUrl } from "../config/index.js";
 import { describeNetworkFailure } from "../internal/network-errors.js";
 import { proxyAwareFetch } from "../internal/proxy.js";
 import {
+  approvedPermissionsFor,
   type Chat,
   ChatListSchema,
   ChatSchema,
-  type ConfirmedPermissionsTask,
   type CreateChatBody,
   confirmedStepsFor,
   type ListChatsParams,
@@ -237,11 +237,7 @@ export class ChatClient {
   /** Approves the pending script permissions, passed back exactly as the assistant suggested them. */
   async approvePermissions(chatId: string, options?: RequestOptions): Promise<Message> {
     const pending = await this.#expectPending(chatId, "permissions", options);
-    const task: ConfirmedPermissionsTask = {
-      type: "confirmed-permissions",
-      permissions: pending.permissions,
-    };
-    return this.resolveTask(chatId, task, options);
+    return this.resolveTask(chatId, approvedPermissionsFor(pending), options);
   }
 
   async #expectPending<K extends PendingTask["kind"]>(

@@ -1,5 +1,6 @@
 /** The reference server as one fetch-shaped handler: OAuth, `/mcp`, `/v2` and the pages as routes, JSON 404 for the rest. */
-import type { ServerContext } from "./context.js";
+import type { ReferenceServerOptions, ServerContext } from "./context.js";
+import { createChatCore } from "./core.js";
 import {
   errorJsonResponse,
   type RequestInfo,
@@ -10,10 +11,10 @@ import {
 import { createMcpRoutes } from "./mcp/index.js";
 import { createOAuthRoutes } from "./oauth/index.js";
 import { createPageRoutes } from "./pages.js";
-import type { TokenBucketLimiter } from "./rate-limit.js";
+import { DEFAULT_RATE_LIMIT, TokenBucketLimiter } from "./rate-limit.js";
 import { createRestRoutes } from "./rest.js";
 import { ServiceError } from "./service-error.js";
-import type { CookieSessions } from "./sessions.js";
+import { CookieSessions } from "./sessions.js";
 import type { SsoTickets } from "./sso.js";
 
 /** The context with the concrete parts this package builds (the OAuth/MCP parts see it as `ServerContext`). */
@@ -78,4 +79,32 @@ function withRequestId(response: Response, requestId: string): Response {
     headers.set("x-request-id", requestId);
     return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
   }
+}
+
+/** Builds the shared context (store, service, verifiers, SSO, sessions) for `baseUrl`. */
+export function createReferenceContext(
+  options: ReferenceServerOptions,
+  baseUrl: string,
+): ReferenceContext & { apiKeysBySlug: Record<string, string> } {
+  const core = createChatCore({
+    ...(options.dataFile ? { dataFile: options.dataFile } : {}),
+    baseUrl: () => baseUrl,
+    assistantDelayMs: options.assistantDelayMs,
+  });
+  const rateLimit = options.rateLimit === undefined ? DEFAULT_RATE_LIMIT : options.rateLimit;
+  return {
+    baseUrl,
+    options,
+    store: core.store,
+    service: core.service,
+    accounts: core.accounts,
+    users: core.users,
+    tokenVerifiers: core.tokenVerifiers,
+    sso: core.sso,
+    sessions: new CookieSessions(core.users, () => baseUrl.startsWith("https:")),
+    // A stopped server leaves one data file: the store's journal is folded into it.
+    closeHooks: [() => core.store.compact()],
+    ...(rateLimit ? { rateLimiter: new TokenBucketLimiter(rateLimit) } : {}),
+    apiKeysBySlug: core.apiKeys,
+  };
 }

@@ -1,7 +1,7 @@
 /** Public entry of `chat-mcp-bridge/server`: `startReferenceServer()` and the pieces the server is built from. */
 import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
-import { createReferenceHandler, type ReferenceContext } from "./app.js";
+import { createReferenceContext, createReferenceHandler } from "./app.js";
 import type { ReferenceServerOptions } from "./options.js";
 
 export type {
@@ -15,11 +15,8 @@ export type {
   ReferenceServerOptions,
 } from "./options.js";
 
-import { createChatCore } from "./core.js";
 import { toNodeListener } from "./node-http.js";
-import { DEFAULT_RATE_LIMIT, TokenBucketLimiter } from "./rate-limit.js";
 import { answerUnparsableRequest } from "./rest.js";
-import { CookieSessions } from "./sessions.js";
 import { DataFileWriteError } from "./store.js";
 
 export interface ReferenceServer {
@@ -92,34 +89,6 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
   };
 }
 
-/** Builds the shared context (store, service, verifiers, SSO, sessions) for `baseUrl`. */
-function createReferenceContext(
-  options: ReferenceServerOptions,
-  baseUrl: string,
-): ReferenceContext & { apiKeysBySlug: Record<string, string> } {
-  const core = createChatCore({
-    ...(options.dataFile ? { dataFile: options.dataFile } : {}),
-    baseUrl: () => baseUrl,
-    assistantDelayMs: options.assistantDelayMs,
-  });
-  const rateLimit = options.rateLimit === undefined ? DEFAULT_RATE_LIMIT : options.rateLimit;
-  return {
-    baseUrl,
-    options,
-    store: core.store,
-    service: core.service,
-    accounts: core.accounts,
-    users: core.users,
-    tokenVerifiers: core.tokenVerifiers,
-    sso: core.sso,
-    sessions: new CookieSessions(core.users, () => baseUrl.startsWith("https:")),
-    // A stopped server leaves one data file: the store's journal is folded into it.
-    closeHooks: [() => core.store.compact()],
-    ...(rateLimit ? { rateLimiter: new TokenBucketLimiter(rateLimit) } : {}),
-    apiKeysBySlug: core.apiKeys,
-  };
-}
-
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
@@ -146,6 +115,7 @@ export type {
   User,
 } from "./context.js";
 export { ServiceError } from "./context.js";
+export { createInProcessReferenceServer, type InProcessReferenceServer } from "./in-process.js";
 export { SEED_ACCOUNTS, SEED_USERS } from "./seed.js";
 export { DataFileWriteError } from "./store.js";
 

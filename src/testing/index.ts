@@ -1,4 +1,4 @@
-/** Public entry of `chat-mcp-bridge/testing`: msw handlers serving `/v2` from the reference server's own chat service. */
+/** Public entry of `chat-mcp-bridge/testing`: msw handlers serving `/v2`, and the whole reference server as an in-process fetch. */
 import { type HttpHandler, http } from "msw";
 import { DEFAULT_BASE_URL } from "../config/index.js";
 import type { ChatService, RateLimitOptions } from "../server/context.js";
@@ -59,3 +59,5 @@ export function createChatHandlers(options: ChatHandlersOptions = {}): ChatHandl
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+export { createInProcessReferenceServer, type InProcessReferenceServer } from "../server/in-process.js";

@@ -2,11 +2,14 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type JSONRPCMessage,
+  McpServer,
+  WebStandardStreamableHTTPServerTransport,
+} from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ResumableEventStore } from "../../src/server/mcp/event-store.js";
+import { toNodeListener } from "../../src/server/node-http.js";
 import { PROTOCOL_VERSION, SseReader } from "./raw-mcp.js";
 
 const note = (n: number): JSONRPCMessage => ({
@@ -53,14 +56,20 @@ describe("resuming the standalone GET stream through the SDK's transport", () =>
 
   beforeAll(async () => {
     mcp = new McpServer({ name: "t", version: "1" }, { capabilities: { logging: {} } });
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       eventStore: new ResumableEventStore(),
     });
     await mcp.connect(transport);
-    http = createServer((req, res) => void transport.handleRequest(req, res));
+    http = createServer(
+      toNodeListener(
+        (request) => transport.handleRequest(request),
+        () => origin,
+      ),
+    );
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-    url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+    const origin = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    url = `${origin}/mcp`;
   });
   afterAll(async () => {
     await mcp.close();

@@ -1,6 +1,5 @@
 /** The reference server's /mcp endpoint: OAuth sign-in by an MCP SDK client, the seven tools, sessions and streams. */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../src/server/index.js";
 import {
@@ -12,7 +11,6 @@ import {
   TOOL_NAMES,
 } from "../../src/wire/index.js";
 import {
-  connectMcp,
   HeadlessOAuthProvider,
   postForm,
   signInRaw,
@@ -20,6 +18,7 @@ import {
   TestBrowser,
   TestClock,
 } from "../oauth/helpers.js";
+import { connectMcpV2 as connectMcp } from "./connect-v2.js";
 import { mcpHeaders, openSession, postMcp, requestWithHost, SseReader } from "./raw-mcp.js";
 
 async function callTool(

@@ -2,6 +2,7 @@
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import {
+  approvedPermissionsFor,
   type Chat,
   ConfirmedPermissionsTaskSchema,
   ConfirmedStepsTaskSchema,
@@ -105,7 +106,7 @@ function taskFromFlags(
   }
   if (options.approve) {
     if (pending.kind !== "permissions") throw wrongKind(chat, pending, "--approve", "permissions");
-    return { type: "confirmed-permissions", permissions: pending.permissions };
+    return approvedPermissionsFor(pending);
   }
   if (options.reject) {
     if (pending.kind === "permissions") {
@@ -226,7 +227,7 @@ async function askForTask(chat: Chat, pending: PendingTask | null, ctx: CliConte
   let task: Task;
   let effect: string;
   if (pending.kind === "permissions") {
-    task = { type: "confirmed-permissions", permissions: pending.permissions };
+    task = approvedPermissionsFor(pending);
     effect = `approve ${pendingSummary(pending)}`;
   } else if (chat.hostProjectId) {
     task = confirmedStepsFor(pending);

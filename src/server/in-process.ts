@@ -1,0 +1,51 @@
+/** The whole reference server without a port: the same fetch handler `startReferenceServer()` serves, called in-process (as hono's `app.request`). */
+import { createReferenceContext, createReferenceHandler } from "./app.js";
+import type { ReferenceServerOptions } from "./options.js";
+
+export interface InProcessReferenceServer {
+  /** The base URL requests are addressed to (never dialed); default `http://127.0.0.1:8787`. */
+  url: string;
+  mcpUrl: string;
+  /** Seeded account or team slug -> dev API key for `/v2`. */
+  apiKeys: Record<string, string>;
+  /**
+   * A `fetch` answered by the server's handler: pass it to `new ChatClient({ fetch })`, to an MCP client transport's
+   * `fetch` option, or call it directly.
+   */
+  fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
+  /** Publishes `notifications/tools/list_changed` to open `subscriptions/listen` streams. */
+  toolsChanged(): void;
+  /** Runs the close hooks (MCP sessions, the data file's journal). */
+  close(): Promise<void>;
+}
+
+export function createInProcessReferenceServer(
+  options: Omit<ReferenceServerOptions, "port" | "host" | "publicUrl"> & { url?: string } = {},
+): InProcessReferenceServer {
+  const baseUrl = (options.url ?? "http://127.0.0.1:8787").replace(/\/+$/, "");
+  const ctx = createReferenceContext(options, baseUrl);
+  const handler = createReferenceHandler(ctx);
+  let closing: Promise<void> | undefined;
+  return {
+    url: baseUrl,
+    mcpUrl: `${baseUrl}/mcp`,
+    apiKeys: { ...ctx.apiKeysBySlug },
+    fetch: (input, init) => {
+      const request = new Request(input, init);
+      // A request built here has no Host header of its own: give it the one a client would send.
+      if (!request.headers.has("host")) {
+        const headers = new Headers(request.headers);
+        headers.set("host", new URL(request.url).host);
+        return handler.fetch(new Request(request, { headers }), "127.0.0.1");
+      }
+      return handler.fetch(request, "127.0.0.1");
+    },
+    toolsChanged: () => handler.toolsChanged(),
+    close: () => {
+      closing ??= (async () => {
+        for (const hook of ctx.closeHooks) await hook();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,73 @@
+/** `chat-cli serve --token-ttl <s> --mcp-era <era>`: the flags reach startReferenceServer (spawns the built bin). */
+import { spawn } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { BIN, cleanEnv } from "../cli/helpers.js";
+
+import { signInRaw } from "../oauth/helpers.js";
+
+async function startServe(
+  args: string[],
+): Promise<{ url: string; mcpUrl: string; stop: () => Promise<number | null> }> {
+  const child = spawn(process.execPath, [BIN, "--json", "serve", "--port", "0", ...args], {
+    env: cleanEnv(),
+  });
+  let stdout = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+  });
+  const exited = new Promise<number | null>((done) => child.on("close", (code) => done(code)));
+  for (let i = 0; i < 200 && !stdout.includes("}\n"); i++) await new Promise((r) => setTimeout(r, 50));
+  const printed = JSON.parse(stdout) as { url: string; mcpUrl: string };
+  return {
+    ...printed,
+    stop: async () => {
+      child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+describe("chat-cli serve flags", () => {
+  it("--token-ttl shortens access tokens; --mcp-era modern refuses a 2025 initialize", async () => {
+    const server = await startServe(["--auto-approve", "acme", "--token-ttl", "7", "--mcp-era", "modern"]);
+    try {
+      const { tokens } = await signInRaw(server.url, { resource: server.mcpUrl });
+      expect(tokens.expires_in).toBe(7);
+      const response = await fetch(server.mcpUrl, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${tokens.access_token}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-11-25",
+            capabilities: {},
+            clientInfo: { name: "t", version: "1" },
+          },
+        }),
+      });
+      const body = (await response.json()) as { error?: { code: number } };
+      expect(body.error?.code).toBe(-32022);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  it("refuses an unknown --mcp-era with a usage error", async () => {
+    const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--mcp-era", "future"], {
+      env: cleanEnv(),
+    });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    const code = await new Promise<number | null>((done) => child.on("close", (exit) => done(exit)));
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/both, modern or legacy/);
+  });
+});
