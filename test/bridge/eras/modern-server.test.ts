@@ -158,10 +158,8 @@ describe("a legacy client's session semantics over a stateless server", () => {
         }),
       );
       const refused = await bridge.waitFor((m) => m.id === 2);
-      expect((refused.error as { message: string }).message).toMatch(
-        /did not declare.*elicitation/is,
-      );
-      expect(bridge.lines.some((line) => line.includes("elicitation/create"))).toBe(false);
+      expect((refused.error as { message: string }).message).toMatch(/did not declare.*elicitation/is);
+      expect(bridge.lines.some((line) => line.includes('"method":"elicitation/create"'))).toBe(false);
     } finally {
       bridge.child.kill();
     }
