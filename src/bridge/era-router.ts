@@ -52,7 +52,15 @@ export class EraRouter {
     }
     const value = message as Json;
     if (value.method === "server/discover" && "id" in value && this.#held.length === 0) {
-      void this.#answerDiscover(value.id as string | number);
+      void this.#answerDiscover(message);
+      return;
+    }
+    this.#hold(message);
+  }
+
+  #hold(message: JSONRPCMessage): void {
+    if (this.#relay) {
+      this.#relay.fromClient(message);
       return;
     }
     this.#held.push(message);
@@ -67,11 +75,12 @@ export class EraRouter {
 
   /**
    * A probing host's `server/discover`, before the era is known: answered from the remembered verdict or a quiet
-   * probe (never a browser, never the sign-in lock). A legacy server gets "method not found", so a dual-era
-   * client falls back to `initialize` at once; signed out, the bridge answers with its own dual-era face.
+   * probe (never a browser, never the sign-in lock): a modern server's own DiscoverResult; a legacy server's
+   * InitializeResult through the session the relay opens; signed out, the bridge's own dual-era face.
    */
-  async #answerDiscover(id: string | number): Promise<void> {
+  async #answerDiscover(message: JSONRPCMessage): Promise<void> {
     const { log, toClient } = this.#options;
+    const id = (message as { id: string | number }).id;
     let verdict = await this.#options.remembered();
     if (!verdict) {
       verdict = await this.#options.probeQuietly().catch((error: unknown) => {
@@ -80,11 +89,13 @@ export class EraRouter {
       });
       if (verdict) this.#options.remember(verdict);
     }
-    if (verdict?.era === "legacy") {
-      toClient({ jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found: server/discover" } });
-      return;
-    }
-    toClient({ jsonrpc: "2.0", id, result: bridgeDiscoverResult(verdict?.discover) } as JSONRPCMessage);
+    // A legacy server: the relay opens its session and answers from the server's InitializeResult.
+    if (verdict?.era === "legacy") return this.#hold(message);
+    toClient({
+      jsonrpc: "2.0",
+      id,
+      result: bridgeDiscoverResult(verdict?.era === "modern" ? verdict.discover : undefined),
+    } as JSONRPCMessage);
   }
 
   async #open(): Promise<EraRelay | undefined> {

@@ -18,6 +18,7 @@ import { Relay } from "./relay.js";
 import { createRemoteFetch, nodeHttpFetch } from "./remote-fetch.js";
 import { toolFilterStep } from "./steps/tool-filter.js";
 import { ToolFilter } from "./tool-filter.js";
+import { ModernClientOverLegacy } from "./translate/modern-client-over-legacy.js";
 import { ModernUpstream } from "./upstream/modern.js";
 import { EraVerdictStore, probeServerEra } from "./upstream/probe.js";
 
@@ -114,17 +115,25 @@ export async function runRelay(
       probe: () => probeServerEra(modernUpstream(false)),
       probeQuietly: () => withTimeout(probeServerEra(modernUpstream(true)), QUIET_PROBE_TIMEOUT_MS),
       legacyRelay: async () => {
-        const relay = new Relay({
-          url: options.url,
-          fetch,
+        let relay: Relay | undefined;
+        const translated = new ModernClientOverLegacy(
+          (toClient) => {
+            relay = new Relay({
+              url: options.url,
+              fetch,
+              log,
+              toClient,
+              reconnectWindowMs: positiveNumber(env.CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS),
+              ...(toolFilter ? { toolFilter } : {}),
+              steps,
+            });
+            return relay;
+          },
+          writeLine,
           log,
-          toClient: writeLine,
-          reconnectWindowMs: positiveNumber(env.CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS),
-          ...(toolFilter ? { toolFilter } : {}),
-          steps,
-        });
-        await relay.start();
-        return relay;
+        );
+        await relay?.start();
+        return translated;
       },
       modernRelay: async (verdict) => {
         const upstream = modernUpstream(false);

@@ -44,16 +44,43 @@ export function bridgeDiscoverResult(serverDiscover: Json | undefined, capabilit
   if (serverDiscover) return { ...serverDiscover, resultType: "complete" };
   return {
     resultType: "complete",
+    ttlMs: 0,
+    cacheScope: "private",
     supportedVersions: [...MODERN_PROTOCOL_VERSIONS, ...LEGACY_PROTOCOL_VERSIONS],
     capabilities,
     _meta: { [META_SERVER_INFO]: BRIDGE_INFO },
   };
 }
 
+/** Results a 2026-07-28 server must give cache hints on (server/utilities/caching). */
+const CACHEABLE_METHODS = new Set([
+  "server/discover",
+  "tools/list",
+  "prompts/list",
+  "resources/list",
+  "resources/templates/list",
+  "resources/read",
+]);
+
+/**
+ * A 2025-era server's result as a 2026-07-28 client expects it: `resultType: "complete"`, and on cacheable
+ * results the most conservative cache hints (nothing may be reused: the legacy server said nothing of it).
+ */
+export function asModernResult(method: string, result: Json): Json {
+  const modern: Json = { ...result, resultType: "complete" };
+  if (CACHEABLE_METHODS.has(method)) {
+    modern.ttlMs ??= 0;
+    modern.cacheScope ??= "private";
+  }
+  return modern;
+}
+
 /** A DiscoverResult for a modern client, built from a legacy server's InitializeResult. */
 export function discoverFromInitializeResult(initialize: Json): Json {
   return {
     resultType: "complete",
+    ttlMs: 0,
+    cacheScope: "private",
     supportedVersions: [LATEST_MODERN_VERSION],
     capabilities: isObject(initialize.capabilities) ? initialize.capabilities : {},
     ...(typeof initialize.instructions === "string" ? { instructions: initialize.instructions } : {}),
