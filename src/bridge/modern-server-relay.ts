@@ -136,7 +136,8 @@ export class ModernServerRelay {
     let result = answer.result;
     if (method === "tools/list" && this.#options.toolFilter)
       result = this.#options.toolFilter.filterListResult(result) as Json;
-    if (!legacy) return { result };
+    // A modern client requires resultType; a server that left it out meant complete.
+    if (!legacy) return { result: "resultType" in result ? result : { ...result, resultType: "complete" } };
     if (method === "resources/read" || method === "prompts/get") {
       const completed = await this.#completeForLegacy(request, result);
       if ("error" in completed) return completed;

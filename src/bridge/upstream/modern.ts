@@ -6,7 +6,7 @@ import { MAX_MESSAGE_BYTES, RemoteHttpError, ServerSentEventParser } from "../ht
 import { isJsonRpcMessage, isResponse } from "../jsonrpc.js";
 import type { BridgeLog } from "../log.js";
 import type { FetchLike, HttpAnswer } from "../remote-fetch.js";
-import { META_PROTOCOL_VERSION } from "../request-model.js";
+import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../request-model.js";
 import { type ParamHeader, paramHeadersOf, standardHeaders } from "./standard-headers.js";
 
 type Json = Record<string, unknown>;
@@ -63,7 +63,18 @@ export class ModernUpstream {
   async request(method: string, params: Json, signal?: AbortSignal): Promise<UpstreamAnswer> {
     if (method === "tools/call" && typeof params.name === "string" && !this.#tools.has(params.name))
       await this.#learnTools(params, signal);
-    const answer = await this.#send(method, params, signal);
+    let answer = await this.#send(method, params, signal);
+    const agreed = "error" in answer ? mutualVersion(answer.error) : undefined;
+    if (agreed) {
+      // The server refused the version: the spec's corrective retry, once, with one both sides speak.
+      this.#protocolVersion = agreed;
+      const meta = isObject(params._meta) ? params._meta : {};
+      answer = await this.#send(
+        method,
+        { ...params, _meta: { ...meta, [META_PROTOCOL_VERSION]: agreed } },
+        signal,
+      );
+    }
     if (method === "tools/list" && "result" in answer) return { result: this.#checkTools(answer.result) };
     return answer;
   }
@@ -189,6 +200,14 @@ export class ModernUpstream {
       return bridgeError(`the server's answer was larger than ${MAX_MESSAGE_BYTES} bytes; not relayed`);
     return "stream-broke";
   }
+}
+
+/** For an UnsupportedProtocolVersion error (-32022): the newest version in its `supported` list the bridge speaks. */
+function mutualVersion(error: { code: number; data?: unknown }): string | undefined {
+  if (error.code !== -32022 || !isObject(error.data) || !Array.isArray(error.data.supported))
+    return undefined;
+  const supported = error.data.supported;
+  return MODERN_PROTOCOL_VERSIONS.find((version) => supported.includes(version));
 }
 
 /** The protocol version a request's envelope names: the header must say the same. */

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { writeFileAtomic } from "../../internal/files.js";
 import { RemoteHttpError } from "../http-transport.js";
 import type { ClientContext } from "../request-model.js";
-import { LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS, withEnvelope } from "../request-model.js";
+import { LATEST_MODERN_VERSION, withEnvelope } from "../request-model.js";
 import type { ModernUpstream } from "./modern.js";
 
 type Json = Record<string, unknown>;
@@ -33,30 +33,18 @@ export const BRIDGE_CLIENT: ClientContext = {
  * An HTTP 401/403 is never evidence (it is thrown), nor is a network failure.
  */
 export async function probeServerEra(upstream: ModernUpstream, client = BRIDGE_CLIENT): Promise<EraVerdict> {
-  let version: string = LATEST_MODERN_VERSION;
-  for (let attempt = 0; attempt < 2; attempt++) {
-    upstream.protocolVersion = version;
-    const answer = await upstream.request("server/discover", withEnvelope(undefined, client, version));
-    if ("result" in answer) {
-      return Array.isArray(answer.result.supportedVersions)
-        ? { era: "modern", discover: answer.result, protocolVersion: version }
-        : { era: "legacy" };
-    }
-    if (!MODERN_ERROR_CODES.has(answer.error.code)) return { era: "legacy" };
-    // An unsupported version: the server lists what it speaks; pick one the bridge speaks too.
-    const data = isObject(answer.error.data) ? answer.error.data : {};
-    const supported = Array.isArray(data.supported) ? data.supported : [];
-    const mutual = supported.find((entry): entry is string =>
-      (MODERN_PROTOCOL_VERSIONS as readonly unknown[]).includes(entry),
-    );
-    if (answer.error.code !== -32022 || !mutual || mutual === version)
-      throw new RemoteHttpError(
-        400,
-        `the server is modern but refused server/discover: ${answer.error.message}`,
-      );
-    version = mutual;
+  // The upstream makes the spec's corrective retry itself on an unsupported version (-32022).
+  const answer = await upstream.request(
+    "server/discover",
+    withEnvelope(undefined, client, LATEST_MODERN_VERSION),
+  );
+  if ("result" in answer) {
+    return Array.isArray(answer.result.supportedVersions)
+      ? { era: "modern", discover: answer.result, protocolVersion: upstream.protocolVersion }
+      : { era: "legacy" };
   }
-  throw new RemoteHttpError(400, "the server is modern but no protocol version was agreed");
+  if (!MODERN_ERROR_CODES.has(answer.error.code)) return { era: "legacy" };
+  throw new RemoteHttpError(400, `the server is modern but refused server/discover: ${answer.error.message}`);
 }
 
 /** Remembered verdicts, one small JSON file per server (keyed like its login) beside the logins. */
