@@ -133,7 +133,8 @@ describe("a legacy client's session semantics over a stateless server", () => {
       expect(mine.map((r) => r.method)).not.toContain("initialize");
       expect(mine.map((r) => r.method)).not.toContain("ping");
       const call = mine.find((r) => r.method === "tools/call");
-      expect((call?.body as { params: { _meta: Record<string, unknown> } }).params._meta).toMatchObject({
+      expect(call).toBeDefined();
+      expect((call!.body as { params: { _meta: Record<string, unknown> } }).params._meta).toMatchObject({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientInfo": { name: "raw-test", version: "1.0.0" },
         "io.modelcontextprotocol/clientCapabilities": {},
