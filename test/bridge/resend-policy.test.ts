@@ -3,7 +3,7 @@
  * never reached the server, or it is safe to repeat (any method but tools/call, or a tool the server annotated
  * read-only or idempotent). A write whose connection broke after it was sent is answered with an error instead.
  */
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { BRIDGE_ERROR_CODE, Relay, type RemoteTransport } from "../../src/bridge/relay.js";
 import { nodeHttpFetch } from "../../src/bridge/remote-fetch.js";

@@ -1,16 +1,20 @@
 #!/usr/bin/env node
-/** A conformance-suite client: spawns chat-mcp-bridge for the URL (last argument) and drives it over stdio. */
+/**
+ * A conformance-suite client: spawns chat-mcp-bridge for the URL (last argument) and drives it over stdio with
+ * the SDK v2 client, as a 2025-era client (`CONFORMANCE_DRIVER=legacy`, the default) or a 2026-07-28 one
+ * (`CONFORMANCE_DRIVER=modern`: pinned to 2026-07-28, `server/discover` first).
+ */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const serverUrl = process.argv.at(-1);
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? "";
+const driver = process.env.CONFORMANCE_DRIVER === "modern" ? "modern" : "legacy";
 const context = process.env.MCP_CONFORMANCE_CONTEXT ? JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT) : {};
 /** The client ID metadata document URL the suite's `auth/basic-cimd` server expects as client_id. */
 const CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json";
@@ -35,10 +39,13 @@ if (context.client_secret) env.CHAT_MCP_CLIENT_SECRET = context.client_secret;
 const transport = new StdioClientTransport({ command: process.execPath, args, env, stderr: "inherit" });
 const client = new Client(
   { name: "chat-mcp-bridge-conformance-client", version: "1.0.0" },
-  { capabilities: { elicitation: {} } },
+  {
+    capabilities: { elicitation: {} },
+    ...(driver === "modern" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}),
+  },
 );
 // Like an MCP client app: accept with the defaults the form declares (the bridge relays the schema untouched).
-client.setRequestHandler(ElicitRequestSchema, async (request) => {
+client.setRequestHandler("elicitation/create", async (request) => {
   const properties = request.params.requestedSchema?.properties ?? {};
   const content = Object.fromEntries(
     Object.entries(properties)
