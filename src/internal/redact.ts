@@ -77,9 +77,11 @@ function withoutValue(text: string, secret: string): string {
   return out;
 }
 
-// C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides that reorder what is shown.
-const UNSAFE_FOR_TERMINAL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
-const UNSAFE_IN_LINE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+// C0 controls but tab and newline, DEL, C1 controls, the bidirectional controls that reorder what is shown (overrides,
+// isolates and the invisible marks), and the line and paragraph separators that break a line where none is seen.
+const UNSAFE_FOR_TERMINAL =
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+const UNSAFE_IN_LINE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
 
 function visible(char: string): string {
   const code = char.charCodeAt(0);
