@@ -54,14 +54,16 @@ function asked(outcome: StepOutcome) {
   };
   expect(result.resultType).toBe("input_required");
   expect(Object.keys(result.inputRequests)).toEqual([CONFIRM_INPUT_KEY]);
-  return { state: result.requestState, request: result.inputRequests[CONFIRM_INPUT_KEY] };
+  const request = result.inputRequests[CONFIRM_INPUT_KEY];
+  if (!request) throw new Error("no confirmation request");
+  return { state: result.requestState, request };
 }
 
 function errorText(outcome: StepOutcome): string {
   expect(outcome.kind).toBe("answer");
   if (outcome.kind !== "answer") throw new Error("not an answer");
   expect(outcome.result.isError).toBe(true);
-  return (outcome.result.content as Array<{ text: string }>)[0].text;
+  return (outcome.result.content as Array<{ text: string }>)[0]?.text ?? "";
 }
 
 const accept = { action: "accept", content: { approve: true } };
@@ -225,7 +227,7 @@ describe("the state is bounded in time and count", () => {
     for (let i = 0; i < 4; i++) states.push(asked(await run(sendParams)).state);
     const retry = (state: string) =>
       run({ ...sendParams, inputResponses: { [CONFIRM_INPUT_KEY]: accept }, requestState: state });
-    expect(errorText(await retry(states[0]))).toContain("unknown or has expired");
+    expect(errorText(await retry(states[0] ?? ""))).toContain("unknown or has expired");
     for (const state of states.slice(1)) expect((await retry(state)).kind).toBe("forward");
   });
 

@@ -148,6 +148,23 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
   };
 }
 
+/**
+ * Which of `toolNames` (as the client sees them, after `--ignore-tool`/`--read-only`) the patterns put behind a
+ * confirmation, and the patterns that match none of them (a typo, or a tool the server does not have): for doctor.
+ */
+export function toolsToConfirm(
+  patterns: readonly string[],
+  toolNames: readonly string[],
+): { confirmed: string[]; unmatchedPatterns: string[] } {
+  const compiled = patterns.map((pattern) => ({ pattern, regex: wildcardRegex(pattern) }));
+  return {
+    confirmed: toolNames.filter((name) => compiled.some(({ regex }) => regex.test(name))),
+    unmatchedPatterns: compiled
+      .filter(({ regex }) => !toolNames.some((name) => regex.test(name)))
+      .map(({ pattern }) => pattern),
+  };
+}
+
 /** Form-mode elicitation: declared as `elicitation: {}` (form implied) or with `form`. */
 function canElicitForm(capabilities: Record<string, unknown> | undefined): boolean {
   const elicitation = capabilities?.elicitation;
