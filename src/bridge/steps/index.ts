@@ -1,4 +1,4 @@
-/** Steps between a stdio face and the upstream for `tools/call` (seam copy from the lead's brief; bridge23's version replaces it at merge). */
+/** Steps between a face and the upstream: each `tools/call` passes through them in order (tool filter, --confirm-tool). */
 import type { ClientContext } from "../request-model.js";
 
 export interface ToolCallContext {
@@ -13,9 +13,37 @@ export interface ToolCallContext {
 }
 
 export type StepOutcome =
+  /** Go on (params possibly rewritten). */
   | { kind: "forward"; params: ToolCallContext["params"] }
+  /** Answered locally (e.g. a tool error result). */
   | { kind: "answer"; result: Record<string, unknown> }
+  /** A notification-shaped call: say nothing. */
   | { kind: "drop" }
+  /** Refused locally with a JSON-RPC error, as a server refuses an unknown tool (-32602), nothing sent. */
+  | { kind: "error"; error: { code: number; message: string } }
+  /** An InputRequiredResult made by the bridge (`resultType: "input_required"`, `inputRequests`, `requestState`). */
   | { kind: "input_required"; result: Record<string, unknown> };
 
 export type ToolCallStep = (call: ToolCallContext) => StepOutcome | Promise<StepOutcome>;
+
+/**
+ * Runs `call` through `steps` in order. The first step that does not `forward` decides; a `forward` hands its
+ * (possibly rewritten) params to the next step. All forwarded: `forward` with the last params.
+ */
+export async function runToolCallSteps(
+  steps: readonly ToolCallStep[],
+  call: ToolCallContext,
+): Promise<StepOutcome> {
+  let params = call.params;
+  for (const step of steps) {
+    const outcome = await step({ params, client: call.client });
+    if (outcome.kind !== "forward") return outcome;
+    params = outcome.params;
+  }
+  return { kind: "forward", params };
+}
+
+/** A tool error result, as MCP servers answer a call they refuse (`isError: true`, the reason as text). */
+export function toolErrorResult(message: string): Record<string, unknown> {
+  return { content: [{ type: "text", text: message }], isError: true };
+}
