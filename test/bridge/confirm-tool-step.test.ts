@@ -252,7 +252,10 @@ describe("fail closed", () => {
     "a client with %s is refused with a message naming the flag; nothing is asked",
     async (_name, capabilities) => {
       const { run, logged } = setup({ patterns: ["send_*"] });
-      const outcome = await run(sendParams, { ...modern, capabilities });
+      const outcome = await run(sendParams, {
+        ...modern,
+        capabilities: capabilities as ClientContext["capabilities"],
+      });
       const text = errorText(outcome);
       expect(text).toContain('--confirm-tool "send_*"');
       expect(text).toContain("did not declare the elicitation capability");

@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { BridgeLog } from "../log.js";
 import { wildcardRegex } from "../tool-filter.js";
 import { confirmForm, shown } from "./confirm-form.js";
-import type { StepOutcome, ToolCallContext, ToolCallStep } from "./index.js";
+import { type StepOutcome, type ToolCallContext, type ToolCallStep, toolErrorResult } from "./index.js";
 
 /** The key of the bridge's one elicitation in `inputRequests` / `inputResponses`. */
 export const CONFIRM_INPUT_KEY = "chat-mcp-bridge/confirm";
@@ -166,8 +166,8 @@ export function toolsToConfirm(
 }
 
 /** Form-mode elicitation: declared as `elicitation: {}` (form implied) or with `form`. */
-function canElicitForm(capabilities: Record<string, unknown> | undefined): boolean {
-  const elicitation = capabilities?.elicitation;
+function canElicitForm(capabilities: ToolCallContext["client"]["capabilities"] | undefined): boolean {
+  const elicitation: unknown = capabilities?.elicitation;
   if (elicitation === null || typeof elicitation !== "object") return false;
   const modes = elicitation as { form?: unknown; url?: unknown };
   return modes.form !== undefined || modes.url === undefined;
@@ -183,5 +183,5 @@ function fingerprintOf(params: ToolCallContext["params"]): string {
 }
 
 function toolError(text: string): StepOutcome {
-  return { kind: "answer", result: { content: [{ type: "text", text }], isError: true } };
+  return { kind: "answer", result: toolErrorResult(text) };
 }
