@@ -196,6 +196,40 @@ describe("the retry is bound to the call the person saw", () => {
     expect(outcome).toEqual({ kind: "forward", params: { ...upstream, _meta: { progressToken: 7 } } });
   });
 
+  it("after approval, the server's own input_required round continues without a second question", async () => {
+    const { run, logged, advance } = setup({ patterns: ["resolve_task"], ttlMs: 60_000 });
+    const call = { name: "resolve_task", arguments: { chatId: "chat_1" } };
+    const { state } = asked(await run(call));
+    await run({ ...call, inputResponses: { [CONFIRM_INPUT_KEY]: accept }, requestState: state });
+    // The server asked its own question; the client retries with the server's state.
+    const continued = {
+      ...call,
+      inputResponses: { server_question: { action: "accept", content: { task: "..." } } },
+      requestState: "server-state-1",
+    };
+    expect(await run(continued)).toEqual({ kind: "forward", params: continued });
+    expect(logged.at(-1)).toBe(
+      "--confirm-tool: resolve_task: continued (approved earlier; the server asked for more input)",
+    );
+    // Other arguments, no server state, or after the approval expired: asked again.
+    asked(await run({ ...continued, arguments: { chatId: "chat_2" } }));
+    asked(await run(call));
+    advance(60_001);
+    asked(await run(continued));
+  });
+
+  it("a denied call's server-state retry is asked about, never forwarded", async () => {
+    const { run } = setup({ patterns: ["resolve_task"] });
+    const call = { name: "resolve_task", arguments: { chatId: "chat_1" } };
+    const { state } = asked(await run(call));
+    await run({
+      ...call,
+      inputResponses: { [CONFIRM_INPUT_KEY]: { action: "decline" } },
+      requestState: state,
+    });
+    asked(await run({ ...call, requestState: "server-state-1" }));
+  });
+
   it("a forged state with the bridge's prefix is refused, never forwarded", async () => {
     const { run } = setup();
     const outcome = await run({

@@ -52,10 +52,16 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
   const ttlMs = options.ttlMs ?? DEFAULT_CONFIRM_TTL_MS;
   const maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
   const pending = new Map<string, PendingConfirmation>();
+  /**
+   * Approved calls (by fingerprint) until they expire: the server may answer one with its own `input_required`,
+   * and the retry that carries the server's `requestState` continues the approved call rather than asking again.
+   */
+  const approved = new Map<string, number>();
   const record = (tool: string, decision: string) => options.log.info(`--confirm-tool: ${tool}: ${decision}`);
 
   const forget = (time: number) => {
     for (const [state, entry] of pending) if (entry.expiresAt <= time) pending.delete(state);
+    for (const [fingerprint, expiresAt] of approved) if (expiresAt <= time) approved.delete(fingerprint);
   };
 
   /** Asks about `params` (the call as the client first made it), or refuses when the client cannot ask. */
@@ -117,6 +123,8 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
     const answer = ConfirmAnswerSchema.safeParse(response);
     if (answer.success && answer.data.action === "accept" && answer.data.content?.approve === true) {
       record(name, "approved by the person");
+      while (approved.size >= maxPending) approved.delete(approved.keys().next().value as string);
+      approved.set(entry.fingerprint, now() + ttlMs);
       // The call as first made (with any upstream server's own inputResponses/requestState), never the bridge's.
       const params = call.params._meta ? { ...entry.params, _meta: call.params._meta } : entry.params;
       return { kind: "forward", params };
@@ -134,6 +142,12 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
     );
   };
 
+  /** A retry with the server's own state, of a call the person approved (same tool and arguments) and not expired. */
+  const continuesApproved = (params: ToolCallContext["params"]): boolean => {
+    forget(now());
+    return approved.has(fingerprintOf(params));
+  };
+
   return (call: StepCall) => {
     const { name, requestState } = call.params;
     const matched = patterns.find(({ regex }) => regex.test(name));
@@ -144,6 +158,10 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
     }
     if (typeof requestState === "string" && requestState.startsWith(CONFIRM_STATE_PREFIX))
       return settle(call, requestState, matched.pattern);
+    if (typeof requestState === "string" && continuesApproved(call.params)) {
+      record(shown(name), "continued (approved earlier; the server asked for more input)");
+      return { kind: "forward", params: call.params };
+    }
     return ask(call.params, call.client, matched.pattern);
   };
 }
