@@ -2,7 +2,7 @@
 import { lookup } from "node:dns/promises";
 import { isIP, connect as netConnect, type Socket } from "node:net";
 import { checkServerIdentity, type PeerCertificate, connect as tlsConnect } from "node:tls";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { isLoopbackHost, parseBearerChallenge } from "../auth/checks.js";
 import type { DiscoveredServer } from "../auth/discovery.js";
 import { AuthRequiredError } from "../auth/errors.js";
@@ -557,7 +557,7 @@ async function checkDiscovery(
   /** The fetch the OAuth session uses: through the proxy when one applies. */
   fetchFn: typeof fetch,
 ): Promise<DoctorCheck[]> {
-  const { discoverOAuthProtectedResourceMetadata } = await import("@modelcontextprotocol/sdk/client/auth.js");
+  const { discoverOAuthProtectedResourceMetadata } = await import("@modelcontextprotocol/client");
   const { discoverServer } = await import("../auth/discovery.js");
   const checks: DoctorCheck[] = [];
   try {

@@ -4,7 +4,7 @@
  * headers, DELETE on the way out. It speaks through a FetchLike (node:http in the bridge, not fetch), and
  * uses no Headers or Response, so the bridge never loads Node's fetch implementation and starts fast.
  */
-import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { EventSizeCap } from "./event-size-cap.js";
 import { isJsonRpcMessage, isRequest, isResponse } from "./jsonrpc.js";
 import { MAX_LINE_BYTES } from "./line-reader.js";

@@ -1,20 +1,22 @@
 /** The relay: JSON-RPC between the local client (stdio) and the remote MCP server, with session recovery. */
 import { randomUUID } from "node:crypto";
-import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/client";
 import { describeNetworkFailure, isLastingNetworkFailure } from "../internal/network-errors.js";
 import { redact } from "../internal/redact.js";
 import { classifyRequestFailure, requestNeverSent } from "../internal/request-failure.js";
 import { wrongEndpointMessage } from "./endpoint-check.js";
+import { LegacyFace } from "./faces/legacy.js";
 import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
 import { isRequest, isResponse } from "./jsonrpc.js";
 import { type BridgeLog, describeError } from "./log.js";
 import type { FetchLike } from "./remote-fetch.js";
+import type { ToolCallContext, ToolCallStep } from "./steps/index.js";
 import type { ToolFilter } from "./tool-filter.js";
+import { settleSteps } from "./translate/tool-call.js";
 
 /** JSON-RPC error code for failures of the bridge itself (server unreachable, session lost, auth failed). */
 export const BRIDGE_ERROR_CODE = -32000;
-/** JSON-RPC "invalid params", what MCP servers answer for an unknown tool: the code for a tool the bridge hides. */
-export const HIDDEN_TOOL_ERROR_CODE = -32602;
+export { HIDDEN_TOOL_ERROR_CODE } from "./steps/tool-filter.js";
 
 export interface RelayOptions {
   url: URL;
@@ -27,8 +29,10 @@ export interface RelayOptions {
   reconnectWindowMs?: number;
   /** Builds the remote transport (tests inject fakes); defaults to the streamable-HTTP client. */
   createTransport?: (url: URL, fetch: FetchLike) => RemoteTransport;
-  /** Hides tools (`--ignore-tool`, `--read-only`): from every tools/list answer, and their calls are never sent. */
+  /** Hides tools (`--ignore-tool`, `--read-only`) from every tools/list answer (their calls are refused by its step). */
   toolFilter?: ToolFilter;
+  /** Steps every tools/call passes before it is sent (the tool filter's among them). */
+  steps?: readonly ToolCallStep[];
 }
 
 /** What the relay needs from a remote transport. */
@@ -63,6 +67,10 @@ const BRIDGE_ID_PREFIX = `chat-mcp-bridge/${randomUUID()}/`;
 const FIRST_CONTACT_WINDOW_MS = 3000;
 
 const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
+
+const neverAborted = new AbortController().signal;
+/** A call sent as a notification cannot wait for the client's answers. */
+const refuseToAsk = (): Promise<never> => Promise.reject(new Error("a notification cannot ask the client"));
 
 /** The server forgot the session (it restarted, or expired it): open a new one. */
 function isSessionGone(error: unknown): boolean {
@@ -108,9 +116,12 @@ export class Relay {
   readonly #repeatableTools = new Map<string, boolean>();
   #initializeRequest: JSONRPCRequest | undefined;
   #protocolVersion: string | undefined;
+  /** The client as it declared itself at `initialize`, and the requests the bridge's steps put to it. */
+  readonly #face: LegacyFace;
 
   constructor(options: RelayOptions) {
     this.#options = options;
+    this.#face = new LegacyFace(options.toClient);
     this.#log = options.log;
     this.#reconnectWindowMs = options.reconnectWindowMs ?? 30_000;
     this.#transport = this.#openTransport();
@@ -123,9 +134,49 @@ export class Relay {
   /** A message from the local client. */
   fromClient(message: JSONRPCMessage): void {
     if (this.#closing) return;
+    if (isResponse(message) && this.#face.onClientResponse(message as Record<string, unknown>)) return;
+    if ("method" in message && message.method === "tools/call" && this.#options.steps?.length) {
+      void this.#throughSteps(message);
+      return;
+    }
+    this.#relayOnward(message);
+  }
+
+  /**
+   * A tools/call through the steps first: forwarded (its params possibly rewritten), or answered here. A call
+   * sent as a notification has no one to answer: anything but `forward` drops it.
+   */
+  async #throughSteps(message: JSONRPCMessage): Promise<void> {
+    const params = (message as { params?: unknown }).params as ToolCallContext["params"] | undefined;
+    if (typeof params?.name !== "string") return this.#relayOnward(message);
+    const call = { params, client: this.#face.client };
+    const outcome = isRequest(message)
+      ? await settleSteps(this.#options.steps ?? [], call, this.#face.ask.bind(this.#face), neverAborted)
+      : await settleSteps(this.#options.steps ?? [], call, refuseToAsk, neverAborted);
+    if (this.#closing) return;
+    if (outcome.kind === "forward")
+      return this.#relayOnward({ ...message, params: outcome.params } as JSONRPCMessage);
+    if (!isRequest(message) || outcome.kind === "drop") {
+      this.#log.debug(
+        `dropped ${describeMessage(message)}: a tool the bridge refuses, sent with no id to answer`,
+      );
+      return;
+    }
+    this.#log.debug(`answered ${describeMessage(message)} locally (${outcome.kind})`);
+    const reply =
+      outcome.kind === "error"
+        ? { jsonrpc: "2.0", id: message.id, error: outcome.error }
+        : { jsonrpc: "2.0", id: message.id, result: outcome.result };
+    this.#options.toClient(reply as JSONRPCMessage);
+  }
+
+  #relayOnward(message: JSONRPCMessage): void {
     if (isRequest(message)) {
-      if (message.method === "tools/call" && this.#refusedHiddenTool(message)) return;
-      if (message.method === "initialize") this.#initializeRequest = message;
+      if (message.method === "initialize") {
+        this.#initializeRequest = message;
+        this.#face.initialize(message.params);
+      }
+      if (message.method === "logging/setLevel") this.#face.setLogLevel(message.params);
       this.#pending.set(requestKey(message.id), { id: message.id, method: message.method });
     }
     if (this.#log.debugEnabled) this.#log.debug(`client → server ${describeMessage(message)}`);
@@ -148,6 +199,7 @@ export class Relay {
       clearTimeout(timer);
     }
     transport.onerror = undefined;
+    this.#face.close();
     await transport.close().catch(() => undefined);
   }
 
@@ -203,23 +255,6 @@ export class Relay {
   #toClientFromServer(message: JSONRPCMessage, raw?: string): void {
     if (this.#log.debugEnabled) this.#log.debug(`server → client ${describeMessage(message)}`);
     this.#options.toClient(message, raw);
-  }
-
-  /** A call of a tool the filter hides is answered here with an error naming the flag; it never reaches the server. */
-  #refusedHiddenTool(request: JSONRPCRequest): boolean {
-    const name = (request.params as { name?: unknown } | undefined)?.name;
-    const refusal = typeof name === "string" ? this.#options.toolFilter?.refusal(name) : undefined;
-    if (refusal === undefined) return false;
-    this.#log.debug(`refused ${describeMessage(request)} locally: ${refusal}`);
-    this.#options.toClient({
-      jsonrpc: "2.0",
-      id: request.id,
-      error: {
-        code: HIDDEN_TOOL_ERROR_CODE,
-        message: `chat-mcp-bridge: ${refusal}; it was not sent to the server`,
-      },
-    });
-    return true;
   }
 
   #learnTools(result: unknown): void {

@@ -1,19 +1,38 @@
 /** Running the bridge: stdin lines in, the relay, stdout lines out, and a clean exit on EOF or signals. */
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/client";
+import { loginKey } from "../auth/login-key.js";
 import { configDir } from "../config/index.js";
 import { describeNetworkFailure } from "../internal/network-errors.js";
 import { describeProxyFor } from "../internal/proxy.js";
 import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "./cli.js";
 import { probeEndpoint, suggestedMcpUrl, wrongEndpointMessage } from "./endpoint-check.js";
+import { EraRouter } from "./era-router.js";
 import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
 import { isJsonRpcMessage } from "./jsonrpc.js";
 import { createLineWriter, LineSplitter, MAX_LINE_BYTES } from "./line-reader.js";
 import { type BridgeLog, createBridgeLog, describeError } from "./log.js";
 import type { LogFile } from "./log-file.js";
+import { ModernServerRelay } from "./modern-server-relay.js";
 import { createBridgeAuth } from "./oauth.js";
 import { Relay } from "./relay.js";
 import { createRemoteFetch, nodeHttpFetch } from "./remote-fetch.js";
+import { toolFilterStep } from "./steps/tool-filter.js";
 import { ToolFilter } from "./tool-filter.js";
+import { ModernUpstream } from "./upstream/modern.js";
+import { EraVerdictStore, probeServerEra } from "./upstream/probe.js";
+
+/** How long a probing host's `server/discover` may wait on the server before the bridge answers it itself. */
+const QUIET_PROBE_TIMEOUT_MS = 5000;
+
+const signedOut = () => new Error("not signed in (a server/discover from stdio never signs in)");
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
 
 /** How long shutdown may wait for the remote session to end before exiting anyway. */
 const SHUTDOWN_DEADLINE_MS = 1500;
@@ -58,16 +77,68 @@ export async function runRelay(
   const userAuthorization = options.headers.some((header) => header.name.toLowerCase() === "authorization");
   const relay = await recordingFatal(log, async () => {
     const auth = userAuthorization ? undefined : await createBridgeAuth(options, log);
-    const relay = new Relay({
-      url: options.url,
-      fetch: createRemoteFetch({ auth, headers: options.headers, log }),
-      log,
+    const fetch = createRemoteFetch({ auth, headers: options.headers, log });
+    const toolFilter = ToolFilter.from({ ignoreTools: options.ignoreTools, readOnly: options.readOnly });
+    // The steps every tools/call passes, in order (--confirm-tool's step joins here).
+    const steps = toolFilter ? [toolFilterStep(toolFilter)] : [];
+    const verdicts = new EraVerdictStore(
+      configDir(env),
+      loginKey(
+        options.url.href,
+        options.headers.map((header) => header.name),
+        { profile: options.profile, resource: options.resource },
+      ),
+    );
+    const modernUpstream = (quiet: boolean) =>
+      new ModernUpstream({
+        url: options.url,
+        // A quiet probe uses the stored login only: it never opens a browser or takes the sign-in lock.
+        fetch: quiet
+          ? createRemoteFetch({
+              auth: auth && {
+                accessToken: () => auth.accessToken(),
+                recover: () => Promise.reject(signedOut()),
+              },
+              headers: options.headers,
+              log,
+            })
+          : fetch,
+        log,
+        onNotification: (message) => writeLine(message),
+      });
+    return new EraRouter({
       toClient: writeLine,
-      reconnectWindowMs: positiveNumber(env.CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS),
-      toolFilter: ToolFilter.from({ ignoreTools: options.ignoreTools, readOnly: options.readOnly }),
+      log,
+      remembered: () => verdicts.read(),
+      remember: (verdict) => verdicts.write(verdict),
+      probe: () => probeServerEra(modernUpstream(false)),
+      probeQuietly: () => withTimeout(probeServerEra(modernUpstream(true)), QUIET_PROBE_TIMEOUT_MS),
+      legacyRelay: async () => {
+        const relay = new Relay({
+          url: options.url,
+          fetch,
+          log,
+          toClient: writeLine,
+          reconnectWindowMs: positiveNumber(env.CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS),
+          ...(toolFilter ? { toolFilter } : {}),
+          steps,
+        });
+        await relay.start();
+        return relay;
+      },
+      modernRelay: async (verdict) => {
+        const upstream = modernUpstream(false);
+        upstream.protocolVersion = verdict.protocolVersion;
+        return new ModernServerRelay({
+          upstream,
+          discover: verdict.discover,
+          toClient: writeLine,
+          log,
+          steps,
+          ...(toolFilter ? { toolFilter } : {}),
+        });
+      },
     });
-    await relay.start();
-    return relay;
   });
   log.debug(`relaying stdio to ${options.url.href}`);
   if (log.debugEnabled)

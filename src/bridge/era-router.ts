@@ -1,0 +1,132 @@
+/**
+ * Routes the stdio client to the relay for the server's era: the legacy relay (sessions) or the modern one
+ * (stateless). Nothing happens before the first message; the era comes from the remembered verdict, else
+ * from a probe made when the first message arrives.
+ */
+import type { JSONRPCMessage } from "@modelcontextprotocol/client";
+import type { BridgeLog } from "./log.js";
+import { describeError } from "./log.js";
+import { isNetworkError } from "./relay.js";
+import type { ToClient } from "./request-model.js";
+import { bridgeDiscoverResult } from "./translate/discover.js";
+import type { EraVerdict } from "./upstream/probe.js";
+
+type Json = Record<string, unknown>;
+
+/** What the router needs of a relay, whichever its era. */
+export interface EraRelay {
+  fromClient(message: JSONRPCMessage): void;
+  close(timeoutMs?: number): Promise<void> | void;
+}
+
+export interface EraRouterOptions {
+  toClient: ToClient;
+  log: BridgeLog;
+  /** The remembered verdict, if any (read before the first message arrives is fine: it is a file read). */
+  remembered(): Promise<EraVerdict | undefined>;
+  /** Probes the server (may sign in: only for a message that needs the server). */
+  probe(): Promise<EraVerdict>;
+  /** Probes with the stored login only, never signing in; rejects when that cannot tell. */
+  probeQuietly(): Promise<EraVerdict>;
+  remember(verdict: EraVerdict): void;
+  legacyRelay(): Promise<EraRelay>;
+  modernRelay(verdict: Extract<EraVerdict, { era: "modern" }>): Promise<EraRelay>;
+}
+
+export class EraRouter {
+  readonly #options: EraRouterOptions;
+  #relay: EraRelay | undefined;
+  #opening: Promise<EraRelay | undefined> | undefined;
+  #held: JSONRPCMessage[] = [];
+  #closing = false;
+
+  constructor(options: EraRouterOptions) {
+    this.#options = options;
+  }
+
+  fromClient(message: JSONRPCMessage): void {
+    if (this.#closing) return;
+    if (this.#relay) {
+      this.#relay.fromClient(message);
+      return;
+    }
+    const value = message as Json;
+    if (value.method === "server/discover" && "id" in value && this.#held.length === 0) {
+      void this.#answerDiscover(value.id as string | number);
+      return;
+    }
+    this.#held.push(message);
+    this.#opening ??= this.#open();
+  }
+
+  async close(timeoutMs?: number): Promise<void> {
+    this.#closing = true;
+    const relay = this.#relay ?? (await this.#opening?.catch(() => undefined));
+    await relay?.close(timeoutMs);
+  }
+
+  /**
+   * A probing host's `server/discover`, before the era is known: answered from the remembered verdict or a quiet
+   * probe (never a browser, never the sign-in lock). A legacy server gets "method not found", so a dual-era
+   * client falls back to `initialize` at once; signed out, the bridge answers with its own dual-era face.
+   */
+  async #answerDiscover(id: string | number): Promise<void> {
+    const { log, toClient } = this.#options;
+    let verdict = await this.#options.remembered();
+    if (!verdict) {
+      verdict = await this.#options.probeQuietly().catch((error: unknown) => {
+        log.debug(`server/discover answered by the bridge itself: ${describeError(error)}`);
+        return undefined;
+      });
+      if (verdict) this.#options.remember(verdict);
+    }
+    if (verdict?.era === "legacy") {
+      toClient({ jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found: server/discover" } });
+      return;
+    }
+    toClient({ jsonrpc: "2.0", id, result: bridgeDiscoverResult(verdict?.discover) } as JSONRPCMessage);
+  }
+
+  async #open(): Promise<EraRelay | undefined> {
+    const { log } = this.#options;
+    let verdict = await this.#options.remembered();
+    try {
+      if (!verdict) {
+        verdict = await this.#options.probe();
+        this.#options.remember(verdict);
+        log.debug(`the server speaks the ${verdict.era} protocol era`);
+      }
+    } catch (error) {
+      if (!isNetworkError(error)) {
+        this.#failHeld(describeError(error));
+        this.#opening = undefined;
+        return undefined;
+      }
+      // Unreachable now: the legacy relay holds requests and waits for the server, as it always has.
+      log.debug(`the era probe failed (${describeError(error)}); relaying as to a 2025-era server`);
+      verdict = { era: "legacy" };
+    }
+    const relay =
+      verdict.era === "modern" ? await this.#options.modernRelay(verdict) : await this.#options.legacyRelay();
+    this.#relay = relay;
+    const held = this.#held;
+    this.#held = [];
+    for (const message of held) relay.fromClient(message);
+    return relay;
+  }
+
+  /** Answers every held request with the error that stopped the bridge from reaching the server. */
+  #failHeld(reason: string): void {
+    const held = this.#held;
+    this.#held = [];
+    for (const message of held) {
+      const value = message as Json;
+      if ("method" in value && "id" in value)
+        this.#options.toClient({
+          jsonrpc: "2.0",
+          id: value.id as string | number,
+          error: { code: -32000, message: `chat-mcp-bridge: ${reason}` },
+        });
+    }
+  }
+}

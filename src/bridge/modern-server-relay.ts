@@ -1,0 +1,179 @@
+/** The bridge in front of a modern (2026-07-28) server: both faces in, one stateless upstream out, steps between. */
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
+import { LegacyFace } from "./faces/legacy.js";
+import { modernRequest, requestEra } from "./faces/modern.js";
+import type { BridgeLog } from "./log.js";
+import { describeError } from "./log.js";
+import type { BridgeRequest, ToClient } from "./request-model.js";
+import { withEnvelope, withoutEnvelope } from "./request-model.js";
+import type { ToolCallContext, ToolCallStep } from "./steps/index.js";
+import type { ToolFilter } from "./tool-filter.js";
+import { bridgeDiscoverResult, initializeResultFromDiscover } from "./translate/discover.js";
+import {
+  type AskClient,
+  asLegacyResult,
+  isInputRequiredResult,
+  MAX_INPUT_ROUNDS,
+} from "./translate/input-required.js";
+import { callTool, inputRound } from "./translate/tool-call.js";
+import { bridgeError, type ModernUpstream, type UpstreamAnswer } from "./upstream/modern.js";
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
+
+export interface ModernServerRelayOptions {
+  upstream: ModernUpstream;
+  /** The server's DiscoverResult (from the probe or the remembered verdict). */
+  discover: Json;
+  toClient: ToClient;
+  log: BridgeLog;
+  steps?: readonly ToolCallStep[];
+  /** Rewrites `tools/list` answers (the hidden tools removed). */
+  toolFilter?: ToolFilter;
+}
+
+export class ModernServerRelay {
+  readonly #options: ModernServerRelayOptions;
+  readonly #legacy: LegacyFace;
+  /** Client requests still running upstream, by id: `notifications/cancelled` aborts them. */
+  readonly #running = new Map<string, AbortController>();
+  #closing = false;
+
+  constructor(options: ModernServerRelayOptions) {
+    this.#options = options;
+    this.#legacy = new LegacyFace(options.toClient);
+  }
+
+  /** A message from the stdio client. */
+  fromClient(message: JSONRPCMessage): void {
+    if (this.#closing) return;
+    const value = message as Json;
+    if (!("method" in value)) {
+      if (!this.#legacy.onClientResponse(value))
+        this.#options.log.debug("dropped a response to no request of the bridge");
+      return;
+    }
+    const method = String(value.method);
+    if (!("id" in value)) {
+      this.#onNotification(method, value.params);
+      return;
+    }
+    const id = value.id as RequestId;
+    const controller = new AbortController();
+    this.#running.set(requestKey(id), controller);
+    void this.#answer(id, method, value.params, controller.signal)
+      .catch((error: unknown) => bridgeError(describeError(error)))
+      .then((answer) => {
+        this.#running.delete(requestKey(id));
+        // A cancelled request is not answered (the client has stopped waiting for it).
+        if (controller.signal.aborted || this.#closing) return;
+        this.#options.toClient({ jsonrpc: "2.0", id, ...answer } as JSONRPCMessage);
+      });
+  }
+
+  close(): void {
+    this.#closing = true;
+    for (const controller of this.#running.values()) controller.abort();
+    this.#legacy.close();
+  }
+
+  #onNotification(method: string, params: unknown): void {
+    if (method === "notifications/cancelled") {
+      const requestId = isObject(params) ? params.requestId : undefined;
+      if (typeof requestId === "string" || typeof requestId === "number")
+        this.#running.get(requestKey(requestId))?.abort(new Error("cancelled by the client"));
+      return;
+    }
+    if (method === "tools/call") {
+      this.#options.log.debug("dropped a tools/call sent as a notification (it has no id to answer)");
+      return;
+    }
+    // The 2026 era has no client-to-server notifications: initialized, roots/list_changed and the like end here.
+    this.#options.log.debug(`${method} is not sent to a modern server (it has no such notification)`);
+  }
+
+  /** The request model for a message: the modern face when it carries an envelope, else the legacy client's. */
+  #request(id: RequestId, method: string, params: unknown, signal: AbortSignal): BridgeRequest {
+    if (requestEra(method, params) === "modern") return modernRequest(id, method, params, signal);
+    return { id, method, params: withoutEnvelope(params), client: this.#legacy.client, signal };
+  }
+
+  async #answer(
+    id: RequestId,
+    method: string,
+    params: unknown,
+    signal: AbortSignal,
+  ): Promise<UpstreamAnswer> {
+    if (method === "initialize") {
+      this.#legacy.initialize(params);
+      const requested = isObject(params) ? params.protocolVersion : undefined;
+      return { result: initializeResultFromDiscover(this.#options.discover, requested) };
+    }
+    const request = this.#request(id, method, params, signal);
+    const legacy = request.client.era === "legacy";
+    if (method === "ping") return { result: {} };
+    if (method === "server/discover") return { result: bridgeDiscoverResult(this.#options.discover) };
+    if (method === "logging/setLevel" && legacy) {
+      this.#legacy.setLogLevel(params);
+      return { result: {} };
+    }
+    const answer = method === "tools/call" ? await this.#callTool(request) : await this.#forward(request);
+    if (!("result" in answer)) return answer;
+    let result = answer.result;
+    if (method === "tools/list" && this.#options.toolFilter)
+      result = this.#options.toolFilter.filterListResult(result) as Json;
+    if (!legacy) return { result };
+    if (method === "resources/read" || method === "prompts/get") {
+      const completed = await this.#completeForLegacy(request, result);
+      if ("error" in completed) return completed;
+      result = completed.result;
+    }
+    return { result: asLegacyResult(result) };
+  }
+
+  /** A request upstream, stamped with its client's envelope and the server's protocol version. */
+  #forward(request: BridgeRequest, params = request.params): Promise<UpstreamAnswer> {
+    const upstream = this.#options.upstream;
+    const version =
+      request.client.era === "modern" ? request.client.protocolVersion : upstream.protocolVersion;
+    return upstream.request(request.method, withEnvelope(params, request.client, version), request.signal);
+  }
+
+  /** A `tools/call`: through the steps and, for a legacy client, the rounds of input (see callTool). */
+  async #callTool(request: BridgeRequest): Promise<UpstreamAnswer> {
+    const params = (request.params ?? {}) as ToolCallContext["params"];
+    if (typeof params.name !== "string")
+      return { error: { code: -32602, message: "tools/call needs a tool name" } };
+    const answer = await callTool(
+      this.#options.steps ?? [],
+      { params, client: request.client },
+      {
+        ask: (method, askParams, signal) => this.#legacy.ask(method, askParams, signal),
+        signal: request.signal,
+        send: (forwarded) => this.#forward(request, forwarded),
+      },
+    );
+    return "dropped" in answer ? { result: {} } : answer;
+  }
+
+  /** `resources/read` and `prompts/get` may also answer `input_required`: the same rounds, without steps. */
+  async #completeForLegacy(request: BridgeRequest, first: Json): Promise<UpstreamAnswer> {
+    let result = first;
+    for (let round = 1; isInputRequiredResult(result); round++) {
+      if (round >= MAX_INPUT_ROUNDS)
+        return bridgeError(`the request still needed input after ${MAX_INPUT_ROUNDS} rounds; given up`);
+      const ask: AskClient = (method, askParams, signal) => this.#legacy.ask(method, askParams, signal);
+      const next = await inputRound(result, request.client, ask, request.signal);
+      if ("error" in next) return next;
+      const { inputResponses: _r, requestState: _s, ...original } = request.params ?? {};
+      const retry: Json = { ...original, inputResponses: next.inputResponses };
+      if (typeof result.requestState === "string") retry.requestState = result.requestState;
+      const answer = await this.#forward(request, retry);
+      if (!("result" in answer)) return answer;
+      result = answer.result;
+    }
+    return { result };
+  }
+}

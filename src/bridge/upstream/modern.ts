@@ -1,0 +1,263 @@
+/** The modern upstream: each request one stateless POST (2026-07-28) with the standard headers, answered by JSON or SSE. */
+import { randomUUID } from "node:crypto";
+import type { JSONRPCMessage } from "@modelcontextprotocol/client";
+import { EventSizeCap } from "../event-size-cap.js";
+import { MAX_MESSAGE_BYTES, RemoteHttpError, ServerSentEventParser } from "../http-transport.js";
+import { isJsonRpcMessage, isResponse } from "../jsonrpc.js";
+import type { BridgeLog } from "../log.js";
+import type { FetchLike, HttpAnswer } from "../remote-fetch.js";
+import { META_PROTOCOL_VERSION } from "../request-model.js";
+import { type ParamHeader, paramHeadersOf, standardHeaders } from "./standard-headers.js";
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** An answer from upstream: a result or a JSON-RPC error, never both. */
+export type UpstreamAnswer = { result: Json } | { error: { code: number; message: string; data?: unknown } };
+
+/** The most of an error body read (its JSON-RPC error), whatever its size: a 1 GiB error page costs nothing. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+/** Times a request whose stream broke before its answer is sent again (with a new id). */
+const MAX_REISSUES = 2;
+/** Pages of `tools/list` read to learn a tool's schema before calling it. */
+const MAX_LIST_PAGES = 20;
+
+export interface ModernUpstreamOptions {
+  url: URL;
+  fetch: FetchLike;
+  log: BridgeLog;
+  /** A notification the server sent on a request's stream (progress, log messages). */
+  onNotification?: (message: JSONRPCMessage) => void;
+}
+
+/** What the upstream knows of each tool from `tools/list`: its `Mcp-Param-*` headers, and whether a retry is harmless. */
+interface KnownTool {
+  headers: ParamHeader[];
+  repeatable: boolean;
+}
+
+export class ModernUpstream {
+  readonly #options: ModernUpstreamOptions;
+  readonly #tools = new Map<string, KnownTool>();
+  #protocolVersion = "2026-07-28";
+
+  constructor(options: ModernUpstreamOptions) {
+    this.#options = options;
+  }
+
+  /** The revision stamped on requests (one the server listed in `supportedVersions`). */
+  set protocolVersion(version: string) {
+    this.#protocolVersion = version;
+  }
+
+  get protocolVersion(): string {
+    return this.#protocolVersion;
+  }
+
+  /**
+   * Sends one request (its params already carry the `_meta` envelope) and resolves with the server's answer.
+   * A `tools/list` answer is checked (tools with invalid `x-mcp-header` annotations dropped, as the spec
+   * requires); a `tools/call` of a tool not yet listed lists first, so its `Mcp-Param-*` headers are known.
+   */
+  async request(method: string, params: Json, signal?: AbortSignal): Promise<UpstreamAnswer> {
+    if (method === "tools/call" && typeof params.name === "string" && !this.#tools.has(params.name))
+      await this.#learnTools(params, signal);
+    const answer = await this.#send(method, params, signal);
+    if (method === "tools/list" && "result" in answer) return { result: this.#checkTools(answer.result) };
+    return answer;
+  }
+
+  async #learnTools(callParams: Json, signal?: AbortSignal): Promise<void> {
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const params: Json = { _meta: callParams._meta, ...(cursor ? { cursor } : {}) };
+      const answer = await this.#send("tools/list", params, signal).catch(() => undefined);
+      if (!answer || !("result" in answer)) return;
+      this.#checkTools(answer.result);
+      const next = answer.result.nextCursor;
+      if (typeof next !== "string" || this.#tools.has(String(callParams.name))) return;
+      cursor = next;
+    }
+  }
+
+  /** Learns each tool's headers; drops (and logs) tools whose `x-mcp-header` annotations break the rules. */
+  #checkTools(result: Json): Json {
+    const tools = result.tools;
+    if (!Array.isArray(tools)) return result;
+    const valid = tools.filter((tool: unknown) => {
+      if (!isObject(tool) || typeof tool.name !== "string") return true;
+      const checked = paramHeadersOf(tool.inputSchema);
+      if ("invalid" in checked) {
+        this.#options.log.info(
+          `dropped the tool ${JSON.stringify(tool.name)} from tools/list: ${checked.invalid}`,
+        );
+        this.#tools.delete(tool.name);
+        return false;
+      }
+      const hints = isObject(tool.annotations) ? tool.annotations : {};
+      this.#tools.set(tool.name, {
+        headers: checked.headers,
+        repeatable: hints.readOnlyHint === true || hints.idempotentHint === true,
+      });
+      return true;
+    });
+    return valid.length === tools.length ? result : { ...result, tools: valid };
+  }
+
+  /** Whether a request may go out again after its stream broke: anything but a call of a tool that may write. */
+  #repeatable(method: string, params: Json): boolean {
+    if (method !== "tools/call") return true;
+    return this.#tools.get(String(params.name))?.repeatable === true;
+  }
+
+  async #send(method: string, params: Json, signal?: AbortSignal): Promise<UpstreamAnswer> {
+    for (let attempt = 0; ; attempt++) {
+      const outcome = await this.#post(method, params, signal);
+      if (outcome !== "stream-broke") return outcome;
+      if (signal?.aborted) throw signal.reason ?? new Error("cancelled");
+      if (attempt >= MAX_REISSUES || !this.#repeatable(method, params))
+        return bridgeError(
+          attempt >= MAX_REISSUES
+            ? `the server closed the response stream before answering, ${attempt + 1} times`
+            : "the server closed the response stream before answering; the call was not sent again, so it cannot run twice: check whether it took effect",
+        );
+      this.#options.log.debug(`${method}: the response stream broke; sending it again with a new id`);
+    }
+  }
+
+  async #post(method: string, params: Json, signal?: AbortSignal): Promise<UpstreamAnswer | "stream-broke"> {
+    const id = `chat-mcp-bridge-${randomUUID()}`;
+    const tool = method === "tools/call" ? this.#tools.get(String(params.name)) : undefined;
+    const response = await this.#options.fetch(this.#options.url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": envelopeVersion(params) ?? this.#protocolVersion,
+        ...standardHeaders(method, params, tool?.headers),
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+      ...(signal ? { signal } : {}),
+    });
+    if (!response.ok) return errorAnswer(response);
+    const type = response.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
+    if (type === "application/json") {
+      const text = await readBounded(response, MAX_MESSAGE_BYTES);
+      if (text === undefined)
+        return bridgeError(`the server's answer was larger than ${MAX_MESSAGE_BYTES} bytes`);
+      return answerOf(parseJson(text), id);
+    }
+    if (type === "text/event-stream") return this.#readStream(response, id);
+    await response.body?.cancel().catch(() => undefined);
+    return bridgeError(`the server answered with an unexpected content type: ${type ?? "none"}`);
+  }
+
+  /** Reads a request's SSE stream: notifications are passed on, the answer ends it. */
+  async #readStream(response: HttpAnswer, id: string): Promise<UpstreamAnswer | "stream-broke"> {
+    let answer: UpstreamAnswer | undefined;
+    let oversized = false;
+    const parser = new ServerSentEventParser((event) => {
+      if (answer || !event.data || (event.event && event.event !== "message")) return;
+      const message = parseJson(event.data);
+      if (!isJsonRpcMessage(message)) return;
+      if (isResponse(message)) {
+        if (message.id === id) answer = answerOf(message, id);
+      } else if (!("id" in message)) {
+        this.#options.onNotification?.(message);
+      }
+    });
+    const cap = new EventSizeCap(MAX_MESSAGE_BYTES, {
+      feed: (bytes) => parser.push(bytes),
+      discard: () => {
+        parser.discardEvent();
+        oversized = true;
+      },
+      dropped: () => undefined,
+    });
+    try {
+      for await (const chunk of response.body ?? []) {
+        cap.push(chunk);
+        if (answer || oversized) break;
+      }
+    } catch {
+      // A broken stream: said below, as one with no answer.
+    }
+    await response.body?.cancel().catch(() => undefined);
+    if (answer) return answer;
+    if (oversized)
+      return bridgeError(`the server's answer was larger than ${MAX_MESSAGE_BYTES} bytes; not relayed`);
+    return "stream-broke";
+  }
+}
+
+/** The protocol version a request's envelope names: the header must say the same. */
+function envelopeVersion(params: Json): string | undefined {
+  const version = isObject(params._meta) ? params._meta[META_PROTOCOL_VERSION] : undefined;
+  return typeof version === "string" ? version : undefined;
+}
+
+/** A JSON-RPC error the bridge itself answers with. */
+export function bridgeError(message: string): UpstreamAnswer {
+  return { error: { code: -32000, message: `chat-mcp-bridge: ${message}` } };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function answerOf(value: unknown, id: string): UpstreamAnswer {
+  if (isObject(value) && value.id === id) {
+    if (isObject(value.result)) return { result: value.result };
+    if (isObject(value.error) && typeof value.error.code === "number")
+      return { error: value.error as { code: number; message: string; data?: unknown } };
+  }
+  return bridgeError("the server's answer was not a JSON-RPC response to the request");
+}
+
+/** A non-2xx answer: its JSON-RPC error when the (bounded) body holds one, else the status. */
+async function errorAnswer(response: HttpAnswer): Promise<UpstreamAnswer> {
+  const text = (await readBounded(response, MAX_ERROR_BODY_BYTES, true)) ?? "";
+  const body = parseJson(text);
+  if (isObject(body) && isObject(body.error) && typeof body.error.code === "number")
+    return { error: body.error as { code: number; message: string; data?: unknown } };
+  if (response.status === 401 || response.status === 403)
+    throw new RemoteHttpError(response.status, `the server answered HTTP ${response.status}`);
+  return bridgeError(`the server answered HTTP ${response.status}${text ? `: ${text.slice(0, 300)}` : ""}`);
+}
+
+/**
+ * A body's text, at most `maxBytes`: past that, undefined (or, with `truncate`, the first `maxBytes`), and the
+ * rest is never read. Every read of a server's body goes through here.
+ */
+export async function readBounded(
+  response: HttpAnswer,
+  maxBytes: number,
+  truncate = false,
+): Promise<string | undefined> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  let over = Number(response.headers.get("content-length") ?? Number.NaN) > maxBytes && !truncate;
+  if (!over) {
+    try {
+      for await (const chunk of response.body ?? []) {
+        const room = maxBytes - total;
+        chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+        total += Math.min(chunk.length, room);
+        if (chunk.length > room) {
+          over = true;
+          break;
+        }
+      }
+    } catch {
+      // A body that breaks mid-way: what arrived is all there is.
+    }
+  }
+  await response.body?.cancel().catch(() => undefined);
+  if (over && !truncate) return undefined;
+  return Buffer.concat(chunks, total).toString("utf8");
+}

@@ -1,0 +1,102 @@
+/** Learns a server's protocol era as the spec says (a `server/discover` probe) and remembers the verdict per server, with an expiry. */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { writeFileAtomic } from "../../internal/files.js";
+import { RemoteHttpError } from "../http-transport.js";
+import type { ClientContext } from "../request-model.js";
+import { LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS, withEnvelope } from "../request-model.js";
+import type { ModernUpstream } from "./modern.js";
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** What the probe learned: a modern server with its discover result, or a legacy one. */
+export type EraVerdict = { era: "modern"; discover: Json; protocolVersion: string } | { era: "legacy" };
+
+/** The 2026-07-28 error codes only a modern server answers with: header mismatch, missing capability, unsupported version. */
+export const MODERN_ERROR_CODES = new Set([-32020, -32021, -32022]);
+/** How long a remembered verdict is trusted before the next start probes again. */
+export const VERDICT_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** The bridge's own identity on a probe made before any client has spoken. */
+export const BRIDGE_CLIENT: ClientContext = {
+  era: "modern",
+  protocolVersion: LATEST_MODERN_VERSION,
+  capabilities: {},
+  clientInfo: { name: "chat-mcp-bridge", version: "0.1.0" },
+};
+
+/**
+ * Probes with `server/discover`. A DiscoverResult, or a modern error (a header, capability or version error), means
+ * modern; anything else (HTTP 400/404/405 without a modern error, method not found, a session error) means legacy.
+ * An HTTP 401/403 is never evidence (it is thrown), nor is a network failure.
+ */
+export async function probeServerEra(upstream: ModernUpstream, client = BRIDGE_CLIENT): Promise<EraVerdict> {
+  let version: string = LATEST_MODERN_VERSION;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    upstream.protocolVersion = version;
+    const answer = await upstream.request("server/discover", withEnvelope(undefined, client, version));
+    if ("result" in answer) {
+      return Array.isArray(answer.result.supportedVersions)
+        ? { era: "modern", discover: answer.result, protocolVersion: version }
+        : { era: "legacy" };
+    }
+    if (!MODERN_ERROR_CODES.has(answer.error.code)) return { era: "legacy" };
+    // An unsupported version: the server lists what it speaks; pick one the bridge speaks too.
+    const data = isObject(answer.error.data) ? answer.error.data : {};
+    const supported = Array.isArray(data.supported) ? data.supported : [];
+    const mutual = supported.find((entry): entry is string =>
+      (MODERN_PROTOCOL_VERSIONS as readonly unknown[]).includes(entry),
+    );
+    if (answer.error.code !== -32022 || !mutual || mutual === version)
+      throw new RemoteHttpError(
+        400,
+        `the server is modern but refused server/discover: ${answer.error.message}`,
+      );
+    version = mutual;
+  }
+  throw new RemoteHttpError(400, "the server is modern but no protocol version was agreed");
+}
+
+/** Remembered verdicts, one small JSON file per server (keyed like its login) beside the logins. */
+export class EraVerdictStore {
+  readonly #file: string;
+  readonly #now: () => number;
+
+  constructor(configDir: string, serverKey: string, now: () => number = Date.now) {
+    this.#file = join(configDir, "eras", `${serverKey}.json`);
+    this.#now = now;
+  }
+
+  get path(): string {
+    return this.#file;
+  }
+
+  /** The remembered verdict while it is fresh; undefined when none, expired, or unreadable. */
+  async read(): Promise<EraVerdict | undefined> {
+    let stored: unknown;
+    try {
+      stored = JSON.parse(await readFile(this.#file, "utf8"));
+    } catch {
+      return undefined;
+    }
+    if (!isObject(stored) || typeof stored.expiresAt !== "number" || stored.expiresAt <= this.#now())
+      return undefined;
+    if (stored.era === "legacy") return { era: "legacy" };
+    if (stored.era === "modern" && isObject(stored.discover) && typeof stored.protocolVersion === "string")
+      return { era: "modern", discover: stored.discover, protocolVersion: stored.protocolVersion };
+    return undefined;
+  }
+
+  /** Remembers a verdict (best effort: a store that cannot be written only costs a probe next time). */
+  write(verdict: EraVerdict): void {
+    try {
+      writeFileAtomic(this.#file, JSON.stringify({ ...verdict, expiresAt: this.#now() + VERDICT_TTL_MS }), {
+        dirMode: 0o700,
+      });
+    } catch {
+      // Not remembered: the next start probes again.
+    }
+  }
+}
