@@ -300,6 +300,14 @@ describe("fail closed", () => {
     },
   );
 
+  it("a modern client's local answers say resultType complete; a legacy client's never carry it", async () => {
+    const { run } = setup();
+    const modernAnswer = await run(sendParams, { ...modern, capabilities: {} });
+    const legacyAnswer = await run(sendParams, { ...legacy, capabilities: {} });
+    expect(modernAnswer.kind === "answer" && modernAnswer.result.resultType).toBe("complete");
+    expect(legacyAnswer.kind === "answer" && "resultType" in legacyAnswer.result).toBe(false);
+  });
+
   it("a call sent as a notification is dropped", async () => {
     const { run, logged } = setup();
     expect(await run(sendParams, legacy, { notification: true })).toEqual({ kind: "drop" });

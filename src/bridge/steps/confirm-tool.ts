@@ -76,6 +76,7 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
       return toolError(
         `chat-mcp-bridge: the tool "${name}" needs the person's approval (--confirm-tool ${JSON.stringify(shown(flag))}), ` +
           "but this client did not declare the elicitation capability, so it cannot ask; the call was not sent to the server",
+        client,
       );
     }
     const time = now();
@@ -109,12 +110,14 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
       return toolError(
         `chat-mcp-bridge: the confirmation of "${name}" is unknown or has expired (it lasts ${Math.round(ttlMs / 60_000)} min and is used once); ` +
           "the call was not sent to the server. Call the tool again to be asked anew",
+        call.client,
       );
     }
     if (fingerprintOf(call.params) !== entry.fingerprint) {
       record(name, "refused (the retry differs from the call the person was asked about)");
       return toolError(
         `chat-mcp-bridge: the retried call of "${name}" is not the call the person was asked about; it was not sent to the server`,
+        call.client,
       );
     }
     const response = call.params.inputResponses?.[CONFIRM_INPUT_KEY];
@@ -139,6 +142,7 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
     record(name, `denied (${how})`);
     return toolError(
       `chat-mcp-bridge: the call of "${name}" was denied by the user; it was not sent to the server`,
+      call.client,
     );
   };
 
@@ -200,6 +204,11 @@ function fingerprintOf(params: ToolCallContext["params"]): string {
   );
 }
 
-function toolError(text: string): StepOutcome {
-  return { kind: "answer", result: toolErrorResult(text) };
+/**
+ * A tool error answered by the bridge. A 2026-07-28 client requires every result to say `resultType`; the seam's
+ * `toolErrorResult` leaves it out, so it is added for modern clients (2025-era clients never see it).
+ */
+function toolError(text: string, client: ToolCallContext["client"]): StepOutcome {
+  const result = toolErrorResult(text);
+  return { kind: "answer", result: client.era === "modern" ? { ...result, resultType: "complete" } : result };
 }
