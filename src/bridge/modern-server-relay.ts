@@ -23,6 +23,18 @@ const isObject = (value: unknown): value is Json =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
 
+/** 2026-07-28 error codes a 2025-era client does not know: said in words, with a code it knows. */
+function asLegacyError(answer: { error: { code: number; message: string; data?: unknown } }): UpstreamAnswer {
+  if (answer.error.code !== -32021) return answer;
+  return {
+    error: {
+      code: -32600,
+      message: `chat-mcp-bridge: the server needs a capability this client did not declare at initialize: ${answer.error.message}`,
+      ...(answer.error.data === undefined ? {} : { data: answer.error.data }),
+    },
+  };
+}
+
 export interface ModernServerRelayOptions {
   upstream: ModernUpstream;
   /** The server's DiscoverResult (from the probe or the remembered verdict). */
@@ -120,7 +132,7 @@ export class ModernServerRelay {
       return { result: {} };
     }
     const answer = method === "tools/call" ? await this.#callTool(request) : await this.#forward(request);
-    if (!("result" in answer)) return answer;
+    if (!("result" in answer)) return legacy ? asLegacyError(answer) : answer;
     let result = answer.result;
     if (method === "tools/list" && this.#options.toolFilter)
       result = this.#options.toolFilter.filterListResult(result) as Json;

@@ -1,6 +1,6 @@
 /** Part A of the demo: the integration flow through chat-mcp-bridge, spawned over stdio by an MCP SDK client. */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { z } from "zod";
 import {
   ChatSchema,

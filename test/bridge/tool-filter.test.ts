@@ -1,7 +1,8 @@
 /** `--ignore-tool` and `--read-only`: which tools the client sees, and calls of hidden ones answered by the bridge alone. */
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { HIDDEN_TOOL_ERROR_CODE, Relay, type RemoteTransport } from "../../src/bridge/relay.js";
+import { toolFilterStep } from "../../src/bridge/steps/tool-filter.js";
 import { ToolFilter, wildcardRegex } from "../../src/bridge/tool-filter.js";
 
 const TOOLS = [
@@ -76,7 +77,7 @@ function relayOver(tools: () => typeof TOOLS, filter: ToolFilter | undefined) {
     },
     log: { info() {}, debug() {}, debugEnabled: false },
     toClient: (message) => toClient.push(message),
-    toolFilter: filter,
+    ...(filter ? { toolFilter: filter, steps: [toolFilterStep(filter)] } : {}),
     createTransport: () => {
       transport = {
         sessionId: "s",
@@ -143,6 +144,27 @@ describe("the relay with a tool filter", () => {
     });
     expect(allowed).toMatchObject({ id: 8, result: { content: [{ text: "ran" }] } });
     expect(remote.sent).toHaveLength(1);
+  });
+
+  it("drops a tools/call of a hidden tool sent as a notification (no id): nothing sent, nothing answered", async () => {
+    const remote = relayOver(() => TOOLS, ToolFilter.from({ ignoreTools: ["resolve_*"] }));
+    remote.relay.fromClient({
+      jsonrpc: "2.0",
+      method: "tools/call",
+      params: { name: "resolve_task", arguments: {} },
+    } as JSONRPCMessage);
+    remote.relay.fromClient({
+      jsonrpc: "2.0",
+      method: "tools/call",
+      params: { name: "list_chats", arguments: {} },
+    } as JSONRPCMessage);
+    const ping = await remote.answer({ jsonrpc: "2.0", id: 9, method: "ping" });
+    expect(ping).toMatchObject({ id: 9 });
+    const sentNames = remote.sent.map((message) => (message as { params?: { name?: string } }).params?.name);
+    expect(sentNames).toHaveLength(2);
+    expect(sentNames).toContain("list_chats");
+    expect(sentNames).not.toContain("resolve_task");
+    expect(remote.toClient).toHaveLength(1);
   });
 
   it("relays lists untouched without a filter", async () => {

@@ -67,9 +67,9 @@ export async function fulfilInputRequests(
   return Object.fromEntries(answers);
 }
 
-/** A result as a 2025-era client expects it: without the 2026 `resultType` member. */
+/** A result as a 2025-era client expects it: without the 2026 `resultType` and cache members (`ttlMs`, `cacheScope`). */
 export function asLegacyResult(result: Json): Json {
-  if (!("resultType" in result)) return result;
-  const { resultType: _resultType, ...rest } = result;
+  if (!("resultType" in result) && !("ttlMs" in result) && !("cacheScope" in result)) return result;
+  const { resultType: _resultType, ttlMs: _ttlMs, cacheScope: _cacheScope, ...rest } = result;
   return rest;
 }
