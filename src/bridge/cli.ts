@@ -30,6 +30,8 @@ export interface BridgeOptions {
   ignoreTools?: string[];
   /** `--read-only`: only tools annotated `readOnlyHint: true`. */
   readOnly?: boolean;
+  /** `--confirm-tool` patterns (`*` wildcards): calls relayed only after the person approves them in the client. */
+  confirmTools?: string[];
   /** `--log-file`: where the log file goes (with `--debug`, the default is `<configDir>/logs/<server-key>.log`). */
   logFile?: string;
   /** `--silent`: nothing on stderr but fatal errors. */
@@ -213,6 +215,12 @@ function withConnectionOptions(command: Command): Command {
       [],
     )
     .option("--read-only", "expose only tools the server annotates readOnlyHint: true")
+    .option(
+      "--confirm-tool <pattern>",
+      "ask the person (in the client's dialog) before relaying a call of a matching tool (repeatable; * is a wildcard)",
+      collect,
+      [],
+    )
     .option("--log-file <path>", "write the log to this file (with --debug: <config>/logs/<server-key>.log)")
     .option("--silent", "nothing on stderr but fatal errors")
     .addOption(new Option("--host <name>", "host name of the OAuth callback").choices(CALLBACK_HOSTS))
@@ -283,6 +291,7 @@ function toConnectionOptions(
     clientMetadataUrl,
     ignoreTools: opts.ignoreTool as string[],
     readOnly: opts.readOnly === true,
+    confirmTools: opts.confirmTool as string[],
     logFile: opts.logFile as string | undefined,
     silent: opts.silent === true,
     callbackHost: opts.host as string | undefined,

@@ -198,7 +198,11 @@ export async function diagnose(
     );
   else if (needsAuth && login.status === "fail")
     skipAll([["live", "Live initialize + tools/list"]], "no usable login");
-  else add(await checkLive(url, options, needsAuth ? session : undefined, parts));
+  else {
+    const listed: { result?: unknown } = {};
+    add(await checkLive(url, options, needsAuth ? session : undefined, parts, listed));
+    if (options.confirmTools?.length) add(await checkConfirmations(options, listed.result));
+  }
   return finish(url.href, profile, checks);
 }
 
@@ -781,6 +785,7 @@ async function checkLive(
   options: DoctorOptions,
   session: OAuthSession | undefined,
   { StreamableHttpTransport, RemoteHttpError, createRemoteFetch }: RelayParts,
+  listedOut: { result?: unknown } = {},
 ): Promise<DoctorCheck> {
   const title = "Live initialize + tools/list";
   const auth: BridgeAuth | undefined =
@@ -815,6 +820,7 @@ async function checkLive(
     if (version) transport.setProtocolVersion(version);
     await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     const listed = await ask("doctor-2", "tools/list");
+    listedOut.result = listed;
     const tools = Array.isArray(listed.tools) ? listed.tools.length : 0;
     const info = init.serverInfo as { name?: unknown; version?: unknown } | undefined;
     const server =
@@ -843,6 +849,31 @@ async function checkLive(
     await withTimeout(transport.terminateSession(), 3_000, "ending the session").catch(() => undefined);
     await transport.close();
   }
+}
+
+/** `--confirm-tool`: the tools the client will see that need the person's approval (loaded only with the flag). */
+async function checkConfirmations(options: DoctorOptions, listed: unknown): Promise<DoctorCheck> {
+  const [{ toolsToConfirm }, { ToolFilter }] = await Promise.all([
+    import("./steps/confirm-tool.js"),
+    import("./tool-filter.js"),
+  ]);
+  const title = "Tools that need confirming";
+  const visible = ToolFilter.from(options)?.filterListResult(listed) ?? listed;
+  const tools = (visible as { tools?: Array<{ name?: unknown }> } | undefined)?.tools;
+  if (!Array.isArray(tools))
+    return { id: "confirm", title, status: "skip", detail: "not checked (no tools/list answer)" };
+  const names = tools.flatMap((tool) => (typeof tool?.name === "string" ? [tool.name] : []));
+  const { confirmed, unmatchedPatterns } = toolsToConfirm(options.confirmTools ?? [], names);
+  const unmatched =
+    unmatchedPatterns.length > 0
+      ? `; --confirm-tool ${unmatchedPatterns.map((pattern) => JSON.stringify(pattern)).join(", ")} matches no listed tool`
+      : "";
+  return {
+    id: "confirm",
+    title,
+    status: "pass",
+    detail: `${confirmed.length > 0 ? confirmed.join(", ") : "none"} (asked in the client's dialog before each call)${unmatched}`,
+  };
 }
 
 function loginCommand(url: URL, options: DoctorOptions): string {

@@ -16,6 +16,7 @@ import { ModernServerRelay } from "./modern-server-relay.js";
 import { createBridgeAuth, restApiUrlRefusal } from "./oauth.js";
 import { Relay } from "./relay.js";
 import { createRemoteFetch, nodeHttpFetch } from "./remote-fetch.js";
+import type { ToolCallStep } from "./steps/index.js";
 import { toolFilterStep } from "./steps/tool-filter.js";
 import { ToolFilter } from "./tool-filter.js";
 import { ModernClientOverLegacy } from "./translate/modern-client-over-legacy.js";
@@ -80,8 +81,13 @@ export async function runRelay(
     const auth = userAuthorization ? undefined : await createBridgeAuth(options, log, env, "relay");
     const fetch = createRemoteFetch({ auth, headers: options.headers, log });
     const toolFilter = ToolFilter.from({ ignoreTools: options.ignoreTools, readOnly: options.readOnly });
-    // The steps every tools/call passes, in order (--confirm-tool's step joins here).
-    const steps = toolFilter ? [toolFilterStep(toolFilter)] : [];
+    // The steps every tools/call passes, in order: hidden tools are refused before anyone is asked about them.
+    const steps: ToolCallStep[] = toolFilter ? [toolFilterStep(toolFilter)] : [];
+    if (options.confirmTools?.length) {
+      // Loaded only with the flag, so the bridge's start path stays as short as it was.
+      const { createConfirmToolStep } = await import("./steps/confirm-tool.js");
+      steps.push(createConfirmToolStep({ patterns: options.confirmTools, log }));
+    }
     const verdicts = new EraVerdictStore(
       configDir(env),
       loginKey(

@@ -1,0 +1,136 @@
+/** `--confirm-tool` on the command line (beside --ignore-tool, --read-only, --profile) and in doctor's checklist. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseBridgeArgs } from "../../src/bridge/cli.js";
+import { type DoctorReport, diagnose, type RelayParts } from "../../src/bridge/doctor.js";
+import { suggestedMcpUrl } from "../../src/bridge/endpoint-check.js";
+import { RemoteHttpError, StreamableHttpTransport } from "../../src/bridge/http-transport.js";
+import { createBridgeAuth } from "../../src/bridge/oauth.js";
+import { createRemoteFetch, nodeHttpFetch } from "../../src/bridge/remote-fetch.js";
+import { toolsToConfirm } from "../../src/bridge/steps/confirm-tool.js";
+import { describeNetworkFailure } from "../../src/internal/network-errors.js";
+import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+
+const quiet = () => undefined;
+const argv = (...args: string[]) => ["node", "chat-mcp-bridge", ...args];
+const URL_ARG = "https://chat.example.com/mcp";
+
+describe("--confirm-tool on the command line", () => {
+  it("is repeatable and sits beside --ignore-tool, --read-only and --profile", () => {
+    const command = parseBridgeArgs(
+      argv(
+        "--confirm-tool",
+        "resolve_task",
+        "--ignore-tool",
+        "create_*",
+        "--confirm-tool",
+        "send_*",
+        "--read-only",
+        "--profile",
+        "acme",
+        URL_ARG,
+      ),
+      {},
+      quiet,
+    );
+    expect(command).toMatchObject({
+      kind: "relay",
+      options: {
+        confirmTools: ["resolve_task", "send_*"],
+        ignoreTools: ["create_*"],
+        readOnly: true,
+        profile: "acme",
+      },
+    });
+  });
+
+  it("defaults to no pattern, and doctor takes it too", () => {
+    expect(parseBridgeArgs(argv(URL_ARG), {}, quiet).options).toMatchObject({ confirmTools: [] });
+    expect(
+      parseBridgeArgs(argv("doctor", "--confirm-tool", "resolve_task", URL_ARG), {}, quiet),
+    ).toMatchObject({ kind: "doctor", options: { confirmTools: ["resolve_task"] } });
+  });
+
+  it("needs a pattern", () => {
+    expect(() => parseBridgeArgs(argv(URL_ARG, "--confirm-tool"), {}, quiet)).toThrow();
+  });
+});
+
+describe("toolsToConfirm: the --ignore-tool wildcard rules", () => {
+  const tools = ["create_chat", "list_chats", "get_chat", "send_message", "resolve_task"];
+  it("a pattern can match several tools; one that matches none is named", () => {
+    expect(toolsToConfirm(["*_chat", "resolve_task", "delete_*"], tools)).toEqual({
+      confirmed: ["create_chat", "get_chat", "resolve_task"],
+      unmatchedPatterns: ["delete_*"],
+    });
+  });
+  it("matching is whole-name and case-sensitive; regex characters are literal", () => {
+    expect(
+      toolsToConfirm(["send", "Resolve_task", "list_chat.", "*"], ["send_message", "list_chats"]),
+    ).toEqual({
+      confirmed: ["send_message", "list_chats"],
+      unmatchedPatterns: ["send", "Resolve_task", "list_chat."],
+    });
+  });
+});
+
+describe("doctor lists what needs confirming", () => {
+  let server: ReferenceServer;
+  beforeAll(async () => {
+    server = await startReferenceServer({ port: 0, testOnlyUnauthenticatedMcpAccount: "personal" });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  const parts: RelayParts = {
+    StreamableHttpTransport,
+    RemoteHttpError,
+    createRemoteFetch,
+    nodeHttpFetch,
+    createBridgeAuth,
+    describeNetworkFailure,
+    suggestedMcpUrl,
+  };
+
+  async function doctor(...flags: string[]): Promise<DoctorReport> {
+    const command = parseBridgeArgs(
+      argv("doctor", "--token-store", "file", ...flags, server.mcpUrl),
+      {},
+      quiet,
+    );
+    if (command.kind !== "doctor") throw new Error("not parsed as doctor");
+    const env = {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      CHAT_CONFIG_DIR: "/nonexistent",
+    };
+    return diagnose(command.target, command.options, parts, env);
+  }
+
+  it("names the listed tools the patterns match, after --ignore-tool, and a pattern matching nothing", async () => {
+    const report = await doctor(
+      "--confirm-tool",
+      "resolve_task",
+      "--confirm-tool",
+      "*_message*",
+      "--confirm-tool",
+      "delete_*",
+      "--ignore-tool",
+      "list_messages",
+    );
+    const confirm = report.checks.find((check) => check.id === "confirm");
+    expect(report.checks.find((check) => check.id === "live")?.status).toBe("pass");
+    expect(confirm).toEqual({
+      id: "confirm",
+      title: "Tools that need confirming",
+      status: "pass",
+      detail:
+        'send_message, resolve_task (asked in the client\'s dialog before each call); --confirm-tool "delete_*" matches no listed tool',
+    });
+  });
+
+  it("without the flag there is no such check", async () => {
+    const report = await doctor();
+    expect(report.checks.find((check) => check.id === "confirm")).toBeUndefined();
+  });
+});
