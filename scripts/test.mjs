@@ -5,18 +5,18 @@ import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
-const args = process.argv.slice(2);
+const extraArgs = process.argv.slice(2);
 // Vitest colours whenever TERM is set, even into a file or a pipe; redirected output gets plain text.
 const plain =
   !process.stdout.isTTY &&
   !("FORCE_COLOR" in process.env) &&
-  !args.some((arg) => /^--(no-)?color$/.test(arg));
+  !extraArgs.some((arg) => /^--(no-)?color$/.test(arg));
 const vitest = [
   process.execPath,
   join(root, "node_modules/vitest/vitest.mjs"),
   "run",
   ...(plain ? ["--no-color"] : []),
-  ...args,
+  ...extraArgs,
 ];
 
 /** True when `program` is on PATH. */
