@@ -43,10 +43,10 @@ describe.each(["legacy", "modern"] as const)(
   },
 );
 
-describe("a legacy client and a legacy server", () => {
-  it("relays the server's elicitation request and the client's answer", async () => {
+describe.each(["legacy", "modern"] as const)("a %s client and a legacy server", (era) => {
+  it("completes the server's mid-call elicitation (input_required and a retry for a modern client)", async () => {
     const { client, close } = await connectV2ThroughBridge([server.url], {
-      era: "legacy",
+      era,
       env: env(),
       capabilities: { elicitation: { form: {} } },
       answerElicitation: (message) => ({ answer: `re: ${message}` }),
