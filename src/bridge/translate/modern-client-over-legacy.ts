@@ -197,7 +197,8 @@ export class ModernClientOverLegacy implements EraRelay {
       return;
     }
     this.#calls.delete(call.upstreamId);
-    if (isObject(answer.result)) this.#answer(call.clientId, { result: asModernResult(call.method, answer.result) });
+    if (isObject(answer.result))
+      this.#answer(call.clientId, { result: asModernResult(call.method, answer.result) });
     else this.#answer(call.clientId, { error: answer.error ?? { code: -32603, message: "no result" } });
   }
 
