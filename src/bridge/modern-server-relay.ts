@@ -15,6 +15,7 @@ import {
   isInputRequiredResult,
   MAX_INPUT_ROUNDS,
 } from "./translate/input-required.js";
+import { LegacyListen } from "./translate/listen.js";
 import { callTool, inputRound } from "./translate/tool-call.js";
 import { bridgeError, type ModernUpstream, type UpstreamAnswer } from "./upstream/modern.js";
 
@@ -44,6 +45,8 @@ export interface ModernServerRelayOptions {
   steps?: readonly ToolCallStep[];
   /** Rewrites `tools/list` answers (the hidden tools removed). */
   toolFilter?: ToolFilter;
+  /** The first wait before a dropped `subscriptions/listen` is reopened (tests shorten it). */
+  listenBackoffMs?: number;
 }
 
 export class ModernServerRelay {
@@ -51,6 +54,8 @@ export class ModernServerRelay {
   readonly #legacy: LegacyFace;
   /** Client requests still running upstream, by id: `notifications/cancelled` aborts them. */
   readonly #running = new Map<string, AbortController>();
+  /** The legacy client's `subscriptions/listen`, opened once it is initialized. */
+  #listen: LegacyListen | undefined;
   #closing = false;
 
   constructor(options: ModernServerRelayOptions) {
@@ -85,8 +90,16 @@ export class ModernServerRelay {
       });
   }
 
+  /** A notification the server sent on a request's stream (progress, logs, the listen's list changes). */
+  fromServer(message: JSONRPCMessage): void {
+    if (this.#closing) return;
+    const delivered = this.#listen ? this.#listen.fromServer(message as Json) : (message as Json);
+    if (delivered) this.#options.toClient(delivered as JSONRPCMessage);
+  }
+
   close(): void {
     this.#closing = true;
+    this.#listen?.close();
     for (const controller of this.#running.values()) controller.abort();
     this.#legacy.close();
   }
@@ -100,6 +113,10 @@ export class ModernServerRelay {
     }
     if (method === "tools/call") {
       this.#options.log.debug("dropped a tools/call sent as a notification (it has no id to answer)");
+      return;
+    }
+    if (method === "notifications/initialized") {
+      this.#openListen();
       return;
     }
     // The 2026 era has no client-to-server notifications: initialized, roots/list_changed and the like end here.
@@ -131,6 +148,8 @@ export class ModernServerRelay {
       this.#legacy.setLogLevel(params);
       return { result: {} };
     }
+    if ((method === "resources/subscribe" || method === "resources/unsubscribe") && legacy)
+      return this.#subscription(method, params);
     const answer = method === "tools/call" ? await this.#callTool(request) : await this.#forward(request);
     if (!("result" in answer)) return legacy ? asLegacyError(answer) : answer;
     let result = answer.result;
@@ -144,6 +163,34 @@ export class ModernServerRelay {
       result = completed.result;
     }
     return { result: asLegacyResult(result) };
+  }
+
+  /** Opens the legacy client's listen: the list changes the server offers, and its resource subscriptions. */
+  #openListen(): void {
+    if (this.#listen || this.#closing) return;
+    const { upstream, discover, log, listenBackoffMs } = this.#options;
+    this.#listen = new LegacyListen({
+      serverCapabilities: discover.capabilities,
+      log,
+      ...(listenBackoffMs === undefined ? {} : { firstBackoffMs: listenBackoffMs }),
+      listen: (filter, signal) =>
+        upstream.request(
+          "subscriptions/listen",
+          withEnvelope({ notifications: filter }, this.#legacy.client, upstream.protocolVersion),
+          signal,
+        ),
+    });
+    this.#listen.open();
+  }
+
+  /** A 2025 `resources/subscribe` / `unsubscribe`: the listen's resource list changes (the 2026 era has no such request). */
+  #subscription(method: string, params: unknown): UpstreamAnswer {
+    const uri = isObject(params) ? params.uri : undefined;
+    if (typeof uri !== "string") return { error: { code: -32602, message: `${method} needs a uri` } };
+    this.#openListen();
+    if (method === "resources/subscribe") this.#listen?.subscribe(uri);
+    else this.#listen?.unsubscribe(uri);
+    return { result: {} };
   }
 
   /** A request upstream, stamped with its client's envelope and the server's protocol version. */

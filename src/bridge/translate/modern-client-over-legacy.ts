@@ -99,15 +99,16 @@ export class ModernClientOverLegacy implements EraRelay {
     const { inputResponses, requestState, ...lifted } = withoutEnvelope(params) ?? {};
     if (requestState !== undefined) {
       const call = typeof requestState === "string" ? this.#held.get(requestState) : undefined;
-      if (call) return this.#resume(call, id, inputResponses);
-      this.#answer(id, {
-        error: {
-          code: -32602,
-          message:
-            "chat-mcp-bridge: the requestState is unknown or expired (a call waits " +
-            `${Math.round(this.#limits.heldCallTimeoutMs / 1000)} s for its retry); send the request again without it`,
-        },
-      });
+      if (call) this.#resume(call, id, inputResponses);
+      else
+        this.#answer(id, {
+          error: {
+            code: -32602,
+            message:
+              "chat-mcp-bridge: the requestState is unknown or expired (a call waits " +
+              `${Math.round(this.#limits.heldCallTimeoutMs / 1000)} s for its retry); send the request again without it`,
+          },
+        });
       return;
     }
     const upstreamId = `${this.#idPrefix}${++this.#nextId}`;
@@ -133,8 +134,8 @@ export class ModernClientOverLegacy implements EraRelay {
       call.pending.delete(key);
       this.#relay.fromClient({ jsonrpc: "2.0", id: pending.serverId, result: response } as JSONRPCMessage);
     }
-    if (call.settled) return this.#settle(call, call.settled);
-    if (call.pending.size > 0) this.#hold(call);
+    if (call.settled) this.#settle(call, call.settled);
+    else if (call.pending.size > 0) this.#hold(call);
   }
 
   /** Answers the call's client with `input_required` and keeps the call until the retry (or the time limit). */
