@@ -155,9 +155,11 @@ describe("a legacy client's session semantics over a stateless server", () => {
       await bridge.waitFor((m) => m.id === 1);
       bridge.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
       await waitUntil(() => listens().length === before + 1);
-      expect((listens().at(-1)?.body as { params: Record<string, unknown> }).params).toMatchObject({
-        notifications: { toolsListChanged: true },
-        _meta: { "io.modelcontextprotocol/clientInfo": { name: "raw-test" } },
+      expect(listens().at(-1)?.body).toMatchObject({
+        params: {
+          notifications: { toolsListChanged: true },
+          _meta: { "io.modelcontextprotocol/clientInfo": { name: "raw-test" } },
+        },
       });
       // The server acknowledges before it sends anything; the stream is then ready for events.
       await new Promise((resolve) => setTimeout(resolve, 200));
