@@ -21,6 +21,7 @@ import {
   type ModernCall,
   newRequestState,
 } from "./held-calls.js";
+import { LISTEN_ACKNOWLEDGED, META_SUBSCRIPTION_ID } from "./listen.js";
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
@@ -50,6 +51,8 @@ export class ModernClientOverLegacy implements EraRelay {
   readonly #calls = new Map<string, ModernCall>();
   /** Calls waiting for the client's retry, by their `requestState`. */
   readonly #held = new Map<string, ModernCall>();
+  /** The modern client's `subscriptions/listen` requests, answered by the bridge from the session's notifications. */
+  readonly #listens = new Map<string, { id: RequestId; filter: Json }>();
 
   /** `openRelay` builds the legacy relay with the toClient it must call (this translator's). */
   constructor(
@@ -94,6 +97,10 @@ export class ModernClientOverLegacy implements EraRelay {
     }
     if (method === "server/discover") {
       this.#answer(id, { result: discoverFromInitializeResult(initialized) });
+      return;
+    }
+    if (method === "subscriptions/listen") {
+      this.#listen(id, params, initialized);
       return;
     }
     const { inputResponses, requestState, ...lifted } = withoutEnvelope(params) ?? {};
@@ -169,10 +176,82 @@ export class ModernClientOverLegacy implements EraRelay {
     } as JSONRPCMessage);
   }
 
-  /** A modern client's `notifications/cancelled` for one of its calls: sent on under the bridge's id. */
+  /**
+   * A modern client's `subscriptions/listen`: acknowledged with what the 2025 session can deliver (the list changes
+   * the server declares; resource updates when it supports subscribing, which the bridge then does), kept open
+   * until the client cancels it.
+   */
+  #listen(id: RequestId, params: unknown, initialized: Json): void {
+    const lifted = withoutEnvelope(params) ?? {};
+    const asked = isObject(lifted.notifications) ? lifted.notifications : {};
+    const capabilities = isObject(initialized.capabilities) ? initialized.capabilities : {};
+    const offers = (kind: string, member: string) => {
+      const capability = capabilities[kind];
+      return isObject(capability) && capability[member] === true;
+    };
+    const filter: Json = {};
+    for (const [field, kind] of [
+      ["toolsListChanged", "tools"],
+      ["promptsListChanged", "prompts"],
+      ["resourcesListChanged", "resources"],
+    ] as const)
+      if (asked[field] === true && offers(kind, "listChanged")) filter[field] = true;
+    const uris = Array.isArray(asked.resourceSubscriptions)
+      ? asked.resourceSubscriptions.filter((uri): uri is string => typeof uri === "string")
+      : [];
+    if (uris.length > 0 && offers("resources", "subscribe")) {
+      filter.resourceSubscriptions = uris;
+      for (const uri of uris)
+        this.#relay.fromClient({
+          jsonrpc: "2.0",
+          id: `${this.#idPrefix}${++this.#nextId}`,
+          method: "resources/subscribe",
+          params: { uri },
+        } as JSONRPCMessage);
+    }
+    this.#listens.set(requestKey(id), { id, filter });
+    this.#toClient({
+      jsonrpc: "2.0",
+      method: LISTEN_ACKNOWLEDGED,
+      params: { _meta: { [META_SUBSCRIPTION_ID]: id }, notifications: filter },
+    } as JSONRPCMessage);
+  }
+
+  /** A session notification to each listen that asked for it, stamped with its subscription id; false when none did. */
+  #toListens(value: Json): boolean {
+    if (this.#listens.size === 0) return false;
+    const field = {
+      "notifications/tools/list_changed": "toolsListChanged",
+      "notifications/prompts/list_changed": "promptsListChanged",
+      "notifications/resources/list_changed": "resourcesListChanged",
+    }[String(value.method)];
+    const params = isObject(value.params) ? value.params : {};
+    let delivered = false;
+    for (const listen of this.#listens.values()) {
+      const uris = listen.filter.resourceSubscriptions;
+      const wanted =
+        field !== undefined
+          ? listen.filter[field] === true
+          : value.method === "notifications/resources/updated" &&
+            Array.isArray(uris) &&
+            uris.includes(params.uri);
+      if (!wanted) continue;
+      delivered = true;
+      const meta = isObject(params._meta) ? params._meta : {};
+      this.#toClient({
+        jsonrpc: "2.0",
+        method: value.method,
+        params: { ...params, _meta: { ...meta, [META_SUBSCRIPTION_ID]: listen.id } },
+      } as JSONRPCMessage);
+    }
+    return delivered;
+  }
+
+  /** A modern client's `notifications/cancelled` for one of its calls (sent on under the bridge's id) or listens. */
   #cancel(params: unknown): boolean {
     const requestId = isObject(params) ? params.requestId : undefined;
     if (typeof requestId !== "string" && typeof requestId !== "number") return false;
+    if (this.#listens.delete(requestKey(requestId))) return true;
     const call = [...this.#calls.values()].find(
       (candidate) =>
         candidate.clientId !== undefined && requestKey(candidate.clientId) === requestKey(requestId),
@@ -246,6 +325,7 @@ export class ModernClientOverLegacy implements EraRelay {
       this.#serverRequest(value.id as RequestId, String(value.method), value.params);
       return;
     }
+    if ("method" in value && !("id" in value) && this.#toListens(value)) return;
     this.#toClient(message, raw);
   }
 
