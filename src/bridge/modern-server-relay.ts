@@ -15,7 +15,7 @@ import {
   isInputRequiredResult,
   MAX_INPUT_ROUNDS,
 } from "./translate/input-required.js";
-import { LegacyListen } from "./translate/listen.js";
+import { LegacyListen, META_SUBSCRIPTION_ID } from "./translate/listen.js";
 import { callTool, inputRound } from "./translate/tool-call.js";
 import { bridgeError, type ModernUpstream, type UpstreamAnswer } from "./upstream/modern.js";
 
@@ -56,6 +56,8 @@ export class ModernServerRelay {
   readonly #running = new Map<string, AbortController>();
   /** The legacy client's `subscriptions/listen`, opened once it is initialized. */
   #listen: LegacyListen | undefined;
+  /** A modern client's own `subscriptions/listen` requests running upstream: their ids, by key. */
+  readonly #modernListens = new Map<string, RequestId>();
   #closing = false;
 
   constructor(options: ModernServerRelayOptions) {
@@ -80,10 +82,12 @@ export class ModernServerRelay {
     const id = value.id as RequestId;
     const controller = new AbortController();
     this.#running.set(requestKey(id), controller);
+    if (method === "subscriptions/listen") this.#modernListens.set(requestKey(id), id);
     void this.#answer(id, method, value.params, controller.signal)
       .catch((error: unknown) => bridgeError(describeError(error)))
       .then((answer) => {
         this.#running.delete(requestKey(id));
+        this.#modernListens.delete(requestKey(id));
         // A cancelled request is not answered (the client has stopped waiting for it).
         if (controller.signal.aborted || this.#closing) return;
         this.#options.toClient({ jsonrpc: "2.0", id, ...answer } as JSONRPCMessage);
@@ -93,8 +97,25 @@ export class ModernServerRelay {
   /** A notification the server sent on a request's stream (progress, logs, the listen's list changes). */
   fromServer(message: JSONRPCMessage): void {
     if (this.#closing) return;
-    const delivered = this.#listen ? this.#listen.fromServer(message as Json) : (message as Json);
+    const delivered = this.#listen
+      ? this.#listen.fromServer(message as Json)
+      : this.#asModernListens(message as Json);
     if (delivered) this.#options.toClient(delivered as JSONRPCMessage);
+  }
+
+  /**
+   * A listen notification carries the id the bridge gave the request upstream: with one listen of the client's
+   * running, it is that listen's, and gets the client's id back (several at once cannot be told apart here).
+   */
+  #asModernListens(message: Json): Json {
+    const params = message.params;
+    if (this.#modernListens.size !== 1 || !isObject(params) || !isObject(params._meta)) return message;
+    if (!(META_SUBSCRIPTION_ID in params._meta)) return message;
+    const [clientId] = this.#modernListens.values();
+    return {
+      ...message,
+      params: { ...params, _meta: { ...params._meta, [META_SUBSCRIPTION_ID]: clientId } },
+    };
   }
 
   close(): void {

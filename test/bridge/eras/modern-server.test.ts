@@ -178,6 +178,34 @@ describe("a legacy client's session semantics over a stateless server", () => {
     }
   });
 
+  it("gives a modern client's own listen its notifications under its own subscription id", async () => {
+    const bridge = spawnRawBridge([server.url], env());
+    try {
+      bridge.send(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: "sub-m",
+          method: "subscriptions/listen",
+          params: {
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientInfo": { name: "raw-modern", version: "1" },
+              "io.modelcontextprotocol/clientCapabilities": {},
+            },
+            notifications: { toolsListChanged: true },
+          },
+        }),
+      );
+      const ack = await bridge.waitFor((m) => m.method === "notifications/subscriptions/acknowledged");
+      expect(ack.params).toMatchObject({ _meta: { "io.modelcontextprotocol/subscriptionId": "sub-m" } });
+      server.toolsChanged();
+      const changed = await bridge.waitFor((m) => m.method === "notifications/tools/list_changed");
+      expect(changed.params).toMatchObject({ _meta: { "io.modelcontextprotocol/subscriptionId": "sub-m" } });
+    } finally {
+      bridge.child.kill();
+    }
+  });
+
   it("answers an elicitation the client did not declare with a clear error, nothing asked", async () => {
     const bridge = spawnRawBridge([server.url], env());
     try {
