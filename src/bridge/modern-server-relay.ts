@@ -15,6 +15,7 @@ import {
   isInputRequiredResult,
   MAX_INPUT_ROUNDS,
 } from "./translate/input-required.js";
+import { LegacyListen, META_SUBSCRIPTION_ID } from "./translate/listen.js";
 import { callTool, inputRound } from "./translate/tool-call.js";
 import { bridgeError, type ModernUpstream, type UpstreamAnswer } from "./upstream/modern.js";
 
@@ -44,6 +45,8 @@ export interface ModernServerRelayOptions {
   steps?: readonly ToolCallStep[];
   /** Rewrites `tools/list` answers (the hidden tools removed). */
   toolFilter?: ToolFilter;
+  /** The first wait before a dropped `subscriptions/listen` is reopened (tests shorten it). */
+  listenBackoffMs?: number;
 }
 
 export class ModernServerRelay {
@@ -51,6 +54,10 @@ export class ModernServerRelay {
   readonly #legacy: LegacyFace;
   /** Client requests still running upstream, by id: `notifications/cancelled` aborts them. */
   readonly #running = new Map<string, AbortController>();
+  /** The legacy client's `subscriptions/listen`, opened once it is initialized. */
+  #listen: LegacyListen | undefined;
+  /** A modern client's own `subscriptions/listen` requests running upstream: their ids, by key. */
+  readonly #modernListens = new Map<string, RequestId>();
   #closing = false;
 
   constructor(options: ModernServerRelayOptions) {
@@ -75,18 +82,45 @@ export class ModernServerRelay {
     const id = value.id as RequestId;
     const controller = new AbortController();
     this.#running.set(requestKey(id), controller);
+    if (method === "subscriptions/listen") this.#modernListens.set(requestKey(id), id);
     void this.#answer(id, method, value.params, controller.signal)
       .catch((error: unknown) => bridgeError(describeError(error)))
       .then((answer) => {
         this.#running.delete(requestKey(id));
+        this.#modernListens.delete(requestKey(id));
         // A cancelled request is not answered (the client has stopped waiting for it).
         if (controller.signal.aborted || this.#closing) return;
         this.#options.toClient({ jsonrpc: "2.0", id, ...answer } as JSONRPCMessage);
       });
   }
 
+  /** A notification the server sent on a request's stream (progress, logs, the listen's list changes). */
+  fromServer(message: JSONRPCMessage): void {
+    if (this.#closing) return;
+    const delivered = this.#listen
+      ? this.#listen.fromServer(message as Json)
+      : this.#asModernListens(message as Json);
+    if (delivered) this.#options.toClient(delivered as JSONRPCMessage);
+  }
+
+  /**
+   * A listen notification carries the id the bridge gave the request upstream: with one listen of the client's
+   * running, it is that listen's, and gets the client's id back (several at once cannot be told apart here).
+   */
+  #asModernListens(message: Json): Json {
+    const params = message.params;
+    if (this.#modernListens.size !== 1 || !isObject(params) || !isObject(params._meta)) return message;
+    if (!(META_SUBSCRIPTION_ID in params._meta)) return message;
+    const [clientId] = this.#modernListens.values();
+    return {
+      ...message,
+      params: { ...params, _meta: { ...params._meta, [META_SUBSCRIPTION_ID]: clientId } },
+    };
+  }
+
   close(): void {
     this.#closing = true;
+    this.#listen?.close();
     for (const controller of this.#running.values()) controller.abort();
     this.#legacy.close();
   }
@@ -100,6 +134,10 @@ export class ModernServerRelay {
     }
     if (method === "tools/call") {
       this.#options.log.debug("dropped a tools/call sent as a notification (it has no id to answer)");
+      return;
+    }
+    if (method === "notifications/initialized") {
+      this.#openListen();
       return;
     }
     // The 2026 era has no client-to-server notifications: initialized, roots/list_changed and the like end here.
@@ -131,6 +169,8 @@ export class ModernServerRelay {
       this.#legacy.setLogLevel(params);
       return { result: {} };
     }
+    if ((method === "resources/subscribe" || method === "resources/unsubscribe") && legacy)
+      return this.#subscription(method, params);
     const answer = method === "tools/call" ? await this.#callTool(request) : await this.#forward(request);
     if (!("result" in answer)) return legacy ? asLegacyError(answer) : answer;
     let result = answer.result;
@@ -144,6 +184,34 @@ export class ModernServerRelay {
       result = completed.result;
     }
     return { result: asLegacyResult(result) };
+  }
+
+  /** Opens the legacy client's listen: the list changes the server offers, and its resource subscriptions. */
+  #openListen(): void {
+    if (this.#listen || this.#closing) return;
+    const { upstream, discover, log, listenBackoffMs } = this.#options;
+    this.#listen = new LegacyListen({
+      serverCapabilities: discover.capabilities,
+      log,
+      ...(listenBackoffMs === undefined ? {} : { firstBackoffMs: listenBackoffMs }),
+      listen: (filter, signal) =>
+        upstream.request(
+          "subscriptions/listen",
+          withEnvelope({ notifications: filter }, this.#legacy.client, upstream.protocolVersion),
+          signal,
+        ),
+    });
+    this.#listen.open();
+  }
+
+  /** A 2025 `resources/subscribe` / `unsubscribe`: the listen's resource list changes (the 2026 era has no such request). */
+  #subscription(method: string, params: unknown): UpstreamAnswer {
+    const uri = isObject(params) ? params.uri : undefined;
+    if (typeof uri !== "string") return { error: { code: -32602, message: `${method} needs a uri` } };
+    this.#openListen();
+    if (method === "resources/subscribe") this.#listen?.subscribe(uri);
+    else this.#listen?.unsubscribe(uri);
+    return { result: {} };
   }
 
   /** A request upstream, stamped with its client's envelope and the server's protocol version. */

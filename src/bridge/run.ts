@@ -96,7 +96,7 @@ export async function runRelay(
         { profile: options.profile, resource: options.resource },
       ),
     );
-    const modernUpstream = (quiet: boolean) =>
+    const modernUpstream = (quiet: boolean, onNotification: (message: JSONRPCMessage) => void = writeLine) =>
       new ModernUpstream({
         url: options.url,
         // A quiet probe uses the stored login only: it never opens a browser or takes the sign-in lock.
@@ -111,7 +111,7 @@ export async function runRelay(
             })
           : fetch,
         log,
-        onNotification: (message) => writeLine(message),
+        onNotification,
       });
     return new EraRouter({
       toClient: writeLine,
@@ -142,9 +142,12 @@ export async function runRelay(
         return translated;
       },
       modernRelay: async (verdict) => {
-        const upstream = modernUpstream(false);
+        let relay: ModernServerRelay | undefined;
+        const upstream = modernUpstream(false, (message) =>
+          relay ? relay.fromServer(message) : writeLine(message),
+        );
         upstream.protocolVersion = verdict.protocolVersion;
-        return new ModernServerRelay({
+        relay = new ModernServerRelay({
           upstream,
           discover: verdict.discover,
           toClient: writeLine,
@@ -152,6 +155,7 @@ export async function runRelay(
           steps,
           ...(toolFilter ? { toolFilter } : {}),
         });
+        return relay;
       },
     });
   });

@@ -1,7 +1,9 @@
 /**
  * Where a modern (2026-07-28) client meets a 2025-era server: the bridge opens the legacy session itself (an
  * `initialize` from the client's envelope), answers `server/discover` from its result, lifts the envelope off
- * each request and marks each result complete. A legacy client's messages pass through untouched.
+ * each request and marks each result complete. The server's mid-call requests (elicitation, sampling, roots)
+ * become `input_required` for the client, the call held until its retry answers them. A legacy client's messages
+ * pass through untouched.
  */
 import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
@@ -11,33 +13,67 @@ import type { BridgeLog } from "../log.js";
 import type { ToClient } from "../request-model.js";
 import { clientFromEnvelope, LATEST_LEGACY_VERSION, withoutEnvelope } from "../request-model.js";
 import { asModernResult, discoverFromInitializeResult } from "./discover.js";
+import {
+  HELD_CALL_TIMEOUT_MS,
+  INPUT_METHODS,
+  inputRequiredResult,
+  MAX_HELD_CALLS,
+  type ModernCall,
+  newRequestState,
+} from "./held-calls.js";
+import { LISTEN_ACKNOWLEDGED, META_SUBSCRIPTION_ID } from "./listen.js";
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
 
+export interface ModernClientOverLegacyLimits {
+  /** How long a call waits for the client's retry (default HELD_CALL_TIMEOUT_MS). */
+  heldCallTimeoutMs?: number;
+  /** Calls held at once (default MAX_HELD_CALLS). */
+  maxHeldCalls?: number;
+}
+
 export class ModernClientOverLegacy implements EraRelay {
   readonly #relay: EraRelay;
   readonly #toClient: ToClient;
   readonly #log: BridgeLog;
-  readonly #initializeId = `chat-mcp-bridge/${randomUUID()}/initialize`;
+  readonly #limits: Required<ModernClientOverLegacyLimits>;
+  readonly #idPrefix = `chat-mcp-bridge/${randomUUID()}/`;
+  readonly #initializeId = `${this.#idPrefix}initialize`;
+  #nextId = 0;
+  #nextKey = 0;
   /** The session the bridge opened for the modern client: the server's InitializeResult. */
   #session: Promise<Json> | undefined;
   #sessionAnswer: ((message: Json) => void) | undefined;
-  /** Modern requests in flight, by id, with their method: their results get `resultType` (and cache hints). */
-  readonly #modernIds = new Map<string, string>();
+  /** Modern requests in flight upstream, by the bridge's id for them (a held call keeps its id across retries). */
+  readonly #calls = new Map<string, ModernCall>();
+  /** Calls waiting for the client's retry, by their `requestState`. */
+  readonly #held = new Map<string, ModernCall>();
+  /** The modern client's `subscriptions/listen` requests, answered by the bridge from the session's notifications. */
+  readonly #listens = new Map<string, { id: RequestId; filter: Json }>();
 
   /** `openRelay` builds the legacy relay with the toClient it must call (this translator's). */
-  constructor(openRelay: (toClient: ToClient) => EraRelay, toClient: ToClient, log: BridgeLog) {
+  constructor(
+    openRelay: (toClient: ToClient) => EraRelay,
+    toClient: ToClient,
+    log: BridgeLog,
+    limits: ModernClientOverLegacyLimits = {},
+  ) {
     this.#toClient = toClient;
     this.#log = log;
+    this.#limits = {
+      heldCallTimeoutMs: limits.heldCallTimeoutMs ?? HELD_CALL_TIMEOUT_MS,
+      maxHeldCalls: limits.maxHeldCalls ?? MAX_HELD_CALLS,
+    };
     this.#relay = openRelay((message, raw) => this.#fromServer(message, raw));
   }
 
   fromClient(message: JSONRPCMessage): void {
     const value = message as Json;
     const method = typeof value.method === "string" ? value.method : undefined;
+    if (method === "notifications/cancelled" && !("id" in value) && this.#cancel(value.params)) return;
     if (method === undefined || !("id" in value) || requestEra(method, value.params) !== "modern") {
       this.#relay.fromClient(message);
       return;
@@ -46,6 +82,8 @@ export class ModernClientOverLegacy implements EraRelay {
   }
 
   close(timeoutMs?: number): Promise<void> | void {
+    for (const call of this.#calls.values()) clearTimeout(call.timer);
+    this.#held.clear();
     return this.#relay.close(timeoutMs);
   }
 
@@ -58,21 +96,190 @@ export class ModernClientOverLegacy implements EraRelay {
       return;
     }
     if (method === "server/discover") {
-      this.#toClient({
-        jsonrpc: "2.0",
-        id,
-        result: discoverFromInitializeResult(initialized),
-      } as JSONRPCMessage);
+      this.#answer(id, { result: discoverFromInitializeResult(initialized) });
       return;
     }
-    this.#modernIds.set(requestKey(id), method);
-    const lifted = withoutEnvelope(params);
+    if (method === "subscriptions/listen") {
+      this.#listen(id, params, initialized);
+      return;
+    }
+    const { inputResponses, requestState, ...lifted } = withoutEnvelope(params) ?? {};
+    if (requestState !== undefined) {
+      const call = typeof requestState === "string" ? this.#held.get(requestState) : undefined;
+      if (call) this.#resume(call, id, inputResponses);
+      else
+        this.#answer(id, {
+          error: {
+            code: -32602,
+            message:
+              "chat-mcp-bridge: the requestState is unknown or expired (a call waits " +
+              `${Math.round(this.#limits.heldCallTimeoutMs / 1000)} s for its retry); send the request again without it`,
+          },
+        });
+      return;
+    }
+    const upstreamId = `${this.#idPrefix}${++this.#nextId}`;
+    this.#calls.set(upstreamId, { upstreamId, method, clientId: id, pending: new Map() });
     this.#relay.fromClient({
       jsonrpc: "2.0",
-      id,
+      id: upstreamId,
       method,
-      ...(lifted ? { params: lifted } : {}),
+      ...(Object.keys(lifted).length > 0 || params !== undefined ? { params: lifted } : {}),
     } as JSONRPCMessage);
+  }
+
+  /** The client's retry of a held call: its `inputResponses` answer the server's requests; what is left asks again. */
+  #resume(call: ModernCall, clientId: RequestId, inputResponses: unknown): void {
+    if (call.state) this.#held.delete(call.state);
+    clearTimeout(call.timer);
+    call.state = undefined;
+    call.clientId = clientId;
+    const responses = isObject(inputResponses) ? inputResponses : {};
+    for (const [key, pending] of call.pending) {
+      const response = responses[key];
+      if (!isObject(response)) continue;
+      call.pending.delete(key);
+      this.#relay.fromClient({ jsonrpc: "2.0", id: pending.serverId, result: response } as JSONRPCMessage);
+    }
+    if (call.settled) this.#settle(call, call.settled);
+    else if (call.pending.size > 0) this.#hold(call);
+  }
+
+  /** Answers the call's client with `input_required` and keeps the call until the retry (or the time limit). */
+  #hold(call: ModernCall): void {
+    const clientId = call.clientId;
+    if (clientId === undefined) return;
+    call.clientId = undefined;
+    call.state = newRequestState();
+    this.#held.set(call.state, call);
+    call.timer = setTimeout(() => this.#expire(call), this.#limits.heldCallTimeoutMs);
+    call.timer.unref();
+    this.#answer(clientId, { result: inputRequiredResult(call) });
+  }
+
+  /** The client never retried: the server's requests are refused and its call cancelled. */
+  #expire(call: ModernCall): void {
+    if (call.state) this.#held.delete(call.state);
+    this.#calls.delete(call.upstreamId);
+    const reason = "the 2026-07-28 client did not retry the call in time";
+    this.#log.info(`gave up a held ${call.method}: ${reason}`);
+    for (const pending of call.pending.values())
+      this.#relay.fromClient({
+        jsonrpc: "2.0",
+        id: pending.serverId,
+        error: { code: -32603, message: `chat-mcp-bridge: ${reason}` },
+      } as JSONRPCMessage);
+    this.#relay.fromClient({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: call.upstreamId, reason },
+    } as JSONRPCMessage);
+  }
+
+  /**
+   * A modern client's `subscriptions/listen`: acknowledged with what the 2025 session can deliver (the list changes
+   * the server declares; resource updates when it supports subscribing, which the bridge then does), kept open
+   * until the client cancels it.
+   */
+  #listen(id: RequestId, params: unknown, initialized: Json): void {
+    const lifted = withoutEnvelope(params) ?? {};
+    const asked = isObject(lifted.notifications) ? lifted.notifications : {};
+    const capabilities = isObject(initialized.capabilities) ? initialized.capabilities : {};
+    const offers = (kind: string, member: string) => {
+      const capability = capabilities[kind];
+      return isObject(capability) && capability[member] === true;
+    };
+    const filter: Json = {};
+    for (const [field, kind] of [
+      ["toolsListChanged", "tools"],
+      ["promptsListChanged", "prompts"],
+      ["resourcesListChanged", "resources"],
+    ] as const)
+      if (asked[field] === true && offers(kind, "listChanged")) filter[field] = true;
+    const uris = Array.isArray(asked.resourceSubscriptions)
+      ? asked.resourceSubscriptions.filter((uri): uri is string => typeof uri === "string")
+      : [];
+    if (uris.length > 0 && offers("resources", "subscribe")) {
+      filter.resourceSubscriptions = uris;
+      for (const uri of uris)
+        this.#relay.fromClient({
+          jsonrpc: "2.0",
+          id: `${this.#idPrefix}${++this.#nextId}`,
+          method: "resources/subscribe",
+          params: { uri },
+        } as JSONRPCMessage);
+    }
+    this.#listens.set(requestKey(id), { id, filter });
+    this.#toClient({
+      jsonrpc: "2.0",
+      method: LISTEN_ACKNOWLEDGED,
+      params: { _meta: { [META_SUBSCRIPTION_ID]: id }, notifications: filter },
+    } as JSONRPCMessage);
+  }
+
+  /** A session notification to each listen that asked for it, stamped with its subscription id; false when none did. */
+  #toListens(value: Json): boolean {
+    if (this.#listens.size === 0) return false;
+    const field = {
+      "notifications/tools/list_changed": "toolsListChanged",
+      "notifications/prompts/list_changed": "promptsListChanged",
+      "notifications/resources/list_changed": "resourcesListChanged",
+    }[String(value.method)];
+    const params = isObject(value.params) ? value.params : {};
+    let delivered = false;
+    for (const listen of this.#listens.values()) {
+      const uris = listen.filter.resourceSubscriptions;
+      const wanted =
+        field !== undefined
+          ? listen.filter[field] === true
+          : value.method === "notifications/resources/updated" &&
+            Array.isArray(uris) &&
+            uris.includes(params.uri);
+      if (!wanted) continue;
+      delivered = true;
+      const meta = isObject(params._meta) ? params._meta : {};
+      this.#toClient({
+        jsonrpc: "2.0",
+        method: value.method,
+        params: { ...params, _meta: { ...meta, [META_SUBSCRIPTION_ID]: listen.id } },
+      } as JSONRPCMessage);
+    }
+    return delivered;
+  }
+
+  /** A modern client's `notifications/cancelled` for one of its calls (sent on under the bridge's id) or listens. */
+  #cancel(params: unknown): boolean {
+    const requestId = isObject(params) ? params.requestId : undefined;
+    if (typeof requestId !== "string" && typeof requestId !== "number") return false;
+    if (this.#listens.delete(requestKey(requestId))) return true;
+    const call = [...this.#calls.values()].find(
+      (candidate) =>
+        candidate.clientId !== undefined && requestKey(candidate.clientId) === requestKey(requestId),
+    );
+    if (!call) return false;
+    this.#calls.delete(call.upstreamId);
+    this.#relay.fromClient({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { ...(params as Json), requestId: call.upstreamId },
+    } as JSONRPCMessage);
+    return true;
+  }
+
+  #answer(id: RequestId, body: { result: Json } | { error: unknown }): void {
+    this.#toClient({ jsonrpc: "2.0", id, ...body } as JSONRPCMessage);
+  }
+
+  /** The server answered the call: to its client now, or to the retry when it is held. */
+  #settle(call: ModernCall, answer: Json): void {
+    if (call.clientId === undefined) {
+      call.settled = answer;
+      return;
+    }
+    this.#calls.delete(call.upstreamId);
+    if (isObject(answer.result))
+      this.#answer(call.clientId, { result: asModernResult(call.method, answer.result) });
+    else this.#answer(call.clientId, { error: answer.error ?? { code: -32603, message: "no result" } });
   }
 
   /** The legacy session, opened once with what the first modern request's envelope says of its client. */
@@ -108,31 +315,43 @@ export class ModernClientOverLegacy implements EraRelay {
       this.#sessionAnswer?.(value);
       return;
     }
-    if (!("method" in value) && (typeof value.id === "string" || typeof value.id === "number")) {
-      const key = requestKey(value.id);
-      const method = this.#modernIds.get(key);
-      this.#modernIds.delete(key);
-      if (method !== undefined && isObject(value.result)) {
-        const result = asModernResult(method, value.result);
-        this.#toClient({ ...value, result } as unknown as JSONRPCMessage);
-        return;
-      }
+    if (!("method" in value) && typeof value.id === "string" && value.id.startsWith(this.#idPrefix)) {
+      const call = this.#calls.get(value.id);
+      if (call) this.#settle(call, value);
+      else this.#log.debug("dropped the answer to a modern call that was cancelled or given up");
+      return;
     }
-    if ("method" in value && "id" in value && this.#modernIds.size > 0 && this.#session) {
-      // A 2026 client takes no requests mid-call; its call fails cleanly instead of hanging on an answer.
-      this.#log.info(
-        `the server asked ${String(value.method)} of a 2026-07-28 client, which cannot take it; refused`,
-      );
+    if ("method" in value && "id" in value && this.#calls.size > 0 && this.#session) {
+      this.#serverRequest(value.id as RequestId, String(value.method), value.params);
+      return;
+    }
+    if ("method" in value && !("id" in value) && this.#toListens(value)) return;
+    this.#toClient(message, raw);
+  }
+
+  /**
+   * A server's request while modern calls run: it belongs to one of them (a 2025 server sends it on the call's
+   * stream; the oldest running call is taken), and becomes an entry of that call's `inputRequests`.
+   */
+  #serverRequest(serverId: RequestId, method: string, params: unknown): void {
+    const calls = [...this.#calls.values()];
+    const call = calls.find((candidate) => candidate.clientId !== undefined) ?? calls.at(-1);
+    let refusal: string | undefined;
+    if (!INPUT_METHODS.has(method)) refusal = `${method} is not a request a 2026-07-28 client answers`;
+    else if (!call) refusal = "no call of the client is waiting";
+    else if (call.clientId !== undefined && this.#held.size >= this.#limits.maxHeldCalls)
+      refusal = `already ${this.#limits.maxHeldCalls} calls wait for their client's retry`;
+    if (refusal || !call) {
+      this.#log.info(`the server asked ${method} of a 2026-07-28 client; refused: ${refusal}`);
       this.#relay.fromClient({
         jsonrpc: "2.0",
-        id: value.id as RequestId,
-        error: {
-          code: -32601,
-          message: "chat-mcp-bridge: a 2026-07-28 client takes no requests from the server",
-        },
+        id: serverId,
+        error: { code: -32601, message: `chat-mcp-bridge: ${refusal}` },
       } as JSONRPCMessage);
       return;
     }
-    this.#toClient(message, raw);
+    const key = `${method.split("/")[0]}-${++this.#nextKey}`;
+    call.pending.set(key, { serverId, method, params: isObject(params) ? params : {} });
+    this.#hold(call);
   }
 }

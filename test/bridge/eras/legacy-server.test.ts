@@ -2,9 +2,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectV2ThroughBridge } from "../fixtures/sdk2-client.js";
-import { spawnRawBridge } from "../fixtures/spawn-bridge.js";
+import { BRIDGE_BIN, spawnRawBridge } from "../fixtures/spawn-bridge.js";
 import { startTestMcpServer, type TestMcpServer } from "../fixtures/test-mcp-server.js";
 
 let server: TestMcpServer;
@@ -43,10 +45,10 @@ describe.each(["legacy", "modern"] as const)(
   },
 );
 
-describe("a legacy client and a legacy server", () => {
-  it("relays the server's elicitation request and the client's answer", async () => {
+describe.each(["legacy", "modern"] as const)("a %s client and a legacy server", (era) => {
+  it("completes the server's mid-call elicitation (input_required and a retry for a modern client)", async () => {
     const { client, close } = await connectV2ThroughBridge([server.url], {
-      era: "legacy",
+      era,
       env: env(),
       capabilities: { elicitation: { form: {} } },
       answerElicitation: (message) => ({ answer: `re: ${message}` }),
@@ -56,6 +58,81 @@ describe("a legacy client and a legacy server", () => {
       expect(textOf(result)).toContain("re: size?");
     } finally {
       await close();
+    }
+  });
+});
+
+describe.each(["legacy", "modern"] as const)("a %s client listening for list changes", (era) => {
+  it("gets the server's tools/list_changed through the bridge", async () => {
+    const changes: number[] = [];
+    const client = new Client(
+      { name: `listen-${era}`, version: "1.0.0" },
+      {
+        ...(era === "modern" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}),
+        listChanged: {
+          tools: { debounceMs: 0, onChanged: (_error, tools) => changes.push(tools?.length ?? -1) },
+        },
+      },
+    );
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BRIDGE_BIN, server.url],
+        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env() },
+        stderr: "pipe",
+      }),
+    );
+    try {
+      await client.listTools();
+      const deadline = Date.now() + 10_000;
+      while (changes.length === 0) {
+        if (Date.now() > deadline) throw new Error("no tools/list_changed reached the client");
+        server.broadcastToolListChanged();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(changes[0]).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe("a modern client's subscriptions/listen over a legacy session", () => {
+  it("is acknowledged with what the session delivers, and its notifications carry the subscription id", async () => {
+    const bridge = spawnRawBridge([server.url], env());
+    const meta = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientInfo": { name: "raw-listen", version: "1" },
+      "io.modelcontextprotocol/clientCapabilities": {},
+    };
+    try {
+      bridge.send(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: "sub-1",
+          method: "subscriptions/listen",
+          params: { _meta: meta, notifications: { toolsListChanged: true, promptsListChanged: true } },
+        }),
+      );
+      const ack = await bridge.waitFor((m) => m.method === "notifications/subscriptions/acknowledged");
+      expect(ack.params).toEqual({
+        _meta: { "io.modelcontextprotocol/subscriptionId": "sub-1" },
+        notifications: { toolsListChanged: true },
+      });
+      const deadline = Date.now() + 10_000;
+      let changed: Record<string, unknown> | undefined;
+      while (!changed) {
+        if (Date.now() > deadline) throw new Error("no tools/list_changed reached the client");
+        server.broadcastToolListChanged();
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        changed = bridge.lines
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .find((m) => m.method === "notifications/tools/list_changed");
+      }
+      expect(changed.params).toEqual({ _meta: { "io.modelcontextprotocol/subscriptionId": "sub-1" } });
+      expect(bridge.lines.some((line) => line.includes('"id":"sub-1"'))).toBe(false);
+    } finally {
+      bridge.child.kill();
     }
   });
 });

@@ -145,6 +145,67 @@ describe("a legacy client's session semantics over a stateless server", () => {
     }
   });
 
+  it("delivers list changes through subscriptions/listen, reopened when the stream drops", async () => {
+    const listens = () => server.requests.filter((r) => r.method === "subscriptions/listen");
+    const before = listens().length;
+    const bridge = spawnRawBridge([server.url], env());
+    const changes = () => bridge.lines.filter((line) => line.includes("notifications/tools/list_changed"));
+    try {
+      bridge.send(initializeLine(1));
+      await bridge.waitFor((m) => m.id === 1);
+      bridge.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+      await waitUntil(() => listens().length === before + 1);
+      expect(listens().at(-1)?.body).toMatchObject({
+        params: {
+          notifications: { toolsListChanged: true },
+          _meta: { "io.modelcontextprotocol/clientInfo": { name: "raw-test" } },
+        },
+      });
+      // The server acknowledges before it sends anything; the stream is then ready for events.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      server.toolsChanged();
+      const first = await bridge.waitFor((m) => m.method === "notifications/tools/list_changed");
+      expect(first.params ?? {}).not.toHaveProperty("_meta");
+      expect(bridge.lines.some((line) => line.includes("subscriptions/acknowledged"))).toBe(false);
+      server.dropListens();
+      await waitUntil(() => listens().length >= before + 2);
+      await waitUntil(() => {
+        server.toolsChanged();
+        return changes().length >= 2;
+      });
+    } finally {
+      bridge.child.kill();
+    }
+  });
+
+  it("gives a modern client's own listen its notifications under its own subscription id", async () => {
+    const bridge = spawnRawBridge([server.url], env());
+    try {
+      bridge.send(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: "sub-m",
+          method: "subscriptions/listen",
+          params: {
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientInfo": { name: "raw-modern", version: "1" },
+              "io.modelcontextprotocol/clientCapabilities": {},
+            },
+            notifications: { toolsListChanged: true },
+          },
+        }),
+      );
+      const ack = await bridge.waitFor((m) => m.method === "notifications/subscriptions/acknowledged");
+      expect(ack.params).toMatchObject({ _meta: { "io.modelcontextprotocol/subscriptionId": "sub-m" } });
+      server.toolsChanged();
+      const changed = await bridge.waitFor((m) => m.method === "notifications/tools/list_changed");
+      expect(changed.params).toMatchObject({ _meta: { "io.modelcontextprotocol/subscriptionId": "sub-m" } });
+    } finally {
+      bridge.child.kill();
+    }
+  });
+
   it("answers an elicitation the client did not declare with a clear error, nothing asked", async () => {
     const bridge = spawnRawBridge([server.url], env());
     try {

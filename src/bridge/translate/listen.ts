@@ -1,0 +1,131 @@
+/**
+ * A 2025-era client's notifications from a 2026-07-28 server: one `subscriptions/listen` the bridge keeps open for
+ * what the server offers (list changes, the resources the client subscribed to), reopened with back-off when it
+ * drops, closed at shutdown. Its notifications reach the client without the subscription's `_meta`.
+ */
+import type { BridgeLog } from "../log.js";
+import { describeError } from "../log.js";
+import type { UpstreamAnswer } from "../upstream/modern.js";
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+export const META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
+export const LISTEN_ACKNOWLEDGED = "notifications/subscriptions/acknowledged";
+/** The first wait before reopening a dropped listen; doubled on each drop without an acknowledgment, up to the cap. */
+export const LISTEN_FIRST_BACKOFF_MS = 500;
+export const LISTEN_MAX_BACKOFF_MS = 30_000;
+/** Drops in a row (none acknowledged) after which the bridge stops reopening. */
+export const LISTEN_MAX_FAILURES = 10;
+
+/** The notification filter a legacy client gets: every list change the server declares, and its resource subscriptions. */
+export function listenFilter(serverCapabilities: unknown, resourceUris: Iterable<string>): Json {
+  const capabilities = isObject(serverCapabilities) ? serverCapabilities : {};
+  const listChanged = (kind: string) => {
+    const capability = capabilities[kind];
+    return isObject(capability) && capability.listChanged === true;
+  };
+  const filter: Json = {};
+  if (listChanged("tools")) filter.toolsListChanged = true;
+  if (listChanged("prompts")) filter.promptsListChanged = true;
+  if (listChanged("resources")) filter.resourcesListChanged = true;
+  const uris = [...resourceUris];
+  if (uris.length > 0) filter.resourceSubscriptions = uris;
+  return filter;
+}
+
+export interface LegacyListenOptions {
+  /** Sends `subscriptions/listen` with this filter (the envelope added by the caller); settles when the stream ends. */
+  listen(filter: Json, signal: AbortSignal): Promise<UpstreamAnswer>;
+  serverCapabilities: unknown;
+  log: BridgeLog;
+  firstBackoffMs?: number;
+}
+
+export class LegacyListen {
+  readonly #options: LegacyListenOptions;
+  readonly #resources = new Set<string>();
+  #controller: AbortController | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #failures = 0;
+  #acknowledged = false;
+  #closed = false;
+
+  constructor(options: LegacyListenOptions) {
+    this.#options = options;
+  }
+
+  /** Opens the stream (again, when the filter changed); nothing to open when the server offers nothing. */
+  open(): void {
+    if (this.#closed) return;
+    this.#controller?.abort();
+    clearTimeout(this.#timer);
+    const filter = listenFilter(this.#options.serverCapabilities, this.#resources);
+    if (Object.keys(filter).length === 0) return;
+    const controller = new AbortController();
+    this.#controller = controller;
+    this.#acknowledged = false;
+    this.#options
+      .listen(filter, controller.signal)
+      .then(
+        (answer) => ("error" in answer ? answer.error.message : "the server ended it"),
+        (error: unknown) => describeError(error),
+      )
+      .then((why) => {
+        if (controller.signal.aborted || this.#closed) return;
+        this.#reopenLater(why);
+      });
+  }
+
+  /** `resources/subscribe` and `resources/unsubscribe` of the client: the stream reopens with the new list. */
+  subscribe(uri: string): void {
+    if (this.#resources.has(uri)) return;
+    this.#resources.add(uri);
+    this.open();
+  }
+
+  unsubscribe(uri: string): void {
+    if (this.#resources.delete(uri)) this.open();
+  }
+
+  /**
+   * A notification from the server: the listen's own (acknowledgment dropped, `_meta` subscription id lifted) or
+   * another; returns what the client gets, or undefined when it gets nothing.
+   */
+  fromServer(message: Json): Json | undefined {
+    if (message.method === LISTEN_ACKNOWLEDGED) {
+      this.#acknowledged = true;
+      this.#failures = 0;
+      this.#options.log.debug("subscriptions/listen acknowledged");
+      return undefined;
+    }
+    const params = message.params;
+    if (!isObject(params) || !isObject(params._meta) || !(META_SUBSCRIPTION_ID in params._meta))
+      return message;
+    const { [META_SUBSCRIPTION_ID]: _id, ...meta } = params._meta;
+    const { _meta: _old, ...rest } = params;
+    return { ...message, params: Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest };
+  }
+
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#controller?.abort();
+  }
+
+  #reopenLater(why: string): void {
+    if (!this.#acknowledged) this.#failures++;
+    if (this.#failures >= LISTEN_MAX_FAILURES) {
+      this.#options.log.info(
+        `subscriptions/listen dropped ${this.#failures} times without an acknowledgment (${why}); list-changed notifications stop`,
+      );
+      return;
+    }
+    const first = this.#options.firstBackoffMs ?? LISTEN_FIRST_BACKOFF_MS;
+    const delay = Math.min(first * 2 ** Math.max(0, this.#failures - 1), LISTEN_MAX_BACKOFF_MS);
+    this.#options.log.debug(`subscriptions/listen ended (${why}); reopening in ${delay} ms`);
+    this.#timer = setTimeout(() => this.open(), delay);
+    this.#timer.unref();
+  }
+}
