@@ -6,7 +6,7 @@ import { execFile } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HIDDEN_TOOL_ERROR_CODE } from "../../src/bridge/relay.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
@@ -81,11 +81,11 @@ async function withBridge<T>(
   }
 }
 
-async function refusal(bridge: BridgeClient, name: string): Promise<McpError> {
+async function refusal(bridge: BridgeClient, name: string): Promise<ProtocolError> {
   try {
     await bridge.client.callTool({ name, arguments: { message: "hello", chatId: "x", task: {} } });
   } catch (error) {
-    if (error instanceof McpError) return error;
+    if (error instanceof ProtocolError) return error;
     throw error;
   }
   throw new Error(`${name} was not refused`);
