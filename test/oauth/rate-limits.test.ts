@@ -1,6 +1,6 @@
 /** Rate limits of the OAuth endpoints (`/authorize`, `/token`, `/register`): per client IP, 429 with Retry-After, recovery. */
 import { request } from "node:http";
-import { registerClient as sdkRegisterClient, RegistrationRejectedError } from "@modelcontextprotocol/client";
+import { RegistrationRejectedError, registerClient as sdkRegisterClient } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../src/server/index.js";
 import type { OAuthRateLimits } from "../../src/server/oauth/index.js";
@@ -99,7 +99,9 @@ describe("/register past its limit", () => {
     }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(RegistrationRejectedError);
     expect((failure as RegistrationRejectedError).status).toBe(429);
-    expect(JSON.parse((failure as RegistrationRejectedError).body)).toMatchObject({ error: "too_many_requests" });
+    expect(JSON.parse((failure as RegistrationRejectedError).body)).toMatchObject({
+      error: "too_many_requests",
+    });
   });
 
   it("counts per client IP: another address still registers", async () => {
