@@ -170,7 +170,7 @@ describe("stdout carries only JSON-RPC lines", () => {
     await raw.exited(5000);
     expect(raw.lines.length).toBeGreaterThanOrEqual(4);
     for (const line of raw.lines) expect(JSON.parse(line)).toMatchObject({ jsonrpc: "2.0" });
-    expect(raw.stderr()).toContain("tools/call #3");
+    expect(raw.stderr()).toContain('client → server tools/call "notify" #3');
   });
 });
 
