@@ -30,7 +30,9 @@ describe("LogFile", () => {
     file.write("debug", 'client → server tools/call "list_chats" #3');
     file.close();
     expect(readFileSync(path, "utf8")).toMatch(
-      new RegExp(`^\\S+Z pid=${process.pid} profile=acme debug client → server tools/call "list_chats" #3\\n$`),
+      new RegExp(
+        `^\\S+Z pid=${process.pid} profile=acme debug client → server tools/call "list_chats" #3\\n$`,
+      ),
     );
   });
 

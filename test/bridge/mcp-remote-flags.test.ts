@@ -231,7 +231,9 @@ describe("the log file", () => {
       },
     );
     const [log] = readdirSync(join(home.configDir, "logs"));
-    const lines = readFileSync(join(home.configDir, "logs", log!), "utf8").trimEnd().split("\n");
+    const lines = readFileSync(join(home.configDir, "logs", log!), "utf8")
+      .trimEnd()
+      .split("\n");
     for (const line of lines) expect(line).toMatch(new RegExp(`^\\S+Z pid=${pid} profile=acme \\w+ `));
     expect(lines.some((line) => /client → server tools\/call "list_chats" #\d+$/.test(line))).toBe(true);
   });
