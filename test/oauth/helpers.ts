@@ -1,12 +1,12 @@
 /** Test helpers for the OAuth server and /mcp: a headless OAuthClientProvider, a cookie-keeping browser, raw PKCE steps. */
 import { createHash, randomBytes } from "node:crypto";
-import {
-  type Client,
-  type OAuthClientInformationMixed,
-  type OAuthClientMetadata,
-  type OAuthClientProvider,
-  type OAuthTokens,
-  type StreamableHTTPClientTransport,
+import type {
+  Client,
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthClientProvider,
+  OAuthTokens,
+  StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
 import {
   type ReferenceServer,
