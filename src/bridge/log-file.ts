@@ -1,4 +1,4 @@
-/** The bridge's log file (`--debug`, `--log-file`): one line per event with an ISO timestamp and the pid, capped in size with one rotation. */
+/** The bridge's log file (`--debug`, `--log-file`): one line per event with an ISO timestamp, the pid and the profile, capped in size with one rotation. */
 import { closeSync, fstatSync, openSync, renameSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { loginKey } from "../auth/login-key.js";
@@ -33,13 +33,18 @@ export function bridgeLogFilePath(options: BridgeOptions, configDir: string): st
 export class LogFile {
   readonly path: string;
   readonly #maxBytes: number;
+  /** `profile=<name> ` on every line when the run has a `--profile` (several profiles may share one file). */
+  readonly #profileTag: string;
   #fd: number;
   #size: number;
 
   /** Opens (creating it and its directory, owner-only) the file at `path`; throws when it cannot. */
-  constructor(path: string, maxBytes = LOG_FILE_MAX_BYTES) {
+  constructor(path: string, maxBytes = LOG_FILE_MAX_BYTES, context: { profile?: string } = {}) {
     this.path = path;
     this.#maxBytes = maxBytes;
+    this.#profileTag = context.profile
+      ? `profile=${sanitizeForTerminal(context.profile, { oneLine: true })} `
+      : "";
     ensureDirectory(dirname(path), 0o700);
     this.#fd = openSync(path, "a", 0o600);
     this.#size = fstatSync(this.#fd).size;
@@ -47,7 +52,7 @@ export class LogFile {
 
   /** Appends one event; control characters in `message` are escaped so an event is always one line. */
   write(level: string, message: string): void {
-    const line = `${new Date().toISOString()} pid=${process.pid} ${level} ${sanitizeForTerminal(message, { oneLine: true })}\n`;
+    const line = `${new Date().toISOString()} pid=${process.pid} ${this.#profileTag}${level} ${sanitizeForTerminal(message, { oneLine: true })}\n`;
     const bytes = Buffer.byteLength(line);
     // Other bridges for the same server may append to the same file: the size on disk decides.
     if (this.#size + bytes > this.#maxBytes && fstatSync(this.#fd).size + bytes > this.#maxBytes)

@@ -4,6 +4,7 @@ import { LegacyFace } from "./faces/legacy.js";
 import { modernRequest, requestEra } from "./faces/modern.js";
 import type { BridgeLog } from "./log.js";
 import { describeError } from "./log.js";
+import { describeMessage } from "./relay.js";
 import type { BridgeRequest, ToClient } from "./request-model.js";
 import { withEnvelope, withoutEnvelope } from "./request-model.js";
 import type { ToolCallContext, ToolCallStep } from "./steps/index.js";
@@ -75,6 +76,8 @@ export class ModernServerRelay {
       return;
     }
     const method = String(value.method);
+    if (this.#options.log.debugEnabled)
+      this.#options.log.debug(`client → server ${describeMessage(message)}`);
     if (!("id" in value)) {
       this.#onNotification(method, value.params);
       return;

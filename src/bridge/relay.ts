@@ -149,7 +149,7 @@ export class Relay {
   async #throughSteps(message: JSONRPCMessage): Promise<void> {
     const params = (message as { params?: unknown }).params as ToolCallContext["params"] | undefined;
     if (typeof params?.name !== "string") return this.#relayOnward(message);
-    const call = { params, client: this.#face.client };
+    const call = { params, client: this.#face.client, notification: !isRequest(message) };
     const outcome = isRequest(message)
       ? await settleSteps(this.#options.steps ?? [], call, this.#face.ask.bind(this.#face), neverAborted)
       : await settleSteps(this.#options.steps ?? [], call, refuseToAsk, neverAborted);
@@ -571,7 +571,15 @@ function errorResponse(id: RequestId, message: string): JSONRPCMessage {
 
 /** Method and id only: message contents stay out of logs. */
 export function describeMessage(message: JSONRPCMessage): string {
-  if ("method" in message)
-    return "id" in message ? `${message.method} #${String(message.id)}` : message.method;
+  if ("method" in message) {
+    const tool = message.method === "tools/call" ? toolNameOf(message.params) : "";
+    return "id" in message ? `${message.method}${tool} #${String(message.id)}` : `${message.method}${tool}`;
+  }
   return "error" in message ? `error #${String(message.id)}` : `result #${String(message.id)}`;
+}
+
+/** ` "<name>"` of a tools/call (quoted, cut at 100 characters: it is the client's text), or "" without one. */
+function toolNameOf(params: unknown): string {
+  const name = (params as { name?: unknown } | undefined)?.name;
+  return typeof name === "string" ? ` ${JSON.stringify(name.slice(0, 100))}` : "";
 }

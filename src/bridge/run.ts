@@ -301,7 +301,10 @@ export async function openBridgeLog(
     const path = bridgeLogFilePath(options, configDir(env));
     try {
       // The cap can be lowered for tests of the rotation; the default suits people.
-      if (path) file = new LogFile(path, positiveNumber(env.CHAT_MCP_BRIDGE_LOG_MAX_BYTES));
+      if (path)
+        file = new LogFile(path, positiveNumber(env.CHAT_MCP_BRIDGE_LOG_MAX_BYTES), {
+          profile: options.profile,
+        });
     } catch (error) {
       if (!options.silent)
         process.stderr.write(`chat-mcp-bridge: cannot write the log file ${path}: ${describeError(error)}\n`);

@@ -2,6 +2,7 @@
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type { z } from "zod";
+import { notOnRegistryNote } from "../cli/commands/serve.js";
 import {
   ChatSchema,
   type Message,
@@ -33,6 +34,7 @@ export async function runBridgeFlow(setup: DemoSetup, narrator: Narrator): Promi
   narrator.note(
     `(a client config runs the same: {"command":"npx","args":["-y","chat-mcp-bridge","<mcp-url>"]})`,
   );
+  for (const line of notOnRegistryNote(setup.bins.bridge)) narrator.note(line.trim());
 
   const transport = new StdioClientTransport({
     command: process.execPath,

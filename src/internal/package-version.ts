@@ -1,10 +1,10 @@
-/** The package version (for `-V` of both bins), read from the package.json above the source or the bundle. */
+/** The package's own folder and version (for `-V` of both bins), found from the package.json above the source or the bundle. */
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** Walks up from this module (src/internal, or dist/bin and its chunks) to the package's own package.json. */
-export function packageVersion(from: string = import.meta.url): string {
+function findPackage(from: string): { root: string; version: string } | undefined {
   let dir = dirname(fileURLToPath(from));
   for (let depth = 0; depth < 5; depth += 1) {
     try {
@@ -12,11 +12,20 @@ export function packageVersion(from: string = import.meta.url): string {
         name?: string;
         version?: string;
       };
-      if (pkg.name === "chat-mcp-bridge" && pkg.version) return pkg.version;
+      if (pkg.name === "chat-mcp-bridge" && pkg.version) return { root: dir, version: pkg.version };
     } catch {
       // not here: keep walking up
     }
     dir = dirname(dir);
   }
-  return "0.0.0";
+  return undefined;
+}
+
+export function packageVersion(from: string = import.meta.url): string {
+  return findPackage(from)?.version ?? "0.0.0";
+}
+
+/** The folder holding the package's package.json (and bin/), or undefined when it cannot be found. */
+export function packageRoot(from: string = import.meta.url): string | undefined {
+  return findPackage(from)?.root;
 }

@@ -6,7 +6,13 @@ import {
   CONFIRM_STATE_PREFIX,
   createConfirmToolStep,
 } from "../../src/bridge/steps/confirm-tool.js";
-import type { StepOutcome, ToolCallContext } from "../../src/bridge/steps/index.js";
+import {
+  runToolCallSteps,
+  type StepOutcome,
+  type ToolCallContext,
+  type ToolCallStep,
+} from "../../src/bridge/steps/index.js";
+import { settleSteps } from "../../src/bridge/translate/tool-call.js";
 
 const modern: ClientContext = {
   era: "modern",
@@ -32,6 +38,7 @@ function setup(options: { patterns?: string[]; ttlMs?: number; maxPending?: numb
     maxPending: options.maxPending,
   });
   return {
+    step,
     logged,
     advance: (ms: number) => {
       time += ms;
@@ -300,12 +307,64 @@ describe("fail closed", () => {
     },
   );
 
-  it("a modern client's local answers say resultType complete; a legacy client's never carry it", async () => {
-    const { run } = setup();
-    const modernAnswer = await run(sendParams, { ...modern, capabilities: {} });
-    const legacyAnswer = await run(sendParams, { ...legacy, capabilities: {} });
+  it("through the steps, a modern client's local answers say resultType complete; a legacy client's never carry it", async () => {
+    const { step } = setup();
+    const modernAnswer = await runToolCallSteps([step], {
+      params: sendParams,
+      client: { ...modern, capabilities: {} },
+    });
+    const legacyAnswer = await runToolCallSteps([step], {
+      params: sendParams,
+      client: { ...legacy, capabilities: {} },
+    });
     expect(modernAnswer.kind === "answer" && modernAnswer.result.resultType).toBe("complete");
     expect(legacyAnswer.kind === "answer" && "resultType" in legacyAnswer.result).toBe(false);
+  });
+
+  it("the step itself answers without resultType: the seam adds it, once, for every step", async () => {
+    const { run } = setup();
+    const direct = await run(sendParams, { ...modern, capabilities: {} });
+    expect(direct.kind === "answer" && "resultType" in direct.result).toBe(false);
+    const refuser: ToolCallStep = () => ({
+      kind: "answer",
+      result: { content: [{ type: "text", text: "no" }], isError: true },
+    });
+    const outcome = await runToolCallSteps([refuser], { params: sendParams, client: modern });
+    expect(outcome).toEqual({
+      kind: "answer",
+      result: { content: [{ type: "text", text: "no" }], isError: true, resultType: "complete" },
+    });
+  });
+
+  it("a notification-shaped call run through the steps (as the relay runs it) is dropped: nothing pending, nothing asked", async () => {
+    const { step, logged } = setup();
+    const asks: string[] = [];
+    const outcome = await settleSteps(
+      [step],
+      { params: sendParams, client: legacy, notification: true },
+      async (method) => {
+        asks.push(method);
+        throw new Error("a notification has no one to ask");
+      },
+      new AbortController().signal,
+    );
+    expect(outcome).toEqual({ kind: "drop" });
+    expect(asks).toEqual([]);
+    expect(logged).toEqual([
+      "--confirm-tool: send_message: dropped (sent as a notification, which cannot be confirmed)",
+    ]);
+    expect(logged.join("\n")).not.toContain("asked");
+  });
+
+  it("runToolCallSteps hands notification on to every step", async () => {
+    const seen: Array<boolean | undefined> = [];
+    const spy: ToolCallStep = (call) => {
+      seen.push(call.notification);
+      return { kind: "forward", params: call.params };
+    };
+    await runToolCallSteps([spy, spy], { params: sendParams, client: legacy, notification: true });
+    await runToolCallSteps([spy], { params: sendParams, client: legacy });
+    expect(seen).toEqual([true, true, undefined]);
   });
 
   it("a call sent as a notification is dropped", async () => {

@@ -1,5 +1,5 @@
 /** The bridge's hand-written JSON-RPC checks and SSE parser agree with the MCP SDK and the SSE format. */
-import { JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { JSONRPCMessageSchema } from "@modelcontextprotocol/core";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseServerSentEvents } from "../../src/bridge/http-transport.js";

@@ -24,6 +24,18 @@ describe("LogFile", () => {
     expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
+  it("a run with --profile names its profile on every line (several profiles may share one --log-file)", () => {
+    const path = newPath();
+    const file = new LogFile(path, undefined, { profile: "acme" });
+    file.write("debug", 'client → server tools/call "list_chats" #3');
+    file.close();
+    expect(readFileSync(path, "utf8")).toMatch(
+      new RegExp(
+        `^\\S+Z pid=${process.pid} profile=acme debug client → server tools/call "list_chats" #3\\n$`,
+      ),
+    );
+  });
+
   it("moves a full file to <path>.1, replacing the older one, and starts again", () => {
     const path = newPath();
     const file = new LogFile(path, 1000);

@@ -6,7 +6,7 @@ import { execFile } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HIDDEN_TOOL_ERROR_CODE } from "../../src/bridge/relay.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
@@ -81,11 +81,11 @@ async function withBridge<T>(
   }
 }
 
-async function refusal(bridge: BridgeClient, name: string): Promise<McpError> {
+async function refusal(bridge: BridgeClient, name: string): Promise<ProtocolError> {
   try {
     await bridge.client.callTool({ name, arguments: { message: "hello", chatId: "x", task: {} } });
   } catch (error) {
-    if (error instanceof McpError) return error;
+    if (error instanceof ProtocolError) return error;
     throw error;
   }
   throw new Error(`${name} was not refused`);
@@ -163,7 +163,8 @@ describe("the log file", () => {
       expect(line).toMatch(
         new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z pid=${pid} \\w+ `),
       );
-    expect(text).toContain("client → server tools/call");
+    // A tool call's line names the tool (the profile is named on each line of a --profile run).
+    expect(text).toContain('client → server tools/call "list_chats" #');
     // The bridge signed in during this run: the code and the tokens passed through it.
     const secrets = [...home.storedSecrets(), ...home.codes(), secretHeader];
     expect(home.codes()).toHaveLength(1);
@@ -217,6 +218,24 @@ describe("the log file", () => {
     expect(silentDebug).toBe("");
     const [log] = readdirSync(join(home.configDir, "logs"));
     expect(readFileSync(join(home.configDir, "logs", log!), "utf8")).toContain("client → server tools/list");
+  });
+
+  it("--profile: each line of the log file names the profile, and a tool call's line names the tool", async () => {
+    const home = newHome("acme");
+    const pid = await withBridge(
+      ["--debug", "--profile", "acme", ...base, server.mcpUrl],
+      home.env,
+      async (bridge) => {
+        await bridge.client.callTool({ name: "list_chats", arguments: {} });
+        return bridge.transport.pid;
+      },
+    );
+    const [log] = readdirSync(join(home.configDir, "logs"));
+    const lines = readFileSync(join(home.configDir, "logs", log!), "utf8")
+      .trimEnd()
+      .split("\n");
+    for (const line of lines) expect(line).toMatch(new RegExp(`^\\S+Z pid=${pid} profile=acme \\w+ `));
+    expect(lines.some((line) => /client → server tools\/call "list_chats" #\d+$/.test(line))).toBe(true);
   });
 });
 

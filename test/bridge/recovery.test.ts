@@ -1,5 +1,5 @@
 /** The bridge keeps the client's session alive across server restarts, lost sessions and outages. */
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError } from "@modelcontextprotocol/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   type BridgeClient,
@@ -93,9 +93,9 @@ describe("the server stays down past the reconnect window", () => {
     await echo("first");
     await server.stop();
     const failure = await echo("lost").catch((error: unknown) => error);
-    expect(failure).toBeInstanceOf(McpError);
-    expect((failure as McpError).code).toBe(-32000);
-    expect((failure as McpError).message).toMatch(/cannot reach http:\/\/127\.0\.0\.1:\d+/);
+    expect(failure).toBeInstanceOf(ProtocolError);
+    expect((failure as ProtocolError).code).toBe(-32000);
+    expect((failure as ProtocolError).message).toMatch(/cannot reach http:\/\/127\.0\.0\.1:\d+/);
     await server.restart();
     expect(textOf(await echo("back"))).toBe("back");
     expect(server.echoed).toEqual(["first", "back"]);

@@ -1,9 +1,4 @@
 /** The bridge process relays MCP both ways between a stdio client and a streamable-HTTP server. */
-import {
-  ElicitRequestSchema,
-  LoggingMessageNotificationSchema,
-  ToolListChangedNotificationSchema,
-} from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   type BridgeClient,
@@ -55,7 +50,7 @@ describe("notifications flow both ways", () => {
   it("relays a server notification sent while answering a request", async () => {
     bridge = await connectThroughBridge([server.url]);
     const notes: unknown[] = [];
-    bridge.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    bridge.client.setNotificationHandler("notifications/message", (notification) => {
       notes.push(notification.params.data);
     });
     await bridge.client.callTool({ name: "notify", arguments: { note: "progress note" } });
@@ -65,7 +60,7 @@ describe("notifications flow both ways", () => {
   it("relays a server notification from the standalone event stream", async () => {
     bridge = await connectThroughBridge([server.url]);
     const changed = new Promise<void>((resolve) =>
-      bridge!.client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
+      bridge!.client.setNotificationHandler("notifications/tools/list_changed", () => resolve()),
     );
     // The GET stream opens after `notifications/initialized`; a round trip makes sure it is up.
     await bridge.client.ping();
@@ -91,7 +86,7 @@ describe("server-to-client requests round-trip through the bridge", () => {
       capabilities: { capabilities: { elicitation: {} } },
     });
     const asked: string[] = [];
-    bridge.client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    bridge.client.setRequestHandler("elicitation/create", async (request) => {
       asked.push(request.params.message);
       return { action: "accept", content: { answer: "blue" } };
     });
@@ -175,7 +170,7 @@ describe("stdout carries only JSON-RPC lines", () => {
     await raw.exited(5000);
     expect(raw.lines.length).toBeGreaterThanOrEqual(4);
     for (const line of raw.lines) expect(JSON.parse(line)).toMatchObject({ jsonrpc: "2.0" });
-    expect(raw.stderr()).toContain("tools/call #3");
+    expect(raw.stderr()).toContain('client → server tools/call "notify" #3');
   });
 });
 

@@ -2,8 +2,7 @@
  * MCP presets end to end on the real reference server: a request for an integration only, a preset only, or both,
  * confirmed and rejected through ChatClient, chat-cli (the built bin) and the MCP `resolve_task` tool.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ChatClient,

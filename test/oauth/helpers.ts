@@ -1,14 +1,13 @@
 /** Test helpers for the OAuth server and /mcp: a headless OAuthClientProvider, a cookie-keeping browser, raw PKCE steps. */
 import { createHash, randomBytes } from "node:crypto";
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type {
+  Client,
   OAuthClientInformationMixed,
   OAuthClientMetadata,
+  OAuthClientProvider,
   OAuthTokens,
-} from "@modelcontextprotocol/sdk/shared/auth.js";
+  StreamableHTTPClientTransport,
+} from "@modelcontextprotocol/client";
 import {
   type ReferenceServer,
   type ReferenceServerOptions,
@@ -16,6 +15,7 @@ import {
 } from "../../src/server/index.js";
 import type { McpEndpointOptions } from "../../src/server/mcp/index.js";
 import type { OAuthServerOptions } from "../../src/server/oauth/index.js";
+import { connectMcpV2 } from "../mcp/connect-v2.js";
 
 export type TestServerOptions = ReferenceServerOptions & OAuthServerOptions & McpEndpointOptions;
 
@@ -164,25 +164,12 @@ export async function approveConsentAt(
   });
 }
 
-/** Connects an MCP SDK client, signing in through the provider when the server asks for it. */
-export async function connectMcp(
+/** Connects an MCP SDK v2 client (legacy era), signing in through the provider when the server asks for it. */
+export function connectMcp(
   mcpUrl: string,
-  provider: OAuthClientProvider & { takeCode(): string },
+  provider: HeadlessOAuthProvider,
 ): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
-  const attempt = async () => {
-    const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider });
-    const client = new Client({ name: "oauth-test", version: "1.0.0" });
-    await client.connect(transport);
-    return { client, transport };
-  };
-  try {
-    return await attempt();
-  } catch (error) {
-    if (!(error instanceof UnauthorizedError)) throw error;
-  }
-  const transport = new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider });
-  await transport.finishAuth(provider.takeCode());
-  return attempt();
+  return connectMcpV2(mcpUrl, provider);
 }
 
 /** Cookies of one browser (name -> value), sent back on every request. */

@@ -1,7 +1,6 @@
 /** Rate limits of the OAuth endpoints (`/authorize`, `/token`, `/register`): per client IP, 429 with Retry-After, recovery. */
 import { request } from "node:http";
-import { registerClient as sdkRegisterClient } from "@modelcontextprotocol/sdk/client/auth.js";
-import { TooManyRequestsError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
+import { RegistrationRejectedError, registerClient as sdkRegisterClient } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../src/server/index.js";
 import type { OAuthRateLimits } from "../../src/server/oauth/index.js";
@@ -93,11 +92,16 @@ describe("/register past its limit", () => {
     expect((await register(server.url)).status).toBe(201);
   });
 
-  it("is what the MCP SDK client reports as TooManyRequestsError", async () => {
+  it("is what the MCP SDK v2 client reports as a rejected registration: status 429, too_many_requests", async () => {
     await exhaust(() => register(server.url));
-    await expect(
-      sdkRegisterClient(server.url, { clientMetadata: { ...registration, redirect_uris: [CALLBACK_URL] } }),
-    ).rejects.toBeInstanceOf(TooManyRequestsError);
+    const failure = await sdkRegisterClient(server.url, {
+      clientMetadata: { ...registration, redirect_uris: [CALLBACK_URL] },
+    }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(RegistrationRejectedError);
+    expect((failure as RegistrationRejectedError).status).toBe(429);
+    expect(JSON.parse((failure as RegistrationRejectedError).body)).toMatchObject({
+      error: "too_many_requests",
+    });
   });
 
   it("counts per client IP: another address still registers", async () => {

@@ -3,8 +3,8 @@ import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
@@ -370,11 +370,11 @@ describe("a default install of the tarball (what npx runs for an MCP client)", (
     expect(existsSync(join(appDir, "node_modules", "@napi-rs", "keyring"))).toBe(true);
   });
 
-  it("holds only what the declared runtime dependencies pull in (114 packages when measured, 148 with keytar)", () => {
-    // @modelcontextprotocol/sdk 1.x alone is 98 packages (express, hono, cors, ajv, ... are its own dependencies),
-    // so the issue's "fewer than 90" cannot be met while the SDK is a dependency; npm run bench reports the count.
+  it("holds fewer than 50 packages: only what the declared runtime dependencies pull in (no SDK v1)", () => {
+    // Before the SDK v1 left the dependencies: 114-120 (it alone was 98: express, hono, cors, ajv, ...).
+    expect(tree.some((path) => path.endsWith("/@modelcontextprotocol/sdk"))).toBe(false);
     expect(tree.length).toBeGreaterThan(10);
-    expect(tree.length).toBeLessThan(120);
+    expect(tree.length, `the installed tree: ${tree.join(", ")}`).toBeLessThan(50);
   });
 
   it("the bridge signs in (keychain through @napi-rs/keyring, or the 0600 file store) and relays", async () => {

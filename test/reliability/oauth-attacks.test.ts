@@ -1,6 +1,5 @@
 /** Attacks on the reference server's OAuth: malicious registrations, redirect-URI and state tampering, consent forgery, code and refresh-token reuse, cross-team and cross-resource tokens. */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { ChatSchema } from "../../src/wire/index.js";

@@ -25,9 +25,6 @@ export interface ConfirmToolStepOptions {
   maxPending?: number;
 }
 
-/** A call as the faces hand it over; a face may mark one that came as a notification (no id, no answer possible). */
-type StepCall = ToolCallContext & { notification?: boolean };
-
 /** A confirmation asked and not yet answered: the call exactly as it came, to be sent unchanged once approved. */
 interface PendingConfirmation {
   params: ToolCallContext["params"];
@@ -76,7 +73,6 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
       return toolError(
         `chat-mcp-bridge: the tool "${name}" needs the person's approval (--confirm-tool ${JSON.stringify(shown(flag))}), ` +
           "but this client did not declare the elicitation capability, so it cannot ask; the call was not sent to the server",
-        client,
       );
     }
     const time = now();
@@ -100,7 +96,7 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
     };
   };
 
-  const settle = (call: StepCall, state: string, flag: string): StepOutcome => {
+  const settle = (call: ToolCallContext, state: string, flag: string): StepOutcome => {
     const name = shown(call.params.name);
     forget(now());
     const entry = pending.get(state);
@@ -110,14 +106,12 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
       return toolError(
         `chat-mcp-bridge: the confirmation of "${name}" is unknown or has expired (it lasts ${Math.round(ttlMs / 60_000)} min and is used once); ` +
           "the call was not sent to the server. Call the tool again to be asked anew",
-        call.client,
       );
     }
     if (fingerprintOf(call.params) !== entry.fingerprint) {
       record(name, "refused (the retry differs from the call the person was asked about)");
       return toolError(
         `chat-mcp-bridge: the retried call of "${name}" is not the call the person was asked about; it was not sent to the server`,
-        call.client,
       );
     }
     const response = call.params.inputResponses?.[CONFIRM_INPUT_KEY];
@@ -142,7 +136,6 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
     record(name, `denied (${how})`);
     return toolError(
       `chat-mcp-bridge: the call of "${name}" was denied by the user; it was not sent to the server`,
-      call.client,
     );
   };
 
@@ -152,7 +145,7 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
     return approved.has(fingerprintOf(params));
   };
 
-  return (call: StepCall) => {
+  return (call: ToolCallContext) => {
     const { name, requestState } = call.params;
     const matched = patterns.find(({ regex }) => regex.test(name));
     if (!matched) return { kind: "forward", params: call.params };
@@ -204,11 +197,7 @@ function fingerprintOf(params: ToolCallContext["params"]): string {
   );
 }
 
-/**
- * A tool error answered by the bridge. A 2026-07-28 client requires every result to say `resultType`; the seam's
- * `toolErrorResult` leaves it out, so it is added for modern clients (2025-era clients never see it).
- */
-function toolError(text: string, client: ToolCallContext["client"]): StepOutcome {
-  const result = toolErrorResult(text);
-  return { kind: "answer", result: client.era === "modern" ? { ...result, resultType: "complete" } : result };
+/** A tool error answered by the bridge (`runToolCallSteps` adds `resultType` for a modern client). */
+function toolError(text: string): StepOutcome {
+  return { kind: "answer", result: toolErrorResult(text) };
 }

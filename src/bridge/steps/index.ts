@@ -10,6 +10,8 @@ export interface ToolCallContext {
     _meta?: Record<string, unknown>;
   };
   client: ClientContext;
+  /** Set by the relays on a call sent with no id: nothing can answer it, so no step may ask or reply. */
+  notification?: boolean;
 }
 
 export type StepOutcome =
@@ -28,7 +30,9 @@ export type ToolCallStep = (call: ToolCallContext) => StepOutcome | Promise<Step
 
 /**
  * Runs `call` through `steps` in order. The first step that does not `forward` decides; a `forward` hands its
- * (possibly rewritten) params to the next step. All forwarded: `forward` with the last params.
+ * (possibly rewritten) params to the next step. All forwarded: `forward` with the last params. A step's local
+ * `answer` to a 2026-07-28 client says `resultType: "complete"` (that era requires it on every result); a
+ * 2025-era client's never carries it.
  */
 export async function runToolCallSteps(
   steps: readonly ToolCallStep[],
@@ -36,11 +40,17 @@ export async function runToolCallSteps(
 ): Promise<StepOutcome> {
   let params = call.params;
   for (const step of steps) {
-    const outcome = await step({ params, client: call.client });
+    const outcome = await step({ ...call, params });
+    if (outcome.kind === "answer") return answerForEra(outcome.result, call.client);
     if (outcome.kind !== "forward") return outcome;
     params = outcome.params;
   }
   return { kind: "forward", params };
+}
+
+function answerForEra(result: Record<string, unknown>, client: ClientContext): StepOutcome {
+  if (client.era !== "modern" || "resultType" in result) return { kind: "answer", result };
+  return { kind: "answer", result: { ...result, resultType: "complete" } };
 }
 
 /** A tool error result, as MCP servers answer a call they refuse (`isError: true`, the reason as text). */

@@ -67,7 +67,7 @@ export async function callTool(
 ): Promise<CallAnswer | { dropped: true }> {
   let params = call.params;
   for (let round = 0; ; round++) {
-    const outcome: StepOutcome = await runToolCallSteps(steps, { params, client: call.client });
+    const outcome: StepOutcome = await runToolCallSteps(steps, { ...call, params });
     let answer: CallAnswer;
     if (outcome.kind === "forward") answer = await options.send(outcome.params);
     else if (outcome.kind === "error") return { error: outcome.error };
@@ -95,7 +95,7 @@ export async function settleSteps(
 ): Promise<StepOutcome> {
   let params = call.params;
   for (let round = 0; ; round++) {
-    const outcome = await runToolCallSteps(steps, { params, client: call.client });
+    const outcome = await runToolCallSteps(steps, { ...call, params });
     if (outcome.kind !== "input_required" || call.client.era === "modern") return outcome;
     if (round + 1 >= MAX_INPUT_ROUNDS) return { kind: "error", ...roundsExceeded() };
     const next = await inputRound(outcome.result, call.client, ask, signal);

@@ -1,4 +1,6 @@
 /** `chat-cli serve`: the reference server in the foreground, with its URLs, seeded accounts, dev keys and client configs. */
+import { join } from "node:path";
+import { packageRoot } from "../../internal/package-version.js";
 import type { CliContext } from "../context.js";
 import { CliError, EXIT } from "../errors.js";
 import { printJson } from "../output.js";
@@ -23,6 +25,25 @@ function eraNote(era: "both" | "modern" | "legacy"): string {
   return "2026-07-28 (stateless) and 2025-11-25 (sessions)";
 }
 
+/**
+ * The word beside an `npx -y chat-mcp-bridge` config: the package is not on the npm registry yet, so `npx` cannot
+ * fetch it; the config can run this checkout's bin with node, or `npm link` puts `chat-mcp-bridge` on the PATH.
+ */
+export function notOnRegistryNote(bridgeBin: string | undefined): string[] {
+  const bin = bridgeBin ?? "<this checkout>/bin/chat-mcp-bridge.js";
+  return [
+    "  chat-mcp-bridge is not on the npm registry yet, so `npx -y chat-mcp-bridge` cannot fetch it. Until it is,",
+    `  use {"command":"node","args":[${JSON.stringify(bin)},"<mcp-url>"]}, or run \`npm link\` in this checkout`,
+    '  and use {"command":"chat-mcp-bridge","args":["<mcp-url>"]}.',
+  ];
+}
+
+/** This package's bridge bin (bin/chat-mcp-bridge.js), or undefined when the package folder cannot be found. */
+export function bridgeBinPath(): string | undefined {
+  const root = packageRoot();
+  return root ? join(root, "bin", "chat-mcp-bridge.js") : undefined;
+}
+
 /** Runs until SIGINT or SIGTERM, then closes the server and returns (exit 0). */
 export async function serve(options: ServeOptions, ctx: CliContext): Promise<void> {
   const { startReferenceServer, SEED_ACCOUNTS, SEED_USERS } = await import("../../server/index.js");
@@ -36,6 +57,10 @@ export async function serve(options: ServeOptions, ctx: CliContext): Promise<voi
     ...(options.mcpEra ? { mcpEra: options.mcpEra } : {}),
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
   }).catch((error: unknown) => {
+    // The server's option is `autoApprove`; the person typed `--auto-approve`.
+    if (error instanceof Error && error.message.startsWith("autoApprove: ")) {
+      throw new CliError(`--auto-approve ${error.message.slice("autoApprove: ".length)}`, EXIT.usage);
+    }
     if (error instanceof TypeError && /publicUrl/.test(error.message)) {
       throw new CliError(`--public-url ${error.message.replace(/^publicUrl /, "")}`, EXIT.usage);
     }
@@ -86,6 +111,7 @@ export async function serve(options: ServeOptions, ctx: CliContext): Promise<voi
       ``,
       `MCP client config (stdio bridge):`,
       `  ${JSON.stringify(configs.stdio)}`,
+      ...notOnRegistryNote(bridgeBinPath()),
       `MCP client config (clients with remote support):`,
       `  ${JSON.stringify(configs.remote)}`,
     ];
