@@ -84,9 +84,13 @@ export async function measureSseParser({ baseline } = {}) {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const baseline = process.argv.find((arg) => arg.startsWith("--baseline="))?.slice("--baseline=".length);
   const figure = await measureSseParser({ baseline });
-  console.log(`SSE parser, ms per ${figure.eventBytes}-byte event (${figure.events} events x ${figure.rounds} rounds):`);
+  console.log(
+    `SSE parser, ms per ${figure.eventBytes}-byte event (${figure.events} events x ${figure.rounds} rounds):`,
+  );
   for (const [name, stats] of Object.entries(figure.parsers)) {
     const show = (s) => `median ${s.median.toFixed(5)} ms (min ${s.min.toFixed(5)}, max ${s.max.toFixed(5)})`;
-    console.log(`  ${name}: one event per chunk ${show(stats.eventPerChunk)}; 64 KiB chunks ${show(stats.chunks64KiB)}`);
+    console.log(
+      `  ${name}: one event per chunk ${show(stats.eventPerChunk)}; 64 KiB chunks ${show(stats.chunks64KiB)}`,
+    );
   }
 }
