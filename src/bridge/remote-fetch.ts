@@ -197,6 +197,25 @@ export async function readBounded(
   return Buffer.concat(chunks, total).toString("utf8");
 }
 
+/**
+ * `fetch` whose every exchange (the answer and its body) fails after `timeoutMs`, with an error naming `what`: for
+ * probes, which must not wait forever on a server that accepts the connection and never answers. A sign-in between
+ * two exchanges (see createRemoteFetch) is not counted.
+ */
+export function withRequestTimeout(fetch: FetchLike, timeoutMs: number, what: string): FetchLike {
+  return async (url, request) => {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
+    try {
+      return await fetch(url, { ...request, signal });
+    } catch (error) {
+      if (timeout.aborted && !request.signal?.aborted)
+        throw new Error(`${what}: no answer from ${url.origin} within ${timeoutMs / 1000} s`);
+      throw error;
+    }
+  };
+}
+
 /** True when the response asks for (other) credentials: 401, or 403 with `insufficient_scope` (step-up). */
 export function isAuthChallenge(response: HttpAnswer): boolean {
   if (response.status === 401) return true;
