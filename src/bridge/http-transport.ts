@@ -48,6 +48,8 @@ const MAX_ERROR_BODY_BYTES = 4096;
 const MAX_EMPTY_STREAMS = 4;
 /** The first wait after a stream closed without an event; it doubles with each such stream in a row. */
 const EMPTY_STREAM_BACKOFF_MS = 250;
+/** A stream open this long is a healthy one that idled out (a server's idle timeout), not one that closed at once. */
+const HEALTHY_STREAM_MS = MAX_RETRY_MS;
 
 export class StreamableHttpTransport {
   /** `raw`: the message's JSON text as received, when it came alone (not in a batch). */
@@ -261,6 +263,7 @@ export class StreamableHttpTransport {
    * are lost, and said so). The standalone stream always reconnects.
    */
   async #readEvents(response: HttpAnswer, state: StreamState): Promise<void> {
+    const openedAt = performance.now();
     let events = 0;
     const parser = new ServerSentEventParser({
       onRetry: (milliseconds) => {
@@ -308,9 +311,11 @@ export class StreamableHttpTransport {
     if (failure)
       this.onerror?.(new Error(`the event stream broke: ${(failure as Error).message ?? failure}`));
     // A stream that closes at once, again and again (`retry: 0` with nothing to send): back off, then give up.
-    const empty = events === 0 ? (state.emptyStreams ?? 0) + 1 : 0;
+    const healthy = events > 0 || performance.now() - openedAt >= HEALTHY_STREAM_MS;
+    const empty = healthy ? 0 : (state.emptyStreams ?? 0) + 1;
     state.emptyStreams = empty;
-    if (empty > MAX_EMPTY_STREAMS) {
+    // A request's answer stream gives up (its answer is not coming); the standalone stream only backs off.
+    if (empty > MAX_EMPTY_STREAMS && !state.standalone) {
       this.onerror?.(
         new Error(`the event stream closed without an event ${empty} times in a row; not resumed`),
       );

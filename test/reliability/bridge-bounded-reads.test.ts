@@ -104,6 +104,30 @@ describe("`retry: 0` on streams that close at once (legacy transport)", () => {
   }, 20_000);
 });
 
+describe("`retry: 0` on the standalone GET stream that closes at once (legacy transport)", () => {
+  it("reconnects with a growing wait instead of at once, and keeps listening", async () => {
+    let gets = 0;
+    const url = await listen((request, response) => {
+      request.resume();
+      if (request.method === "POST") {
+        response.writeHead(202).end();
+        return;
+      }
+      gets++;
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.end("retry: 0\n\n");
+    });
+    const transport = new StreamableHttpTransport(url, nodeHttpFetch);
+    transport.onerror = () => undefined;
+    await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    await new Promise((done) => setTimeout(done, 2_000));
+    // Waits of 250, 500, 1000 ms... : a handful of GETs where `retry: 0` alone would make hundreds.
+    expect(gets).toBeGreaterThanOrEqual(2);
+    expect(gets).toBeLessThanOrEqual(6);
+    await transport.close();
+  }, 20_000);
+});
+
 describe("OAuth discovery is bounded in time and size", () => {
   const discover = (url: URL, timeoutMs?: number) =>
     discoverServer(url.href, {
