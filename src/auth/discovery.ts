@@ -44,11 +44,73 @@ export interface DiscoverOptions {
   fetchFn: typeof fetch;
   allowHttp: boolean;
   log: (message: string) => void;
+  /** How long one metadata request may take, its body included (default METADATA_TIMEOUT_MS). */
+  timeoutMs?: number;
+}
+
+/** The most of one metadata document read: real ones are a few KiB, and a 700 MB one must cost nothing. */
+export const MAX_METADATA_BYTES = 256 * 1024;
+/** How long one metadata request may take, answer and body: a server that never answers must not hold the sign-in lock. */
+export const METADATA_TIMEOUT_MS = 10_000;
+
+/**
+ * `fetchFn` for metadata: each request fails after `timeoutMs` (its body included), and a body over `maxBytes` is
+ * refused as it arrives, its rest never read. The answer handed on holds the bytes read, so the SDK's parsers
+ * see a complete, small body.
+ */
+export function boundedMetadataFetch(
+  fetchFn: typeof fetch,
+  timeoutMs = METADATA_TIMEOUT_MS,
+  maxBytes = MAX_METADATA_BYTES,
+): typeof fetch {
+  return (async (input: string | URL | Request, init?: RequestInit) => {
+    const url = input instanceof Request ? input.url : String(input);
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+    const timedOut = () => new Error(`no answer from ${url} within ${timeoutMs / 1000} s`);
+    let response: Response;
+    try {
+      response = await fetchFn(input, { ...init, signal });
+    } catch (error) {
+      if (timeout.aborted) throw timedOut();
+      throw error;
+    }
+    const tooLarge = () => new Error(`the metadata at ${url} is larger than ${maxBytes} bytes; not read`);
+    if (Number(response.headers.get("content-length") ?? Number.NaN) > maxBytes) {
+      await response.body?.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    const reader = response.body?.getReader();
+    try {
+      for (;;) {
+        const next = await reader?.read();
+        if (!next || next.done) break;
+        total += next.value.length;
+        if (total > maxBytes) {
+          await reader?.cancel().catch(() => undefined);
+          throw tooLarge();
+        }
+        chunks.push(next.value);
+      }
+    } catch (error) {
+      if (timeout.aborted) throw timedOut();
+      throw error;
+    }
+    const empty = response.status === 204 || response.status === 304;
+    return new Response(empty ? null : Buffer.concat(chunks, total), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  }) as typeof fetch;
 }
 
 /** Discovers and validates everything needed to sign in to `serverUrl`. Throws with what failed. */
 export async function discoverServer(serverUrl: string, options: DiscoverOptions): Promise<DiscoveredServer> {
-  const { fetchFn, allowHttp } = options;
+  const { allowHttp } = options;
+  const fetchFn = boundedMetadataFetch(options.fetchFn, options.timeoutMs);
   const metadataUrl = sameOriginMetadataUrl(serverUrl, options);
   let resourceMetadata: OAuthProtectedResourceMetadata | undefined;
   try {

@@ -1,6 +1,9 @@
 /** Telling a wrong bridge URL from the MCP endpoint: whether a URL answers as one, and which nearby URL does. */
 import { describeError } from "./log.js";
-import { type FetchLike, nodeHttpFetch } from "./remote-fetch.js";
+import { type FetchLike, nodeHttpFetch, readBounded } from "./remote-fetch.js";
+
+/** The most of a protected resource metadata document read (as in OAuth discovery). */
+const MAX_METADATA_BYTES = 256 * 1024;
 
 const CHECK_TIMEOUT_MS = 5000;
 
@@ -102,7 +105,9 @@ async function challengeNames(
       headers: { accept: "application/json" },
       signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
     });
-    const { resource } = (await metadata.json()) as { resource?: unknown };
+    // Bounded like every read of a server's body: metadata is a few KiB, never hundreds of megabytes.
+    const text = await readBounded(metadata, MAX_METADATA_BYTES);
+    const { resource } = (text === undefined ? {} : JSON.parse(text)) as { resource?: unknown };
     const trimmed = (value: string) => value.replace(/\/+$/, "");
     if (typeof resource !== "string") return false;
     // Some servers name their origin as the one resource: then an `/mcp` path is taken as the endpoint.

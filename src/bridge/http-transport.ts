@@ -8,7 +8,10 @@ import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { EventSizeCap } from "./event-size-cap.js";
 import { isJsonRpcMessage, isRequest, isResponse } from "./jsonrpc.js";
 import { MAX_LINE_BYTES } from "./line-reader.js";
-import type { FetchLike, HttpAnswer } from "./remote-fetch.js";
+import { type FetchLike, type HttpAnswer, readBounded } from "./remote-fetch.js";
+import { ServerSentEventParser } from "./sse.js";
+
+export { parseServerSentEvents, type ServerSentEvent, ServerSentEventParser } from "./sse.js";
 
 /** The server answered with an HTTP error status. */
 export class RemoteHttpError extends Error {
@@ -28,6 +31,8 @@ interface StreamState {
   awaiting: Set<RequestId>;
   /** The GET stream for server-initiated messages (always reconnects), not a request's answer stream. */
   standalone: boolean;
+  /** Streams in a row that ended without an event: each waits longer before resuming, and there is a bound. */
+  emptyStreams?: number;
 }
 
 /** The largest message relayed from the server: the same cap as a line from the client. */
@@ -37,6 +42,14 @@ const TOO_LARGE = `larger than ${MAX_MESSAGE_BYTES / 1024 / 1024} MiB (${MAX_MES
 const DEFAULT_RETRY_MS = 1000;
 const MAX_RETRY_MS = 30_000;
 const MAX_GET_RECONNECTS = 8;
+/** The most of an error body read (300 characters of it are shown): a 1 GiB error page costs nothing. */
+const MAX_ERROR_BODY_BYTES = 4096;
+/** Streams in a row that closed without a single event before the bridge gives up on resuming (whatever `retry` says). */
+const MAX_EMPTY_STREAMS = 4;
+/** The first wait after a stream closed without an event; it doubles with each such stream in a row. */
+const EMPTY_STREAM_BACKOFF_MS = 250;
+/** A stream open this long is a healthy one that idled out (a server's idle timeout), not one that closed at once. */
+const HEALTHY_STREAM_MS = MAX_RETRY_MS;
 
 export class StreamableHttpTransport {
   /** `raw`: the message's JSON text as received, when it came alone (not in a batch). */
@@ -95,7 +108,7 @@ export class StreamableHttpTransport {
       const sessionId = response.headers.get("mcp-session-id");
       if (sessionId) this.#sessionId = sessionId;
       if (!response.ok) {
-        const text = await response.text().catch(() => "");
+        const text = (await readBounded(response, MAX_ERROR_BODY_BYTES, true)) ?? "";
         throw new RemoteHttpError(
           response.status,
           `the server answered HTTP ${response.status}${text ? `: ${text.slice(0, 300)}` : ""}`,
@@ -250,18 +263,25 @@ export class StreamableHttpTransport {
    * are lost, and said so). The standalone stream always reconnects.
    */
   async #readEvents(response: HttpAnswer, state: StreamState): Promise<void> {
-    const parser = new ServerSentEventParser((event) => {
-      if (event.id !== undefined) state.lastEventId = event.id;
-      if (event.retry !== undefined) this.#retryMs = event.retry;
-      if (!event.data || (event.event && event.event !== "message")) return;
-      let value: unknown;
-      try {
-        value = JSON.parse(event.data);
-      } catch {
-        this.onerror?.(new Error("the server sent an event that is not JSON; ignored"));
-        return;
-      }
-      this.#deliver(value, state, event.data);
+    const openedAt = performance.now();
+    let events = 0;
+    const parser = new ServerSentEventParser({
+      onRetry: (milliseconds) => {
+        this.#retryMs = milliseconds;
+      },
+      onEvent: (event) => {
+        events++;
+        if (event.id !== undefined) state.lastEventId = event.id;
+        if (!event.data || (event.event && event.event !== "message")) return;
+        let value: unknown;
+        try {
+          value = JSON.parse(event.data);
+        } catch {
+          this.onerror?.(new Error("the server sent an event that is not JSON; ignored"));
+          return;
+        }
+        this.#deliver(value, state, event.data);
+      },
     });
     // An event over the cap is dropped as it arrives. On a request's stream its answer is lost (said at once,
     // and the stream closed); the standalone stream skips the event and goes on (a reconnect would replay it).
@@ -290,10 +310,24 @@ export class StreamableHttpTransport {
     if (this.#closed) return;
     if (failure)
       this.onerror?.(new Error(`the event stream broke: ${(failure as Error).message ?? failure}`));
+    // A stream that closes at once, again and again (`retry: 0` with nothing to send): back off, then give up.
+    const healthy = events > 0 || performance.now() - openedAt >= HEALTHY_STREAM_MS;
+    const empty = healthy ? 0 : (state.emptyStreams ?? 0) + 1;
+    state.emptyStreams = empty;
+    // A request's answer stream gives up (its answer is not coming); the standalone stream only backs off.
+    if (empty > MAX_EMPTY_STREAMS && !state.standalone) {
+      this.onerror?.(
+        new Error(`the event stream closed without an event ${empty} times in a row; not resumed`),
+      );
+      this.#loseAll(state, `the server closed the event stream without an event ${empty} times in a row`);
+      return;
+    }
+    const resume = () =>
+      this.#later(() => this.#openEventStream(state, 0), Math.max(this.#delay(0), emptyStreamDelay(empty)));
     if (state.standalone) {
-      this.#later(() => this.#openEventStream(state, 0), this.#delay(0));
+      resume();
     } else if (state.awaiting.size > 0) {
-      if (state.lastEventId) this.#later(() => this.#openEventStream(state, 0), this.#delay(0));
+      if (state.lastEventId) resume();
       else this.#loseAll(state, "the server closed the response stream before answering");
     }
   }
@@ -316,144 +350,7 @@ export class StreamableHttpTransport {
   }
 }
 
-export interface ServerSentEvent {
-  event?: string;
-  data: string;
-  id?: string;
-  retry?: number;
-}
-
-/**
- * An incremental `text/event-stream` parser (WHATWG HTML §9.2.6): fields per line, an event per blank line.
- * Built for the common answer, one event in one chunk: the bytes are decoded once by a streaming decoder, lines
- * are found with `indexOf`, and only a line split across chunks is ever joined.
- */
-export class ServerSentEventParser {
-  readonly #onEvent: (event: ServerSentEvent) => void;
-  /** Made only once a chunk ends inside a character; until then chunks are decoded whole. */
-  #decoder: TextDecoder | undefined;
-  #atStart = true;
-  /** The start of a line whose end has not arrived yet. */
-  #partial = "";
-  /** The last chunk ended in \r: a \n opening the next one belongs to the same line break. */
-  #afterCarriageReturn = false;
-  #data: string | undefined;
-  #event: string | undefined;
-  #id: string | undefined;
-  #retry: number | undefined;
-  #sawField = false;
-
-  constructor(onEvent: (event: ServerSentEvent) => void) {
-    this.#onEvent = onEvent;
-  }
-
-  push(chunk: Uint8Array): void {
-    let text: string;
-    if (this.#decoder === undefined && !endsInsideCharacter(chunk)) {
-      text = wholeChunkDecoder.decode(chunk);
-    } else {
-      this.#decoder ??= new TextDecoder("utf-8", { ignoreBOM: true });
-      text = this.#decoder.decode(chunk, { stream: true });
-    }
-    let start = 0;
-    if (this.#atStart && text.length > 0) {
-      this.#atStart = false;
-      if (text.charCodeAt(0) === BYTE_ORDER_MARK) start = 1;
-    }
-    if (this.#afterCarriageReturn && text.length > 0) {
-      this.#afterCarriageReturn = false;
-      if (text.charCodeAt(start) === LINE_FEED) start++;
-    }
-    let carriageReturn = text.indexOf("\r", start);
-    while (start < text.length) {
-      let end = text.indexOf("\n", start);
-      if (carriageReturn !== -1 && carriageReturn < start) carriageReturn = text.indexOf("\r", start);
-      if (carriageReturn !== -1 && (end === -1 || carriageReturn < end)) end = carriageReturn;
-      if (end === -1) {
-        this.#partial += text.slice(start);
-        return;
-      }
-      if (this.#partial) {
-        this.#line(this.#partial + text.slice(start, end));
-        this.#partial = "";
-      } else {
-        this.#line(text.slice(start, end));
-      }
-      if (end === carriageReturn) {
-        if (end + 1 === text.length) this.#afterCarriageReturn = true;
-        else if (text.charCodeAt(end + 1) === LINE_FEED) end++;
-      }
-      start = end + 1;
-    }
-  }
-
-  /** Forgets the event being read (its bytes were dropped); the next bytes start a new line of a new event. */
-  discardEvent(): void {
-    this.#decoder = undefined;
-    this.#partial = "";
-    this.#afterCarriageReturn = false;
-    this.#data = undefined;
-    this.#event = undefined;
-    this.#retry = undefined;
-    this.#sawField = false;
-  }
-
-  #line(line: string): void {
-    if (line === "") {
-      if (this.#sawField)
-        this.#onEvent({ event: this.#event, data: this.#data ?? "", id: this.#id, retry: this.#retry });
-      this.#data = undefined;
-      this.#event = undefined;
-      this.#retry = undefined;
-      this.#sawField = false;
-      return;
-    }
-    if (line.charCodeAt(0) === COLON) return;
-    const colon = line.indexOf(":");
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let valueStart = colon === -1 ? line.length : colon + 1;
-    if (line.charCodeAt(valueStart) === SPACE) valueStart++;
-    const value = line.slice(valueStart);
-    this.#sawField = true;
-    if (field === "data") this.#data = this.#data === undefined ? value : `${this.#data}\n${value}`;
-    else if (field === "event") this.#event = value;
-    else if (field === "id" && !value.includes("\0")) this.#id = value;
-    else if (field === "retry" && /^\d+$/.test(value)) this.#retry = Number(value);
-  }
-}
-
-/** Decodes chunks that end on a character boundary (a BOM is the stream's to strip, at its start only). */
-const wholeChunkDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
-
-/** True when the chunk's last UTF-8 character continues in the next chunk. */
-function endsInsideCharacter(chunk: Uint8Array): boolean {
-  let index = chunk.length - 1;
-  let continuationBytes = 0;
-  while (index >= 0 && continuationBytes < 3 && (chunk[index]! & 0xc0) === 0x80) {
-    index--;
-    continuationBytes++;
-  }
-  if (index < 0) return false;
-  const lead = chunk[index]!;
-  const length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-  return continuationBytes + 1 < length;
-}
-
-const BYTE_ORDER_MARK = 0xfeff;
-const LINE_FEED = 10;
-const COLON = 58;
-const SPACE = 32;
-
-/** Parses a `text/event-stream` body into its events. */
-export async function* parseServerSentEvents(
-  body: AsyncIterable<Uint8Array> | ReadableStream<Uint8Array>,
-): AsyncGenerator<ServerSentEvent> {
-  let events: ServerSentEvent[] = [];
-  const parser = new ServerSentEventParser((event) => events.push(event));
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    parser.push(chunk);
-    const ready = events;
-    events = [];
-    yield* ready;
-  }
+/** The least wait before resuming after `empty` streams in a row without an event: none after a stream with one. */
+function emptyStreamDelay(empty: number): number {
+  return empty === 0 ? 0 : Math.min(EMPTY_STREAM_BACKOFF_MS * 2 ** (empty - 1), MAX_RETRY_MS);
 }

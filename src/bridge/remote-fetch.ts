@@ -165,6 +165,57 @@ function toHttpAnswer(message: IncomingMessage): HttpAnswer {
   };
 }
 
+/**
+ * A body's text, at most `maxBytes`: past that, undefined (or, with `truncate`, the first `maxBytes`), and the
+ * rest is never read. Every read of a server's body goes through here.
+ */
+export async function readBounded(
+  response: HttpAnswer,
+  maxBytes: number,
+  truncate = false,
+): Promise<string | undefined> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  let over = Number(response.headers.get("content-length") ?? Number.NaN) > maxBytes && !truncate;
+  if (!over) {
+    try {
+      for await (const chunk of response.body ?? []) {
+        const room = maxBytes - total;
+        chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+        total += Math.min(chunk.length, room);
+        if (chunk.length > room) {
+          over = true;
+          break;
+        }
+      }
+    } catch {
+      // A body that breaks mid-way: what arrived is all there is.
+    }
+  }
+  await response.body?.cancel().catch(() => undefined);
+  if (over && !truncate) return undefined;
+  return Buffer.concat(chunks, total).toString("utf8");
+}
+
+/**
+ * `fetch` whose every exchange (the answer and its body) fails after `timeoutMs`, with an error naming `what`: for
+ * probes, which must not wait forever on a server that accepts the connection and never answers. A sign-in between
+ * two exchanges (see createRemoteFetch) is not counted.
+ */
+export function withRequestTimeout(fetch: FetchLike, timeoutMs: number, what: string): FetchLike {
+  return async (url, request) => {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
+    try {
+      return await fetch(url, { ...request, signal });
+    } catch (error) {
+      if (timeout.aborted && !request.signal?.aborted)
+        throw new Error(`${what}: no answer from ${url.origin} within ${timeoutMs / 1000} s`);
+      throw error;
+    }
+  };
+}
+
 /** True when the response asks for (other) credentials: 401, or 403 with `insufficient_scope` (step-up). */
 export function isAuthChallenge(response: HttpAnswer): boolean {
   if (response.status === 401) return true;

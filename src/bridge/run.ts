@@ -15,7 +15,7 @@ import type { LogFile } from "./log-file.js";
 import { ModernServerRelay } from "./modern-server-relay.js";
 import { createBridgeAuth, restApiUrlRefusal } from "./oauth.js";
 import { Relay } from "./relay.js";
-import { createRemoteFetch, nodeHttpFetch } from "./remote-fetch.js";
+import { type BridgeAuth, createRemoteFetch, nodeHttpFetch, withRequestTimeout } from "./remote-fetch.js";
 import type { ToolCallStep } from "./steps/index.js";
 import { toolFilterStep } from "./steps/tool-filter.js";
 import { ToolFilter } from "./tool-filter.js";
@@ -25,6 +25,8 @@ import { EraVerdictStore, probeServerEra } from "./upstream/probe.js";
 
 /** How long a probing host's `server/discover` may wait on the server before the bridge answers it itself. */
 const QUIET_PROBE_TIMEOUT_MS = 5000;
+/** How long one exchange of a probe may take (answer and body). */
+const PROBE_TIMEOUT_MS = 10_000;
 
 const signedOut = () => new Error("not signed in (a server/discover from stdio never signs in)");
 
@@ -76,10 +78,32 @@ export async function runRelay(
   // Lines written in one event-loop turn go out in one write, in order.
   const writeLine = createLineWriter(process.stdout, (reason) => log.info(reason));
 
+  /** Set by the first client message other than `server/discover`: from then on a refused token may sign in. */
+  let signInAllowed = false;
   const userAuthorization = options.headers.some((header) => header.name.toLowerCase() === "authorization");
   const relay = await recordingFatal(log, async () => {
     const auth = userAuthorization ? undefined : await createBridgeAuth(options, log, env, "relay");
-    const fetch = createRemoteFetch({ auth, headers: options.headers, log });
+    // Nothing signs in before the client sends something besides `server/discover`: a probing host's discover is
+    // answered with the stored login only (never a browser, never the sign-in lock), whatever the server's era.
+    const gatedAuth = (quiet: boolean): BridgeAuth | undefined =>
+      auth && {
+        accessToken: () => auth.accessToken(),
+        recover: (challenge) =>
+          !quiet && signInAllowed ? auth.recover(challenge) : Promise.reject(signedOut()),
+      };
+    const fetch = createRemoteFetch({ auth: gatedAuth(false), headers: options.headers, log });
+    // Every probe is bounded: each of its exchanges with the server (a sign-in in between is not counted).
+    const probeFetch = (quiet: boolean) =>
+      createRemoteFetch({
+        auth: gatedAuth(quiet),
+        headers: options.headers,
+        log,
+        fetch: withRequestTimeout(
+          nodeHttpFetch,
+          positiveNumber(env.CHAT_MCP_BRIDGE_PROBE_TIMEOUT_MS) ?? PROBE_TIMEOUT_MS,
+          "the protocol probe (server/discover)",
+        ),
+      });
     const toolFilter = ToolFilter.from({ ignoreTools: options.ignoreTools, readOnly: options.readOnly });
     // The steps every tools/call passes, in order: hidden tools are refused before anyone is asked about them.
     const steps: ToolCallStep[] = toolFilter ? [toolFilterStep(toolFilter)] : [];
@@ -88,28 +112,15 @@ export async function runRelay(
       const { createConfirmToolStep } = await import("./steps/confirm-tool.js");
       steps.push(createConfirmToolStep({ patterns: options.confirmTools, log }));
     }
-    const verdicts = new EraVerdictStore(
-      configDir(env),
-      loginKey(
-        options.url.href,
-        options.headers.map((header) => header.name),
-        { profile: options.profile, resource: options.resource },
-      ),
-    );
-    const modernUpstream = (quiet: boolean, onNotification: (message: JSONRPCMessage) => void = writeLine) =>
+    const verdicts = eraVerdictStore(options, env);
+    const modernUpstream = (
+      use: "relay" | "probe" | "quiet probe",
+      onNotification: (message: JSONRPCMessage) => void = writeLine,
+    ) =>
       new ModernUpstream({
         url: options.url,
         // A quiet probe uses the stored login only: it never opens a browser or takes the sign-in lock.
-        fetch: quiet
-          ? createRemoteFetch({
-              auth: auth && {
-                accessToken: () => auth.accessToken(),
-                recover: () => Promise.reject(signedOut()),
-              },
-              headers: options.headers,
-              log,
-            })
-          : fetch,
+        fetch: use === "relay" ? fetch : probeFetch(use === "quiet probe"),
         log,
         onNotification,
       });
@@ -118,8 +129,8 @@ export async function runRelay(
       log,
       remembered: () => verdicts.read(),
       remember: (verdict) => verdicts.write(verdict),
-      probe: () => probeServerEra(modernUpstream(false)),
-      probeQuietly: () => withTimeout(probeServerEra(modernUpstream(true)), QUIET_PROBE_TIMEOUT_MS),
+      probe: () => probeServerEra(modernUpstream("probe")),
+      probeQuietly: () => withTimeout(probeServerEra(modernUpstream("quiet probe")), QUIET_PROBE_TIMEOUT_MS),
       legacyRelay: async () => {
         let relay: Relay | undefined;
         const translated = new ModernClientOverLegacy(
@@ -143,7 +154,7 @@ export async function runRelay(
       },
       modernRelay: async (verdict) => {
         let relay: ModernServerRelay | undefined;
-        const upstream = modernUpstream(false, (message) =>
+        const upstream = modernUpstream("relay", (message) =>
           relay ? relay.fromServer(message) : writeLine(message),
         );
         upstream.protocolVersion = verdict.protocolVersion;
@@ -183,6 +194,8 @@ export async function runRelay(
         log.info(`ignored a malformed line from the client (${parsed.error.error.message})`);
         writeLine(parsed.error);
       } else {
+        if (!signInAllowed && (parsed.message as { method?: unknown }).method !== "server/discover")
+          signInAllowed = true;
         relay.fromClient(parsed.message);
       }
     },
@@ -237,6 +250,8 @@ export async function runAccountCommand(
       }
       log.info(`signed in to ${options.url.origin}${profile}`);
     } else {
+      // The remembered era goes with the login: the next start probes again (the server may have moved on).
+      await eraVerdictStore(options, env).forget();
       if (!(await session.signOut())) {
         log.info(
           await noStoredLoginMessage(options.url.href, "the MCP URL, --header names and --profile", env),
@@ -249,6 +264,18 @@ export async function runAccountCommand(
     }
     return 0;
   });
+}
+
+/** Where the server's era verdict is remembered: keyed like its login. */
+function eraVerdictStore(options: BridgeOptions, env: Record<string, string | undefined>): EraVerdictStore {
+  return new EraVerdictStore(
+    configDir(env),
+    loginKey(
+      options.url.href,
+      options.headers.map((header) => header.name),
+      { profile: options.profile, resource: options.resource },
+    ),
+  );
 }
 
 /** `logout` of a URL with no stored login: say so, and which logins there are (a typo or a trailing slash). */

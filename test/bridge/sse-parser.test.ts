@@ -1,13 +1,13 @@
-/** The incremental SSE parser: the same events however the bytes are split into chunks. */
+/** The one SSE parser (eventsource-parser behind the bridge's decoding): the same events however the bytes are split. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type ServerSentEvent, ServerSentEventParser } from "../../src/bridge/http-transport.js";
+import { type ServerSentEvent, ServerSentEventParser } from "../../src/bridge/sse.js";
 
 const encoder = new TextEncoder();
 
 function parseChunks(chunks: Uint8Array[]): ServerSentEvent[] {
   const events: ServerSentEvent[] = [];
-  const parser = new ServerSentEventParser((event) => events.push(event));
+  const parser = new ServerSentEventParser({ onEvent: (event) => events.push(event) });
   for (const chunk of chunks) parser.push(chunk);
   return events;
 }
@@ -57,5 +57,38 @@ describe("a text/event-stream body is parsed as the SSE format defines", () => {
 
   it("keeps an event that is not finished by a blank line pending", () => {
     expect(parseChunks([encoder.encode("data: x\n")])).toEqual([]);
+  });
+});
+
+describe("the parser's seams", () => {
+  it("reports retry as soon as it is read, also in an event without data", () => {
+    const retries: number[] = [];
+    const events: ServerSentEvent[] = [];
+    const parser = new ServerSentEventParser({
+      onEvent: (event) => events.push(event),
+      onRetry: (milliseconds) => retries.push(milliseconds),
+    });
+    parser.push(encoder.encode("retry: 0\n\nretry: x\nretry: 40\n"));
+    expect(retries).toEqual([0, 40]);
+    expect(events).toEqual([]);
+  });
+
+  it("after discardEvent, the half-read event is forgotten and the next one parses whole", () => {
+    const events: ServerSentEvent[] = [];
+    const parser = new ServerSentEventParser({ onEvent: (event) => events.push(event) });
+    parser.push(encoder.encode("id: 5\n\ndata: dropped-start \xe2"));
+    expect(events).toEqual([]);
+    parser.discardEvent();
+    parser.push(encoder.encode("data: next\n\n"));
+    expect(events).toEqual([{ event: undefined, id: undefined, retry: undefined, data: "next" }]);
+  });
+
+  it("the hand-written parser is gone: both upstreams import the one module", async () => {
+    const { readFile } = await import("node:fs/promises");
+    for (const file of ["src/bridge/http-transport.ts", "src/bridge/upstream/modern.ts"]) {
+      const source = await readFile(file, "utf8");
+      expect(source).not.toMatch(/class ServerSentEventParser/);
+      expect(source).toMatch(/from "\.\.?\/(\.\.\/)?sse\.js"/);
+    }
   });
 });

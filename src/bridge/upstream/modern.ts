@@ -2,11 +2,12 @@
 import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { EventSizeCap } from "../event-size-cap.js";
-import { MAX_MESSAGE_BYTES, RemoteHttpError, ServerSentEventParser } from "../http-transport.js";
+import { MAX_MESSAGE_BYTES, RemoteHttpError } from "../http-transport.js";
 import { isJsonRpcMessage, isResponse } from "../jsonrpc.js";
 import type { BridgeLog } from "../log.js";
-import type { FetchLike, HttpAnswer } from "../remote-fetch.js";
+import { type FetchLike, type HttpAnswer, readBounded } from "../remote-fetch.js";
 import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../request-model.js";
+import { ServerSentEventParser } from "../sse.js";
 import { type ParamHeader, paramHeadersOf, standardHeaders } from "./standard-headers.js";
 
 type Json = Record<string, unknown>;
@@ -168,15 +169,17 @@ export class ModernUpstream {
   async #readStream(response: HttpAnswer, id: string): Promise<UpstreamAnswer | "stream-broke"> {
     let answer: UpstreamAnswer | undefined;
     let oversized = false;
-    const parser = new ServerSentEventParser((event) => {
-      if (answer || !event.data || (event.event && event.event !== "message")) return;
-      const message = parseJson(event.data);
-      if (!isJsonRpcMessage(message)) return;
-      if (isResponse(message)) {
-        if (message.id === id) answer = answerOf(message, id);
-      } else if (!("id" in message)) {
-        this.#options.onNotification?.(message);
-      }
+    const parser = new ServerSentEventParser({
+      onEvent: (event) => {
+        if (answer || !event.data || (event.event && event.event !== "message")) return;
+        const message = parseJson(event.data);
+        if (!isJsonRpcMessage(message)) return;
+        if (isResponse(message)) {
+          if (message.id === id) answer = answerOf(message, id);
+        } else if (!("id" in message)) {
+          this.#options.onNotification?.(message);
+        }
+      },
     });
     const cap = new EventSizeCap(MAX_MESSAGE_BYTES, {
       feed: (bytes) => parser.push(bytes),
@@ -247,36 +250,4 @@ async function errorAnswer(response: HttpAnswer): Promise<UpstreamAnswer> {
   if (response.status === 401 || response.status === 403)
     throw new RemoteHttpError(response.status, `the server answered HTTP ${response.status}`);
   return bridgeError(`the server answered HTTP ${response.status}${text ? `: ${text.slice(0, 300)}` : ""}`);
-}
-
-/**
- * A body's text, at most `maxBytes`: past that, undefined (or, with `truncate`, the first `maxBytes`), and the
- * rest is never read. Every read of a server's body goes through here.
- */
-export async function readBounded(
-  response: HttpAnswer,
-  maxBytes: number,
-  truncate = false,
-): Promise<string | undefined> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  let over = Number(response.headers.get("content-length") ?? Number.NaN) > maxBytes && !truncate;
-  if (!over) {
-    try {
-      for await (const chunk of response.body ?? []) {
-        const room = maxBytes - total;
-        chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
-        total += Math.min(chunk.length, room);
-        if (chunk.length > room) {
-          over = true;
-          break;
-        }
-      }
-    } catch {
-      // A body that breaks mid-way: what arrived is all there is.
-    }
-  }
-  await response.body?.cancel().catch(() => undefined);
-  if (over && !truncate) return undefined;
-  return Buffer.concat(chunks, total).toString("utf8");
 }

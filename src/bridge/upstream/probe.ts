@@ -1,5 +1,5 @@
 /** Learns a server's protocol era as the spec says (a `server/discover` probe) and remembers the verdict per server, with an expiry. */
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../internal/files.js";
 import { RemoteHttpError } from "../http-transport.js";
@@ -75,6 +75,11 @@ export class EraVerdictStore {
     if (stored.era === "modern" && isObject(stored.discover) && typeof stored.protocolVersion === "string")
       return { era: "modern", discover: stored.discover, protocolVersion: stored.protocolVersion };
     return undefined;
+  }
+
+  /** Forgets the verdict (`logout`): the next start probes again. */
+  async forget(): Promise<void> {
+    await rm(this.#file, { force: true });
   }
 
   /** Remembers a verdict (best effort: a store that cannot be written only costs a probe next time). */
