@@ -37,7 +37,7 @@ async function listen(
 }
 
 const verdictsOf = (url: string) => new EraVerdictStore(configDir, loginKey(url));
-type Answer = { result?: unknown; error?: { code: number; message: string } };
+type Answer = { result?: { supportedVersions?: string[] }; error?: { code: number; message: string } };
 const env = (extra: Record<string, string> = {}) => ({ CHAT_CONFIG_DIR: configDir, ...extra });
 
 describe("a stdio server/discover never starts a sign-in", () => {
@@ -60,7 +60,9 @@ describe("a stdio server/discover never starts a sign-in", () => {
     bridge = spawnRawBridge(["--token-store", "file", url], env());
     bridge.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "server/discover", params: {} }));
     const answer = (await bridge.waitFor((message) => message.id === 1, 15_000)) as Answer;
-    expect(answer.result ?? answer.error).toBeDefined();
+    // Signed out, the bridge answers from its own dual-era face rather than with an error.
+    expect(answer.error).toBeUndefined();
+    expect(answer.result?.supportedVersions).toEqual(expect.arrayContaining(["2026-07-28", "2025-11-25"]));
     // A sign-in starts with the server's OAuth metadata: none was asked for, and no lock was taken.
     expect(paths.filter((path) => path.includes("/.well-known/"))).toEqual([]);
     expect(paths.length).toBeGreaterThan(0);

@@ -12,7 +12,7 @@ import { requestEra } from "../faces/modern.js";
 import type { BridgeLog } from "../log.js";
 import type { ToClient } from "../request-model.js";
 import { clientFromEnvelope, LATEST_LEGACY_VERSION, withoutEnvelope } from "../request-model.js";
-import { asModernResult, discoverFromInitializeResult } from "./discover.js";
+import { asModernResult, bridgeDiscoverResult, discoverFromInitializeResult } from "./discover.js";
 import {
   HELD_CALL_TIMEOUT_MS,
   INPUT_METHODS,
@@ -92,6 +92,12 @@ export class ModernClientOverLegacy implements EraRelay {
     try {
       initialized = await this.#openSession(params);
     } catch (error) {
+      if (method === "server/discover") {
+        // A probing host signed out (or a server not reachable yet): the bridge's own dual-era face answers.
+        this.#log.debug(`server/discover answered by the bridge itself: ${(error as { message?: string }).message}`);
+        this.#answer(id, { result: bridgeDiscoverResult(undefined) });
+        return;
+      }
       this.#toClient({ jsonrpc: "2.0", id, error: error as { code: number; message: string } });
       return;
     }
