@@ -3,14 +3,14 @@
  * Approve (the call reaches the server, the chat moves on), deny (nothing reaches it, the chat stays paused), a client
  * without elicitation (refused), a pattern matching several tools, and a hostile argument shown sanitised and short.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatClient } from "../../src/client/index.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import { BRIDGE_BIN } from "./fixtures/spawn-bridge.js";
 
 type Era = "legacy" | "modern";
@@ -18,7 +18,7 @@ type ElicitAnswer = { action: "accept"; content: { approve: boolean } } | { acti
 
 let server: ReferenceServer;
 let rest: ChatClient;
-const configDir = join(mkdtempSync(join(tmpdir(), "cmb-confirm-")), "config");
+const configDir = join(scratchDir("cmb-confirm-"), "config");
 
 beforeAll(async () => {
   server = await startReferenceServer({ port: 0, testOnlyUnauthenticatedMcpAccount: "personal" });

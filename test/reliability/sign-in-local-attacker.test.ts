@@ -4,21 +4,13 @@
  * the victim's own browser still signs in.
  */
 import { spawn } from "node:child_process";
-import {
-  chmodSync,
-  copyFileSync,
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { canonicalServerUrl, derivedCallbackPort } from "../../src/auth/index.js";
 import { startTinyOAuthServer, type TinyOAuthServer } from "../auth/fixtures/tiny-oauth-server.js";
 import { needs } from "../support/requirements.js";
+import { scratchDir } from "../support/scratch-dir.js";
 import { type BridgeDriver, PROTOCOL_VERSION, spawnBridgeDriver } from "./fixtures/bridge-driver.js";
 
 const NOBODY = 65534;
@@ -33,7 +25,7 @@ const otherUser = needs(
       ? undefined
       : "running the attacker as another user needs root (the suite runs as an ordinary user)",
 );
-const root = mkdtempSync(join(tmpdir(), "cmb-local-attacker-"));
+const root = scratchDir("cmb-local-attacker-");
 chmodSync(root, 0o777);
 const ATTACKER = join(root, "callback-attacker.mjs");
 copyFileSync(resolve(import.meta.dirname, "fixtures/callback-attacker.mjs"), ATTACKER);
