@@ -14,8 +14,9 @@ import { type BridgeLog, createBridgeLog, describeError } from "./log.js";
 import type { LogFile } from "./log-file.js";
 import { ModernServerRelay } from "./modern-server-relay.js";
 import { createBridgeAuth, restApiUrlRefusal } from "./oauth.js";
-import { Relay } from "./relay.js";
+import { describeMessage, Relay } from "./relay.js";
 import { createRemoteFetch, nodeHttpFetch } from "./remote-fetch.js";
+import type { ToClient } from "./request-model.js";
 import type { ToolCallStep } from "./steps/index.js";
 import { toolFilterStep } from "./steps/tool-filter.js";
 import { ToolFilter } from "./tool-filter.js";
@@ -75,6 +76,11 @@ export async function runRelay(
   const log = await openBridgeLog(options, env);
   // Lines written in one event-loop turn go out in one write, in order.
   const writeLine = createLineWriter(process.stdout, (reason) => log.info(reason));
+  // Every message to the client, whichever era's relay sent it, is logged here and only here.
+  const toClient: ToClient = (message, raw) => {
+    if (log.debugEnabled) log.debug(`server → client ${describeMessage(message)}`);
+    writeLine(message, raw);
+  };
 
   const userAuthorization = options.headers.some((header) => header.name.toLowerCase() === "authorization");
   const relay = await recordingFatal(log, async () => {
@@ -111,10 +117,10 @@ export async function runRelay(
             })
           : fetch,
         log,
-        onNotification: (message) => writeLine(message),
+        onNotification: (message) => toClient(message),
       });
     return new EraRouter({
-      toClient: writeLine,
+      toClient,
       log,
       remembered: () => verdicts.read(),
       remember: (verdict) => verdicts.write(verdict),
@@ -135,7 +141,7 @@ export async function runRelay(
             });
             return relay;
           },
-          writeLine,
+          toClient,
           log,
         );
         await relay?.start();
@@ -147,7 +153,7 @@ export async function runRelay(
         return new ModernServerRelay({
           upstream,
           discover: verdict.discover,
-          toClient: writeLine,
+          toClient,
           log,
           steps,
           ...(toolFilter ? { toolFilter } : {}),
@@ -179,6 +185,8 @@ export async function runRelay(
         log.info(`ignored a malformed line from the client (${parsed.error.error.message})`);
         writeLine(parsed.error);
       } else {
+        // Every message from the client, whichever era's relay takes it, is logged here and only here.
+        if (log.debugEnabled) log.debug(`client → server ${describeMessage(parsed.message)}`);
         relay.fromClient(parsed.message);
       }
     },
