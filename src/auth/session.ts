@@ -695,9 +695,15 @@ function unknownClientError(client: StoredClient, authorizationServerUrl: string
 
 /** The error code (ECONNREFUSED, ENOTFOUND…) of a request that got no HTTP answer, as the one request-failure judge sees it. */
 function networkErrorCode(error: unknown): string | undefined {
-  if (classifyRequestFailure(error) === "not-a-request-failure") return undefined;
-  const code = (error as { cause?: { code?: unknown } }).cause?.code;
-  return typeof code === "string" ? code : "no answer";
+  // The failed request may be wrapped ("Could not load the authorization server metadata of ...": its cause).
+  for (let failure = error, depth = 0; failure instanceof Error && depth < 5; depth++) {
+    if (classifyRequestFailure(failure) !== "not-a-request-failure") {
+      const code = (failure as { cause?: { code?: unknown } }).cause?.code;
+      return typeof code === "string" ? code : "no answer";
+    }
+    failure = failure.cause;
+  }
+  return undefined;
 }
 
 // Error bodies of token and registration endpoints can echo what was sent to them (and carry terminal escapes):

@@ -51,12 +51,14 @@ function loginCommand(options: Omit<BridgeOptions, "url"> & { url: URL }): strin
 }
 
 /**
- * `<base>/v2` is the chat service's REST API: it answers an unauthenticated request with a Bearer challenge for
+ * `<base>/v2` (and any path under it) is the chat service's REST API: it answers an unauthenticated request with a Bearer challenge for
  * itself, so it passes for a protected MCP endpoint. When `<base>/mcp` answers as one, the URL is refused before
  * any sign-in, naming that endpoint; undefined otherwise (another server may well serve MCP at a `/v2` path).
  */
 export async function restApiUrlRefusal(url: URL): Promise<string | undefined> {
-  if (!/\/v2\/?$/.test(url.pathname)) return undefined;
+  // `<base>/v2` and the paths under it (`/v2/chats`): the authorization server refuses those as a resource on
+  // its own page, which the bridge never sees, so the sign-in would wait for nothing.
+  if (!/\/v2(\/.*)?$/.test(url.pathname) || /\/mcp\/?$/.test(url.pathname)) return undefined;
   const suggestion = await suggestedMcpUrl(url);
   return suggestion
     ? `${url.href} is the chat service's REST API, not its MCP endpoint; use ${suggestion} instead.`

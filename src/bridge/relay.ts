@@ -9,6 +9,7 @@ import { LegacyFace } from "./faces/legacy.js";
 import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
 import { isRequest, isResponse } from "./jsonrpc.js";
 import { type BridgeLog, describeError } from "./log.js";
+import { outcomeUnknownMessage } from "./outcome-unknown.js";
 import type { FetchLike } from "./remote-fetch.js";
 import type { ToolCallContext, ToolCallStep } from "./steps/index.js";
 import type { ToolFilter } from "./tool-filter.js";
@@ -179,7 +180,6 @@ export class Relay {
       if (message.method === "logging/setLevel") this.#face.setLogLevel(message.params);
       this.#pending.set(requestKey(message.id), { id: message.id, method: message.method });
     }
-    if (this.#log.debugEnabled) this.#log.debug(`client → server ${describeMessage(message)}`);
     const outbound = { seq: ++this.#seq, message };
     if (this.#recovering) this.#hold(outbound);
     else void this.#send(outbound);
@@ -253,7 +253,6 @@ export class Relay {
 
   /** `raw` only when the message goes out unchanged (a filtered tools/list is written anew). */
   #toClientFromServer(message: JSONRPCMessage, raw?: string): void {
-    if (this.#log.debugEnabled) this.#log.debug(`server → client ${describeMessage(message)}`);
     this.#options.toClient(message, raw);
   }
 
@@ -283,9 +282,7 @@ export class Relay {
       return false;
     this.#answerWithError(
       outbound,
-      `chat-mcp-bridge: the connection to ${this.#options.url.origin} broke after this call was sent ` +
-        `(${this.#describe(error)}), so the server may or may not have run it. It was not sent again, so it ` +
-        "cannot run twice: check whether it took effect before calling it again.",
+      `chat-mcp-bridge: ${outcomeUnknownMessage(this.#options.url.origin, this.#describe(error))}`,
     );
     return true;
   }

@@ -236,19 +236,58 @@ export function createRemoteFetch(options: {
   const baseFetch = options.fetch ?? nodeHttpFetch;
   let recovery: Promise<string> | undefined;
   let cached: { token: Promise<string | undefined>; until: number } | undefined;
+  /** The newest token this fetch has seen: a 401 for an older one is retried with it, without a recovery. */
+  let latest: string | undefined;
 
   // Every request needs the token; the session checks its store's files for it, so one answer serves a few seconds of
   // requests (the session refreshes well ahead of expiry, and a 401 still leads to recovery).
-  const currentToken = (fresh = false): Promise<string | undefined> => {
+  const currentToken = (): Promise<string | undefined> => {
     if (!auth) return Promise.resolve(undefined);
     const now = Date.now();
-    if (!fresh && cached && cached.until > now) return cached.token;
+    if (cached && cached.until > now) return cached.token;
     const token = auth.accessToken();
-    cached = { token, until: now + TOKEN_REUSE_MS };
-    token.catch(() => {
-      cached = undefined;
-    });
+    const entry = { token, until: now + TOKEN_REUSE_MS };
+    cached = entry;
+    token.then(
+      (value) => {
+        if (cached === entry && value) latest = value;
+      },
+      () => {
+        if (cached === entry) cached = undefined;
+      },
+    );
     return token;
+  };
+
+  /**
+   * The one recovery for a rejected token: every request refused with the same token waits for it, so a burst
+   * of 401s costs one refresh (or one sign-in), and each request is retried once with its result.
+   */
+  const recovered = (response: HttpAnswer, rejected: string | undefined): Promise<string> => {
+    if (latest && latest !== rejected && !recovery) return Promise.resolve(latest); // already recovered
+    if (!recovery) {
+      log.info(
+        response.status === 401
+          ? "the server asked for authorization; refreshing or signing in"
+          : "the server asked for more scopes; signing in again",
+      );
+      const started = (auth as BridgeAuth)
+        .recover({
+          status: response.status,
+          wwwAuthenticate: response.headers.get("www-authenticate"),
+          ...(rejected ? { rejectedToken: rejected } : {}),
+        })
+        .then((token) => {
+          latest = token;
+          cached = { token: Promise.resolve(token), until: Date.now() + TOKEN_REUSE_MS };
+          return token;
+        })
+        .finally(() => {
+          if (recovery === started) recovery = undefined;
+        });
+      recovery = started;
+    }
+    return recovery;
   };
 
   const withCredentials = (init: HttpRequest, token: string | undefined): HttpRequest => {
@@ -266,35 +305,7 @@ export function createRemoteFetch(options: {
     if (!auth || !isAuthChallenge(response) || init.method === "DELETE") return response;
 
     await response.body?.cancel().catch(() => undefined);
-    const current = await currentToken(true);
-    let fresh: string;
-    if (current && current !== token) {
-      fresh = current; // another request already recovered while this one was in flight
-    } else {
-      if (!recovery) {
-        log.info(
-          response.status === 401
-            ? "the server asked for authorization; refreshing or signing in"
-            : "the server asked for more scopes; signing in again",
-        );
-        recovery = auth
-          .recover({
-            status: response.status,
-            wwwAuthenticate: response.headers.get("www-authenticate"),
-            rejectedToken: token,
-          })
-          .finally(() => {
-            recovery = undefined;
-          });
-        recovery.then(
-          (token) => {
-            cached = { token: Promise.resolve(token), until: Date.now() + TOKEN_REUSE_MS };
-          },
-          () => undefined,
-        );
-      }
-      fresh = await recovery;
-    }
+    const fresh = await recovered(response, token);
     log.debug(`retrying ${init.method} with new credentials`);
     return baseFetch(url, withCredentials(init, fresh));
   };

@@ -14,8 +14,9 @@ import { type BridgeLog, createBridgeLog, describeError } from "./log.js";
 import type { LogFile } from "./log-file.js";
 import { ModernServerRelay } from "./modern-server-relay.js";
 import { createBridgeAuth, restApiUrlRefusal } from "./oauth.js";
-import { Relay } from "./relay.js";
+import { describeMessage, Relay } from "./relay.js";
 import { type BridgeAuth, createRemoteFetch, nodeHttpFetch, withRequestTimeout } from "./remote-fetch.js";
+import type { ToClient } from "./request-model.js";
 import type { ToolCallStep } from "./steps/index.js";
 import { toolFilterStep } from "./steps/tool-filter.js";
 import { ToolFilter } from "./tool-filter.js";
@@ -77,6 +78,11 @@ export async function runRelay(
   const log = await openBridgeLog(options, env);
   // Lines written in one event-loop turn go out in one write, in order.
   const writeLine = createLineWriter(process.stdout, (reason) => log.info(reason));
+  // Every message to the client, whichever era's relay sent it, is logged here and only here.
+  const toClient: ToClient = (message, raw) => {
+    if (log.debugEnabled) log.debug(`server → client ${describeMessage(message)}`);
+    writeLine(message, raw);
+  };
 
   /** Set by the first client message other than `server/discover`: from then on a refused token may sign in. */
   let signInAllowed = false;
@@ -115,7 +121,7 @@ export async function runRelay(
     const verdicts = eraVerdictStore(options, env);
     const modernUpstream = (
       use: "relay" | "probe" | "quiet probe",
-      onNotification: (message: JSONRPCMessage) => void = writeLine,
+      onNotification: (message: JSONRPCMessage) => void = toClient,
     ) =>
       new ModernUpstream({
         url: options.url,
@@ -125,7 +131,7 @@ export async function runRelay(
         onNotification,
       });
     return new EraRouter({
-      toClient: writeLine,
+      toClient,
       log,
       remembered: () => verdicts.read(),
       remember: (verdict) => verdicts.write(verdict),
@@ -146,7 +152,7 @@ export async function runRelay(
             });
             return relay;
           },
-          writeLine,
+          toClient,
           log,
         );
         await relay?.start();
@@ -155,13 +161,13 @@ export async function runRelay(
       modernRelay: async (verdict) => {
         let relay: ModernServerRelay | undefined;
         const upstream = modernUpstream("relay", (message) =>
-          relay ? relay.fromServer(message) : writeLine(message),
+          relay ? relay.fromServer(message) : toClient(message),
         );
         upstream.protocolVersion = verdict.protocolVersion;
         relay = new ModernServerRelay({
           upstream,
           discover: verdict.discover,
-          toClient: writeLine,
+          toClient,
           log,
           steps,
           ...(toolFilter ? { toolFilter } : {}),
@@ -196,6 +202,8 @@ export async function runRelay(
       } else {
         if (!signInAllowed && (parsed.message as { method?: unknown }).method !== "server/discover")
           signInAllowed = true;
+        // Every message from the client, whichever era's relay takes it, is logged here and only here.
+        if (log.debugEnabled) log.debug(`client → server ${describeMessage(parsed.message)}`);
         relay.fromClient(parsed.message);
       }
     },

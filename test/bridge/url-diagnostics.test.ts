@@ -67,20 +67,20 @@ describe("the bridge given the base URL instead of the MCP endpoint", () => {
   });
 });
 
-describe("a bridge login URL the authorization server refuses as a resource (invalid_target)", () => {
+describe("a bridge login URL under the protected REST API", () => {
+  // The authorization server refuses such a resource (invalid_target) on its own page, not by redirecting to the
+  // bridge's callback (RFC 9700 4.11.2, for clients it cannot vouch for): the bridge refuses before the browser.
   it("names <base>/mcp, not another path under the protected REST API", async () => {
     const { env, opened } = browserEnv();
-    // Every path under /v2 answers 401 with a Bearer challenge, so this one gets as far as the browser.
     const url = `${running.server.url}/v2/chats`;
     const result = await runProcess(process.execPath, [BRIDGE_BIN, "login", "--token-store", "file", url], {
       env,
     });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(
-      `chat-mcp-bridge: ${url} is not the MCP endpoint (the authorization server refused it as a resource: ` +
-        `invalid_target); ${running.server.mcpUrl} is: use that URL instead.\n`,
+      `chat-mcp-bridge: ${url} is the chat service's REST API, not its MCP endpoint; use ${running.server.mcpUrl} instead.\n`,
     );
-    expect(opened()).toBe(1);
+    expect(opened()).toBe(0);
   });
 });
 

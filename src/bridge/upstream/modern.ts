@@ -1,10 +1,14 @@
 /** The modern upstream: each request one stateless POST (2026-07-28) with the standard headers, answered by JSON or SSE. */
 import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
+import { describeNetworkFailure } from "../../internal/network-errors.js";
+import { requestNeverSent } from "../../internal/request-failure.js";
 import { EventSizeCap } from "../event-size-cap.js";
 import { MAX_MESSAGE_BYTES, RemoteHttpError } from "../http-transport.js";
 import { isJsonRpcMessage, isResponse } from "../jsonrpc.js";
-import type { BridgeLog } from "../log.js";
+import { type BridgeLog, describeError } from "../log.js";
+import { outcomeUnknownMessage } from "../outcome-unknown.js";
+import { isNetworkError } from "../relay.js";
 import { type FetchLike, type HttpAnswer, readBounded } from "../remote-fetch.js";
 import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../request-model.js";
 import { ServerSentEventParser } from "../sse.js";
@@ -13,6 +17,12 @@ import { type ParamHeader, paramHeadersOf, standardHeaders } from "./standard-he
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
   typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** A request's stream ended before its answer, and why: the server may or may not have run it. */
+interface StreamBroke {
+  broke: string;
+}
+const isStreamBroke = (outcome: UpstreamAnswer | StreamBroke): outcome is StreamBroke => "broke" in outcome;
 
 /** An answer from upstream: a result or a JSON-RPC error, never both. */
 export type UpstreamAnswer = { result: Json } | { error: { code: number; message: string; data?: unknown } };
@@ -124,21 +134,28 @@ export class ModernUpstream {
   }
 
   async #send(method: string, params: Json, signal?: AbortSignal): Promise<UpstreamAnswer> {
+    const origin = this.#options.url.origin;
     for (let attempt = 0; ; attempt++) {
-      const outcome = await this.#post(method, params, signal);
-      if (outcome !== "stream-broke") return outcome;
+      let outcome: UpstreamAnswer | StreamBroke;
+      try {
+        outcome = await this.#post(method, params, signal);
+      } catch (error) {
+        if (signal?.aborted || !isNetworkError(error)) throw error;
+        const reason = describeNetworkFailure(error, this.#options.url) ?? describeError(error);
+        // Never written: nothing ran, and the bridge says so in the words the legacy relay uses.
+        if (requestNeverSent(error)) return bridgeError(`cannot reach ${origin}: ${reason}`);
+        outcome = { broke: reason };
+      }
+      if (!isStreamBroke(outcome)) return outcome;
       if (signal?.aborted) throw signal.reason ?? new Error("cancelled");
-      if (attempt >= MAX_REISSUES || !this.#repeatable(method, params))
-        return bridgeError(
-          attempt >= MAX_REISSUES
-            ? `the server closed the response stream before answering, ${attempt + 1} times`
-            : "the server closed the response stream before answering; the call was not sent again, so it cannot run twice: check whether it took effect",
-        );
+      if (!this.#repeatable(method, params)) return bridgeError(outcomeUnknownMessage(origin, outcome.broke));
+      if (attempt >= MAX_REISSUES)
+        return bridgeError(`the server closed the response stream before answering, ${attempt + 1} times`);
       this.#options.log.debug(`${method}: the response stream broke; sending it again with a new id`);
     }
   }
 
-  async #post(method: string, params: Json, signal?: AbortSignal): Promise<UpstreamAnswer | "stream-broke"> {
+  async #post(method: string, params: Json, signal?: AbortSignal): Promise<UpstreamAnswer | StreamBroke> {
     const id = `chat-mcp-bridge-${randomUUID()}`;
     const tool = method === "tools/call" ? this.#tools.get(String(params.name)) : undefined;
     const response = await this.#options.fetch(this.#options.url, {
@@ -166,7 +183,7 @@ export class ModernUpstream {
   }
 
   /** Reads a request's SSE stream: notifications are passed on, the answer ends it. */
-  async #readStream(response: HttpAnswer, id: string): Promise<UpstreamAnswer | "stream-broke"> {
+  async #readStream(response: HttpAnswer, id: string): Promise<UpstreamAnswer | StreamBroke> {
     let answer: UpstreamAnswer | undefined;
     let oversized = false;
     const parser = new ServerSentEventParser({
@@ -189,19 +206,21 @@ export class ModernUpstream {
       },
       dropped: () => undefined,
     });
+    let broke = "the server closed the response stream before answering";
     try {
       for await (const chunk of response.body ?? []) {
         cap.push(chunk);
         if (answer || oversized) break;
       }
-    } catch {
+    } catch (error) {
       // A broken stream: said below, as one with no answer.
+      broke = describeNetworkFailure(error, this.#options.url) ?? describeError(error);
     }
     await response.body?.cancel().catch(() => undefined);
     if (answer) return answer;
     if (oversized)
       return bridgeError(`the server's answer was larger than ${MAX_MESSAGE_BYTES} bytes; not relayed`);
-    return "stream-broke";
+    return { broke };
   }
 }
 
