@@ -182,6 +182,9 @@ export class OAuthSession {
         ) {
           return tokens.accessToken;
         }
+        // The server refused a token: its metadata may have moved to another authorization server (SEP-2352), so
+        // this recovery asks it again instead of reusing what an earlier one learned.
+        this.#discovered = undefined;
         if (!stepUp && login && tokens?.refreshToken) {
           const refreshed = await this.#refresh(login, bearer.resourceMetadataUrl);
           if (refreshed?.tokens) return refreshed.tokens.accessToken;

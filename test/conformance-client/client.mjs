@@ -66,13 +66,31 @@ function sampleArguments(schema) {
   );
 }
 
+/** The tool the suite's schema-preservation scenario asks a client to send another tool's input schema back to. */
+const ECHO_TOOL = "json_schema_echo";
+
+/**
+ * The calls a scenario wants: the ones its context lists (`toolCalls`, exact arguments), else one per listed tool;
+ * the echo tool gets the other tools' input schemas as this client saw them (to show what came through intact).
+ */
+function plannedCalls(tools) {
+  if (Array.isArray(context.toolCalls)) return context.toolCalls;
+  const echo = tools.find((tool) => tool.name === ECHO_TOOL);
+  const others = tools.filter((tool) => tool !== echo);
+  return [
+    ...others.map((tool) => ({ name: tool.name, arguments: sampleArguments(tool.inputSchema) })),
+    ...(echo ? others.map((tool) => ({ name: ECHO_TOOL, arguments: { schema: tool.inputSchema } })) : []),
+  ];
+}
+
 let exitCode = 0;
 try {
   await client.connect(transport);
   if (scenario !== "initialize") {
     const { tools } = await client.listTools();
-    for (const tool of tools) {
-      await client.callTool({ name: tool.name, arguments: sampleArguments(tool.inputSchema) });
+    // The suite's $ref scenario serves tools/list only: it checks what the client fetched while listing.
+    if (scenario !== "json-schema-ref-no-deref") {
+      for (const call of plannedCalls(tools)) await client.callTool(call);
     }
   }
 } catch (error) {

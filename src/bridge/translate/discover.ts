@@ -37,17 +37,26 @@ export function initializeResultFromDiscover(discover: Json, requestedVersion: u
 }
 
 /**
- * The DiscoverResult the bridge answers a stdio `server/discover` with: the server's own (remembered) when it is
- * modern, else the bridge's dual-era face (the versions it speaks to clients, the capabilities the server gave).
+ * What the bridge relays when it cannot ask the server yet (signed out): a host that saw no `tools` would never
+ * list them, so the request that signs in would never come. The server's own answer replaces these once known.
  */
-export function bridgeDiscoverResult(serverDiscover: Json | undefined, capabilities: Json = {}): Json {
+const RELAYED_CAPABILITIES: Json = { tools: {}, prompts: {}, resources: {} };
+
+/**
+ * The DiscoverResult the bridge answers a stdio `server/discover` with: the server's own (remembered) when it is
+ * modern, else the bridge's dual-era face (the versions it speaks to clients, the capabilities it relays).
+ */
+export function bridgeDiscoverResult(
+  serverDiscover: Json | undefined,
+  capabilities: Json = RELAYED_CAPABILITIES,
+): Json {
   if (serverDiscover) return { ...serverDiscover, resultType: "complete" };
   return {
     resultType: "complete",
     ttlMs: 0,
     cacheScope: "private",
     supportedVersions: [...MODERN_PROTOCOL_VERSIONS, ...LEGACY_PROTOCOL_VERSIONS],
-    capabilities,
+    capabilities: structuredClone(capabilities),
     _meta: { [META_SERVER_INFO]: BRIDGE_INFO },
   };
 }
