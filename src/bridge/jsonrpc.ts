@@ -4,10 +4,14 @@
  */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 
-type Json = Record<string, unknown>;
+/** A JSON object as read off the wire, before any schema narrows it. */
+export type JsonObject = Record<string, unknown>;
+type Json = JsonObject;
 
-const isObject = (value: unknown): value is Json =>
+/** True for a plain JSON object (not an array, not null). */
+export const isJsonObject = (value: unknown): value is JsonObject =>
   typeof value === "object" && value !== null && !Array.isArray(value);
+const isObject = isJsonObject;
 const isRequestId = (value: unknown): value is RequestId =>
   typeof value === "string" || (typeof value === "number" && Number.isSafeInteger(value));
 const onlyKeys = (value: Json, allowed: readonly string[]) =>

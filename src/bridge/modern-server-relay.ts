@@ -1,7 +1,9 @@
 /** The bridge in front of a modern (2026-07-28) server: both faces in, one stateless upstream out, steps between. */
+
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { LegacyFace } from "./faces/legacy.js";
 import { modernRequest, requestEra } from "./faces/modern.js";
+import { isJsonObject as isObject, type JsonObject as Json } from "./jsonrpc.js";
 import type { BridgeLog } from "./log.js";
 import { describeError } from "./log.js";
 import { describeMessage } from "./relay.js";
@@ -20,9 +22,6 @@ import { LegacyListen, META_SUBSCRIPTION_ID } from "./translate/listen.js";
 import { callTool, inputRound } from "./translate/tool-call.js";
 import { bridgeError, type ModernUpstream, type UpstreamAnswer } from "./upstream/modern.js";
 
-type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
 
 /** 2026-07-28 error codes a 2025-era client does not know: said in words, with a code it knows. */

@@ -1,4 +1,5 @@
 /** The one request model both stdio faces produce: a client request with the era, version, capabilities and identity it travels with. */
+
 import type {
   ClientCapabilities,
   Implementation,
@@ -6,6 +7,7 @@ import type {
   LoggingLevel,
   RequestId,
 } from "@modelcontextprotocol/client";
+import { isJsonObject as isObject, type JsonObject as Json } from "./jsonrpc.js";
 
 /** Protocol revisions of the 2026 era: stateless, `server/discover`, per-request `_meta`. */
 export const MODERN_PROTOCOL_VERSIONS = ["2026-07-28"] as const;
@@ -65,10 +67,6 @@ export type BridgeAnswer =
 
 /** Messages the bridge writes to its stdio client. */
 export type ToClient = (message: JSONRPCMessage, raw?: string) => void;
-
-type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** A context for a client that has said nothing about itself yet (a probe before `initialize`). */
 export function anonymousClient(era: ProtocolEra): ClientContext {

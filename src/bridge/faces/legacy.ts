@@ -1,4 +1,5 @@
 /** The stdio face a 2025-era client sees: `initialize` and its session semantics (ping, setLevel), and requests the bridge puts to it. */
+
 import { randomUUID } from "node:crypto";
 import type {
   ClientCapabilities,
@@ -6,13 +7,10 @@ import type {
   JSONRPCMessage,
   LoggingLevel,
 } from "@modelcontextprotocol/client";
+import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
 import type { ClientContext, ToClient } from "../request-model.js";
 import { anonymousClient } from "../request-model.js";
 import { negotiatedLegacyVersion } from "../translate/discover.js";
-
-type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** How long the bridge waits for the person behind the client to answer one of its requests (an elicitation form). */
 export const CLIENT_ANSWER_TIMEOUT_MS = 10 * 60 * 1000;

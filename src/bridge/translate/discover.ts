@@ -1,4 +1,5 @@
 /** Where a legacy client's `initialize` is answered from a modern server's `server/discover` result (and the bridge's own discover). */
+import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
 import {
   LATEST_LEGACY_VERSION,
   LATEST_MODERN_VERSION,
@@ -6,10 +7,6 @@ import {
   META_SERVER_INFO,
   MODERN_PROTOCOL_VERSIONS,
 } from "../request-model.js";
-
-type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** The bridge's name on answers it makes itself. */
 const BRIDGE_INFO = { name: "chat-mcp-bridge", version: "0.1.0" };

@@ -3,13 +3,10 @@
  * what the server offers (list changes, the resources the client subscribed to), reopened with back-off when it
  * drops, closed at shutdown. Its notifications reach the client without the subscription's `_meta`.
  */
+import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
 import type { BridgeLog } from "../log.js";
 import { describeError } from "../log.js";
 import type { UpstreamAnswer } from "../upstream/modern.js";
-
-type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 export const META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 export const LISTEN_ACKNOWLEDGED = "notifications/subscriptions/acknowledged";

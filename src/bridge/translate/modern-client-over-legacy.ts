@@ -5,10 +5,12 @@
  * become `input_required` for the client, the call held until its retry answers them. A legacy client's messages
  * pass through untouched.
  */
+
 import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { EraRelay } from "../era-router.js";
 import { requestEra } from "../faces/modern.js";
+import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
 import type { BridgeLog } from "../log.js";
 import type { ToClient } from "../request-model.js";
 import { clientFromEnvelope, LATEST_LEGACY_VERSION, withoutEnvelope } from "../request-model.js";
@@ -23,9 +25,6 @@ import {
 } from "./held-calls.js";
 import { LISTEN_ACKNOWLEDGED, META_SUBSCRIPTION_ID } from "./listen.js";
 
-type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
 
 export interface ModernClientOverLegacyLimits {
@@ -94,7 +93,9 @@ export class ModernClientOverLegacy implements EraRelay {
     } catch (error) {
       if (method === "server/discover") {
         // A probing host signed out (or a server not reachable yet): the bridge's own dual-era face answers.
-        this.#log.debug(`server/discover answered by the bridge itself: ${(error as { message?: string }).message}`);
+        this.#log.debug(
+          `server/discover answered by the bridge itself: ${(error as { message?: string }).message}`,
+        );
         this.#answer(id, { result: bridgeDiscoverResult(undefined) });
         return;
       }

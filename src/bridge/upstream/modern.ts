@@ -1,11 +1,17 @@
 /** The modern upstream: each request one stateless POST (2026-07-28) with the standard headers, answered by JSON or SSE. */
+
 import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describeNetworkFailure } from "../../internal/network-errors.js";
 import { requestNeverSent } from "../../internal/request-failure.js";
 import { EventSizeCap } from "../event-size-cap.js";
 import { MAX_MESSAGE_BYTES, RemoteHttpError } from "../http-transport.js";
-import { isJsonRpcMessage, isResponse } from "../jsonrpc.js";
+import {
+  isJsonRpcMessage,
+  isJsonObject as isObject,
+  isResponse,
+  type JsonObject as Json,
+} from "../jsonrpc.js";
 import { type BridgeLog, describeError } from "../log.js";
 import { outcomeUnknownMessage } from "../outcome-unknown.js";
 import { isNetworkError } from "../relay.js";
@@ -13,10 +19,6 @@ import { type FetchLike, type HttpAnswer, readBounded } from "../remote-fetch.js
 import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../request-model.js";
 import { ServerSentEventParser } from "../sse.js";
 import { type ParamHeader, paramHeadersOf, standardHeaders } from "./standard-headers.js";
-
-type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** A request's stream ended before its answer, and why: the server may or may not have run it. */
 interface StreamBroke {

@@ -1,15 +1,13 @@
 /** Learns a server's protocol era as the spec says (a `server/discover` probe) and remembers the verdict per server, with an expiry. */
+
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../internal/files.js";
 import { RemoteHttpError } from "../http-transport.js";
+import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
 import type { ClientContext } from "../request-model.js";
 import { LATEST_MODERN_VERSION, withEnvelope } from "../request-model.js";
 import type { ModernUpstream } from "./modern.js";
-
-type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json =>
-  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** What the probe learned: a modern server with its discover result, or a legacy one. */
 export type EraVerdict = { era: "modern"; discover: Json; protocolVersion: string } | { era: "legacy" };
