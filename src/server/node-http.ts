@@ -1,6 +1,5 @@
 /** The thin `node:http` edge of the fetch-shaped server: IncomingMessage -> `Request`, `Response` -> ServerResponse, streaming with backpressure and client aborts. */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Readable } from "node:stream";
 import { newId } from "./ids.js";
 
 /** Answers a request, or `undefined` to hand it to the fallback listener. */
@@ -67,8 +66,52 @@ export function toRequest(req: IncomingMessage, origin: string, signal: AbortSig
     method,
     headers,
     signal,
-    ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: "half" } : {}),
+    ...(hasBody ? { body: bodyStream(req), duplex: "half" } : {}),
   } as RequestInit);
+}
+
+/**
+ * The request body as a web stream, paused while the reader is full. Not `Readable.toWeb`: on Node 20 its adapter
+ * still enqueues socket data after the reader cancels (a body refused as too large), an uncaught
+ * "Controller is already closed" that would end the process.
+ */
+function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
+  let settled = false;
+  return new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        req.on("data", (chunk: Buffer) => {
+          if (settled) return;
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          if ((controller.desiredSize ?? 0) <= 0) req.pause();
+        });
+        req.once("end", () => {
+          if (settled) return;
+          settled = true;
+          controller.close();
+        });
+        req.once("error", (error) => {
+          if (settled) return;
+          settled = true;
+          controller.error(error);
+        });
+        req.once("close", () => {
+          if (settled) return;
+          settled = true;
+          controller.error(new Error("the client closed the connection before the body ended"));
+        });
+      },
+      pull() {
+        req.resume();
+      },
+      cancel() {
+        // The rest of the body is read and dropped; the adapter closes the connection after the answer.
+        settled = true;
+        req.resume();
+      },
+    },
+    new ByteLengthQueuingStrategy({ highWaterMark: 64 * 1024 }),
+  );
 }
 
 /** Writes status, headers (each `set-cookie` apart) and the body, waiting for `drain` and stopping when the client goes. */
