@@ -12,6 +12,7 @@ import { canonicalServerUrl, loginKey, loginPaths } from "./login-key.js";
 import { withFileLock } from "./login-lock.js";
 import { waitingMessage } from "./sign-in-prompt.js";
 import type { StoredClient, StoredLogin } from "./stored-login.js";
+import { accountRecordingFetch } from "./token-account.js";
 import { isDue, isExpired, toStoredTokens } from "./token-lifetime.js";
 import { type AuthLog, LoginStore } from "./token-store.js";
 
@@ -89,6 +90,8 @@ export interface StoredLoginSummary {
   scope?: string | undefined;
   expiresAt?: number | undefined;
   refreshable: boolean;
+  /** Slug of the account or team the tokens act for, when the token response named it. */
+  account?: string | undefined;
 }
 
 const DEFAULT_AUTH_TIMEOUT_MS = 300_000;
@@ -254,6 +257,7 @@ export class OAuthSession {
       scope: tokens?.scope ?? login.requestedScope,
       expiresAt: tokens?.expiresAt,
       refreshable: tokens?.refreshToken !== undefined,
+      account: tokens?.account,
     };
   }
 
@@ -341,13 +345,14 @@ export class OAuthSession {
       return undefined;
     }
     let fresh: OAuthTokens;
+    const answer = accountRecordingFetch(this.#fetch);
     try {
       fresh = await refreshAuthorization(server.authorizationServerUrl, {
         metadata: server.metadata,
         clientInformation: login.client,
         refreshToken: tokens.refreshToken!,
         resource: login.resource ?? server.resource,
-        fetchFn: this.#fetch,
+        fetchFn: answer.fetchFn,
       });
     } catch (error) {
       const refused = refusalCode(error);
@@ -363,7 +368,11 @@ export class OAuthSession {
     }
     const refreshed: StoredLogin = {
       ...login,
-      tokens: { ...toStoredTokens(fresh), scope: fresh.scope ?? tokens.scope },
+      tokens: {
+        ...toStoredTokens(fresh),
+        scope: fresh.scope ?? tokens.scope,
+        account: answer.account() ?? tokens.account,
+      },
       savedAt: Date.now(),
     };
     await this.#persist(refreshed, false);
@@ -472,6 +481,7 @@ export class OAuthSession {
       const { code, state: answeredState, iss } = await answer;
 
       let fresh: OAuthTokens;
+      const tokenAnswer = accountRecordingFetch(this.#fetch);
       try {
         fresh = await exchangeAuthorization(server.authorizationServerUrl, {
           metadata: server.metadata,
@@ -481,7 +491,7 @@ export class OAuthSession {
           codeVerifier: verifiers.get(answeredState)!,
           redirectUri: callback.redirectUri,
           resource: server.resource,
-          fetchFn: this.#fetch,
+          fetchFn: tokenAnswer.fetchFn,
         });
       } catch (error) {
         const what = error instanceof OAuthError ? error.code : messageOf(error);
@@ -497,7 +507,7 @@ export class OAuthSession {
       }
       login = {
         ...login,
-        tokens: { ...toStoredTokens(fresh), scope: fresh.scope ?? scope },
+        tokens: { ...toStoredTokens(fresh), scope: fresh.scope ?? scope, account: tokenAnswer.account() },
         savedAt: Date.now(),
       };
       await this.#persist(login, input.strictSave);

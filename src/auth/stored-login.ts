@@ -12,6 +12,8 @@ export interface StoredTokens {
   /** Milliseconds since the epoch; absent when the server did not say. */
   expiresAt?: number | undefined;
   issuedAt: number;
+  /** Slug of the account or team the grant acts for, when the token response named it. */
+  account?: string | undefined;
 }
 
 /** The client registration used with the authorization server (RFC 7591 answer, pre-registered id, or metadata URL). */
@@ -103,6 +105,7 @@ function readTokens(value: unknown): StoredTokens {
     scope: optional(record.scope, (field) => string(field, "tokens.scope")),
     expiresAt: optional(record.expiresAt, (field) => number(field, "tokens.expiresAt")),
     issuedAt: number(record.issuedAt, "tokens.issuedAt"),
+    account: optional(record.account, (field) => string(field, "tokens.account")),
   });
 }
 

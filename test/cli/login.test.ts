@@ -87,6 +87,26 @@ describe("login --no-browser, whoami, logout", () => {
     expect(who.code).toBe(0);
   });
 
+  it("whoami right after login names the account chosen at consent, before any chat exists", async () => {
+    // A server of its own: the other tests create chats, and this one needs the account to have none.
+    const fresh = await startReferenceServer({ port: 0, host: "127.0.0.1", autoApprove: "acme" });
+    try {
+      const env = cleanEnv({ BROWSER: `${process.execPath} ${HTTP_BROWSER}` });
+      const login = await runCli(["--base-url", fresh.url, "login", "--token-store", "file"], { env });
+      expect(login.code, login.stderr).toBe(0);
+      const list = await runCli(["--base-url", fresh.url, "list", "--json"], { env });
+      expect(list.code, list.stderr).toBe(0);
+      expect(jsonOf(list)).toMatchObject({ data: [] });
+      const who = await runCli(["--base-url", fresh.url, "whoami", "--json"], { env });
+      expect(who.code, who.stderr).toBe(0);
+      expect(jsonOf(who)).toMatchObject({ account: "acme", tokenSource: "file" });
+      const plain = await runCli(["--base-url", fresh.url, "whoami"], { env });
+      expect(plain.stdout).toContain("account:\tacme\n");
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it("login --token-store file keeps the credentials in the 0600 file, and says it signed in once", async () => {
     const env = cleanEnv({ BROWSER: `${process.execPath} ${HTTP_BROWSER}` });
     const login = await runCli(["--base-url", server.url, "login", "--token-store", "file", "--json"], {

@@ -382,6 +382,9 @@ describe("the authorization server with auto-approve", () => {
       const rotated = await refresh(clientId, tokens.refresh_token);
       expect(rotated.status).toBe(200);
       expect(rotated.body.refresh_token).not.toBe(tokens.refresh_token);
+      // Both token responses name the account of the grant (an RFC 6749 §5.1 extra parameter).
+      expect(tokens).toMatchObject({ account: "acme" });
+      expect(rotated.body.account).toBe("acme");
       const chat = await fetch(`${server.url}/v2/chats`, {
         method: "POST",
         headers: { ...bearer(rotated.body.access_token), "content-type": "application/json" },
@@ -514,6 +517,7 @@ describe("the consent page", () => {
       code_verifier: verifier,
       redirect_uri: CALLBACK_URL,
     });
+    expect(body.account).toBe("studio");
     const chat = await fetch(`${server.url}/v2/chats`, {
       method: "POST",
       headers: { ...bearer(body.access_token), "content-type": "application/json" },

@@ -1,11 +1,11 @@
-/** `chat-cli whoami`: the account or team the token acts for, inferred from a chat URL, and where the token came from. */
+/** `chat-cli whoami`: the account or team the token acts for (from a chat URL, else the login), and where the token came from. */
 import { type CliContext, maskToken, openClient, resolveToken, SIGN_IN_HINT } from "../context.js";
 import { CliError, EXIT } from "../errors.js";
 import { printJson, shown } from "../output.js";
 
 export interface WhoamiResult {
   baseUrl: string;
-  /** Slug of the account or team, or null when it cannot be inferred yet (no chats). */
+  /** Slug of the account or team, or null when it cannot be inferred yet (no chats, and no login naming it). */
   account: string | null;
   /** `--token`, `$CHAT_API_KEY`, or the login `chat-cli login` stored in the keychain or a file. */
   tokenSource: "flag" | "env" | "keychain" | "file";
@@ -15,7 +15,10 @@ export interface WhoamiResult {
   token: string;
 }
 
-/** The service has no "who am I" endpoint: the account's slug is read from the path of a chat URL. */
+/**
+ * The service has no "who am I" endpoint: the account's slug is read from the path of a chat URL, else (no chat
+ * yet) taken from the stored login, whose token response named the account or team chosen at consent.
+ */
 export async function whoami(_options: object, ctx: CliContext): Promise<void> {
   const resolved = await resolveToken(ctx);
   if (!resolved) throw new CliError(`not signed in to ${ctx.globals.baseUrl}`, EXIT.auth, SIGN_IN_HINT);
@@ -25,7 +28,7 @@ export async function whoami(_options: object, ctx: CliContext): Promise<void> {
   const stored = resolved.source === "login" ? await describeStoredLogin(ctx) : undefined;
   const result: WhoamiResult = {
     baseUrl: ctx.globals.baseUrl,
-    account: first?.url ? accountOfChatUrl(first.url, first.id) : null,
+    account: (first?.url ? accountOfChatUrl(first.url, first.id) : null) ?? stored?.account ?? null,
     tokenSource: stored ? stored.kind : resolved.source === "given" ? "flag" : "env",
     ...(stored ? { storage: stored.location } : {}),
     token: maskToken(resolved.token),
@@ -62,8 +65,10 @@ export function accountOfChatUrl(url: string, chatId: string): string | null {
 
 async function describeStoredLogin(
   ctx: CliContext,
-): Promise<{ kind: "keychain" | "file"; location: string }> {
+): Promise<{ kind: "keychain" | "file"; location: string; account?: string | undefined }> {
   const { loginSession } = await import("./login.js");
-  const storage = await (await loginSession(ctx, { browser: false })).describeStorage();
-  return { kind: storage.kind === "keychain" ? "keychain" : "file", location: storage.location };
+  const session = await loginSession(ctx, { browser: false });
+  const storage = await session.describeStorage();
+  const account = (await session.describeLogin())?.account;
+  return { kind: storage.kind === "keychain" ? "keychain" : "file", location: storage.location, account };
 }

@@ -47,6 +47,8 @@ export interface TokenResponseBody {
   expires_in: number;
   refresh_token: string;
   scope: string;
+  /** Extra parameter (RFC 6749 §5.1): slug of the account or team the grant acts for, chosen at consent. */
+  account: string;
 }
 
 export interface AuthorizationFlowsOptions {
@@ -248,6 +250,7 @@ function tokenResponse(tokens: IssuedTokens): TokenResponseBody {
     expires_in: tokens.expiresIn,
     refresh_token: tokens.refreshToken,
     scope: tokens.family.scopes.join(" "),
+    account: tokens.family.account,
   };
 }
 
