@@ -40,6 +40,15 @@ describe("checkLeftovers after the run", () => {
     expect(said).toBe("Leftovers in the temp folder: none\n");
   });
 
+  it("does not count Node's own compile cache (node-compile-cache, made by chat-cli on Node >= 22.1)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "leftover-check-"));
+    mkdirSync(join(dir, "node-compile-cache"));
+    writeFileSync(join(dir, "cmb-left"), "");
+    expect(leftoversIn(dir)).toEqual(["cmb-left"]);
+    checkLeftovers(dir, { strict: false, write: () => {} });
+    expect(existsSync(dir)).toBe(false);
+  });
+
   it("fails a strict run (CHAT_TEST_STRICT=1) when anything was left", () => {
     const dir = mkdtempSync(join(tmpdir(), "leftover-check-"));
     writeFileSync(join(dir, "cmb-left"), "");

@@ -17,10 +17,18 @@ export function usePrivateTempDir(env: NodeJS.ProcessEnv = process.env): string 
   return dir;
 }
 
+/**
+ * Node's own compile cache, not a test's: chat-cli calls `module.enableCompileCache()`, whose default folder on
+ * Node >= 22.1 is `<tmpdir>/node-compile-cache`, shared by every process of the run.
+ */
+const NODE_OWN = new Set(["node-compile-cache"]);
+
 /** What tests left in `dir`, by name, sorted. */
 export function leftoversIn(dir: string): string[] {
   try {
-    return readdirSync(dir).sort();
+    return readdirSync(dir)
+      .filter((name) => !NODE_OWN.has(name))
+      .sort();
   } catch {
     return [];
   }
