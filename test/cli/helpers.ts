@@ -5,6 +5,7 @@ import { createConnection, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll } from "vitest";
+import type { CliIo } from "../../src/cli/io.js";
 import { needs } from "../support/requirements.js";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
@@ -150,4 +151,26 @@ export async function requestWatch(
     requested,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/** A `CliIo` that records stdout and stderr, not a TTY, for commands called as plain functions. */
+export function recordingIo(overrides: Partial<CliIo> = {}): CliIo & { out: string; err: string } {
+  const io = {
+    out: "",
+    err: "",
+    stdout: (text: string) => {
+      io.out += text;
+    },
+    stderr: (text: string) => {
+      io.err += text;
+    },
+    isTTY: false,
+    interactive: false,
+    color: false,
+    errColor: false,
+    prompt: async () => "",
+    spinner: () => ({ stop() {} }),
+    ...overrides,
+  };
+  return io;
 }

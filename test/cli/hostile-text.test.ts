@@ -1,29 +1,8 @@
 /** Server text in chat-cli's hints and rows: an id is pasted into a shell only when it is an id, and no title draws a row. */
 import { describe, expect, it } from "vitest";
-import type { CliIo } from "../../src/cli/io.js";
 import { hintArgument, nextStepLines, printChat, printNextStep, printPending } from "../../src/cli/output.js";
 import type { Chat, PendingTask } from "../../src/wire/index.js";
-
-function recordingIo(overrides: Partial<CliIo> = {}): CliIo & { out: string; err: string } {
-  const io = {
-    out: "",
-    err: "",
-    stdout: (text: string) => {
-      io.out += text;
-    },
-    stderr: (text: string) => {
-      io.err += text;
-    },
-    isTTY: false,
-    interactive: false,
-    color: false,
-    errColor: false,
-    prompt: async () => "",
-    spinner: () => ({ stop() {} }),
-    ...overrides,
-  };
-  return io;
-}
+import { recordingIo } from "./helpers.js";
 
 const chat = (over: Partial<Chat>): Chat => ({
   id: "chat_1",

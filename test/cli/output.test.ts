@@ -6,37 +6,11 @@ import { parseTaskFlag } from "../../src/cli/commands/resolve.js";
 import { accountOfChatUrl } from "../../src/cli/commands/whoami.js";
 import { type CliContext, maskToken } from "../../src/cli/context.js";
 import { UsageError } from "../../src/cli/errors.js";
-import type { CliIo } from "../../src/cli/io.js";
 import { printChatList } from "../../src/cli/output.js";
 import { ChatClient } from "../../src/client/index.js";
 import { startReferenceServer } from "../../src/server/index.js";
 import type { Chat } from "../../src/wire/index.js";
-
-interface RecordingIo extends CliIo {
-  out: string;
-  err: string;
-}
-
-function recordingIo(overrides: Partial<CliIo> = {}): RecordingIo {
-  const io: RecordingIo = {
-    out: "",
-    err: "",
-    stdout: (text) => {
-      io.out += text;
-    },
-    stderr: (text) => {
-      io.err += text;
-    },
-    isTTY: false,
-    interactive: false,
-    color: false,
-    errColor: false,
-    prompt: async () => "",
-    spinner: () => ({ stop() {} }),
-    ...overrides,
-  };
-  return io;
-}
+import { recordingIo } from "./helpers.js";
 
 const chat = (id: string, title: string): Chat => ({
   id,

@@ -1,9 +1,9 @@
 /** `resolve --integrations` with MCP presets: a preset name is accepted where a preset is asked for, and what is sent is said first. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CliIo } from "../../src/cli/io.js";
 import { run } from "../../src/cli/run.js";
 import { ChatClient } from "../../src/client/index.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { recordingIo } from "./helpers.js";
 
 let server: ReferenceServer;
 let acme: ChatClient;
@@ -14,22 +14,7 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const io: CliIo & { out: string; err: string } = {
-    out: "",
-    err: "",
-    stdout: (text) => {
-      io.out += text;
-    },
-    stderr: (text) => {
-      io.err += text;
-    },
-    isTTY: false,
-    interactive: false,
-    color: false,
-    errColor: false,
-    prompt: async () => "",
-    spinner: () => ({ stop() {} }),
-  };
+  const io = recordingIo();
   const code = await run(["--base-url", server.url, "--token", server.apiKeys.acme as string, ...args], io);
   return { code, out: io.out, err: io.err };
 }

@@ -1,30 +1,10 @@
 /** Issue 26 item 9, chat-cli's smaller rough edges: the help's exit codes, what a bad --task lacks, --debug redaction. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseTaskFlag } from "../../src/cli/commands/resolve.js";
-import type { CliIo } from "../../src/cli/io.js";
 import { run } from "../../src/cli/run.js";
 import { redact } from "../../src/internal/redact.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
-
-function recordingIo(): CliIo & { out: string; err: string } {
-  const io = {
-    out: "",
-    err: "",
-    stdout: (text: string) => {
-      io.out += text;
-    },
-    stderr: (text: string) => {
-      io.err += text;
-    },
-    isTTY: false,
-    interactive: false,
-    color: false,
-    errColor: false,
-    prompt: async () => "",
-    spinner: () => ({ stop() {} }),
-  };
-  return io;
-}
+import { recordingIo } from "./helpers.js";
 
 describe("--help lists every exit code", () => {
   it("130 (interrupted while waiting; the request may still complete) is among them", async () => {

@@ -1,10 +1,10 @@
 /** ChatClient and chat-cli pointed at some other web server: one sentence saying it is not the chat service, with the URL. */
 import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CliIo } from "../../src/cli/io.js";
 import { run } from "../../src/cli/run.js";
 import { ChatClient, NotFoundError } from "../../src/client/index.js";
 import { isNotChatService } from "../../src/internal/service-shape.js";
+import { recordingIo } from "../cli/helpers.js";
 
 let site: Server;
 let siteUrl: string;
@@ -40,22 +40,7 @@ describe("ChatClient against an unrelated web server", () => {
 
 describe("chat-cli list against an unrelated web server", () => {
   it("says so once, with the URL, and suggests checking the base URL; exit 1", async () => {
-    const io: CliIo & { out: string; err: string } = {
-      out: "",
-      err: "",
-      stdout: (text) => {
-        io.out += text;
-      },
-      stderr: (text) => {
-        io.err += text;
-      },
-      isTTY: false,
-      interactive: false,
-      color: false,
-      errColor: false,
-      prompt: async () => "",
-      spinner: () => ({ stop() {} }),
-    };
+    const io = recordingIo();
     expect(await run(["--base-url", siteUrl, "--token", "t0ken-for-test", "list"], io)).toBe(1);
     expect(io.out).toBe("");
     expect(io.err).toContain("does not look like the chat service");
@@ -65,22 +50,7 @@ describe("chat-cli list against an unrelated web server", () => {
   });
 
   it("get <id> says the same, not that the chat was not found", async () => {
-    const io: CliIo & { out: string; err: string } = {
-      out: "",
-      err: "",
-      stdout: (text) => {
-        io.out += text;
-      },
-      stderr: (text) => {
-        io.err += text;
-      },
-      isTTY: false,
-      interactive: false,
-      color: false,
-      errColor: false,
-      prompt: async () => "",
-      spinner: () => ({ stop() {} }),
-    };
+    const io = recordingIo();
     expect(await run(["--base-url", siteUrl, "--token", "t0ken-for-test", "get", "chat_1"], io)).toBe(1);
     expect(io.err).toContain("does not look like the chat service");
     expect(io.err).not.toContain("not found for this account");
