@@ -1,6 +1,8 @@
 /** Where logins are kept: the OS keychain (keytar, then @napi-rs/keyring on the Secret Service), else 0600 files. */
+
 import { chmod, readFile, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
+import { withinDeadline } from "../internal/deadline.js";
 import { ensureDirectory, writeFileAtomic as writeFileAtomicSync } from "../internal/files.js";
 import { TokenStoreError } from "./errors.js";
 import { KEYCHAIN_SERVICE, type LoginPaths } from "./login-key.js";
@@ -33,7 +35,14 @@ export async function loadKeychainBackend(
       const backend = await loadNamedBackend(name);
       installed.push(name);
       // A read of an absent entry proves the keychain daemon answers (and is unlocked enough to read).
-      await withTimeout(backend.get("chat-mcp-bridge-probe"), PROBE_TIMEOUT_MS);
+      await withinDeadline(
+        backend.get("chat-mcp-bridge-probe"),
+        PROBE_TIMEOUT_MS,
+        `no answer within ${PROBE_TIMEOUT_MS / 1000} s`,
+        {
+          unref: true,
+        },
+      );
       return { backend, failures, installed };
     } catch (error) {
       failures.push(`${name === "keytar" ? "keytar" : "@napi-rs/keyring"}: ${errorMessage(error)}`);
@@ -241,7 +250,14 @@ export class LoginStore {
     if (!pointer) return { kind: "file" };
     try {
       this.#named ??= loadNamedBackend(pointer.backend).then(async (backend) => {
-        await withTimeout(backend.get("chat-mcp-bridge-probe"), PROBE_TIMEOUT_MS);
+        await withinDeadline(
+          backend.get("chat-mcp-bridge-probe"),
+          PROBE_TIMEOUT_MS,
+          `no answer within ${PROBE_TIMEOUT_MS / 1000} s`,
+          {
+            unref: true,
+          },
+        );
         return backend;
       });
       return { kind: "keychain", backend: await this.#named };
@@ -382,13 +398,4 @@ async function exists(path: string): Promise<boolean> {
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
-    timer.unref();
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -1,4 +1,5 @@
 /** `chat-mcp-bridge doctor`: why the bridge does or does not connect, as a checklist with the fix for each failure. */
+
 import { lookup } from "node:dns/promises";
 import { isIP, connect as netConnect, type Socket } from "node:net";
 import { checkServerIdentity, type PeerCertificate, connect as tlsConnect } from "node:tls";
@@ -7,6 +8,7 @@ import { isLoopbackHost, parseBearerChallenge } from "../auth/checks.js";
 import type { DiscoveredServer } from "../auth/discovery.js";
 import { AuthRequiredError } from "../auth/errors.js";
 import type { OAuthSession } from "../auth/session.js";
+import { withinDeadline } from "../internal/deadline.js";
 import type { describeNetworkFailure } from "../internal/network-errors.js";
 import { type ProxyChoice, proxyAwareFetch, resolveProxy } from "../internal/proxy.js";
 import { sanitizeForTerminal } from "../internal/redact.js";
@@ -253,7 +255,11 @@ async function checkNetwork(
     });
   } else {
     try {
-      const addresses = await withTimeout(lookup(host, { all: true }), NETWORK_TIMEOUT_MS, "the lookup");
+      const addresses = await withinDeadline(
+        lookup(host, { all: true }),
+        NETWORK_TIMEOUT_MS,
+        `the lookup took longer than ${NETWORK_TIMEOUT_MS / 1000} s`,
+      );
       checks.push({
         id: "dns",
         title: "DNS",
@@ -810,7 +816,11 @@ async function checkLive(
   const ask = async (id: string, method: string, params?: Record<string, unknown>) => {
     const answer = new Promise<JSONRPCMessage>((resolve) => answers.set(id, resolve));
     await transport.send({ jsonrpc: "2.0", id, method, ...(params ? { params } : {}) });
-    const message = await withTimeout(answer, LIVE_TIMEOUT_MS, `the answer to ${method}`);
+    const message = await withinDeadline(
+      answer,
+      LIVE_TIMEOUT_MS,
+      `the answer to ${method} took longer than ${LIVE_TIMEOUT_MS / 1000} s`,
+    );
     if ("error" in message) throw new Error(`${method} was refused: ${message.error.message}`);
     return (message as { result: Record<string, unknown> }).result;
   };
@@ -846,7 +856,11 @@ async function checkLive(
           : "run the bridge with --debug and look at the log file for the exchange",
     };
   } finally {
-    await withTimeout(transport.terminateSession(), 3_000, "ending the session").catch(() => undefined);
+    await withinDeadline(
+      transport.terminateSession(),
+      3_000,
+      "ending the session took longer than 3 s",
+    ).catch(() => undefined);
     await transport.close();
   }
 }
@@ -892,12 +906,4 @@ function initializeRequest(id: string) {
       clientInfo: { name: "chat-mcp-bridge-doctor", version: "1" },
     },
   };
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms / 1000} s`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

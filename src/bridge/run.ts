@@ -1,7 +1,9 @@
 /** Running the bridge: stdin lines in, the relay, stdout lines out, and a clean exit on EOF or signals. */
+
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { loginKey } from "../auth/login-key.js";
 import { configDir } from "../config/index.js";
+import { withinDeadline } from "../internal/deadline.js";
 import { describeNetworkFailure } from "../internal/network-errors.js";
 import { describeProxyFor } from "../internal/proxy.js";
 import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "./cli.js";
@@ -30,14 +32,6 @@ const QUIET_PROBE_TIMEOUT_MS = 5000;
 const PROBE_TIMEOUT_MS = 10_000;
 
 const signedOut = () => new Error("not signed in (a server/discover from stdio never signs in)");
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** How long shutdown may wait for the remote session to end before exiting anyway. */
 const SHUTDOWN_DEADLINE_MS = 1500;
@@ -136,7 +130,12 @@ export async function runRelay(
       remembered: () => verdicts.read(),
       remember: (verdict) => verdicts.write(verdict),
       probe: () => probeServerEra(modernUpstream("probe")),
-      probeQuietly: () => withTimeout(probeServerEra(modernUpstream("quiet probe")), QUIET_PROBE_TIMEOUT_MS),
+      probeQuietly: () =>
+        withinDeadline(
+          probeServerEra(modernUpstream("quiet probe")),
+          QUIET_PROBE_TIMEOUT_MS,
+          `no answer within ${QUIET_PROBE_TIMEOUT_MS} ms`,
+        ),
       legacyRelay: async () => {
         let relay: Relay | undefined;
         const translated = new ModernClientOverLegacy(

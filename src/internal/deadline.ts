@@ -1,0 +1,14 @@
+/** A promise bounded in time: rejects with the given message when it has not settled within the deadline. */
+export function withinDeadline<T>(
+  promise: Promise<T>,
+  ms: number,
+  message: string,
+  { unref = false }: { unref?: boolean } = {},
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+    if (unref) timer.unref();
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
