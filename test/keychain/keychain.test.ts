@@ -78,11 +78,17 @@ describe("fallback when no Secret Service answers", () => {
   delete noBus.DBUS_SESSION_BUS_ADDRESS;
   delete noBus.DISPLAY;
 
-  it("auto saves in the 0600 file store, with a warning", async () => {
+  it("auto saves in the 0600 file store, warning only when a keychain module is installed", async () => {
+    const { installed } = await loadKeychainBackend(["keytar", "napi-keyring"]);
     const { serverUrl, configDir, paths } = scratch();
     const saved = await runStore(["save", serverUrl, configDir, "auto", "", "access-file"], noBus);
     expect(saved.storedIn).toBe("file");
-    expect(saved.warnings.join("\n")).toMatch(/No keychain answered.*0600 file/s);
+    if (installed.length > 0) {
+      expect(saved.warnings.join("\n")).toMatch(/No keychain answered.*0600 file/s);
+    } else {
+      // Without a keychain module (npm ci --omit=optional) the file store is the plan, not a fallback: no warning.
+      expect(saved.warnings.join("\n")).not.toMatch(/keychain/i);
+    }
     expect(existsSync(paths.file)).toBe(true);
     expect((await runStore(["load", serverUrl, configDir, "auto", ""], noBus)).accessToken).toBe(
       "access-file",
