@@ -42,6 +42,31 @@ describe("the source tree", () => {
     expect(importCycles(modules)).toEqual([]);
   });
 
+  it("imports only along the layers of ARCHITECTURE.md", () => {
+    // Each folder of src/ and the folders it may import; anything else is an arrow the architecture does not have.
+    const allowed: Record<string, string[]> = {
+      "index.ts": ["client", "wire"],
+      wire: [],
+      config: [],
+      internal: [],
+      auth: ["config", "internal"],
+      client: ["auth", "config", "internal", "wire"],
+      bridge: ["auth", "config", "internal", "wire"],
+      server: ["internal", "wire"],
+      testing: ["config", "server"],
+      cli: ["auth", "client", "config", "internal", "server", "wire"],
+      demo: ["cli", "client", "server", "wire"],
+    };
+    const layerOf = (path: string) => path.split("/")[1] as string;
+    const wrong = modules.flatMap((module) =>
+      module.imports
+        .filter((target) => layerOf(target) !== layerOf(module.path))
+        .filter((target) => !(allowed[layerOf(module.path)] ?? []).includes(layerOf(target)))
+        .map((target) => `${module.path} -> ${target}`),
+    );
+    expect(wrong).toEqual([]);
+  });
+
   it("opens every module with a one-line comment on its purpose", () => {
     const silent = modules
       .filter((module) => !/^(#![^\n]*\n)?\/(\*\*?|\/) ?\S/.test(module.text))
