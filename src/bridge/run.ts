@@ -18,7 +18,7 @@ import { ModernServerRelay } from "./modern-server-relay.js";
 import { createBridgeAuth, restApiUrlRefusal } from "./oauth.js";
 import { describeMessage, Relay } from "./relay.js";
 import { type BridgeAuth, createRemoteFetch, nodeHttpFetch, withRequestTimeout } from "./remote-fetch.js";
-import type { ToClient } from "./request-model.js";
+import { type ToClient, withEnvelope } from "./request-model.js";
 import type { ToolCallStep } from "./steps/index.js";
 import { toolFilterStep } from "./steps/tool-filter.js";
 import { ToolFilter } from "./tool-filter.js";
@@ -273,8 +273,11 @@ export async function runAccountCommand(
   });
 }
 
-/** Where the server's era verdict is remembered: keyed like its login. */
-function eraVerdictStore(options: BridgeOptions, env: Record<string, string | undefined>): EraVerdictStore {
+/** Where the server's era verdict is remembered: keyed like its login (doctor's era check writes it too). */
+export function eraVerdictStore(
+  options: BridgeOptions,
+  env: Record<string, string | undefined>,
+): EraVerdictStore {
   return new EraVerdictStore(
     configDir(env),
     loginKey(
@@ -295,7 +298,7 @@ async function noStoredLoginMessage(url: string, mustMatch: string, env = proces
 
 /** `chat-mcp-bridge doctor`: its checks load only now, and run with the relay's own parts; returns the exit code. */
 export async function runDoctorCommand(target: DoctorTarget, options: DoctorCommandOptions): Promise<number> {
-  const { runDoctor } = await import("./doctor.js");
+  const { runDoctor } = await import("./doctor/index.js");
   const restApi = target.url ? await restApiUrlRefusal(target.url) : undefined;
   // The REST API's own Bearer challenge would pass the endpoint check: it fails as the URL check instead.
   if (restApi) target = { raw: target.raw, problem: restApi };
@@ -307,6 +310,10 @@ export async function runDoctorCommand(target: DoctorTarget, options: DoctorComm
     createBridgeAuth,
     describeNetworkFailure,
     suggestedMcpUrl,
+    ModernUpstream,
+    probeServerEra,
+    withEnvelope,
+    eraVerdictStore,
   });
 }
 
