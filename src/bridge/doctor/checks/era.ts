@@ -4,6 +4,7 @@
  */
 
 import { describeError } from "../../log.js";
+import type { FetchLike } from "../../remote-fetch.js";
 import type { EraVerdict } from "../../upstream/probe.js";
 import { type Check, type CheckResult, checkedUrl, signInAllowanceMs } from "../check.js";
 import { DOCTOR_CLIENT } from "./doctor-client.js";
@@ -28,7 +29,20 @@ export const eraCheck: Check = {
     const { parts, options, env } = context;
     const url = checkedUrl(context);
     const log = quietLog();
-    const upstream = new parts.ModernUpstream({ url, fetch: await liveFetch(context, signal), log });
+    const fetch = await liveFetch(context, signal);
+    // What came back last: the probe's verdict of "legacy" also covers answers that tell nothing about the era.
+    let last: { status: number } | { error: unknown } | undefined;
+    const recording: FetchLike = async (target, request) => {
+      try {
+        const answer = await fetch(target, request);
+        last = { status: answer.status };
+        return answer;
+      } catch (error) {
+        last = { error };
+        throw error;
+      }
+    };
+    const upstream = new parts.ModernUpstream({ url, fetch: recording, log });
     let verdict: EraVerdict;
     try {
       verdict = await parts.probeServerEra(upstream, DOCTOR_CLIENT);
@@ -37,6 +51,22 @@ export const eraCheck: Check = {
         status: "fail",
         detail: `server/discover failed: ${describeError(error)}`,
         fix: liveFix(error, context),
+      };
+    }
+    // No answer, or a server error: not evidence of an era, and not remembered.
+    if (last && "error" in last) {
+      const words = parts.describeNetworkFailure(last.error, url) ?? describeError(last.error);
+      return {
+        status: "fail",
+        detail: `server/discover got no answer: ${words}`,
+        fix: liveFix(last.error, context),
+      };
+    }
+    if (verdict.era === "legacy" && last && last.status >= 500) {
+      return {
+        status: "fail",
+        detail: `server/discover failed with HTTP ${last.status}, which tells nothing about the era`,
+        fix: "the server has a problem: try again later or tell its operator",
       };
     }
     context.found.verdict = verdict;

@@ -1,5 +1,6 @@
 /** doctor speaks the server's era: server/discover + tools/list to a 2026-07-28 server, initialize to a 2025 one. */
 import { execFile } from "node:child_process";
+import { createServer, type Server } from "node:http";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -180,5 +181,57 @@ describe("doctor against a 2025-only server that needs no sign-in", () => {
     });
     expect(checkOf(report, "live")).toMatchObject({ status: "pass", title: "Live initialize + tools/list" });
     expect(report.ok).toBe(true);
+  });
+});
+
+describe("an answer that tells nothing about the era fails the era check and is not remembered", () => {
+  /** Answers the endpoint check's server/discover as a modern server would, then every later request with `later`. */
+  async function scriptedServer(later: "500" | "hang up"): Promise<{ url: string; server: Server }> {
+    let posts = 0;
+    const server = createServer((request, response) => {
+      request.resume();
+      request.on("end", () => {
+        posts++;
+        if (posts === 1) {
+          response.writeHead(200, { "content-type": "application/json" });
+          response.end(JSON.stringify({ jsonrpc: "2.0", id: null, result: {} }));
+        } else if (later === "500") {
+          response.writeHead(500, { "content-type": "application/json" });
+          response.end(JSON.stringify({ message: "database down" }));
+        } else {
+          request.socket.destroy();
+        }
+      });
+    });
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/mcp`, server };
+  }
+
+  it.each(["500", "hang up"] as const)("%s", async (later) => {
+    const { url, server } = await scriptedServer(later);
+    try {
+      const env = {
+        PATH: process.env.PATH ?? "",
+        CHAT_CONFIG_DIR: join(scratchDir("cmb-doctor-noera-"), "config"),
+      };
+      // A --header Authorization stands in for a login: the era check runs without one.
+      const report = await runDoctorArgs(
+        ["--token-store", "file", "--header", "Authorization: Bearer x", url],
+        env,
+      );
+      expect(checkOf(report, "endpoint").status).toBe("pass");
+      const era = checkOf(report, "era");
+      expect(era.status).toBe("fail");
+      expect(era.detail).toMatch(
+        later === "500" ? /HTTP 500, which tells nothing about the era/ : /got no answer/,
+      );
+      expect(checkOf(report, "live")).toMatchObject({
+        status: "skip",
+        detail: "not checked (the protocol era is not known)",
+      });
+      expect(await rememberedVerdict(url, env).read()).toBeUndefined();
+    } finally {
+      await new Promise<void>((done) => server.close(() => done()));
+    }
   });
 });
