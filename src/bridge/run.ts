@@ -7,6 +7,7 @@ import { withinDeadline } from "../internal/deadline.js";
 import { describeNetworkFailure } from "../internal/network-errors.js";
 import { describeProxyFor } from "../internal/proxy.js";
 import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "./cli.js";
+import type { RelayParts } from "./doctor/index.js";
 import { probeEndpoint, suggestedMcpUrl, wrongEndpointMessage } from "./endpoint-check.js";
 import { EraRouter } from "./era-router.js";
 import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
@@ -296,25 +297,28 @@ async function noStoredLoginMessage(url: string, mustMatch: string, env = proces
   return `no stored login for ${url}, so nothing was removed (${mustMatch} must match the sign-in); ${listed}`;
 }
 
+/** The relay's own parts doctor runs with: handed over, so doctor's chunk does not split them out of the relay's. */
+export const doctorRelayParts: RelayParts = {
+  StreamableHttpTransport,
+  RemoteHttpError,
+  createRemoteFetch,
+  nodeHttpFetch,
+  createBridgeAuth,
+  describeNetworkFailure,
+  suggestedMcpUrl,
+  ModernUpstream,
+  probeServerEra,
+  withEnvelope,
+  eraVerdictStore,
+};
+
 /** `chat-mcp-bridge doctor`: its checks load only now, and run with the relay's own parts; returns the exit code. */
 export async function runDoctorCommand(target: DoctorTarget, options: DoctorCommandOptions): Promise<number> {
   const { runDoctor } = await import("./doctor/index.js");
   const restApi = target.url ? await restApiUrlRefusal(target.url) : undefined;
   // The REST API's own Bearer challenge would pass the endpoint check: it fails as the URL check instead.
   if (restApi) target = { raw: target.raw, problem: restApi };
-  return runDoctor(target, options, {
-    StreamableHttpTransport,
-    RemoteHttpError,
-    createRemoteFetch,
-    nodeHttpFetch,
-    createBridgeAuth,
-    describeNetworkFailure,
-    suggestedMcpUrl,
-    ModernUpstream,
-    probeServerEra,
-    withEnvelope,
-    eraVerdictStore,
-  });
+  return runDoctor(target, options, doctorRelayParts);
 }
 
 /** Runs `task`; an error it throws is recorded in the log file (the bin prints it on stderr) and thrown on. */

@@ -1,5 +1,6 @@
 /** doctor speaks the server's era: server/discover + tools/list to a 2026-07-28 server, initialize to a 2025 one. */
 import { execFile } from "node:child_process";
+import { cpSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -9,7 +10,7 @@ import type { DoctorReport } from "../../../../src/bridge/doctor/index.js";
 import { type ReferenceServer, startReferenceServer } from "../../../../src/server/index.js";
 import { scratchDir } from "../../../support/scratch-dir.js";
 import { BRIDGE_BIN } from "../../fixtures/spawn-bridge.js";
-import { checkOf, relayParts, runDoctorArgs, statusOf } from "../fixtures/relay-parts.js";
+import { ALL_PASS, checkOf, relayParts, runDoctorArgs, statusOf } from "../fixtures/relay-parts.js";
 
 const browserScript = resolve(import.meta.dirname, "../../../auth/fixtures/http-browser.mjs");
 const run = promisify(execFile);
@@ -17,14 +18,15 @@ const run = promisify(execFile);
 /** A reference server of one era, signed in to with a file token store in its own config folder. */
 async function signedInServer(mcpEra: "modern" | "legacy") {
   const server = await startReferenceServer({ port: 0, autoApprove: "acme", mcpEra });
+  const configDir = join(scratchDir(`cmb-doctor-${mcpEra}-`), "config");
   const env = {
     PATH: process.env.PATH ?? "",
     HOME: process.env.HOME ?? "",
-    CHAT_CONFIG_DIR: join(scratchDir(`cmb-doctor-${mcpEra}-`), "config"),
+    CHAT_CONFIG_DIR: configDir,
     BROWSER: `${process.execPath} ${browserScript}`,
   };
   await run(process.execPath, [BRIDGE_BIN, "login", "--token-store", "file", server.mcpUrl], { env });
-  return { server, env };
+  return { server, env, configDir };
 }
 
 /** The verdict the bridge will start with, from the same store the bridge reads. */
@@ -37,24 +39,8 @@ function rememberedVerdict(url: string, env: Record<string, string>) {
 const doctor = (url: string, env: Record<string, string | undefined>, write?: (text: string) => void) =>
   runDoctorArgs(["--token-store", "file", url], env, write);
 
-const ALL_PASS = {
-  url: "pass",
-  proxy: "pass",
-  dns: "pass",
-  tcp: "pass",
-  tls: "skip",
-  endpoint: "pass",
-  "resource-metadata": "pass",
-  "authorization-server": "pass",
-  registration: "pass",
-  "token-store": "pass",
-  login: "pass",
-  era: "pass",
-  live: "pass",
-};
-
 describe("doctor against a 2026-07-28-only server", () => {
-  let modern: { server: ReferenceServer; env: Record<string, string> };
+  let modern: Awaited<ReturnType<typeof signedInServer>>;
   beforeAll(async () => {
     modern = await signedInServer("modern");
   });
@@ -91,6 +77,28 @@ describe("doctor against a 2026-07-28-only server", () => {
     expect(checkOf(await doctor(modern.server.mcpUrl, modern.env), "era").detail).not.toMatch(/remembered/);
   });
 
+  it("a stored token the server refuses fails the era check with the sign-in fix, and no browser opens", async () => {
+    const refusedDir = join(scratchDir("cmb-doctor-refused-"), "config");
+    cpSync(modern.configDir, refusedDir, { recursive: true });
+    const authDir = join(refusedDir, "auth");
+    const file = join(authDir, readdirSync(authDir).find((name) => /^[0-9a-f]+\.json$/.test(name))!);
+    const login = JSON.parse(readFileSync(file, "utf8"));
+    login.tokens.accessToken = "not-a-token-this-server-issued";
+    writeFileSync(file, JSON.stringify(login), { mode: 0o600 });
+
+    const report = await doctor(modern.server.mcpUrl, {
+      ...modern.env,
+      BROWSER: "false",
+      CHAT_CONFIG_DIR: refusedDir,
+    });
+    expect(checkOf(report, "login").status).toBe("pass");
+    const era = checkOf(report, "era");
+    expect(era.status).toBe("fail");
+    expect(era.detail).toMatch(/^server\/discover failed: /);
+    expect(era.fix).toBe(`sign in again with: chat-mcp-bridge login ${modern.server.mcpUrl}`);
+    expect(checkOf(report, "live").status).toBe("skip");
+  });
+
   it("a refused login fails the era check with the sign-in fix, and the live check is not tried", async () => {
     const env = { ...modern.env, CHAT_CONFIG_DIR: join(scratchDir("cmb-doctor-modern-none-"), "config") };
     const report = await doctor(modern.server.mcpUrl, env);
@@ -103,39 +111,8 @@ describe("doctor against a 2026-07-28-only server", () => {
   });
 });
 
-describe("doctor against a 2026-07-28-only server that needs no sign-in", () => {
-  let open: ReferenceServer;
-  beforeAll(async () => {
-    open = await startReferenceServer({
-      port: 0,
-      mcpEra: "modern",
-      testOnlyUnauthenticatedMcpAccount: "personal",
-    });
-  });
-  afterAll(async () => {
-    await open?.close();
-  });
-
-  it("the MCP endpoint check passes on server/discover (a 2025 initialize is refused there)", async () => {
-    const env = {
-      PATH: process.env.PATH ?? "",
-      CHAT_CONFIG_DIR: join(scratchDir("cmb-doctor-open-"), "config"),
-    };
-    const report: DoctorReport = await doctor(open.mcpUrl, env);
-    expect(checkOf(report, "endpoint")).toMatchObject({
-      status: "pass",
-      detail: "answers server/discover (200) without sign-in",
-    });
-    expect(checkOf(report, "live")).toMatchObject({
-      status: "pass",
-      title: "Live server/discover + tools/list",
-    });
-    expect(report.ok).toBe(true);
-  });
-});
-
 describe("doctor against a 2025-only server", () => {
-  let legacy: { server: ReferenceServer; env: Record<string, string> };
+  let legacy: Awaited<ReturnType<typeof signedInServer>>;
   beforeAll(async () => {
     legacy = await signedInServer("legacy");
   });
@@ -156,12 +133,27 @@ describe("doctor against a 2025-only server", () => {
   });
 });
 
-describe("doctor against a 2025-only server that needs no sign-in", () => {
+describe.each([
+  {
+    era: "modern" as const,
+    name: "2026-07-28-only",
+    asked: "server/discover",
+    why: "a 2025 initialize is refused there",
+    live: "Live server/discover + tools/list",
+  },
+  {
+    era: "legacy" as const,
+    name: "2025-only",
+    asked: "initialize",
+    why: "after server/discover was not understood",
+    live: "Live initialize + tools/list",
+  },
+])("doctor against a $name server that needs no sign-in", ({ era, asked, why, live }) => {
   let open: ReferenceServer;
   beforeAll(async () => {
     open = await startReferenceServer({
       port: 0,
-      mcpEra: "legacy",
+      mcpEra: era,
       testOnlyUnauthenticatedMcpAccount: "personal",
     });
   });
@@ -169,17 +161,17 @@ describe("doctor against a 2025-only server that needs no sign-in", () => {
     await open?.close();
   });
 
-  it("the MCP endpoint check passes on initialize, after server/discover was not understood", async () => {
+  it(`the MCP endpoint check passes on ${asked} (${why})`, async () => {
     const env = {
       PATH: process.env.PATH ?? "",
       CHAT_CONFIG_DIR: join(scratchDir("cmb-doctor-open-"), "config"),
     };
-    const report = await doctor(open.mcpUrl, env);
+    const report: DoctorReport = await doctor(open.mcpUrl, env);
     expect(checkOf(report, "endpoint")).toMatchObject({
       status: "pass",
-      detail: "answers initialize (200) without sign-in",
+      detail: `answers ${asked} (200) without sign-in`,
     });
-    expect(checkOf(report, "live")).toMatchObject({ status: "pass", title: "Live initialize + tools/list" });
+    expect(checkOf(report, "live")).toMatchObject({ status: "pass", title: live });
     expect(report.ok).toBe(true);
   });
 });
