@@ -1,9 +1,7 @@
-/**
- * The MCP endpoint check: a request without a token, as the bridge's first would be. It asks `server/discover` (the
- * spec's era probe, through the modern upstream); a server that does not take it is asked the 2025 `initialize`.
- * A 401 asking for sign-in is what a protected MCP endpoint answers.
- */
+/** The MCP endpoint check: a request without a token, as the bridge's first: `server/discover`, else the 2025 `initialize`. */
 
+// A 401 asking for sign-in is what a protected MCP endpoint answers; a server that does not take `server/discover`
+// (the spec's era probe, sent through the modern upstream) is judged by its answer to `initialize`.
 import { parseBearerChallenge } from "../../../auth/checks.js";
 import { doesNotLookLikeChatService, notChatServiceMessage } from "../../../internal/service-shape.js";
 import { createBridgeLog, describeError } from "../../log.js";

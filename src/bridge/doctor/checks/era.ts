@@ -1,8 +1,6 @@
-/**
- * The protocol era check: which MCP era the server speaks, learned as the bridge learns it (a `server/discover`
- * probe through the modern upstream, with the stored login), and compared with the verdict the bridge remembers.
- */
+/** The protocol era check: which MCP era the server speaks, learned as the bridge learns it, and remembered for the bridge. */
 
+// A `server/discover` probe through the modern upstream with the stored login, compared with the bridge's verdict.
 import { describeError } from "../../log.js";
 import type { FetchLike } from "../../remote-fetch.js";
 import type { EraVerdict } from "../../upstream/probe.js";

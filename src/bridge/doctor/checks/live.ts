@@ -1,9 +1,8 @@
-/**
- * The live check, with the stored login and in the server's era: a modern server is asked `tools/list` as a
- * stateless 2026-07-28 request through the modern upstream (its `server/discover` answered the era check); a
- * legacy one `initialize` then `tools/list` in a session, as the bridge sends them. A browser only with `--sign-in`.
- */
+/** The live check, with the stored login and in the server's era: `tools/list` stateless (2026-07-28), or `initialize` first (2025). */
 
+// A modern server is asked `tools/list` as one stateless POST through the modern upstream (its `server/discover`
+// answered the era check); a legacy one `initialize` then `tools/list` in a session, as the bridge sends them.
+// A browser opens only with `--sign-in`.
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { withinDeadline } from "../../../internal/deadline.js";
 import { describeError } from "../../log.js";
