@@ -7,6 +7,7 @@ import { withinDeadline } from "../internal/deadline.js";
 import { describeNetworkFailure } from "../internal/network-errors.js";
 import { describeProxyFor } from "../internal/proxy.js";
 import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "./cli.js";
+import type { RelayParts } from "./doctor/index.js";
 import { probeEndpoint, suggestedMcpUrl, wrongEndpointMessage } from "./endpoint-check.js";
 import { EraRouter } from "./era-router.js";
 import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
@@ -18,7 +19,7 @@ import { ModernServerRelay } from "./modern-server-relay.js";
 import { createBridgeAuth, restApiUrlRefusal } from "./oauth.js";
 import { describeMessage, Relay } from "./relay.js";
 import { type BridgeAuth, createRemoteFetch, nodeHttpFetch, withRequestTimeout } from "./remote-fetch.js";
-import type { ToClient } from "./request-model.js";
+import { type ToClient, withEnvelope } from "./request-model.js";
 import type { ToolCallStep } from "./steps/index.js";
 import { toolFilterStep } from "./steps/tool-filter.js";
 import { ToolFilter } from "./tool-filter.js";
@@ -273,8 +274,11 @@ export async function runAccountCommand(
   });
 }
 
-/** Where the server's era verdict is remembered: keyed like its login. */
-function eraVerdictStore(options: BridgeOptions, env: Record<string, string | undefined>): EraVerdictStore {
+/** Where the server's era verdict is remembered: keyed like its login (doctor's era check writes it too). */
+export function eraVerdictStore(
+  options: BridgeOptions,
+  env: Record<string, string | undefined>,
+): EraVerdictStore {
   return new EraVerdictStore(
     configDir(env),
     loginKey(
@@ -293,21 +297,28 @@ async function noStoredLoginMessage(url: string, mustMatch: string, env = proces
   return `no stored login for ${url}, so nothing was removed (${mustMatch} must match the sign-in); ${listed}`;
 }
 
+/** The relay's own parts doctor runs with: handed over, so doctor's chunk does not split them out of the relay's. */
+export const doctorRelayParts: RelayParts = {
+  StreamableHttpTransport,
+  RemoteHttpError,
+  createRemoteFetch,
+  nodeHttpFetch,
+  createBridgeAuth,
+  describeNetworkFailure,
+  suggestedMcpUrl,
+  ModernUpstream,
+  probeServerEra,
+  withEnvelope,
+  eraVerdictStore,
+};
+
 /** `chat-mcp-bridge doctor`: its checks load only now, and run with the relay's own parts; returns the exit code. */
 export async function runDoctorCommand(target: DoctorTarget, options: DoctorCommandOptions): Promise<number> {
-  const { runDoctor } = await import("./doctor.js");
+  const { runDoctor } = await import("./doctor/index.js");
   const restApi = target.url ? await restApiUrlRefusal(target.url) : undefined;
   // The REST API's own Bearer challenge would pass the endpoint check: it fails as the URL check instead.
   if (restApi) target = { raw: target.raw, problem: restApi };
-  return runDoctor(target, options, {
-    StreamableHttpTransport,
-    RemoteHttpError,
-    createRemoteFetch,
-    nodeHttpFetch,
-    createBridgeAuth,
-    describeNetworkFailure,
-    suggestedMcpUrl,
-  });
+  return runDoctor(target, options, doctorRelayParts);
 }
 
 /** Runs `task`; an error it throws is recorded in the log file (the bin prints it on stderr) and thrown on. */

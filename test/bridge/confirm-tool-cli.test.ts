@@ -1,14 +1,10 @@
 /** `--confirm-tool` on the command line (beside --ignore-tool, --read-only, --profile) and in doctor's checklist. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseBridgeArgs } from "../../src/bridge/cli.js";
-import { type DoctorReport, diagnose, type RelayParts } from "../../src/bridge/doctor.js";
-import { suggestedMcpUrl } from "../../src/bridge/endpoint-check.js";
-import { RemoteHttpError, StreamableHttpTransport } from "../../src/bridge/http-transport.js";
-import { createBridgeAuth } from "../../src/bridge/oauth.js";
-import { createRemoteFetch, nodeHttpFetch } from "../../src/bridge/remote-fetch.js";
+import { type DoctorReport, diagnose } from "../../src/bridge/doctor/index.js";
 import { toolsToConfirm } from "../../src/bridge/steps/confirm-tool.js";
-import { describeNetworkFailure } from "../../src/internal/network-errors.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { relayParts as parts } from "./doctor/fixtures/relay-parts.js";
 
 const quiet = () => undefined;
 const argv = (...args: string[]) => ["node", "chat-mcp-bridge", ...args];
@@ -81,16 +77,6 @@ describe("doctor lists what needs confirming", () => {
   afterAll(async () => {
     await server?.close();
   });
-
-  const parts: RelayParts = {
-    StreamableHttpTransport,
-    RemoteHttpError,
-    createRemoteFetch,
-    nodeHttpFetch,
-    createBridgeAuth,
-    describeNetworkFailure,
-    suggestedMcpUrl,
-  };
 
   async function doctor(...flags: string[]): Promise<DoctorReport> {
     const command = parseBridgeArgs(

@@ -254,7 +254,7 @@ describe("doctor --sign-in", () => {
       [BRIDGE_BIN, "doctor", "--sign-in", ...base, server.mcpUrl],
       { env: home.env },
     );
-    expect(signedIn.stdout).toMatch(/^✓ Live initialize \+ tools\/list: .* listed 7 tools$/m);
+    expect(signedIn.stdout).toMatch(/^✓ Live server\/discover \+ tools\/list: .* listed 7 tools$/m);
     expect(signedIn.stdout).toMatch(/All checks passed\.\n$/);
     expect(home.codes()).toHaveLength(1);
   });

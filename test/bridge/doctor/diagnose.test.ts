@@ -4,18 +4,13 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseBridgeArgs } from "../../src/bridge/cli.js";
-import { type DoctorReport, diagnose, type RelayParts } from "../../src/bridge/doctor.js";
-import { suggestedMcpUrl } from "../../src/bridge/endpoint-check.js";
-import { RemoteHttpError, StreamableHttpTransport } from "../../src/bridge/http-transport.js";
-import { createBridgeAuth } from "../../src/bridge/oauth.js";
-import { createRemoteFetch, nodeHttpFetch } from "../../src/bridge/remote-fetch.js";
-import { describeNetworkFailure } from "../../src/internal/network-errors.js";
-import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
-import { scratchDir } from "../support/scratch-dir.js";
-import { BRIDGE_BIN } from "./fixtures/spawn-bridge.js";
+import type { DoctorReport } from "../../../src/bridge/doctor/index.js";
+import { type ReferenceServer, startReferenceServer } from "../../../src/server/index.js";
+import { scratchDir } from "../../support/scratch-dir.js";
+import { BRIDGE_BIN } from "../fixtures/spawn-bridge.js";
+import { ALL_PASS, checkOf as check, runDoctorArgs, statusOf } from "./fixtures/relay-parts.js";
 
-const browserScript = resolve(import.meta.dirname, "../auth/fixtures/http-browser.mjs");
+const browserScript = resolve(import.meta.dirname, "../../auth/fixtures/http-browser.mjs");
 const run = promisify(execFile);
 
 let server: ReferenceServer;
@@ -36,53 +31,25 @@ afterAll(async () => {
   await server?.close();
 });
 
-const parts: RelayParts = {
-  StreamableHttpTransport,
-  RemoteHttpError,
-  createRemoteFetch,
-  nodeHttpFetch,
-  createBridgeAuth,
-  describeNetworkFailure,
-  suggestedMcpUrl,
-};
-
-/** `chat-mcp-bridge doctor --token-store file <url>`, parsed by the bin's parser and run in this process. */
+/** `chat-mcp-bridge doctor --token-store file <url>`, run in this process. */
 function doctor(url: string, doctorEnv = env, write?: (text: string) => void): Promise<DoctorReport> {
-  const command = parseBridgeArgs(
-    ["node", "chat-mcp-bridge", "doctor", "--token-store", "file", url],
-    doctorEnv,
-  );
-  if (command.kind !== "doctor") throw new Error("not parsed as doctor");
-  return diagnose(command.target, command.options, parts, doctorEnv, write);
+  return runDoctorArgs(["--token-store", "file", url], doctorEnv, write);
 }
-
-const statusOf = (report: DoctorReport) =>
-  Object.fromEntries(report.checks.map((check) => [check.id, check.status]));
-const check = (report: DoctorReport, id: string) => report.checks.find((entry) => entry.id === id)!;
 
 describe("doctor", () => {
   it("passes every check against a healthy server with a stored login, and prints one line per check", async () => {
     const lines: string[] = [];
     const report = await doctor(server.mcpUrl, env, (text) => lines.push(text));
     expect(report.ok).toBe(true);
-    expect(statusOf(report)).toEqual({
-      url: "pass",
-      proxy: "pass",
-      dns: "pass",
-      tcp: "pass",
-      tls: "skip",
-      endpoint: "pass",
-      "resource-metadata": "pass",
-      "authorization-server": "pass",
-      registration: "pass",
-      "token-store": "pass",
-      login: "pass",
-      live: "pass",
-    });
+    expect(statusOf(report)).toEqual(ALL_PASS);
     expect(check(report, "live").detail).toMatch(/listed 7 tools/);
     expect(check(report, "login").detail).toMatch(/scopes .*chat:read.*; expires .*; refresh possible/);
     expect(check(report, "registration").detail).toMatch(/dynamic registration/);
-    expect(lines.join("")).toMatch(/^✓ Live initialize \+ tools\/list: /m);
+    // The reference server speaks both eras: doctor speaks the newer one, as the bridge does.
+    expect(check(report, "era").detail).toMatch(
+      /^2026-07-28 \(stateless requests\): server\/discover answered/,
+    );
+    expect(lines.join("")).toMatch(/^✓ Live server\/discover \+ tools\/list: /m);
   });
 
   it("a down server: ✗ TCP with the fix, and nothing after it tried", async () => {
@@ -96,6 +63,7 @@ describe("doctor", () => {
     expect(tcp.detail).toMatch(/nothing is listening at 127\.0\.0\.1:\d+/);
     expect(tcp.fix).toMatch(/start the server, or check the host and port/);
     expect(check(report, "endpoint").status).toBe("skip");
+    expect(check(report, "era").status).toBe("skip");
     expect(check(report, "live").status).toBe("skip");
   });
 

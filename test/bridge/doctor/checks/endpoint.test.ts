@@ -3,24 +3,8 @@ import { rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseBridgeArgs } from "../../src/bridge/cli.js";
-import { diagnose, type RelayParts } from "../../src/bridge/doctor.js";
-import { suggestedMcpUrl } from "../../src/bridge/endpoint-check.js";
-import { RemoteHttpError, StreamableHttpTransport } from "../../src/bridge/http-transport.js";
-import { createBridgeAuth } from "../../src/bridge/oauth.js";
-import { createRemoteFetch, nodeHttpFetch } from "../../src/bridge/remote-fetch.js";
-import { describeNetworkFailure } from "../../src/internal/network-errors.js";
-import { scratchDir } from "../support/scratch-dir.js";
-
-const parts: RelayParts = {
-  StreamableHttpTransport,
-  RemoteHttpError,
-  createRemoteFetch,
-  nodeHttpFetch,
-  createBridgeAuth,
-  describeNetworkFailure,
-  suggestedMcpUrl,
-};
+import { scratchDir } from "../../../support/scratch-dir.js";
+import { runDoctorArgs } from "../fixtures/relay-parts.js";
 
 let site: Server;
 let siteUrl: string;
@@ -43,12 +27,7 @@ afterAll(async () => {
 describe("doctor against an unrelated web server", () => {
   it("the endpoint check fails with 'does not look like the chat service' and a fix to check the URL", async () => {
     const env = { PATH: process.env.PATH ?? "", HOME: home, CHAT_CONFIG_DIR: join(home, "config") };
-    const command = parseBridgeArgs(
-      ["node", "chat-mcp-bridge", "doctor", "--token-store", "file", siteUrl],
-      env,
-    );
-    if (command.kind !== "doctor") throw new Error("not parsed as doctor");
-    const report = await diagnose(command.target, command.options, parts, env, () => {});
+    const report = await runDoctorArgs(["--token-store", "file", siteUrl], env, () => {});
     const endpoint = report.checks.find((check) => check.id === "endpoint");
     expect(endpoint?.status).toBe("fail");
     expect(endpoint?.detail).toContain(`the server at ${siteUrl} does not look like the chat service`);

@@ -1,0 +1,193 @@
+/** The MCP endpoint check: a request without a token, as the bridge's first: `server/discover`, else the 2025 `initialize`. */
+
+// A 401 asking for sign-in is what a protected MCP endpoint answers; a server that does not take `server/discover`
+// (the spec's era probe, sent through the modern upstream) is judged by its answer to `initialize`.
+import { parseBearerChallenge } from "../../../auth/checks.js";
+import { doesNotLookLikeChatService, notChatServiceMessage } from "../../../internal/service-shape.js";
+import { createBridgeLog, describeError } from "../../log.js";
+import type { FetchLike, HttpAnswer } from "../../remote-fetch.js";
+import {
+  asDetailAndFix,
+  type Check,
+  type CheckResult,
+  checkedUrl,
+  type DoctorContext,
+  type EndpointAnswer,
+} from "../check.js";
+import { DOCTOR_CLIENT, legacyInitializeRequest } from "./doctor-client.js";
+
+/** How long one exchange of the endpoint check may take. */
+const EXCHANGE_TIMEOUT_MS = 10_000;
+
+/** What came back to the last request: the answer's status and headers, or why there was none. */
+type Exchange = { status: number; headers: HttpAnswer["headers"] } | { error: unknown };
+
+export const endpointCheck: Check = {
+  id: "endpoint",
+  title: "MCP endpoint",
+  needs: [
+    { id: "dns", whenFailed: "the server is not reachable" },
+    { id: "tcp", whenFailed: "the server is not reachable" },
+    { id: "tls", whenFailed: "the server is not reachable" },
+  ],
+  // server/discover, then perhaps initialize and the end of its session.
+  deadlineMs: () => 3 * EXCHANGE_TIMEOUT_MS + 5_000,
+  async run(context, signal) {
+    const discovered = await askDiscover(context, signal);
+    if (!("error" in discovered) && (discovered.status === 401 || isSuccess(discovered.status))) {
+      return judge(context, discovered, "server/discover");
+    }
+    return judge(context, await askInitialize(context, signal), "initialize");
+  },
+};
+
+/** `server/discover` as the bridge's probe sends it: a stateless 2026-07-28 POST with the standard headers. */
+async function askDiscover(context: DoctorContext, signal: AbortSignal): Promise<Exchange> {
+  const { ModernUpstream, probeServerEra, createRemoteFetch, nodeHttpFetch } = context.parts;
+  let last: Exchange = { error: new Error("server/discover was not sent") };
+  const recording: FetchLike = async (url, request) => {
+    try {
+      const answer = await nodeHttpFetch(url, { ...request, signal: exchangeSignal(signal) });
+      last = { status: answer.status, headers: answer.headers };
+      return answer;
+    } catch (error) {
+      last = { error };
+      throw error;
+    }
+  };
+  const log = createBridgeLog({ debug: false, silent: true });
+  const fetch = createRemoteFetch({
+    auth: undefined,
+    headers: context.options.headers,
+    log,
+    fetch: recording,
+  });
+  // The verdict waits for the era check, which asks with the login; here only the HTTP answer counts.
+  await probeServerEra(new ModernUpstream({ url: checkedUrl(context), fetch, log }), DOCTOR_CLIENT).catch(
+    () => undefined,
+  );
+  return last;
+}
+
+/** The 2025 `initialize` POSTed without a token; a session it opens is ended at once. */
+async function askInitialize(context: DoctorContext, signal: AbortSignal): Promise<Exchange> {
+  const { nodeHttpFetch } = context.parts;
+  const url = checkedUrl(context);
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+  };
+  for (const header of context.options.headers) headers[header.name.toLowerCase()] = header.value;
+  try {
+    const response = await nodeHttpFetch(url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(legacyInitializeRequest("chat-mcp-bridge/doctor")),
+      signal: exchangeSignal(signal),
+    });
+    await response.body?.cancel().catch(() => undefined);
+    const sessionId = response.headers.get("mcp-session-id");
+    if (sessionId) {
+      const end = await nodeHttpFetch(url, {
+        method: "DELETE",
+        headers: { ...headers, "mcp-session-id": sessionId },
+        signal: exchangeSignal(signal, 5_000),
+      }).catch(() => undefined);
+      await end?.body?.cancel().catch(() => undefined);
+    }
+    return { status: response.status, headers: response.headers };
+  } catch (error) {
+    return { error };
+  }
+}
+
+function exchangeSignal(signal: AbortSignal, ms = EXCHANGE_TIMEOUT_MS): AbortSignal {
+  return AbortSignal.any([signal, AbortSignal.timeout(ms)]);
+}
+
+const isSuccess = (status: number) => status >= 200 && status < 300;
+
+const hasAuthorizationHeader = (context: DoctorContext) =>
+  context.options.headers.some((header) => header.name.toLowerCase() === "authorization");
+
+/** What the answer says about the endpoint; records it (and whether sign-in is needed) for the checks after. */
+async function judge(context: DoctorContext, exchange: Exchange, asked: string): Promise<CheckResult> {
+  const url = checkedUrl(context);
+  if ("error" in exchange) {
+    // A proxy that refused or cannot be reached, or a certificate this machine does not accept, in the relay's words.
+    const named = context.parts.describeNetworkFailure(exchange.error, url);
+    return {
+      status: "fail",
+      ...(named
+        ? asDetailAndFix(named, "check the proxy and certificate settings")
+        : {
+            detail: `no HTTP answer from ${url.href} (${describeError(exchange.error)})`,
+            fix: "check that the URL's port serves the MCP server over http(s)",
+          }),
+    };
+  }
+  const { status, headers } = exchange;
+  const answered = (answer: EndpointAnswer, result: CheckResult): CheckResult => {
+    context.found.endpoint = answer;
+    context.found.needsAuth = answer.status === 401 && !hasAuthorizationHeader(context);
+    return result;
+  };
+  const fail = (detail: string, fix: string) =>
+    answered({ status, failed: true }, { status: "fail", detail, fix });
+  if (status === 401) {
+    const challenge = headers.get("www-authenticate");
+    const bearer = parseBearerChallenge(challenge);
+    return answered(
+      { status, failed: false, resourceMetadataUrl: bearer.resourceMetadataUrl },
+      {
+        status: "pass",
+        detail: `answers and asks for sign-in (401${challenge ? `, ${challenge.split(/[ ,]/)[0]}` : ""})`,
+      },
+    );
+  }
+  if (isSuccess(status))
+    return answered(
+      { status, failed: false },
+      { status: "pass", detail: `answers ${asked} (${status}) without sign-in` },
+    );
+  if (status === 404) {
+    const suggestion = await context.parts
+      .suggestedMcpUrl(url, context.parts.nodeHttpFetch)
+      .catch(() => undefined);
+    return fail(
+      `nothing at ${url.pathname} (404 Not Found)`,
+      suggestion
+        ? `use ${suggestion}: the MCP endpoint answers there`
+        : `check the path in the URL: MCP endpoints usually end in /mcp (e.g. ${url.origin}/mcp)`,
+    );
+  }
+  if (status === 405 || status === 406 || status === 415) {
+    return fail(
+      `this is not a streamable-HTTP MCP endpoint (${status})`,
+      "point the bridge at the server's streamable-HTTP endpoint; it does not speak the old HTTP+SSE transport",
+    );
+  }
+  if (status === 407) {
+    return fail(
+      "the proxy asks for credentials (407)",
+      "put the proxy's user and password in HTTPS_PROXY (http://user:pass@host:port)",
+    );
+  }
+  if (status === 403) {
+    return fail(
+      "the server refuses this client before sign-in (403)",
+      "check your --header values; the server may only accept some networks",
+    );
+  }
+  const contentType = headers.get("content-type");
+  if (doesNotLookLikeChatService({ status, contentType })) {
+    return fail(
+      notChatServiceMessage(url.href, { status, contentType }),
+      "check the URL: the chat service's MCP endpoint is its address followed by /mcp",
+    );
+  }
+  return fail(
+    `unexpected answer ${status}`,
+    status >= 500 ? "the server has a problem: try again later or tell its operator" : "check the URL",
+  );
+}
