@@ -24,8 +24,11 @@ export interface RelayOptions {
   fetch: FetchLike;
   log: BridgeLog;
   /** Writes one message to the local client (stdout). */
-  /** `raw`: the server's JSON text of a message relayed unchanged, to write as is (see LineWriter). */
-  toClient(message: JSONRPCMessage, raw?: string): void;
+  /**
+   * `raw`: the server's JSON text of a message relayed unchanged, to write as is (see LineWriter).
+   * `relatedRequestId`: the client request whose response stream carried a server request or notification.
+   */
+  toClient(message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId): void;
   /** How long to keep retrying an unreachable server before answering the held requests with an error. */
   reconnectWindowMs?: number;
   /** Builds the remote transport (tests inject fakes); defaults to the streamable-HTTP client. */
@@ -207,7 +210,8 @@ export class Relay {
     const transport = this.#options.createTransport
       ? this.#options.createTransport(this.#options.url, this.#options.fetch)
       : new StreamableHttpTransport(this.#options.url, this.#options.fetch);
-    transport.onmessage = (message, raw) => this.#fromServer(transport, message, raw);
+    transport.onmessage = (message, raw, relatedRequestId) =>
+      this.#fromServer(transport, message, raw, relatedRequestId);
     transport.onerror = (error) => this.#onTransportError(transport, error);
     transport.onrequestlost = (id, reason) => {
       if (this.#closing || transport !== this.#transport) return;
@@ -217,7 +221,12 @@ export class Relay {
     return transport;
   }
 
-  #fromServer(transport: RemoteTransport, message: JSONRPCMessage, raw?: string): void {
+  #fromServer(
+    transport: RemoteTransport,
+    message: JSONRPCMessage,
+    raw?: string,
+    relatedRequestId?: RequestId,
+  ): void {
     if (this.#closing) return;
     if (isResponse(message)) {
       if (typeof message.id === "string" && message.id.startsWith(BRIDGE_ID_PREFIX)) {
@@ -248,12 +257,12 @@ export class Relay {
         }
       }
     }
-    this.#toClientFromServer(message, raw);
+    this.#toClientFromServer(message, raw, relatedRequestId);
   }
 
   /** `raw` only when the message goes out unchanged (a filtered tools/list is written anew). */
-  #toClientFromServer(message: JSONRPCMessage, raw?: string): void {
-    this.#options.toClient(message, raw);
+  #toClientFromServer(message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId): void {
+    this.#options.toClient(message, raw, relatedRequestId);
   }
 
   #learnTools(result: unknown): void {

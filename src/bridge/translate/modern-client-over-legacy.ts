@@ -66,7 +66,9 @@ export class ModernClientOverLegacy implements EraRelay {
       heldCallTimeoutMs: limits.heldCallTimeoutMs ?? HELD_CALL_TIMEOUT_MS,
       maxHeldCalls: limits.maxHeldCalls ?? MAX_HELD_CALLS,
     };
-    this.#relay = openRelay((message, raw) => this.#fromServer(message, raw));
+    this.#relay = openRelay((message, raw, relatedRequestId) =>
+      this.#fromServer(message, raw, relatedRequestId),
+    );
   }
 
   fromClient(message: JSONRPCMessage): void {
@@ -316,7 +318,7 @@ export class ModernClientOverLegacy implements EraRelay {
     return this.#session;
   }
 
-  #fromServer(message: JSONRPCMessage, raw?: string): void {
+  #fromServer(message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId): void {
     const value = message as Json;
     if (!("method" in value) && value.id === this.#initializeId) {
       this.#sessionAnswer?.(value);
@@ -329,7 +331,7 @@ export class ModernClientOverLegacy implements EraRelay {
       return;
     }
     if ("method" in value && "id" in value && this.#calls.size > 0 && this.#session) {
-      this.#serverRequest(value.id as RequestId, String(value.method), value.params);
+      this.#serverRequest(value.id as RequestId, String(value.method), value.params, relatedRequestId);
       return;
     }
     if ("method" in value && !("id" in value) && this.#toListens(value)) return;
@@ -337,12 +339,14 @@ export class ModernClientOverLegacy implements EraRelay {
   }
 
   /**
-   * A server's request while modern calls run: it belongs to one of them (a 2025 server sends it on the call's
-   * stream; the oldest running call is taken), and becomes an entry of that call's `inputRequests`.
+   * A server's request while modern calls run: it belongs to the call whose response stream carried it (a
+   * 2025-11-25 server sends a call's requests there), and becomes an entry of that call's `inputRequests`. One
+   * that came on the session's GET stream names no call: the oldest running call is taken.
    */
-  #serverRequest(serverId: RequestId, method: string, params: unknown): void {
+  #serverRequest(serverId: RequestId, method: string, params: unknown, relatedRequestId?: RequestId): void {
     const calls = [...this.#calls.values()];
-    const call = calls.find((candidate) => candidate.clientId !== undefined) ?? calls.at(-1);
+    const related = typeof relatedRequestId === "string" ? this.#calls.get(relatedRequestId) : undefined;
+    const call = related ?? calls.find((candidate) => candidate.clientId !== undefined) ?? calls.at(-1);
     let refusal: string | undefined;
     if (!INPUT_METHODS.has(method)) refusal = `${method} is not a request a 2026-07-28 client answers`;
     else if (!call) refusal = "no call of the client is waiting";
