@@ -25,6 +25,18 @@ import {
 } from "./held-calls.js";
 import { LISTEN_ACKNOWLEDGED, META_SUBSCRIPTION_ID } from "./listen.js";
 
+/** The list-change notifications a listen asks for, by the field of its filter that asks. */
+const LIST_CHANGED_FIELDS: Readonly<Record<string, string>> = {
+  "notifications/tools/list_changed": "toolsListChanged",
+  "notifications/prompts/list_changed": "promptsListChanged",
+  "notifications/resources/list_changed": "resourcesListChanged",
+};
+/** Notifications a 2026-07-28 client receives only through a `subscriptions/listen` that asked for them. */
+const SUBSCRIBED_NOTIFICATIONS: ReadonlySet<string> = new Set([
+  ...Object.keys(LIST_CHANGED_FIELDS),
+  "notifications/resources/updated",
+]);
+
 const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
 
 export interface ModernClientOverLegacyLimits {
@@ -229,11 +241,7 @@ export class ModernClientOverLegacy implements EraRelay {
   /** A session notification to each listen that asked for it, stamped with its subscription id; false when none did. */
   #toListens(value: Json): boolean {
     if (this.#listens.size === 0) return false;
-    const field = {
-      "notifications/tools/list_changed": "toolsListChanged",
-      "notifications/prompts/list_changed": "promptsListChanged",
-      "notifications/resources/list_changed": "resourcesListChanged",
-    }[String(value.method)];
+    const field = LIST_CHANGED_FIELDS[String(value.method)];
     const params = isObject(value.params) ? value.params : {};
     let delivered = false;
     for (const listen of this.#listens.values()) {
@@ -334,7 +342,16 @@ export class ModernClientOverLegacy implements EraRelay {
       this.#serverRequest(value.id as RequestId, String(value.method), value.params, relatedRequestId);
       return;
     }
-    if ("method" in value && !("id" in value) && this.#toListens(value)) return;
+    if ("method" in value && !("id" in value)) {
+      if (this.#toListens(value)) return;
+      // A modern client gets a list change or resource update only on a listen that asked for it (spec: MUST NOT).
+      if (this.#session && SUBSCRIBED_NOTIFICATIONS.has(String(value.method))) {
+        this.#log.debug(
+          `dropped ${String(value.method)}: no subscriptions/listen of the client asked for it`,
+        );
+        return;
+      }
+    }
     this.#toClient(message, raw);
   }
 

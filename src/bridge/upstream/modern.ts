@@ -36,12 +36,15 @@ const MAX_REISSUES = 2;
 /** Pages of `tools/list` read to learn a tool's schema before calling it. */
 const MAX_LIST_PAGES = 20;
 
+/** Where the notifications a request's stream carries go. */
+export type NotificationSink = (message: JSONRPCMessage) => void;
+
 export interface ModernUpstreamOptions {
   url: URL;
   fetch: FetchLike;
   log: BridgeLog;
-  /** A notification the server sent on a request's stream (progress, log messages). */
-  onNotification?: (message: JSONRPCMessage) => void;
+  /** A notification the server sent on a request's stream (progress, log messages), unless the request has its own sink. */
+  onNotification?: NotificationSink;
 }
 
 /** What the upstream knows of each tool from `tools/list`: its `Mcp-Param-*` headers, and whether a retry is harmless. */
@@ -72,11 +75,17 @@ export class ModernUpstream {
    * Sends one request (its params already carry the `_meta` envelope) and resolves with the server's answer.
    * A `tools/list` answer is checked (tools with invalid `x-mcp-header` annotations dropped, as the spec
    * requires); a `tools/call` of a tool not yet listed lists first, so its `Mcp-Param-*` headers are known.
+   * `onNotification`: where this request's stream notifications go (a listen's own), instead of the shared sink.
    */
-  async request(method: string, params: Json, signal?: AbortSignal): Promise<UpstreamAnswer> {
+  async request(
+    method: string,
+    params: Json,
+    signal?: AbortSignal,
+    onNotification?: NotificationSink,
+  ): Promise<UpstreamAnswer> {
     if (method === "tools/call" && typeof params.name === "string" && !this.#tools.has(params.name))
       await this.#learnTools(params, signal);
-    let answer = await this.#send(method, params, signal);
+    let answer = await this.#send(method, params, signal, onNotification);
     const agreed = "error" in answer ? mutualVersion(answer.error) : undefined;
     if (agreed) {
       // The server refused the version: the spec's corrective retry, once, with one both sides speak.
@@ -86,6 +95,7 @@ export class ModernUpstream {
         method,
         { ...params, _meta: { ...meta, [META_PROTOCOL_VERSION]: agreed } },
         signal,
+        onNotification,
       );
     }
     if (method === "tools/list" && "result" in answer) return { result: this.#checkTools(answer.result) };
@@ -135,12 +145,17 @@ export class ModernUpstream {
     return this.#tools.get(String(params.name))?.repeatable === true;
   }
 
-  async #send(method: string, params: Json, signal?: AbortSignal): Promise<UpstreamAnswer> {
+  async #send(
+    method: string,
+    params: Json,
+    signal?: AbortSignal,
+    onNotification?: NotificationSink,
+  ): Promise<UpstreamAnswer> {
     const origin = this.#options.url.origin;
     for (let attempt = 0; ; attempt++) {
       let outcome: UpstreamAnswer | StreamBroke;
       try {
-        outcome = await this.#post(method, params, signal);
+        outcome = await this.#post(method, params, signal, onNotification);
       } catch (error) {
         if (signal?.aborted || !isNetworkError(error)) throw error;
         const reason = describeNetworkFailure(error, this.#options.url) ?? describeError(error);
@@ -157,7 +172,12 @@ export class ModernUpstream {
     }
   }
 
-  async #post(method: string, params: Json, signal?: AbortSignal): Promise<UpstreamAnswer | StreamBroke> {
+  async #post(
+    method: string,
+    params: Json,
+    signal?: AbortSignal,
+    onNotification?: NotificationSink,
+  ): Promise<UpstreamAnswer | StreamBroke> {
     const id = `chat-mcp-bridge-${randomUUID()}`;
     const tool = method === "tools/call" ? this.#tools.get(String(params.name)) : undefined;
     const response = await this.#options.fetch(this.#options.url, {
@@ -179,13 +199,18 @@ export class ModernUpstream {
         return bridgeError(`the server's answer was larger than ${MAX_MESSAGE_BYTES} bytes`);
       return answerOf(parseJson(text), id);
     }
-    if (type === "text/event-stream") return this.#readStream(response, id);
+    if (type === "text/event-stream")
+      return this.#readStream(response, id, onNotification ?? this.#options.onNotification);
     await response.body?.cancel().catch(() => undefined);
     return bridgeError(`the server answered with an unexpected content type: ${type ?? "none"}`);
   }
 
-  /** Reads a request's SSE stream: notifications are passed on, the answer ends it. */
-  async #readStream(response: HttpAnswer, id: string): Promise<UpstreamAnswer | StreamBroke> {
+  /** Reads a request's SSE stream: notifications are passed to the request's sink, the answer ends it. */
+  async #readStream(
+    response: HttpAnswer,
+    id: string,
+    onNotification: NotificationSink | undefined,
+  ): Promise<UpstreamAnswer | StreamBroke> {
     let answer: UpstreamAnswer | undefined;
     let oversized = false;
     const parser = new ServerSentEventParser({
@@ -196,7 +221,7 @@ export class ModernUpstream {
         if (isResponse(message)) {
           if (message.id === id) answer = answerOf(message, id);
         } else if (!("id" in message)) {
-          this.#options.onNotification?.(message);
+          onNotification?.(message);
         }
       },
     });

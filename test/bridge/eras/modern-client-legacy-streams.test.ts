@@ -1,4 +1,4 @@
-/** A 2026-07-28 client over a 2025-era session with several requests open at once: mid-call requests go to the call whose stream carried them, each listen gets its own notifications. */
+/** A 2026-07-28 client over a 2025-era session with several calls open at once: a mid-call request goes to the call whose stream carried it. */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -23,7 +23,6 @@ const ENVELOPE = {
   "io.modelcontextprotocol/clientInfo": { name: "raw-modern", version: "1" },
   "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } },
 };
-const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 
 function request(bridge: RawBridge, id: string, method: string, params: Record<string, unknown>): void {
   bridge.send(JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: ENVELOPE } }));
