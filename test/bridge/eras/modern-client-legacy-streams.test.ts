@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectV2ThroughBridge } from "../fixtures/sdk2-client.js";
 import { type RawBridge, spawnRawBridge } from "../fixtures/spawn-bridge.js";
 import { type LegacySessionServer, startLegacySessionServer } from "./legacy-session-server.js";
 
@@ -71,6 +72,32 @@ describe("two modern calls in flight to a legacy server", () => {
     } finally {
       server.release();
       bridge.child.kill();
+    }
+  });
+
+  it("completes both with an SDK v2 modern client: the elicitation answered for the second, the first released after", async () => {
+    const asked: string[] = [];
+    const { client, close } = await connectV2ThroughBridge([server.url], {
+      era: "modern",
+      env: { CHAT_CONFIG_DIR: configDir },
+      capabilities: { elicitation: { form: {} } },
+      answerElicitation: (message) => {
+        asked.push(message);
+        return { answer: `re: ${message}` };
+      },
+    });
+    try {
+      const first = client.callTool({ name: "wait", arguments: { label: "sdk" } });
+      await until(() => server.waiting() === 1, "the first call to run on the server");
+      const second = await client.callTool({ name: "ask", arguments: { question: "colour?" } });
+      expect(JSON.stringify(second.content)).toContain("re: colour?");
+      expect(asked).toEqual(["colour?"]);
+      expect(server.waiting()).toBe(1);
+      server.release();
+      expect((await first).content).toEqual([{ type: "text", text: "released sdk" }]);
+    } finally {
+      server.release();
+      await close();
     }
   });
 });
