@@ -14,6 +14,12 @@ import type { FetchLike } from "./remote-fetch.js";
 import type { ToolCallContext, ToolCallStep } from "./steps/index.js";
 import type { ToolFilter } from "./tool-filter.js";
 import { settleSteps } from "./translate/tool-call.js";
+import {
+  DEFAULT_RECONNECT_WINDOW_MS,
+  FIRST_RETRY_DELAY_MS,
+  nextRetryDelay,
+  reconnectWindowMs,
+} from "./upstream/reconnect-window.js";
 
 /** JSON-RPC error code for failures of the bridge itself (server unreachable, session lost, auth failed). */
 export const BRIDGE_ERROR_CODE = -32000;
@@ -67,8 +73,6 @@ interface PendingRequest {
 
 // The bridge's own request ids carry a random part: a client id (any string) can never be mistaken for one.
 const BRIDGE_ID_PREFIX = `chat-mcp-bridge/${randomUUID()}/`;
-/** A server this bridge never reached is more likely down or mistyped than restarting: the first request waits less. */
-const FIRST_CONTACT_WINDOW_MS = 3000;
 
 const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
 
@@ -127,7 +131,7 @@ export class Relay {
     this.#options = options;
     this.#face = new LegacyFace(options.toClient);
     this.#log = options.log;
-    this.#reconnectWindowMs = options.reconnectWindowMs ?? 30_000;
+    this.#reconnectWindowMs = options.reconnectWindowMs ?? DEFAULT_RECONNECT_WINDOW_MS;
     this.#transport = this.#openTransport();
   }
 
@@ -425,10 +429,8 @@ export class Relay {
   /** Reopens the session and/or waits for the server, then sends the held messages in order. */
   async #recover(): Promise<void> {
     const firstContact = !this.#reached;
-    const deadline =
-      Date.now() +
-      (firstContact ? Math.min(FIRST_CONTACT_WINDOW_MS, this.#reconnectWindowMs) : this.#reconnectWindowMs);
-    let delayMs = 200;
+    const deadline = Date.now() + reconnectWindowMs(this.#reconnectWindowMs, firstContact);
+    let delayMs = FIRST_RETRY_DELAY_MS;
     let lastError: unknown;
     while (!this.#closing) {
       try {
@@ -470,10 +472,10 @@ export class Relay {
         if (!isNetworkError(error) && !isSessionGone(error)) break;
         if (Date.now() + delayMs > deadline) break;
         // A server never reached gets one line, when the bridge gives up, not two.
-        if (delayMs === 200 && !firstContact)
+        if (delayMs === FIRST_RETRY_DELAY_MS && !firstContact)
           this.#log.info(`cannot reach ${this.#options.url.origin}: ${this.#describe(error)}; retrying`);
         await new Promise((resolve) => setTimeout(resolve, delayMs));
-        delayMs = Math.min(delayMs * 2, 5000);
+        delayMs = nextRetryDelay(delayMs);
       }
     }
     if (this.#closing) return;

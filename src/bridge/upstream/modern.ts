@@ -18,6 +18,7 @@ import { isNetworkError } from "../relay.js";
 import { type FetchLike, type HttpAnswer, readBounded } from "../remote-fetch.js";
 import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../request-model.js";
 import { ServerSentEventParser } from "../sse.js";
+import { FIRST_RETRY_DELAY_MS, nextRetryDelay, reconnectWindowMs } from "./reconnect-window.js";
 import { type ParamHeader, paramHeadersOf, standardHeaders } from "./standard-headers.js";
 
 /** A request's stream ended before its answer, and why: the server may or may not have run it. */
@@ -45,6 +46,11 @@ export interface ModernUpstreamOptions {
   log: BridgeLog;
   /** A notification the server sent on a request's stream (progress, log messages), unless the request has its own sink. */
   onNotification?: NotificationSink;
+  /**
+   * How long a request that never reached the server waits for it to come back (the legacy relay's window, see
+   * reconnect-window.ts); absent: no waiting, it is answered "cannot reach" at once (the era probes).
+   */
+  reconnectWindowMs?: number;
 }
 
 /** What the upstream knows of each tool from `tools/list`: its `Mcp-Param-*` headers, and whether a retry is harmless. */
@@ -57,6 +63,10 @@ export class ModernUpstream {
   readonly #options: ModernUpstreamOptions;
   readonly #tools = new Map<string, KnownTool>();
   #protocolVersion = "2026-07-28";
+  /** Set once the server answered anything over HTTP: before that, the shorter first-contact window applies. */
+  #reached = false;
+  /** Set when a reconnect window ran out: requests are answered at once until the server answers again. */
+  #unreachable = false;
 
   constructor(options: ModernUpstreamOptions) {
     this.#options = options;
@@ -152,15 +162,35 @@ export class ModernUpstream {
     onNotification?: NotificationSink,
   ): Promise<UpstreamAnswer> {
     const origin = this.#options.url.origin;
+    let windowEnds: number | undefined;
+    let delayMs = FIRST_RETRY_DELAY_MS;
     for (let attempt = 0; ; attempt++) {
       let outcome: UpstreamAnswer | StreamBroke;
       try {
         outcome = await this.#post(method, params, signal, onNotification);
+        this.#reached = true;
+        this.#unreachable = false;
       } catch (error) {
         if (signal?.aborted || !isNetworkError(error)) throw error;
         const reason = describeNetworkFailure(error, this.#options.url) ?? describeError(error);
-        // Never written: nothing ran, and the bridge says so in the words the legacy relay uses.
-        if (requestNeverSent(error)) return bridgeError(`cannot reach ${origin}: ${reason}`);
+        if (requestNeverSent(error)) {
+          // Never written, so sending it again cannot run it twice: wait for the server within the window.
+          const window = this.#options.reconnectWindowMs;
+          if (window !== undefined && !this.#unreachable) {
+            windowEnds ??= Date.now() + reconnectWindowMs(window, !this.#reached);
+            if (Date.now() + delayMs <= windowEnds) {
+              if (delayMs === FIRST_RETRY_DELAY_MS && this.#reached)
+                this.#options.log.info(`cannot reach ${origin}: ${reason}; retrying`);
+              await sleep(delayMs, signal);
+              delayMs = nextRetryDelay(delayMs);
+              attempt--;
+              continue;
+            }
+            this.#unreachable = true;
+          }
+          // Nothing ran, and the bridge says so in the words the legacy relay uses.
+          return bridgeError(`cannot reach ${origin}: ${reason}`);
+        }
         outcome = { broke: reason };
       }
       if (!isStreamBroke(outcome)) return outcome;
@@ -296,4 +326,23 @@ async function errorAnswer(response: HttpAnswer): Promise<UpstreamAnswer> {
   if (response.status === 401 || response.status === 403)
     throw new RemoteHttpError(response.status, `the server answered HTTP ${response.status}`);
   return bridgeError(`the server answered HTTP ${response.status}${text ? `: ${text.slice(0, 300)}` : ""}`);
+}
+
+/** Waits `ms`, or rejects with the signal's reason once it aborts (a cancelled request stops waiting). */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason ?? new Error("cancelled"));
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason ?? new Error("cancelled"));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }
