@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    include: ["test/**/*.test.ts"],
     globalSetup: ["test/global-setup.ts"],
     setupFiles: ["test/support/quiet-output.ts"],
     reporters: ["default", "./test/support/skip-summary.ts"],

@@ -1,5 +1,6 @@
 /** Types that join the reference server's parts: accounts, principals, the chat service and the shared context. */
 import type { ReferenceServerOptions } from "./options.js";
+import type { Store } from "./store.js";
 
 export type { RateLimitOptions, ReferenceServerOptions } from "./options.js";
 
@@ -86,28 +87,12 @@ export interface BrowserSessions {
   verifyCsrf(req: CookieSource, token: unknown): boolean;
 }
 
-/** A named key/value section of the store, persisted with everything else (values must be JSON-serialisable). */
-export interface StoreCollection<T> {
-  get(key: string): T | undefined;
-  /** Stores (or replaces) the value and persists at once. */
-  set(key: string, value: T): void;
-  /** Removes the key and persists; true when it existed. */
-  delete(key: string): boolean;
-  has(key: string): boolean;
-  entries(): Array<[string, T]>;
-  values(): T[];
-  /** How many keys it holds. */
-  size(): number;
-}
-
-/** Options of `startReferenceServer()`; `createReferenceApp` reads the resolved form from `ServerContext.options`. */
-
 /** Everything the server's parts share; built once by `startReferenceServer()` and passed to every `mount*`. */
 export interface ServerContext {
   /** Base URL without trailing slash, e.g. `http://127.0.0.1:53211`; known before any `mount*` runs. */
   baseUrl: string;
   options: ReferenceServerOptions;
-  store: import("./store.js").Store;
+  store: Store;
   service: ChatService;
   /** Seeded accounts and teams by slug. */
   accounts: ReadonlyMap<string, Account>;

@@ -5,7 +5,6 @@ import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { isProcessAlive, writeFileAtomic } from "../internal/files.js";
 import { type Message, MessageSchema } from "../wire/index.js";
-import type { StoreCollection } from "./context.js";
 import { ServiceError } from "./service-error.js";
 import {
   appendJournal,
@@ -15,38 +14,23 @@ import {
   readJournal,
   removeJournal,
 } from "./store-journal.js";
+import { type ApiKey, ApiKeySchema, type StoredChat, StoredChatSchema } from "./store-records.js";
 
-/** Where a paused chat stands in the scripted assistant's flow (internal, never on the wire). */
-export const AssistantPauseSchema = z.object({
-  rule: z.string(),
-  stage: z.enum(["integration", "permissions"]),
-  /** The user's message that started the paused request. */
-  request: z.string(),
-});
-export type AssistantPause = z.infer<typeof AssistantPauseSchema>;
+export type { ApiKey, AssistantPause, StoredChat } from "./store-records.js";
 
-export const StoredChatSchema = z.object({
-  id: z.string(),
-  account: z.string(),
-  title: z.string(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-  projectId: z.string(),
-  hostProjectId: z.string().optional(),
-  /** Store-wide sequence of the last update: orders chats newest-updated first, ties impossible. */
-  seq: z.number().int(),
-  pause: AssistantPauseSchema.optional(),
-});
-export type StoredChat = z.infer<typeof StoredChatSchema>;
-
-export const ApiKeySchema = z.object({
-  id: z.string(),
-  account: z.string(),
-  /** Dev keys are kept in clear so `startReferenceServer()` can hand the same ones out after a restart. */
-  key: z.string(),
-  createdAt: z.string(),
-});
-export type ApiKey = z.infer<typeof ApiKeySchema>;
+/** A named key/value section of the store, persisted with everything else (values must be JSON-serialisable). */
+export interface StoreCollection<T> {
+  get(key: string): T | undefined;
+  /** Stores (or replaces) the value and persists at once. */
+  set(key: string, value: T): void;
+  /** Removes the key and persists; true when it existed. */
+  delete(key: string): boolean;
+  has(key: string): boolean;
+  entries(): Array<[string, T]>;
+  values(): T[];
+  /** How many keys it holds. */
+  size(): number;
+}
 
 const StoreFileSchema = z.object({
   version: z.literal(1),

@@ -70,7 +70,7 @@ const NOT_APPLICABLE_CHECKS: Record<string, string> = {
  *   sampling, elicitation), json-schema-2020-12, elicitation-sep1034-defaults, elicitation-sep1330-enums: each calls
  *   a tool of the suite's own test server by name; our seven tools are the chat service's.
  * - input-required-result-* (13 scenarios): call `test_input_required_result_*` tools; our MRTR path (resolve_task
- *   without task) is covered by test/mcp/eras.test.ts with real SDK v2 clients of both eras instead.
+ *   without task) is covered by test/server/mcp/eras.test.ts with real SDK v2 clients of both eras instead.
  * - logging-set-level: no logging capability (SEP-2577 deprecates it).
  * - completion-complete, resources-*, sep-2164-resource-not-found, prompts-*: no completions, resources or prompts.
  * - sep-2640-skills-*, tasks-*: extensions this server does not implement.

@@ -14,7 +14,7 @@ import {
 import type { ReferenceServer } from "../../src/server/index.js";
 import { type Chat, type ListPage, pendingTaskOf } from "../../src/wire/index.js";
 import { cleanEnv, jsonOf, runCli } from "../cli/helpers.js";
-import { connectMcp, HeadlessOAuthProvider, startTestServer } from "../oauth/helpers.js";
+import { connectMcp, HeadlessOAuthProvider, startTestServer } from "../server/oauth/helpers.js";
 
 /** The three kinds of request, the prompt that makes the reference assistant ask for each, and what follows. */
 const REQUESTS = {

@@ -6,7 +6,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../src/server/index.js";
 import { ResumableEventStore } from "../../src/server/mcp/event-store.js";
-import { mcpHeaders, openSession, postMcp } from "../mcp/raw-mcp.js";
+import { mcpHeaders, openSession, postMcp } from "../server/mcp/raw-mcp.js";
 import {
   authorizeUrl,
   CALLBACK_URL,
@@ -16,7 +16,7 @@ import {
   registerClient,
   signInRaw,
   startTestServer,
-} from "../oauth/helpers.js";
+} from "../server/oauth/helpers.js";
 
 const CAP = 4;
 let server: ReferenceServer;

@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { BIN, cleanEnv } from "../cli/helpers.js";
 
-import { signInRaw } from "../oauth/helpers.js";
+import { signInRaw } from "./oauth/helpers.js";
 
 async function startServe(
   args: string[],

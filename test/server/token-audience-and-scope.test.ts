@@ -2,8 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatClient, PermissionDeniedError } from "../../src/index.js";
 import type { ReferenceServer } from "../../src/server/index.js";
-import { mcpHeaders, openSession, postMcp, SseReader } from "../mcp/raw-mcp.js";
-import { signInRaw, startTestServer } from "../oauth/helpers.js";
+import { mcpHeaders, openSession, postMcp, SseReader } from "./mcp/raw-mcp.js";
+import { signInRaw, startTestServer } from "./oauth/helpers.js";
 
 let server: ReferenceServer;
 /** Access tokens by the resource they were issued for and their scope. */

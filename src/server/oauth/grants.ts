@@ -1,8 +1,8 @@
 /** Records of the OAuth server: registered clients (bounded), one-time authorization codes, and token families with rotation. */
 import { createHash } from "node:crypto";
-import type { Principal, StoreCollection } from "../context.js";
+import type { Principal } from "../context.js";
 import { newId, newSecret } from "../ids.js";
-import type { Store } from "../store.js";
+import type { Store, StoreCollection } from "../store.js";
 import type { RegisteredClient } from "./registration.js";
 
 export const ACCESS_TOKEN_PREFIX = "chat_at_";

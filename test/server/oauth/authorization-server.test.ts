@@ -3,8 +3,8 @@ import { rmSync } from "node:fs";
 import { get } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ReferenceServer } from "../../src/server/index.js";
-import { scratchDir } from "../support/scratch-dir.js";
+import type { ReferenceServer } from "../../../src/server/index.js";
+import { scratchDir } from "../../support/scratch-dir.js";
 import {
   approveConsentAt,
   authorizeUrl,

@@ -1,6 +1,6 @@
 /** The demo's narration: steps are numbered and timed, a failure names its step, and sign-in URLs lose their queries. */
 import { describe, expect, it } from "vitest";
-import { DemoStepError, elideQueries, Narrator, showJson } from "./narrator.js";
+import { DemoStepError, elideQueries, Narrator, showJson } from "../../src/demo/narrator.js";
 
 function capture(color = false) {
   let text = "";

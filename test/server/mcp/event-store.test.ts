@@ -8,8 +8,8 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ResumableEventStore } from "../../src/server/mcp/event-store.js";
-import { toNodeListener } from "../../src/server/node-http.js";
+import { ResumableEventStore } from "../../../src/server/mcp/event-store.js";
+import { toNodeListener } from "../../../src/server/node-http.js";
 import { PROTOCOL_VERSION, SseReader } from "./raw-mcp.js";
 
 const note = (n: number): JSONRPCMessage => ({

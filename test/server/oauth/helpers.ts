@@ -12,9 +12,9 @@ import {
   type ReferenceServer,
   type ReferenceServerOptions,
   startReferenceServer,
-} from "../../src/server/index.js";
-import type { McpEndpointOptions } from "../../src/server/mcp/index.js";
-import type { OAuthServerOptions } from "../../src/server/oauth/index.js";
+} from "../../../src/server/index.js";
+import type { McpEndpointOptions } from "../../../src/server/mcp/index.js";
+import type { OAuthServerOptions } from "../../../src/server/oauth/index.js";
 import { connectMcpV2 } from "../mcp/connect-v2.js";
 
 export type TestServerOptions = ReferenceServerOptions & OAuthServerOptions & McpEndpointOptions;

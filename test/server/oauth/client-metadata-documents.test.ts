@@ -1,7 +1,7 @@
 /** Client ID metadata documents: a URL client_id is fetched (bounded, same origin, cached) and checked before it is used. */
 import { createServer, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ReferenceServer } from "../../src/server/index.js";
+import type { ReferenceServer } from "../../../src/server/index.js";
 import {
   authorizeUrl,
   CALLBACK_URL,

@@ -6,11 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ReferenceServer } from "../../src/server/index.js";
-import { needs, node24 } from "../support/requirements.js";
+import type { ReferenceServer } from "../../../src/server/index.js";
+import { needs, node24 } from "../../support/requirements.js";
 import { startTestServer } from "./helpers.js";
 
-const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
+const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const NODE24 = node24();
 const CONFORMANCE_CLI = join(repoRoot, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
 

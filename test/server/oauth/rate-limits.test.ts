@@ -2,8 +2,8 @@
 import { request } from "node:http";
 import { RegistrationRejectedError, registerClient as sdkRegisterClient } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ReferenceServer } from "../../src/server/index.js";
-import type { OAuthRateLimits } from "../../src/server/oauth/index.js";
+import type { ReferenceServer } from "../../../src/server/index.js";
+import type { OAuthRateLimits } from "../../../src/server/oauth/index.js";
 import {
   authorizeUrl,
   CALLBACK_URL,

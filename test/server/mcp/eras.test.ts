@@ -1,7 +1,7 @@
 /** `/mcp` serves MCP 2026-07-28 and 2025-11-25 at once: SDK v2 clients of each era over real sockets, elicitation, headers, caching, listen. */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ReferenceServer } from "../../src/server/index.js";
+import type { ReferenceServer } from "../../../src/server/index.js";
 import {
   approvedPermissionsFor,
   confirmedStepsFor,
@@ -9,7 +9,7 @@ import {
   type Message,
   pendingTaskOf,
   TOOL_NAMES,
-} from "../../src/wire/index.js";
+} from "../../../src/wire/index.js";
 import { signInRaw, startTestServer } from "../oauth/helpers.js";
 
 const MODERN = "2026-07-28";

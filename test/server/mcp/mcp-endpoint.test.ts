@@ -1,7 +1,7 @@
 /** The reference server's /mcp endpoint: OAuth sign-in by an MCP SDK client, the seven tools, sessions and streams. */
 import type { CallToolResult, Client } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ReferenceServer } from "../../src/server/index.js";
+import type { ReferenceServer } from "../../../src/server/index.js";
 import {
   type Chat,
   type ListPage,
@@ -9,7 +9,7 @@ import {
   type Preview,
   pendingTaskOf,
   TOOL_NAMES,
-} from "../../src/wire/index.js";
+} from "../../../src/wire/index.js";
 import {
   HeadlessOAuthProvider,
   postForm,

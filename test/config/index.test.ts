@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { configDir, defaultBaseUrl, defaultMcpUrl, envApiKey } from "./index.js";
+import { configDir, defaultBaseUrl, defaultMcpUrl, envApiKey } from "../../src/config/index.js";
 
 describe("defaults from the environment (CONTRACT §1)", () => {
   it("base URL is $CHAT_API_URL else the local reference server", () => {

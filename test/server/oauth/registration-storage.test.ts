@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ReferenceServer } from "../../src/server/index.js";
+import type { ReferenceServer } from "../../../src/server/index.js";
 import { authorizeUrl, CALLBACK_URL, pkcePair, startTestServer } from "./helpers.js";
 
 let dir: string;

@@ -1,6 +1,6 @@
 /** A consent request works only in the browser that opened `/authorize` (against consent phishing). */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ReferenceServer } from "../../src/server/index.js";
+import type { ReferenceServer } from "../../../src/server/index.js";
 import {
   approveConsentAt,
   authorizeUrl,
