@@ -23,19 +23,7 @@ import {
   type ModernCall,
   newRequestState,
 } from "./held-calls.js";
-import { LISTEN_ACKNOWLEDGED, META_SUBSCRIPTION_ID } from "./listen.js";
-
-/** The list-change notifications a listen asks for, by the field of its filter that asks. */
-const LIST_CHANGED_FIELDS: Readonly<Record<string, string>> = {
-  "notifications/tools/list_changed": "toolsListChanged",
-  "notifications/prompts/list_changed": "promptsListChanged",
-  "notifications/resources/list_changed": "resourcesListChanged",
-};
-/** Notifications a 2026-07-28 client receives only through a `subscriptions/listen` that asked for them. */
-const SUBSCRIBED_NOTIFICATIONS: ReadonlySet<string> = new Set([
-  ...Object.keys(LIST_CHANGED_FIELDS),
-  "notifications/resources/updated",
-]);
+import { SessionListens } from "./session-listens.js";
 
 const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
 
@@ -63,7 +51,7 @@ export class ModernClientOverLegacy implements EraRelay {
   /** Calls waiting for the client's retry, by their `requestState`. */
   readonly #held = new Map<string, ModernCall>();
   /** The modern client's `subscriptions/listen` requests, answered by the bridge from the session's notifications. */
-  readonly #listens = new Map<string, { id: RequestId; filter: Json }>();
+  readonly #listens: SessionListens;
 
   /** `openRelay` builds the legacy relay with the toClient it must call (this translator's). */
   constructor(
@@ -80,6 +68,14 @@ export class ModernClientOverLegacy implements EraRelay {
     };
     this.#relay = openRelay((message, raw, relatedRequestId) =>
       this.#fromServer(message, raw, relatedRequestId),
+    );
+    this.#listens = new SessionListens(toClient, (method, params) =>
+      this.#relay.fromClient({
+        jsonrpc: "2.0",
+        id: `${this.#idPrefix}${++this.#nextId}`,
+        method,
+        params,
+      } as JSONRPCMessage),
     );
   }
 
@@ -121,7 +117,7 @@ export class ModernClientOverLegacy implements EraRelay {
       return;
     }
     if (method === "subscriptions/listen") {
-      this.#listen(id, params, initialized);
+      this.#listens.open(id, params, initialized);
       return;
     }
     const { inputResponses, requestState, ...lifted } = withoutEnvelope(params) ?? {};
@@ -197,78 +193,11 @@ export class ModernClientOverLegacy implements EraRelay {
     } as JSONRPCMessage);
   }
 
-  /**
-   * A modern client's `subscriptions/listen`: acknowledged with what the 2025 session can deliver (the list changes
-   * the server declares; resource updates when it supports subscribing, which the bridge then does), kept open
-   * until the client cancels it.
-   */
-  #listen(id: RequestId, params: unknown, initialized: Json): void {
-    const lifted = withoutEnvelope(params) ?? {};
-    const asked = isObject(lifted.notifications) ? lifted.notifications : {};
-    const capabilities = isObject(initialized.capabilities) ? initialized.capabilities : {};
-    const offers = (kind: string, member: string) => {
-      const capability = capabilities[kind];
-      return isObject(capability) && capability[member] === true;
-    };
-    const filter: Json = {};
-    for (const [field, kind] of [
-      ["toolsListChanged", "tools"],
-      ["promptsListChanged", "prompts"],
-      ["resourcesListChanged", "resources"],
-    ] as const)
-      if (asked[field] === true && offers(kind, "listChanged")) filter[field] = true;
-    const uris = Array.isArray(asked.resourceSubscriptions)
-      ? asked.resourceSubscriptions.filter((uri): uri is string => typeof uri === "string")
-      : [];
-    if (uris.length > 0 && offers("resources", "subscribe")) {
-      filter.resourceSubscriptions = uris;
-      for (const uri of uris)
-        this.#relay.fromClient({
-          jsonrpc: "2.0",
-          id: `${this.#idPrefix}${++this.#nextId}`,
-          method: "resources/subscribe",
-          params: { uri },
-        } as JSONRPCMessage);
-    }
-    this.#listens.set(requestKey(id), { id, filter });
-    this.#toClient({
-      jsonrpc: "2.0",
-      method: LISTEN_ACKNOWLEDGED,
-      params: { _meta: { [META_SUBSCRIPTION_ID]: id }, notifications: filter },
-    } as JSONRPCMessage);
-  }
-
-  /** A session notification to each listen that asked for it, stamped with its subscription id; false when none did. */
-  #toListens(value: Json): boolean {
-    if (this.#listens.size === 0) return false;
-    const field = LIST_CHANGED_FIELDS[String(value.method)];
-    const params = isObject(value.params) ? value.params : {};
-    let delivered = false;
-    for (const listen of this.#listens.values()) {
-      const uris = listen.filter.resourceSubscriptions;
-      const wanted =
-        field !== undefined
-          ? listen.filter[field] === true
-          : value.method === "notifications/resources/updated" &&
-            Array.isArray(uris) &&
-            uris.includes(params.uri);
-      if (!wanted) continue;
-      delivered = true;
-      const meta = isObject(params._meta) ? params._meta : {};
-      this.#toClient({
-        jsonrpc: "2.0",
-        method: value.method,
-        params: { ...params, _meta: { ...meta, [META_SUBSCRIPTION_ID]: listen.id } },
-      } as JSONRPCMessage);
-    }
-    return delivered;
-  }
-
   /** A modern client's `notifications/cancelled` for one of its calls (sent on under the bridge's id) or listens. */
   #cancel(params: unknown): boolean {
     const requestId = isObject(params) ? params.requestId : undefined;
     if (typeof requestId !== "string" && typeof requestId !== "number") return false;
-    if (this.#listens.delete(requestKey(requestId))) return true;
+    if (this.#listens.cancel(requestId)) return true;
     const call = [...this.#calls.values()].find(
       (candidate) =>
         candidate.clientId !== undefined && requestKey(candidate.clientId) === requestKey(requestId),
@@ -342,16 +271,9 @@ export class ModernClientOverLegacy implements EraRelay {
       this.#serverRequest(value.id as RequestId, String(value.method), value.params, relatedRequestId);
       return;
     }
-    if ("method" in value && !("id" in value)) {
-      if (this.#toListens(value)) return;
-      // A modern client gets a list change or resource update only on a listen that asked for it (spec: MUST NOT).
-      if (this.#session && SUBSCRIBED_NOTIFICATIONS.has(String(value.method))) {
-        this.#log.debug(
-          `dropped ${String(value.method)}: no subscriptions/listen of the client asked for it`,
-        );
-        return;
-      }
-    }
+    // A modern client gets a list change or resource update only on a listen that asked for it (spec: MUST NOT);
+    // a 2025 client's own session (the bridge opened none) gets every notification as it came.
+    if ("method" in value && !("id" in value) && this.#session && this.#listens.deliver(value)) return;
     this.#toClient(message, raw);
   }
 

@@ -15,6 +15,7 @@ const ENVELOPE = {
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 const TOOLS_CHANGED = "notifications/tools/list_changed";
 const PROMPTS_CHANGED = "notifications/prompts/list_changed";
+const RESOURCE_UPDATED = "notifications/resources/updated";
 
 let configDir: string;
 beforeAll(() => {
@@ -24,7 +25,7 @@ afterAll(() => {
   rmSync(configDir, { recursive: true, force: true });
 });
 
-function listen(bridge: RawBridge, id: string, notifications: Record<string, boolean>): void {
+function listen(bridge: RawBridge, id: string, notifications: Record<string, boolean | string[]>): void {
   bridge.send(
     JSON.stringify({
       jsonrpc: "2.0",
@@ -160,3 +161,60 @@ describe("two listens of one modern client over a legacy session", () => {
     }
   });
 });
+
+describe("two listens of one modern client with resource subscriptions over a legacy session", () => {
+  it("subscribes each resource once, delivers its updates to the listens that asked, and unsubscribes what no listen wants", async () => {
+    const server = await startLegacySessionServer();
+    const bridge = spawnRawBridge([server.url], { CHAT_CONFIG_DIR: configDir });
+    const updatesFor = (uri: string) =>
+      bridge.lines
+        .map((line) => JSON.parse(line) as { method?: string; params?: Record<string, unknown> })
+        .filter((m) => m.method === RESOURCE_UPDATED && m.params?.uri === uri)
+        .map((m) => (m.params?._meta as Record<string, unknown>)[SUBSCRIPTION_ID]);
+    try {
+      listen(bridge, "config", { resourceSubscriptions: ["file:///config"] });
+      listen(bridge, "both", { resourceSubscriptions: ["file:///config", "file:///data"] });
+      expect((await acknowledged(bridge, "config")).notifications).toEqual({
+        resourceSubscriptions: ["file:///config"],
+      });
+      await acknowledged(bridge, "both");
+      await until(() => server.subscriptions.length === 2, "the subscriptions");
+      expect(server.subscriptions).toEqual(["subscribe file:///config", "subscribe file:///data"]);
+
+      // The session's event stream opens on its own time: publish until an update lands.
+      await publishUntil(
+        () => server.resourceUpdated("file:///data"),
+        () => updatesFor("file:///data").length > 0,
+        "a data update",
+      );
+      server.resourceUpdated("file:///config");
+      // Updates travel in order on the session's stream: every data update sent before this one has arrived.
+      await until(() => updatesFor("file:///config").length === 2, "the config updates");
+      const dataUpdates = updatesFor("file:///data").length;
+      expect(new Set(updatesFor("file:///config"))).toEqual(new Set(["config", "both"]));
+      expect(new Set(updatesFor("file:///data"))).toEqual(new Set(["both"]));
+
+      await cancel(bridge, "both");
+      await until(() => server.subscriptions.length === 3, "the unsubscription");
+      expect(server.subscriptions[2]).toBe("unsubscribe file:///data");
+      server.resourceUpdated("file:///config");
+      await until(() => updatesFor("file:///config").length === 3, "a config update after the cancel");
+      expect(updatesFor("file:///config")[2]).toBe("config");
+      server.resourceUpdated("file:///data");
+      server.resourceUpdated("file:///config");
+      await until(() => updatesFor("file:///config").length === 4, "another config update");
+      expect(updatesFor("file:///data")).toHaveLength(dataUpdates);
+    } finally {
+      bridge.child.kill();
+      await server.close();
+    }
+  });
+});
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

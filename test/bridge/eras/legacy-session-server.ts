@@ -1,4 +1,4 @@
-/** A 2025-era (sessionful) SDK v2 server for the eras tests: a call that waits to be released, a call that elicits on its own stream, list changes of tools and prompts. */
+/** A 2025-era (sessionful) SDK v2 server for the eras tests: a call that waits to be released, a call that elicits on its own stream, list changes of tools and prompts, resource subscriptions. */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -17,6 +17,10 @@ export interface LegacySessionServer {
   toolsChanged(): void;
   /** Sends `notifications/prompts/list_changed` on every session. */
   promptsChanged(): void;
+  /** `resources/subscribe` and `resources/unsubscribe` requests received, in order ("subscribe file:///a"). */
+  readonly subscriptions: string[];
+  /** Sends `notifications/resources/updated` for `uri` on every session. */
+  resourceUpdated(uri: string): void;
   close(): Promise<void>;
 }
 
@@ -26,12 +30,25 @@ const WAIT_BOUND_MS = 15_000;
 export async function startLegacySessionServer(): Promise<LegacySessionServer> {
   const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; mcp: McpServer }>();
   const waiters = new Set<() => void>();
+  const subscriptions: string[] = [];
 
   const newMcpServer = () => {
     const mcp = new McpServer(
       { name: "eras-legacy-session-server", version: "1.0.0" },
-      { capabilities: { tools: { listChanged: true }, prompts: { listChanged: true } } },
+      {
+        capabilities: {
+          tools: { listChanged: true },
+          prompts: { listChanged: true },
+          resources: { subscribe: true },
+        },
+      },
     );
+    for (const method of ["resources/subscribe", "resources/unsubscribe"] as const) {
+      mcp.server.setRequestHandler(method, (request) => {
+        subscriptions.push(`${method.split("/")[1]} ${String(request.params.uri)}`);
+        return {};
+      });
+    }
     mcp.registerTool(
       "wait",
       { description: "Answers its label once released", inputSchema: z.object({ label: z.string() }) },
@@ -138,6 +155,10 @@ export async function startLegacySessionServer(): Promise<LegacySessionServer> {
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     waiting: () => waiters.size,
+    subscriptions,
+    resourceUpdated: (uri) => {
+      for (const { mcp } of sessions.values()) void mcp.server.sendResourceUpdated({ uri });
+    },
     release: () => {
       for (const done of [...waiters]) done();
     },
