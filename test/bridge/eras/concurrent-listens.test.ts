@@ -170,7 +170,7 @@ describe("two listens of one modern client with resource subscriptions over a le
       bridge.lines
         .map((line) => JSON.parse(line) as { method?: string; params?: Record<string, unknown> })
         .filter((m) => m.method === RESOURCE_UPDATED && m.params?.uri === uri)
-        .map((m) => (m.params?._meta as Record<string, unknown>)[SUBSCRIPTION_ID]);
+        .map((m) => (m.params?._meta as Record<string, unknown> | undefined)?.[SUBSCRIPTION_ID]);
     try {
       listen(bridge, "config", { resourceSubscriptions: ["file:///config"] });
       listen(bridge, "both", { resourceSubscriptions: ["file:///config", "file:///data"] });
