@@ -33,6 +33,8 @@ interface StreamState {
   standalone: boolean;
   /** Streams in a row that ended without an event: each waits longer before resuming, and there is a bound. */
   emptyStreams?: number;
+  /** The request whose POST opened this stream: what the server sends on it relates to that request (2025-11-25). */
+  relatedRequestId?: RequestId;
 }
 
 /** The largest message relayed from the server: the same cap as a line from the client. */
@@ -52,8 +54,11 @@ const EMPTY_STREAM_BACKOFF_MS = 250;
 const HEALTHY_STREAM_MS = MAX_RETRY_MS;
 
 export class StreamableHttpTransport {
-  /** `raw`: the message's JSON text as received, when it came alone (not in a batch). */
-  onmessage?: (message: JSONRPCMessage, raw?: string) => void;
+  /**
+   * `raw`: the message's JSON text as received, when it came alone (not in a batch). `relatedRequestId`: the
+   * request whose POST stream carried the message (absent on the GET stream and for JSON answers).
+   */
+  onmessage?: (message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId) => void;
   onerror?: (error: Error) => void;
   /** A request's answer can no longer arrive (its stream broke with nothing to resume from). */
   onrequestlost?: (id: RequestId, reason: string) => void;
@@ -123,9 +128,11 @@ export class StreamableHttpTransport {
       const type = response.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
       if (type === "text/event-stream") {
         streaming = true;
-        void this.#readEvents(response, { awaiting: new Set([message.id]), standalone: false }).finally(() =>
-          this.#untrack(controller),
-        );
+        void this.#readEvents(response, {
+          awaiting: new Set([message.id]),
+          standalone: false,
+          relatedRequestId: message.id,
+        }).finally(() => this.#untrack(controller));
       } else if (type === "application/json") {
         const text = await this.#readCapped(response, message.id);
         if (text === undefined) return;
@@ -197,7 +204,7 @@ export class StreamableHttpTransport {
       return;
     }
     if (stream && isResponse(value)) stream.awaiting.delete(value.id);
-    this.onmessage?.(value, raw);
+    this.onmessage?.(value, raw, stream?.relatedRequestId);
   }
 
   /**

@@ -20,7 +20,12 @@ import {
 } from "./translate/input-required.js";
 import { LegacyListen, META_SUBSCRIPTION_ID } from "./translate/listen.js";
 import { callTool, inputRound } from "./translate/tool-call.js";
-import { bridgeError, type ModernUpstream, type UpstreamAnswer } from "./upstream/modern.js";
+import {
+  bridgeError,
+  type ModernUpstream,
+  type NotificationSink,
+  type UpstreamAnswer,
+} from "./upstream/modern.js";
 
 const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
 
@@ -56,8 +61,6 @@ export class ModernServerRelay {
   readonly #running = new Map<string, AbortController>();
   /** The legacy client's `subscriptions/listen`, opened once it is initialized. */
   #listen: LegacyListen | undefined;
-  /** A modern client's own `subscriptions/listen` requests running upstream: their ids, by key. */
-  readonly #modernListens = new Map<string, RequestId>();
   #closing = false;
 
   constructor(options: ModernServerRelayOptions) {
@@ -84,40 +87,43 @@ export class ModernServerRelay {
     const id = value.id as RequestId;
     const controller = new AbortController();
     this.#running.set(requestKey(id), controller);
-    if (method === "subscriptions/listen") this.#modernListens.set(requestKey(id), id);
     void this.#answer(id, method, value.params, controller.signal)
       .catch((error: unknown) => bridgeError(describeError(error)))
       .then((answer) => {
         this.#running.delete(requestKey(id));
-        this.#modernListens.delete(requestKey(id));
         // A cancelled request is not answered (the client has stopped waiting for it).
         if (controller.signal.aborted || this.#closing) return;
         this.#options.toClient({ jsonrpc: "2.0", id, ...answer } as JSONRPCMessage);
       });
   }
 
-  /** A notification the server sent on a request's stream (progress, logs, the listen's list changes). */
+  /** A notification the server sent on a request's stream (progress, logs, the legacy client's list changes). */
   fromServer(message: JSONRPCMessage): void {
     if (this.#closing) return;
-    const delivered = this.#listen
-      ? this.#listen.fromServer(message as Json)
-      : this.#asModernListens(message as Json);
+    const delivered = this.#listen ? this.#listen.fromServer(message as Json) : (message as Json);
     if (delivered) this.#options.toClient(delivered as JSONRPCMessage);
   }
 
   /**
-   * A listen notification carries the id the bridge gave the request upstream: with one listen of the client's
-   * running, it is that listen's, and gets the client's id back (several at once cannot be told apart here).
+   * A modern client's own `subscriptions/listen`: one upstream stream per listen, whose messages carry the id the
+   * bridge gave it upstream; each goes to the client under the id of the listen it opened, however many run.
    */
-  #asModernListens(message: Json): Json {
-    const params = message.params;
-    if (this.#modernListens.size !== 1 || !isObject(params) || !isObject(params._meta)) return message;
-    if (!(META_SUBSCRIPTION_ID in params._meta)) return message;
-    const [clientId] = this.#modernListens.values();
-    return {
-      ...message,
-      params: { ...params, _meta: { ...params._meta, [META_SUBSCRIPTION_ID]: clientId } },
-    };
+  async #modernListen(request: BridgeRequest): Promise<UpstreamAnswer> {
+    const asClientListen = (meta: unknown): Json => ({
+      ...(isObject(meta) ? meta : {}),
+      [META_SUBSCRIPTION_ID]: request.id,
+    });
+    const answer = await this.#forward(request, request.params, (message) => {
+      if (this.#closing || request.signal.aborted) return;
+      const value = message as Json;
+      const params = isObject(value.params) ? value.params : {};
+      this.#options.toClient({
+        ...value,
+        params: { ...params, _meta: asClientListen(params._meta) },
+      } as JSONRPCMessage);
+    });
+    if (!("result" in answer)) return answer;
+    return { result: { ...answer.result, _meta: asClientListen(answer.result._meta) } };
   }
 
   close(): void {
@@ -173,6 +179,7 @@ export class ModernServerRelay {
     }
     if ((method === "resources/subscribe" || method === "resources/unsubscribe") && legacy)
       return this.#subscription(method, params);
+    if (method === "subscriptions/listen" && !legacy) return this.#modernListen(request);
     const answer = method === "tools/call" ? await this.#callTool(request) : await this.#forward(request);
     if (!("result" in answer)) return legacy ? asLegacyError(answer) : answer;
     let result = answer.result;
@@ -217,11 +224,20 @@ export class ModernServerRelay {
   }
 
   /** A request upstream, stamped with its client's envelope and the server's protocol version. */
-  #forward(request: BridgeRequest, params = request.params): Promise<UpstreamAnswer> {
+  #forward(
+    request: BridgeRequest,
+    params = request.params,
+    onNotification?: NotificationSink,
+  ): Promise<UpstreamAnswer> {
     const upstream = this.#options.upstream;
     const version =
       request.client.era === "modern" ? request.client.protocolVersion : upstream.protocolVersion;
-    return upstream.request(request.method, withEnvelope(params, request.client, version), request.signal);
+    return upstream.request(
+      request.method,
+      withEnvelope(params, request.client, version),
+      request.signal,
+      onNotification,
+    );
   }
 
   /** A `tools/call`: through the steps and, for a legacy client, the rounds of input (see callTool). */

@@ -14,6 +14,12 @@ import type { FetchLike } from "./remote-fetch.js";
 import type { ToolCallContext, ToolCallStep } from "./steps/index.js";
 import type { ToolFilter } from "./tool-filter.js";
 import { settleSteps } from "./translate/tool-call.js";
+import {
+  DEFAULT_RECONNECT_WINDOW_MS,
+  FIRST_RETRY_DELAY_MS,
+  nextRetryDelay,
+  reconnectWindowMs,
+} from "./upstream/reconnect-window.js";
 
 /** JSON-RPC error code for failures of the bridge itself (server unreachable, session lost, auth failed). */
 export const BRIDGE_ERROR_CODE = -32000;
@@ -24,8 +30,11 @@ export interface RelayOptions {
   fetch: FetchLike;
   log: BridgeLog;
   /** Writes one message to the local client (stdout). */
-  /** `raw`: the server's JSON text of a message relayed unchanged, to write as is (see LineWriter). */
-  toClient(message: JSONRPCMessage, raw?: string): void;
+  /**
+   * `raw`: the server's JSON text of a message relayed unchanged, to write as is (see LineWriter).
+   * `relatedRequestId`: the client request whose response stream carried a server request or notification.
+   */
+  toClient(message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId): void;
   /** How long to keep retrying an unreachable server before answering the held requests with an error. */
   reconnectWindowMs?: number;
   /** Builds the remote transport (tests inject fakes); defaults to the streamable-HTTP client. */
@@ -64,8 +73,6 @@ interface PendingRequest {
 
 // The bridge's own request ids carry a random part: a client id (any string) can never be mistaken for one.
 const BRIDGE_ID_PREFIX = `chat-mcp-bridge/${randomUUID()}/`;
-/** A server this bridge never reached is more likely down or mistyped than restarting: the first request waits less. */
-const FIRST_CONTACT_WINDOW_MS = 3000;
 
 const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
 
@@ -124,7 +131,7 @@ export class Relay {
     this.#options = options;
     this.#face = new LegacyFace(options.toClient);
     this.#log = options.log;
-    this.#reconnectWindowMs = options.reconnectWindowMs ?? 30_000;
+    this.#reconnectWindowMs = options.reconnectWindowMs ?? DEFAULT_RECONNECT_WINDOW_MS;
     this.#transport = this.#openTransport();
   }
 
@@ -207,7 +214,8 @@ export class Relay {
     const transport = this.#options.createTransport
       ? this.#options.createTransport(this.#options.url, this.#options.fetch)
       : new StreamableHttpTransport(this.#options.url, this.#options.fetch);
-    transport.onmessage = (message, raw) => this.#fromServer(transport, message, raw);
+    transport.onmessage = (message, raw, relatedRequestId) =>
+      this.#fromServer(transport, message, raw, relatedRequestId);
     transport.onerror = (error) => this.#onTransportError(transport, error);
     transport.onrequestlost = (id, reason) => {
       if (this.#closing || transport !== this.#transport) return;
@@ -217,7 +225,12 @@ export class Relay {
     return transport;
   }
 
-  #fromServer(transport: RemoteTransport, message: JSONRPCMessage, raw?: string): void {
+  #fromServer(
+    transport: RemoteTransport,
+    message: JSONRPCMessage,
+    raw?: string,
+    relatedRequestId?: RequestId,
+  ): void {
     if (this.#closing) return;
     if (isResponse(message)) {
       if (typeof message.id === "string" && message.id.startsWith(BRIDGE_ID_PREFIX)) {
@@ -248,12 +261,12 @@ export class Relay {
         }
       }
     }
-    this.#toClientFromServer(message, raw);
+    this.#toClientFromServer(message, raw, relatedRequestId);
   }
 
   /** `raw` only when the message goes out unchanged (a filtered tools/list is written anew). */
-  #toClientFromServer(message: JSONRPCMessage, raw?: string): void {
-    this.#options.toClient(message, raw);
+  #toClientFromServer(message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId): void {
+    this.#options.toClient(message, raw, relatedRequestId);
   }
 
   #learnTools(result: unknown): void {
@@ -416,10 +429,8 @@ export class Relay {
   /** Reopens the session and/or waits for the server, then sends the held messages in order. */
   async #recover(): Promise<void> {
     const firstContact = !this.#reached;
-    const deadline =
-      Date.now() +
-      (firstContact ? Math.min(FIRST_CONTACT_WINDOW_MS, this.#reconnectWindowMs) : this.#reconnectWindowMs);
-    let delayMs = 200;
+    const deadline = Date.now() + reconnectWindowMs(this.#reconnectWindowMs, firstContact);
+    let delayMs = FIRST_RETRY_DELAY_MS;
     let lastError: unknown;
     while (!this.#closing) {
       try {
@@ -461,10 +472,10 @@ export class Relay {
         if (!isNetworkError(error) && !isSessionGone(error)) break;
         if (Date.now() + delayMs > deadline) break;
         // A server never reached gets one line, when the bridge gives up, not two.
-        if (delayMs === 200 && !firstContact)
+        if (delayMs === FIRST_RETRY_DELAY_MS && !firstContact)
           this.#log.info(`cannot reach ${this.#options.url.origin}: ${this.#describe(error)}; retrying`);
         await new Promise((resolve) => setTimeout(resolve, delayMs));
-        delayMs = Math.min(delayMs * 2, 5000);
+        delayMs = nextRetryDelay(delayMs);
       }
     }
     if (this.#closing) return;

@@ -65,8 +65,11 @@ export type BridgeAnswer =
   | { result: Record<string, unknown> }
   | { error: { code: number; message: string; data?: unknown } };
 
-/** Messages the bridge writes to its stdio client. */
-export type ToClient = (message: JSONRPCMessage, raw?: string) => void;
+/**
+ * Messages the bridge writes to its stdio client. `relatedRequestId`: the request whose upstream response stream
+ * carried a server message, when one did (a 2025-11-25 server sends a call's own requests there).
+ */
+export type ToClient = (message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId) => void;
 
 /** A context for a client that has said nothing about itself yet (a probe before `initialize`). */
 export function anonymousClient(era: ProtocolEra): ClientContext {

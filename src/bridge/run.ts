@@ -26,6 +26,7 @@ import { ToolFilter } from "./tool-filter.js";
 import { ModernClientOverLegacy } from "./translate/modern-client-over-legacy.js";
 import { ModernUpstream } from "./upstream/modern.js";
 import { EraVerdictStore, probeServerEra } from "./upstream/probe.js";
+import { DEFAULT_RECONNECT_WINDOW_MS } from "./upstream/reconnect-window.js";
 
 /** How long a probing host's `server/discover` may wait on the server before the bridge answers it itself. */
 const QUIET_PROBE_TIMEOUT_MS = 5000;
@@ -114,6 +115,7 @@ export async function runRelay(
       steps.push(createConfirmToolStep({ patterns: options.confirmTools, log }));
     }
     const verdicts = eraVerdictStore(options, env);
+    const reconnectWindow = positiveNumber(env.CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS);
     const modernUpstream = (
       use: "relay" | "probe" | "quiet probe",
       onNotification: (message: JSONRPCMessage) => void = toClient,
@@ -124,6 +126,8 @@ export async function runRelay(
         fetch: use === "relay" ? fetch : probeFetch(use === "quiet probe"),
         log,
         onNotification,
+        // Probes never wait for a server that is away (a network failure is no evidence of its era).
+        ...(use === "relay" ? { reconnectWindowMs: reconnectWindow ?? DEFAULT_RECONNECT_WINDOW_MS } : {}),
       });
     return new EraRouter({
       toClient,
@@ -146,7 +150,7 @@ export async function runRelay(
               fetch,
               log,
               toClient,
-              reconnectWindowMs: positiveNumber(env.CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS),
+              reconnectWindowMs: reconnectWindow,
               ...(toolFilter ? { toolFilter } : {}),
               steps,
             });

@@ -32,6 +32,8 @@ export interface ReferenceHandler {
   fetch(request: Request, clientIp?: string, rawTarget?: string): Promise<Response>;
   /** Publishes `notifications/tools/list_changed` to MCP clients listening for it. */
   toolsChanged(): void;
+  /** Withdraws the tools that write from `/mcp` (read-only) or restores them; see McpRoutes.setReadOnly. */
+  setReadOnly(readOnly: boolean): void;
 }
 
 export function createReferenceHandler(ctx: ReferenceContext): ReferenceHandler {
@@ -56,6 +58,7 @@ export function createReferenceHandler(ctx: ReferenceContext): ReferenceHandler 
       return withRequestId(notFoundResponse(request, info), info.requestId);
     },
     toolsChanged: () => mcp.toolsChanged(),
+    setReadOnly: (readOnly) => mcp.setReadOnly(readOnly),
   };
 }
 

@@ -13,8 +13,10 @@ export interface InProcessReferenceServer {
    * `fetch` option, or call it directly.
    */
   fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
-  /** Publishes `notifications/tools/list_changed` to open `subscriptions/listen` streams. */
+  /** Publishes `notifications/tools/list_changed` to open `subscriptions/listen` streams and 2025-era sessions. */
   toolsChanged(): void;
+  /** Withdraws the tools that write from `/mcp` (read-only) or restores them, as `ReferenceServer.setReadOnly`. */
+  setReadOnly(readOnly: boolean): void;
   /** Runs the close hooks (MCP sessions, the data file's journal). */
   close(): Promise<void>;
 }
@@ -41,6 +43,7 @@ export function createInProcessReferenceServer(
       return handler.fetch(request, "127.0.0.1");
     },
     toolsChanged: () => handler.toolsChanged(),
+    setReadOnly: (readOnly) => handler.setReadOnly(readOnly),
     close: () => {
       closing ??= (async () => {
         for (const hook of ctx.closeHooks) await hook();

@@ -26,6 +26,12 @@ export interface ReferenceServer {
   mcpUrl: string;
   /** Seeded account or team slug -> dev API key for `/v2` (kept in the data file across restarts). */
   apiKeys: Record<string, string>;
+  /**
+   * Read-only (a maintenance window): `/mcp` withdraws the tools that write (`create_chat`, `send_message`,
+   * `resolve_task`: not listed, calls refused) until turned off; each change is announced with
+   * `notifications/tools/list_changed` to 2025-era sessions and 2026-07-28 `subscriptions/listen` streams.
+   */
+  setReadOnly(readOnly: boolean): void;
   /** Stops listening and closes every open connection (including streams) at once. */
   close(): Promise<void>;
 }
@@ -70,6 +76,7 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
     url: baseUrl,
     mcpUrl: `${baseUrl}/mcp`,
     apiKeys: { ...ctx.apiKeysBySlug },
+    setReadOnly: (readOnly) => handler.setReadOnly(readOnly),
     close: () => {
       closing ??= (async () => {
         for (const hook of ctx.closeHooks) {

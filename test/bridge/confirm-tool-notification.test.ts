@@ -58,7 +58,8 @@ it("an id-less call of a confirmed tool is dropped without asking the person; th
     );
     const asked = await raw.waitFor((m) => m.method === "elicitation/create");
     expect(asked.params).toMatchObject({ mode: "form" });
-    expect(raw.stderr()).toContain("--confirm-tool: echo: asked the person");
+    // Written before the question, but stderr and stdout are two pipes: the test may read them in either order.
+    await expect.poll(() => raw.stderr()).toContain("--confirm-tool: echo: asked the person");
   } finally {
     raw.child.kill();
     await raw.exited(5000).catch(() => undefined);

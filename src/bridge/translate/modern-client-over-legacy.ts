@@ -23,7 +23,7 @@ import {
   type ModernCall,
   newRequestState,
 } from "./held-calls.js";
-import { LISTEN_ACKNOWLEDGED, META_SUBSCRIPTION_ID } from "./listen.js";
+import { SessionListens } from "./session-listens.js";
 
 const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
 
@@ -51,7 +51,7 @@ export class ModernClientOverLegacy implements EraRelay {
   /** Calls waiting for the client's retry, by their `requestState`. */
   readonly #held = new Map<string, ModernCall>();
   /** The modern client's `subscriptions/listen` requests, answered by the bridge from the session's notifications. */
-  readonly #listens = new Map<string, { id: RequestId; filter: Json }>();
+  readonly #listens: SessionListens;
 
   /** `openRelay` builds the legacy relay with the toClient it must call (this translator's). */
   constructor(
@@ -66,7 +66,17 @@ export class ModernClientOverLegacy implements EraRelay {
       heldCallTimeoutMs: limits.heldCallTimeoutMs ?? HELD_CALL_TIMEOUT_MS,
       maxHeldCalls: limits.maxHeldCalls ?? MAX_HELD_CALLS,
     };
-    this.#relay = openRelay((message, raw) => this.#fromServer(message, raw));
+    this.#relay = openRelay((message, raw, relatedRequestId) =>
+      this.#fromServer(message, raw, relatedRequestId),
+    );
+    this.#listens = new SessionListens(toClient, (method, params) =>
+      this.#relay.fromClient({
+        jsonrpc: "2.0",
+        id: `${this.#idPrefix}${++this.#nextId}`,
+        method,
+        params,
+      } as JSONRPCMessage),
+    );
   }
 
   fromClient(message: JSONRPCMessage): void {
@@ -107,7 +117,7 @@ export class ModernClientOverLegacy implements EraRelay {
       return;
     }
     if (method === "subscriptions/listen") {
-      this.#listen(id, params, initialized);
+      this.#listens.open(id, params, initialized);
       return;
     }
     const { inputResponses, requestState, ...lifted } = withoutEnvelope(params) ?? {};
@@ -183,82 +193,11 @@ export class ModernClientOverLegacy implements EraRelay {
     } as JSONRPCMessage);
   }
 
-  /**
-   * A modern client's `subscriptions/listen`: acknowledged with what the 2025 session can deliver (the list changes
-   * the server declares; resource updates when it supports subscribing, which the bridge then does), kept open
-   * until the client cancels it.
-   */
-  #listen(id: RequestId, params: unknown, initialized: Json): void {
-    const lifted = withoutEnvelope(params) ?? {};
-    const asked = isObject(lifted.notifications) ? lifted.notifications : {};
-    const capabilities = isObject(initialized.capabilities) ? initialized.capabilities : {};
-    const offers = (kind: string, member: string) => {
-      const capability = capabilities[kind];
-      return isObject(capability) && capability[member] === true;
-    };
-    const filter: Json = {};
-    for (const [field, kind] of [
-      ["toolsListChanged", "tools"],
-      ["promptsListChanged", "prompts"],
-      ["resourcesListChanged", "resources"],
-    ] as const)
-      if (asked[field] === true && offers(kind, "listChanged")) filter[field] = true;
-    const uris = Array.isArray(asked.resourceSubscriptions)
-      ? asked.resourceSubscriptions.filter((uri): uri is string => typeof uri === "string")
-      : [];
-    if (uris.length > 0 && offers("resources", "subscribe")) {
-      filter.resourceSubscriptions = uris;
-      for (const uri of uris)
-        this.#relay.fromClient({
-          jsonrpc: "2.0",
-          id: `${this.#idPrefix}${++this.#nextId}`,
-          method: "resources/subscribe",
-          params: { uri },
-        } as JSONRPCMessage);
-    }
-    this.#listens.set(requestKey(id), { id, filter });
-    this.#toClient({
-      jsonrpc: "2.0",
-      method: LISTEN_ACKNOWLEDGED,
-      params: { _meta: { [META_SUBSCRIPTION_ID]: id }, notifications: filter },
-    } as JSONRPCMessage);
-  }
-
-  /** A session notification to each listen that asked for it, stamped with its subscription id; false when none did. */
-  #toListens(value: Json): boolean {
-    if (this.#listens.size === 0) return false;
-    const field = {
-      "notifications/tools/list_changed": "toolsListChanged",
-      "notifications/prompts/list_changed": "promptsListChanged",
-      "notifications/resources/list_changed": "resourcesListChanged",
-    }[String(value.method)];
-    const params = isObject(value.params) ? value.params : {};
-    let delivered = false;
-    for (const listen of this.#listens.values()) {
-      const uris = listen.filter.resourceSubscriptions;
-      const wanted =
-        field !== undefined
-          ? listen.filter[field] === true
-          : value.method === "notifications/resources/updated" &&
-            Array.isArray(uris) &&
-            uris.includes(params.uri);
-      if (!wanted) continue;
-      delivered = true;
-      const meta = isObject(params._meta) ? params._meta : {};
-      this.#toClient({
-        jsonrpc: "2.0",
-        method: value.method,
-        params: { ...params, _meta: { ...meta, [META_SUBSCRIPTION_ID]: listen.id } },
-      } as JSONRPCMessage);
-    }
-    return delivered;
-  }
-
   /** A modern client's `notifications/cancelled` for one of its calls (sent on under the bridge's id) or listens. */
   #cancel(params: unknown): boolean {
     const requestId = isObject(params) ? params.requestId : undefined;
     if (typeof requestId !== "string" && typeof requestId !== "number") return false;
-    if (this.#listens.delete(requestKey(requestId))) return true;
+    if (this.#listens.cancel(requestId)) return true;
     const call = [...this.#calls.values()].find(
       (candidate) =>
         candidate.clientId !== undefined && requestKey(candidate.clientId) === requestKey(requestId),
@@ -316,7 +255,7 @@ export class ModernClientOverLegacy implements EraRelay {
     return this.#session;
   }
 
-  #fromServer(message: JSONRPCMessage, raw?: string): void {
+  #fromServer(message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId): void {
     const value = message as Json;
     if (!("method" in value) && value.id === this.#initializeId) {
       this.#sessionAnswer?.(value);
@@ -329,20 +268,24 @@ export class ModernClientOverLegacy implements EraRelay {
       return;
     }
     if ("method" in value && "id" in value && this.#calls.size > 0 && this.#session) {
-      this.#serverRequest(value.id as RequestId, String(value.method), value.params);
+      this.#serverRequest(value.id as RequestId, String(value.method), value.params, relatedRequestId);
       return;
     }
-    if ("method" in value && !("id" in value) && this.#toListens(value)) return;
+    // A modern client gets a list change or resource update only on a listen that asked for it (spec: MUST NOT);
+    // a 2025 client's own session (the bridge opened none) gets every notification as it came.
+    if ("method" in value && !("id" in value) && this.#session && this.#listens.deliver(value)) return;
     this.#toClient(message, raw);
   }
 
   /**
-   * A server's request while modern calls run: it belongs to one of them (a 2025 server sends it on the call's
-   * stream; the oldest running call is taken), and becomes an entry of that call's `inputRequests`.
+   * A server's request while modern calls run: it belongs to the call whose response stream carried it (a
+   * 2025-11-25 server sends a call's requests there), and becomes an entry of that call's `inputRequests`. One
+   * that came on the session's GET stream names no call: the oldest running call is taken.
    */
-  #serverRequest(serverId: RequestId, method: string, params: unknown): void {
+  #serverRequest(serverId: RequestId, method: string, params: unknown, relatedRequestId?: RequestId): void {
     const calls = [...this.#calls.values()];
-    const call = calls.find((candidate) => candidate.clientId !== undefined) ?? calls.at(-1);
+    const related = typeof relatedRequestId === "string" ? this.#calls.get(relatedRequestId) : undefined;
+    const call = related ?? calls.find((candidate) => candidate.clientId !== undefined) ?? calls.at(-1);
     let refusal: string | undefined;
     if (!INPUT_METHODS.has(method)) refusal = `${method} is not a request a 2026-07-28 client answers`;
     else if (!call) refusal = "no call of the client is waiting";

@@ -18,6 +18,7 @@ import { isNetworkError } from "../relay.js";
 import { type FetchLike, type HttpAnswer, readBounded } from "../remote-fetch.js";
 import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../request-model.js";
 import { ServerSentEventParser } from "../sse.js";
+import { FIRST_RETRY_DELAY_MS, nextRetryDelay, reconnectWindowMs } from "./reconnect-window.js";
 import { type ParamHeader, paramHeadersOf, standardHeaders } from "./standard-headers.js";
 
 /** A request's stream ended before its answer, and why: the server may or may not have run it. */
@@ -36,12 +37,20 @@ const MAX_REISSUES = 2;
 /** Pages of `tools/list` read to learn a tool's schema before calling it. */
 const MAX_LIST_PAGES = 20;
 
+/** Where the notifications a request's stream carries go. */
+export type NotificationSink = (message: JSONRPCMessage) => void;
+
 export interface ModernUpstreamOptions {
   url: URL;
   fetch: FetchLike;
   log: BridgeLog;
-  /** A notification the server sent on a request's stream (progress, log messages). */
-  onNotification?: (message: JSONRPCMessage) => void;
+  /** A notification the server sent on a request's stream (progress, log messages), unless the request has its own sink. */
+  onNotification?: NotificationSink;
+  /**
+   * How long a request that never reached the server waits for it to come back (the legacy relay's window, see
+   * reconnect-window.ts); absent: no waiting, it is answered "cannot reach" at once (the era probes).
+   */
+  reconnectWindowMs?: number;
 }
 
 /** What the upstream knows of each tool from `tools/list`: its `Mcp-Param-*` headers, and whether a retry is harmless. */
@@ -54,6 +63,10 @@ export class ModernUpstream {
   readonly #options: ModernUpstreamOptions;
   readonly #tools = new Map<string, KnownTool>();
   #protocolVersion = "2026-07-28";
+  /** Set once the server answered anything over HTTP: before that, the shorter first-contact window applies. */
+  #reached = false;
+  /** Set when a reconnect window ran out: requests are answered at once until the server answers again. */
+  #unreachable = false;
 
   constructor(options: ModernUpstreamOptions) {
     this.#options = options;
@@ -72,11 +85,17 @@ export class ModernUpstream {
    * Sends one request (its params already carry the `_meta` envelope) and resolves with the server's answer.
    * A `tools/list` answer is checked (tools with invalid `x-mcp-header` annotations dropped, as the spec
    * requires); a `tools/call` of a tool not yet listed lists first, so its `Mcp-Param-*` headers are known.
+   * `onNotification`: where this request's stream notifications go (a listen's own), instead of the shared sink.
    */
-  async request(method: string, params: Json, signal?: AbortSignal): Promise<UpstreamAnswer> {
+  async request(
+    method: string,
+    params: Json,
+    signal?: AbortSignal,
+    onNotification?: NotificationSink,
+  ): Promise<UpstreamAnswer> {
     if (method === "tools/call" && typeof params.name === "string" && !this.#tools.has(params.name))
       await this.#learnTools(params, signal);
-    let answer = await this.#send(method, params, signal);
+    let answer = await this.#send(method, params, signal, onNotification);
     const agreed = "error" in answer ? mutualVersion(answer.error) : undefined;
     if (agreed) {
       // The server refused the version: the spec's corrective retry, once, with one both sides speak.
@@ -86,6 +105,7 @@ export class ModernUpstream {
         method,
         { ...params, _meta: { ...meta, [META_PROTOCOL_VERSION]: agreed } },
         signal,
+        onNotification,
       );
     }
     if (method === "tools/list" && "result" in answer) return { result: this.#checkTools(answer.result) };
@@ -135,17 +155,42 @@ export class ModernUpstream {
     return this.#tools.get(String(params.name))?.repeatable === true;
   }
 
-  async #send(method: string, params: Json, signal?: AbortSignal): Promise<UpstreamAnswer> {
+  async #send(
+    method: string,
+    params: Json,
+    signal?: AbortSignal,
+    onNotification?: NotificationSink,
+  ): Promise<UpstreamAnswer> {
     const origin = this.#options.url.origin;
+    let windowEnds: number | undefined;
+    let delayMs = FIRST_RETRY_DELAY_MS;
     for (let attempt = 0; ; attempt++) {
       let outcome: UpstreamAnswer | StreamBroke;
       try {
-        outcome = await this.#post(method, params, signal);
+        outcome = await this.#post(method, params, signal, onNotification);
+        this.#reached = true;
+        this.#unreachable = false;
       } catch (error) {
         if (signal?.aborted || !isNetworkError(error)) throw error;
         const reason = describeNetworkFailure(error, this.#options.url) ?? describeError(error);
-        // Never written: nothing ran, and the bridge says so in the words the legacy relay uses.
-        if (requestNeverSent(error)) return bridgeError(`cannot reach ${origin}: ${reason}`);
+        if (requestNeverSent(error)) {
+          // Never written, so sending it again cannot run it twice: wait for the server within the window.
+          const window = this.#options.reconnectWindowMs;
+          if (window !== undefined && !this.#unreachable) {
+            windowEnds ??= Date.now() + reconnectWindowMs(window, !this.#reached);
+            if (Date.now() + delayMs <= windowEnds) {
+              if (delayMs === FIRST_RETRY_DELAY_MS && this.#reached)
+                this.#options.log.info(`cannot reach ${origin}: ${reason}; retrying`);
+              await sleep(delayMs, signal);
+              delayMs = nextRetryDelay(delayMs);
+              attempt--;
+              continue;
+            }
+            this.#unreachable = true;
+          }
+          // Nothing ran, and the bridge says so in the words the legacy relay uses.
+          return bridgeError(`cannot reach ${origin}: ${reason}`);
+        }
         outcome = { broke: reason };
       }
       if (!isStreamBroke(outcome)) return outcome;
@@ -157,7 +202,12 @@ export class ModernUpstream {
     }
   }
 
-  async #post(method: string, params: Json, signal?: AbortSignal): Promise<UpstreamAnswer | StreamBroke> {
+  async #post(
+    method: string,
+    params: Json,
+    signal?: AbortSignal,
+    onNotification?: NotificationSink,
+  ): Promise<UpstreamAnswer | StreamBroke> {
     const id = `chat-mcp-bridge-${randomUUID()}`;
     const tool = method === "tools/call" ? this.#tools.get(String(params.name)) : undefined;
     const response = await this.#options.fetch(this.#options.url, {
@@ -179,13 +229,18 @@ export class ModernUpstream {
         return bridgeError(`the server's answer was larger than ${MAX_MESSAGE_BYTES} bytes`);
       return answerOf(parseJson(text), id);
     }
-    if (type === "text/event-stream") return this.#readStream(response, id);
+    if (type === "text/event-stream")
+      return this.#readStream(response, id, onNotification ?? this.#options.onNotification);
     await response.body?.cancel().catch(() => undefined);
     return bridgeError(`the server answered with an unexpected content type: ${type ?? "none"}`);
   }
 
-  /** Reads a request's SSE stream: notifications are passed on, the answer ends it. */
-  async #readStream(response: HttpAnswer, id: string): Promise<UpstreamAnswer | StreamBroke> {
+  /** Reads a request's SSE stream: notifications are passed to the request's sink, the answer ends it. */
+  async #readStream(
+    response: HttpAnswer,
+    id: string,
+    onNotification: NotificationSink | undefined,
+  ): Promise<UpstreamAnswer | StreamBroke> {
     let answer: UpstreamAnswer | undefined;
     let oversized = false;
     const parser = new ServerSentEventParser({
@@ -196,7 +251,7 @@ export class ModernUpstream {
         if (isResponse(message)) {
           if (message.id === id) answer = answerOf(message, id);
         } else if (!("id" in message)) {
-          this.#options.onNotification?.(message);
+          onNotification?.(message);
         }
       },
     });
@@ -271,4 +326,23 @@ async function errorAnswer(response: HttpAnswer): Promise<UpstreamAnswer> {
   if (response.status === 401 || response.status === 403)
     throw new RemoteHttpError(response.status, `the server answered HTTP ${response.status}`);
   return bridgeError(`the server answered HTTP ${response.status}${text ? `: ${text.slice(0, 300)}` : ""}`);
+}
+
+/** Waits `ms`, or rejects with the signal's reason once it aborts (a cancelled request stops waiting). */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason ?? new Error("cancelled"));
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason ?? new Error("cancelled"));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }

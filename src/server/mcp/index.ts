@@ -14,7 +14,13 @@ import { authenticateBearer, insufficientScopeChallenge } from "../v2-api.js";
 import { jsonRpcErrorResponse } from "./json-rpc.js";
 import { createResolveElicitation, type ResolveElicitation } from "./resolve-elicitation.js";
 import { DEFAULT_MAX_SESSIONS_PER_CREDENTIAL, DEFAULT_SESSION_IDLE_MS, McpSessions } from "./sessions.js";
-import { registerChatTools, SERVER_INSTRUCTIONS, TOOL_SCOPES } from "./tools.js";
+import {
+  type ChatTools,
+  registerChatTools,
+  SERVER_INSTRUCTIONS,
+  setWriteToolsEnabled,
+  TOOL_SCOPES,
+} from "./tools.js";
 
 export type { McpEndpointOptions, McpEra } from "../options.js";
 export { ResumableEventStore } from "./event-store.js";
@@ -35,8 +41,13 @@ export const MCP_CACHE_TTL_MS = 5 * 60 * 1000;
 
 export interface McpRoutes {
   handle: RouteHandler;
-  /** Publishes `notifications/tools/list_changed` to open `subscriptions/listen` streams (and legacy sessions). */
+  /** Publishes `notifications/tools/list_changed` to open `subscriptions/listen` streams and legacy sessions. */
   toolsChanged(): void;
+  /**
+   * Read-only (maintenance): the tools that write are withdrawn from `/mcp` (not listed, calls refused) until it is
+   * turned off again; each change of the list is announced with `notifications/tools/list_changed` in both eras.
+   */
+  setReadOnly(readOnly: boolean): void;
   close(): Promise<void>;
 }
 
@@ -52,7 +63,15 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
     throw new TypeError(`mcpEra must be "both", "modern" or "legacy" (got ${JSON.stringify(era)})`);
   }
   const elicitation = createResolveElicitation(randomBytes(32));
-  const buildServer = () => buildMcpServer(ctx, elicitation);
+  let readOnly = false;
+  /** The chat tools of each server built (one per legacy session, one per modern request), to withdraw them. */
+  const chatToolsOf = new WeakMap<McpServer, ChatTools>();
+  const buildServer = () => {
+    const { server, tools } = buildMcpServer(ctx, elicitation);
+    if (readOnly) setWriteToolsEnabled(tools, false);
+    chatToolsOf.set(server, tools);
+    return server;
+  };
   const sessions = new McpSessions({
     createServer: buildServer,
     idleMs: options.mcpSessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
@@ -144,7 +163,20 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
 
   return {
     handle,
-    toolsChanged: () => modern.notify.toolsChanged(),
+    toolsChanged: () => {
+      modern.notify.toolsChanged();
+      for (const server of sessions.servers()) void server.sendToolListChanged();
+    },
+    setReadOnly: (value) => {
+      if (value === readOnly) return;
+      readOnly = value;
+      // A connected session's server announces its own change; modern listeners hear it through the bus.
+      for (const server of sessions.servers()) {
+        const tools = chatToolsOf.get(server);
+        if (tools) setWriteToolsEnabled(tools, !readOnly);
+      }
+      modern.notify.toolsChanged();
+    },
     close: async () => {
       await modern.close();
       await sessions.closeAll();
@@ -152,7 +184,10 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
   };
 }
 
-function buildMcpServer(ctx: ServerContext, elicitation: ResolveElicitation): McpServer {
+function buildMcpServer(
+  ctx: ServerContext,
+  elicitation: ResolveElicitation,
+): { server: McpServer; tools: ChatTools } {
   const server = new McpServer(SERVER_INFO, {
     instructions: SERVER_INSTRUCTIONS,
     capabilities: { tools: { listChanged: true } },
@@ -161,9 +196,11 @@ function buildMcpServer(ctx: ServerContext, elicitation: ResolveElicitation): Mc
       "tools/list": { ttlMs: MCP_CACHE_TTL_MS, cacheScope: "public" },
     },
     requestState: { verify: elicitation.codec.verify },
+    // Withdrawing three tools at once is one change of the list: one notification, not three.
+    debouncedNotificationMethods: ["notifications/tools/list_changed"],
   });
-  registerChatTools(server, { service: ctx.service, sso: ctx.sso, elicitation });
-  return server;
+  const tools = registerChatTools(server, { service: ctx.service, sso: ctx.sso, elicitation });
+  return { server, tools };
 }
 
 function modernOnlyMethod(): Response {

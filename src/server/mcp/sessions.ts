@@ -65,6 +65,11 @@ export class McpSessions {
     return this.#sessions.size;
   }
 
+  /** The McpServer of each open session. */
+  servers(): McpServer[] {
+    return [...this.#sessions.values()].map((session) => session.server);
+  }
+
   /** Routes an authenticated legacy request to its session, or opens a session for an `initialize` request. */
   async handle(request: Request, principal: Principal, authInfo: AuthInfo, body: unknown): Promise<Response> {
     const sessionId = request.headers.get("mcp-session-id");

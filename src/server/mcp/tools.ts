@@ -8,6 +8,7 @@ import {
   type InputRequiredResult,
   isInputRequiredResult,
   type McpServer,
+  type RegisteredTool,
 } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import {
@@ -83,8 +84,29 @@ export function principalOf(authInfo: AuthInfo | undefined): Principal | null {
   return principal && typeof principal === "object" ? (principal as Principal) : null;
 }
 
-export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext): void {
+/** The chat tools as registered on one McpServer, by name (to withdraw and restore them). */
+export type ChatTools = Record<ToolName, RegisteredTool>;
+
+/** The tools that write (`chat:write`): withdrawn from `/mcp` while the server is read-only. */
+export const WRITE_TOOLS = (Object.keys(TOOL_SCOPES) as ToolName[]).filter(
+  (name) => TOOL_SCOPES[name] === "chat:write",
+);
+
+/**
+ * Lists and serves the write tools, or withdraws them (read-only). On a connected server (a 2025 session) a change
+ * sends `notifications/tools/list_changed`; one that does not change the list sends nothing.
+ */
+export function setWriteToolsEnabled(tools: ChatTools, enabled: boolean): void {
+  for (const name of WRITE_TOOLS) {
+    if (tools[name].enabled === enabled) continue;
+    if (enabled) tools[name].enable();
+    else tools[name].disable();
+  }
+}
+
+export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext): ChatTools {
   const { service } = toolsCtx;
+  const tools = {} as ChatTools;
 
   /** Runs one tool call: auth, scope, SSO, then the service; the result as structured content plus its JSON. */
   function run<T extends object>(
@@ -115,7 +137,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
     })();
   }
 
-  server.registerTool(
+  tools.create_chat = server.registerTool(
     "create_chat",
     {
       title: "Create chat",
@@ -136,7 +158,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
       ),
   );
 
-  server.registerTool(
+  tools.list_chats = server.registerTool(
     "list_chats",
     {
       title: "List chats",
@@ -150,7 +172,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
     (args, ctx) => run(TOOL_SCOPES.list_chats, ctx.http?.authInfo, (p) => service.listChats(p, args)),
   );
 
-  server.registerTool(
+  tools.get_chat = server.registerTool(
     "get_chat",
     {
       title: "Get chat",
@@ -164,7 +186,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
     (args, ctx) => run(TOOL_SCOPES.get_chat, ctx.http?.authInfo, (p) => service.getChat(p, args.chatId)),
   );
 
-  server.registerTool(
+  tools.list_messages = server.registerTool(
     "list_messages",
     {
       title: "List messages",
@@ -184,7 +206,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
       ),
   );
 
-  server.registerTool(
+  tools.send_message = server.registerTool(
     "send_message",
     {
       title: "Send message",
@@ -204,7 +226,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
       ),
   );
 
-  server.registerTool(
+  tools.resolve_task = server.registerTool(
     "resolve_task",
     {
       title: "Resolve pending task",
@@ -240,7 +262,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
       ),
   );
 
-  server.registerTool(
+  tools.get_preview = server.registerTool(
     "get_preview",
     {
       title: "Get preview",
@@ -252,6 +274,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
     (args, ctx) =>
       run(TOOL_SCOPES.get_preview, ctx.http?.authInfo, (p) => service.getPreview(p, args.chatId)),
   );
+  return tools;
 }
 
 /** What a blocked assistant message waits for, phrased as the next step. */

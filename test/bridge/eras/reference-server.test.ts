@@ -9,7 +9,10 @@ import { BRIDGE_BIN } from "../fixtures/spawn-bridge.js";
 
 type ClientMode = "legacy" | "modern" | "auto";
 
-/** An SDK v2 client through a spawned bridge; it approves every elicitation the server puts to the person. */
+/**
+ * An SDK v2 client through a spawned bridge; it approves every elicitation the server puts to the person, and
+ * records the tool names it lists again after each `notifications/tools/list_changed`.
+ */
 async function connect(url: string, mode: ClientMode, configDir: string) {
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -17,10 +20,17 @@ async function connect(url: string, mode: ClientMode, configDir: string) {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", CHAT_CONFIG_DIR: configDir },
     stderr: "pipe",
   });
+  const relisted: string[][] = [];
   const client = new Client(
     { name: `matrix-${mode}`, version: "1.0.0" },
     {
       capabilities: { elicitation: { form: {} } },
+      listChanged: {
+        tools: {
+          debounceMs: 0,
+          onChanged: (_error, tools) => relisted.push((tools ?? []).map((tool) => tool.name)),
+        },
+      },
       ...(mode === "modern" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {}),
       ...(mode === "auto" ? { versionNegotiation: { mode: "auto" } } : {}),
     },
@@ -31,7 +41,7 @@ async function connect(url: string, mode: ClientMode, configDir: string) {
     return { action: "accept", content: { approve: true } };
   });
   await client.connect(transport);
-  return { client, asked };
+  return { client, asked, relisted };
 }
 
 async function call(client: Client, name: string, args: Record<string, unknown>) {
@@ -76,6 +86,36 @@ describe.each(["modern", "legacy"] as const)("the reference server serving the %
 
         expect(await call(client, "get_chat", { chatId })).toMatchObject({ id: chatId, url: chat.url });
       } finally {
+        await client.close();
+      }
+    });
+
+    it("lists the tools again on tools/list_changed when the server goes read-only, and back", async () => {
+      const { client, relisted } = await connect(server.mcpUrl, mode, configDir);
+      const withWrites = (names: string[] | undefined) => names?.includes("create_chat") === true;
+      try {
+        expect((await client.listTools()).tools.map((tool) => tool.name)).toContain("create_chat");
+        // The client's listen (or the session's event stream) opens on its own time: flip until a change lands.
+        const deadline = Date.now() + 15_000;
+        while (!relisted.some((names) => !withWrites(names))) {
+          if (Date.now() > deadline) throw new Error("no tools/list_changed reached the client");
+          server.setReadOnly(false);
+          server.setReadOnly(true);
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+        const readOnly = relisted.find((names) => !withWrites(names));
+        expect(readOnly).toEqual(expect.arrayContaining(["list_chats", "get_chat", "list_messages"]));
+        expect(readOnly).not.toContain("send_message");
+        await expect(client.callTool({ name: "create_chat", arguments: { message: "hi" } })).rejects.toThrow(
+          /create_chat disabled/,
+        );
+
+        const seen = relisted.length;
+        server.setReadOnly(false);
+        await expect.poll(() => withWrites(relisted.at(-1)) && relisted.length > seen).toBe(true);
+        expect(typeof (await call(client, "create_chat", { message: "hello again" })).id).toBe("string");
+      } finally {
+        server.setReadOnly(false);
         await client.close();
       }
     });
