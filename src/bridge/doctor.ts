@@ -15,10 +15,10 @@ import { sanitizeForTerminal } from "../internal/redact.js";
 import { doesNotLookLikeChatService, notChatServiceMessage } from "../internal/service-shape.js";
 import type { DoctorCommandOptions, DoctorTarget } from "./cli.js";
 import type { suggestedMcpUrl } from "./endpoint-check.js";
-import type { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
 import { createBridgeLog, describeError } from "./log.js";
 import type { createBridgeAuth } from "./oauth.js";
-import type { BridgeAuth, createRemoteFetch, nodeHttpFetch } from "./remote-fetch.js";
+import type { BridgeAuth, createRemoteFetch, nodeHttpFetch, RemoteHttpError } from "./upstream/http/index.js";
+import type { StreamableHttpTransport } from "./upstream/legacy/index.js";
 
 export type CheckStatus = "pass" | "fail" | "skip";
 

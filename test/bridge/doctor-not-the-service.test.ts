@@ -6,9 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseBridgeArgs } from "../../src/bridge/cli.js";
 import { diagnose, type RelayParts } from "../../src/bridge/doctor.js";
 import { suggestedMcpUrl } from "../../src/bridge/endpoint-check.js";
-import { RemoteHttpError, StreamableHttpTransport } from "../../src/bridge/http-transport.js";
 import { createBridgeAuth } from "../../src/bridge/oauth.js";
-import { createRemoteFetch, nodeHttpFetch } from "../../src/bridge/remote-fetch.js";
+import { RemoteHttpError } from "../../src/bridge/upstream/http/http-failure.js";
+import { nodeHttpFetch } from "../../src/bridge/upstream/http/node-http-fetch.js";
+import { createRemoteFetch } from "../../src/bridge/upstream/http/remote-fetch.js";
+import { StreamableHttpTransport } from "../../src/bridge/upstream/legacy/streamable-http-transport.js";
 import { describeNetworkFailure } from "../../src/internal/network-errors.js";
 import { scratchDir } from "../support/scratch-dir.js";
 
