@@ -27,20 +27,22 @@ export function createLineWriter(
   sink: LineSink,
   onUnwritable: (reason: string) => void = () => {},
 ): LineWriter {
-  let queued = "";
+  // The lines themselves, joined once at the flush: no string is built per message beyond the line.
+  let queued: string[] = [];
   let scheduled: NodeJS.Immediate | undefined;
   const flush = () => {
     if (scheduled) clearImmediate(scheduled);
     scheduled = undefined;
-    if (queued === "") return;
-    const text = queued;
-    queued = "";
-    sink.write(text);
+    if (queued.length === 0) return;
+    const lines = queued;
+    queued = [];
+    lines.push("");
+    sink.write(lines.join("\n"));
   };
   const write = (message: unknown, raw?: string) => {
     const line = raw !== undefined ? oneLine(raw) : serialised(message, onUnwritable);
     if (line === undefined) return;
-    queued += `${line}\n`;
+    queued.push(line);
     scheduled ??= setImmediate(flush);
   };
   return Object.assign(write, { flush });

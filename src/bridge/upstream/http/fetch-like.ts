@@ -13,6 +13,13 @@ export interface HttpRequest {
    * not run twice, so that such a failure always proves they were never sent.
    */
   settleFirst?: boolean;
+  /**
+   * Share a bounded set of connections (POOLED_CONNECTIONS) with the other pooled requests, waiting for a free
+   * one when all are busy: 1,000 calls in flight then cost a few dozen sockets, not 1,000. Only for requests
+   * nothing in the pool waits on: never an event stream, nor an answer or notification the server may be
+   * waiting for while it holds a pooled request's stream open.
+   */
+  pooled?: boolean;
 }
 
 /** A body read once, as chunks; `cancel()` drops what was not read. */

@@ -72,6 +72,8 @@ export class StreamableHttpTransport {
         body: JSON.stringify(message),
         signal: controller.signal,
         ...(options?.mustNotRepeat ? { settleFirst: true } : {}),
+        // The client's requests share the pool; its answers and notifications never wait behind them.
+        ...(isRequest(message) ? { pooled: true } : {}),
       });
       const sessionId = response.headers.get("mcp-session-id");
       if (sessionId) this.#sessionId = sessionId;
