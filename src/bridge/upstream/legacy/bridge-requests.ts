@@ -1,7 +1,4 @@
-/**
- * The bridge's own requests on a legacy session (a ping to check it, the client's `initialize` replayed on a new
- * one), under ids no client id can collide with, their answers kept from the client.
- */
+/** The bridge's own requests on a legacy session (a ping, the client's `initialize` replayed), kept from the client. */
 import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, JSONRPCRequest } from "@modelcontextprotocol/client";
 import type { RemoteTransport } from "./streamable-http-transport.js";

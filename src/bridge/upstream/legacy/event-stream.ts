@@ -1,8 +1,7 @@
-/**
- * The legacy upstream's server-sent event streams: a POST's answer stream and the standalone GET stream, read
- * under the size cap, resumed with Last-Event-ID after the server's `retry` delay, and bounded when they keep
- * closing empty.
- */
+/** The legacy upstream's server-sent event streams: a POST's answer stream and the standalone GET stream. */
+
+// Read under the size cap, resumed with Last-Event-ID after the server's `retry` delay, bounded when they keep
+// closing empty.
 import type { RequestId } from "@modelcontextprotocol/client";
 import { EventSizeCap } from "../http/event-size-cap.js";
 import type { HttpAnswer } from "../http/fetch-like.js";

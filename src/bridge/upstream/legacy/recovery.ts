@@ -1,8 +1,7 @@
-/**
- * The legacy upstream's recovery: while the session is reopened or the server is away, client messages are held
- * in order; the first goes alone to prove the server is back, the rest follow; after the reconnect window, what
- * waits is answered with an error and later failures are answered at once.
- */
+/** The legacy upstream's recovery: messages held in order while the session is reopened or the server is away. */
+
+// The first held message goes alone to prove the server is back, the rest follow; after the reconnect window,
+// what waits is answered with an error and later failures are answered at once.
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import type { BridgeLog } from "../../log.js";
 import { isNetworkError, RemoteHttpError } from "../http/http-failure.js";

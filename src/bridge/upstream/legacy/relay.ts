@@ -1,7 +1,6 @@
-/**
- * The legacy (2025) upstream's relay: JSON-RPC between the local client (stdio) and a server's session, each
- * client request answered exactly once; recovery (recovery.ts) holds messages while the session is reopened.
- */
+/** The legacy (2025) upstream's relay: JSON-RPC between the stdio client and a server's session, each request answered once. */
+
+// Recovery (recovery.ts) holds messages while the session is reopened; the transport is streamable-http-transport.ts.
 import type { JSONRPCMessage, JSONRPCRequest } from "@modelcontextprotocol/client";
 import { describeNetworkFailure, isLastingNetworkFailure } from "../../../internal/network-errors.js";
 import { requestNeverSent } from "../../../internal/request-failure.js";

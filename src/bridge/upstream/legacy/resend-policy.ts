@@ -1,7 +1,4 @@
-/**
- * Which client messages the legacy upstream may send a second time after a broken connection: any but a
- * tools/call of a tool the server has not declared safe to repeat.
- */
+/** Which client messages the legacy upstream may send twice: any but a call of a tool not declared safe to repeat. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { isRequest } from "../../jsonrpc.js";
 

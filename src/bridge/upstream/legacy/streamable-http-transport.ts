@@ -1,9 +1,8 @@
-/**
- * The client side of MCP's 2025 streamable HTTP transport, as small as the legacy upstream needs: POST with JSON
- * or SSE answers, session and protocol-version headers, DELETE on the way out; the SSE streams are event-stream.ts's.
- * It speaks through a FetchLike (node:http in the bridge, not fetch), and uses no Headers or Response, so the
- * bridge never loads Node's fetch implementation and starts fast.
- */
+/** The client side of MCP's 2025 streamable HTTP transport, as small as the legacy upstream needs. */
+
+// POST with JSON or SSE answers, session and protocol-version headers, DELETE on the way out; the SSE streams
+// are event-stream.ts's. It speaks through a FetchLike (node:http in the bridge, not fetch) and uses no Headers
+// or Response, so the bridge never loads Node's fetch implementation and starts fast.
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { isJsonRpcMessage, isRequest, isResponse } from "../../jsonrpc.js";
 import { type FetchLike, type HttpAnswer, readBounded } from "../http/fetch-like.js";
