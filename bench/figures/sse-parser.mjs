@@ -2,8 +2,8 @@
  * The SSE parser's cost per 2 KB event (issue 23, item 10; target <= 0.05 ms): the bridge's one parser
  * (eventsource-parser behind the 4 MiB event cap, from dist/), fed one event per chunk as servers send answers, and
  * 64 KiB chunks holding many events. `--baseline=<module>` measures another parser beside it, e.g. the hand-written
- * one it replaced (dist/bridge/http-transport.js of an older build, whose parser took a bare callback).
- * Run: npm run build && node bench/figures/sse-parser.mjs [--baseline=/path/to/old/dist/bridge/http-transport.js]
+ * one it replaced (dist/bridge/upstream/http/sse.js of an older build, whose parser took a bare callback).
+ * Run: npm run build && node bench/figures/sse-parser.mjs [--baseline=/path/to/old/dist/bridge/upstream/http/sse.js]
  */
 import { pathToFileURL } from "node:url";
 import { nowMs, summarize } from "../lib/stats.mjs";
@@ -40,8 +40,8 @@ function round(makeParser, EventSizeCap, chunks, events) {
 /** The per-event cost of each parser, one event per chunk and 64 KiB chunks. */
 export async function measureSseParser({ baseline } = {}) {
   const dist = new URL("../../dist/bridge/", import.meta.url);
-  const { EventSizeCap } = await import(new URL("event-size-cap.js", dist).href);
-  const current = await import(new URL("sse.js", dist).href);
+  const { EventSizeCap } = await import(new URL("upstream/http/event-size-cap.js", dist).href);
+  const current = await import(new URL("upstream/http/sse.js", dist).href);
   // The current parser takes handlers; the hand-written one it replaced took a bare callback.
   const parsers = { current: (onEvent) => new current.ServerSentEventParser({ onEvent }) };
   if (baseline) {

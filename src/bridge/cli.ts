@@ -8,7 +8,7 @@ import { closestName } from "../internal/closest-name.js";
 import { packageVersion } from "../internal/package-version.js";
 import { portNumber } from "../internal/port.js";
 import { UsageError } from "../internal/usage-error.js";
-import { type CustomHeader, HeaderOptionError, parseHeaderOption } from "./headers.js";
+import { type CustomHeader, HeaderOptionError, parseHeaderOption } from "./upstream/http/custom-headers.js";
 
 export type TokenStoreChoice = "auto" | "keychain" | "file";
 

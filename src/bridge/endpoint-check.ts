@@ -1,6 +1,6 @@
 /** Telling a wrong bridge URL from the MCP endpoint: whether a URL answers as one, and which nearby URL does. */
 import { describeError } from "./log.js";
-import { type FetchLike, nodeHttpFetch, readBounded } from "./remote-fetch.js";
+import { type FetchLike, nodeHttpFetch, readBounded } from "./upstream/http/index.js";
 
 /** The most of a protected resource metadata document read (as in OAuth discovery). */
 const MAX_METADATA_BYTES = 256 * 1024;

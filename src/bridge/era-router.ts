@@ -6,9 +6,9 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import type { BridgeLog } from "./log.js";
 import { describeError } from "./log.js";
-import { isNetworkError } from "./relay.js";
 import type { ToClient } from "./request-model.js";
 import { bridgeDiscoverResult } from "./translate/discover.js";
+import { isNetworkError } from "./upstream/http/index.js";
 import type { EraVerdict } from "./upstream/probe.js";
 
 type Json = Record<string, unknown>;

@@ -1,4 +1,5 @@
 /** The bridge's log: one prefixed stderr line per event (details only with --debug, nothing but fatal errors with --silent), optionally a log file too; never a secret. */
+import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { redact, redactForTerminal } from "../internal/redact.js";
 import type { LogFile } from "./log-file.js";
 
@@ -48,4 +49,19 @@ export function describeError(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   const detail = cause?.code ?? cause?.message;
   return redact(detail && !error.message.includes(detail) ? `${error.message} (${detail})` : error.message);
+}
+
+/** Method and id only: message contents stay out of logs. */
+export function describeMessage(message: JSONRPCMessage): string {
+  if ("method" in message) {
+    const tool = message.method === "tools/call" ? toolNameOf(message.params) : "";
+    return "id" in message ? `${message.method}${tool} #${String(message.id)}` : `${message.method}${tool}`;
+  }
+  return "error" in message ? `error #${String(message.id)}` : `result #${String(message.id)}`;
+}
+
+/** ` "<name>"` of a tools/call (quoted, cut at 100 characters: it is the client's text), or "" without one. */
+function toolNameOf(params: unknown): string {
+  const name = (params as { name?: unknown } | undefined)?.name;
+  return typeof name === "string" ? ` ${JSON.stringify(name.slice(0, 100))}` : "";
 }

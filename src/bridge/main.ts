@@ -2,6 +2,7 @@
 
 import { sanitizeForTerminal } from "../internal/redact.js";
 import { isCommanderError, parseBridgeArgs, relayTerminalHint, UsageError } from "./cli.js";
+import { keepYoungGenerationSmall } from "./heap.js";
 import { describeError } from "./log.js";
 
 async function main(): Promise<void> {
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
       url: sanitizeForTerminal(command.options.url.href, { oneLine: true }),
     });
     if (hint) process.stderr.write(hint);
+    keepYoungGenerationSmall();
     await runRelay(command.options);
   } else process.exitCode = await runAccountCommand(command.kind, command.options);
 }

@@ -10,20 +10,25 @@ import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "./cli.js
 import type { RelayParts } from "./doctor/index.js";
 import { probeEndpoint, suggestedMcpUrl, wrongEndpointMessage } from "./endpoint-check.js";
 import { EraRouter } from "./era-router.js";
-import { RemoteHttpError, StreamableHttpTransport } from "./http-transport.js";
 import { isJsonRpcMessage } from "./jsonrpc.js";
-import { createLineWriter, LineSplitter, MAX_LINE_BYTES } from "./line-reader.js";
-import { type BridgeLog, createBridgeLog, describeError } from "./log.js";
+import { type BridgeLog, createBridgeLog, describeError, describeMessage } from "./log.js";
 import type { LogFile } from "./log-file.js";
 import { ModernServerRelay } from "./modern-server-relay.js";
 import { createBridgeAuth, restApiUrlRefusal } from "./oauth.js";
-import { describeMessage, Relay } from "./relay.js";
-import { type BridgeAuth, createRemoteFetch, nodeHttpFetch, withRequestTimeout } from "./remote-fetch.js";
 import { type ToClient, withEnvelope } from "./request-model.js";
+import { createLineWriter, LineSplitter, MAX_LINE_BYTES } from "./stdio/index.js";
 import type { ToolCallStep } from "./steps/index.js";
 import { toolFilterStep } from "./steps/tool-filter.js";
 import { ToolFilter } from "./tool-filter.js";
 import { ModernClientOverLegacy } from "./translate/modern-client-over-legacy.js";
+import {
+  type BridgeAuth,
+  createRemoteFetch,
+  nodeHttpFetch,
+  RemoteHttpError,
+  withRequestTimeout,
+} from "./upstream/http/index.js";
+import { Relay, StreamableHttpTransport } from "./upstream/legacy/index.js";
 import { ModernUpstream } from "./upstream/modern.js";
 import { EraVerdictStore, probeServerEra } from "./upstream/probe.js";
 import { DEFAULT_RECONNECT_WINDOW_MS } from "./upstream/reconnect-window.js";

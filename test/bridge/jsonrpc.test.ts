@@ -2,8 +2,8 @@
 import { JSONRPCMessageSchema } from "@modelcontextprotocol/core";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseServerSentEvents } from "../../src/bridge/http-transport.js";
 import { isJsonRpcMessage } from "../../src/bridge/jsonrpc.js";
+import { parseServerSentEvents } from "../../src/bridge/upstream/http/sse.js";
 
 const sdkAccepts = (value: unknown) => JSONRPCMessageSchema.safeParse(value).success;
 

@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { ProtocolError } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HIDDEN_TOOL_ERROR_CODE } from "../../src/bridge/relay.js";
+import { HIDDEN_TOOL_ERROR_CODE } from "../../src/bridge/steps/tool-filter.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { scratchDir } from "../support/scratch-dir.js";
 import { BRIDGE_BIN, type BridgeClient, connectThroughBridge } from "./fixtures/spawn-bridge.js";

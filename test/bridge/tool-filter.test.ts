@@ -1,9 +1,9 @@
 /** `--ignore-tool` and `--read-only`: which tools the client sees, and calls of hidden ones answered by the bridge alone. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { HIDDEN_TOOL_ERROR_CODE, Relay, type RemoteTransport } from "../../src/bridge/relay.js";
-import { toolFilterStep } from "../../src/bridge/steps/tool-filter.js";
+import { HIDDEN_TOOL_ERROR_CODE, toolFilterStep } from "../../src/bridge/steps/tool-filter.js";
 import { ToolFilter, wildcardRegex } from "../../src/bridge/tool-filter.js";
+import { Relay, type RemoteTransport } from "../../src/bridge/upstream/legacy/relay.js";
 
 const TOOLS = [
   { name: "create_chat", annotations: { readOnlyHint: false } },

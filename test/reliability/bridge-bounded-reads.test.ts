@@ -7,8 +7,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { discoverServer } from "../../src/auth/discovery.js";
-import { RemoteHttpError, StreamableHttpTransport } from "../../src/bridge/http-transport.js";
-import { nodeHttpFetch } from "../../src/bridge/remote-fetch.js";
+import { RemoteHttpError } from "../../src/bridge/upstream/http/http-failure.js";
+import { nodeHttpFetch } from "../../src/bridge/upstream/http/node-http-fetch.js";
+import { StreamableHttpTransport } from "../../src/bridge/upstream/legacy/streamable-http-transport.js";
 
 let server: Server | undefined;
 afterEach(async () => {

@@ -13,7 +13,6 @@ const AWAITING_SPLIT = new Set([
   "src/auth/loopback-callback.ts",
   "src/auth/session.ts",
   "src/auth/token-store.ts",
-  "src/bridge/relay.ts",
   "src/client/client.ts",
 ]);
 

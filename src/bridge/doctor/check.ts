@@ -6,10 +6,10 @@ import type { describeNetworkFailure } from "../../internal/network-errors.js";
 import type { ProxyChoice } from "../../internal/proxy.js";
 import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "../cli.js";
 import type { suggestedMcpUrl } from "../endpoint-check.js";
-import type { RemoteHttpError, StreamableHttpTransport } from "../http-transport.js";
 import type { createBridgeAuth } from "../oauth.js";
-import type { createRemoteFetch, nodeHttpFetch } from "../remote-fetch.js";
 import type { withEnvelope } from "../request-model.js";
+import type { createRemoteFetch, nodeHttpFetch, RemoteHttpError } from "../upstream/http/index.js";
+import type { StreamableHttpTransport } from "../upstream/legacy/index.js";
 import type { ModernUpstream } from "../upstream/modern.js";
 import type { EraVerdict, EraVerdictStore, probeServerEra } from "../upstream/probe.js";
 

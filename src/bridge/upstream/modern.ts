@@ -4,8 +4,6 @@ import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describeNetworkFailure } from "../../internal/network-errors.js";
 import { requestNeverSent } from "../../internal/request-failure.js";
-import { EventSizeCap } from "../event-size-cap.js";
-import { MAX_MESSAGE_BYTES, RemoteHttpError } from "../http-transport.js";
 import {
   isJsonRpcMessage,
   isJsonObject as isObject,
@@ -13,11 +11,18 @@ import {
   type JsonObject as Json,
 } from "../jsonrpc.js";
 import { type BridgeLog, describeError } from "../log.js";
-import { outcomeUnknownMessage } from "../outcome-unknown.js";
-import { isNetworkError } from "../relay.js";
-import { type FetchLike, type HttpAnswer, readBounded } from "../remote-fetch.js";
 import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../request-model.js";
-import { ServerSentEventParser } from "../sse.js";
+import {
+  EventSizeCap,
+  type FetchLike,
+  type HttpAnswer,
+  isNetworkError,
+  MAX_MESSAGE_BYTES,
+  RemoteHttpError,
+  readBounded,
+  ServerSentEventParser,
+} from "./http/index.js";
+import { outcomeUnknownMessage } from "./outcome-unknown.js";
 import { FIRST_RETRY_DELAY_MS, nextRetryDelay, reconnectWindowMs } from "./reconnect-window.js";
 import { type ParamHeader, paramHeadersOf, standardHeaders } from "./standard-headers.js";
 

@@ -3,10 +3,10 @@
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../internal/files.js";
-import { RemoteHttpError } from "../http-transport.js";
 import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
 import type { ClientContext } from "../request-model.js";
 import { LATEST_MODERN_VERSION, withEnvelope } from "../request-model.js";
+import { RemoteHttpError } from "./http/index.js";
 import type { ModernUpstream } from "./modern.js";
 
 /** What the probe learned: a modern server with its discover result, or a legacy one. */

@@ -5,7 +5,7 @@
 import { parseBearerChallenge } from "../../../auth/checks.js";
 import { doesNotLookLikeChatService, notChatServiceMessage } from "../../../internal/service-shape.js";
 import { createBridgeLog, describeError } from "../../log.js";
-import type { FetchLike, HttpAnswer } from "../../remote-fetch.js";
+import type { FetchLike, HttpAnswer } from "../../upstream/http/index.js";
 import {
   asDetailAndFix,
   type Check,

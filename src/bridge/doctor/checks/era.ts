@@ -2,7 +2,7 @@
 
 // A `server/discover` probe through the modern upstream with the stored login, compared with the bridge's verdict.
 import { describeError } from "../../log.js";
-import type { FetchLike } from "../../remote-fetch.js";
+import type { FetchLike } from "../../upstream/http/index.js";
 import type { EraVerdict } from "../../upstream/probe.js";
 import { type Check, type CheckResult, checkedUrl, signInAllowanceMs } from "../check.js";
 import { DOCTOR_CLIENT } from "./doctor-client.js";

@@ -2,7 +2,7 @@
 
 import { AuthRequiredError } from "../../../auth/errors.js";
 import { createBridgeLog } from "../../log.js";
-import type { BridgeAuth, FetchLike } from "../../remote-fetch.js";
+import type { BridgeAuth, FetchLike } from "../../upstream/http/index.js";
 import { boundedSignal, checkedUrl, type DoctorContext, loginCommand } from "../check.js";
 
 /** The login the requests carry: none when the server answers without one. */

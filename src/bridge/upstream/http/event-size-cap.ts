@@ -1,8 +1,6 @@
-/**
- * A cap on the size of one server-sent event, applied to the raw bytes before an SSE parser sees (and buffers)
- * them: an event over the cap is dropped as its bytes arrive, so a 450 MB event costs no memory.
- */
+/** A cap on one server-sent event's size, applied to the raw bytes before an SSE parser sees (and buffers) them. */
 
+// An event over the cap is dropped as its bytes arrive, so a 450 MB event costs no memory.
 /** Where the bytes go. */
 export interface CappedEventSink {
   /** Bytes to parse, in order (subarrays of the chunks pushed, never copies); `endsEvent` when they end at a blank line. */

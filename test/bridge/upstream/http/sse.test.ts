@@ -1,7 +1,7 @@
 /** The one SSE parser (eventsource-parser behind the bridge's decoding): the same events however the bytes are split. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type ServerSentEvent, ServerSentEventParser } from "../../src/bridge/sse.js";
+import { type ServerSentEvent, ServerSentEventParser } from "../../../../src/bridge/upstream/http/sse.js";
 
 const encoder = new TextEncoder();
 
@@ -85,10 +85,10 @@ describe("the parser's seams", () => {
 
   it("the hand-written parser is gone: both upstreams import the one module", async () => {
     const { readFile } = await import("node:fs/promises");
-    for (const file of ["src/bridge/http-transport.ts", "src/bridge/upstream/modern.ts"]) {
+    for (const file of ["src/bridge/upstream/legacy/event-stream.ts", "src/bridge/upstream/modern.ts"]) {
       const source = await readFile(file, "utf8");
       expect(source).not.toMatch(/class ServerSentEventParser/);
-      expect(source).toMatch(/from "\.\.?\/(\.\.\/)?sse\.js"/);
+      expect(source).toMatch(/ServerSentEventParser[^;]*\} from "\.\.?\/(\.\.\/)?http\/(sse|index)\.js"/);
     }
   });
 });

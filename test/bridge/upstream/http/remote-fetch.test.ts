@@ -1,7 +1,8 @@
 /** The remote fetch under a burst of 401s: one recovery for all of them, each request retried once with its token. */
 import { describe, expect, it } from "vitest";
-import { createBridgeLog } from "../../src/bridge/log.js";
-import { type BridgeAuth, createRemoteFetch, type HttpAnswer } from "../../src/bridge/remote-fetch.js";
+import { createBridgeLog } from "../../../../src/bridge/log.js";
+import type { HttpAnswer } from "../../../../src/bridge/upstream/http/fetch-like.js";
+import { type BridgeAuth, createRemoteFetch } from "../../../../src/bridge/upstream/http/remote-fetch.js";
 
 function answer(status: number): HttpAnswer {
   return {

@@ -1,6 +1,6 @@
 /** stdout framing: messages become lines, those of one event-loop turn joined into one write, in order. */
 import { describe, expect, it } from "vitest";
-import { createLineWriter } from "../../src/bridge/line-reader.js";
+import { createLineWriter } from "../../../src/bridge/stdio/line-writer.js";
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 

@@ -5,8 +5,8 @@ import {
   connectThroughBridge,
   initializeLine,
   spawnRawBridge,
-} from "./fixtures/spawn-bridge.js";
-import { startTestMcpServer, type TestMcpServer } from "./fixtures/test-mcp-server.js";
+} from "../../fixtures/spawn-bridge.js";
+import { startTestMcpServer, type TestMcpServer } from "../../fixtures/test-mcp-server.js";
 
 let server: TestMcpServer;
 let bridge: BridgeClient | undefined;

@@ -5,9 +5,13 @@
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { BRIDGE_ERROR_CODE, Relay, type RemoteTransport } from "../../src/bridge/relay.js";
-import { nodeHttpFetch } from "../../src/bridge/remote-fetch.js";
-import { requestNeverSent } from "../../src/internal/request-failure.js";
+import { nodeHttpFetch } from "../../../../src/bridge/upstream/http/node-http-fetch.js";
+import {
+  BRIDGE_ERROR_CODE,
+  Relay,
+  type RemoteTransport,
+} from "../../../../src/bridge/upstream/legacy/relay.js";
+import { requestNeverSent } from "../../../../src/internal/request-failure.js";
 
 /** How the fake server treats the next POSTs. */
 type Outcome = "answer" | "refused" | "reset-after-send";

@@ -1,7 +1,7 @@
 /** The bridge under load: many calls in flight through one process, every one answered, nothing on stderr. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type BridgeClient, connectThroughBridge } from "./fixtures/spawn-bridge.js";
-import { startTestMcpServer, type TestMcpServer } from "./fixtures/test-mcp-server.js";
+import { type BridgeClient, connectThroughBridge } from "../fixtures/spawn-bridge.js";
+import { startTestMcpServer, type TestMcpServer } from "../fixtures/test-mcp-server.js";
 
 const IN_FLIGHT = 300;
 

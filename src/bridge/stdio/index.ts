@@ -1,0 +1,3 @@
+/** The bridge's stdio framing: newline-delimited JSON lines in from the client and out to it. */
+export { type LineHandlers, LineSplitter, MAX_LINE_BYTES } from "./line-splitter.js";
+export { createLineWriter, type LineSink, type LineWriter } from "./line-writer.js";

@@ -1,0 +1,97 @@
+/** The fetch contract both upstreams speak through (a subset of fetch's), and the bounded ways to read and wait on it. */
+
+/** One HTTP request of the transport; header names are lower case. */
+export interface HttpRequest {
+  method: "GET" | "POST" | "DELETE";
+  headers: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal;
+  /**
+   * Let the event loop turn twice before picking a connection. A server that closes a kept-alive connection
+   * right after its last answer is read in two turns (the answer, then the close): a request picking the
+   * connection in between would fail with no way to tell whether the server saw it. For requests that must
+   * not run twice, so that such a failure always proves they were never sent.
+   */
+  settleFirst?: boolean;
+  /**
+   * Share a bounded set of connections (POOLED_CONNECTIONS) with the other pooled requests, waiting for a free
+   * one when all are busy: 1,000 calls in flight then cost a few dozen sockets, not 1,000. Only for requests
+   * nothing in the pool waits on: never an event stream, nor an answer or notification the server may be
+   * waiting for while it holds a pooled request's stream open.
+   */
+  pooled?: boolean;
+}
+
+/** A body read once, as chunks; `cancel()` drops what was not read. */
+export interface HttpAnswerBody extends AsyncIterable<Uint8Array> {
+  cancel(): Promise<void>;
+}
+
+/** The part of fetch's Response the transport uses. */
+export interface HttpAnswer {
+  readonly status: number;
+  readonly ok: boolean;
+  readonly headers: { get(name: string): string | null };
+  readonly body: HttpAnswerBody | null;
+  text(): Promise<string>;
+  json(): Promise<unknown>;
+}
+
+export type FetchLike = (url: URL, request: HttpRequest) => Promise<HttpAnswer>;
+
+/**
+ * A body's text, at most `maxBytes`: past that, undefined (or, with `truncate`, the first `maxBytes`), and the
+ * rest is never read. Every read of a server's body goes through here.
+ */
+export async function readBounded(
+  response: HttpAnswer,
+  maxBytes: number,
+  truncate = false,
+): Promise<string | undefined> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  let over = Number(response.headers.get("content-length") ?? Number.NaN) > maxBytes && !truncate;
+  if (!over) {
+    try {
+      for await (const chunk of response.body ?? []) {
+        const room = maxBytes - total;
+        chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+        total += Math.min(chunk.length, room);
+        if (chunk.length > room) {
+          over = true;
+          break;
+        }
+      }
+    } catch {
+      // A body that breaks mid-way: what arrived is all there is.
+    }
+  }
+  await response.body?.cancel().catch(() => undefined);
+  if (over && !truncate) return undefined;
+  return Buffer.concat(chunks, total).toString("utf8");
+}
+
+/**
+ * `fetch` whose every exchange (the answer and its body) fails after `timeoutMs`, with an error naming `what`: for
+ * probes, which must not wait forever on a server that accepts the connection and never answers. A sign-in between
+ * two exchanges (see createRemoteFetch) is not counted.
+ */
+export function withRequestTimeout(fetch: FetchLike, timeoutMs: number, what: string): FetchLike {
+  return async (url, request) => {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
+    try {
+      return await fetch(url, { ...request, signal });
+    } catch (error) {
+      if (timeout.aborted && !request.signal?.aborted)
+        throw new Error(`${what}: no answer from ${url.origin} within ${timeoutMs / 1000} s`);
+      throw error;
+    }
+  };
+}
+
+/** True when the response asks for (other) credentials: 401, or 403 with `insufficient_scope` (step-up). */
+export function isAuthChallenge(response: HttpAnswer): boolean {
+  if (response.status === 401) return true;
+  return response.status === 403 && /insufficient_scope/.test(response.headers.get("www-authenticate") ?? "");
+}

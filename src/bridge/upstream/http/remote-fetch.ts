@@ -1,0 +1,109 @@
+/** The upstream's fetch with credentials: bearer token and custom headers added, one auth recovery per request. */
+import type { BridgeLog } from "../../log.js";
+import type { CustomHeader } from "./custom-headers.js";
+import { type FetchLike, type HttpAnswer, type HttpRequest, isAuthChallenge } from "./fetch-like.js";
+import { nodeHttpFetch } from "./node-http-fetch.js";
+
+/** What the relay needs from the OAuth session (src/auth `OAuthSession` satisfies it). */
+export interface BridgeAuth {
+  /** The current access token, refreshed ahead of expiry; never opens a browser. */
+  accessToken(): Promise<string | undefined>;
+  /** Refresh, or sign in once in the browser, after the server refused the token; returns a fresh token. */
+  recover(challenge: {
+    status: number;
+    wwwAuthenticate: string | null;
+    rejectedToken?: string;
+  }): Promise<string>;
+}
+
+/** How long a token from the session is reused before asking it again (it checks the token store's files). */
+const TOKEN_REUSE_MS = 5000;
+
+/**
+ * Wraps fetch for the remote transport. While one request recovers authorization, the others wait before
+ * going out, in the order they were made, so messages are held in order and none is sent with a stale token.
+ */
+export function createRemoteFetch(options: {
+  auth: BridgeAuth | undefined;
+  headers: CustomHeader[];
+  log: BridgeLog;
+  fetch?: FetchLike;
+}): FetchLike {
+  const { auth, headers, log } = options;
+  const baseFetch = options.fetch ?? nodeHttpFetch;
+  let recovery: Promise<string> | undefined;
+  let cached: { token: Promise<string | undefined>; until: number } | undefined;
+  /** The newest token this fetch has seen: a 401 for an older one is retried with it, without a recovery. */
+  let latest: string | undefined;
+
+  // Every request needs the token; the session checks its store's files for it, so one answer serves a few seconds of
+  // requests (the session refreshes well ahead of expiry, and a 401 still leads to recovery).
+  const currentToken = (): Promise<string | undefined> => {
+    if (!auth) return Promise.resolve(undefined);
+    const now = Date.now();
+    if (cached && cached.until > now) return cached.token;
+    const token = auth.accessToken();
+    const entry = { token, until: now + TOKEN_REUSE_MS };
+    cached = entry;
+    token.then(
+      (value) => {
+        if (cached === entry && value) latest = value;
+      },
+      () => {
+        if (cached === entry) cached = undefined;
+      },
+    );
+    return token;
+  };
+
+  /**
+   * The one recovery for a rejected token: every request refused with the same token waits for it, so a burst
+   * of 401s costs one refresh (or one sign-in), and each request is retried once with its result.
+   */
+  const recovered = (response: HttpAnswer, rejected: string | undefined): Promise<string> => {
+    if (latest && latest !== rejected && !recovery) return Promise.resolve(latest); // already recovered
+    if (!recovery) {
+      log.info(
+        response.status === 401
+          ? "the server asked for authorization; refreshing or signing in"
+          : "the server asked for more scopes; signing in again",
+      );
+      const started = (auth as BridgeAuth)
+        .recover({
+          status: response.status,
+          wwwAuthenticate: response.headers.get("www-authenticate"),
+          ...(rejected ? { rejectedToken: rejected } : {}),
+        })
+        .then((token) => {
+          latest = token;
+          cached = { token: Promise.resolve(token), until: Date.now() + TOKEN_REUSE_MS };
+          return token;
+        })
+        .finally(() => {
+          if (recovery === started) recovery = undefined;
+        });
+      recovery = started;
+    }
+    return recovery;
+  };
+
+  const withCredentials = (init: HttpRequest, token: string | undefined): HttpRequest => {
+    const merged = { ...init.headers };
+    for (const header of headers) merged[header.name.toLowerCase()] = header.value;
+    if (token) merged.authorization = `Bearer ${token}`;
+    return { ...init, headers: merged };
+  };
+
+  return async (url, init) => {
+    if (recovery) await recovery.catch(() => undefined);
+    const token = await currentToken();
+    const response = await baseFetch(url, withCredentials(init, token));
+    // Ending a session is best-effort: never sign in on the way out.
+    if (!auth || !isAuthChallenge(response) || init.method === "DELETE") return response;
+
+    await response.body?.cancel().catch(() => undefined);
+    const fresh = await recovered(response, token);
+    log.debug(`retrying ${init.method} with new credentials`);
+    return baseFetch(url, withCredentials(init, fresh));
+  };
+}

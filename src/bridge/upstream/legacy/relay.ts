@@ -1,0 +1,395 @@
+/** The legacy (2025) upstream's relay: JSON-RPC between the stdio client and a server's session, each request answered once. */
+
+// Recovery (recovery.ts) holds messages while the session is reopened; the transport is streamable-http-transport.ts.
+import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/client";
+import { describeNetworkFailure, isLastingNetworkFailure } from "../../../internal/network-errors.js";
+import { requestNeverSent } from "../../../internal/request-failure.js";
+import { wrongEndpointMessage } from "../../endpoint-check.js";
+import { LegacyFace } from "../../faces/legacy.js";
+import { isRequest, isResponse } from "../../jsonrpc.js";
+import { type BridgeLog, describeError, describeMessage } from "../../log.js";
+import type { ToolCallContext, ToolCallStep } from "../../steps/index.js";
+import type { ToolFilter } from "../../tool-filter.js";
+import { settleSteps } from "../../translate/tool-call.js";
+import type { FetchLike } from "../http/fetch-like.js";
+import { isNetworkError, RemoteHttpError } from "../http/http-failure.js";
+import { outcomeUnknownMessage } from "../outcome-unknown.js";
+import { DEFAULT_RECONNECT_WINDOW_MS } from "../reconnect-window.js";
+import { BridgeRequests } from "./bridge-requests.js";
+import { PendingRequests } from "./pending-requests.js";
+import { isSessionGone, type Outbound, Recovery } from "./recovery.js";
+import { ResendPolicy } from "./resend-policy.js";
+import { type RemoteTransport, StreamableHttpTransport } from "./streamable-http-transport.js";
+
+export { BRIDGE_ERROR_CODE } from "./pending-requests.js";
+export type { RemoteTransport } from "./streamable-http-transport.js";
+
+export interface RelayOptions {
+  url: URL;
+  fetch: FetchLike;
+  log: BridgeLog;
+  /** Writes one message to the local client (stdout). */
+  /** `raw`: the server's JSON text of a message relayed unchanged, to write as is (see LineWriter). */
+  /**
+   * `raw`: the server's JSON text of a message relayed unchanged, to write as is (see LineWriter).
+   * `relatedRequestId`: the client request whose response stream carried a server request or notification.
+   */
+  toClient(message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId): void;
+  /** How long to keep retrying an unreachable server before answering the held requests with an error. */
+  reconnectWindowMs?: number;
+  /** Builds the remote transport (tests inject fakes); defaults to the streamable-HTTP client. */
+  createTransport?: (url: URL, fetch: FetchLike) => RemoteTransport;
+  /** Hides tools (`--ignore-tool`, `--read-only`) from every tools/list answer (their calls are refused by its step). */
+  toolFilter?: ToolFilter;
+  /** Steps every tools/call passes before it is sent (the tool filter's among them). */
+  steps?: readonly ToolCallStep[];
+}
+
+const neverAborted = new AbortController().signal;
+/** A call sent as a notification cannot wait for the client's answers. */
+const refuseToAsk = (): Promise<never> => Promise.reject(new Error("a notification cannot ask the client"));
+
+/**
+ * Relays messages both ways. Client messages go out in the order they arrive; while the bridge recovers the
+ * session or waits for the server to come back they are held, in order, and sent after. Each client request
+ * is answered exactly once: by the server, or by the bridge when the server cannot answer it.
+ */
+export class Relay {
+  readonly #options: RelayOptions;
+  readonly #log: BridgeLog;
+  /** Lasting failures already logged (see `#answeredAsLastingFailure`). */
+  readonly #loggedFailures = new Set<string>();
+  #transport: RemoteTransport;
+  #seq = 0;
+  #closing = false;
+  /** Transports whose session was already checked after a 404 on the event stream. */
+  readonly #probed = new WeakSet<RemoteTransport>();
+  readonly #pending: PendingRequests;
+  readonly #recovery: Recovery;
+  readonly #resendPolicy = new ResendPolicy();
+  readonly #bridgeRequests = new BridgeRequests();
+  #initializeRequest: JSONRPCRequest | undefined;
+  #protocolVersion: string | undefined;
+  /** The client as it declared itself at `initialize`, and the requests the bridge's steps put to it. */
+  readonly #face: LegacyFace;
+
+  constructor(options: RelayOptions) {
+    this.#options = options;
+    this.#face = new LegacyFace(options.toClient);
+    this.#log = options.log;
+    this.#pending = new PendingRequests((message) => options.toClient(message));
+    this.#recovery = new Recovery({
+      url: options.url,
+      log: options.log,
+      reconnectWindowMs: options.reconnectWindowMs ?? DEFAULT_RECONNECT_WINDOW_MS,
+      isClosing: () => this.#closing,
+      sessionId: () => this.#transport.sessionId,
+      openNewSession: () => this.#openNewSession(),
+      sendNow: (outbound) => this.#sendNow(outbound),
+      send: (outbound) => void this.#send(outbound),
+      answeredForGood: (outbound, error) => this.#answeredForGood(outbound, error),
+      failDelivered: (message) => this.#pending.failDelivered(message),
+      answerWithError: (outbound, message) => this.#answerWithError(outbound, message),
+      describe: (error) => this.#describe(error),
+    });
+    this.#transport = this.#openTransport();
+  }
+
+  async start(): Promise<void> {
+    await this.#transport.start();
+  }
+
+  /** A message from the local client. */
+  fromClient(message: JSONRPCMessage): void {
+    if (this.#closing) return;
+    if (isResponse(message) && this.#face.onClientResponse(message as Record<string, unknown>)) return;
+    if ("method" in message && message.method === "tools/call" && this.#options.steps?.length) {
+      void this.#throughSteps(message);
+      return;
+    }
+    this.#relayOnward(message);
+  }
+
+  /**
+   * A tools/call through the steps first: forwarded (its params possibly rewritten), or answered here. A call
+   * sent as a notification has no one to answer: anything but `forward` drops it.
+   */
+  async #throughSteps(message: JSONRPCMessage): Promise<void> {
+    const params = (message as { params?: unknown }).params as ToolCallContext["params"] | undefined;
+    if (typeof params?.name !== "string") return this.#relayOnward(message);
+    const call = { params, client: this.#face.client, notification: !isRequest(message) };
+    const outcome = isRequest(message)
+      ? await settleSteps(this.#options.steps ?? [], call, this.#face.ask.bind(this.#face), neverAborted)
+      : await settleSteps(this.#options.steps ?? [], call, refuseToAsk, neverAborted);
+    if (this.#closing) return;
+    if (outcome.kind === "forward")
+      return this.#relayOnward({ ...message, params: outcome.params } as JSONRPCMessage);
+    if (!isRequest(message) || outcome.kind === "drop") {
+      this.#log.debug(
+        `dropped ${describeMessage(message)}: a tool the bridge refuses, sent with no id to answer`,
+      );
+      return;
+    }
+    this.#log.debug(`answered ${describeMessage(message)} locally (${outcome.kind})`);
+    const reply =
+      outcome.kind === "error"
+        ? { jsonrpc: "2.0", id: message.id, error: outcome.error }
+        : { jsonrpc: "2.0", id: message.id, result: outcome.result };
+    this.#options.toClient(reply as JSONRPCMessage);
+  }
+
+  #relayOnward(message: JSONRPCMessage): void {
+    if (isRequest(message)) {
+      if (message.method === "initialize") {
+        this.#initializeRequest = message;
+        this.#face.initialize(message.params);
+      }
+      if (message.method === "logging/setLevel") this.#face.setLogLevel(message.params);
+      this.#pending.add(message.id, message.method);
+    }
+    const outbound = { seq: ++this.#seq, message };
+    if (this.#recovery.active) this.#recovery.hold(outbound);
+    else void this.#send(outbound);
+  }
+
+  /** Ends the remote session (best effort, bounded by `timeoutMs`) and stops relaying. */
+  async close(timeoutMs = 1000): Promise<void> {
+    if (this.#closing) return;
+    this.#closing = true;
+    const transport = this.#transport;
+    if (transport.sessionId) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      });
+      await Promise.race([transport.terminateSession().catch(() => undefined), timeout]);
+      clearTimeout(timer);
+    }
+    transport.onerror = undefined;
+    this.#face.close();
+    await transport.close().catch(() => undefined);
+  }
+
+  #openTransport(): RemoteTransport {
+    const transport = this.#options.createTransport
+      ? this.#options.createTransport(this.#options.url, this.#options.fetch)
+      : new StreamableHttpTransport(this.#options.url, this.#options.fetch);
+    transport.onmessage = (message, raw, relatedRequestId) =>
+      this.#fromServer(transport, message, raw, relatedRequestId);
+    transport.onerror = (error) => this.#onTransportError(transport, error);
+    transport.onrequestlost = (id, reason) => {
+      if (this.#closing || transport !== this.#transport) return;
+      this.#pending.answerWithError(id, `chat-mcp-bridge: ${reason}`);
+    };
+    return transport;
+  }
+
+  #fromServer(
+    transport: RemoteTransport,
+    message: JSONRPCMessage,
+    raw?: string,
+    relatedRequestId?: RequestId,
+  ): void {
+    if (this.#closing) return;
+    if (isResponse(message)) {
+      if (this.#bridgeRequests.tookAnswer(message)) return;
+      const pending = this.#pending.take(message.id);
+      if (!pending) {
+        this.#log.debug(`dropped a second answer to request ${String(message.id)}`);
+        return;
+      }
+      if (pending.method === "tools/list" && "result" in message) {
+        this.#resendPolicy.learnTools(message.result);
+        const filter = this.#options.toolFilter;
+        if (filter) {
+          // Written anew: the raw text is the unfiltered answer.
+          this.#options.toClient({
+            ...message,
+            result: filter.filterListResult(message.result),
+          } as JSONRPCMessage);
+          return;
+        }
+      }
+      if (this.#initializeRequest?.id === message.id && "result" in message) {
+        const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
+        if (typeof version === "string") {
+          this.#protocolVersion = version;
+          transport.setProtocolVersion(version);
+        }
+      }
+    }
+    this.#options.toClient(message, raw, relatedRequestId);
+  }
+
+  /** Whether sending this message a second time is harmless (see ResendPolicy). */
+  #isRepeatable(message: JSONRPCMessage): boolean {
+    return this.#resendPolicy.isRepeatable(message);
+  }
+
+  /**
+   * The connection broke after a request that must not run twice was written: the server may have run it.
+   * It is answered with an error saying so, instead of being sent again.
+   */
+  #answeredAsOutcomeUnknown(outbound: Outbound, error: unknown): boolean {
+    if (!isNetworkError(error) || requestNeverSent(error) || this.#isRepeatable(outbound.message))
+      return false;
+    this.#answerWithError(
+      outbound,
+      `chat-mcp-bridge: ${outcomeUnknownMessage(this.#options.url.origin, this.#describe(error))}`,
+    );
+    return true;
+  }
+
+  #onTransportError(transport: RemoteTransport, error: Error): void {
+    if (this.#closing) return;
+    this.#log.debug(`remote transport: ${this.#describe(error)}`);
+    // The event stream came back 404: the server may have forgotten the session while idle, or may just not
+    // offer the stream. A ping tells which; a lost session is reopened now so server notifications keep flowing.
+    if (
+      transport === this.#transport &&
+      isSessionGone(error) &&
+      transport.sessionId &&
+      !this.#probed.has(transport)
+    ) {
+      this.#probed.add(transport);
+      void this.#probeSession(transport);
+    }
+  }
+
+  async #probeSession(transport: RemoteTransport): Promise<void> {
+    if (this.#recovery.active || !this.#initializeRequest) return;
+    try {
+      await this.#bridgeRequests.ping(transport);
+    } catch (error) {
+      if (transport === this.#transport && isSessionGone(error)) {
+        this.#log.info("the server no longer knows this session; opening a new one");
+        this.#recovery.start(true);
+      }
+    }
+  }
+
+  async #send(outbound: Outbound): Promise<void> {
+    const transport = this.#transport;
+    try {
+      await this.#sendNow(outbound);
+    } catch (error) {
+      this.#onSendFailure(outbound, transport, error);
+    }
+  }
+
+  /** Sends on the current transport; once the server accepted it, a request's answer can only come from there. */
+  async #sendNow(outbound: Outbound): Promise<void> {
+    const transport = this.#transport;
+    await transport.send(outbound.message, { mustNotRepeat: !this.#isRepeatable(outbound.message) });
+    this.#recovery.reachedServer();
+    if (isRequest(outbound.message)) this.#pending.deliveredOn(outbound.message.id, transport);
+  }
+
+  #onSendFailure(outbound: Outbound, transport: RemoteTransport, error: unknown): void {
+    if (this.#closing) return;
+    if (error instanceof RemoteHttpError) this.#recovery.answeredOverHttp();
+    if (transport !== this.#transport) {
+      // It went out on a session the bridge has since replaced (closing it aborted this request, or the
+      // server had forgotten it): the server never ran it, so it goes again on the current session.
+      if (this.#recovery.active) this.#recovery.hold(outbound);
+      else void this.#send(outbound);
+      return;
+    }
+    const isInitialize = isRequest(outbound.message) && outbound.message.method === "initialize";
+    if (isSessionGone(error) && transport.sessionId && !isInitialize) {
+      this.#log.info("the server no longer knows this session; opening a new one");
+      this.#recovery.hold(outbound);
+      this.#recovery.start(true);
+      return;
+    }
+    if (isInitialize && error instanceof RemoteHttpError && error.status === 404) {
+      void this.#answerWrongEndpoint(outbound, error);
+      return;
+    }
+    if (this.#answeredAsLastingFailure(outbound, error)) return;
+    if (this.#answeredAsOutcomeUnknown(outbound, error)) return;
+    if (isNetworkError(error)) {
+      if (this.#recovery.unreachable !== undefined && !this.#recovery.active) {
+        this.#answerWithError(outbound, this.#recovery.unreachableMessage(this.#describe(error)));
+        return;
+      }
+      this.#recovery.hold(outbound);
+      this.#recovery.start();
+      return;
+    }
+    this.#answerWithError(outbound, `chat-mcp-bridge: ${this.#describe(error)}`);
+  }
+
+  /** A failure of recovery's first message that waiting will not cure is answered at once (true when it was). */
+  #answeredForGood(outbound: Outbound, error: unknown): boolean {
+    if (this.#answeredAsLastingFailure(outbound, error)) return true;
+    if (this.#answeredAsOutcomeUnknown(outbound, error)) return true;
+    if (isSessionGone(error) || isNetworkError(error)) return false;
+    this.#answerWithError(outbound, `chat-mcp-bridge: ${this.#describe(error)}`);
+    return true;
+  }
+
+  /** An error as the user reads it: a proxy or certificate problem with what to do, else its short description. */
+  #describe(error: unknown): string {
+    return describeNetworkFailure(error, this.#options.url) ?? describeError(error);
+  }
+
+  /**
+   * A failure that waiting will not cure (a refusing proxy, an untrusted certificate): the request is answered
+   * at once with what to do, and the log says it once, not once per request.
+   */
+  #answeredAsLastingFailure(outbound: Outbound, error: unknown): boolean {
+    if (!isLastingNetworkFailure(error)) return false;
+    const message = this.#describe(error);
+    if (!this.#loggedFailures.has(message)) {
+      this.#loggedFailures.add(message);
+      this.#log.info(message);
+    }
+    this.#answerWithError(outbound, `chat-mcp-bridge: ${message}`);
+    return true;
+  }
+
+  /** `initialize` answered 404: the URL is not the MCP endpoint; say which one is, when a nearby URL answers as one. */
+  async #answerWrongEndpoint(outbound: Outbound, error: RemoteHttpError): Promise<void> {
+    this.#log.debug(`initialize: ${describeError(error)}`);
+    const message = await wrongEndpointMessage(this.#options.url, "it answered initialize with HTTP 404");
+    this.#log.info(message);
+    this.#answerWithError(outbound, `chat-mcp-bridge: ${message}`);
+  }
+
+  /** Replaces the transport with a new session, replaying the client's `initialize` under a bridge id. */
+  async #openNewSession(): Promise<void> {
+    const old = this.#transport;
+    old.onmessage = undefined;
+    old.onerror = undefined;
+    old.onrequestlost = undefined;
+    void old.close().catch(() => undefined);
+    this.#transport = this.#openTransport();
+    await this.#transport.start();
+    // Requests the old session accepted will never be answered there; the new session cannot answer them.
+    this.#pending.failDelivered(
+      "chat-mcp-bridge: the server lost the session while this request was in flight",
+      old,
+    );
+    const initialize = this.#initializeRequest;
+    if (!initialize) return;
+    // Held requests not yet sent are replayed by the flush; the held `initialize` itself needs no replay.
+    if (this.#recovery.holds(initialize)) return;
+    const version =
+      (await this.#bridgeRequests.replayInitialize(this.#transport, initialize)) ?? this.#protocolVersion;
+    if (version) this.#transport.setProtocolVersion(version);
+    this.#recovery.dropHeld(
+      (message) => "method" in message && message.method === "notifications/initialized",
+    );
+    await this.#transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    this.#log.info("opened a new session with the server");
+  }
+
+  #answerWithError(outbound: Outbound, message: string): void {
+    if (!isRequest(outbound.message)) {
+      this.#log.info(`could not deliver ${describeMessage(outbound.message)}: ${message}`);
+      return;
+    }
+    this.#pending.answerWithError(outbound.message.id, message);
+  }
+}

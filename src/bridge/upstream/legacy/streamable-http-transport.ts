@@ -1,0 +1,224 @@
+/** The client side of MCP's 2025 streamable HTTP transport, as small as the legacy upstream needs. */
+
+// POST with JSON or SSE answers, session and protocol-version headers, DELETE on the way out; the SSE streams
+// are event-stream.ts's. It speaks through a FetchLike (node:http in the bridge, not fetch) and uses no Headers
+// or Response, so the bridge never loads Node's fetch implementation and starts fast.
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
+import { isJsonRpcMessage, isRequest, isResponse } from "../../jsonrpc.js";
+import { type FetchLike, type HttpAnswer, readBounded } from "../http/fetch-like.js";
+import { RemoteHttpError } from "../http/http-failure.js";
+import { MAX_MESSAGE_BYTES, TOO_LARGE } from "../http/message-size.js";
+import { EventStreams, type StreamState } from "./event-stream.js";
+
+/** The most of an error body read (300 characters of it are shown): a 1 GiB error page costs nothing. */
+const MAX_ERROR_BODY_BYTES = 4096;
+
+export class StreamableHttpTransport {
+  /** `raw`: the message's JSON text as received, when it came alone (not in a batch). */
+  /**
+   * `raw`: the message's JSON text as received, when it came alone (not in a batch). `relatedRequestId`: the
+   * request whose POST stream carried the message (absent on the GET stream and for JSON answers).
+   */
+  onmessage?: (message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId) => void;
+  onerror?: (error: Error) => void;
+  /** A request's answer can no longer arrive (its stream broke with nothing to resume from). */
+  onrequestlost?: (id: RequestId, reason: string) => void;
+
+  readonly #url: URL;
+  readonly #fetch: FetchLike;
+  /**
+   * One controller per request still running (its body included), aborted on close. A single long-lived signal
+   * would collect one undici listener per request until GC: a warning past 1,500 in flight, and memory growth.
+   */
+  readonly #inFlight = new Set<AbortController>();
+  readonly #streams: EventStreams;
+  #closed = false;
+  #sessionId: string | undefined;
+  #protocolVersion: string | undefined;
+
+  constructor(url: URL, fetch: FetchLike) {
+    this.#url = url;
+    this.#fetch = fetch;
+    this.#streams = new EventStreams({
+      isClosed: () => this.#closed,
+      get: (lastEventId) => this.#getEventStream(lastEventId),
+      deliver: (value, state, raw) => this.#deliver(value, state, raw),
+      error: (error) => this.onerror?.(error),
+      lost: (id, reason) => this.onrequestlost?.(id, reason),
+    });
+  }
+
+  get sessionId(): string | undefined {
+    return this.#sessionId;
+  }
+
+  async start(): Promise<void> {}
+
+  setProtocolVersion(version: string): void {
+    this.#protocolVersion = version;
+  }
+
+  /**
+   * POSTs one message. Resolves once the server accepted it; answers arrive through `onmessage`. `mustNotRepeat`
+   * marks a message that must not run twice (see `HttpRequest.settleFirst`).
+   */
+  async send(message: JSONRPCMessage, options?: { mustNotRepeat?: boolean }): Promise<void> {
+    const controller = this.#track();
+    let streaming = false;
+    try {
+      const response = await this.#fetch(this.#url, {
+        method: "POST",
+        headers: this.#headers({
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        }),
+        body: JSON.stringify(message),
+        signal: controller.signal,
+        ...(options?.mustNotRepeat ? { settleFirst: true } : {}),
+        // The client's requests share the pool; its answers and notifications never wait behind them.
+        ...(isRequest(message) ? { pooled: true } : {}),
+      });
+      const sessionId = response.headers.get("mcp-session-id");
+      if (sessionId) this.#sessionId = sessionId;
+      if (!response.ok) {
+        const text = (await readBounded(response, MAX_ERROR_BODY_BYTES, true)) ?? "";
+        throw new RemoteHttpError(
+          response.status,
+          `the server answered HTTP ${response.status}${text ? `: ${text.slice(0, 300)}` : ""}`,
+        );
+      }
+      if (response.status === 202 || !isRequest(message)) {
+        await response.body?.cancel().catch(() => undefined);
+        if (message && "method" in message && message.method === "notifications/initialized")
+          this.#streams.open();
+        return;
+      }
+      const type = response.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
+      if (type === "text/event-stream") {
+        streaming = true;
+        void this.#streams
+          .read(response, {
+            awaiting: new Set([message.id]),
+            standalone: false,
+            relatedRequestId: message.id,
+          })
+          .finally(() => this.#untrack(controller));
+      } else if (type === "application/json") {
+        const text = await this.#readCapped(response, message.id);
+        if (text === undefined) return;
+        const body: unknown = JSON.parse(text);
+        if (Array.isArray(body)) for (const item of body) this.#deliver(item, undefined);
+        else this.#deliver(body, undefined, text);
+      } else {
+        await response.body?.cancel().catch(() => undefined);
+        throw new RemoteHttpError(
+          response.status,
+          `the server answered with an unexpected content type: ${type ?? "none"}`,
+        );
+      }
+    } finally {
+      if (!streaming) this.#untrack(controller);
+    }
+  }
+
+  /** Ends the session on the server (DELETE); a 405 means the server does not allow it, which is fine. */
+  async terminateSession(): Promise<void> {
+    if (!this.#sessionId) return;
+    const controller = this.#track();
+    try {
+      const response = await this.#fetch(this.#url, {
+        method: "DELETE",
+        headers: this.#headers({}),
+        signal: controller.signal,
+      });
+      await response.body?.cancel().catch(() => undefined);
+      if (!response.ok && response.status !== 405) {
+        throw new RemoteHttpError(response.status, `ending the session failed with HTTP ${response.status}`);
+      }
+      this.#sessionId = undefined;
+    } finally {
+      this.#untrack(controller);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#streams.close();
+    for (const controller of this.#inFlight) controller.abort();
+    this.#inFlight.clear();
+  }
+
+  /** A controller for one request; after close, one that is already aborted so the request fails at once. */
+  #track(): AbortController {
+    const controller = new AbortController();
+    if (this.#closed) controller.abort();
+    else this.#inFlight.add(controller);
+    return controller;
+  }
+
+  #untrack(controller: AbortController): void {
+    this.#inFlight.delete(controller);
+  }
+
+  /** Plain header records: the remote fetch copies them into its own `Headers` anyway. */
+  #headers(extra: Record<string, string>): Record<string, string> {
+    if (this.#sessionId) extra["mcp-session-id"] = this.#sessionId;
+    if (this.#protocolVersion) extra["mcp-protocol-version"] = this.#protocolVersion;
+    return extra;
+  }
+
+  #deliver(value: unknown, stream: StreamState | undefined, raw?: string): void {
+    if (!isJsonRpcMessage(value)) {
+      this.onerror?.(new Error("the server sent a message that is not JSON-RPC; ignored"));
+      return;
+    }
+    if (stream && isResponse(value)) stream.awaiting.delete(value.id);
+    this.onmessage?.(value, raw, stream?.relatedRequestId);
+  }
+
+  /**
+   * A JSON answer's text, read up to MAX_MESSAGE_BYTES; past that (or when Content-Length says so) the body is
+   * dropped unread and the request answered with an error naming the size, so a huge answer costs no memory.
+   */
+  async #readCapped(response: HttpAnswer, id: RequestId): Promise<string | undefined> {
+    const declared = Number(response.headers.get("content-length") ?? Number.NaN);
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    if (!(declared > MAX_MESSAGE_BYTES)) {
+      for await (const chunk of response.body ?? []) {
+        total += chunk.length;
+        if (total > MAX_MESSAGE_BYTES) break;
+        chunks.push(chunk);
+      }
+      if (total <= MAX_MESSAGE_BYTES) return Buffer.concat(chunks, total).toString("utf8");
+    }
+    await response.body?.cancel().catch(() => undefined);
+    const size = declared > MAX_MESSAGE_BYTES ? `${declared} bytes, ` : "";
+    this.onrequestlost?.(id, `the server's answer (${size}${TOO_LARGE}) was not relayed`);
+    return undefined;
+  }
+
+  /** One GET of the event stream, aborted by close until released. */
+  #getEventStream(lastEventId: string | undefined): { answer: Promise<HttpAnswer>; release(): void } {
+    const controller = this.#track();
+    const headers = this.#headers({ accept: "text/event-stream" });
+    if (lastEventId) headers["last-event-id"] = lastEventId;
+    const answer = (async () =>
+      this.#fetch(this.#url, { method: "GET", headers, signal: controller.signal }))();
+    return { answer, release: () => this.#untrack(controller) };
+  }
+}
+
+/** What the relay needs from a remote transport (tests give it fakes). */
+export type RemoteTransport = Pick<
+  StreamableHttpTransport,
+  | "start"
+  | "send"
+  | "close"
+  | "terminateSession"
+  | "setProtocolVersion"
+  | "sessionId"
+  | "onmessage"
+  | "onerror"
+  | "onrequestlost"
+>;

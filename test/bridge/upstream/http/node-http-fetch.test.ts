@@ -1,0 +1,87 @@
+/** nodeHttpFetch's connections: pooled requests share a bounded set, the others never wait behind them. */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { nodeHttpFetch, POOLED_CONNECTIONS } from "../../../../src/bridge/upstream/http/node-http-fetch.js";
+
+let server: Server;
+let url: URL;
+const connections = new Set<unknown>();
+/** Requests the server holds unanswered until `release()`. */
+let held: ServerResponse[] = [];
+let peakHeld = 0;
+
+beforeEach(async () => {
+  connections.clear();
+  held = [];
+  peakHeld = 0;
+  server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    request.resume();
+    if (request.url === "/hold") {
+      held.push(response);
+      peakHeld = Math.max(peakHeld, held.length);
+      return;
+    }
+    response.writeHead(200, { "content-type": "text/plain" }).end("now");
+  });
+  server.on("connection", (socket) => connections.add(socket));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+});
+
+afterEach(async () => {
+  for (const response of held) response.end();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const waitFor = async (condition: () => boolean) => {
+  for (let turn = 0; turn < 500 && !condition(); turn++) await new Promise((r) => setTimeout(r, 10));
+  expect(condition()).toBe(true);
+};
+
+describe("pooled requests share at most POOLED_CONNECTIONS connections", () => {
+  it("100 pooled requests in flight open no more connections than the pool has, and all are answered", async () => {
+    const hold = new URL("/hold", url);
+    const answers = Array.from({ length: 100 }, () =>
+      nodeHttpFetch(hold, { method: "POST", headers: {}, body: "{}", pooled: true }).then((answer) =>
+        answer.text(),
+      ),
+    );
+    await waitFor(() => held.length === POOLED_CONNECTIONS);
+    expect(connections.size).toBe(POOLED_CONNECTIONS);
+    // The server answers what it holds as more arrive: the queued requests go out on the freed connections.
+    const releaser = setInterval(() => {
+      for (const response of held.splice(0)) response.end("held");
+    }, 5);
+    try {
+      expect(await Promise.all(answers)).toEqual(Array(100).fill("held"));
+    } finally {
+      clearInterval(releaser);
+    }
+    expect(peakHeld).toBe(POOLED_CONNECTIONS);
+    expect(connections.size).toBe(POOLED_CONNECTIONS);
+  });
+});
+
+describe("a request outside the pool never waits for it", () => {
+  it("is answered while every pooled connection is held open", async () => {
+    const hold = new URL("/hold", url);
+    const pooled = Array.from({ length: POOLED_CONNECTIONS + 5 }, () =>
+      nodeHttpFetch(hold, { method: "POST", headers: {}, body: "{}", pooled: true }),
+    );
+    await waitFor(() => held.length === POOLED_CONNECTIONS);
+    const answer = await nodeHttpFetch(url, { method: "POST", headers: {}, body: "{}" });
+    expect(await answer.text()).toBe("now");
+    expect(held.length).toBe(POOLED_CONNECTIONS);
+    for (const response of held.splice(0)) response.end();
+    const releaser = setInterval(() => {
+      for (const response of held.splice(0)) response.end();
+    }, 5);
+    try {
+      await Promise.all(pooled.map(async (request) => (await request).text()));
+    } finally {
+      clearInterval(releaser);
+    }
+  });
+});
