@@ -301,8 +301,8 @@ function envelopeVersion(params: Json): string | undefined {
 }
 
 /** A JSON-RPC error the bridge itself answers with. */
-export function bridgeError(message: string): UpstreamAnswer {
-  return { error: { code: -32000, message: `chat-mcp-bridge: ${message}` } };
+export function bridgeError(message: string, data?: Json): UpstreamAnswer {
+  return { error: { code: -32000, message: `chat-mcp-bridge: ${message}`, ...(data ? { data } : {}) } };
 }
 
 function parseJson(text: string): unknown {
@@ -330,7 +330,9 @@ async function errorAnswer(response: HttpAnswer): Promise<UpstreamAnswer> {
     return { error: body.error as { code: number; message: string; data?: unknown } };
   if (response.status === 401 || response.status === 403)
     throw new RemoteHttpError(response.status, `the server answered HTTP ${response.status}`);
-  return bridgeError(`the server answered HTTP ${response.status}${text ? `: ${text.slice(0, 300)}` : ""}`);
+  return bridgeError(`the server answered HTTP ${response.status}${text ? `: ${text.slice(0, 300)}` : ""}`, {
+    httpStatus: response.status,
+  });
 }
 
 /** Waits `ms`, or rejects with the signal's reason once it aborts (a cancelled request stops waiting). */

@@ -41,8 +41,29 @@ export async function probeServerEra(upstream: ModernUpstream, client = BRIDGE_C
       ? { era: "modern", discover: answer.result, protocolVersion: upstream.protocolVersion }
       : { era: "legacy" };
   }
+  if (!isEvidence(answer.error))
+    throw new RemoteHttpError(
+      httpStatusOf(answer.error) ?? 500,
+      `the era probe got no usable answer (${answer.error.message})`,
+    );
   if (!MODERN_ERROR_CODES.has(answer.error.code)) return { era: "legacy" };
   throw new RemoteHttpError(400, `the server is modern but refused server/discover: ${answer.error.message}`);
+}
+
+/** The HTTP status the bridge saw, on its own error for a non-2xx answer without a JSON-RPC body. */
+function httpStatusOf(error: { data?: unknown }): number | undefined {
+  const status = (error.data as { httpStatus?: unknown } | undefined)?.httpStatus;
+  return typeof status === "number" ? status : undefined;
+}
+
+/**
+ * Whether an error answer to `server/discover` says anything about the era: a server or gateway failure (5xx), a
+ * rate limit (429) and a JSON-RPC internal error say only that the server could not answer now.
+ */
+function isEvidence(error: { code: number; data?: unknown }): boolean {
+  const status = httpStatusOf(error);
+  if (status !== undefined && (status >= 500 || status === 429)) return false;
+  return error.code !== -32603;
 }
 
 /** Remembered verdicts, one small JSON file per server (keyed like its login) beside the logins. */

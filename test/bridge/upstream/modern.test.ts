@@ -1,7 +1,7 @@
 /** The modern upstream against hostile answers: bounded error bodies, streams that break, answers to other ids. */
 import { describe, expect, it } from "vitest";
-import type { FetchLike, HttpAnswer } from "../../src/bridge/upstream/http/fetch-like.js";
-import { ModernUpstream } from "../../src/bridge/upstream/modern.js";
+import type { FetchLike, HttpAnswer } from "../../../src/bridge/upstream/http/fetch-like.js";
+import { ModernUpstream } from "../../../src/bridge/upstream/modern.js";
 
 const log = { info() {}, debug() {}, debugEnabled: false };
 

@@ -15,12 +15,12 @@ import {
   META_SERVER_INFO,
   withEnvelope,
   withoutEnvelope,
-} from "../../src/bridge/request-model.js";
+} from "../../../src/bridge/request-model.js";
 import {
   encodeHeaderValue,
   paramHeadersOf,
   standardHeaders,
-} from "../../src/bridge/upstream/standard-headers.js";
+} from "../../../src/bridge/upstream/standard-headers.js";
 
 describe("the request model's envelope keys", () => {
   it("are the SDK's", () => {
