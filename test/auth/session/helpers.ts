@@ -4,8 +4,8 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { vi } from "vitest";
 import { OAuthSession, type OAuthSessionOptions } from "../../../src/auth/index.js";
-import { loginKey, loginPaths } from "../../../src/auth/login-key.js";
-import { StoredLoginSchema } from "../../../src/auth/stored-login.js";
+import { canonicalServerUrl, loginKey, loginPaths } from "../../../src/auth/login-key.js";
+import { type StoredLogin, StoredLoginSchema } from "../../../src/auth/stored-login.js";
 import { writeFileAtomic } from "../../../src/auth/token-store.js";
 import { scratchDir } from "../../support/scratch-dir.js";
 import {
@@ -68,6 +68,19 @@ export async function setup(options: TinyOAuthOptions = {}) {
     login.tokens!.expiresAt = Date.now() - 1_000;
     await writeFileAtomic(paths.file, JSON.stringify(login));
   };
+  // A login as a sign-in would have saved it, without one: the saved-token path alone.
+  const writeStoredLogin = async (tokens: { accessToken: string; expiresAt: number }) => {
+    const login: StoredLogin = {
+      version: 1,
+      serverUrl: canonicalServerUrl(tiny.resourceUrl),
+      authorizationServerUrl: tiny.url,
+      resource: tiny.resourceUrl,
+      client: { client_id: "saved-client", redirect_uris: [], source: "dynamic" },
+      tokens: { ...tokens, tokenType: "Bearer", refreshToken: "saved-refresh", issuedAt: Date.now() },
+      savedAt: Date.now(),
+    };
+    await writeFileAtomic(paths.file, JSON.stringify(login));
+  };
   return {
     tiny,
     configDir,
@@ -79,6 +92,7 @@ export async function setup(options: TinyOAuthOptions = {}) {
     paths,
     storedLogin,
     expireStoredToken,
+    writeStoredLogin,
   };
 }
 
