@@ -12,10 +12,10 @@ import {
 } from "@modelcontextprotocol/client";
 import { rememberSecret } from "../../internal/redact.js";
 import { chooseScope, type DiscoveredServer } from "../discovery.js";
-import { AuthRequiredError, type SignInWaitingError } from "../errors.js";
+import { AuthRequiredError, SignInWaitingError } from "../errors.js";
 import { startLoopbackCallback } from "../loopback-callback.js";
 import { assertBrowsableUrl } from "../open-url.js";
-import { presentSignInUrl } from "../sign-in-prompt.js";
+import { presentSignInUrl, showSignInProblem, waitingMessage } from "../sign-in-prompt.js";
 import type { StoredClient, StoredLogin } from "../stored-login.js";
 import { accountRecordingFetch } from "../token-account.js";
 import { toStoredTokens } from "../token-lifetime.js";
@@ -32,8 +32,10 @@ export interface BrowserSignInInput {
   resourceMetadataUrl?: string | undefined;
   /** True for `login` commands: a store failure fails the sign-in instead of keeping the login in memory. */
   strictSave: boolean;
-  /** The sign-in cannot finish by itself (no browser opened, cookie refused): the user must act on `url`. */
-  userMustAct: (url: string, why: SignInWaitingError["why"]) => void;
+  /** The command that signs in from a terminal, for the waiting messages. */
+  loginCommand: string;
+  /** The sign-in cannot finish by itself (no browser opened, cookie refused): what the user is told to do. */
+  userMustAct: (waiting: SignInWaitingError) => void;
 }
 
 /** Signs in through the user's browser under the lock the caller holds, and saves the login. */
@@ -42,6 +44,15 @@ export async function signInWithBrowser(
   input: BrowserSignInInput,
 ): Promise<StoredLogin> {
   const { options } = context;
+  const mustAct = (url: string, why: SignInWaitingError["why"]) => {
+    const message = waitingMessage(url, why, {
+      loginCommand: input.loginCommand,
+      authTimeoutMs: context.authTimeoutMs,
+    });
+    // "no-browser" was already shown with the URL by the sign-in prompt.
+    if (why === "cookie-refused") showSignInProblem(message);
+    input.userMustAct(new SignInWaitingError(message, url, why));
+  };
   const server = await context.metadata.get(input.resourceMetadataUrl);
   const current = await context.storage.reload();
   const sameServer = current?.authorizationServerUrl === server.authorizationServerUrl;
@@ -109,7 +120,7 @@ export async function signInWithBrowser(
     let startUrl = "";
     const pending = callback.begin(authorizationUrl.href, state, context.authTimeoutMs, {
       acceptsIssuer: (iss) => acceptsIssuer(server, iss),
-      onAnswerWithoutCookie: () => input.userMustAct(startUrl, "cookie-refused"),
+      onAnswerWithoutCookie: () => mustAct(startUrl, "cookie-refused"),
     });
     startUrl = pending.startUrl;
     pending.answer.catch(() => {});
@@ -119,7 +130,7 @@ export async function signInWithBrowser(
       authTimeoutMs: context.authTimeoutMs,
       log: context.log,
     });
-    if (shown === "not-opened") input.userMustAct(startUrl, "no-browser");
+    if (shown === "not-opened") mustAct(startUrl, "no-browser");
     const { code, state: answeredState, iss } = await pending.answer;
 
     const fresh = await redeemCode(context, server, {

@@ -3,10 +3,9 @@ import { configDir as defaultConfigDir } from "../../config/index.js";
 import { proxyAwareFetch } from "../../internal/proxy.js";
 import { rememberSecret } from "../../internal/redact.js";
 import { assertSecureUrl, coversScope, isHttpsUrlWithPath, parseBearerChallenge } from "../checks.js";
-import { AuthRequiredError, SignInWaitingError, UnsafeUrlError } from "../errors.js";
+import { AuthRequiredError, type SignInWaitingError, UnsafeUrlError } from "../errors.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "../login-key.js";
 import { withFileLock } from "../login-lock.js";
-import { showSignInProblem, waitingMessage } from "../sign-in-prompt.js";
 import type { StoredLogin } from "../stored-login.js";
 import { isDue, isExpired } from "../token-lifetime.js";
 import { LoginStore } from "../token-store.js";
@@ -41,6 +40,8 @@ export class OAuthSession {
   #waiting?: SignInWaitingError;
   /** Rejects the `recover()` call that started the sign-in in progress, when that waits for the user. */
   #raiseWaiting?: (error: SignInWaitingError) => void;
+  /** The read of the stored login `readAhead()` started, until the first `accessToken()` takes it. */
+  #readingAhead?: Promise<unknown>;
 
   constructor(options: OAuthSessionOptions) {
     this.#options = options;
@@ -80,8 +81,21 @@ export class OAuthSession {
     };
   }
 
+  /**
+   * Starts reading the stored login now, so that the first `accessToken()` finds it read: a keychain's native
+   * module and its read take tens of milliseconds, which the bridge overlaps with the rest of its start. A failed
+   * read is left for `accessToken()` to meet again and report.
+   */
+  readAhead(): void {
+    this.#readingAhead ??= this.#storage.reload().catch(() => undefined);
+  }
+
   /** A usable access token, refreshed ahead of expiry under the lock; undefined when never signed in. Never opens a browser. */
   async accessToken(): Promise<string | undefined> {
+    if (this.#readingAhead) {
+      await this.#readingAhead;
+      this.#readingAhead = undefined;
+    }
     // The store is read again only when the token in memory is missing or due, or another process saved a new
     // login (seen from file metadata alone), so most calls read no file and never the keychain.
     let tokens = this.#storage.current?.tokens;
@@ -229,7 +243,8 @@ export class OAuthSession {
     const { signInWithBrowser } = await loadBrowserSignIn();
     return signInWithBrowser(this.#context, {
       ...input,
-      userMustAct: (url, why) => this.#userMustAct(url, why),
+      loginCommand: this.#options.loginCommand ?? "chat-mcp-bridge login <url>",
+      userMustAct: (waiting) => this.#userMustAct(waiting),
     });
   }
 
@@ -262,16 +277,10 @@ export class OAuthSession {
     }
   }
 
-  /** The sign-in cannot finish by itself: say so at once, and answer the waiting caller (the bridge) now. */
-  #userMustAct(url: string, why: SignInWaitingError["why"]): void {
-    const message = waitingMessage(url, why, {
-      loginCommand: this.#options.loginCommand ?? "chat-mcp-bridge login <url>",
-      authTimeoutMs: this.#context.authTimeoutMs,
-    });
-    // "no-browser" was already shown with the URL by the sign-in prompt.
-    if (why === "cookie-refused") showSignInProblem(message);
+  /** The sign-in cannot finish by itself: answer the waiting caller (the bridge) now, when it asked for that. */
+  #userMustAct(waiting: SignInWaitingError): void {
     if (!this.#options.answerAtOnceWhenWaiting) return;
-    this.#waiting = new SignInWaitingError(message, url, why);
-    this.#raiseWaiting?.(this.#waiting);
+    this.#waiting = waiting;
+    this.#raiseWaiting?.(waiting);
   }
 }

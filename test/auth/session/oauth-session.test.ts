@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { resolve } from "node:path";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { OAuthSession, UnsafeUrlError } from "../../../src/auth/index.js";
+import { LoginStore } from "../../../src/auth/token-store.js";
 import { buildChildScript } from "../fixtures/build-child.js";
 import { cleanUpSessions, type SessionSetup, setup } from "./helpers.js";
 
@@ -14,6 +15,31 @@ describe("URLs a session accepts", () => {
     const options = { serverUrl: "http://chat.example/mcp", configDir: tmpdir() };
     expect(() => new OAuthSession(options)).toThrow(UnsafeUrlError);
     expect(() => new OAuthSession({ ...options, allowHttp: true })).not.toThrow();
+  });
+});
+
+describe("readAhead: the stored login read before the first token is asked for", () => {
+  it("the first accessToken() takes the login read ahead, without reading the store again", async () => {
+    const t = await setup();
+    await t.writeStoredLogin({ accessToken: "ahead-access", expiresAt: Date.now() + 3_600_000 });
+    const loads = vi.spyOn(LoginStore.prototype, "load");
+    const session = t.session();
+    session.readAhead();
+    session.readAhead();
+    expect(await session.accessToken()).toBe("ahead-access");
+    expect(await session.accessToken()).toBe("ahead-access");
+    expect(loads).toHaveBeenCalledTimes(1);
+  });
+
+  it("a login saved by another process after the read ahead is still seen", async () => {
+    const t = await setup();
+    await t.writeStoredLogin({ accessToken: "old-access", expiresAt: Date.now() + 3_600_000 });
+    const loads = vi.spyOn(LoginStore.prototype, "load");
+    const session = t.session();
+    session.readAhead();
+    expect((await loads.mock.results[0]?.value)?.tokens?.accessToken).toBe("old-access");
+    await t.writeStoredLogin({ accessToken: "new-access", expiresAt: Date.now() + 3_600_000 });
+    expect(await session.accessToken()).toBe("new-access");
   });
 });
 
