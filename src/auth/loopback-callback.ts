@@ -1,7 +1,4 @@
-/**
- * The RFC 8252 loopback redirect target: an HTTP server on 127.0.0.1 that hands the browser a one-time start page
- * and accepts the answer only from that browser, for the `state` it was told to expect.
- */
+/** The RFC 8252 loopback redirect target: an HTTP server on 127.0.0.1 that takes one browser's answer for an expected `state`. */
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";

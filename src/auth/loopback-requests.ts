@@ -1,7 +1,4 @@
-/**
- * What the loopback callback server answers: the one-time start page that binds a sign-in to the browser opening it
- * (a cookie), and the callback that accepts, for a waiting `state`, only that browser's answer.
- */
+/** What the loopback callback answers: a one-time start page binding the sign-in to one browser (a cookie), and that browser's answer. */
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { rememberSecret } from "../internal/redact.js";

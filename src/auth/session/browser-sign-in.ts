@@ -1,7 +1,4 @@
-/**
- * The browser round trip of a sign-in (loaded only when one happens): loopback callback, client, authorization URL
- * with PKCE and `state`, the user's browser, the RFC 9207 `iss` check, and the code redeemed for tokens.
- */
+/** The browser round trip of a sign-in, loaded only when one happens: callback, PKCE and `state`, the browser, `iss`, the code for tokens. */
 import { randomBytes } from "node:crypto";
 import {
   exchangeAuthorization,
