@@ -10,5 +10,5 @@ export {
   OAuthSession,
   type OAuthSessionOptions,
   type SignInSummary,
-} from "./session.js";
+} from "./session/index.js";
 export type { AuthLog, TokenStoreMode } from "./token-store.js";

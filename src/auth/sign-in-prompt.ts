@@ -57,6 +57,11 @@ export function waitingMessage(
         `browser that keeps cookies, or run \`${login}\` in a terminal and open the URL it prints; then try again.`;
 }
 
+/** A sign-in problem the user must act on now (the browser dropped the sign-in cookie), on stderr. */
+export function showSignInProblem(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
 /** Why no browser can open here (Linux without a desktop session and no `$BROWSER`), or undefined. */
 export function headlessReason(env: NodeJS.ProcessEnv): string | undefined {
   if (process.platform !== "linux" || env.BROWSER?.trim()) return undefined;

@@ -1,7 +1,4 @@
-/**
- * Linux: which user owns the other end of a loopback TCP connection, and who holds a listening port, from the
- * kernel's socket tables (/proc/net/tcp and /proc/net/tcp6, readable by every user).
- */
+/** Linux: the user on the other end of a loopback TCP connection, or holding a listening port, from /proc/net/tcp and tcp6. */
 import { readFileSync } from "node:fs";
 import { isIPv4, isIPv6 } from "node:net";
 import { endianness } from "node:os";

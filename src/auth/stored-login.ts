@@ -1,7 +1,5 @@
-/**
- * The shape of a saved login (tokens + client registration), validated whenever it is read back. Hand-written,
- * not zod: every bridge start reads a login, and zod's core alone is over half a megabyte to load.
- */
+/** The shape of a saved login (tokens + client registration), validated whenever it is read back. */
+// Hand-written, not zod: every bridge start reads a login, and zod's core alone is over half a megabyte to load.
 
 export interface StoredTokens {
   accessToken: string;

@@ -2,116 +2,22 @@
 
 import { chmod, readFile, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
-import { withinDeadline } from "../internal/deadline.js";
 import { ensureDirectory, writeFileAtomic as writeFileAtomicSync } from "../internal/files.js";
 import { TokenStoreError } from "./errors.js";
+import {
+  KEYCHAIN_BACKENDS,
+  type KeychainBackend,
+  loadKeychainBackend,
+  loadNamedBackend,
+  withinKeychainDeadline,
+} from "./keychain.js";
 import { KEYCHAIN_SERVICE, type LoginPaths } from "./login-key.js";
 import { parseStoredLogin, type StoredLogin } from "./stored-login.js";
 
 export type TokenStoreMode = "auto" | "keychain" | "file";
 export type AuthLog = (level: "info" | "warn" | "debug", message: string) => void;
-
-/** A keychain reached through one native module. */
-export interface KeychainBackend {
-  readonly name: "keytar" | "napi-keyring";
-  get(account: string): Promise<string | null>;
-  set(account: string, value: string): Promise<void>;
-  delete(account: string): Promise<void>;
-}
-
-const PROBE_TIMEOUT_MS = 5_000;
-/** keytar first (the user's choice), then @napi-rs/keyring. */
-export const KEYCHAIN_BACKENDS: readonly KeychainBackend["name"][] = ["keytar", "napi-keyring"];
-
-/** The first keychain backend that answers, or the reasons none did. Native modules load only here. */
-export async function loadKeychainBackend(
-  order: readonly KeychainBackend["name"][] = KEYCHAIN_BACKENDS,
-): Promise<{ backend?: KeychainBackend; failures: string[]; installed: KeychainBackend["name"][] }> {
-  const failures: string[] = [];
-  /** Backends whose module loads (their daemon may still not answer). */
-  const installed: KeychainBackend["name"][] = [];
-  for (const name of order) {
-    try {
-      const backend = await loadNamedBackend(name);
-      installed.push(name);
-      // A read of an absent entry proves the keychain daemon answers (and is unlocked enough to read).
-      await withinDeadline(
-        backend.get("chat-mcp-bridge-probe"),
-        PROBE_TIMEOUT_MS,
-        `no answer within ${PROBE_TIMEOUT_MS / 1000} s`,
-        {
-          unref: true,
-        },
-      );
-      return { backend, failures, installed };
-    } catch (error) {
-      failures.push(`${name === "keytar" ? "keytar" : "@napi-rs/keyring"}: ${errorMessage(error)}`);
-    }
-  }
-  return { failures, installed };
-}
-
-/** A backend by name (the one a pointer file names), without trying the others. */
-async function loadNamedBackend(name: KeychainBackend["name"]): Promise<KeychainBackend> {
-  return name === "keytar" ? loadKeytar() : loadNapiKeyring();
-}
-
-/** The three keytar functions used: keytar is an optional peer, so the build never needs its types. */
-interface KeytarModule {
-  getPassword(service: string, account: string): Promise<string | null>;
-  setPassword(service: string, account: string, password: string): Promise<void>;
-  deletePassword(service: string, account: string): Promise<boolean>;
-}
-
-/** The one @napi-rs/keyring class used, declared here so the build never needs the optional package. */
-interface NapiKeyringModule {
-  AsyncEntry: new (
-    service: string,
-    account: string,
-    options?: { linux?: { store?: "secret-service" } },
-  ) => {
-    getPassword(): Promise<string | null | undefined>;
-    setPassword(password: string): Promise<void>;
-    deleteCredential(): Promise<boolean>;
-  };
-}
-
-/**
- * Imports an optional module by a name held in a variable, so neither tsc nor the bundler resolves it at build
- * time: a clone or install without it builds, and the load fails here at run time instead.
- */
-function importOptional(name: string): Promise<unknown> {
-  return import(name);
-}
-
-async function loadKeytar(): Promise<KeychainBackend> {
-  const module = (await importOptional("keytar")) as KeytarModule & { default?: KeytarModule };
-  // A CommonJS module: its exports arrive as `default` when imported from ESM.
-  const keytar = module.default ?? module;
-  return {
-    name: "keytar",
-    get: (account) => keytar.getPassword(KEYCHAIN_SERVICE, account),
-    set: (account, value) => keytar.setPassword(KEYCHAIN_SERVICE, account, value),
-    delete: async (account) => {
-      await keytar.deletePassword(KEYCHAIN_SERVICE, account);
-    },
-  };
-}
-
-async function loadNapiKeyring(): Promise<KeychainBackend> {
-  const { AsyncEntry } = (await importOptional("@napi-rs/keyring")) as NapiKeyringModule;
-  // Pinned to the Secret Service on Linux: the default falls back to the kernel keyring, which is lost on reboot.
-  const entry = (account: string) =>
-    new AsyncEntry(KEYCHAIN_SERVICE, account, { linux: { store: "secret-service" } });
-  return {
-    name: "napi-keyring",
-    get: async (account) => (await entry(account).getPassword()) ?? null,
-    set: (account, value) => entry(account).setPassword(value),
-    delete: async (account) => {
-      await entry(account).deleteCredential();
-    },
-  };
-}
+// src/bridge (doctor's token-store check) and test/keychain load the keychain through this module today.
+export { type KeychainBackend, loadKeychainBackend } from "./keychain.js";
 
 /** One login's storage, following the `--token-store` mode. */
 export class LoginStore {
@@ -121,7 +27,7 @@ export class LoginStore {
     installed: KeychainBackend["name"][];
   }>;
   #warnedFallback = false;
-  /** The backend a pointer file named, once it answered. */
+  /** The backend a pointer file named, once loaded (dropped again when it does not answer). */
   #named?: Promise<KeychainBackend>;
   /** The identity of the login file and keychain pointer when this store last read or wrote them. */
   #seen?: string;
@@ -138,20 +44,39 @@ export class LoginStore {
   async load(): Promise<StoredLogin | undefined> {
     // Taken before reading: a save racing with this read shows as a change at the next check.
     this.#seen = await this.#fileIdentity();
-    const where = await this.#whereSaved();
-    if (where.kind === "keychain") {
-      const text = await where.backend.get(this.key);
-      if (text === null) return undefined;
-      const login = parseStoredLogin(text);
-      if (!login)
-        this.log(
-          "warn",
-          `Ignoring an unreadable login in the keychain (${where.backend.name}); sign in again.`,
-        );
-      return login;
+    if (this.mode === "file") return this.#readFile();
+    if (this.mode === "keychain") {
+      const backend = await this.#requireKeychain();
+      return this.#parseKeychainLogin(await withinKeychainDeadline(backend.get(this.key)), backend);
     }
-    if (where.kind === "file") return this.#readFile();
-    return undefined;
+    const pointer = await this.#readPointer();
+    if (!pointer) return this.#readFile();
+    let text: string | null;
+    let backend: KeychainBackend;
+    try {
+      // The backend the pointer names, without trying the others; the bounded read of the login itself proves
+      // the keychain answers (a bridge start with a saved login makes one keychain call, not a probe and a read).
+      this.#named ??= loadNamedBackend(pointer.backend);
+      backend = await this.#named;
+      text = await withinKeychainDeadline(backend.get(this.key));
+    } catch (error) {
+      this.#named = undefined;
+      this.log(
+        "warn",
+        `The saved login is in the keychain (${pointer.backend}), which does not answer (${errorMessage(error)}); ` +
+          "using the file store instead.",
+      );
+      return this.#readFile();
+    }
+    return this.#parseKeychainLogin(text, backend);
+  }
+
+  #parseKeychainLogin(text: string | null, backend: KeychainBackend): StoredLogin | undefined {
+    if (text === null) return undefined;
+    const login = parseStoredLogin(text);
+    if (!login)
+      this.log("warn", `Ignoring an unreadable login in the keychain (${backend.name}); sign in again.`);
+    return login;
   }
 
   /** Saves atomically and says where it went. Throws TokenStoreError with what to do when nothing can hold it. */
@@ -239,37 +164,6 @@ export class LoginStore {
     if (this.mode !== "keychain" && (await exists(this.paths.file)))
       return { kind: "file", location: this.paths.file };
     return { kind: "none", location: "" };
-  }
-
-  async #whereSaved(): Promise<
-    { kind: "keychain"; backend: KeychainBackend } | { kind: "file" } | { kind: "none" }
-  > {
-    if (this.mode === "file") return { kind: "file" };
-    if (this.mode === "keychain") return { kind: "keychain", backend: await this.#requireKeychain() };
-    const pointer = await this.#readPointer();
-    if (!pointer) return { kind: "file" };
-    try {
-      this.#named ??= loadNamedBackend(pointer.backend).then(async (backend) => {
-        await withinDeadline(
-          backend.get("chat-mcp-bridge-probe"),
-          PROBE_TIMEOUT_MS,
-          `no answer within ${PROBE_TIMEOUT_MS / 1000} s`,
-          {
-            unref: true,
-          },
-        );
-        return backend;
-      });
-      return { kind: "keychain", backend: await this.#named };
-    } catch (error) {
-      this.#named = undefined;
-      this.log(
-        "warn",
-        `The saved login is in the keychain (${pointer.backend}), which does not answer (${errorMessage(error)}); ` +
-          "using the file store instead.",
-      );
-      return { kind: "file" };
-    }
   }
 
   async #requireKeychain(): Promise<KeychainBackend> {

@@ -1,12 +1,12 @@
-/** Full sign-in against the real reference server (autoApprove) with the headless http-browser. */
+/** Full sign-in through OAuthSession (src/auth/session/) against the real reference server (autoApprove) with the headless http-browser. */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { OAuthSession, restServerUrl, storedAccessToken } from "../../src/auth/index.js";
-import { loginKey, loginPaths } from "../../src/auth/login-key.js";
-import { StoredLoginSchema } from "../../src/auth/stored-login.js";
-import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
-import { scratchDir } from "../support/scratch-dir.js";
+import { OAuthSession, restServerUrl, storedAccessToken } from "../../../src/auth/index.js";
+import { loginKey, loginPaths } from "../../../src/auth/login-key.js";
+import { StoredLoginSchema } from "../../../src/auth/stored-login.js";
+import { type ReferenceServer, startReferenceServer } from "../../../src/server/index.js";
+import { scratchDir } from "../../support/scratch-dir.js";
 
 const browserScript = resolve("test/auth/fixtures/http-browser.mjs");
 const ACCESS_TOKEN_TTL_SECONDS = 2;

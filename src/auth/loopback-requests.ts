@@ -1,0 +1,226 @@
+/** What the loopback callback answers: a one-time start page binding the sign-in to one browser (a cookie), and that browser's answer. */
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { rememberSecret } from "../internal/redact.js";
+import { AuthRequiredError } from "./errors.js";
+
+export const CALLBACK_PATH = "/callback";
+export const START_PATH = "/start/";
+
+/** What the authorization server sent back for one expected `state`. */
+export interface AuthorizationResponse {
+  state: string;
+  code: string;
+  /** RFC 9207 `iss` of the answer, when it carried one (already accepted by `acceptsIssuer`). */
+  iss?: string;
+}
+
+/** What the sign-in decides or hears about an answer while it waits. */
+export interface AnswerHooks {
+  /** RFC 9207: an answer whose `iss` this refuses ends the sign-in before its code or error is looked at. */
+  acceptsIssuer?: (iss: string | undefined) => boolean;
+  /**
+   * The answer for this sign-in came back without the start page's cookie at all: the opener does not keep
+   * cookies (a curl-like `$BROWSER`, cookies blocked). The answer is refused; the user should hear it at once.
+   */
+  onAnswerWithoutCookie?: () => void;
+}
+
+export interface Flow {
+  state: string;
+  authorizationUrl: string;
+  hooks: AnswerHooks;
+  /** Set when the start page was opened: the value of the cookie the callback must carry. */
+  browserNonce?: string;
+  resolve(response: AuthorizationResponse): void;
+  reject(error: Error): void;
+}
+
+export interface CallbackState {
+  flows: Map<string, Flow>;
+  starts: Map<string, Flow>;
+  cookieName: string;
+}
+
+export function answerRequest(
+  request: IncomingMessage,
+  response: ServerResponse,
+  callback: CallbackState,
+): void {
+  const url = new URL(request.url ?? "/", "http://127.0.0.1");
+  if (request.method === "GET" && url.pathname.startsWith(START_PATH)) {
+    start(url.pathname.slice(START_PATH.length), response, callback);
+    return;
+  }
+  if (request.method !== "GET" || url.pathname !== CALLBACK_PATH) {
+    page(response, 404, "Not found", "This address only receives sign-in answers.");
+    return;
+  }
+  const state = url.searchParams.get("state") ?? "";
+  const flow = callback.flows.get(state);
+  if (!flow) {
+    // A stale tab, a replay or a forged request: refuse it and keep waiting for the real answer.
+    page(
+      response,
+      400,
+      "Sign-in link not recognised",
+      "This answer does not belong to the sign-in in progress.",
+    );
+    return;
+  }
+  const presented = cookieValue(request, callback.cookieName);
+  if (flow.browserNonce && presented === undefined) {
+    page(
+      response,
+      403,
+      "Sign-in answer without its cookie",
+      "This browser did not keep the cookie the sign-in page set, so the answer is refused. Sign in with a " +
+        "browser that keeps cookies.",
+    );
+    flow.hooks.onAnswerWithoutCookie?.();
+    return;
+  }
+  if (!flow.browserNonce || !sameSecret(presented, flow.browserNonce)) {
+    // Someone who read the authorization URL (or `state`) signed in elsewhere and calls back here: refuse it.
+    page(
+      response,
+      403,
+      "Sign-in started in another browser",
+      "This answer did not come from the browser that started the sign-in, so it is refused.",
+    );
+    return;
+  }
+  const iss = url.searchParams.get("iss") ?? undefined;
+  if (flow.hooks.acceptsIssuer && !flow.hooks.acceptsIssuer(iss)) {
+    // A mix-up: the answer names another authorization server. Nothing of it (code, error text) is used or shown.
+    page(
+      response,
+      400,
+      "Sign-in answer refused",
+      "This answer came from another authorization server than the one the sign-in started with.",
+    );
+    flow.reject(
+      new AuthRequiredError(
+        "The sign-in answer came from another authorization server than the one asked (its iss did not " +
+          "match, RFC 9207), so it was refused; sign in again, and tell the server's operator if it repeats.",
+        "refused",
+      ),
+    );
+    return;
+  }
+  const error = url.searchParams.get("error");
+  const code = url.searchParams.get("code");
+  if (error) {
+    const denied = error === "access_denied";
+    page(
+      response,
+      200,
+      denied ? "Sign-in cancelled" : "Sign-in failed",
+      "You can close this tab and return to the terminal.",
+    );
+    flow.reject(
+      new AuthRequiredError(
+        denied
+          ? "Sign-in was cancelled in the browser (access denied); sign in again to grant access."
+          : `The authorization server refused the sign-in (${safeErrorCode(error)}); sign in again or check the server.`,
+        denied ? "denied" : "refused",
+      ),
+    );
+    return;
+  }
+  if (!code) {
+    page(response, 400, "Sign-in answer incomplete", "The answer carried neither a code nor an error.");
+    return;
+  }
+  rememberSecret(code);
+  page(
+    response,
+    200,
+    "Signed in",
+    "You can close this tab and return to the terminal.",
+    clearCookie(callback),
+  );
+  flow.resolve({ state, code, ...(iss !== undefined ? { iss } : {}) });
+}
+
+/** The one-time start page: binds the sign-in to this browser with a cookie, then sends it to the authorization URL. */
+function start(startId: string, response: ServerResponse, callback: CallbackState): void {
+  const flow = callback.starts.get(startId);
+  if (!flow) {
+    page(response, 404, "Sign-in link not recognised", "This sign-in link is unknown or has ended.");
+    return;
+  }
+  if (flow.browserNonce) {
+    // Two browsers opened the link: one of them is not the user's. Neither may finish this sign-in.
+    page(
+      response,
+      409,
+      "Sign-in link opened twice",
+      "This sign-in link was already opened, so the sign-in was stopped. Start it again from the terminal.",
+    );
+    flow.reject(
+      new AuthRequiredError(
+        "The sign-in link was opened twice (another program may have tried to take over the sign-in), so " +
+          "the sign-in was stopped; sign in again.",
+        "refused",
+      ),
+    );
+    return;
+  }
+  flow.browserNonce = randomBytes(32).toString("base64url");
+  response.writeHead(302, {
+    Location: flow.authorizationUrl,
+    "Set-Cookie": `${callback.cookieName}=${flow.browserNonce}; Path=/; HttpOnly; SameSite=Lax`,
+    ...SAFE_HEADERS,
+  });
+  response.end();
+}
+
+function clearCookie(callback: CallbackState): Record<string, string> {
+  return { "Set-Cookie": `${callback.cookieName}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax` };
+}
+
+function cookieValue(request: IncomingMessage, name: string): string | undefined {
+  for (const pair of (request.headers.cookie ?? "").split(";")) {
+    const eq = pair.indexOf("=");
+    if (eq > 0 && pair.slice(0, eq).trim() === name) return pair.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+function sameSecret(presented: string | undefined, expected: string): boolean {
+  const a = Buffer.from(presented ?? "");
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+// The error code is echoed into a message; keep it to the RFC 6749 character set so nothing odd reaches a terminal.
+function safeErrorCode(error: string): string {
+  return /^[\x20-\x21\x23-\x5b\x5d-\x7e]{1,64}$/.test(error) ? error : "unknown error";
+}
+
+const SAFE_HEADERS = {
+  "Cache-Control": "no-store",
+  "Content-Security-Policy": "default-src 'none'",
+  "Referrer-Policy": "no-referrer",
+  "X-Content-Type-Options": "nosniff",
+  Connection: "close",
+};
+
+function page(
+  response: ServerResponse,
+  status: number,
+  title: string,
+  text: string,
+  extraHeaders: Record<string, string> = {},
+): void {
+  response.writeHead(status, {
+    "Content-Type": "text/html; charset=utf-8",
+    ...SAFE_HEADERS,
+    ...extraHeaders,
+  });
+  response.end(
+    `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head>` +
+      `<body><h1>${title}</h1><p>${text}</p></body></html>\n`,
+  );
+}

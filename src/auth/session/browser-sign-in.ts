@@ -1,0 +1,204 @@
+/** The browser round trip of a sign-in, loaded only when one happens: callback, PKCE and `state`, the browser, `iss`, the code for tokens. */
+import { randomBytes } from "node:crypto";
+import {
+  exchangeAuthorization,
+  OAuthError,
+  type OAuthTokens,
+  startAuthorization,
+  validateAuthorizationResponseIssuer,
+} from "@modelcontextprotocol/client";
+import { rememberSecret } from "../../internal/redact.js";
+import { chooseScope, type DiscoveredServer } from "../discovery.js";
+import { AuthRequiredError, SignInWaitingError } from "../errors.js";
+import { startLoopbackCallback } from "../loopback-callback.js";
+import { assertBrowsableUrl } from "../open-url.js";
+import { presentSignInUrl, showSignInProblem, waitingMessage } from "../sign-in-prompt.js";
+import type { StoredClient, StoredLogin } from "../stored-login.js";
+import { accountRecordingFetch } from "../token-account.js";
+import { toStoredTokens } from "../token-lifetime.js";
+import { derivedCallbackPort } from "./callback-port.js";
+import type { SessionContext } from "./context.js";
+import { messageOf } from "./error-text.js";
+import { chooseClient, refusesClient, unknownClientError } from "./registration.js";
+
+export interface BrowserSignInInput {
+  /** The scope a challenge asked for. */
+  challengeScope?: string | undefined;
+  /** Step-up: the scope the current tokens already have, kept in the new request. */
+  alreadyGranted?: string | undefined;
+  resourceMetadataUrl?: string | undefined;
+  /** True for `login` commands: a store failure fails the sign-in instead of keeping the login in memory. */
+  strictSave: boolean;
+  /** The command that signs in from a terminal, for the waiting messages. */
+  loginCommand: string;
+  /** The sign-in cannot finish by itself (no browser opened, cookie refused): what the user is told to do. */
+  userMustAct: (waiting: SignInWaitingError) => void;
+}
+
+/** Signs in through the user's browser under the lock the caller holds, and saves the login. */
+export async function signInWithBrowser(
+  context: SessionContext,
+  input: BrowserSignInInput,
+): Promise<StoredLogin> {
+  const { options } = context;
+  const mustAct = (url: string, why: SignInWaitingError["why"]) => {
+    const message = waitingMessage(url, why, {
+      loginCommand: input.loginCommand,
+      authTimeoutMs: context.authTimeoutMs,
+    });
+    // "no-browser" was already shown with the URL by the sign-in prompt.
+    if (why === "cookie-refused") showSignInProblem(message);
+    input.userMustAct(new SignInWaitingError(message, url, why));
+  };
+  const server = await context.metadata.get(input.resourceMetadataUrl);
+  const current = await context.storage.reload();
+  const sameServer = current?.authorizationServerUrl === server.authorizationServerUrl;
+  const scope = chooseScope({
+    challengeScope:
+      input.challengeScope ?? (sameServer && !input.alreadyGranted ? current?.requestedScope : undefined),
+    resourceMetadata: server.resourceMetadata,
+    metadata: server.metadata,
+    alreadyGranted: input.alreadyGranted,
+  });
+  const callback = await startLoopbackCallback(
+    {
+      port: options.callbackPort ?? derivedCallbackPort(context.serverUrl),
+      explicit: options.callbackPort !== undefined,
+    },
+    options.callbackHost,
+  );
+  try {
+    let client = await chooseClient(
+      context,
+      server,
+      callback.redirectUri,
+      scope,
+      sameServer ? current : undefined,
+    );
+    // The verifier is kept per state: only the answer for this state can spend it.
+    const state = randomBytes(32).toString("base64url");
+    const authorize = (client: StoredClient) =>
+      startAuthorization(server.authorizationServerUrl, {
+        metadata: server.metadata,
+        clientInformation: client,
+        redirectUrl: callback.redirectUri,
+        scope,
+        state,
+        resource: server.resource,
+      });
+    let { authorizationUrl, codeVerifier } = await authorize(client);
+    // A client not registered just now may be one the server no longer knows: its /authorize would show the
+    // user an error page and leave this process waiting out the whole timeout.
+    if (client === current?.client || client.source !== "dynamic") {
+      if (await refusesClient(context, authorizationUrl)) {
+        if (client.source !== "dynamic") throw unknownClientError(client, server.authorizationServerUrl);
+        context.log("info", "The server no longer knows this client's registration; registering again.");
+        client = await chooseClient(context, server, callback.redirectUri, scope, undefined);
+        ({ authorizationUrl, codeVerifier } = await authorize(client));
+      }
+    }
+    let login: StoredLogin = {
+      version: 1,
+      serverUrl: context.serverUrl,
+      ...(options.profile && options.profile !== "default" ? { profile: options.profile } : {}),
+      authorizationServerUrl: server.authorizationServerUrl,
+      resource: server.resource,
+      client,
+      tokens: sameServer ? current?.tokens : undefined,
+      requestedScope: scope,
+      savedAt: Date.now(),
+    };
+    if (client !== current?.client) await context.storage.persist(login, input.strictSave);
+
+    rememberSecret(codeVerifier);
+    const verifiers = new Map([[state, codeVerifier]]);
+    // The browser gets a one-time loopback start page, not this URL: `state` stays out of argv and stderr.
+    assertBrowsableUrl(authorizationUrl.href);
+    let startUrl = "";
+    const pending = callback.begin(authorizationUrl.href, state, context.authTimeoutMs, {
+      acceptsIssuer: (iss) => acceptsIssuer(server, iss),
+      onAnswerWithoutCookie: () => mustAct(startUrl, "cookie-refused"),
+    });
+    startUrl = pending.startUrl;
+    pending.answer.catch(() => {});
+    const shown = await presentSignInUrl(startUrl, {
+      openBrowser: options.openBrowser !== false,
+      env: options.env,
+      authTimeoutMs: context.authTimeoutMs,
+      log: context.log,
+    });
+    if (shown === "not-opened") mustAct(startUrl, "no-browser");
+    const { code, state: answeredState, iss } = await pending.answer;
+
+    const fresh = await redeemCode(context, server, {
+      client,
+      code,
+      iss,
+      codeVerifier: verifiers.get(answeredState)!,
+      redirectUri: callback.redirectUri,
+    });
+    login = {
+      ...login,
+      tokens: { ...toStoredTokens(fresh.tokens), scope: fresh.tokens.scope ?? scope, account: fresh.account },
+      savedAt: Date.now(),
+    };
+    await context.storage.persist(login, input.strictSave);
+    context.log("debug", `Signed in to ${context.serverUrl}.`);
+    return login;
+  } finally {
+    await callback.close();
+  }
+}
+
+/** RFC 9207, as this sign-in recorded it: the issuer it asked, and whether that one promised to send `iss`. */
+function acceptsIssuer(server: DiscoveredServer, iss: string | undefined): boolean {
+  try {
+    validateAuthorizationResponseIssuer({
+      iss,
+      expectedIssuer: server.metadata?.issuer,
+      issParameterSupported: server.metadata?.authorization_response_iss_parameter_supported === true,
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The authorization code for tokens (and the account the token answer names); a refusal says what to do. */
+async function redeemCode(
+  context: SessionContext,
+  server: DiscoveredServer,
+  answer: {
+    client: StoredClient;
+    code: string;
+    iss?: string | undefined;
+    codeVerifier: string;
+    redirectUri: string;
+  },
+): Promise<{ tokens: OAuthTokens; account: string | undefined }> {
+  const tokenAnswer = accountRecordingFetch(context.fetchFn);
+  try {
+    const tokens = await exchangeAuthorization(server.authorizationServerUrl, {
+      metadata: server.metadata,
+      clientInformation: answer.client,
+      authorizationCode: answer.code,
+      ...(answer.iss !== undefined ? { iss: answer.iss } : {}),
+      codeVerifier: answer.codeVerifier,
+      redirectUri: answer.redirectUri,
+      resource: server.resource,
+      fetchFn: tokenAnswer.fetchFn,
+    });
+    return { tokens, account: tokenAnswer.account() };
+  } catch (error) {
+    const what = error instanceof OAuthError ? error.code : messageOf(error);
+    const hint =
+      what === "invalid_target"
+        ? `it does not sign in to ${server.resource}: check the URL`
+        : "sign in again";
+    throw new AuthRequiredError(
+      `The authorization server refused the sign-in code (${what}); ${hint}.`,
+      "refused",
+      { cause: error },
+    );
+  }
+}

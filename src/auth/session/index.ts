@@ -1,0 +1,9 @@
+/** The door to OAuthSession: one login to one protected resource, and the shapes it takes and tells. */
+export { derivedCallbackPort } from "./callback-port.js";
+export { OAuthSession } from "./oauth-session.js";
+export type {
+  AuthChallenge,
+  OAuthSessionOptions,
+  SignInSummary,
+  StoredLoginSummary,
+} from "./options.js";

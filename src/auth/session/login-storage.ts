@@ -1,0 +1,61 @@
+/** The session's login as stored: read back for this server only, saved strictly or kept in memory, its secrets kept out of every message. */
+import { rememberSecret } from "../../internal/redact.js";
+import { TokenStoreError } from "../errors.js";
+import type { StoredLogin } from "../stored-login.js";
+import type { AuthLog, LoginStore } from "../token-store.js";
+
+export class SessionStorage {
+  #login?: StoredLogin;
+  #lastStoredIn?: "keychain" | "file";
+
+  constructor(
+    readonly store: LoginStore,
+    readonly serverUrl: string,
+    private readonly log: AuthLog,
+  ) {}
+
+  /** The login last read or saved by this process (for this server), without touching the store. */
+  get current(): StoredLogin | undefined {
+    return this.#login;
+  }
+
+  /** Where the last save went; "file" before any. */
+  get lastStoredIn(): "keychain" | "file" {
+    return this.#lastStoredIn ?? "file";
+  }
+
+  /** Reads the stored login again; a login saved for another server URL counts as none. */
+  async reload(): Promise<StoredLogin | undefined> {
+    const login = await this.store.load();
+    rememberLoginSecrets(login);
+    this.#login = login?.serverUrl === this.serverUrl ? login : undefined;
+    return this.#login;
+  }
+
+  /**
+   * Saves `login`. `strict` (the `login` commands) lets a store failure through; otherwise the session goes on
+   * with the login in memory and says so.
+   */
+  async persist(login: StoredLogin, strict: boolean): Promise<void> {
+    this.#login = login;
+    rememberLoginSecrets(login);
+    try {
+      this.#lastStoredIn = await this.store.save(login);
+    } catch (error) {
+      if (strict || !(error instanceof TokenStoreError)) throw error;
+      // The next process will have to sign in again.
+      this.log("warn", `${error.message} The login is kept in memory only.`);
+    }
+  }
+
+  /** Deletes the login (tokens and client registration) from every place it may be. */
+  async delete(): Promise<void> {
+    await this.store.delete();
+    this.#login = undefined;
+  }
+}
+
+/** Tokens and client secrets of a login: removed from every message from now on. */
+function rememberLoginSecrets(login: StoredLogin | undefined): void {
+  rememberSecret(login?.tokens?.accessToken, login?.tokens?.refreshToken, login?.client?.client_secret);
+}

@@ -1,0 +1,286 @@
+/** OAuthSession: one login to one protected resource, kept fresh across processes (sign-in, refresh, step-up, sign-out). */
+import { configDir as defaultConfigDir } from "../../config/index.js";
+import { proxyAwareFetch } from "../../internal/proxy.js";
+import { rememberSecret } from "../../internal/redact.js";
+import { assertSecureUrl, coversScope, isHttpsUrlWithPath, parseBearerChallenge } from "../checks.js";
+import { AuthRequiredError, type SignInWaitingError, UnsafeUrlError } from "../errors.js";
+import { canonicalServerUrl, loginKey, loginPaths } from "../login-key.js";
+import { withFileLock } from "../login-lock.js";
+import type { StoredLogin } from "../stored-login.js";
+import { isDue, isExpired } from "../token-lifetime.js";
+import { LoginStore } from "../token-store.js";
+import type { SessionContext } from "./context.js";
+import { messageOf, networkErrorCode } from "./error-text.js";
+import { SessionStorage } from "./login-storage.js";
+import {
+  type AuthChallenge,
+  DEFAULT_AUTH_TIMEOUT_MS,
+  type OAuthSessionOptions,
+  type SignInSummary,
+  type StoredLoginSummary,
+} from "./options.js";
+import { ServerMetadata } from "./server-metadata.js";
+
+// A saved, fresh token is the common path (every bridge start): it loads neither the SDK's OAuth client nor
+// discovery's zod schemas nor the callback server. Each flow loads on its first use.
+const loadRefresh = () => import("./refresh.js");
+const loadBrowserSignIn = () => import("./browser-sign-in.js");
+const loadRevocation = () => import("./revocation.js");
+
+/** Extra time the lock waits beyond the sign-in timeout: its holder may be waiting for the user in the browser. */
+const LOCK_MARGIN_MS = 60_000;
+
+export class OAuthSession {
+  readonly serverUrl: string;
+  readonly #options: OAuthSessionOptions;
+  readonly #context: SessionContext;
+  readonly #storage: SessionStorage;
+  readonly #lockPath: string;
+  /** The sign-in in progress is waiting for the user (see `answerAtOnceWhenWaiting`). */
+  #waiting?: SignInWaitingError;
+  /** Rejects the `recover()` call that started the sign-in in progress, when that waits for the user. */
+  #raiseWaiting?: (error: SignInWaitingError) => void;
+  /** The read of the stored login `readAhead()` started, until the first `accessToken()` takes it. */
+  #readingAhead?: Promise<unknown>;
+
+  constructor(options: OAuthSessionOptions) {
+    this.#options = options;
+    const log = options.log ?? (() => {});
+    rememberSecret(options.clientSecret);
+    assertSecureUrl(options.serverUrl, "server URL", options.allowHttp);
+    if (options.clientMetadataUrl && !isHttpsUrlWithPath(options.clientMetadataUrl)) {
+      throw new UnsafeUrlError("The client metadata URL must be an https URL with a path.");
+    }
+    this.serverUrl = canonicalServerUrl(options.serverUrl);
+    const key = loginKey(this.serverUrl, options.headerNames, {
+      profile: options.profile,
+      resource: options.resource,
+    });
+    const paths = loginPaths(options.configDir ?? defaultConfigDir(), key);
+    this.#lockPath = paths.lock;
+    this.#storage = new SessionStorage(
+      new LoginStore(options.tokenStore ?? "auto", key, paths, log),
+      this.serverUrl,
+      log,
+    );
+    // Discovery, registration, token and revocation calls honour the proxy variables like every other request.
+    const fetchFn = options.fetch ?? proxyAwareFetch({ env: options.env });
+    this.#context = {
+      serverUrl: this.serverUrl,
+      options,
+      fetchFn,
+      log,
+      authTimeoutMs: options.authTimeoutMs ?? DEFAULT_AUTH_TIMEOUT_MS,
+      storage: this.#storage,
+      metadata: new ServerMetadata(this.serverUrl, {
+        resource: options.resource,
+        fetchFn,
+        allowHttp: options.allowHttp ?? false,
+        log,
+      }),
+    };
+  }
+
+  /**
+   * Starts reading the stored login now, so that the first `accessToken()` finds it read: a keychain's native
+   * module and its read take tens of milliseconds, which the bridge overlaps with the rest of its start. A failed
+   * read is left for `accessToken()` to meet again and report.
+   */
+  readAhead(): void {
+    this.#readingAhead ??= this.#storage.reload().catch(() => undefined);
+  }
+
+  /** A usable access token, refreshed ahead of expiry under the lock; undefined when never signed in. Never opens a browser. */
+  async accessToken(): Promise<string | undefined> {
+    if (this.#readingAhead) {
+      await this.#readingAhead;
+      this.#readingAhead = undefined;
+    }
+    // The store is read again only when the token in memory is missing or due, or another process saved a new
+    // login (seen from file metadata alone), so most calls read no file and never the keychain.
+    let tokens = this.#storage.current?.tokens;
+    if (!tokens || isDue(tokens) || (await this.#storage.store.changedSinceSeen()))
+      tokens = (await this.#storage.reload())?.tokens;
+    if (!tokens) return undefined;
+    if (!isDue(tokens)) return tokens.accessToken;
+    if (!tokens.refreshToken) return isExpired(tokens) ? undefined : tokens.accessToken;
+    try {
+      return await this.#locked(async () => {
+        const login = await this.#storage.reload();
+        // Another process may have refreshed while this one waited for the lock.
+        if (!login?.tokens || !isDue(login.tokens) || !login.tokens.refreshToken)
+          return login?.tokens?.accessToken;
+        return (await this.#refresh(login))?.tokens?.accessToken;
+      });
+    } catch (error) {
+      // Unreachable authorization server: keep the current token; a 401 from the resource leads to recover().
+      this.#context.log("warn", `Could not refresh the access token: ${messageOf(error)}`);
+      return tokens.accessToken;
+    }
+  }
+
+  /**
+   * After a 401 (or 403 insufficient_scope): reload what another process saved, else refresh, else one browser
+   * sign-in (coordinated across processes). Resolves with a fresh token; throws AuthRequiredError when that fails.
+   */
+  async recover(challenge: AuthChallenge): Promise<string> {
+    const bearer = parseBearerChallenge(challenge.wwwAuthenticate);
+    const stepUp = bearer.error === "insufficient_scope";
+    if (challenge.status === 403 && !stepUp) {
+      throw new AuthRequiredError(
+        "The server refused access (403) for a reason that signing in again cannot fix.",
+        "refused",
+      );
+    }
+    if (this.#waiting) throw this.#waiting;
+    const rejected = challenge.rejectedToken ?? this.#storage.current?.tokens?.accessToken;
+    const recovery = this.#guard(() =>
+      this.#locked(async () => {
+        const login = await this.#storage.reload();
+        const tokens = login?.tokens;
+        if (
+          tokens &&
+          tokens.accessToken !== rejected &&
+          !isExpired(tokens) &&
+          (!stepUp || coversScope(tokens.scope ?? login.requestedScope, bearer.scope))
+        ) {
+          return tokens.accessToken;
+        }
+        // The server refused a token: its metadata may have moved to another authorization server (SEP-2352), so
+        // this recovery asks it again instead of reusing what an earlier one learned.
+        this.#context.metadata.forget();
+        if (!stepUp && login && tokens?.refreshToken) {
+          const refreshed = await this.#refresh(login, bearer.resourceMetadataUrl);
+          if (refreshed?.tokens) return refreshed.tokens.accessToken;
+        }
+        const granted = stepUp ? (tokens?.scope ?? login?.requestedScope) : undefined;
+        const signedIn = await this.#signIn({
+          challengeScope: bearer.scope,
+          alreadyGranted: granted,
+          resourceMetadataUrl: bearer.resourceMetadataUrl,
+          strictSave: false,
+        });
+        return signedIn.tokens!.accessToken;
+      }),
+    );
+    if (!this.#options.answerAtOnceWhenWaiting) return recovery;
+    const waiting = new Promise<never>((_, reject) => {
+      this.#raiseWaiting = reject;
+    });
+    recovery
+      .finally(() => {
+        this.#raiseWaiting = undefined;
+        this.#waiting = undefined;
+      })
+      .catch(() => {});
+    return Promise.race([recovery, waiting]);
+  }
+
+  /** Interactive sign-in now (for `login` commands), even when tokens exist. */
+  async signIn(): Promise<SignInSummary> {
+    return this.#guard(() =>
+      this.#locked(async () => {
+        const login = await this.#signIn({ strictSave: true });
+        return {
+          scope: login.tokens?.scope,
+          expiresAt: login.tokens?.expiresAt,
+          storedIn: this.#storage.lastStoredIn,
+        };
+      }),
+    );
+  }
+
+  /**
+   * Revokes the tokens (best effort) and deletes them and the client registration for this server. Resolves
+   * false when no login was stored for it (nothing to remove: the URL or the header names may differ).
+   */
+  async signOut(): Promise<boolean> {
+    return this.#locked(async () => {
+      const stored = (await this.#storage.store.describe()).kind !== "none";
+      const login = await this.#storage.reload();
+      if (login?.tokens && login.client) {
+        const { revokeLogin } = await loadRevocation();
+        await revokeLogin(this.#context, login).catch(() => {});
+      }
+      await this.#storage.delete();
+      return stored;
+    });
+  }
+
+  /** What is stored for this server, without a single secret: for `chat-mcp-bridge doctor`. */
+  async describeLogin(): Promise<StoredLoginSummary | undefined> {
+    const login = await this.#storage.reload();
+    if (!login) return undefined;
+    const tokens = login.tokens;
+    return {
+      authorizationServerUrl: login.authorizationServerUrl,
+      resource: login.resource,
+      clientSource: login.client?.source,
+      signedIn: tokens !== undefined,
+      scope: tokens?.scope ?? login.requestedScope,
+      expiresAt: tokens?.expiresAt,
+      refreshable: tokens?.refreshToken !== undefined,
+      account: tokens?.account,
+    };
+  }
+
+  /** Where tokens live, for `whoami` / `auth status`. */
+  describeStorage(): Promise<{ kind: "keychain" | "file" | "none"; location: string }> {
+    return this.#storage.store.describe();
+  }
+
+  async #refresh(login: StoredLogin, resourceMetadataUrl?: string): Promise<StoredLogin | undefined> {
+    const { refreshLogin } = await loadRefresh();
+    return refreshLogin(this.#context, login, resourceMetadataUrl);
+  }
+
+  async #signIn(input: {
+    challengeScope?: string | undefined;
+    alreadyGranted?: string | undefined;
+    resourceMetadataUrl?: string | undefined;
+    strictSave: boolean;
+  }): Promise<StoredLogin> {
+    const { signInWithBrowser } = await loadBrowserSignIn();
+    return signInWithBrowser(this.#context, {
+      ...input,
+      loginCommand: this.#options.loginCommand ?? "chat-mcp-bridge login <url>",
+      userMustAct: (waiting) => this.#userMustAct(waiting),
+    });
+  }
+
+  #locked<T>(task: () => Promise<T>): Promise<T> {
+    return withFileLock(
+      this.#lockPath,
+      {
+        waitMs: this.#context.authTimeoutMs + LOCK_MARGIN_MS,
+        onWait: () =>
+          this.#context.log("info", "Another process is signing in to this server; waiting for it."),
+      },
+      task,
+    );
+  }
+
+  /** Every failure of a sign-in path reaches callers as AuthRequiredError, keeping its message. */
+  async #guard<T>(task: () => Promise<T>): Promise<T> {
+    try {
+      return await task();
+    } catch (error) {
+      if (error instanceof AuthRequiredError) throw error;
+      const reason = error instanceof UnsafeUrlError ? "refused" : "failed";
+      const code = networkErrorCode(error);
+      const why = code
+        ? `cannot reach ${new URL(this.serverUrl).origin} (${code}); is the server running there?`
+        : messageOf(error);
+      throw new AuthRequiredError(`Sign-in to ${this.serverUrl} failed: ${why}`, reason, {
+        cause: error,
+      });
+    }
+  }
+
+  /** The sign-in cannot finish by itself: answer the waiting caller (the bridge) now, when it asked for that. */
+  #userMustAct(waiting: SignInWaitingError): void {
+    if (!this.#options.answerAtOnceWhenWaiting) return;
+    this.#waiting = waiting;
+    this.#raiseWaiting?.(waiting);
+  }
+}

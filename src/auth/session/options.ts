@@ -1,0 +1,82 @@
+/** What an OAuthSession is built from and what it tells: its options, a resource's challenge, sign-in and stored-login summaries. */
+
+import type { StoredClient } from "../stored-login.js";
+import type { AuthLog } from "../token-store.js";
+
+export interface OAuthSessionOptions {
+  /** The protected resource URL (MCP URL for the bridge, `restServerUrl(baseUrl)` for chat-cli). */
+  serverUrl: string;
+  /** Default auto: keytar, then @napi-rs/keyring (Secret Service on Linux), else a 0600 file. */
+  tokenStore?: "auto" | "keychain" | "file";
+  /** Default `configDir()` from src/config. */
+  configDir?: string;
+  /** Custom header names (never values): part of the storage key. */
+  headerNames?: string[];
+  /** `--profile`: a separate login (key, lock) for the same URL; absent or "default" is the login without one. */
+  profile?: string;
+  /** `--resource`: the RFC 8707 resource to ask for when the protected resource is not the server URL. */
+  resource?: string;
+  /** `--host`: the loopback callback's host name, "127.0.0.1" (default) or "localhost" (both loopback families). */
+  callbackHost?: string;
+  /** `--callback-port`: used as given, a busy one is an error. Default: derived from the server URL in 20000-29999, or an ephemeral port when taken. */
+  callbackPort?: number;
+  /** False (`--no-browser`): print the URL on stderr only. */
+  openBrowser?: boolean;
+  /** Default 300 000. */
+  authTimeoutMs?: number;
+  /** A pre-registered client; its secret (if any) comes from `$CHAT_MCP_CLIENT_SECRET`, read by the caller. */
+  clientId?: string;
+  clientSecret?: string;
+  /** A client ID metadata document (https URL), used where the authorization server supports it. */
+  clientMetadataUrl?: string;
+  /** Allow plain http for non-loopback URLs. */
+  allowHttp?: boolean;
+  /** Default: the platform fetch, through the proxy that HTTPS_PROXY/HTTP_PROXY/NO_PROXY in `env` choose. */
+  fetch?: typeof fetch;
+  /** Diagnostics; never receives tokens, codes, verifiers, secrets or header values. */
+  log?: AuthLog;
+  /** `client_name` sent at registration: "chat-mcp-bridge" or "chat-cli". */
+  clientName?: string;
+  /**
+   * The bridge: when the sign-in cannot finish by itself (no browser opened, the opener dropped the cookie),
+   * `recover()` rejects at once with SignInWaitingError (the URL and what to do) instead of waiting out
+   * `authTimeoutMs`; the sign-in goes on waiting in the background, and later calls get the same error until it
+   * ends. `login` commands leave this off: the terminal shows the URL and they keep waiting.
+   */
+  answerAtOnceWhenWaiting?: boolean;
+  /** The command that signs in from a terminal, for the messages above (e.g. `chat-mcp-bridge login <url>`). */
+  loginCommand?: string;
+  /** Environment for the browser opener (`$BROWSER`) and the proxy variables; default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** A challenge from the resource: the status and `WWW-Authenticate` value, and optionally the token it refused. */
+export interface AuthChallenge {
+  status: number;
+  wwwAuthenticate: string | null;
+  /** The access token that got the 401/403; defaults to the last one this session handed out. */
+  rejectedToken?: string;
+}
+
+export interface SignInSummary {
+  scope?: string;
+  expiresAt?: number;
+  storedIn: "keychain" | "file";
+}
+
+/** A stored login as `describeLogin` tells it: no token, code or secret. */
+export interface StoredLoginSummary {
+  authorizationServerUrl: string;
+  resource?: string | undefined;
+  clientSource?: StoredClient["source"] | undefined;
+  /** False when only a client registration is stored (the tokens were dropped, or sign-in never finished). */
+  signedIn: boolean;
+  scope?: string | undefined;
+  expiresAt?: number | undefined;
+  refreshable: boolean;
+  /** Slug of the account or team the tokens act for, when the token response named it. */
+  account?: string | undefined;
+}
+
+/** How long a sign-in waits for the browser unless `authTimeoutMs` says otherwise. */
+export const DEFAULT_AUTH_TIMEOUT_MS = 300_000;

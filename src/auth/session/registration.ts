@@ -1,0 +1,120 @@
+/** Which client signs in: pre-registered (--client-id), a client ID metadata document, the stored registration, or a new one (RFC 7591). */
+import { registerClient } from "@modelcontextprotocol/client";
+import type { DiscoveredServer } from "../discovery.js";
+import { AuthRequiredError } from "../errors.js";
+import type { StoredClient, StoredLogin } from "../stored-login.js";
+import type { SessionContext } from "./context.js";
+import { messageOf } from "./error-text.js";
+
+const CLIENT_CHECK_TIMEOUT_MS = 5_000;
+
+/** The client to use for a sign-in redirected to `redirectUri`; `current` is the login stored for the same server. */
+export async function chooseClient(
+  context: SessionContext,
+  server: DiscoveredServer,
+  redirectUri: string,
+  scope: string | undefined,
+  current: StoredLogin | undefined,
+): Promise<StoredClient> {
+  const { clientId, clientSecret, clientMetadataUrl } = context.options;
+  const stored = current?.client;
+  if (clientId) {
+    if (
+      stored?.source === "pre-registered" &&
+      stored.client_id === clientId &&
+      stored.client_secret === clientSecret
+    ) {
+      return stored;
+    }
+    return { client_id: clientId, client_secret: clientSecret, redirect_uris: [], source: "pre-registered" };
+  }
+  if (clientMetadataUrl && server.metadata?.client_id_metadata_document_supported === true) {
+    if (stored?.source === "metadata-document" && stored.client_id === clientMetadataUrl) return stored;
+    return { client_id: clientMetadataUrl, redirect_uris: [], source: "metadata-document" };
+  }
+  if (
+    stored?.source === "dynamic" &&
+    stored.redirect_uris.includes(redirectUri) &&
+    !(stored.client_secret_expires_at && stored.client_secret_expires_at * 1000 < Date.now())
+  ) {
+    return stored;
+  }
+  if (server.metadata && !server.metadata.registration_endpoint) {
+    throw new AuthRequiredError(
+      "The authorization server does not offer dynamic client registration; pass --client-id with a " +
+        "pre-registered client (its secret in $CHAT_MCP_CLIENT_SECRET) or --client-metadata-url.",
+      "refused",
+    );
+  }
+  context.log("debug", "Registering this client with the authorization server.");
+  const registered = await registerClient(server.authorizationServerUrl, {
+    metadata: server.metadata,
+    clientMetadata: {
+      client_name: context.options.clientName ?? "chat-mcp-bridge",
+      // A program on the user's machine with a loopback redirect (RFC 8252), as MCP 2026-07-28 asks to say.
+      application_type: "native",
+      redirect_uris: [redirectUri],
+      grant_types: ["authorization_code", "refresh_token"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
+    },
+    scope,
+    fetchFn: context.fetchFn,
+  });
+  return {
+    client_id: registered.client_id,
+    client_secret: registered.client_secret,
+    client_secret_expires_at: registered.client_secret_expires_at,
+    token_endpoint_auth_method: registered.token_endpoint_auth_method,
+    redirect_uris: registered.redirect_uris.length > 0 ? registered.redirect_uris : [redirectUri],
+    source: "dynamic",
+  };
+}
+
+/**
+ * Asks the authorization endpoint about this request as a browser would (redirects not followed): true only
+ * when it answers that the client is unknown (`invalid_client`, as an error body or an error redirect).
+ * Anything else, a failure to ask included, leaves the decision to the browser.
+ */
+export async function refusesClient(context: SessionContext, authorizationUrl: URL): Promise<boolean> {
+  try {
+    const response = await context.fetchFn(authorizationUrl.href, {
+      redirect: "manual",
+      signal: AbortSignal.timeout(CLIENT_CHECK_TIMEOUT_MS),
+    });
+    const location = response.headers.get("location");
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel();
+      const target =
+        location && URL.canParse(location, authorizationUrl)
+          ? new URL(location, authorizationUrl)
+          : undefined;
+      return target?.searchParams.get("error") === "invalid_client" && !target.searchParams.has("code");
+    }
+    if (response.status < 400 || response.status >= 500 || response.status === 429) {
+      await response.body?.cancel();
+      return false;
+    }
+    return /\binvalid_client\b/.test((await response.text()).slice(0, 16_384));
+  } catch (error) {
+    context.log("debug", `Could not check the client with the authorization server: ${messageOf(error)}`);
+    return false;
+  }
+}
+
+/** A client id the user chose (`--client-id`, a metadata document URL) that the authorization server does not know. */
+export function unknownClientError(client: StoredClient, authorizationServerUrl: string): AuthRequiredError {
+  const what =
+    client.source === "metadata-document"
+      ? `the client metadata document ${client.client_id}`
+      : `the client id "${client.client_id}"`;
+  const fix =
+    client.source === "metadata-document"
+      ? "check --client-metadata-url"
+      : "check --client-id against the client registered there (and $CHAT_MCP_CLIENT_SECRET)";
+  return new AuthRequiredError(
+    `The authorization server ${authorizationServerUrl} does not know ${what} (invalid_client); ${fix}, ` +
+      "or leave the option out to register automatically.",
+    "refused",
+  );
+}

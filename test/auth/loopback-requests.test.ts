@@ -1,0 +1,134 @@
+/** What the loopback callback answers (src/auth/loopback-requests.ts): the start page and its cookie, states, denials, RFC 9207 iss. */
+import { afterEach, describe, expect, it } from "vitest";
+import { type LoopbackCallback, startLoopbackCallback } from "../../src/auth/loopback-callback.js";
+import { answerCallback, beginSignIn } from "./fixtures/loopback.js";
+
+let callback: LoopbackCallback | undefined;
+afterEach(async () => {
+  await callback?.close();
+  callback = undefined;
+});
+
+describe("callback with the wrong or missing state is rejected and the flow keeps waiting", () => {
+  it("answers 400 to a wrong state, then completes with the right one", async () => {
+    callback = await startLoopbackCallback();
+    const { answer: result, cookie } = await beginSignIn(callback!, "right-state");
+    const wrong = await answerCallback(callback!, { state: "wrong-state", code: "attacker-code" }, cookie);
+    expect(wrong.status).toBe(400);
+    expect(wrong.headers.get("cache-control")).toBe("no-store");
+    expect((await answerCallback(callback!, { code: "no-state" }, cookie)).status).toBe(400);
+    const right = await answerCallback(callback!, { state: "right-state", code: "the-code" }, cookie);
+    expect(right.status).toBe(200);
+    expect(right.headers.get("cache-control")).toBe("no-store");
+    expect(right.headers.get("content-type")).toMatch(/^text\/html/);
+    await expect(result).resolves.toEqual({ state: "right-state", code: "the-code" });
+  });
+
+  it("accepts a state only once (a replay gets 400)", async () => {
+    callback = await startLoopbackCallback();
+    const { answer: result, cookie } = await beginSignIn(callback!, "s1");
+    expect((await answerCallback(callback!, { state: "s1", code: "c1" }, cookie)).status).toBe(200);
+    await result;
+    expect((await answerCallback(callback!, { state: "s1", code: "c2" }, cookie)).status).toBe(400);
+  });
+});
+
+describe("callback with error=access_denied", () => {
+  it("ends the flow with AuthRequiredError (denied) and a plain page", async () => {
+    callback = await startLoopbackCallback();
+    const { answer: result, cookie } = await beginSignIn(callback!, "s2");
+    const page = await answerCallback(callback!, { state: "s2", error: "access_denied" }, cookie);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toMatch(/cancelled/i);
+    await expect(result).rejects.toMatchObject({ name: "AuthRequiredError", reason: "denied" });
+  });
+});
+
+describe("the start page: the sign-in belongs to the browser that opened it first", () => {
+  it("redirects once to the authorization URL with an HttpOnly cookie and no referrer", async () => {
+    callback = await startLoopbackCallback();
+    const { started, cookie } = await beginSignIn(callback!, "s4");
+    expect(started.status).toBe(302);
+    expect(started.headers.get("location")).toBe("https://as.example/authorize?state=s4");
+    expect(started.headers.get("set-cookie")).toMatch(/HttpOnly; SameSite=Lax/);
+    expect(started.headers.get("referrer-policy")).toBe("no-referrer");
+    expect(started.headers.get("cache-control")).toBe("no-store");
+    expect(cookie).toMatch(new RegExp(`^chat_mcp_sign_in_${callback.port}=`));
+  });
+
+  it("refuses an answer without the start page's cookie, and keeps waiting for the real one", async () => {
+    callback = await startLoopbackCallback();
+    const { answer: result, cookie } = await beginSignIn(callback!, "s5");
+    expect((await answerCallback(callback!, { state: "s5", code: "attacker-code" })).status).toBe(403);
+    const forged = `${cookie.split("=")[0]}=${"A".repeat(43)}`;
+    expect((await answerCallback(callback!, { state: "s5", code: "attacker-code" }, forged)).status).toBe(
+      403,
+    );
+    expect((await answerCallback(callback!, { state: "s5", code: "the-code" }, cookie)).status).toBe(200);
+    await expect(result).resolves.toEqual({ state: "s5", code: "the-code" });
+  });
+
+  it("a start page opened twice stops the sign-in: whoever opened it first cannot finish it", async () => {
+    callback = await startLoopbackCallback();
+    const { answer: result, startUrl, cookie } = await beginSignIn(callback!, "s6");
+    const second = await fetch(startUrl, { redirect: "manual" });
+    expect(second.status).toBe(409);
+    expect(second.headers.get("location")).toBeNull();
+    await expect(result).rejects.toMatchObject({ name: "AuthRequiredError", reason: "refused" });
+    expect((await answerCallback(callback!, { state: "s6", code: "c" }, cookie)).status).toBe(400);
+  });
+});
+
+describe("RFC 9207: the answer's iss, checked before its code or error is looked at", () => {
+  async function beginChecked(state: string, issuer: string, advertised: boolean) {
+    return beginSignIn(callback!, state, 10_000, {
+      acceptsIssuer: (iss) => (iss === undefined ? !advertised : iss === issuer),
+    });
+  }
+
+  it("passes a matching iss on with the code", async () => {
+    callback = await startLoopbackCallback();
+    const { answer: result, cookie } = await beginChecked("i1", "https://as.example", true);
+    expect(
+      (await answerCallback(callback!, { state: "i1", code: "c", iss: "https://as.example" }, cookie)).status,
+    ).toBe(200);
+    await expect(result).resolves.toEqual({ state: "i1", code: "c", iss: "https://as.example" });
+  });
+
+  it("refuses another issuer, showing none of the answer's error text", async () => {
+    callback = await startLoopbackCallback();
+    const { answer: result, cookie } = await beginChecked("i2", "https://as.example", false);
+    const page = await answerCallback(
+      callback!,
+      { state: "i2", iss: "https://as.example/", error: "invalid_request", error_description: "evil-text" },
+      cookie,
+    );
+    expect(page.status).toBe(400);
+    expect(await page.text()).not.toContain("evil-text");
+    const error = (await result.catch((e: unknown) => e)) as Error;
+    expect(error).toMatchObject({ name: "AuthRequiredError", reason: "refused" });
+    expect(error.message).toMatch(/RFC 9207/);
+    expect(error.message).not.toMatch(/evil-text|invalid_request/);
+  });
+
+  it("refuses an answer without iss when the server advertised it", async () => {
+    callback = await startLoopbackCallback();
+    const { answer: result, cookie } = await beginChecked("i3", "https://as.example", true);
+    expect((await answerCallback(callback!, { state: "i3", code: "c" }, cookie)).status).toBe(400);
+    await expect(result).rejects.toMatchObject({ reason: "refused" });
+  });
+});
+
+describe("an answer without any cookie (an opener that drops cookies)", () => {
+  it("is refused and reported at once through onAnswerWithoutCookie", async () => {
+    callback = await startLoopbackCallback();
+    let reported = 0;
+    const pending = callback.begin("https://as.example/authorize?state=k1", "k1", 10_000, {
+      onAnswerWithoutCookie: () => reported++,
+    });
+    pending.answer.catch(() => {});
+    await fetch(pending.startUrl, { redirect: "manual" });
+    expect((await answerCallback(callback!, { state: "k1", code: "c" })).status).toBe(403);
+    expect(reported).toBe(1);
+  });
+});
