@@ -14,7 +14,7 @@ export async function storedAccessToken(
   const serverUrl = restServerUrl(baseUrl);
   const dir = configDir(options.env);
   if (!(await hasStoredLogin(serverUrl, dir))) return undefined;
-  const { OAuthSession } = await import("./session.js");
+  const { OAuthSession } = await import("./session/index.js");
   try {
     const session = new OAuthSession({
       serverUrl,

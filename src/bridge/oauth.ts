@@ -1,6 +1,6 @@
 /** The bridge's OAuth session, built from the command line; the auth module is loaded only when needed. */
 
-import type { OAuthSession } from "../auth/session.js";
+import type { OAuthSession } from "../auth/session/index.js";
 import { configDir } from "../config/index.js";
 import type { BridgeOptions } from "./cli.js";
 import { suggestedMcpUrl } from "./endpoint-check.js";
@@ -17,8 +17,8 @@ export async function createBridgeAuth(
   env: Record<string, string | undefined> = process.env,
   use: "relay" | "terminal" = "terminal",
 ): Promise<OAuthSession> {
-  const { OAuthSession } = await import("../auth/session.js");
-  return new OAuthSession({
+  const { OAuthSession } = await import("../auth/session/index.js");
+  const session = new OAuthSession({
     serverUrl: options.url.href,
     tokenStore: options.tokenStore,
     configDir: configDir(env),
@@ -39,6 +39,9 @@ export async function createBridgeAuth(
     log: (level, message) => (level === "debug" ? log.debug(message) : log.info(message)),
     env: env as NodeJS.ProcessEnv,
   });
+  // The relay reads the stored login while the rest of its start goes on: the first answer does not wait for it.
+  if (use === "relay") session.readAhead();
+  return session;
 }
 
 /** The terminal command that signs in with the same login (URL, profile, header names and client options). */

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadKeychainBackend } from "../../src/auth/token-store.js";
+import { loadKeychainBackend } from "../../src/auth/keychain.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { BRIDGE_BIN, HTTP_BROWSER } from "./fixtures/bridge-driver.js";
 

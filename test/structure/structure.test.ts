@@ -10,9 +10,6 @@ const modules = readSourceGraph(root);
 const MAX_LINES = 400;
 /** Modules being split this round; each must still be over the limit, so the list shrinks as they land. */
 const AWAITING_SPLIT = new Set([
-  "src/auth/loopback-callback.ts",
-  "src/auth/session.ts",
-  "src/auth/token-store.ts",
   "src/client/client.ts",
 ]);
 

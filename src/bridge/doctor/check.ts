@@ -1,7 +1,7 @@
 /** The one check type every doctor check implements, and what the checks hand each other while the runner runs them. */
 
 import type { DiscoveredServer } from "../../auth/discovery.js";
-import type { OAuthSession } from "../../auth/session.js";
+import type { OAuthSession } from "../../auth/session/index.js";
 import type { describeNetworkFailure } from "../../internal/network-errors.js";
 import type { ProxyChoice } from "../../internal/proxy.js";
 import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "../cli.js";

@@ -1,6 +1,6 @@
 /** Runs doctor's checks for one URL and profile, and prints them (text as they finish, or `--json` at the end). */
 
-import type { OAuthSession } from "../../auth/session.js";
+import type { OAuthSession } from "../../auth/session/index.js";
 import type { DoctorTarget } from "../cli.js";
 import { createBridgeLog } from "../log.js";
 import type { Check, DoctorOptions, RelayParts } from "./check.js";

@@ -15,7 +15,7 @@ export const tokenStoreCheck: Check = {
     if (stored && stored.kind !== "none")
       return { status: "pass", detail: `${stored.kind}: ${stored.location}` };
     if (options.tokenStore === "file") return { status: "pass", detail: "0600 files (--token-store file)" };
-    const { loadKeychainBackend } = await import("../../../auth/token-store.js");
+    const { loadKeychainBackend } = await import("../../../auth/keychain.js");
     const { backend, failures } = await loadKeychainBackend();
     if (backend) {
       const name = backend.name === "keytar" ? "keytar" : "@napi-rs/keyring (OS keychain / Secret Service)";
