@@ -3,12 +3,6 @@ import { TimeoutError } from "ky";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
-  ChatConnectionError,
-  ChatTimeoutError,
-  NotFoundError,
-  ResponseValidationError,
-} from "../../src/index.js";
-import {
   createKy,
   failureOf,
   mergeHeaders,
@@ -16,6 +10,12 @@ import {
   pathId,
   queryString,
 } from "../../src/client/transport.js";
+import {
+  ChatConnectionError,
+  ChatTimeoutError,
+  NotFoundError,
+  ResponseValidationError,
+} from "../../src/index.js";
 
 describe("parseBody", () => {
   const schema = z.object({ id: z.string() });
