@@ -5,6 +5,12 @@ import { isCommanderError, parseBridgeArgs, relayTerminalHint, UsageError } from
 import { describeError } from "./log.js";
 
 async function main(): Promise<void> {
+  // The relay (and the SDK under it) loads while commander parses; help and the version never need it.
+  const args = process.argv.slice(2);
+  const loading = args.some((arg) => ["-h", "--help", "-V", "--version"].includes(arg))
+    ? undefined
+    : import("./run.js");
+  loading?.catch(() => undefined); // a failure to load is reported where it is awaited
   let command: ReturnType<typeof parseBridgeArgs>;
   try {
     command = parseBridgeArgs(process.argv);
@@ -20,8 +26,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  // The relay (and the SDK under it) loads only once the command line is known to be good.
-  const { runAccountCommand, runDoctorCommand, runRelay } = await import("./run.js");
+  const { runAccountCommand, runDoctorCommand, runRelay } = await (loading ?? import("./run.js"));
   if (command.kind === "doctor") process.exitCode = await runDoctorCommand(command.target, command.options);
   else if (command.kind === "relay") {
     const hint = relayTerminalHint({
