@@ -56,16 +56,26 @@ const zodByMember = {
 
 // `chat-cli -V` prints the version of the package.json it was built with, without reading a file at run time.
 const { version } = JSON.parse(readFileSync("package.json", "utf8"));
-// Both bins in one build: the code they share (zod, the SDK, our auth) is one set of chunks, not two.
-const bins = await build({
-  ...shared,
-  entryPoints: { "chat-cli": "src/cli/main.ts", "chat-mcp-bridge": "src/bridge/main.ts" },
-  define: { CHAT_CLI_BUNDLED_VERSION: JSON.stringify(version) },
-  plugins: [zodByMember],
-  write: false,
-});
+/**
+ * One build per bin: a build of both shares more code but cuts it into more chunks (17 files on the bridge's path
+ * to its first answer instead of 12), and every ES module file costs a start about a millisecond.
+ */
+const [bridge, cli] = await Promise.all(
+  [
+    { entryPoints: { "chat-mcp-bridge": "src/bridge/main.ts" } },
+    { entryPoints: { "chat-cli": "src/cli/main.ts" } },
+  ].map((entry) =>
+    build({
+      ...shared,
+      ...entry,
+      define: { CHAT_CLI_BUNDLED_VERSION: JSON.stringify(version) },
+      plugins: [zodByMember],
+      write: false,
+    }),
+  ),
+);
 // Only modules that use `require` (the CommonJS wrappers of commander and friends) need the banner's createRequire.
-for (const file of bins.outputFiles) {
+for (const file of [...bridge.outputFiles, ...cli.outputFiles]) {
   let text = file.text;
   if (text.startsWith(requireBanner) && !/\brequire\b/.test(text.slice(requireBanner.length))) {
     text = text.slice(requireBanner.length).replace(/^\n/, "");
@@ -76,7 +86,9 @@ for (const file of bins.outputFiles) {
 
 // Hashed chunks of earlier builds are never imported again: remove whatever this build did not write.
 const written = new Set(
-  Object.keys(bins.metafile.outputs).map((file) => relative(outdir, file)),
+  [bridge, cli].flatMap((result) =>
+    Object.keys(result.metafile.outputs).map((file) => relative(outdir, file)),
+  ),
 );
 for (const entry of readdirSync(outdir, { recursive: true, withFileTypes: true })) {
   if (!entry.isFile()) continue;

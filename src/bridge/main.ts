@@ -3,14 +3,11 @@
 import { sanitizeForTerminal } from "../internal/redact.js";
 import { isCommanderError, parseBridgeArgs, relayTerminalHint, UsageError } from "./cli.js";
 import { describeError } from "./log.js";
+// Imported statically: the relay is what nearly every start runs, and in the bundle's entry file it is one module
+// load fewer on the way to the first answer (the SDK, sign-in and doctor stay behind dynamic imports).
+import { runAccountCommand, runDoctorCommand, runRelay } from "./run.js";
 
 async function main(): Promise<void> {
-  // The relay (and the SDK under it) loads while commander parses; help and the version never need it.
-  const args = process.argv.slice(2);
-  const loading = args.some((arg) => ["-h", "--help", "-V", "--version"].includes(arg))
-    ? undefined
-    : import("./run.js");
-  loading?.catch(() => undefined); // a failure to load is reported where it is awaited
   let command: ReturnType<typeof parseBridgeArgs>;
   try {
     command = parseBridgeArgs(process.argv);
@@ -26,7 +23,6 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const { runAccountCommand, runDoctorCommand, runRelay } = await (loading ?? import("./run.js"));
   if (command.kind === "doctor") process.exitCode = await runDoctorCommand(command.target, command.options);
   else if (command.kind === "relay") {
     const hint = relayTerminalHint({
