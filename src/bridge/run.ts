@@ -113,6 +113,8 @@ export async function runRelay(
       steps.push(createConfirmToolStep({ patterns: options.confirmTools, log }));
     }
     const verdicts = eraVerdictStore(options, env);
+    // Read once, now: the first message finds the remembered era already read (a file read, no side effect).
+    let knownVerdict = verdicts.read();
     const modernUpstream = (
       use: "relay" | "probe" | "quiet probe",
       onNotification: (message: JSONRPCMessage) => void = toClient,
@@ -127,8 +129,11 @@ export async function runRelay(
     return new EraRouter({
       toClient,
       log,
-      remembered: () => verdicts.read(),
-      remember: (verdict) => verdicts.write(verdict),
+      remembered: () => knownVerdict,
+      remember: (verdict) => {
+        knownVerdict = Promise.resolve(verdict);
+        verdicts.write(verdict);
+      },
       probe: () => probeServerEra(modernUpstream("probe")),
       probeQuietly: () =>
         withinDeadline(
