@@ -1,4 +1,4 @@
-// Bundles the two bins into single ESM files so they start fast (few module loads); native and heavy modules stay external.
+// Bundles the two bins into ESM files so they start fast (few module loads); native and heavy modules stay external.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { build } from "esbuild";
@@ -29,14 +29,16 @@ const shared = {
   external,
   metafile: true,
   sourcemap: false,
+  // Less to read and parse on every start (and to install); names stay, so stack traces still read.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: "none",
   logLevel: "warning",
   banner: { js: requireBanner },
 };
 
-const bridge = await build({ ...shared, entryPoints: { "chat-mcp-bridge": "src/bridge/main.ts" } });
-
 /**
- * chat-cli: `import { z } from "zod"` in our sources becomes `import * as z from "zod"` (the same namespace),
+ * `import { z } from "zod"` in our sources becomes `import * as z from "zod"` (the same namespace),
  * so esbuild keeps only the zod functions used instead of all of zod (locales, JSON Schema import, ...):
  * a third of the code to parse on every run.
  */
@@ -54,15 +56,26 @@ const zodByMember = {
 
 // `chat-cli -V` prints the version of the package.json it was built with, without reading a file at run time.
 const { version } = JSON.parse(readFileSync("package.json", "utf8"));
-const cli = await build({
-  ...shared,
-  entryPoints: { "chat-cli": "src/cli/main.ts" },
-  define: { CHAT_CLI_BUNDLED_VERSION: JSON.stringify(version) },
-  plugins: [zodByMember],
-  write: false,
-});
+/**
+ * One build per bin: a build of both shares more code but cuts it into more chunks (17 files on the bridge's path
+ * to its first answer instead of 12), and every ES module file costs a start about a millisecond.
+ */
+const [bridge, cli] = await Promise.all(
+  [
+    { entryPoints: { "chat-mcp-bridge": "src/bridge/main.ts" } },
+    { entryPoints: { "chat-cli": "src/cli/main.ts" } },
+  ].map((entry) =>
+    build({
+      ...shared,
+      ...entry,
+      define: { CHAT_CLI_BUNDLED_VERSION: JSON.stringify(version) },
+      plugins: [zodByMember],
+      write: false,
+    }),
+  ),
+);
 // Only modules that use `require` (the CommonJS wrappers of commander and friends) need the banner's createRequire.
-for (const file of cli.outputFiles) {
+for (const file of [...bridge.outputFiles, ...cli.outputFiles]) {
   let text = file.text;
   if (text.startsWith(requireBanner) && !/\brequire\b/.test(text.slice(requireBanner.length))) {
     text = text.slice(requireBanner.length).replace(/^\n/, "");

@@ -117,7 +117,13 @@ export function parseBridgeArgs(
     .configureOutput({ writeErr, outputError: (text, write) => write(text) })
     .showHelpAfterError("(run chat-mcp-bridge --help for usage)");
 
+  // Building a command's options is most of commander's work: the program (the relay) and the subcommand argv
+  // names are built, every command only for help, which lists them all.
+  const args = argv.slice(2);
+  const named = firstOperand(args);
+  const wantsHelp = args.some((arg) => arg === "-h" || arg === "--help");
   for (const { kind, description, ownOptions = (command: Command) => command } of COMMANDS) {
+    if (!wantsHelp && kind !== "relay" && kind !== named) continue;
     const command =
       kind === "relay" ? program.description(description) : program.command(kind).description(description);
     withConnectionOptions(
@@ -139,7 +145,7 @@ export function parseBridgeArgs(
     });
   }
 
-  assertNoSubcommandTypo(argv.slice(2));
+  assertNoSubcommandTypo(named);
   program.parse(argv);
   if (!parsed) throw new UsageError("nothing to do");
   return parsed;
@@ -151,22 +157,27 @@ const FLAGS_WITHOUT_VALUE = new Set([
   ...["-V", "--version", "-h", "--help"],
 ]);
 
-/** A mistyped subcommand (`doctr`, `logut`) fails with a suggestion, not as a URL or a stray argument. */
-function assertNoSubcommandTypo(args: readonly string[]): void {
-  const subcommands = COMMANDS.map(({ kind }) => kind).filter((kind) => kind !== "relay");
+/** The first argument that is not an option or an option's value: a subcommand's name, or the URL. */
+function firstOperand(args: readonly string[]): string | undefined {
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i] as string;
-    if (arg === "--") return;
+    if (arg === "--") return undefined;
     if (arg.startsWith("-")) {
       if (!arg.includes("=") && !FLAGS_WITHOUT_VALUE.has(arg)) i += 1;
       continue;
     }
-    // The first argument decides: a subcommand's name, or the URL.
-    const suggestion = closestName(arg, subcommands);
-    if (suggestion)
-      throw new UsageError(`unknown command ${JSON.stringify(arg)}; did you mean "${suggestion}"?`);
-    return;
+    return arg;
   }
+  return undefined;
+}
+
+/** A mistyped subcommand (`doctr`, `logut`) fails with a suggestion, not as a URL or a stray argument. */
+function assertNoSubcommandTypo(operand: string | undefined): void {
+  if (operand === undefined) return;
+  const subcommands = COMMANDS.map(({ kind }) => kind).filter((kind) => kind !== "relay");
+  const suggestion = closestName(operand, subcommands);
+  if (suggestion)
+    throw new UsageError(`unknown command ${JSON.stringify(operand)}; did you mean "${suggestion}"?`);
 }
 
 /**

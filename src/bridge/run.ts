@@ -121,6 +121,8 @@ export async function runRelay(
     }
     const verdicts = eraVerdictStore(options, env);
     const reconnectWindow = positiveNumber(env.CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS);
+    // Read once, now: the first message finds the remembered era already read (a file read, no side effect).
+    let knownVerdict = verdicts.read();
     const modernUpstream = (
       use: "relay" | "probe" | "quiet probe",
       onNotification: (message: JSONRPCMessage) => void = toClient,
@@ -137,8 +139,11 @@ export async function runRelay(
     return new EraRouter({
       toClient,
       log,
-      remembered: () => verdicts.read(),
-      remember: (verdict) => verdicts.write(verdict),
+      remembered: () => knownVerdict,
+      remember: (verdict) => {
+        knownVerdict = Promise.resolve(verdict);
+        verdicts.write(verdict);
+      },
       probe: () => probeServerEra(modernUpstream("probe")),
       probeQuietly: () =>
         withinDeadline(

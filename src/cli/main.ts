@@ -1,4 +1,4 @@
-/** Entry point of the `chat-cli` bin: `-V` answers at once; everything else loads the program and runs it. */
+/** Entry point of the `chat-cli` bin (after bin/chat-cli.js turns on the compile cache): `-V` answers at once; everything else loads the program and runs it. */
 
 /** The package version, written in by the bundler (scripts/bundle.mjs); unset when run from source. */
 declare const CHAT_CLI_BUNDLED_VERSION: string | undefined;
@@ -11,16 +11,6 @@ if (argv.length === 1 && (argv[0] === "-V" || argv[0] === "--version")) {
       : (await import("../internal/package-version.js")).packageVersion();
   process.stdout.write(`${version}\n`);
 } else {
-  // Node >= 22.1 keeps compiled code between runs (honours NODE_DISABLE_COMPILE_CACHE); Node 20 has no such cache.
-  // Not in Node 20's types: read it as optional.
-  const { enableCompileCache } = (await import("node:module")) as unknown as {
-    enableCompileCache?: () => unknown;
-  };
-  try {
-    enableCompileCache?.();
-  } catch {
-    // A cache that cannot be set up only costs speed.
-  }
   const { run } = await import("./run.js");
   process.exitCode = await run(argv);
   // The command is done: end now instead of when the platform fetch lets its idle keep-alive connection go

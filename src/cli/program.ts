@@ -107,6 +107,7 @@ export async function runProgram(
     { writeOut: io.stdout, writeErr: io.stderr },
     contextFor,
     defaultBaseUrl,
+    commandsToBuild(argv),
   );
   try {
     await program.parseAsync(argv, { from: "user" });
@@ -116,4 +117,29 @@ export async function runProgram(
     if (error.code === "commander.helpDisplayed" || error.code === "commander.version") return EXIT.ok;
     return EXIT.usage;
   }
+}
+
+/** Global options that take a value: the word after one of them is that value, not a command's name. */
+const GLOBALS_WITH_VALUE = new Set(
+  GLOBAL_OPTIONS.filter((spec) => spec.flags.includes("<")).map((spec) => spec.flags.split(" ")[0]),
+);
+
+/**
+ * The commands commander needs for `argv`: the one it names, when it names one and asks for no help; else all of
+ * them (the program's help, and its suggestions for an unknown command, list every one). Building each command's
+ * options is most of commander's work on a start.
+ */
+export function commandsToBuild(argv: readonly string[]): readonly CommandSpec[] {
+  if (argv.some((arg) => arg === "-h" || arg === "--help")) return COMMANDS;
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i] as string;
+    if (arg === "--") break;
+    if (arg.startsWith("-")) {
+      if (GLOBALS_WITH_VALUE.has(arg)) i += 1;
+      continue;
+    }
+    const named = COMMANDS.find((spec) => spec.name === arg);
+    return named ? [named] : COMMANDS;
+  }
+  return COMMANDS;
 }

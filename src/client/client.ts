@@ -1,10 +1,7 @@
 /** ChatClient: the typed SDK of the /v2 API, with validated responses, typed errors, retries, pages and flow helpers. */
-import ky, { HTTPError, type KyInstance, TimeoutError } from "ky";
 import type { z } from "zod";
 import { type RestTokenSource, resolveRestToken } from "../auth/rest-token.js";
 import { defaultBaseUrl } from "../config/index.js";
-import { describeNetworkFailure } from "../internal/network-errors.js";
-import { proxyAwareFetch } from "../internal/proxy.js";
 import {
   approvedPermissionsFor,
   type Chat,
@@ -24,17 +21,7 @@ import {
   rejectedStepsFor,
   type Task,
 } from "../wire/index.js";
-import {
-  apiErrorFor,
-  ChatConnectionError,
-  ChatError,
-  ChatTimeoutError,
-  issuePath,
-  MissingHostProjectError,
-  NoPendingTaskError,
-  ResponseValidationError,
-  readErrorBody,
-} from "./errors.js";
+import { MissingHostProjectError, NoPendingTaskError } from "./errors.js";
 import { Page, PagePromise } from "./pagination.js";
 import {
   DEFAULT_MAX_RETRIES,
@@ -43,12 +30,20 @@ import {
   retriesStatus,
   retryDelayMs,
 } from "./retry.js";
+import {
+  createKy,
+  type FetchLike,
+  failureOf,
+  type HeadersOption,
+  HTTPError,
+  mergeHeaders,
+  parseBody,
+  pathId,
+  queryString,
+  TimeoutError,
+} from "./transport.js";
 
-/** The `fetch` the client calls (through ky, with a `Request`); pass your own (a test double, an app's) as `fetch`. */
-export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
-
-/** Header values to add; `null` removes a default header (e.g. `{ "user-agent": null }`), undefined is skipped. */
-export type HeadersOption = Record<string, string | null | undefined>;
+export type { FetchLike, HeadersOption };
 
 export interface ChatClientOptions {
   /** Service root, without `/v2`. Default: `$CHAT_API_URL`, else `http://127.0.0.1:8787`. */
@@ -103,7 +98,7 @@ export class ChatClient {
   readonly waitTimeoutMs: number;
   readonly maxRetries: number;
   readonly validateResponses: boolean;
-  readonly #ky: KyInstance;
+  readonly #ky: ReturnType<typeof createKy>;
   readonly #sleep: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
   readonly #defaultHeaders: Record<string, string>;
   readonly #givenToken: string | undefined;
@@ -291,17 +286,17 @@ export class ChatClient {
     } catch (error) {
       // A stored OAuth token may have expired since it was read: read it again (refreshing it) once.
       if (!(error instanceof HTTPError) || error.response.status !== 401 || this.#tokenSource !== "login")
-        throw await this.#failure(error, label, options);
+        throw await this.#failure(error, method, label, options);
       const before = this.#getHeaders?.authorization;
       this.#tokenLoad = undefined;
       await this.#loadToken();
       if (!this.#getHeaders?.authorization || this.#getHeaders.authorization === before)
-        throw await this.#failure(error, label, options);
+        throw await this.#failure(error, method, label, options);
     }
     try {
       return parseBody(checkedBy, await this.#send(method, path, payload, options), label);
     } catch (error) {
-      throw await this.#failure(error, label, options);
+      throw await this.#failure(error, method, label, options);
     }
   }
 
@@ -355,126 +350,8 @@ export class ChatClient {
     return options?.timeoutMs ?? (method === "POST" ? this.waitTimeoutMs : this.timeoutMs);
   }
 
-  /** The typed error for a failed call: the service's answer, a timeout, the caller's abort, or no connection. */
-  async #failure(error: unknown, label: string, options: RequestOptions | undefined): Promise<unknown> {
-    if (error instanceof HTTPError) {
-      const { response } = error;
-      return apiErrorFor(
-        response.status,
-        readErrorBody(await response.text()),
-        response.headers,
-        label,
-        this.baseUrl,
-      );
-    }
-    if (error instanceof TimeoutError) {
-      const method: HttpMethod = label.startsWith("POST") ? "POST" : "GET";
-      const timeoutMs = this.#timeoutMs(method, options);
-      const next =
-        method === "POST"
-          ? "The request was sent and may still complete: check the chat's messages before sending it again, " +
-            "and pass a larger timeoutMs to wait longer."
-          : "Raise timeoutMs, or check that the service is reachable.";
-      return new ChatTimeoutError(
-        `${label} timed out after ${timeoutMs} ms with no complete answer from ${this.baseUrl}. ${next}`,
-        timeoutMs,
-      );
-    }
-    if (options?.signal?.aborted) return options.signal.reason;
-    if (error instanceof ChatError || !(error instanceof Error)) return error;
-    const network = describeNetworkFailure(error, this.baseUrl);
-    if (network) return new ChatConnectionError(`${label} failed: ${network}`, { cause: error });
-    const reason = (error as { cause?: { code?: string } }).cause?.code ?? error.message;
-    return new ChatConnectionError(
-      `${label} could not reach ${this.baseUrl}${reason ? ` (${reason})` : ""}. ` +
-        "Check that the service runs there (`chat-cli serve` starts a local one) or set CHAT_API_URL.",
-      { cause: error },
-    );
+  #failure(error: unknown, method: HttpMethod, label: string, options: RequestOptions | undefined) {
+    const timeoutMs = this.#timeoutMs(method, options);
+    return failureOf(error, { label, baseUrl: this.baseUrl, timeoutMs, signal: options?.signal });
   }
-}
-
-/** Answers with no body by definition; a Response built with one throws. */
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
-
-/**
- * The ky instance of a client. Its fetch reads each answer's whole body within the attempt, so ky's per-attempt
- * timeout covers the body too. This is the one place the client's default fetch is chosen.
- */
-function createKy(fetch: FetchLike | undefined, proxy: string | false | undefined): KyInstance {
-  // The platform fetch, through the proxy the option or the environment chooses (nothing loads without one).
-  const send: FetchLike = fetch ?? proxyAwareFetch({ proxy });
-  return ky.create({
-    fetch: async (input, init) => {
-      const answer = await send(input, init);
-      const body = NULL_BODY_STATUSES.has(answer.status) ? null : await answer.arrayBuffer();
-      return new Response(body, answer);
-    },
-    hooks: {
-      beforeRetry: [
-        ({ request, retryCount }) => {
-          request.headers.set("x-retry-count", String(retryCount));
-        },
-      ],
-    },
-  });
-}
-
-/** Parses a 2xx body with its wire schema (none: JSON as is); a body that is not JSON or breaks the schema names what is wrong. */
-function parseBody<S extends z.ZodType>(schema: S | undefined, text: string, label: string): z.output<S> {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new ResponseValidationError(
-      `${label} answered with a body that is not JSON${text ? "" : " (empty)"}. Is the base URL a chat service?`,
-      [],
-      text,
-    );
-  }
-  if (!schema) return json as z.output<S>;
-  const parsed = schema.safeParse(json);
-  if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues;
-  const shown = issues
-    .slice(0, 3)
-    .map((issue) => `${issuePath(issue.path)}: ${issue.message}`)
-    .join("; ");
-  const more = issues.length > 3 ? ` (and ${issues.length - 3} more)` : "";
-  throw new ResponseValidationError(
-    `${label} answered with a body that breaks the wire format: ${shown}${more}. ` +
-      "The service and this client disagree; update chat-mcp-bridge or report it.",
-    issues,
-    json,
-  );
-}
-
-/** An id as one path segment: encoded, and never empty (an empty id would address another endpoint). */
-function pathId(name: string, value: string): string {
-  if (typeof value !== "string" || value === "") throw new TypeError(`${name} must be a non-empty string`);
-  return encodeURIComponent(value);
-}
-
-function queryString(params: Record<string, string | number | undefined>): string {
-  let out = "";
-  for (const key in params) {
-    const value = params[key];
-    if (value === undefined || value === "") continue;
-    out += `${out ? "&" : "?"}${key}=${encodeURIComponent(String(value))}`;
-  }
-  return out;
-}
-
-/** Lower-cased merge so `Authorization` and `authorization` are one header; null removes, undefined is skipped. */
-function mergeHeaders(
-  base: Record<string, string>,
-  extra: HeadersOption | undefined,
-): Record<string, string> {
-  if (!extra) return base;
-  const merged = { ...base };
-  for (const [name, value] of Object.entries(extra)) {
-    const key = name.toLowerCase();
-    if (value === null) delete merged[key];
-    else if (value !== undefined) merged[key] = value;
-  }
-  return merged;
 }

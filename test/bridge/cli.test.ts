@@ -85,6 +85,56 @@ describe("chat-mcp-bridge [options] [mcp-url]", () => {
   });
 });
 
+describe("only the command argv names is built", () => {
+  /** Runs parseBridgeArgs on `args` and returns what commander printed on stdout (help goes there). */
+  function helpOf(...args: string[]): string {
+    let printed = "";
+    const write = process.stdout.write;
+    process.stdout.write = ((chunk: string | Uint8Array) => {
+      printed += String(chunk);
+      return true;
+    }) as typeof process.stdout.write;
+    try {
+      parseBridgeArgs(argv(...args), {}, quiet);
+    } catch {
+      // commander ends help with its own error (exit code 0)
+    } finally {
+      process.stdout.write = write;
+    }
+    return printed;
+  }
+
+  it("help still lists every subcommand, and a subcommand's help its own options", () => {
+    const help = helpOf("--help");
+    for (const name of ["login", "logout", "doctor"]) expect(help).toMatch(new RegExp(`\\n\\s+${name} `));
+    expect(helpOf("doctor", "--help")).toContain("--sign-in");
+    expect(helpOf("https://chat.example.com/mcp", "-h")).toContain("login");
+  });
+
+  it("program options before a subcommand still reach it, and the relay takes a URL that is not a subcommand", () => {
+    const login = parseBridgeArgs(
+      argv("--debug", "login", "--token-store", "file", "https://a.example/mcp"),
+      {},
+      quiet,
+    );
+    expect(login).toMatchObject({ kind: "login", options: { debug: true, tokenStore: "file" } });
+    const doctor = parseBridgeArgs(
+      argv("--header", "X-A: 1", "doctor", "--json", "https://a.example/mcp"),
+      {},
+      quiet,
+    );
+    expect(doctor).toMatchObject({
+      kind: "doctor",
+      options: { json: true, headers: [{ name: "X-A", value: "1" }] },
+    });
+    const relay = parseBridgeArgs(argv("--log-file", "login", "https://a.example/mcp"), {}, quiet);
+    expect(relay).toMatchObject({ kind: "relay", options: { logFile: "login" } });
+    expect(() => parseBridgeArgs(argv("--json", "https://a.example/mcp"), {}, quiet)).toThrow(
+      /unknown option/,
+    );
+  });
+});
+
 describe("the flags from mcp-remote, --profile and doctor", () => {
   it("reads --ignore-tool (repeatable), --read-only, --log-file, --silent, --host, --resource and --profile", () => {
     const command = parseBridgeArgs(

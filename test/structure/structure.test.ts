@@ -8,10 +8,6 @@ import { importCycles, readSourceGraph, type SourceModule } from "./source-graph
 const root = join(import.meta.dirname, "..", "..");
 const modules = readSourceGraph(root);
 const MAX_LINES = 400;
-/** Modules being split this round; each must still be over the limit, so the list shrinks as they land. */
-const AWAITING_SPLIT = new Set([
-  "src/client/client.ts",
-]);
 
 function lineCount(module: SourceModule): number {
   return module.text.split("\n").length - (module.text.endsWith("\n") ? 1 : 0);
