@@ -1,5 +1,4 @@
-/**
- * The `chat-mcp-bridge` command line, parsed by commander from one table: `[options] [mcp-url]`,
+/** The `chat-mcp-bridge` command line, parsed by commander from one table: `[options] [mcp-url]`,
  * `login [mcp-url]`, `logout [mcp-url]` and `doctor [mcp-url]`, all with the same connection options.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";

@@ -1,5 +1,4 @@
-/**
- * Routes the stdio client to the relay for the server's era: the legacy relay (sessions) or the modern one
+/** Routes the stdio client to the relay for the server's era: the legacy relay (sessions) or the modern one
  * (stateless). Nothing happens before the first message; the era comes from the remembered verdict, else
  * from a probe made when the first message arrives.
  */

@@ -1,5 +1,4 @@
-/**
- * JSON-RPC 2.0 message checks with the same rules as the MCP SDK's `JSONRPCMessageSchema` (strict objects),
+/** JSON-RPC 2.0 message checks with the same rules as the MCP SDK's `JSONRPCMessageSchema` (strict objects),
  * written out by hand so the bridge starts without loading zod (test/bridge/jsonrpc.test.ts keeps them equal).
  */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";

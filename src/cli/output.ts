@@ -1,5 +1,4 @@
-/**
- * The one place results become output: tables and summaries on a TTY, stable plain text off it, JSON with --json.
+/** The one place results become output: tables and summaries on a TTY, stable plain text off it, JSON with --json.
  * Every string from the server crosses `shown` first, so no title or message can drive the terminal.
  */
 import { sanitizeForTerminal, truncateText } from "../internal/redact.js";

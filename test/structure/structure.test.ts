@@ -57,7 +57,7 @@ describe("the source tree", () => {
 
   it("opens every module with a one-line comment on its purpose", () => {
     const silent = modules
-      .filter((module) => !/^(#![^\n]*\n)?\/(\*\*?|\/) ?\S/.test(module.text))
+      .filter((module) => !/^(#![^\n]*\n)?(\/\*\*|\/\/) \S/.test(module.text))
       .map((m) => m.path);
     expect(silent).toEqual([]);
   });

@@ -1,5 +1,4 @@
-/**
- * A 2025-era client's notifications from a 2026-07-28 server: one `subscriptions/listen` the bridge keeps open for
+/** A 2025-era client's notifications from a 2026-07-28 server: one `subscriptions/listen` the bridge keeps open for
  * what the server offers (list changes, the resources the client subscribed to), reopened with back-off when it
  * drops, closed at shutdown. Its notifications reach the client without the subscription's `_meta`.
  */

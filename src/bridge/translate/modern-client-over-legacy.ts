@@ -1,5 +1,4 @@
-/**
- * Where a modern (2026-07-28) client meets a 2025-era server: the bridge opens the legacy session itself (an
+/** Where a modern (2026-07-28) client meets a 2025-era server: the bridge opens the legacy session itself (an
  * `initialize` from the client's envelope), answers `server/discover` from its result, lifts the envelope off
  * each request and marks each result complete. The server's mid-call requests (elicitation, sampling, roots)
  * become `input_required` for the client, the call held until its retry answers them. A legacy client's messages
