@@ -54,21 +54,27 @@ export class ChatApiError extends ChatError {
   }
 }
 
+/** HTTP 400: the request broke the API's rules (a bad argument, an unknown field); fix the call, do not retry it. */
 export class BadRequestError extends ChatApiError {
   override readonly name = "BadRequestError";
 }
+/** HTTP 401: no credential, or one the service no longer accepts; sign in again or pass another API key. */
 export class AuthenticationError extends ChatApiError {
   override readonly name = "AuthenticationError";
 }
+/** HTTP 404: no such chat or message for this account (another account's chats are not found either). */
 export class NotFoundError extends ChatApiError {
   override readonly name = "NotFoundError";
 }
+/** HTTP 409: the chat is not in the state the request assumed (e.g. the task was already resolved). */
 export class ConflictError extends ChatApiError {
   override readonly name = "ConflictError";
 }
+/** HTTP 422: a well-formed request the service cannot carry out (e.g. a task that does not match the pause). */
 export class UnprocessableEntityError extends ChatApiError {
   override readonly name = "UnprocessableEntityError";
 }
+/** HTTP 5xx: the service failed; a GET was already retried, a POST never is (it may have run). */
 export class InternalServerError extends ChatApiError {
   override readonly name = "InternalServerError";
 }
