@@ -28,7 +28,7 @@ export const eraCheck: Check = {
     const url = checkedUrl(context);
     const log = quietLog();
     const fetch = await liveFetch(context, signal);
-    // What came back last: the probe's verdict of "legacy" also covers answers that tell nothing about the era.
+    // What came back last, to tell the user why the probe could not decide.
     let last: { status: number } | { error: unknown } | undefined;
     const recording: FetchLike = async (target, request) => {
       try {
@@ -45,6 +45,14 @@ export const eraCheck: Check = {
     try {
       verdict = await parts.probeServerEra(upstream, DOCTOR_CLIENT);
     } catch (error) {
+      // The probe refuses a server or gateway failure and a rate limit as evidence (nothing is remembered).
+      if (last && "status" in last && (last.status >= 500 || last.status === 429)) {
+        return {
+          status: "fail",
+          detail: `server/discover failed with HTTP ${last.status}, which tells nothing about the era`,
+          fix: "the server has a problem: try again later or tell its operator",
+        };
+      }
       return {
         status: "fail",
         detail: `server/discover failed: ${describeError(error)}`,
@@ -58,13 +66,6 @@ export const eraCheck: Check = {
         status: "fail",
         detail: `server/discover got no answer: ${words}`,
         fix: liveFix(last.error, context),
-      };
-    }
-    if (verdict.era === "legacy" && last && last.status >= 500) {
-      return {
-        status: "fail",
-        detail: `server/discover failed with HTTP ${last.status}, which tells nothing about the era`,
-        fix: "the server has a problem: try again later or tell its operator",
       };
     }
     context.found.verdict = verdict;
