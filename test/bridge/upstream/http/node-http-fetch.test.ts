@@ -85,3 +85,33 @@ describe("a request outside the pool never waits for it", () => {
     }
   });
 });
+
+describe("a pooled request that waits for a free connection", () => {
+  it("rejects with its signal's reason when cancelled while waiting, and the pool goes on serving the others", async () => {
+    const hold = new URL("/hold", url);
+    const first = Array.from({ length: POOLED_CONNECTIONS }, () =>
+      nodeHttpFetch(hold, { method: "POST", headers: {}, body: "{}", pooled: true }).then((answer) =>
+        answer.text(),
+      ),
+    );
+    await waitFor(() => held.length === POOLED_CONNECTIONS);
+    const controller = new AbortController();
+    const cancelled = nodeHttpFetch(hold, {
+      method: "POST",
+      headers: {},
+      body: "{}",
+      pooled: true,
+      signal: controller.signal,
+    });
+    const waiting = nodeHttpFetch(hold, { method: "POST", headers: {}, body: "{}", pooled: true });
+    controller.abort(new Error("cancelled by the client"));
+    await expect(cancelled).rejects.toThrow("cancelled by the client");
+    // Freeing one connection lets the next waiter in (the cancelled one took no connection and holds no place).
+    held.shift()?.end("first");
+    await waitFor(() => held.length === POOLED_CONNECTIONS);
+    for (const response of held.splice(0)) response.end("done");
+    expect(await (await waiting).text()).toBe("done");
+    expect(await Promise.all(first)).toContain("first");
+    expect(connections.size).toBe(POOLED_CONNECTIONS);
+  });
+});
