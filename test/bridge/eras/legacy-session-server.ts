@@ -1,10 +1,9 @@
 /** A 2025-era (sessionful) SDK v2 server for the eras tests: a call that waits to be released, a call that elicits on its own stream, list changes of tools and prompts, resource subscriptions. */
-import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { McpServer, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
+import { McpServer } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { writeResponse } from "../../../src/server/node-http.js";
+import { type LegacySession, serveLegacySessionRequest } from "../fixtures/legacy-sessions.js";
 
 export interface LegacySessionServer {
   /** The MCP endpoint, e.g. http://127.0.0.1:12345/mcp. */
@@ -28,7 +27,7 @@ export interface LegacySessionServer {
 const WAIT_BOUND_MS = 15_000;
 
 export async function startLegacySessionServer(): Promise<LegacySessionServer> {
-  const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; mcp: McpServer }>();
+  const sessions = new Map<string, LegacySession>();
   const waiters = new Set<() => void>();
   const subscriptions: string[] = [];
 
@@ -90,60 +89,8 @@ export async function startLegacySessionServer(): Promise<LegacySessionServer> {
     return mcp;
   };
 
-  const readBody = async (req: IncomingMessage): Promise<unknown> => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString("utf8");
-    return text ? JSON.parse(text) : undefined;
-  };
-
-  const serveThrough = async (
-    transport: WebStandardStreamableHTTPServerTransport,
-    req: IncomingMessage,
-    res: ServerResponse,
-    body: unknown,
-  ) => {
-    const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (typeof value === "string") headers.set(name, value);
-    }
-    const aborted = new AbortController();
-    res.on("close", () => {
-      if (!res.writableFinished) aborted.abort();
-    });
-    const request = new Request(`http://127.0.0.1${req.url ?? "/"}`, {
-      method: req.method ?? "GET",
-      headers,
-      signal: aborted.signal,
-    });
-    await writeResponse(await transport.handleRequest(request, { parsedBody: body }), res);
-  };
-
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const body = req.method === "POST" ? await readBody(req) : undefined;
-    const sessionId = req.headers["mcp-session-id"];
-    if (typeof sessionId === "string") {
-      const session = sessions.get(sessionId);
-      if (!session) {
-        res.writeHead(404, { "content-type": "application/json" });
-        res.end(
-          JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32001, message: "Session not found" } }),
-        );
-        return;
-      }
-      await serveThrough(session.transport, req, res, body);
-      return;
-    }
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => {
-        sessions.set(id, { transport, mcp });
-      },
-    });
-    const mcp = newMcpServer();
-    await mcp.connect(transport);
-    await serveThrough(transport, req, res, body);
-  };
+  const handle = (req: IncomingMessage, res: ServerResponse) =>
+    serveLegacySessionRequest(sessions, newMcpServer, req, res);
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {

@@ -1,54 +1,39 @@
 /** The bridge keeps the client's session alive across server restarts, lost sessions and outages. */
 import { ProtocolError } from "@modelcontextprotocol/client";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  type BridgeClient,
-  connectThroughBridge,
-  initializeLine,
-  spawnRawBridge,
-} from "../../fixtures/spawn-bridge.js";
-import { startTestMcpServer, type TestMcpServer } from "../../fixtures/test-mcp-server.js";
+import { describe, expect, it } from "vitest";
+import { connectThroughBridge, initializeLine, spawnRawBridge } from "../../fixtures/spawn-bridge.js";
+import { freshTestServerEachTest } from "../../fixtures/test-mcp-server.js";
 
-let server: TestMcpServer;
-let bridge: BridgeClient | undefined;
+const each = freshTestServerEachTest();
 
-beforeEach(async () => {
-  server = await startTestMcpServer();
-});
-afterEach(async () => {
-  await bridge?.close();
-  bridge = undefined;
-  await server.close();
-});
-
-const echo = (text: string) => bridge!.client.callTool({ name: "echo", arguments: { text } });
+const echo = (text: string) => each.bridge!.client.callTool({ name: "echo", arguments: { text } });
 const textOf = (result: unknown) => (result as { content: { text: string }[] }).content[0]?.text;
 
 describe("the server forgets the session (404)", () => {
   it("opens a new session and resends the call, invisibly to the client", async () => {
-    bridge = await connectThroughBridge([server.url]);
+    each.bridge = await connectThroughBridge([each.server.url]);
     expect(textOf(await echo("before"))).toBe("before");
-    await server.dropSessions();
+    await each.server.dropSessions();
     expect(textOf(await echo("after"))).toBe("after");
-    expect(server.echoed).toEqual(["before", "after"]);
-    expect(server.initializedSessions()).toBe(2);
+    expect(each.server.echoed).toEqual(["before", "after"]);
+    expect(each.server.initializedSessions()).toBe(2);
   });
 
   it("recovers after a server restart on the same port", async () => {
-    bridge = await connectThroughBridge([server.url]);
+    each.bridge = await connectThroughBridge([each.server.url]);
     await echo("one");
-    await server.restart();
+    await each.server.restart();
     expect(textOf(await echo("two"))).toBe("two");
-    expect(server.echoed).toEqual(["one", "two"]);
+    expect(each.server.echoed).toEqual(["one", "two"]);
   });
 
   it("answers every request exactly once and never shows the bridge's own initialize", async () => {
-    const raw = spawnRawBridge([server.url]);
+    const raw = spawnRawBridge([each.server.url]);
     try {
       raw.send(initializeLine(1));
       await raw.waitFor((m) => m.id === 1);
       raw.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
-      await server.dropSessions();
+      await each.server.dropSessions();
       const ids = [10, 11, 12, 13, 14];
       for (const id of ids) {
         raw.send(
@@ -65,7 +50,7 @@ describe("the server forgets the session (404)", () => {
       await raw.exited(5000);
       const answeredIds = raw.lines.map((line) => (JSON.parse(line) as { id?: unknown }).id);
       expect(answeredIds.sort((a, b) => Number(a) - Number(b))).toEqual([1, ...ids]);
-      expect([...server.echoed].sort()).toEqual(ids.map((id) => `m${id}`));
+      expect([...each.server.echoed].sort()).toEqual(ids.map((id) => `m${id}`));
     } finally {
       raw.child.kill();
     }
@@ -74,30 +59,30 @@ describe("the server forgets the session (404)", () => {
 
 describe("the server is down for a few seconds", () => {
   it("holds the call, retries, and delivers it once the server is back", async () => {
-    bridge = await connectThroughBridge([server.url]);
+    each.bridge = await connectThroughBridge([each.server.url]);
     await echo("first");
-    await server.stop();
+    await each.server.stop();
     const held = echo("while-down");
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    await server.restart();
+    await each.server.restart();
     expect(textOf(await held)).toBe("while-down");
-    expect(server.echoed).toEqual(["first", "while-down"]);
+    expect(each.server.echoed).toEqual(["first", "while-down"]);
   });
 });
 
 describe("the server stays down past the reconnect window", () => {
   it("answers with a clear error, keeps running, and works once the server returns", async () => {
-    bridge = await connectThroughBridge([server.url], {
+    each.bridge = await connectThroughBridge([each.server.url], {
       env: { CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS: "600" },
     });
     await echo("first");
-    await server.stop();
+    await each.server.stop();
     const failure = await echo("lost").catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ProtocolError);
     expect((failure as ProtocolError).code).toBe(-32000);
     expect((failure as ProtocolError).message).toMatch(/cannot reach http:\/\/127\.0\.0\.1:\d+/);
-    await server.restart();
+    await each.server.restart();
     expect(textOf(await echo("back"))).toBe("back");
-    expect(server.echoed).toEqual(["first", "back"]);
+    expect(each.server.echoed).toEqual(["first", "back"]);
   });
 });

@@ -1,24 +1,9 @@
 /** The bridge process relays MCP both ways between a stdio client and a streamable-HTTP server. */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  type BridgeClient,
-  connectThroughBridge,
-  initializeLine,
-  spawnRawBridge,
-} from "../../fixtures/spawn-bridge.js";
-import { startTestMcpServer, type TestMcpServer } from "../../fixtures/test-mcp-server.js";
+import { describe, expect, it } from "vitest";
+import { connectThroughBridge, initializeLine, spawnRawBridge } from "../../fixtures/spawn-bridge.js";
+import { freshTestServerEachTest } from "../../fixtures/test-mcp-server.js";
 
-let server: TestMcpServer;
-let bridge: BridgeClient | undefined;
-
-beforeEach(async () => {
-  server = await startTestMcpServer();
-});
-afterEach(async () => {
-  await bridge?.close();
-  bridge = undefined;
-  await server.close();
-});
+const each = freshTestServerEachTest();
 
 const textOf = (result: unknown): string => {
   const content = (result as { content: { type: string; text?: string }[] }).content;
@@ -27,70 +12,70 @@ const textOf = (result: unknown): string => {
 
 describe("a tools/call is relayed to the server and its answer back", () => {
   it("lists and calls tools through the bridge", async () => {
-    bridge = await connectThroughBridge([server.url]);
-    const tools = await bridge.client.listTools();
+    each.bridge = await connectThroughBridge([each.server.url]);
+    const tools = await each.bridge.client.listTools();
     expect(tools.tools.map((tool) => tool.name).sort()).toEqual(["ask", "echo", "notify"]);
-    const result = await bridge.client.callTool({ name: "echo", arguments: { text: "hello" } });
+    const result = await each.bridge.client.callTool({ name: "echo", arguments: { text: "hello" } });
     expect(textOf(result)).toBe("hello");
-    expect(server.echoed).toEqual(["hello"]);
+    expect(each.server.echoed).toEqual(["hello"]);
   });
 
   it("answers concurrent calls each with its own result", async () => {
-    bridge = await connectThroughBridge([server.url]);
+    each.bridge = await connectThroughBridge([each.server.url]);
     const texts = Array.from({ length: 25 }, (_, i) => `call-${i}`);
     const results = await Promise.all(
-      texts.map((text) => bridge!.client.callTool({ name: "echo", arguments: { text } })),
+      texts.map((text) => each.bridge!.client.callTool({ name: "echo", arguments: { text } })),
     );
     expect(results.map(textOf)).toEqual(texts);
-    expect([...server.echoed].sort()).toEqual([...texts].sort());
+    expect([...each.server.echoed].sort()).toEqual([...texts].sort());
   });
 });
 
 describe("notifications flow both ways", () => {
   it("relays a server notification sent while answering a request", async () => {
-    bridge = await connectThroughBridge([server.url]);
+    each.bridge = await connectThroughBridge([each.server.url]);
     const notes: unknown[] = [];
-    bridge.client.setNotificationHandler("notifications/message", (notification) => {
+    each.bridge.client.setNotificationHandler("notifications/message", (notification) => {
       notes.push(notification.params.data);
     });
-    await bridge.client.callTool({ name: "notify", arguments: { note: "progress note" } });
+    await each.bridge.client.callTool({ name: "notify", arguments: { note: "progress note" } });
     expect(notes).toEqual(["progress note"]);
   });
 
   it("relays a server notification from the standalone event stream", async () => {
-    bridge = await connectThroughBridge([server.url]);
+    each.bridge = await connectThroughBridge([each.server.url]);
     const changed = new Promise<void>((resolve) =>
-      bridge!.client.setNotificationHandler("notifications/tools/list_changed", () => resolve()),
+      each.bridge!.client.setNotificationHandler("notifications/tools/list_changed", () => resolve()),
     );
     // The GET stream opens after `notifications/initialized`; a round trip makes sure it is up.
-    await bridge.client.ping();
+    await each.bridge.client.ping();
     await waitUntil(() => {
-      server.broadcastToolListChanged();
+      each.server.broadcastToolListChanged();
       return Promise.race([changed.then(() => true), delay(200).then(() => false)]);
     });
     await changed;
   });
 
   it("relays a client notification to the server", async () => {
-    bridge = await connectThroughBridge([server.url], {
+    each.bridge = await connectThroughBridge([each.server.url], {
       capabilities: { capabilities: { roots: { listChanged: true } } },
     });
-    await bridge.client.sendRootsListChanged();
-    await waitUntil(async () => server.clientNotifications.includes("notifications/roots/list_changed"));
+    await each.bridge.client.sendRootsListChanged();
+    await waitUntil(async () => each.server.clientNotifications.includes("notifications/roots/list_changed"));
   });
 });
 
 describe("server-to-client requests round-trip through the bridge", () => {
   it("delivers an elicitation to the client and its answer to the server", async () => {
-    bridge = await connectThroughBridge([server.url], {
+    each.bridge = await connectThroughBridge([each.server.url], {
       capabilities: { capabilities: { elicitation: {} } },
     });
     const asked: string[] = [];
-    bridge.client.setRequestHandler("elicitation/create", async (request) => {
+    each.bridge.client.setRequestHandler("elicitation/create", async (request) => {
       asked.push(request.params.message);
       return { action: "accept", content: { answer: "blue" } };
     });
-    const result = await bridge.client.callTool({
+    const result = await each.bridge.client.callTool({
       name: "ask",
       arguments: { question: "Favourite colour?" },
     });
@@ -101,7 +86,7 @@ describe("server-to-client requests round-trip through the bridge", () => {
 
 describe("a malformed stdin line gets -32700 and the bridge goes on", () => {
   it("answers garbage with a parse error (id null) and still serves the next request", async () => {
-    const raw = spawnRawBridge([server.url]);
+    const raw = spawnRawBridge([each.server.url]);
     try {
       raw.send(initializeLine(1));
       await raw.waitFor((m) => m.id === 1);
@@ -125,7 +110,7 @@ describe("a malformed stdin line gets -32700 and the bridge goes on", () => {
   });
 
   it("answers JSON that is not JSON-RPC with -32600 and its id", async () => {
-    const raw = spawnRawBridge([server.url]);
+    const raw = spawnRawBridge([each.server.url]);
     try {
       raw.send(JSON.stringify({ id: 7, hello: "world" }));
       const invalid = await raw.waitFor((m) => m.id === 7);
@@ -136,7 +121,7 @@ describe("a malformed stdin line gets -32700 and the bridge goes on", () => {
   });
 
   it("joins a message split across writes", async () => {
-    const raw = spawnRawBridge([server.url]);
+    const raw = spawnRawBridge([each.server.url]);
     try {
       const line = initializeLine(3);
       raw.child.stdin.write(line.slice(0, 20));
@@ -152,7 +137,7 @@ describe("a malformed stdin line gets -32700 and the bridge goes on", () => {
 
 describe("stdout carries only JSON-RPC lines", () => {
   it("writes nothing but JSON-RPC messages on stdout during a session", async () => {
-    const raw = spawnRawBridge([server.url, "--debug"]);
+    const raw = spawnRawBridge([each.server.url, "--debug"]);
     raw.send(initializeLine(1));
     await raw.waitFor((m) => m.id === 1);
     raw.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
@@ -177,7 +162,7 @@ describe("stdout carries only JSON-RPC lines", () => {
 describe("stdin EOF, SIGINT and SIGTERM end the session and exit within 2 s", () => {
   for (const ending of ["EOF", "SIGINT", "SIGTERM"] as const) {
     it(`exits after ${ending} and ends the remote session`, async () => {
-      const raw = spawnRawBridge([server.url]);
+      const raw = spawnRawBridge([each.server.url]);
       raw.send(initializeLine(1));
       await raw.waitFor((m) => m.id === 1);
       raw.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
@@ -186,15 +171,15 @@ describe("stdin EOF, SIGINT and SIGTERM end the session and exit within 2 s", ()
       if (ending === "EOF") raw.child.stdin.end();
       else raw.child.kill(ending);
       expect(await raw.exited(2000)).toBe(0);
-      expect(server.deletedSessions).toHaveLength(1);
+      expect(each.server.deletedSessions).toHaveLength(1);
     });
   }
 
   it("exits promptly on EOF even when the server is down", async () => {
-    const raw = spawnRawBridge([server.url]);
+    const raw = spawnRawBridge([each.server.url]);
     raw.send(initializeLine(1));
     await raw.waitFor((m) => m.id === 1);
-    await server.stop();
+    await each.server.stop();
     raw.child.stdin.end();
     expect(await raw.exited(2000)).toBe(0);
   });
@@ -203,15 +188,18 @@ describe("stdin EOF, SIGINT and SIGTERM end the session and exit within 2 s", ()
 describe("custom headers reach the server and never the logs", () => {
   it("sends the expanded --header value and keeps it out of --debug output", async () => {
     const secret = "s3cr3t-header-value-1234";
-    bridge = await connectThroughBridge(["--debug", "--header", `X-Secret: \${SECRET_ENV}`, server.url], {
-      env: { SECRET_ENV: secret },
-    });
-    await bridge.client.callTool({ name: "echo", arguments: { text: "x" } });
-    await bridge.close();
-    expect(server.secretHeaders.length).toBeGreaterThan(0);
-    expect(new Set(server.secretHeaders)).toEqual(new Set([secret]));
-    expect(bridge.stderr()).toContain("[debug]");
-    expect(bridge.stderr()).not.toContain(secret);
+    each.bridge = await connectThroughBridge(
+      ["--debug", "--header", `X-Secret: \${SECRET_ENV}`, each.server.url],
+      {
+        env: { SECRET_ENV: secret },
+      },
+    );
+    await each.bridge.client.callTool({ name: "echo", arguments: { text: "x" } });
+    await each.bridge.close();
+    expect(each.server.secretHeaders.length).toBeGreaterThan(0);
+    expect(new Set(each.server.secretHeaders)).toEqual(new Set([secret]));
+    expect(each.bridge.stderr()).toContain("[debug]");
+    expect(each.bridge.stderr()).not.toContain(secret);
   });
 });
 
