@@ -10,11 +10,17 @@ import { markNeverSent } from "../../../internal/request-failure.js";
 import type { HttpAnswer, HttpAnswerBody, HttpRequest } from "./fetch-like.js";
 
 /**
- * At most this many connections carry `pooled` requests to one server at once; more wait for a free one (a
- * browser keeps 6 per host). With 1,000 calls in flight (and heap.ts's young generation) peak RSS was 77 MB with
- * 8 connections and 90 MB with 32, at about the same calls/s; a socket per call had cost 150 MB.
+ * At most this many connections carry `pooled` requests to one server at once (answer streams open longer than
+ * LONG_STREAM_MS no longer count); more wait for a free one (a browser keeps 6 per host). With 1,000 calls in
+ * flight (and heap.ts's young generation) peak RSS was 77 MB with 8 connections and 90 MB with 32, at about the
+ * same calls/s; a socket per call had cost 150 MB.
  */
 export const POOLED_CONNECTIONS = 8;
+/**
+ * An answer stream still open after this long gives its place in the pool up (its connection stays its own): a call
+ * that waits on a person or a long job must not hold back the calls behind it.
+ */
+const LONG_STREAM_MS = 1_000;
 
 /** One client's two agents: `pooled` for requests that may queue, `open` for those that must not (see HttpRequest.pooled). */
 interface Client {
@@ -71,7 +77,8 @@ class PoolSlots {
 function agents(Agent: typeof HttpAgent): Pick<Client, "pooled" | "open" | "slots"> {
   const options = { keepAlive: true, timeout: 4_000 };
   return {
-    pooled: new Agent({ ...options, maxSockets: POOLED_CONNECTIONS, maxFreeSockets: POOLED_CONNECTIONS }),
+    // The pool's bound is PoolSlots: a long answer stream leaves it without leaving its connection behind.
+    pooled: new Agent({ ...options, maxFreeSockets: POOLED_CONNECTIONS }),
     open: new Agent(options),
     slots: new PoolSlots(),
   };
@@ -138,7 +145,11 @@ export async function nodeHttpFetch(url: URL, request: HttpRequest): Promise<Htt
     outgoing.on("error", fail);
     // The slot is free again once the exchange is over (the answer read, or the connection gone).
     if (release) outgoing.once("close", release);
-    outgoing.once("response", (message) => resolve(toHttpAnswer(message)));
+    outgoing.once("response", (message) => {
+      if (release && message.headers["content-type"]?.startsWith("text/event-stream"))
+        setTimeout(release, LONG_STREAM_MS).unref();
+      resolve(toHttpAnswer(message));
+    });
     outgoing.end(request.body);
   });
 }

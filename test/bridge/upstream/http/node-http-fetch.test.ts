@@ -17,6 +17,13 @@ beforeEach(async () => {
   peakHeld = 0;
   server = createServer((request: IncomingMessage, response: ServerResponse) => {
     request.resume();
+    if (request.url === "/stream") {
+      // An answer stream that stays open (a call waiting on the person, say): headers now, the answer later.
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.write(": open\n\n");
+      held.push(response);
+      return;
+    }
     if (request.url === "/hold") {
       held.push(response);
       peakHeld = Math.max(peakHeld, held.length);
@@ -113,5 +120,19 @@ describe("a pooled request that waits for a free connection", () => {
     expect(await (await waiting).text()).toBe("done");
     expect(await Promise.all(first)).toContain("first");
     expect(connections.size).toBe(POOLED_CONNECTIONS);
+  });
+});
+
+describe("pooled requests whose answer streams stay open", () => {
+  it("do not keep the next pooled request waiting for them to end", async () => {
+    const streaming = Array.from({ length: POOLED_CONNECTIONS }, () =>
+      nodeHttpFetch(new URL("/stream", url), { method: "POST", headers: {}, body: "{}", pooled: true }),
+    );
+    const open = await Promise.all(streaming);
+    expect(open.map((answer) => answer.status)).toEqual(Array(POOLED_CONNECTIONS).fill(200));
+    const next = await nodeHttpFetch(url, { method: "POST", headers: {}, body: "{}", pooled: true });
+    expect(await next.text()).toBe("now");
+    expect(held).toHaveLength(POOLED_CONNECTIONS);
+    for (const answer of open) await answer.body?.cancel();
   });
 });
