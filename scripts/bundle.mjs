@@ -45,12 +45,34 @@ const shared = {
 const zodByMember = {
   name: "zod-by-member",
   setup(pluginBuild) {
-    pluginBuild.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, (args) => {
+    pluginBuild.onLoad({ filter: /[\\/]src[\\/].*\.ts$/, namespace: "file" }, (args) => {
       const source = readFileSync(args.path, "utf8");
       const named = 'import { z } from "zod";';
       if (!source.includes(named)) return undefined;
       return { contents: source.replace(named, 'import * as z from "zod";'), loader: "ts" };
     });
+  },
+};
+
+/**
+ * `import { request } from "node:http"` becomes `require("node:http")` (through the banner's createRequire): an ES
+ * import of a built-in builds its ES module facade, which reads every export, lazy ones included, so on Node 24
+ * `node:http` loads undici (its WebSocket getter) and `node:crypto` WebCrypto on every start (~40 ms there, a few ms
+ * on Node 20). `require` returns the module object and reads nothing until it is used.
+ */
+const builtinsByRequire = {
+  name: "builtins-by-require",
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^node:/ }, (args) =>
+      args.namespace === "builtin"
+        ? { path: args.path, external: true }
+        : // One wrapper per importing module, so it lands in that module's chunk instead of a chunk of its own.
+          { path: `${args.importer}|${args.path}`, namespace: "builtin" },
+    );
+    pluginBuild.onLoad({ filter: /.*/, namespace: "builtin" }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path.slice(args.path.lastIndexOf("|") + 1))});`,
+      loader: "js",
+    }));
   },
 };
 
@@ -69,7 +91,7 @@ const [bridge, cli] = await Promise.all(
       ...shared,
       ...entry,
       define: { CHAT_CLI_BUNDLED_VERSION: JSON.stringify(version) },
-      plugins: [zodByMember],
+      plugins: [zodByMember, builtinsByRequire],
       write: false,
     }),
   ),
