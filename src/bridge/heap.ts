@@ -1,4 +1,4 @@
-/** The relay process's V8 heap tuning: a young generation that keeps its initial size. */
+/** The relay process's V8 heap tuning: a young generation that keeps its initial size, an old one that grows slowly. */
 import { setFlagsFromString } from "node:v8";
 
 /**
@@ -7,7 +7,14 @@ import { setFlagsFromString } from "node:v8";
  * keeps. Held at its initial size, scavenges stay cheap and the peak stays low. A flag V8 reads each time it
  * would grow the semi-spaces, so setting it at start (before the heap grew) is enough; `--max-semi-space-size`
  * is read only when the heap is created, too late from here.
+ *
+ * What those scavenges promote dies soon after (a call's promises and closures, alive while it is in flight), so the
+ * old generation is mostly garbage at its peak: 11 MB live of 35 MB used with 1,000 calls in flight. Its next limit
+ * is set after each full collection as live size times a factor V8 picks between 1.1 and 4 by how fast the heap
+ * grows; `--heap-growing-percent=10` fixes it at 1.1 (read at each collection, so it also works from here). Peak RSS
+ * with 1,000 in flight on Node 20: 84.7 -> 77-79 MB, calls/s within the run-to-run noise.
  */
-export function keepYoungGenerationSmall(): void {
+export function tuneRelayHeap(): void {
   setFlagsFromString("--semi-space-growth-factor=1");
+  setFlagsFromString("--heap-growing-percent=10");
 }
