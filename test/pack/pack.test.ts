@@ -135,6 +135,18 @@ describe("the tarball holds only what users need", () => {
     expect(orphans).toEqual([]);
   });
 
+  it("bundles no ES import of a Node built-in (its facade reads every export: undici and WebCrypto on Node 24)", () => {
+    const bundles = packed.filter((path) => path.startsWith("dist/bin/") && path.endsWith(".js"));
+    // `node:module` stays: its createRequire is how the bundle requires the others (the bin shim loads it anyway).
+    const esImports = bundles.flatMap((bundle) =>
+      [...readFileSync(join(installedPackage, bundle), "utf8").matchAll(/\bfrom\s*["']node:[\w/]+["']/g)]
+        .filter((match) => !/node:module/.test(match[0]))
+        .map((match) => `${bundle}: ${match[0]}`),
+    );
+    expect(bundles.length).toBeGreaterThan(2);
+    expect(esImports).toEqual([]);
+  });
+
   it("has a types file for every export", () => {
     for (const [subpath, target] of Object.entries(pkg.exports)) {
       if (typeof target === "string") continue; // ./package.json
