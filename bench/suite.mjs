@@ -15,7 +15,7 @@ import { measureConcurrency, measureRelayOverhead, measureStart } from "./figure
 import { loadTest, recordToolCall } from "./figures/server.mjs";
 import { measureSoak } from "./figures/soak.mjs";
 import { ensurePeers, PEER_VERSIONS } from "./lib/peers.mjs";
-import { relaysFor } from "./lib/relays.mjs";
+import { floorRelayFor, relaysFor } from "./lib/relays.mjs";
 import { buildRows, formatTable } from "./lib/report.mjs";
 import { benchDir, seedChats, signInBridge, startServerChild } from "./lib/setup.mjs";
 import { nowMs } from "./lib/stats.mjs";
@@ -97,7 +97,7 @@ export async function runBench({ profile = "auto", only, measure = true, soakSec
 
     if (token) {
       await figure("start", `1 start to first answer (${samples.startRounds} rounds)`, () =>
-        measureStart({ relays, rounds: samples.startRounds }),
+        measureStart({ relays: [...relays, floorRelayFor(bridgeContext)], rounds: samples.startRounds }),
       );
       await figure("relayLegacy", `2 relay overhead, 2025 era (${samples.relayCalls} calls each)`, () =>
         measureRelayOverhead({

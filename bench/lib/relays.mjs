@@ -7,10 +7,12 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { LineRpcClient } from "./line-client.mjs";
 import { exited } from "./processes.mjs";
-import { bridgeBin, childEnv } from "./setup.mjs";
+import { benchDir, bridgeBin, childEnv } from "./setup.mjs";
 import { nowMs } from "./stats.mjs";
 
 export const OURS = "chat-mcp-bridge";
+/** Figure 1's floor: `bench/floor-relay-child.cjs`, the least a stdio relay does before its first answer. */
+export const FLOOR_RELAY = "floor: bare node:http relay";
 
 const INITIALIZE_PARAMS = {
   protocolVersion: "2025-06-18",
@@ -33,6 +35,22 @@ export function relaysFor({ mcpUrl, configDir, token, peers, era = "legacy" }) {
     },
   ];
   if (!peers) return relays;
+  return [...relays, ...peerRelays({ mcpUrl, configDir, token, peers, era })];
+}
+
+/** The floor relay for `mcpUrl`, its bearer token read from a 0600 file in `configDir` (as a stored login is). */
+export function floorRelayFor({ mcpUrl, configDir, token }) {
+  const tokenFile = join(configDir, "floor-relay-token.txt");
+  writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
+  return {
+    name: FLOOR_RELAY,
+    command: [join(benchDir, "floor-relay-child.cjs"), mcpUrl, tokenFile],
+    env: childEnv(),
+  };
+}
+
+function peerRelays({ mcpUrl, configDir, token, peers, era }) {
+  const relays = [];
   const mcpRemoteArgs = [peers.mcpRemote, mcpUrl, "--transport", "http-only"];
   if (token) {
     const headerFile = join(configDir, "mcp-remote-headers.txt");

@@ -1,5 +1,5 @@
 /** The bench's output: one row per figure with its baseline, difference, ratio and target (MET, MISSED or N/A), as a table and as JSON. */
-import { OURS } from "./relays.mjs";
+import { FLOOR_RELAY, OURS } from "./relays.mjs";
 
 const ms = (value) =>
   Number.isFinite(value) ? `${value < 10 ? value.toFixed(2) : value.toFixed(1)} ms` : "n/a";
@@ -60,7 +60,8 @@ function describeTarget(target, unit) {
   return `${subject}${target.op} ${limit}`;
 }
 
-const peersOf = (relays) => Object.keys(relays).filter((name) => name !== OURS && name !== "direct");
+const peersOf = (relays) =>
+  Object.keys(relays).filter((name) => name !== OURS && name !== "direct" && name !== FLOOR_RELAY);
 
 function startRows(start) {
   const rows = [];
@@ -91,6 +92,20 @@ function startRows(start) {
         figures.idlePeakRssMB.median,
         start.nodeFloorRssMB,
         "node -e 0",
+      ),
+    );
+  }
+  const ours = start.relays[OURS];
+  const floorRelay = start.relays[FLOOR_RELAY];
+  if (ours && floorRelay) {
+    rows.push(
+      row(
+        "1 start",
+        `${OURS}: spawn -> initialize over the floor relay`,
+        "ms",
+        ours.initializeMs.median,
+        floorRelay.initializeMs.median,
+        "floor relay",
       ),
     );
   }
@@ -249,6 +264,26 @@ function cliRows(cli) {
       limit: 2.5,
       on: "ratio",
     }),
+    ...(cli.fetchFloorMs
+      ? [
+          row(
+            "4 chat-cli",
+            "floor: one fetch of /v2/chats, printed",
+            "ms",
+            cli.fetchFloorMs.median,
+            floor,
+            "node -e 0",
+          ),
+          row(
+            "4 chat-cli",
+            "list --json over the floor",
+            "ms",
+            cli.listJsonMs.median,
+            cli.fetchFloorMs.median,
+            "one fetch",
+          ),
+        ]
+      : []),
   ];
 }
 
