@@ -64,7 +64,8 @@ const builtinsByRequire = {
   name: "builtins-by-require",
   setup(pluginBuild) {
     pluginBuild.onResolve({ filter: /^node:/ }, (args) =>
-      args.namespace === "builtin"
+      // `await import("node:readline")` stays as it is: the chunk of a CommonJS wrapper would give only `default`.
+      args.namespace === "builtin" || args.kind === "dynamic-import"
         ? { path: args.path, external: true }
         : // One wrapper per importing module, so it lands in that module's chunk instead of a chunk of its own.
           { path: `${args.importer}|${args.path}`, namespace: "builtin" },
