@@ -38,6 +38,8 @@ const installDir = join(work, "app");
 const installedPackage = join(installDir, "node_modules", "chat-mcp-bridge");
 let tarball: string;
 let packed: string[];
+/** The bundled bin files in the tarball: the entry files and their chunks. */
+const binBundles = () => packed.filter((path) => path.startsWith("dist/bin/") && path.endsWith(".js"));
 
 /** Runs an npm command quietly; on failure the error carries npm's own message. */
 async function npmRun(args: string[], cwd: string): Promise<string> {
@@ -122,7 +124,7 @@ describe("the tarball holds only what users need", () => {
 
   it("ships no bundle chunk that no bin imports (stale chunks of older builds)", () => {
     // Read from the installed copy: it is what the tarball holds, whatever happens to dist/ meanwhile.
-    const bundles = packed.filter((path) => path.startsWith("dist/bin/") && path.endsWith(".js"));
+    const bundles = binBundles();
     const referenced = new Set<string>();
     for (const bundle of bundles) {
       const text = readFileSync(join(installedPackage, bundle), "utf8");
@@ -136,7 +138,7 @@ describe("the tarball holds only what users need", () => {
   });
 
   it("bundles no ES import of a Node built-in (its facade reads every export: undici and WebCrypto on Node 24)", () => {
-    const bundles = packed.filter((path) => path.startsWith("dist/bin/") && path.endsWith(".js"));
+    const bundles = binBundles();
     // `node:module` stays: its createRequire is how the bundle requires the others (the bin shim loads it anyway).
     const esImports = bundles.flatMap((bundle) =>
       [...readFileSync(join(installedPackage, bundle), "utf8").matchAll(/\bfrom\s*["']node:[\w/]+["']/g)]
