@@ -1,6 +1,6 @@
 // Bundles the two bins into ESM files so they start fast (few module loads); native and heavy modules stay external.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { build } from "esbuild";
 
 const outdir = "dist/bin";
@@ -38,21 +38,33 @@ const shared = {
 };
 
 /**
- * `import { z } from "zod"` in our sources becomes `import * as z from "zod"` (the same namespace),
- * so esbuild keeps only the zod functions used instead of all of zod (locales, JSON Schema import, ...):
- * a third of the code to parse on every run.
+ * Rewrites of our own sources on their way into a bin, in one plugin (esbuild takes the first onLoad that answers):
+ * - `import { z } from "zod"` becomes `import * as z from "zod"` (the same namespace), so esbuild keeps only the zod
+ *   functions used instead of all of zod (locales, JSON Schema import, ...): a third of the code to parse on every run.
+ * - Each module of ours loaded by `import()` (`lazyModules`) also imports what the bin's start module imports
+ *   (`startImports`). esbuild puts a module in one chunk per set of entry points that reach it, so a start path reached
+ *   from the entry and from a few lazy modules each was cut into a dozen chunk files, each read, resolved and linked on
+ *   every start (the bridge's first answer: 13 files, 16 ms of its start); reached from all of them alike, it is one
+ *   chunk. A lazy module only ever loads after the start module, so the added imports load nothing at run time.
  */
-const zodByMember = {
-  name: "zod-by-member",
-  setup(pluginBuild) {
-    pluginBuild.onLoad({ filter: /[\\/]src[\\/].*\.ts$/, namespace: "file" }, (args) => {
-      const source = readFileSync(args.path, "utf8");
-      const named = 'import { z } from "zod";';
-      if (!source.includes(named)) return undefined;
-      return { contents: source.replace(named, 'import * as z from "zod";'), loader: "ts" };
-    });
-  },
-};
+function ourSources({ lazyModules = new Set(), startImports = [] } = {}) {
+  return {
+    name: "our-sources",
+    setup(pluginBuild) {
+      pluginBuild.onLoad({ filter: /[\\/]src[\\/].*\.ts$/, namespace: "file" }, (args) => {
+        const source = readFileSync(args.path, "utf8");
+        const named = 'import { z } from "zod";';
+        const lazy = lazyModules.has(args.path);
+        if (!source.includes(named) && !lazy) return undefined;
+        const startPath = lazy ? startImports.map((path) => `import ${JSON.stringify(path)};`) : [];
+        return {
+          contents: [source.replace(named, 'import * as z from "zod";'), ...startPath].join("\n"),
+          loader: "ts",
+        };
+      });
+    },
+  };
+}
 
 /**
  * `import { request } from "node:http"` becomes `require("node:http")` (through the banner's createRequire): an ES
@@ -85,20 +97,59 @@ const { version } = JSON.parse(readFileSync("package.json", "utf8"));
  */
 const [bridge, cli] = await Promise.all(
   [
-    { entryPoints: { "chat-mcp-bridge": "src/bridge/main.ts" } },
-    { entryPoints: { "chat-cli": "src/cli/main.ts" } },
-  ].map((entry) =>
-    build({
+    // `start`: the module every run of the bin loads (chat-cli's entry answers `--version` alone, then loads run.ts).
+    { entryPoints: { "chat-mcp-bridge": "src/bridge/main.ts" }, start: "src/bridge/main.ts" },
+    { entryPoints: { "chat-cli": "src/cli/main.ts" }, start: "src/cli/run.ts" },
+  ].map(async ({ start, ...entry }) => {
+    const options = {
       ...shared,
       ...entry,
       define: { CHAT_CLI_BUNDLED_VERSION: JSON.stringify(version) },
-      plugins: [zodByMember, builtinsByRequire],
       write: false,
-    }),
-  ),
+    };
+    // A first pass finds the start path and the lazy modules; the second bundles the start path as one chunk.
+    const { metafile } = await build({ ...options, plugins: [ourSources(), builtinsByRequire] });
+    return build({ ...options, plugins: [ourSources(startPathOf(metafile, start)), builtinsByRequire] });
+  }),
 );
+/** The start module's imports and the modules of ours that `import()` loads, as absolute paths, from a first pass. */
+function startPathOf(metafile, start) {
+  const ours = (record) => !record.external && /^src[\\/]/.test(record.path);
+  const lazyModules = new Set(
+    Object.values(metafile.inputs).flatMap((input) =>
+      input.imports
+        .filter((record) => record.kind === "dynamic-import" && ours(record))
+        .map((record) => resolve(record.path)),
+    ),
+  );
+  const startImports = metafile.inputs[start].imports
+    .filter((record) => record.kind === "import-statement" && ours(record))
+    .map((record) => resolve(record.path));
+  return { lazyModules, startImports };
+}
+
+/**
+ * The output files a bin can load: its entry and what they import, statically or with `import()`. esbuild still
+ * writes the chunk of an `import()` it dropped as dead code (the SDK's lazy `jose`, once only named SDK functions are
+ * imported), which nothing would load.
+ */
+function loadableFiles(result) {
+  const texts = new Map(result.outputFiles.map((file) => [file.path, file.text]));
+  const loadable = new Set();
+  const visit = (path) => {
+    if (loadable.has(path) || !texts.has(path)) return;
+    loadable.add(path);
+    for (const match of texts.get(path).matchAll(/(?:from|import)\s*\(?\s*"(\.\.?\/[^"]+\.js)"/g))
+      visit(join(dirname(path), match[1]));
+  };
+  // The bin itself is the one output beside the chunks folder.
+  for (const path of texts.keys()) if (dirname(path) === resolve(outdir)) visit(path);
+  return result.outputFiles.filter((file) => loadable.has(file.path));
+}
+
 // Only modules that use `require` (the CommonJS wrappers of commander and friends) need the banner's createRequire.
-for (const file of [...bridge.outputFiles, ...cli.outputFiles]) {
+const files = [bridge, cli].flatMap(loadableFiles);
+for (const file of files) {
   let text = file.text;
   if (text.startsWith(requireBanner) && !/\brequire\b/.test(text.slice(requireBanner.length))) {
     text = text.slice(requireBanner.length).replace(/^\n/, "");
@@ -108,11 +159,7 @@ for (const file of [...bridge.outputFiles, ...cli.outputFiles]) {
 }
 
 // Hashed chunks of earlier builds are never imported again: remove whatever this build did not write.
-const written = new Set(
-  [bridge, cli].flatMap((result) =>
-    Object.keys(result.metafile.outputs).map((file) => relative(outdir, file)),
-  ),
-);
+const written = new Set(files.map((file) => relative(outdir, file.path)));
 for (const entry of readdirSync(outdir, { recursive: true, withFileTypes: true })) {
   if (!entry.isFile()) continue;
   const file = relative(outdir, join(entry.parentPath ?? entry.path, entry.name));

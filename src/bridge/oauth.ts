@@ -1,6 +1,6 @@
 /** The bridge's OAuth session, built from the command line; the auth module is loaded only when needed. */
 
-import type { OAuthSession } from "../auth/session/index.js";
+import { OAuthSession } from "../auth/session/index.js";
 import { configDir } from "../config/index.js";
 import type { BridgeOptions } from "./cli.js";
 import { suggestedMcpUrl } from "./endpoint-check.js";
@@ -17,7 +17,6 @@ export async function createBridgeAuth(
   env: Record<string, string | undefined> = process.env,
   use: "relay" | "terminal" = "terminal",
 ): Promise<OAuthSession> {
-  const { OAuthSession } = await import("../auth/session/index.js");
   const session = new OAuthSession({
     serverUrl: options.url.href,
     tokenStore: options.tokenStore,

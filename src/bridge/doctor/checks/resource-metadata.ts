@@ -1,5 +1,6 @@
 /** The protected resource metadata check (RFC 9728): what the server says about itself and its authorization server. */
 
+import { discoverOAuthProtectedResourceMetadata } from "@modelcontextprotocol/client";
 import { describeError } from "../../log.js";
 import { type Check, checkedUrl } from "../check.js";
 import { discoveryFetch, NEEDS_A_SIGN_IN_ENDPOINT } from "./discovery-needs.js";
@@ -10,7 +11,6 @@ export const resourceMetadataCheck: Check = {
   ...NEEDS_A_SIGN_IN_ENDPOINT,
   deadlineMs: () => 15_000,
   async run(context) {
-    const { discoverOAuthProtectedResourceMetadata } = await import("@modelcontextprotocol/client");
     const resourceMetadataUrl = context.found.endpoint?.resourceMetadataUrl;
     try {
       const metadata = await discoverOAuthProtectedResourceMetadata(
