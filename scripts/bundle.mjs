@@ -92,8 +92,8 @@ const builtinsByRequire = {
 // `chat-cli -V` prints the version of the package.json it was built with, without reading a file at run time.
 const { version } = JSON.parse(readFileSync("package.json", "utf8"));
 /**
- * One build per bin: a build of both shares more code but cuts it into more chunks (17 files on the bridge's path
- * to its first answer instead of 12), and every ES module file costs a start about a millisecond.
+ * One build per bin: a build of both would share more code between them but cut each start path into the chunks the
+ * two bins share and the ones they do not, and every ES module file costs a start about a millisecond.
  */
 const [bridge, cli] = await Promise.all(
   [

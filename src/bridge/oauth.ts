@@ -1,4 +1,4 @@
-/** The bridge's OAuth session, built from the command line; the auth module is loaded only when needed. */
+/** The bridge's OAuth session, built from the command line (sign-in, refresh and revocation load when first needed). */
 
 import { OAuthSession } from "../auth/session/index.js";
 import { configDir } from "../config/index.js";
