@@ -1,4 +1,4 @@
-/** The relay process's V8 tuning: a young generation that keeps its initial size, an old one that grows slowly. */
+/** The relay process's V8 tuning: a young generation that keeps its initial size, an old one that grows slowly, no optimizing compilers. */
 import { setFlagsFromString } from "node:v8";
 
 /**
@@ -14,12 +14,17 @@ import { setFlagsFromString } from "node:v8";
  * grows; `--heap-growing-percent=10` fixes it at 1.1 (read at each collection, so it also works from here). Peak RSS
  * with 1,000 in flight on Node 20: 84.7 -> 77-79 MB, calls/s within the run-to-run noise.
  *
- * Node 22+ also compiles warm functions with Maglev, a tier between the baseline code and TurboFan whose code and
- * compile zones live outside the heap: off, peak RSS under the same load on Node 24 went 92-106 -> 84 MB, calls/s
- * 1.54-1.83x the best peer as before (hot code still reaches TurboFan). Node 20 has Maglev off already.
+ * A relay's time goes to I/O and to JSON.parse and JSON.stringify (native code), so its JavaScript stays on the
+ * baseline tier (Ignition, then Sparkplug): the optimizing compilers, Maglev (Node 22+) and TurboFan, cost more
+ * memory than they save time here, in compile zones, optimized code and the compilers' own pages of the node binary
+ * faulted in. Off, peak RSS with 1,000 calls in flight went 78 -> 68 MB on Node 20 and 88 -> 80 MB on Node 24 (4
+ * alternating runs each), calls/s and relay p50/p99 within the noise, a 100 kB answer's too. Both flags are read
+ * whenever V8 would tier a function up, so setting them at start works (`--max-opt=1` set the same way did not hold
+ * Node 24: 101 MB).
  */
 export function tuneRelayHeap(): void {
   setFlagsFromString("--semi-space-growth-factor=1");
   setFlagsFromString("--heap-growing-percent=10");
   setFlagsFromString("--no-maglev");
+  setFlagsFromString("--no-turbofan");
 }

@@ -47,3 +47,35 @@ describe("tuneRelayHeap", () => {
     expect(tuned).toBeLessThan(youngOnly * 0.7);
   });
 });
+
+/**
+ * Whether a hot function reached an optimizing tier (V8's `%GetOptimizationStatus` bit "optimized": Maglev or
+ * TurboFan) after a warm loop, with the relay's tuning or without it.
+ */
+function optimizedWhenHot(tuned: boolean): boolean {
+  const script = `
+    ${tuned ? `(await import(${JSON.stringify(heapModule)})).tuneRelayHeap();` : ""}
+    const envelope = (line) => { const message = JSON.parse(line); return message.id + ":" + message.method; };
+    const line = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "get_chat" } });
+    let total = 0;
+    for (let round = 0; round < 20; round++) {
+      for (let i = 0; i < 20000; i++) total += envelope(line).length;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const OPTIMIZED = 1 << 4;
+    process.stdout.write(JSON.stringify({ optimized: (%GetOptimizationStatus(envelope) & OPTIMIZED) !== 0, total }));`;
+  const child = spawnSync(
+    process.execPath,
+    ["--allow-natives-syntax", "--input-type=module", "-e", script],
+    { encoding: "utf8" },
+  );
+  expect(child.stderr).toBe("");
+  return JSON.parse(child.stdout).optimized;
+}
+
+describe("tuneRelayHeap and V8's compilers", () => {
+  it("keeps hot relay code at the baseline tier, where V8 would optimize it", () => {
+    expect(optimizedWhenHot(false)).toBe(true);
+    expect(optimizedWhenHot(true)).toBe(false);
+  });
+});
