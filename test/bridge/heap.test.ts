@@ -64,11 +64,9 @@ function optimizedWhenHot(tuned: boolean): boolean {
     }
     const OPTIMIZED = 1 << 4;
     process.stdout.write(JSON.stringify({ optimized: (%GetOptimizationStatus(envelope) & OPTIMIZED) !== 0, total }));`;
-  const child = spawnSync(
-    process.execPath,
-    ["--allow-natives-syntax", "--input-type=module", "-e", script],
-    { encoding: "utf8" },
-  );
+  const child = spawnSync(process.execPath, ["--allow-natives-syntax", "--input-type=module", "-e", script], {
+    encoding: "utf8",
+  });
   expect(child.stderr).toBe("");
   return JSON.parse(child.stdout).optimized;
 }
