@@ -44,7 +44,7 @@ const shared = {
  * - Each module of ours loaded by `import()` (`lazyModules`) also imports what the bin's start module imports
  *   (`startImports`). esbuild puts a module in one chunk per set of entry points that reach it, so a start path reached
  *   from the entry and from a few lazy modules each was cut into a dozen chunk files, each read, resolved and linked on
- *   every start (the bridge's first answer: 13 files, 16 ms of its start); reached from all of them alike, it is one
+ *   every start (the bridge's first answer: 14 files, 16 ms of its start); reached from all of them alike, it is one
  *   chunk. A lazy module only ever loads after the start module, so the added imports load nothing at run time.
  */
 function ourSources({ lazyModules = new Set(), startImports = [] } = {}) {
@@ -125,6 +125,19 @@ function startPathOf(metafile, start) {
   const startImports = metafile.inputs[start].imports
     .filter((record) => record.kind === "import-statement" && ours(record))
     .map((record) => resolve(record.path));
+  // A lazy module that the start path also imports statically would import the start path back: a cycle, and
+  // esbuild would then order the start chunk from that module, running modules before what they import.
+  const startPath = new Set();
+  const visit = (path) => {
+    if (startPath.has(path)) return;
+    startPath.add(path);
+    for (const record of metafile.inputs[path]?.imports ?? [])
+      if (record.kind === "import-statement" && ours(record)) visit(record.path);
+  };
+  visit(start);
+  const both = [...startPath].filter((path) => path !== start && lazyModules.has(resolve(path)));
+  if (both.length > 0)
+    throw new Error(`imported both statically on the start path and with import(): ${both.join(", ")}; make it one`);
   return { lazyModules, startImports };
 }
 

@@ -17,8 +17,9 @@ import { setFlagsFromString } from "node:v8";
  * A relay's time goes to I/O and to JSON.parse and JSON.stringify (native code), so its JavaScript stays on the
  * baseline tier (Ignition, then Sparkplug): the optimizing compilers, Maglev (Node 22+) and TurboFan, cost more
  * memory than they save time here, in compile zones, optimized code and the compilers' own pages of the node binary
- * faulted in. Off, peak RSS with 1,000 calls in flight went 78 -> 68 MB on Node 20 and 88 -> 80 MB on Node 24 (4
- * alternating runs each), calls/s and relay p50/p99 within the noise, a 100 kB answer's too. Both flags are read
+ * faulted in. Off, peak RSS with 1,000 calls in flight went 76.4 -> 68.1 MB on Node 20 and 83.6 -> 78.9 MB on Node 24
+ * (the bench), calls/s and relay p50 within the noise, a 100 kB answer's too; relay p99 within the noise on Node 20
+ * and +1.8 to +2.7 ms in four A/B runs on Node 24 (-3.5 to +1.7 ms with the compilers on). Both flags are read
  * whenever V8 would tier a function up, so setting them at start works (`--max-opt=1` set the same way did not hold
  * Node 24: 101 MB).
  */

@@ -1,6 +1,6 @@
 /** The bridge's OAuth session, built from the command line (sign-in, refresh and revocation load when first needed). */
 
-import { OAuthSession } from "../auth/session/index.js";
+import { OAuthSession } from "../auth/session/oauth-session.js";
 import { configDir } from "../config/index.js";
 import type { BridgeOptions } from "./cli.js";
 import { suggestedMcpUrl } from "./endpoint-check.js";

@@ -137,6 +137,21 @@ describe("the tarball holds only what users need", () => {
     expect(orphans).toEqual([]);
   });
 
+  it("loads the bridge's start path as at most 3 files (the entry, its start chunk and esbuild's helpers)", () => {
+    // Static imports only: what every start reads, resolves and links before the bridge's first answer.
+    const loaded = new Set<string>();
+    const visit = (path: string) => {
+      if (loaded.has(path)) return;
+      loaded.add(path);
+      const text = readFileSync(join(installedPackage, path), "utf8");
+      for (const match of text.matchAll(/(?:\bfrom\s*|\bimport\s*)["'](\.\.?\/[\w./-]+\.js)["']/g))
+        visit(join(path, "..", match[1]!).replaceAll("\\", "/"));
+    };
+    visit("dist/bin/chat-mcp-bridge.js");
+    expect(loaded.size).toBeGreaterThan(1);
+    expect(loaded.size, [...loaded].join(", ")).toBeLessThanOrEqual(3);
+  });
+
   it("bundles no ES import of a Node built-in (its facade reads every export: undici and WebCrypto on Node 24)", () => {
     const bundles = binBundles();
     // `node:module` stays: its createRequire is how the bundle requires the others (the bin shim loads it anyway).

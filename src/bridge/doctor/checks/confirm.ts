@@ -1,5 +1,6 @@
 /** `--confirm-tool`: the tools the client will see that need the person's approval (loaded only with the flag). */
 
+import { ToolFilter } from "../../tool-filter.js";
 import type { Check, CheckResult } from "../check.js";
 
 export const confirmCheck: Check = {
@@ -11,10 +12,7 @@ export const confirmCheck: Check = {
     (options.confirmTools?.length ?? 0) > 0 && statusOf("live") !== undefined && statusOf("live") !== "skip",
   deadlineMs: () => 5_000,
   async run({ options, found }): Promise<CheckResult> {
-    const [{ toolsToConfirm }, { ToolFilter }] = await Promise.all([
-      import("../../steps/confirm-tool.js"),
-      import("../../tool-filter.js"),
-    ]);
+    const { toolsToConfirm } = await import("../../steps/confirm-tool.js");
     const visible = ToolFilter.from(options)?.filterListResult(found.listed) ?? found.listed;
     const tools = (visible as { tools?: Array<{ name?: unknown }> } | undefined)?.tools;
     if (!Array.isArray(tools)) return { status: "skip", detail: "not checked (no tools/list answer)" };

@@ -1,5 +1,6 @@
 /** The token store check: where this login's tokens live (the keychain, or 0600 files), and that the keychain answers. */
 
+import { loadKeychainBackend } from "../../../auth/keychain.js";
 import type { Check, CheckResult } from "../check.js";
 
 export const tokenStoreCheck: Check = {
@@ -15,7 +16,6 @@ export const tokenStoreCheck: Check = {
     if (stored && stored.kind !== "none")
       return { status: "pass", detail: `${stored.kind}: ${stored.location}` };
     if (options.tokenStore === "file") return { status: "pass", detail: "0600 files (--token-store file)" };
-    const { loadKeychainBackend } = await import("../../../auth/keychain.js");
     const { backend, failures } = await loadKeychainBackend();
     if (backend) {
       const name = backend.name === "keytar" ? "keytar" : "@napi-rs/keyring (OS keychain / Secret Service)";
