@@ -16,7 +16,6 @@ import { parseStoredLogin, type StoredLogin } from "./stored-login.js";
 
 export type TokenStoreMode = "auto" | "keychain" | "file";
 export type AuthLog = (level: "info" | "warn" | "debug", message: string) => void;
-// src/bridge (doctor's token-store check) and test/keychain load the keychain through this module today.
 
 /** One login's storage, following the `--token-store` mode. */
 export class LoginStore {
