@@ -1,4 +1,4 @@
-/** The relay process's V8 tuning: a young generation that keeps its initial size, an old one that grows slowly, no optimizing compilers. */
+/** The relay process's V8 tuning: a young generation held small, an old one that grows slowly, no optimizing compilers. */
 import { setFlagsFromString } from "node:v8";
 
 /**
@@ -23,7 +23,7 @@ import { setFlagsFromString } from "node:v8";
  * whenever V8 would tier a function up, so setting them at start works (`--max-opt=1` set the same way did not hold
  * Node 24: 101 MB).
  */
-export function tuneRelayHeap(): void {
+export function tuneRelayV8(): void {
   setFlagsFromString("--semi-space-growth-factor=1");
   setFlagsFromString("--heap-growing-percent=10");
   setFlagsFromString("--no-maglev");

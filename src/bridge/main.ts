@@ -2,7 +2,7 @@
 
 import { sanitizeForTerminal } from "../internal/redact.js";
 import { isCommanderError, parseBridgeArgs, relayTerminalHint, UsageError } from "./cli.js";
-import { tuneRelayHeap } from "./heap.js";
+import { tuneRelayV8 } from "./heap.js";
 import { describeError } from "./log.js";
 // Imported statically: the relay is what nearly every start runs, and in the bundle's entry file it is one module
 // load fewer on the way to the first answer (the SDK, sign-in and doctor stay behind dynamic imports).
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
       url: sanitizeForTerminal(command.options.url.href, { oneLine: true }),
     });
     if (hint) process.stderr.write(hint);
-    tuneRelayHeap();
+    tuneRelayV8();
     await runRelay(command.options);
   } else process.exitCode = await runAccountCommand(command.kind, command.options);
 }

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 
 const heapModule = new URL("../../dist/bridge/heap.js", import.meta.url).href;
 
-type Tuning = "none" | "young generation only" | "tuneRelayHeap";
+type Tuning = "none" | "young generation only" | "tuneRelayV8";
 
 /**
  * Sizes (MB) of the young generation and the old space's peak while many small objects are allocated, a window of
@@ -14,7 +14,7 @@ function heapUnderLoad(tuning: Tuning): { newSpace: number; oldSpacePeak: number
   const setUp = {
     none: "",
     "young generation only": `(await import("node:v8")).setFlagsFromString("--semi-space-growth-factor=1");`,
-    tuneRelayHeap: `(await import(${JSON.stringify(heapModule)})).tuneRelayHeap();`,
+    tuneRelayV8: `(await import(${JSON.stringify(heapModule)})).tuneRelayV8();`,
   }[tuning];
   const script = `
     import { getHeapSpaceStatistics } from "node:v8";
@@ -34,16 +34,16 @@ function heapUnderLoad(tuning: Tuning): { newSpace: number; oldSpacePeak: number
   return JSON.parse(child.stdout);
 }
 
-describe("tuneRelayHeap", () => {
+describe("tuneRelayV8", () => {
   it("holds the young generation at a few MB where V8 would grow it past 16 MB", () => {
     expect(heapUnderLoad("none").newSpace).toBeGreaterThan(16);
-    expect(heapUnderLoad("tuneRelayHeap").newSpace).toBeLessThanOrEqual(4);
+    expect(heapUnderLoad("tuneRelayV8").newSpace).toBeLessThanOrEqual(4);
   });
 
   it("keeps the old space's peak near its live set where promoted garbage would more than double it", () => {
     // Measured: 69-72 MB with the young generation held alone, 28-29 MB tuned (Node 20); 70 and 40 MB on Node 24.
     const youngOnly = heapUnderLoad("young generation only").oldSpacePeak;
-    const tuned = heapUnderLoad("tuneRelayHeap").oldSpacePeak;
+    const tuned = heapUnderLoad("tuneRelayV8").oldSpacePeak;
     expect(tuned).toBeLessThan(youngOnly * 0.7);
   });
 });
@@ -54,7 +54,7 @@ describe("tuneRelayHeap", () => {
  */
 function optimizedWhenHot(tuned: boolean): boolean {
   const script = `
-    ${tuned ? `(await import(${JSON.stringify(heapModule)})).tuneRelayHeap();` : ""}
+    ${tuned ? `(await import(${JSON.stringify(heapModule)})).tuneRelayV8();` : ""}
     const envelope = (line) => { const message = JSON.parse(line); return message.id + ":" + message.method; };
     const line = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "get_chat" } });
     let total = 0;
@@ -71,7 +71,7 @@ function optimizedWhenHot(tuned: boolean): boolean {
   return JSON.parse(child.stdout).optimized;
 }
 
-describe("tuneRelayHeap and V8's compilers", () => {
+describe("tuneRelayV8 and V8's compilers", () => {
   it("keeps hot relay code at the baseline tier, where V8 would optimize it", () => {
     expect(optimizedWhenHot(false)).toBe(true);
     expect(optimizedWhenHot(true)).toBe(false);
