@@ -1,6 +1,7 @@
 /** Entry point of the `chat-mcp-bridge` bin: parse the command line, then relay, log in or log out. */
 
 import { sanitizeForTerminal } from "../internal/redact.js";
+import { tuneShortLivedV8 } from "../internal/short-lived-v8.js";
 import { isCommanderError, parseBridgeArgs, relayTerminalHint, UsageError } from "./cli.js";
 import { tuneRelayV8 } from "./heap.js";
 import { describeError } from "./log.js";
@@ -24,6 +25,8 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  // The doctor and the account commands run once and end; the relay lives as long as its client.
+  if (command.kind !== "relay") tuneShortLivedV8();
   if (command.kind === "doctor") process.exitCode = await runDoctorCommand(command.target, command.options);
   else if (command.kind === "relay") {
     const hint = relayTerminalHint({
