@@ -150,6 +150,11 @@ describe("the tarball holds only what users need", () => {
     visit("dist/bin/chat-mcp-bridge.js");
     expect(loaded.size).toBeGreaterThan(1);
     expect(loaded.size, [...loaded].join(", ")).toBeLessThanOrEqual(3);
+    // The global `performance` loads perf_hooks (seven built-in modules) the first time it is read: not on a start.
+    const readsPerformance = [...loaded].filter((path) =>
+      /\bperformance\s*\./.test(readFileSync(join(installedPackage, path), "utf8")),
+    );
+    expect(readsPerformance).toEqual([]);
   });
 
   it("bundles no ES import of a Node built-in (its facade reads every export: undici and WebCrypto on Node 24)", () => {

@@ -103,7 +103,8 @@ export class EventStreams {
    */
   async read(response: HttpAnswer, state: StreamState): Promise<void> {
     const host = this.#host;
-    const openedAt = performance.now();
+    // process.hrtime, not `performance`: that global loads perf_hooks (seven modules) on the relay's start path.
+    const openedAt = process.hrtime.bigint();
     let events = 0;
     const parser = new ServerSentEventParser({
       onRetry: (milliseconds) => {
@@ -150,7 +151,8 @@ export class EventStreams {
     if (host.isClosed()) return;
     if (failure) host.error(new Error(`the event stream broke: ${(failure as Error).message ?? failure}`));
     // A stream that closes at once, again and again (`retry: 0` with nothing to send): back off, then give up.
-    const healthy = events > 0 || performance.now() - openedAt >= HEALTHY_STREAM_MS;
+    const openMs = Number(process.hrtime.bigint() - openedAt) / 1e6;
+    const healthy = events > 0 || openMs >= HEALTHY_STREAM_MS;
     const empty = healthy ? 0 : (state.emptyStreams ?? 0) + 1;
     state.emptyStreams = empty;
     // A request's answer stream gives up (its answer is not coming); the standalone stream only backs off.
