@@ -30,7 +30,7 @@ export const SAMPLES = {
   relayWarmup: 50,
   concurrency: 1000,
   concurrencyWaves: 3,
-  cliRuns: 10,
+  cliRuns: 20,
   clientCalls: 1000,
   clientWarmup: 100,
   serverConnections: 50,

@@ -157,6 +157,27 @@ describe("the tarball holds only what users need", () => {
     expect(readsPerformance).toEqual([]);
   });
 
+  it("loads node:child_process only to start a process (commander requires it for subcommands the bins do not have)", async () => {
+    // Each bin's --help loads commander; the preload prints the built-in modules loaded by the time the process exits.
+    const preload = join(work, "print-loaded-modules.cjs");
+    writeFileSync(
+      preload,
+      'process.on("exit", () => process.stderr.write("\\nLOADED " + process.moduleLoadList.join(",") + "\\n"));',
+    );
+    for (const bin of ["chat-cli", "chat-mcp-bridge"]) {
+      const { stdout, stderr } = await run(process.execPath, [
+        "--require",
+        preload,
+        join(installedPackage, "bin", `${bin}.js`),
+        "--help",
+      ]);
+      expect(stdout).toContain("Usage:");
+      const loaded = stderr.split("\nLOADED ")[1]!.split(",");
+      expect(loaded).toContain("NativeModule events");
+      expect(loaded, bin).not.toContain("NativeModule child_process");
+    }
+  });
+
   it("bundles no ES import of a Node built-in (its facade reads every export: undici and WebCrypto on Node 24)", () => {
     const bundles = binBundles();
     // `node:module` stays: its createRequire is how the bundle requires the others (the bin shim loads it anyway).
