@@ -67,18 +67,20 @@ function ourSources({ lazyModules = new Set(), startImports = [] } = {}) {
 }
 
 /**
+ * A built-in that a CommonJS dependency requires at load but uses only on a path the bins never take is loaded on
+ * first use instead: commander requires `node:child_process` for executable subcommands (ours are not), and loading
+ * it (with `net`, `dgram` and the rest it brings) cost every start of both bins about 3 ms (A/B runs, Node 20 and
+ * 24). Only for `require()` (the wrapper is a proxy of the module's properties; an ES import copies them all at
+ * once, so it stays as it is).
+ */
+const loadedOnFirstUse = new Set(["node:child_process"]);
+
+/**
  * `import { request } from "node:http"` becomes `require("node:http")` (through the banner's createRequire): an ES
  * import of a built-in builds its ES module facade, which reads every export, lazy ones included, so on Node 24
  * `node:http` loads undici (its WebSocket getter) and `node:crypto` WebCrypto on every start (~40 ms there, a few ms
  * on Node 20). `require` returns the module object and reads nothing until it is used.
  */
-/**
- * A built-in that a CommonJS dependency requires at load but uses only on a path the bins never take is loaded on
- * first use instead: commander requires `node:child_process` for executable subcommands (ours are not), and loading
- * it (with `net`, `dgram` and the rest it brings) cost every start of both bins ~5 ms on Node 24. Only for `require()`
- * (the wrapper is a proxy of the module's properties; an ES import copies them all at once, so it stays as it is).
- */
-const loadedOnFirstUse = new Set(["node:child_process"]);
 const builtinsByRequire = {
   name: "builtins-by-require",
   setup(pluginBuild) {

@@ -1,5 +1,6 @@
 /** Entry point of the `chat-mcp-bridge` bin: parse the command line, then relay, log in or log out. */
 
+import { runBeforeFirstPlatformFetch } from "../internal/proxy.js";
 import { sanitizeForTerminal } from "../internal/redact.js";
 import { tuneShortLivedV8 } from "../internal/short-lived-v8.js";
 import { isCommanderError, parseBridgeArgs, relayTerminalHint, UsageError } from "./cli.js";
@@ -26,7 +27,7 @@ async function main(): Promise<void> {
     throw error;
   }
   // The doctor and the account commands run once and end; the relay lives as long as its client.
-  if (command.kind !== "relay") tuneShortLivedV8();
+  if (command.kind !== "relay") runBeforeFirstPlatformFetch(tuneShortLivedV8);
   if (command.kind === "doctor") process.exitCode = await runDoctorCommand(command.target, command.options);
   else if (command.kind === "relay") {
     const hint = relayTerminalHint({

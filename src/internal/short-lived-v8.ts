@@ -12,9 +12,10 @@ let tuned = false;
  *
  * Any V8 flag set at run time changes V8's flag hash, and Node then refuses its built-in code cache for every
  * built-in module loaded afterwards (30 ms more compiling on the fetch path). So fetch's implementation is loaded
- * first (reading `Response` loads it), as the first request would. Call before a command's first request; never in
- * a long-lived process (the relay, `chat-cli serve`) or a library. `node:v8` is required here, on Node 20 only: loading
- * it costs a start 6 ms on Node 24.
+ * first (reading `Response` loads it; ky has usually loaded it already). The bins run it through
+ * `runBeforeFirstPlatformFetch`, so a command that sends no fetch request loads nothing for it; never in a long-lived
+ * process (the relay, `chat-cli serve`) or the library. `node:v8` is required here, on Node 20 only: loading it took
+ * 6 ms of a Node 24 start in a profile. Returns whether it tuned anything.
  */
 export function tuneShortLivedV8(nodeMajor = Number(process.versions.node.split(".")[0])): boolean {
   if (tuned || nodeMajor !== 20) return false;
