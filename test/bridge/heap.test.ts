@@ -36,8 +36,10 @@ function heapUnderLoad(tuning: Tuning): { newSpace: number; oldSpacePeak: number
 
 describe("tuneRelayV8", () => {
   it("holds the young generation at a few MB where V8 would grow it past 16 MB", () => {
+    // Measured untuned: 32 MB on Node 20, 128 MB on Node 24. Tuned: 2 MB on Node 20; Node 24's V8 resizes it
+    // between 2 and 8 MB as the loop runs, so a reading taken at one moment can be anywhere in that range.
     expect(heapUnderLoad("none").newSpace).toBeGreaterThan(16);
-    expect(heapUnderLoad("tuneRelayV8").newSpace).toBeLessThanOrEqual(4);
+    expect(heapUnderLoad("tuneRelayV8").newSpace).toBeLessThanOrEqual(10);
   });
 
   it("keeps the old space's peak near its live set where promoted garbage would more than double it", () => {
