@@ -13,8 +13,9 @@ if (argv.length === 1 && (argv[0] === "-V" || argv[0] === "--version")) {
 } else {
   const { run } = await import("./run.js");
   process.exitCode = await run(argv);
-  // The command is done: end now instead of when the platform fetch lets its idle keep-alive connection go
-  // (a few hundred milliseconds on Node 20), once what was written to stdout and stderr has been flushed.
+  // The command is done: end now, whatever handle is still open (an idle keep-alive connection, a timer), once what
+  // was written to stdout and stderr has been flushed. (Node 20's wait for V8 at exit is another matter:
+  // src/internal/short-lived-v8.ts.)
   const flushed = (stream: NodeJS.WriteStream) => new Promise((resolve) => stream.write("", resolve));
   await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
   process.exit();
