@@ -1,10 +1,8 @@
 #!/usr/bin/env node
-// The chat-cli bin: Node's compile cache first (Node >= 22.1; absent on Node 20), so repeat starts skip compiling the bundle.
-import * as nodeModule from "node:module";
-
+// The chat-cli bin, CommonJS (bin/package.json): Node's compile cache first (Node >= 22.1; absent on Node 20), so repeat starts skip compiling the bundle.
 try {
-  nodeModule.enableCompileCache?.();
+  require("node:module").enableCompileCache?.();
 } catch {
   // A cache that cannot be set up only costs speed.
 }
-await import("../dist/bin/chat-cli.js");
+require("../dist/bin/chat-cli.js");

@@ -1,7 +1,7 @@
-// Bundles the two bins into ESM files so they start fast (few module loads); native and heavy modules stay external.
+// Bundles the two bins into CommonJS files so they start fast (few module loads, no ES loader); native and heavy modules stay external.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
-import { build } from "esbuild";
+import { build, transform } from "esbuild";
 
 const outdir = "dist/bin";
 const external = [
@@ -15,9 +15,11 @@ const external = [
   "undici",
   "https-proxy-agent",
 ];
-const requireBanner =
-  "import { createRequire as __cmbCreateRequire } from 'node:module'; const require = __cmbCreateRequire(import.meta.url);";
 
+/**
+ * esbuild splits code into chunks only in the ES module format, so the bins are bundled as ES modules first and each
+ * output file is then turned into CommonJS on its own (`toCommonJs`), beside a package.json that says so.
+ */
 const shared = {
   outdir,
   bundle: true,
@@ -34,7 +36,6 @@ const shared = {
   minifySyntax: true,
   legalComments: "none",
   logLevel: "warning",
-  banner: { js: requireBanner },
 };
 
 /**
@@ -70,39 +71,25 @@ function ourSources({ lazyModules = new Set(), startImports = [] } = {}) {
  * A built-in that a CommonJS dependency requires at load but uses only on a path the bins never take is loaded on
  * first use instead: commander requires `node:child_process` for executable subcommands (ours are not), and loading
  * it (with `net`, `dgram` and the rest it brings) cost every start of both bins about 3 ms (A/B runs, Node 20 and
- * 24). Only for `require()` (the wrapper is a proxy of the module's properties; an ES import copies them all at
- * once, so it stays as it is).
+ * 24). The wrapper is a proxy of the module's properties. Every other built-in stays a plain `require`: in the
+ * CommonJS output, `import { request } from "node:http"` reads `request` from the module object where it is used,
+ * never the module's other exports (an ES import of a built-in builds a facade that reads them all: on Node 24,
+ * `node:http` then loads undici through its WebSocket getter).
  */
 const loadedOnFirstUse = new Set(["node:child_process"]);
-
-/**
- * `import { request } from "node:http"` becomes `require("node:http")` (through the banner's createRequire): an ES
- * import of a built-in builds its ES module facade, which reads every export, lazy ones included, so on Node 24
- * `node:http` loads undici (its WebSocket getter) and `node:crypto` WebCrypto on every start (~40 ms there, a few ms
- * on Node 20). `require` returns the module object and reads nothing until it is used.
- */
-const builtinsByRequire = {
-  name: "builtins-by-require",
+const builtinsOnFirstUse = {
+  name: "builtins-on-first-use",
   setup(pluginBuild) {
     pluginBuild.onResolve({ filter: /^node:/ }, (args) =>
-      // `await import("node:readline")` stays as it is: the chunk of a CommonJS wrapper would give only `default`.
-      args.namespace === "builtin" || args.kind === "dynamic-import"
-        ? { path: args.path, external: true }
-        : // One wrapper per importing module, so it lands in that module's chunk instead of a chunk of its own.
-          {
-            path: `${args.importer}|${args.path}`,
-            namespace: "builtin",
-            pluginData: { onFirstUse: args.kind === "require-call" && loadedOnFirstUse.has(args.path) },
-          },
+      args.kind === "require-call" && loadedOnFirstUse.has(args.path) && args.namespace !== "on-first-use"
+        ? { path: args.path, namespace: "on-first-use" }
+        : { path: args.path, external: true },
     );
-    pluginBuild.onLoad({ filter: /.*/, namespace: "builtin" }, (args) => {
-      const builtin = JSON.stringify(args.path.slice(args.path.lastIndexOf("|") + 1));
-      const contents = args.pluginData?.onFirstUse
-        ? `let loaded; const load = () => (loaded ??= require(${builtin}));
-module.exports = new Proxy({}, { get: (_, key) => load()[key], has: (_, key) => key in load() });`
-        : `module.exports = require(${builtin});`;
-      return { contents, loader: "js" };
-    });
+    pluginBuild.onLoad({ filter: /.*/, namespace: "on-first-use" }, (args) => ({
+      contents: `let loaded; const load = () => (loaded ??= require(${JSON.stringify(args.path)}));
+module.exports = new Proxy({}, { get: (_, key) => load()[key], has: (_, key) => key in load() });`,
+      loader: "js",
+    }));
   },
 };
 
@@ -125,8 +112,8 @@ const [bridge, cli] = await Promise.all(
       write: false,
     };
     // A first pass finds the start path and the lazy modules; the second bundles the start path as one chunk.
-    const { metafile } = await build({ ...options, plugins: [ourSources(), builtinsByRequire] });
-    return build({ ...options, plugins: [ourSources(startPathOf(metafile, start)), builtinsByRequire] });
+    const { metafile } = await build({ ...options, plugins: [ourSources(), builtinsOnFirstUse] });
+    return build({ ...options, plugins: [ourSources(startPathOf(metafile, start)), builtinsOnFirstUse] });
   }),
 );
 /** The start module's imports and the modules of ours that `import()` loads, as absolute paths, from a first pass. */
@@ -179,19 +166,42 @@ function loadableFiles(result) {
   return result.outputFiles.filter((file) => loadable.has(file.path));
 }
 
-// Only modules that use `require` (the CommonJS wrappers of commander and friends) need the banner's createRequire.
-const files = [bridge, cli].flatMap(loadableFiles);
-for (const file of files) {
-  let text = file.text;
-  if (text.startsWith(requireBanner) && !/\brequire\b/.test(text.slice(requireBanner.length))) {
-    text = text.slice(requireBanner.length).replace(/^\n/, "");
-  }
-  mkdirSync(dirname(file.path), { recursive: true });
-  writeFileSync(file.path, text);
+/**
+ * One output file as CommonJS. `import()` of another output file or of a built-in becomes `require` (so no path of
+ * the bins loads Node's ES loader, an https server's included), `import.meta.url` the file's own URL, and esbuild turns the static imports and exports into
+ * `require` and `module.exports` (read where used, so an export of another chunk is never copied). `import()` of a
+ * package stays: `open` is an ES module, which `require` loads only on Node >= 20.19. Strict, as the ES modules were.
+ */
+async function toCommonJs(text) {
+  const source = text.replace(/\bimport\(\s*("(?:\.\.?\/[^"]+\.js|node:[a-z_/]+)")\s*\)/g, "Promise.resolve().then(()=>require($1))");
+  const fileUrl = source.includes("import.meta.url");
+  const { code } = await transform(source, {
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    minifyWhitespace: true,
+    minifySyntax: true,
+    legalComments: "none",
+    logLevel: "warning",
+    define: fileUrl ? { "import.meta.url": "__cmbFileUrl" } : {},
+  });
+  const prelude = fileUrl ? 'var __cmbFileUrl=require("node:url").pathToFileURL(__filename).href;' : "";
+  return `"use strict";${prelude}${code}`;
 }
 
+const files = [bridge, cli].flatMap(loadableFiles);
+await Promise.all(
+  files.map(async (file) => {
+    mkdirSync(dirname(file.path), { recursive: true });
+    writeFileSync(file.path, await toCommonJs(file.text));
+  }),
+);
+// The package is "type": "module"; this folder holds CommonJS.
+const scope = "package.json";
+writeFileSync(join(outdir, scope), `${JSON.stringify({ type: "commonjs" })}\n`);
+
 // Hashed chunks of earlier builds are never imported again: remove whatever this build did not write.
-const written = new Set(files.map((file) => relative(outdir, file.path)));
+const written = new Set([scope, ...files.map((file) => relative(outdir, file.path))]);
 for (const entry of readdirSync(outdir, { recursive: true, withFileTypes: true })) {
   if (!entry.isFile()) continue;
   const file = relative(outdir, join(entry.parentPath ?? entry.path, entry.name));

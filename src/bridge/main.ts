@@ -36,8 +36,7 @@ async function main(): Promise<void> {
       url: sanitizeForTerminal(command.options.url.href, { oneLine: true }),
     });
     if (hint) process.stderr.write(hint);
-    tuneRelayV8();
-    await runRelay(command.options);
+    await runRelay(command.options, process.env, { afterFirstAnswer: tuneRelayV8 });
   } else process.exitCode = await runAccountCommand(command.kind, command.options);
 }
 

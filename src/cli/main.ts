@@ -3,14 +3,15 @@
 /** The package version, written in by the bundler (scripts/bundle.mjs); unset when run from source. */
 declare const CHAT_CLI_BUNDLED_VERSION: string | undefined;
 
-const argv = process.argv.slice(2);
-if (argv.length === 1 && (argv[0] === "-V" || argv[0] === "--version")) {
-  const version =
-    typeof CHAT_CLI_BUNDLED_VERSION === "string"
-      ? CHAT_CLI_BUNDLED_VERSION
-      : (await import("../internal/package-version.js")).packageVersion();
-  process.stdout.write(`${version}\n`);
-} else {
+async function main(argv: string[]): Promise<void> {
+  if (argv.length === 1 && (argv[0] === "-V" || argv[0] === "--version")) {
+    const version =
+      typeof CHAT_CLI_BUNDLED_VERSION === "string"
+        ? CHAT_CLI_BUNDLED_VERSION
+        : (await import("../internal/package-version.js")).packageVersion();
+    process.stdout.write(`${version}\n`);
+    return;
+  }
   const { run } = await import("./run.js");
   process.exitCode = await run(argv);
   // The command is done: end now, whatever handle is still open (an idle keep-alive connection, a timer), once what
@@ -20,3 +21,6 @@ if (argv.length === 1 && (argv[0] === "-V" || argv[0] === "--version")) {
   await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
   process.exit();
 }
+
+// No top-level await: the bundle is CommonJS (scripts/bundle.mjs). A failure ends the process as an unhandled rejection.
+void main(process.argv.slice(2));

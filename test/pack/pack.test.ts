@@ -1,5 +1,6 @@
 /** The published package: `npm pack` holds only what users need, and its bins, exports and types work from a fresh install. */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -138,14 +139,15 @@ describe("the tarball holds only what users need", () => {
   });
 
   it("loads the bridge's start path as at most 3 files (the entry, its start chunk and esbuild's helpers)", () => {
-    // Static imports only: what every start reads, resolves and links before the bridge's first answer.
+    // Top-level requires only (a chunk loaded with `import()` is required inside a callback, `=>require(...)`): what
+    // every start reads and compiles before the bridge's first answer.
     const loaded = new Set<string>();
     const visit = (path: string) => {
       if (loaded.has(path)) return;
       loaded.add(path);
       const text = readFileSync(join(installedPackage, path), "utf8");
-      for (const match of text.matchAll(/(?:\bfrom\s*|\bimport\s*)["'](\.\.?\/[\w./-]+\.js)["']/g))
-        visit(join(path, "..", match[1]!).replaceAll("\\", "/"));
+      for (const match of text.matchAll(/(=>\s*)?\brequire\(["'](\.\.?\/[\w./-]+\.js)["']\)/g))
+        if (!match[1]) visit(join(path, "..", match[2]!).replaceAll("\\", "/"));
     };
     visit("dist/bin/chat-mcp-bridge.js");
     expect(loaded.size).toBeGreaterThan(1);
@@ -178,16 +180,23 @@ describe("the tarball holds only what users need", () => {
     }
   });
 
-  it("bundles no ES import of a Node built-in (its facade reads every export: undici and WebCrypto on Node 24)", () => {
+  it("ships the bins and their bundles as CommonJS: no ES module statement, no import() of a bundle or a built-in", () => {
+    // Node's ES loader costs a start about 8 ms on Node 20; an ES import of a built-in builds a facade that reads
+    // every export (on Node 24, `node:http` then loads undici). Packages (`open`, an ES module) keep their import().
     const bundles = binBundles();
-    // `node:module` stays: its createRequire is how the bundle requires the others (the bin shim loads it anyway).
-    const esImports = bundles.flatMap((bundle) =>
-      [...readFileSync(join(installedPackage, bundle), "utf8").matchAll(/\bfrom\s*["']node:[\w/]+["']/g)]
-        .filter((match) => !/node:module/.test(match[0]))
-        .map((match) => `${bundle}: ${match[0]}`),
+    const esSyntax = bundles.flatMap((bundle) =>
+      [
+        ...readFileSync(join(installedPackage, bundle), "utf8").matchAll(
+          /(?:^|[;}])\s*(?:import(?:\s*[{*"']|\s+\w)|export(?:\s*[{*]|\s+\w))|\bimport\(\s*["'](?:\.|node:)[^"']*["']\s*\)|\bimport\.meta\b/g,
+        ),
+      ].map((match) => `${bundle}: ${match[0].trim()}`),
     );
     expect(bundles.length).toBeGreaterThan(2);
-    expect(esImports).toEqual([]);
+    expect(esSyntax).toEqual([]);
+    for (const folder of ["bin", "dist/bin"]) {
+      const scope = JSON.parse(readFileSync(join(installedPackage, folder, "package.json"), "utf8"));
+      expect(scope, folder).toEqual({ type: "commonjs" });
+    }
   });
 
   it("has a types file for every export", () => {
@@ -324,6 +333,63 @@ describe("without the optional keychain modules, tokens go to the 0600 file stor
     expect(await toolsThroughBridge(installedBridge(), installDir, configDir, server.mcpUrl)).toEqual(
       [...TOOL_NAMES].sort(),
     );
+  });
+
+  it("answers its first message before it loads node:v8 (the relay tunes V8 after that answer) or ES module machinery", async () => {
+    // The preload prints the built-in modules loaded at the first write to stdout, and again at exit.
+    const preload = join(work, "loaded-at-first-answer.cjs");
+    writeFileSync(
+      preload,
+      `const write = process.stdout.write.bind(process.stdout);
+let seen = false;
+process.stdout.write = (...args) => {
+  if (!seen) process.stderr.write("\\nAT ANSWER " + process.moduleLoadList.join(",") + "\\n");
+  seen = true;
+  return write(...args);
+};
+process.on("exit", () => process.stderr.write("\\nAT EXIT " + process.moduleLoadList.join(",") + "\\n"));`,
+    );
+    const child = spawn(process.execPath, ["--require", preload, installedBridge(), server.mcpUrl], {
+      cwd: installDir,
+      env: { ...process.env, CHAT_CONFIG_DIR: configDir, BROWSER: join(work, "no-such-browser") },
+    });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (text: string) => {
+      stderr += text;
+    });
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "pack-test", version: "1" },
+      },
+    };
+    child.stdin.write(`${JSON.stringify(initialize)}\n`);
+    const [answer] = (await once(child.stdout.setEncoding("utf8"), "data")) as [string];
+    expect(JSON.parse(answer.split("\n")[0]!)).toMatchObject({
+      id: 1,
+      result: { serverInfo: expect.anything() },
+    });
+    // Let the relay's step after its first answer run before it is asked to end.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    child.stdin.end();
+    await exited;
+    const modulesAt = (label: string) => stderr.split(`\n${label} `)[1]!.split("\n")[0]!.split(",");
+    const atAnswer = modulesAt("AT ANSWER");
+    expect(atAnswer).toContain("NativeModule http");
+    expect(atAnswer).not.toContain("NativeModule v8");
+    expect(modulesAt("AT EXIT")).toContain("NativeModule v8");
+    // ES module machinery beyond what Node loads for a CommonJS `node -e` (Node 24 loads it for both).
+    const { stdout } = await run(process.execPath, [
+      "-e",
+      "process.stdout.write(process.moduleLoadList.join())",
+    ]);
+    const baseline = new Set(stdout.split(","));
+    expect(atAnswer.filter((name) => name.includes("/esm/") && !baseline.has(name))).toEqual([]);
   });
 });
 
