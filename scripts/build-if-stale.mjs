@@ -13,7 +13,13 @@ const INPUT_FILES = [
   "scripts/bundle.mjs",
 ];
 const INPUT_DIRS = ["src"];
-const OUTPUTS = ["dist/demo/index.js", "dist/bin/chat-cli.js", "dist/bin/chat-mcp-bridge.js"];
+const OUTPUTS = [
+  "dist/demo/index.js",
+  "dist/bin/chat-cli.js",
+  "dist/bin/chat-mcp-bridge.js",
+  // Without it the bundles would load as ES modules (the package is "type": "module") and fail.
+  "dist/bin/package.json",
+];
 const STAMP = "dist/.build-inputs";
 
 function filesUnder(root, dir) {

@@ -97,7 +97,7 @@ module.exports = new Proxy({}, { get: (_, key) => load()[key], has: (_, key) => 
 const { version } = JSON.parse(readFileSync("package.json", "utf8"));
 /**
  * One build per bin: a build of both would share more code between them but cut each start path into the chunks the
- * two bins share and the ones they do not, and every ES module file costs a start about a millisecond.
+ * two bins share and the ones they do not, and every file on a start path costs that start about a millisecond.
  */
 const [bridge, cli] = await Promise.all(
   [
@@ -175,7 +175,7 @@ function loadableFiles(result) {
 async function toCommonJs(text) {
   const source = text.replace(/\bimport\(\s*("(?:\.\.?\/[^"]+\.js|node:[a-z_/]+)")\s*\)/g, "Promise.resolve().then(()=>require($1))");
   const fileUrl = source.includes("import.meta.url");
-  const { code } = await transform(source, {
+  const { code, warnings } = await transform(source, {
     format: "cjs",
     platform: "node",
     target: "node20",
@@ -185,6 +185,8 @@ async function toCommonJs(text) {
     logLevel: "warning",
     define: fileUrl ? { "import.meta.url": "__cmbFileUrl" } : {},
   });
+  // A warning here is a construct CommonJS cannot keep (another `import.meta` field becomes `{}`): stop the build.
+  if (warnings.length > 0) throw new Error(`not convertible to CommonJS: ${warnings.map((w) => w.text).join("; ")}`);
   const prelude = fileUrl ? 'var __cmbFileUrl=require("node:url").pathToFileURL(__filename).href;' : "";
   return `"use strict";${prelude}${code}`;
 }

@@ -1,4 +1,5 @@
 /** The OS keychain through one of two optional native modules (keytar, then @napi-rs/keyring on the Secret Service): loaded only here. */
+import { createRequire } from "node:module";
 import { withinDeadline } from "../internal/deadline.js";
 import { KEYCHAIN_SERVICE } from "./login-key.js";
 
@@ -61,17 +62,16 @@ interface NapiKeyringModule {
 }
 
 /**
- * Imports an optional module by a name held in a variable, so neither tsc nor the bundler resolves it at build
- * time: a clone or install without it builds, and the load fails here at run time instead.
+ * Loads an optional module by a name held in a variable, so neither tsc nor the bundler resolves it at build
+ * time: a clone or install without it builds, and the load fails here at run time instead. Both keychain modules
+ * are CommonJS: `require` loads them without Node's ES module loader (about 8 ms of a bin's start on Node 20).
  */
-function importOptional(name: string): Promise<unknown> {
-  return import(name);
+async function loadOptional(name: string): Promise<unknown> {
+  return createRequire(import.meta.url)(name);
 }
 
 async function loadKeytar(): Promise<KeychainBackend> {
-  const module = (await importOptional("keytar")) as KeytarModule & { default?: KeytarModule };
-  // A CommonJS module: its exports arrive as `default` when imported from ESM.
-  const keytar = module.default ?? module;
+  const keytar = (await loadOptional("keytar")) as KeytarModule;
   return {
     name: "keytar",
     get: (account) => keytar.getPassword(KEYCHAIN_SERVICE, account),
@@ -83,7 +83,7 @@ async function loadKeytar(): Promise<KeychainBackend> {
 }
 
 async function loadNapiKeyring(): Promise<KeychainBackend> {
-  const { AsyncEntry } = (await importOptional("@napi-rs/keyring")) as NapiKeyringModule;
+  const { AsyncEntry } = (await loadOptional("@napi-rs/keyring")) as NapiKeyringModule;
   // Pinned to the Secret Service on Linux: the default falls back to the kernel keyring, which is lost on reboot.
   const entry = (account: string) =>
     new AsyncEntry(KEYCHAIN_SERVICE, account, { linux: { store: "secret-service" } });
@@ -105,5 +105,9 @@ export function withinKeychainDeadline<T>(call: Promise<T>): Promise<T> {
 }
 
 function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  if (!(error instanceof Error)) return String(error);
+  // A module that is not installed: "Cannot find module 'keytar'", without the require stack's file paths.
+  return (error as NodeJS.ErrnoException).code === "MODULE_NOT_FOUND"
+    ? error.message.split("\n")[0]!
+    : error.message;
 }

@@ -5,7 +5,7 @@ import { createRequire } from "node:module";
  * A relay's garbage is short-lived messages, yet with many calls in flight they survive a scavenge or two, and
  * V8 then grows the young generation (its semi-spaces) to 32 MB on Node 20 and 128 MB on Node 24: RSS the process
  * keeps. Held at its initial size, scavenges stay cheap and the peak stays low. A flag V8 reads each time it
- * would grow the semi-spaces, so setting it at start (before the heap grew) is enough; `--max-semi-space-size`
+ * would grow the semi-spaces, so setting it at run time holds the size they have then; `--max-semi-space-size`
  * is read only when the heap is created, too late from here.
  *
  * What those scavenges promote dies soon after (a call's promises and closures, alive while it is in flight), so the
@@ -20,7 +20,7 @@ import { createRequire } from "node:module";
  * faulted in. Off, peak RSS with 1,000 calls in flight went 76.4 -> 68.1 MB on Node 20 and 83.6 -> 78.9 MB on Node 24
  * (the bench), calls/s and relay p50 within the noise, a 100 kB answer's too; relay p99 within the noise on Node 20
  * and +1.8 to +2.7 ms in four A/B runs on Node 24 (-3.5 to +1.7 ms with the compilers on). Both flags are read
- * whenever V8 would tier a function up, so setting them at start works (`--max-opt=1` set the same way did not hold
+ * whenever V8 would tier a function up, so setting them at run time works (`--max-opt=1` set the same way did not hold
  * Node 24: 101 MB).
  *
  * The bin calls it once the relay has written its first answer (`runRelay`'s `afterFirstAnswer`), not at start:

@@ -13,10 +13,8 @@ const keyring = vi.hoisted(() => ({
   silent: false,
 }));
 
-vi.mock("keytar", () => {
-  throw new Error("keytar is not installed here");
-});
-vi.mock("@napi-rs/keyring", () => ({
+/** The in-memory @napi-rs/keyring: its one class, as src/auth/keychain.ts uses it. */
+const fakeNapiKeyring = vi.hoisted(() => ({
   AsyncEntry: class {
     constructor(
       readonly service: string,
@@ -35,6 +33,21 @@ vi.mock("@napi-rs/keyring", () => ({
     }
   },
 }));
+
+// The keychain modules are CommonJS and load through createRequire: keytar is absent, @napi-rs/keyring is the fake.
+vi.mock("node:module", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("node:module")>();
+  const createRequire = (from: string | URL) => {
+    const real = actual.createRequire(from);
+    return Object.assign((id: string) => {
+      if (id === "keytar")
+        throw Object.assign(new Error("Cannot find module 'keytar'"), { code: "MODULE_NOT_FOUND" });
+      if (id === "@napi-rs/keyring") return fakeNapiKeyring;
+      return real(id);
+    }, real);
+  };
+  return { ...actual, createRequire, default: { ...actual, createRequire } };
+});
 
 afterEach(() => {
   keyring.entries.clear();

@@ -23,6 +23,10 @@ describe("build-if-stale", () => {
       put(output, "");
     }
     expect(buildIsCurrent(root)).toBe(false);
+    // The bundles' CommonJS scope is an output too: without it they would load as ES modules.
+    writeStamp(root);
+    expect(buildIsCurrent(root)).toBe(false);
+    put("dist/bin/package.json", "{}");
     writeStamp(root);
     expect(buildIsCurrent(root)).toBe(true);
     put("src/a.ts", "export const a = 2;\n");

@@ -193,6 +193,13 @@ describe("the tarball holds only what users need", () => {
     );
     expect(bundles.length).toBeGreaterThan(2);
     expect(esSyntax).toEqual([]);
+    // ES module packages stay behind import(): `require` loads them only on Node >= 20.19 and 22.12.
+    const requiresEsOnly = bundles.filter((bundle) =>
+      /\brequire\(\s*["'](?:open|https-proxy-agent)["']\s*\)/.test(
+        readFileSync(join(installedPackage, bundle), "utf8"),
+      ),
+    );
+    expect(requiresEsOnly).toEqual([]);
     for (const folder of ["bin", "dist/bin"]) {
       const scope = JSON.parse(readFileSync(join(installedPackage, folder, "package.json"), "utf8"));
       expect(scope, folder).toEqual({ type: "commonjs" });
@@ -336,11 +343,33 @@ describe("without the optional keychain modules, tokens go to the 0600 file stor
   });
 
   it("answers its first message before it loads node:v8 (the relay tunes V8 after that answer) or ES module machinery", async () => {
-    // The preload prints the built-in modules loaded at the first write to stdout, and again at exit.
-    const preload = join(work, "loaded-at-first-answer.cjs");
-    writeFileSync(
-      preload,
-      `const write = process.stdout.write.bind(process.stdout);
+    const { atAnswer, atExit } = await modulesAtFirstAnswer(
+      installedBridge(),
+      installDir,
+      configDir,
+      server.mcpUrl,
+    );
+    expect(atAnswer).toContain("NativeModule http");
+    expect(atAnswer).not.toContain("NativeModule v8");
+    expect(atExit).toContain("NativeModule v8");
+    expect(await esMachineryBeyondCommonJs(atAnswer)).toEqual([]);
+  });
+});
+
+/**
+ * The built-in modules an installed bridge has loaded when it writes its first answer (to an `initialize`), and at
+ * exit, through a preload that wraps `process.stdout.write`.
+ */
+async function modulesAtFirstAnswer(
+  bridge: string,
+  cwd: string,
+  configDir: string,
+  mcpUrl: string,
+): Promise<{ atAnswer: string[]; atExit: string[] }> {
+  const preload = join(work, "loaded-at-first-answer.cjs");
+  writeFileSync(
+    preload,
+    `const write = process.stdout.write.bind(process.stdout);
 let seen = false;
 process.stdout.write = (...args) => {
   if (!seen) process.stderr.write("\\nAT ANSWER " + process.moduleLoadList.join(",") + "\\n");
@@ -348,50 +377,49 @@ process.stdout.write = (...args) => {
   return write(...args);
 };
 process.on("exit", () => process.stderr.write("\\nAT EXIT " + process.moduleLoadList.join(",") + "\\n"));`,
-    );
-    const child = spawn(process.execPath, ["--require", preload, installedBridge(), server.mcpUrl], {
-      cwd: installDir,
-      env: { ...process.env, CHAT_CONFIG_DIR: configDir, BROWSER: join(work, "no-such-browser") },
-    });
-    let stderr = "";
-    child.stderr.setEncoding("utf8").on("data", (text: string) => {
-      stderr += text;
-    });
-    const exited = new Promise((resolve) => child.once("exit", resolve));
-    const initialize = {
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "pack-test", version: "1" },
-      },
-    };
-    child.stdin.write(`${JSON.stringify(initialize)}\n`);
-    const [answer] = (await once(child.stdout.setEncoding("utf8"), "data")) as [string];
-    expect(JSON.parse(answer.split("\n")[0]!)).toMatchObject({
-      id: 1,
-      result: { serverInfo: expect.anything() },
-    });
-    // Let the relay's step after its first answer run before it is asked to end.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    child.stdin.end();
-    await exited;
-    const modulesAt = (label: string) => stderr.split(`\n${label} `)[1]!.split("\n")[0]!.split(",");
-    const atAnswer = modulesAt("AT ANSWER");
-    expect(atAnswer).toContain("NativeModule http");
-    expect(atAnswer).not.toContain("NativeModule v8");
-    expect(modulesAt("AT EXIT")).toContain("NativeModule v8");
-    // ES module machinery beyond what Node loads for a CommonJS `node -e` (Node 24 loads it for both).
-    const { stdout } = await run(process.execPath, [
-      "-e",
-      "process.stdout.write(process.moduleLoadList.join())",
-    ]);
-    const baseline = new Set(stdout.split(","));
-    expect(atAnswer.filter((name) => name.includes("/esm/") && !baseline.has(name))).toEqual([]);
+  );
+  const child = spawn(process.execPath, ["--require", preload, bridge, mcpUrl], {
+    cwd,
+    env: { ...process.env, CHAT_CONFIG_DIR: configDir, BROWSER: join(work, "no-such-browser") },
   });
-});
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (text: string) => {
+    stderr += text;
+  });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const initialize = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "pack-test", version: "1" },
+    },
+  };
+  child.stdin.write(`${JSON.stringify(initialize)}\n`);
+  const [answer] = (await once(child.stdout.setEncoding("utf8"), "data")) as [string];
+  expect(JSON.parse(answer.split("\n")[0]!)).toMatchObject({
+    id: 1,
+    result: { serverInfo: expect.anything() },
+  });
+  // Let the relay's step after its first answer run before it is asked to end.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  child.stdin.end();
+  await exited;
+  const modulesAt = (label: string) => stderr.split(`\n${label} `)[1]!.split("\n")[0]!.split(",");
+  return { atAnswer: modulesAt("AT ANSWER"), atExit: modulesAt("AT EXIT") };
+}
+
+/** ES module loader modules in `loaded` beyond what Node loads for a CommonJS `node -e` (Node 24 loads them for both). */
+async function esMachineryBeyondCommonJs(loaded: string[]): Promise<string[]> {
+  const { stdout } = await run(process.execPath, [
+    "-e",
+    "process.stdout.write(process.moduleLoadList.join())",
+  ]);
+  const baseline = new Set(stdout.split(","));
+  return loaded.filter((name) => name.includes("/esm/") && !baseline.has(name));
+}
 
 /** `chat-mcp-bridge login` of an installed bridge, with a browser that approves over HTTP. */
 async function bridgeLogin(bridge: string, cwd: string, configDir: string, mcpUrl: string): Promise<void> {
@@ -505,6 +533,13 @@ describe("a default install of the tarball (what npx runs for an MCP client)", (
     expect(await toolsThroughBridge(bridge, appDir, configDir, server.mcpUrl)).toEqual(
       [...TOOL_NAMES].sort(),
     );
+  });
+
+  it("answers its first message with that login (in the keychain where one answers) without ES module machinery", async () => {
+    // The keychain modules are CommonJS and load with require: an import() of them loaded Node's ES loader.
+    const bridge = join(appDir, "node_modules", "chat-mcp-bridge", "bin", "chat-mcp-bridge.js");
+    const { atAnswer } = await modulesAtFirstAnswer(bridge, appDir, configDir, server.mcpUrl);
+    expect(await esMachineryBeyondCommonJs(atAnswer)).toEqual([]);
   });
 });
 
