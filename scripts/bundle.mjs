@@ -168,12 +168,16 @@ function loadableFiles(result) {
 
 /**
  * One output file as CommonJS. `import()` of another output file or of a built-in becomes `require` (so no path of
- * the bins loads Node's ES loader, an https server's included), `import.meta.url` the file's own URL, and esbuild turns the static imports and exports into
- * `require` and `module.exports` (read where used, so an export of another chunk is never copied). `import()` of a
- * package stays: `open` is an ES module, which `require` loads only on Node >= 20.19. Strict, as the ES modules were.
+ * the bins loads Node's ES loader, an https server's included), `import.meta.url` the file's own URL, and esbuild
+ * turns the static imports and exports into `require` and `module.exports` (read where used, so an export of another
+ * chunk is never copied). `import()` of a package stays: `open` is an ES module, which `require` loads only on
+ * Node >= 20.19. Strict, as the ES modules were.
  */
 async function toCommonJs(text) {
-  const source = text.replace(/\bimport\(\s*("(?:\.\.?\/[^"]+\.js|node:[a-z_/]+)")\s*\)/g, "Promise.resolve().then(()=>require($1))");
+  const source = text.replace(
+    /\bimport\(\s*("(?:\.\.?\/[^"]+\.js|node:[a-z_/]+)")\s*\)/g,
+    "Promise.resolve().then(()=>require($1))",
+  );
   const fileUrl = source.includes("import.meta.url");
   const { code, warnings } = await transform(source, {
     format: "cjs",
@@ -186,7 +190,8 @@ async function toCommonJs(text) {
     define: fileUrl ? { "import.meta.url": "__cmbFileUrl" } : {},
   });
   // A warning here is a construct CommonJS cannot keep (another `import.meta` field becomes `{}`): stop the build.
-  if (warnings.length > 0) throw new Error(`not convertible to CommonJS: ${warnings.map((w) => w.text).join("; ")}`);
+  if (warnings.length > 0)
+    throw new Error(`not convertible to CommonJS: ${warnings.map((w) => w.text).join("; ")}`);
   const prelude = fileUrl ? 'var __cmbFileUrl=require("node:url").pathToFileURL(__filename).href;' : "";
   return `"use strict";${prelude}${code}`;
 }

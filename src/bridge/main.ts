@@ -36,18 +36,20 @@ async function main(): Promise<void> {
       url: sanitizeForTerminal(command.options.url.href, { oneLine: true }),
     });
     if (hint) process.stderr.write(hint);
-    await runRelay(command.options, process.env, { afterFirstAnswer: tuneRelayQuietly });
+    const { silent } = command.options;
+    await runRelay(command.options, process.env, { afterFirstAnswer: () => tuneRelayQuietly(silent) });
   } else process.exitCode = await runAccountCommand(command.kind, command.options);
 }
 
 /** The relay's V8 tuning, after its first answer: a failure to tune only costs memory, so it is reported, not fatal. */
-function tuneRelayQuietly(): void {
+function tuneRelayQuietly(silent = false): void {
   try {
     tuneRelayV8();
   } catch (error) {
-    process.stderr.write(
-      `chat-mcp-bridge: V8 tuning skipped: ${sanitizeForTerminal(describeError(error))}\n`,
-    );
+    if (!silent)
+      process.stderr.write(
+        `chat-mcp-bridge: V8 tuning skipped: ${sanitizeForTerminal(describeError(error))}\n`,
+      );
   }
 }
 
