@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { TOOL_NAMES } from "../../src/wire/index.js";
+import { initializeLine } from "../bridge/fixtures/spawn-bridge.js";
 import { scratchDir } from "../support/scratch-dir.js";
 
 const run = promisify(execFile);
@@ -387,17 +388,7 @@ process.on("exit", () => process.stderr.write("\\nAT EXIT " + process.moduleLoad
     stderr += text;
   });
   const exited = new Promise((resolve) => child.once("exit", resolve));
-  const initialize = {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: {
-      protocolVersion: "2025-06-18",
-      capabilities: {},
-      clientInfo: { name: "pack-test", version: "1" },
-    },
-  };
-  child.stdin.write(`${JSON.stringify(initialize)}\n`);
+  child.stdin.write(`${initializeLine(1)}\n`);
   const [answer] = (await once(child.stdout.setEncoding("utf8"), "data")) as [string];
   expect(JSON.parse(answer.split("\n")[0]!)).toMatchObject({
     id: 1,
