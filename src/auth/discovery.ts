@@ -15,6 +15,11 @@ export interface DiscoveredServer {
   authorizationServerUrl: string;
   /** Undefined for a legacy server without metadata: `/authorize`, `/token`, `/register` at its root are used. */
   metadata?: AuthorizationServerMetadata;
+  /**
+   * The issuer every authorization answer is held to (RFC 9207): the metadata's `issuer`, else, for a 2025-03-26
+   * server without metadata, the origin the bridge sends its `/authorize` and `/token` requests to.
+   */
+  issuer: string;
   resourceMetadata?: OAuthProtectedResourceMetadata;
   /** The RFC 8707 resource indicator, sent on authorize, token and refresh requests. */
   resource: string;
@@ -181,7 +186,21 @@ export async function discoverServer(serverUrl: string, options: DiscoverOptions
     }
     resource = resourceMetadata.resource;
   }
-  return { authorizationServerUrl, metadata, resourceMetadata, resource };
+  const issuer = metadata?.issuer ?? new URL(authorizationServerUrl).origin;
+  return { authorizationServerUrl, metadata, issuer, resourceMetadata, resource };
+}
+
+/**
+ * RFC 9207 §2.4: whether an authorization answer's `iss` names the issuer this sign-in asked. Present, it must
+ * be that issuer on every path, the 2025-03-26 one without metadata included (there the origin asked, so a
+ * server that forwards the browser to another authorization server cannot hand its answer back); absent, it is
+ * accepted only from an authorization server that did not promise to send it.
+ */
+export function isExpectedIssuer(server: DiscoveredServer, iss: string | undefined): boolean {
+  if (iss === undefined) return server.metadata?.authorization_response_iss_parameter_supported !== true;
+  // A simple string comparison (RFC 9207 §2.4); without metadata the origin may be written with its slash.
+  if (server.metadata) return iss === server.metadata.issuer;
+  return withoutTrailingSlash(iss) === server.issuer;
 }
 
 /**

@@ -5,10 +5,9 @@ import {
   OAuthError,
   type OAuthTokens,
   startAuthorization,
-  validateAuthorizationResponseIssuer,
 } from "@modelcontextprotocol/client";
 import { rememberSecret } from "../../internal/redact.js";
-import { chooseScope, type DiscoveredServer } from "../discovery.js";
+import { chooseScope, type DiscoveredServer, isExpectedIssuer } from "../discovery.js";
 import { AuthRequiredError, SignInWaitingError } from "../errors.js";
 import { startLoopbackCallback } from "../loopback-callback.js";
 import { assertBrowsableUrl } from "../open-url.js";
@@ -116,7 +115,7 @@ export async function signInWithBrowser(
     assertBrowsableUrl(authorizationUrl.href);
     let startUrl = "";
     const pending = callback.begin(authorizationUrl.href, state, context.authTimeoutMs, {
-      acceptsIssuer: (iss) => acceptsIssuer(server, iss),
+      acceptsIssuer: (iss) => isExpectedIssuer(server, iss),
       onAnswerWithoutCookie: () => mustAct(startUrl, "cookie-refused"),
     });
     startUrl = pending.startUrl;
@@ -147,20 +146,6 @@ export async function signInWithBrowser(
     return login;
   } finally {
     await callback.close();
-  }
-}
-
-/** RFC 9207, as this sign-in recorded it: the issuer it asked, and whether that one promised to send `iss`. */
-function acceptsIssuer(server: DiscoveredServer, iss: string | undefined): boolean {
-  try {
-    validateAuthorizationResponseIssuer({
-      iss,
-      expectedIssuer: server.metadata?.issuer,
-      issParameterSupported: server.metadata?.authorization_response_iss_parameter_supported === true,
-    });
-    return true;
-  } catch {
-    return false;
   }
 }
 
