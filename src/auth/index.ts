@@ -9,6 +9,7 @@ export {
   derivedCallbackPort,
   OAuthSession,
   type OAuthSessionOptions,
+  type SignInPrompt,
   type SignInSummary,
 } from "./session/index.js";
 export type { AuthLog, TokenStoreMode } from "./token-store.js";

@@ -2,6 +2,8 @@
 
 // From its module, not the folder's index: rest-credentials imports the index lazily, and the bundle refuses a module
 // that is both lazy and on the start path (scripts/bundle.mjs).
+import { basename, isAbsolute } from "node:path";
+import type { SignInPrompt } from "../auth/index.js";
 import { OAuthSession } from "../auth/session/oauth-session.js";
 import { configDir } from "../config/index.js";
 import type { BridgeOptions } from "./cli.js";
@@ -18,6 +20,7 @@ export async function createBridgeAuth(
   log: BridgeLog,
   env: Record<string, string | undefined> = process.env,
   use: "relay" | "terminal" = "terminal",
+  onSignInPrompt?: (prompt: SignInPrompt) => void,
 ): Promise<OAuthSession> {
   const session = new OAuthSession({
     serverUrl: options.url.href,
@@ -36,7 +39,8 @@ export async function createBridgeAuth(
     allowHttp: options.allowHttp,
     clientName: "chat-mcp-bridge",
     answerAtOnceWhenWaiting: use === "relay",
-    loginCommand: loginCommand(options),
+    loginCommand: bridgeLoginCommand(options, env),
+    ...(onSignInPrompt ? { onSignInPrompt } : {}),
     log: (level, message) => (level === "debug" ? log.debug(message) : log.info(message)),
     env: env as NodeJS.ProcessEnv,
   });
@@ -45,14 +49,34 @@ export async function createBridgeAuth(
   return session;
 }
 
-/** The terminal command that signs in with the same login (URL, profile, header names and client options). */
-function loginCommand(options: Omit<BridgeOptions, "url"> & { url: URL }): string {
-  const words = ["chat-mcp-bridge", "login"];
+/**
+ * The terminal command that signs in with the same login (URL, profile, header names and client options), as
+ * this process was started: `npx -y chat-mcp-bridge` under npx, the bare name only when that is what ran, else
+ * `node <path to the bin>`; a bare name that is not on the PATH would be no help.
+ */
+export function bridgeLoginCommand(
+  options: Omit<BridgeOptions, "url"> & { url: URL },
+  env: Record<string, string | undefined> = process.env,
+  argv: readonly string[] = process.argv,
+): string {
+  const words = [...invocationWords(env, argv), "login"];
   if (options.profile) words.push("--profile", options.profile);
   if (options.headers.length > 0) words.push("(your --header options)");
   words.push(options.url.href);
   return words.join(" ");
 }
+
+function invocationWords(env: Record<string, string | undefined>, argv: readonly string[]): string[] {
+  // npm exec (npx) marks the processes it starts; its cache folder is no place to run the bin from by hand.
+  if (env.npm_command === "exec" || env.npm_lifecycle_event === "npx") return ["npx", "-y", "chat-mcp-bridge"];
+  const script = argv[1];
+  if (!script) return ["chat-mcp-bridge"];
+  if (basename(script) === "chat-mcp-bridge" && !isAbsolute(script)) return ["chat-mcp-bridge"];
+  if (basename(script) === "chat-mcp-bridge") return [quoted(script)];
+  return ["node", quoted(script)];
+}
+
+const quoted = (word: string): string => (/^[\w./:@+-]+$/.test(word) ? word : JSON.stringify(word));
 
 /**
  * `<base>/v2` (and any path under it) is the chat service's REST API: it answers an unauthenticated request with a Bearer challenge for

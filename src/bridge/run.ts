@@ -14,8 +14,9 @@ import { isJsonRpcMessage } from "./jsonrpc.js";
 import { type BridgeLog, createBridgeLog, describeError, describeMessage } from "./log.js";
 import type { LogFile } from "./log-file.js";
 import { ModernServerRelay } from "./modern-server-relay.js";
-import { createBridgeAuth, restApiUrlRefusal } from "./oauth.js";
+import { bridgeLoginCommand, createBridgeAuth, restApiUrlRefusal } from "./oauth.js";
 import { type ToClient, withEnvelope } from "./request-model.js";
+import { SignInGate } from "./sign-in-gate.js";
 import { createLineWriter, LineSplitter, MAX_LINE_BYTES } from "./stdio/index.js";
 import type { ToolCallStep } from "./steps/index.js";
 import { toolFilterStep } from "./steps/tool-filter.js";
@@ -30,7 +31,7 @@ import {
 } from "./upstream/http/index.js";
 import { Relay, StreamableHttpTransport } from "./upstream/legacy/index.js";
 import { ModernUpstream } from "./upstream/modern.js";
-import { EraVerdictStore, probeServerEra } from "./upstream/probe.js";
+import { type EraVerdict, EraVerdictStore, probeServerEra } from "./upstream/probe.js";
 import { DEFAULT_RECONNECT_WINDOW_MS } from "./upstream/reconnect-window.js";
 
 /** How long a probing host's `server/discover` may wait on the server before the bridge answers it itself. */
@@ -39,6 +40,9 @@ const QUIET_PROBE_TIMEOUT_MS = 5000;
 const PROBE_TIMEOUT_MS = 10_000;
 
 const signedOut = () => new Error("not signed in (a server/discover from stdio never signs in)");
+
+/** How long a call made while signed out waits for the sign-in: well inside a host's 60 s request time-out. */
+const SIGNED_OUT_CALL_WAIT_MS = 30_000;
 
 /** How long shutdown may wait for the remote session to end before exiting anyway. */
 const SHUTDOWN_DEADLINE_MS = 1500;
@@ -88,7 +92,7 @@ export async function runRelay(
   const writeLine = createLineWriter(process.stdout, (reason) => log.info(reason));
   // Every message to the client, whichever era's relay sent it, is logged here and only here.
   let firstAnswerHook = afterFirstAnswer;
-  const toClient: ToClient = (message, raw) => {
+  const writeToClient: ToClient = (message, raw) => {
     if (log.debugEnabled) log.debug(`server → client ${describeMessage(message)}`);
     writeLine(message, raw);
     if (firstAnswerHook) {
@@ -98,11 +102,18 @@ export async function runRelay(
     }
   };
 
+  /** Signed out, the sign-in gate answers the client itself and hides the relay's answers to what it answered. */
+  let gate: SignInGate | undefined;
+  const toClient: ToClient = (message, raw, related) =>
+    gate ? gate.toClient(message, raw, related) : writeToClient(message, raw, related);
+
   /** Set by the first client message other than `server/discover`: from then on a refused token may sign in. */
   let signInAllowed = false;
   const userAuthorization = options.headers.some((header) => header.name.toLowerCase() === "authorization");
   const relay = await recordingFatal(log, async () => {
-    const auth = userAuthorization ? undefined : await createBridgeAuth(options, log, env, "relay");
+    const auth = userAuthorization
+      ? undefined
+      : await createBridgeAuth(options, log, env, "relay", (prompt) => gate?.showPrompt(prompt));
     // Nothing signs in before the client sends something besides `server/discover`: a probing host's discover is
     // answered with the stored login only (never a browser, never the sign-in lock), whatever the server's era.
     const gatedAuth = (quiet: boolean): BridgeAuth | undefined =>
@@ -149,14 +160,15 @@ export async function runRelay(
         // Probes never wait for a server that is away (a network failure is no evidence of its era).
         ...(use === "relay" ? { reconnectWindowMs: reconnectWindow ?? DEFAULT_RECONNECT_WINDOW_MS } : {}),
       });
-    return new EraRouter({
+    const remember = (verdict: EraVerdict) => {
+      knownVerdict = Promise.resolve(verdict);
+      verdicts.write(verdict);
+    };
+    const router = new EraRouter({
       toClient,
       log,
       remembered: () => knownVerdict,
-      remember: (verdict) => {
-        knownVerdict = Promise.resolve(verdict);
-        verdicts.write(verdict);
-      },
+      remember,
       probe: () => probeServerEra(modernUpstream("probe")),
       probeQuietly: () =>
         withinDeadline(
@@ -202,6 +214,39 @@ export async function runRelay(
         return relay;
       },
     });
+    if (!auth) return router;
+    gate = new SignInGate({
+      relay: router,
+      toClient: writeToClient,
+      log,
+      serverUrl: options.url.href,
+      signedIn: async () => (await auth.accessToken()) !== undefined,
+      rememberedDiscover: async () => {
+        const verdict = await knownVerdict;
+        return verdict?.era === "modern" ? verdict.discover : undefined;
+      },
+      // The era probe meets the 401 and signs in; when the sign-in waits for the person, it is awaited here.
+      signIn: async () => {
+        for (let attempt = 0; ; attempt++) {
+          try {
+            remember(await probeServerEra(modernUpstream("probe")));
+            return;
+          } catch (error) {
+            const running = auth.signInSettled();
+            if (running && attempt === 0) {
+              await running;
+              continue;
+            }
+            // Signed in, but the server's era is still unknown: the router finds out as it always has.
+            if (await auth.accessToken().catch(() => undefined)) return;
+            throw error;
+          }
+        }
+      },
+      callWaitMs: positiveNumber(env.CHAT_MCP_BRIDGE_SIGN_IN_WAIT_MS) ?? SIGNED_OUT_CALL_WAIT_MS,
+      loginCommand: bridgeLoginCommand(options),
+    });
+    return gate;
   });
   log.debug(`relaying stdio to ${options.url.href}`);
   if (log.debugEnabled)

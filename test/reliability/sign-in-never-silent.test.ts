@@ -45,20 +45,32 @@ function startBridge(name: string, args: string[], env: Record<string, string>):
   return bridge;
 }
 
-function initialize(bridge: BridgeDriver): number {
-  return bridge.request("initialize", {
+/** The login command as the bridge names it when run as `node <path>/bin/chat-mcp-bridge.js`. */
+const loginCommandOf = (url: string) => new RegExp(`node \\S*bin/chat-mcp-bridge\\.js login ${url}`);
+
+/** `initialize` is answered at once (no sign-in holds it), declaring tool list changes; then `initialized`. */
+async function initializeAtOnce(bridge: BridgeDriver): Promise<void> {
+  const started = Date.now();
+  const id = bridge.request("initialize", {
     protocolVersion: PROTOCOL_VERSION,
     capabilities: {},
     clientInfo: { name: "never-silent", version: "1" },
   });
+  await bridge.waitAnswered([id], 15_000);
+  const result = bridge.answersTo(id)[0]?.result as { capabilities?: { tools?: { listChanged?: boolean } } };
+  expect(result, bridge.stderr()).toBeDefined();
+  expect(result.capabilities?.tools?.listChanged).toBe(true);
+  expect(Date.now() - started).toBeLessThan(15_000);
+  bridge.send({ jsonrpc: "2.0", method: "notifications/initialized" });
 }
 
-/** The error answer to `id`, well before the sign-in's own timeout. */
-async function errorAnswer(bridge: BridgeDriver, id: number): Promise<string> {
+/** The text of a tools/call's error result, answered well before the sign-in's own timeout. */
+async function callErrorText(bridge: BridgeDriver): Promise<string> {
+  const id = bridge.request("tools/call", { name: "list_chats", arguments: {} });
   await bridge.waitAnswered([id], 30_000);
-  const error = bridge.answersTo(id)[0]?.error as { message?: string } | undefined;
-  expect(error, bridge.stderr()).toBeDefined();
-  return error?.message ?? "";
+  const result = bridge.answersTo(id)[0]?.result as { isError?: boolean; content?: Array<{ text?: string }> };
+  expect(result?.isError, JSON.stringify(bridge.answersTo(id))).toBe(true);
+  return result.content?.map((part) => part.text ?? "").join("\n") ?? "";
 }
 
 function runBrowser(url: string, env: Record<string, string> = {}): Promise<number> {
@@ -70,32 +82,38 @@ function runBrowser(url: string, env: Record<string, string> = {}): Promise<numb
   });
 }
 
+// A host's patience is 60 s; the tests shorten how long a signed-out call waits for the sign-in.
+const QUICK_CALL_WAIT = { CHAT_MCP_BRIDGE_SIGN_IN_WAIT_MS: "1500" };
+
 describe("No browser can open (no $BROWSER, no desktop)", () => {
-  it("answers the client's request at once with the sign-in URL and the login command; the URL still signs in", async () => {
+  it("initialize is answered at once; the URL reaches the client in its log and in the call's error; following it later signs in and the tools appear", async () => {
     const logFile = join(root, "no-browser.log");
-    const bridge = startBridge("no-browser", ["--log-file", logFile], NO_DESKTOP);
-    const message = await errorAnswer(bridge, initialize(bridge));
+    const bridge = startBridge("no-browser", ["--log-file", logFile], { ...NO_DESKTOP, ...QUICK_CALL_WAIT });
+    await initializeAtOnce(bridge);
+    const tools = bridge.request("tools/list", {});
+    await bridge.waitAnswered([tools], 5_000);
+    expect(bridge.answersTo(tools)[0]?.result).toEqual({ tools: [] });
+    const logged = await bridge.waitForMethod("notifications/message", 15_000);
+    const message = await callErrorText(bridge);
     const url = message.match(/http:\/\/127\.0\.0\.1:\d+\/start\/[A-Za-z0-9_-]+/)?.[0];
     expect(url, message).toBeDefined();
-    expect(message).toContain(`chat-mcp-bridge login ${server.mcpUrl}`);
+    expect(String(logged.params?.data)).toContain(url);
+    expect(message).toMatch(loginCommandOf(server.mcpUrl));
     expect(bridge.stderr()).toContain("No browser can be opened here");
     expect(bridge.stderr()).toContain(url);
     expect(bridge.stderr()).not.toContain("Opening your browser");
     expect(readFileSync(logFile, "utf8")).toContain(
       `Sign-in waiting up to ${AUTH_TIMEOUT_S} s for a browser at ${url}`,
     );
-    // A second request while the sign-in waits gets the same answer at once.
-    expect(await errorAnswer(bridge, initialize(bridge))).toContain(url);
-    // The user opens the URL (a browser that keeps cookies): the waiting sign-in finishes, and the next request works.
+    // A second call while the sign-in waits gets the same answer.
+    expect(await callErrorText(bridge)).toContain(url);
+    // The user opens the URL (a browser that keeps cookies): the sign-in finishes and the client hears the list changed.
     expect(await runBrowser(url!)).toBe(0);
-    let answered: unknown;
-    for (let attempt = 0; attempt < 50 && !answered; attempt++) {
-      const id = initialize(bridge);
-      await bridge.waitAnswered([id], 30_000);
-      answered = bridge.answersTo(id)[0]?.result;
-      if (!answered) await new Promise((done) => setTimeout(done, 100));
-    }
-    expect(answered).toBeDefined();
+    await bridge.waitForMethod("notifications/tools/list_changed", 30_000);
+    const relisted = bridge.request("tools/list", {});
+    await bridge.waitAnswered([relisted], 30_000);
+    const names = (bridge.answersTo(relisted)[0]?.result?.tools ?? []).map((tool: { name: string }) => tool.name);
+    expect(names).toContain("create_chat");
   }, 90_000);
 });
 
@@ -104,10 +122,12 @@ describe("An opener that drops cookies", () => {
     const bridge = startBridge("no-cookies", [], {
       BROWSER: `${process.execPath} ${HTTP_BROWSER}`,
       HTTP_BROWSER_NO_COOKIES: "1",
+      ...QUICK_CALL_WAIT,
     });
-    const message = await errorAnswer(bridge, initialize(bridge));
+    await initializeAtOnce(bridge);
+    const message = await callErrorText(bridge);
     expect(message).toContain("did not keep its cookie");
-    expect(message).toContain(`chat-mcp-bridge login ${server.mcpUrl}`);
+    expect(message).toMatch(loginCommandOf(server.mcpUrl));
     expect(bridge.stderr()).toContain("did not keep its cookie");
   }, 60_000);
 });
@@ -126,7 +146,8 @@ describe("--callback-port on a busy port", () => {
     const bridge = startBridge("busy-port", ["--callback-port", String(busy)], {
       BROWSER: `${process.execPath} ${HTTP_BROWSER}`,
     });
-    const message = await errorAnswer(bridge, initialize(bridge));
+    await initializeAtOnce(bridge);
+    const message = await callErrorText(bridge);
     expect(message).toContain(`127.0.0.1:${busy} is in use (another program of yours holds it)`);
     expect(message).toContain("--callback-port");
   }, 60_000);

@@ -32,6 +32,8 @@ export interface BrowserSignInInput {
   loginCommand: string;
   /** The sign-in cannot finish by itself (no browser opened, cookie refused): what the user is told to do. */
   userMustAct: (waiting: SignInWaitingError) => void;
+  /** A browser was opened on the sign-in page: the person finishes there. */
+  browserOpened?: (url: string) => void;
 }
 
 /** Signs in through the user's browser under the lock the caller holds, and saves the login. */
@@ -114,9 +116,14 @@ export async function signInWithBrowser(
     // The browser gets a one-time loopback start page, not this URL: `state` stays out of argv and stderr.
     assertBrowsableUrl(authorizationUrl.href);
     let startUrl = "";
+    // An opener that drops the cookie often exits non-zero too: the cookie is the cause to tell.
+    let cookieRefused = false;
     const pending = callback.begin(authorizationUrl.href, state, context.authTimeoutMs, {
       acceptsIssuer: (iss) => isExpectedIssuer(server, iss),
-      onAnswerWithoutCookie: () => mustAct(startUrl, "cookie-refused"),
+      onAnswerWithoutCookie: () => {
+        cookieRefused = true;
+        mustAct(startUrl, "cookie-refused");
+      },
     });
     startUrl = pending.startUrl;
     pending.answer.catch(() => {});
@@ -126,7 +133,8 @@ export async function signInWithBrowser(
       authTimeoutMs: context.authTimeoutMs,
       log: context.log,
     });
-    if (shown === "not-opened") mustAct(startUrl, "no-browser");
+    if (shown === "not-opened" && !cookieRefused) mustAct(startUrl, "no-browser");
+    else if (!cookieRefused) input.browserOpened?.(startUrl);
     const { code, state: answeredState, iss } = await pending.answer;
 
     const fresh = await redeemCode(context, server, {

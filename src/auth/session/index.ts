@@ -4,6 +4,7 @@ export { OAuthSession } from "./oauth-session.js";
 export type {
   AuthChallenge,
   OAuthSessionOptions,
+  SignInPrompt,
   SignInSummary,
   StoredLoginSummary,
 } from "./options.js";

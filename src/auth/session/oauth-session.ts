@@ -40,6 +40,8 @@ export class OAuthSession {
   #waiting?: SignInWaitingError;
   /** Rejects the `recover()` call that started the sign-in in progress, when that waits for the user. */
   #raiseWaiting?: (error: SignInWaitingError) => void;
+  /** The recovery (refresh or sign-in) in progress, for `signInSettled()`. */
+  #recovery?: Promise<string>;
   /** The read of the stored login `readAhead()` started, until the first `accessToken()` takes it. */
   #readingAhead?: Promise<unknown>;
 
@@ -163,6 +165,11 @@ export class OAuthSession {
         return signedIn.tokens!.accessToken;
       }),
     );
+    this.#recovery = recovery;
+    recovery.then(
+      () => this.#settleRecovery(recovery),
+      () => this.#settleRecovery(recovery),
+    );
     if (!this.#options.answerAtOnceWhenWaiting) return recovery;
     const waiting = new Promise<never>((_, reject) => {
       this.#raiseWaiting = reject;
@@ -174,6 +181,18 @@ export class OAuthSession {
       })
       .catch(() => {});
     return Promise.race([recovery, waiting]);
+  }
+
+  /**
+   * The recovery in progress (a sign-in that may be waiting for the person), settled with its outcome; undefined
+   * when none runs. The bridge waits on it after `recover()` answered it at once with SignInWaitingError.
+   */
+  signInSettled(): Promise<string> | undefined {
+    return this.#recovery;
+  }
+
+  #settleRecovery(recovery: Promise<string>): void {
+    if (this.#recovery === recovery) this.#recovery = undefined;
   }
 
   /** Interactive sign-in now (for `login` commands), even when tokens exist. */
@@ -245,6 +264,12 @@ export class OAuthSession {
       ...input,
       loginCommand: this.#options.loginCommand ?? "chat-mcp-bridge login <url>",
       userMustAct: (waiting) => this.#userMustAct(waiting),
+      browserOpened: (url) =>
+        this.#options.onSignInPrompt?.({
+          url,
+          message: `A browser window opened to sign in to ${this.serverUrl}; finish signing in there.`,
+          browserOpened: true,
+        }),
     });
   }
 
@@ -279,6 +304,7 @@ export class OAuthSession {
 
   /** The sign-in cannot finish by itself: answer the waiting caller (the bridge) now, when it asked for that. */
   #userMustAct(waiting: SignInWaitingError): void {
+    this.#options.onSignInPrompt?.({ url: waiting.signInUrl, message: waiting.message, browserOpened: false });
     if (!this.#options.answerAtOnceWhenWaiting) return;
     this.#waiting = waiting;
     this.#raiseWaiting?.(waiting);

@@ -48,6 +48,20 @@ export interface OAuthSessionOptions {
   loginCommand?: string;
   /** Environment for the browser opener (`$BROWSER`) and the proxy variables; default `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Told each time a sign-in shows the person where to go (a browser opened on it, or the URL they must open
+   * themselves), so a bridge can show it in its MCP client too.
+   */
+  onSignInPrompt?: (prompt: SignInPrompt) => void;
+}
+
+/** Where a sign-in in progress asks the person to go: a one-time loopback URL, or a verification page. */
+export interface SignInPrompt {
+  url: string;
+  /** What to tell the person, in one sentence or two, naming the URL. */
+  message: string;
+  /** True when a browser was opened on `url` already: opening it again would spend the one-time page. */
+  browserOpened: boolean;
 }
 
 /** A challenge from the resource: the status and `WWW-Authenticate` value, and optionally the token it refused. */

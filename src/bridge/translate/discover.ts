@@ -34,6 +34,19 @@ export function initializeResultFromDiscover(discover: Json, requestedVersion: u
 }
 
 /**
+ * The InitializeResult a legacy client gets while the bridge signs in and knows nothing of the server yet: the
+ * bridge's own face, with the capabilities it relays; the server's lists follow the sign-in as list changes.
+ */
+export function signedOutInitializeResult(requestedVersion: unknown, serverUrl: string): Json {
+  return {
+    protocolVersion: negotiatedLegacyVersion(requestedVersion),
+    capabilities: { ...structuredClone(RELAYED_CAPABILITIES), logging: {} },
+    serverInfo: BRIDGE_INFO,
+    instructions: `chat-mcp-bridge relays ${serverUrl}; its tools appear once you have signed in.`,
+  };
+}
+
+/**
  * What the bridge relays when it cannot ask the server yet (signed out): a host that saw no `tools` would never
  * list them, so the request that signs in would never come. The server's own answer replaces these once known.
  */

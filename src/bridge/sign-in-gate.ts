@@ -1,0 +1,393 @@
+/** The host is never kept waiting by a sign-in: signed out, the bridge answers `initialize` and lists itself, signs in beside them, then hands over to the relay and tells the host its lists changed. */
+import { randomUUID } from "node:crypto";
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
+import type { SignInPrompt } from "../auth/index.js";
+import type { EraRelay } from "./era-router.js";
+import { isJsonObject as isObject, type JsonObject as Json, isRequest, isResponse } from "./jsonrpc.js";
+import { type BridgeLog, describeError } from "./log.js";
+import { hasModernEnvelope, type ToClient } from "./request-model.js";
+import { asModernResult, initializeResultFromDiscover, signedOutInitializeResult } from "./translate/discover.js";
+import { META_SUBSCRIPTION_ID } from "./translate/listen.js";
+
+/** The empty answer of each list request while signed out, and the notification that says it changed. */
+const LISTS: Record<string, { key: string; changed: string; filter: string }> = {
+  "tools/list": { key: "tools", changed: "notifications/tools/list_changed", filter: "toolsListChanged" },
+  "prompts/list": { key: "prompts", changed: "notifications/prompts/list_changed", filter: "promptsListChanged" },
+  "resources/list": {
+    key: "resources",
+    changed: "notifications/resources/list_changed",
+    filter: "resourcesListChanged",
+  },
+  "resources/templates/list": {
+    key: "resourceTemplates",
+    changed: "notifications/resources/list_changed",
+    filter: "resourcesListChanged",
+  },
+};
+
+/**
+ * How long a signed-out `initialize` may wait for a sign-in that needs no person (a server without auth, a login
+ * saved by another process, an SSO session that approves at once): at most this long, and this much once a
+ * browser has been opened; with no browser to open it is answered at once.
+ */
+export const INITIALIZE_GRACE_MS = 10_000;
+export const OPENED_BROWSER_GRACE_MS = 3000;
+
+export interface SignInGateOptions {
+  /** The relay every message goes to once signed in (the era router). */
+  relay: EraRelay;
+  toClient: ToClient;
+  log: BridgeLog;
+  serverUrl: string;
+  /** Whether a usable login is stored now (read at the first message that needs the server). */
+  signedIn(): Promise<boolean>;
+  /** The server's remembered 2026-07-28 DiscoverResult, if any: the signed-out `initialize` answers from it. */
+  rememberedDiscover(): Promise<Json | undefined>;
+  /** Runs one sign-in to its end: resolves once signed in, rejects with why it failed. */
+  signIn(): Promise<void>;
+  /** How long a `tools/call` (or another request that needs the server) waits for the sign-in before it is answered. */
+  callWaitMs: number;
+  /** The terminal command that signs in, named in what the host is told. */
+  loginCommand: string;
+}
+
+interface HeldCall {
+  message: Extract<JSONRPCMessage, { id: RequestId; method: string }>;
+  timer: NodeJS.Timeout;
+}
+
+const keyOf = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
+
+export class SignInGate {
+  readonly #options: SignInGateOptions;
+  #state: "unknown" | "checking" | "signed-out" | "open" = "unknown";
+  /** Arrived while the stored login was being read. */
+  #early: JSONRPCMessage[] = [];
+  /** What the relay gets once signed in, in the order the host sent it. */
+  #replay: JSONRPCMessage[] = [];
+  /** Requests the gate answered itself whose relay answer the host must not see again (its `initialize`). */
+  readonly #swallow = new Set<string>();
+  readonly #heldCalls = new Map<string, HeldCall>();
+  #discover: Json | undefined;
+  #heldInitialize: { message: HeldCall["message"]; timer: NodeJS.Timeout } | undefined;
+  #hostOpensUrls = false;
+  #hostInitialized = false;
+  #legacyHost = false;
+  readonly #listed = new Set<string>();
+  readonly #listens: Array<{ id: RequestId; filter: Json }> = [];
+  #prompt: SignInPrompt | undefined;
+  #elicitedPrompt: SignInPrompt | undefined;
+  readonly #elicitations = new Map<string, string>();
+  #signingIn: Promise<void> | undefined;
+  #lastFailure: string | undefined;
+
+  constructor(options: SignInGateOptions) {
+    this.#options = options;
+  }
+
+  fromClient(message: JSONRPCMessage): void {
+    if (this.#state === "open") {
+      // The host's answer to a sign-in link it was shown while signed out: nothing for the server.
+      if (isResponse(message) && this.#elicitations.delete(keyOf(message.id))) return;
+      return this.#options.relay.fromClient(message);
+    }
+    // A probing host's discover never signs in and never waits for the login to be read: the router answers it.
+    if (isRequest(message) && message.method === "server/discover" && this.#state !== "signed-out")
+      return this.#options.relay.fromClient(message);
+    if (this.#state === "signed-out") return this.#handle(message);
+    this.#early.push(message);
+    if (this.#state === "unknown") void this.#check();
+  }
+
+  /** What the relay sends the host, less the answers to requests the gate already answered. */
+  toClient: ToClient = (message, raw, related) => {
+    if (isResponse(message) && this.#swallow.delete(keyOf(message.id))) {
+      this.#options.log.debug(`the server's answer to #${String(message.id)} was already given by the bridge`);
+      return;
+    }
+    this.#options.toClient(message, raw, related);
+  };
+
+  /** A sign-in shows the person where to go: the host hears of it too (its URL dialog, its log). */
+  showPrompt(prompt: SignInPrompt): void {
+    this.#prompt = prompt;
+    if (this.#state !== "signed-out") return;
+    const held = this.#heldInitialize;
+    if (held) {
+      clearTimeout(held.timer);
+      if (!prompt.browserOpened) this.#answerInitialize();
+      else held.timer = setTimeout(() => this.#answerInitialize(), OPENED_BROWSER_GRACE_MS);
+    }
+    this.#notifyHost(prompt.message);
+    this.#offerUrl();
+  }
+
+  async close(timeoutMs?: number): Promise<void> {
+    for (const held of this.#heldCalls.values()) clearTimeout(held.timer);
+    if (this.#heldInitialize) clearTimeout(this.#heldInitialize.timer);
+    await this.#options.relay.close(timeoutMs);
+  }
+
+  async #check(): Promise<void> {
+    this.#state = "checking";
+    const [signedIn, discover] = await Promise.all([
+      // A store that cannot be read is the relay's to report, as it always was: pass through.
+      this.#options.signedIn().catch(() => true),
+      this.#options.rememberedDiscover().catch(() => undefined),
+    ]);
+    this.#discover = discover;
+    const early = this.#early;
+    this.#early = [];
+    if (signedIn) {
+      this.#state = "open";
+      for (const message of early) this.#options.relay.fromClient(message);
+      return;
+    }
+    this.#state = "signed-out";
+    this.#options.log.debug("not signed in: the bridge answers the client itself until the sign-in ends");
+    for (const message of early) this.#handle(message);
+  }
+
+  #handle(message: JSONRPCMessage): void {
+    if (isResponse(message)) {
+      const elicitationId = this.#elicitations.get(keyOf(message.id));
+      if (elicitationId) {
+        this.#elicitations.delete(keyOf(message.id));
+        const action = isObject((message as Json).result) ? ((message as Json).result as Json).action : "error";
+        this.#options.log.debug(`the client answered the sign-in link with ${String(action)}`);
+      }
+      return;
+    }
+    if (!isRequest(message)) return this.#handleNotification(message);
+    const { id, method } = message;
+    const params = isObject(message.params) ? message.params : {};
+    const modern = hasModernEnvelope(params);
+    const list = LISTS[method];
+    if (method === "initialize") return this.#initialize(message);
+    if (method === "server/discover") return this.#options.relay.fromClient(message);
+    if (method === "ping") return this.#answer(id, {});
+    if (list) {
+      this.#listed.add(method);
+      this.#startSignIn();
+      const result: Json = { [list.key]: [] };
+      return this.#answer(id, modern ? asModernResult(method, result) : result);
+    }
+    if (method === "subscriptions/listen") {
+      this.#listens.push({ id, filter: isObject(params.notifications) ? params.notifications : {} });
+      this.#replay.push(message);
+      return this.#startSignIn();
+    }
+    if (method === "logging/setLevel") {
+      this.#replay.push(message);
+      this.#swallow.add(keyOf(id));
+      return this.#answer(id, {});
+    }
+    this.#holdCall(message);
+  }
+
+  #handleNotification(message: JSONRPCMessage): void {
+    const { method, params } = message as { method: string; params?: unknown };
+    if (method === "notifications/cancelled" && isObject(params)) {
+      const requestId = params.requestId;
+      if (typeof requestId === "string" || typeof requestId === "number") {
+        const held = this.#heldCalls.get(keyOf(requestId));
+        if (held) {
+          clearTimeout(held.timer);
+          this.#heldCalls.delete(keyOf(requestId));
+          this.#replay = this.#replay.filter((queued) => queued !== held.message);
+          return;
+        }
+      }
+    }
+    this.#replay.push(message);
+    if (method === "notifications/initialized") {
+      this.#hostInitialized = true;
+      if (this.#prompt) this.#notifyHost(this.#prompt.message);
+      this.#offerUrl();
+    }
+  }
+
+  /**
+   * A legacy host's `initialize`: answered by the bridge (the remembered server's face, else its own, with list
+   * changes declared), unless a sign-in that needs no person ends within a moment; the server gets it later.
+   */
+  #initialize(message: HeldCall["message"]): void {
+    const params = isObject(message.params) ? message.params : {};
+    const capabilities = isObject(params.capabilities) ? params.capabilities : {};
+    this.#legacyHost = true;
+    this.#hostOpensUrls = isObject(capabilities.elicitation) && isObject(capabilities.elicitation.url);
+    this.#replay.push(message);
+    const timer = setTimeout(() => this.#answerInitialize(), INITIALIZE_GRACE_MS);
+    this.#heldInitialize = { message, timer };
+    this.#startSignIn();
+  }
+
+  #answerInitialize(): void {
+    const held = this.#heldInitialize;
+    if (!held) return;
+    clearTimeout(held.timer);
+    this.#heldInitialize = undefined;
+    const params = isObject(held.message.params) ? held.message.params : {};
+    const result = this.#discover
+      ? initializeResultFromDiscover(this.#discover, params.protocolVersion)
+      : signedOutInitializeResult(params.protocolVersion, this.#options.serverUrl);
+    const capabilities = isObject(result.capabilities) ? result.capabilities : {};
+    result.capabilities = {
+      ...capabilities,
+      tools: { ...(isObject(capabilities.tools) ? capabilities.tools : {}), listChanged: true },
+    };
+    this.#swallow.add(keyOf(held.message.id));
+    this.#answer(held.message.id, result);
+  }
+
+  /** A request that needs the server: it waits for the sign-in within the host's patience, then says what to do. */
+  #holdCall(message: HeldCall["message"]): void {
+    this.#replay.push(message);
+    const key = keyOf(message.id);
+    const timer = setTimeout(() => {
+      this.#heldCalls.delete(key);
+      this.#replay = this.#replay.filter((queued) => queued !== message);
+      this.#answerSignedOut(message);
+    }, this.#options.callWaitMs);
+    this.#heldCalls.set(key, { message, timer });
+    this.#startSignIn();
+  }
+
+  #startSignIn(): void {
+    if (this.#signingIn) return;
+    this.#lastFailure = undefined;
+    const running = this.#options.signIn();
+    this.#signingIn = running;
+    running.then(
+      () => this.#open(),
+      (error: unknown) => this.#failed(describeError(error)),
+    );
+  }
+
+  /** Signed in: the relay takes over, gets what the host sent meanwhile, and the host hears its lists changed. */
+  #open(): void {
+    this.#signingIn = undefined;
+    if (this.#state === "open") return;
+    this.#options.log.info(`Signed in to ${this.#options.serverUrl}.`);
+    const initializeWasWaiting = this.#heldInitialize !== undefined;
+    if (this.#heldInitialize) {
+      // Signed in within the grace: the server answers the host's initialize itself.
+      clearTimeout(this.#heldInitialize.timer);
+      this.#heldInitialize = undefined;
+    }
+    this.#state = "open";
+    for (const held of this.#heldCalls.values()) clearTimeout(held.timer);
+    this.#heldCalls.clear();
+    const replay = this.#replay;
+    this.#replay = [];
+    for (const message of replay) this.#options.relay.fromClient(message);
+    for (const [, elicitationId] of this.#elicitations) {
+      this.#options.toClient({
+        jsonrpc: "2.0",
+        method: "notifications/elicitation/complete",
+        params: { elicitationId },
+      } as JSONRPCMessage);
+    }
+    if (initializeWasWaiting) return;
+    this.#announceListChanges();
+  }
+
+  #announceListChanges(): void {
+    if (this.#legacyHost) {
+      const changed = new Set(["notifications/tools/list_changed"]);
+      for (const method of this.#listed) changed.add(LISTS[method]!.changed);
+      for (const method of changed) this.#options.toClient({ jsonrpc: "2.0", method } as JSONRPCMessage);
+      return;
+    }
+    for (const listen of this.#listens) {
+      for (const list of new Set(Object.values(LISTS))) {
+        if (listen.filter[list.filter] !== true) continue;
+        this.#options.toClient({
+          jsonrpc: "2.0",
+          method: list.changed,
+          params: { _meta: { [META_SUBSCRIPTION_ID]: listen.id } },
+        } as JSONRPCMessage);
+      }
+    }
+  }
+
+  #failed(reason: string): void {
+    this.#signingIn = undefined;
+    if (this.#state === "open") return;
+    this.#lastFailure = reason;
+    this.#prompt = undefined;
+    this.#elicitedPrompt = undefined;
+    this.#options.log.info(`Sign-in to ${this.#options.serverUrl} did not complete: ${reason}`);
+    this.#notifyHost(this.#signedOutText());
+    if (this.#heldInitialize) this.#answerInitialize();
+    for (const [key, held] of this.#heldCalls) {
+      clearTimeout(held.timer);
+      this.#heldCalls.delete(key);
+      this.#replay = this.#replay.filter((queued) => queued !== held.message);
+      this.#answerSignedOut(held.message);
+    }
+  }
+
+  #signedOutText(tool?: string): string {
+    const again = tool ? `call ${tool} again` : "try again";
+    if (this.#lastFailure)
+      return (
+        `Not signed in to ${this.#options.serverUrl}: ${this.#lastFailure} ` +
+        `To sign in, ${again} (a new sign-in starts), or run \`${this.#options.loginCommand}\` in a terminal.`
+      );
+    if (this.#prompt) return `${this.#prompt.message} When you have signed in, ${again}.`;
+    return (
+      `Signing in to ${this.#options.serverUrl}: the sign-in page is being prepared. ` +
+      `Finish signing in, then ${again}.`
+    );
+  }
+
+  #answerSignedOut(message: HeldCall["message"]): void {
+    const params = isObject(message.params) ? message.params : {};
+    const modern = hasModernEnvelope(params);
+    if (message.method === "tools/call") {
+      const tool = typeof params.name === "string" ? params.name : undefined;
+      const result: Json = { content: [{ type: "text", text: this.#signedOutText(tool) }], isError: true };
+      return this.#answer(message.id, modern ? { ...result, resultType: "complete" } : result);
+    }
+    this.#options.toClient({
+      jsonrpc: "2.0",
+      id: message.id,
+      error: { code: -32001, message: `chat-mcp-bridge: ${this.#signedOutText()}` },
+    } as JSONRPCMessage);
+  }
+
+  /** The host's log (`notifications/message`), for hosts that show it; a legacy host hears it once initialized. */
+  #notifyHost(text: string): void {
+    if (!this.#legacyHost || !this.#hostInitialized) return;
+    this.#options.toClient({
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "warning", logger: "chat-mcp-bridge", data: text },
+    } as JSONRPCMessage);
+  }
+
+  /**
+   * URL-mode elicitation (MCP 2025-11-25): the host's own "open this link" dialog. Only for a URL no browser was
+   * opened on: the one-time page must be opened by one browser only.
+   */
+  #offerUrl(): void {
+    const prompt = this.#prompt;
+    if (!prompt || prompt.browserOpened || !this.#hostOpensUrls || !this.#hostInitialized) return;
+    if (this.#elicitedPrompt === prompt) return;
+    this.#elicitedPrompt = prompt;
+    const id = `chat-mcp-bridge/sign-in/${randomUUID()}`;
+    const elicitationId = randomUUID();
+    this.#elicitations.set(keyOf(id), elicitationId);
+    this.#options.toClient({
+      jsonrpc: "2.0",
+      id,
+      method: "elicitation/create",
+      params: { mode: "url", message: prompt.message, url: prompt.url, elicitationId },
+    } as JSONRPCMessage);
+  }
+
+  #answer(id: RequestId, result: Json): void {
+    this.#options.toClient({ jsonrpc: "2.0", id, result } as JSONRPCMessage);
+  }
+}
