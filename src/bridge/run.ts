@@ -109,6 +109,8 @@ export async function runRelay(
 
   /** Set by the first client message other than `server/discover`: from then on a refused token may sign in. */
   let signInAllowed = false;
+  /** Set when the server first asked for authorization (a 401 or 403 on a request that may sign in). */
+  let authorizationAsked = false;
   const userAuthorization = options.headers.some((header) => header.name.toLowerCase() === "authorization");
   const relay = await recordingFatal(log, async () => {
     const auth = userAuthorization
@@ -119,8 +121,11 @@ export async function runRelay(
     const gatedAuth = (quiet: boolean): BridgeAuth | undefined =>
       auth && {
         accessToken: () => auth.accessToken(),
-        recover: (challenge) =>
-          !quiet && signInAllowed ? auth.recover(challenge) : Promise.reject(signedOut()),
+        recover: (challenge) => {
+          if (quiet || !signInAllowed) return Promise.reject(signedOut());
+          authorizationAsked = true;
+          return auth.recover(challenge);
+        },
       };
     const fetch = createRemoteFetch({ auth: gatedAuth(false), headers: options.headers, log });
     // Every probe is bounded: each of its exchanges with the server (a sign-in in between is not counted).
@@ -220,7 +225,10 @@ export async function runRelay(
       toClient: writeToClient,
       log,
       serverUrl: options.url.href,
-      signedIn: async () => (await auth.accessToken()) !== undefined,
+      // A remembered era with nothing stored: the server let this bridge in without a sign-in last time.
+      signedIn: async () =>
+        (await auth.accessToken()) !== undefined ||
+        ((await knownVerdict) !== undefined && (await auth.describeLogin()) === undefined),
       rememberedDiscover: async () => {
         const verdict = await knownVerdict;
         return verdict?.era === "modern" ? verdict.discover : undefined;
@@ -237,8 +245,9 @@ export async function runRelay(
               await running;
               continue;
             }
-            // Signed in, but the server's era is still unknown: the router finds out as it always has.
-            if (await auth.accessToken().catch(() => undefined)) return;
+            // Signed in, but the server's era is still unknown: the router finds out as it always has. And a
+            // server that never asked for authorization is the relay's to report (unreachable, silent).
+            if (!authorizationAsked || (await auth.accessToken().catch(() => undefined))) return;
             throw error;
           }
         }

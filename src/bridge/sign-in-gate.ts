@@ -26,11 +26,11 @@ const LISTS: Record<string, { key: string; changed: string; filter: string }> = 
 };
 
 /**
- * How long a signed-out `initialize` may wait for a sign-in that needs no person (a server without auth, a login
- * saved by another process, an SSO session that approves at once): at most this long, and this much once a
- * browser has been opened; with no browser to open it is answered at once.
+ * How long the first messages may wait for a sign-in that needs no person (a server without auth, a login saved
+ * by another process, an SSO session that approves at once): at most this long, and this much once a browser
+ * has been opened; with no browser to open, or once the sign-in failed, they are answered at once.
  */
-export const INITIALIZE_GRACE_MS = 10_000;
+export const SIGN_IN_GRACE_MS = 10_000;
 export const OPENED_BROWSER_GRACE_MS = 3000;
 
 export interface SignInGateOptions {
@@ -60,16 +60,16 @@ const keyOf = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s
 
 export class SignInGate {
   readonly #options: SignInGateOptions;
-  #state: "unknown" | "checking" | "signed-out" | "open" = "unknown";
-  /** Arrived while the stored login was being read. */
+  #state: "unknown" | "checking" | "grace" | "signed-out" | "open" = "unknown";
+  /** Arrived while the stored login was read, or while a sign-in that may need no person runs. */
   #early: JSONRPCMessage[] = [];
+  #graceTimer: NodeJS.Timeout | undefined;
   /** What the relay gets once signed in, in the order the host sent it. */
   #replay: JSONRPCMessage[] = [];
   /** Requests the gate answered itself whose relay answer the host must not see again (its `initialize`). */
   readonly #swallow = new Set<string>();
   readonly #heldCalls = new Map<string, HeldCall>();
   #discover: Json | undefined;
-  #heldInitialize: { message: HeldCall["message"]; timer: NodeJS.Timeout } | undefined;
   #hostOpensUrls = false;
   #hostInitialized = false;
   #legacyHost = false;
@@ -80,6 +80,8 @@ export class SignInGate {
   readonly #elicitations = new Map<string, string>();
   #signingIn: Promise<void> | undefined;
   #lastFailure: string | undefined;
+  /** True while the messages held during the grace are answered after the sign-in failed. */
+  #failedJustNow = false;
 
   constructor(options: SignInGateOptions) {
     this.#options = options;
@@ -111,20 +113,20 @@ export class SignInGate {
   /** A sign-in shows the person where to go: the host hears of it too (its URL dialog, its log). */
   showPrompt(prompt: SignInPrompt): void {
     this.#prompt = prompt;
-    if (this.#state !== "signed-out") return;
-    const held = this.#heldInitialize;
-    if (held) {
-      clearTimeout(held.timer);
-      if (!prompt.browserOpened) this.#answerInitialize();
-      else held.timer = setTimeout(() => this.#answerInitialize(), OPENED_BROWSER_GRACE_MS);
+    if (this.#state === "grace") {
+      clearTimeout(this.#graceTimer);
+      if (!prompt.browserOpened) return this.#endGrace();
+      this.#graceTimer = setTimeout(() => this.#endGrace(), OPENED_BROWSER_GRACE_MS);
+      return;
     }
+    if (this.#state !== "signed-out") return;
     this.#notifyHost(prompt.message);
     this.#offerUrl();
   }
 
   async close(timeoutMs?: number): Promise<void> {
     for (const held of this.#heldCalls.values()) clearTimeout(held.timer);
-    if (this.#heldInitialize) clearTimeout(this.#heldInitialize.timer);
+    clearTimeout(this.#graceTimer);
     await this.#options.relay.close(timeoutMs);
   }
 
@@ -143,8 +145,20 @@ export class SignInGate {
       for (const message of early) this.#options.relay.fromClient(message);
       return;
     }
+    this.#early = early;
+    this.#state = "grace";
+    this.#graceTimer = setTimeout(() => this.#endGrace(), SIGN_IN_GRACE_MS);
+    this.#startSignIn();
+  }
+
+  /** The sign-in needs the person (or failed): the bridge answers what the client sent meanwhile itself. */
+  #endGrace(): void {
+    if (this.#state !== "grace") return;
+    clearTimeout(this.#graceTimer);
     this.#state = "signed-out";
     this.#options.log.debug("not signed in: the bridge answers the client itself until the sign-in ends");
+    const early = this.#early;
+    this.#early = [];
     for (const message of early) this.#handle(message);
   }
 
@@ -209,7 +223,7 @@ export class SignInGate {
 
   /**
    * A legacy host's `initialize`: answered by the bridge (the remembered server's face, else its own, with list
-   * changes declared), unless a sign-in that needs no person ends within a moment; the server gets it later.
+   * changes declared); the server gets it once signed in, and its answer goes no further.
    */
   #initialize(message: HeldCall["message"]): void {
     const params = isObject(message.params) ? message.params : {};
@@ -217,31 +231,23 @@ export class SignInGate {
     this.#legacyHost = true;
     this.#hostOpensUrls = isObject(capabilities.elicitation) && isObject(capabilities.elicitation.url);
     this.#replay.push(message);
-    const timer = setTimeout(() => this.#answerInitialize(), INITIALIZE_GRACE_MS);
-    this.#heldInitialize = { message, timer };
-    this.#startSignIn();
-  }
-
-  #answerInitialize(): void {
-    const held = this.#heldInitialize;
-    if (!held) return;
-    clearTimeout(held.timer);
-    this.#heldInitialize = undefined;
-    const params = isObject(held.message.params) ? held.message.params : {};
     const result = this.#discover
       ? initializeResultFromDiscover(this.#discover, params.protocolVersion)
       : signedOutInitializeResult(params.protocolVersion, this.#options.serverUrl);
-    const capabilities = isObject(result.capabilities) ? result.capabilities : {};
+    const declared = isObject(result.capabilities) ? result.capabilities : {};
     result.capabilities = {
-      ...capabilities,
-      tools: { ...(isObject(capabilities.tools) ? capabilities.tools : {}), listChanged: true },
+      ...declared,
+      tools: { ...(isObject(declared.tools) ? declared.tools : {}), listChanged: true },
     };
-    this.#swallow.add(keyOf(held.message.id));
-    this.#answer(held.message.id, result);
+    this.#swallow.add(keyOf(message.id));
+    this.#answer(message.id, result);
+    this.#startSignIn();
   }
 
   /** A request that needs the server: it waits for the sign-in within the host's patience, then says what to do. */
   #holdCall(message: HeldCall["message"]): void {
+    // The sign-in that just failed is the answer; a later call starts a new one.
+    if (this.#failedJustNow) return this.#answerSignedOut(message);
     this.#replay.push(message);
     const key = keyOf(message.id);
     const timer = setTimeout(() => {
@@ -254,7 +260,7 @@ export class SignInGate {
   }
 
   #startSignIn(): void {
-    if (this.#signingIn) return;
+    if (this.#signingIn || this.#failedJustNow) return;
     this.#lastFailure = undefined;
     const running = this.#options.signIn();
     this.#signingIn = running;
@@ -268,13 +274,16 @@ export class SignInGate {
   #open(): void {
     this.#signingIn = undefined;
     if (this.#state === "open") return;
-    this.#options.log.info(`Signed in to ${this.#options.serverUrl}.`);
-    const initializeWasWaiting = this.#heldInitialize !== undefined;
-    if (this.#heldInitialize) {
-      // Signed in within the grace: the server answers the host's initialize itself.
-      clearTimeout(this.#heldInitialize.timer);
-      this.#heldInitialize = undefined;
+    if (this.#state === "grace") {
+      // Signed in without the person (or no sign-in needed): everything goes to the server as it was sent.
+      clearTimeout(this.#graceTimer);
+      this.#state = "open";
+      const early = this.#early;
+      this.#early = [];
+      for (const message of early) this.#options.relay.fromClient(message);
+      return;
     }
+    this.#options.log.info(`Signed in to ${this.#options.serverUrl}.`);
     this.#state = "open";
     for (const held of this.#heldCalls.values()) clearTimeout(held.timer);
     this.#heldCalls.clear();
@@ -288,7 +297,6 @@ export class SignInGate {
         params: { elicitationId },
       } as JSONRPCMessage);
     }
-    if (initializeWasWaiting) return;
     this.#announceListChanges();
   }
 
@@ -319,7 +327,9 @@ export class SignInGate {
     this.#elicitedPrompt = undefined;
     this.#options.log.info(`Sign-in to ${this.#options.serverUrl} did not complete: ${reason}`);
     this.#notifyHost(this.#signedOutText());
-    if (this.#heldInitialize) this.#answerInitialize();
+    this.#failedJustNow = true;
+    this.#endGrace();
+    this.#failedJustNow = false;
     for (const [key, held] of this.#heldCalls) {
       clearTimeout(held.timer);
       this.#heldCalls.delete(key);

@@ -2,7 +2,7 @@
 import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scratchDir } from "../support/scratch-dir.js";
-import { type EvilServer, signInAgainst, startEvilServer } from "./fixtures/evil-oauth-server.js";
+import { type EvilServer, refused, signInAgainst, startEvilServer } from "./fixtures/evil-oauth-server.js";
 
 const root = scratchDir("cmb-metadata-");
 let evil: EvilServer;
@@ -22,12 +22,12 @@ describe("Authorization server metadata the bridge must refuse", () => {
     const before = elsewhere.requests.length;
     const { answer } = await signInAgainst(evil, root, { token_endpoint: `${elsewhere.url}/token` }, true);
     expect(elsewhere.requests.length).toBe(before);
-    expect(answer?.result).toBeUndefined();
+    expect(refused(answer)).toBe(true);
   });
 
   it("an issuer that is not the authorization server's URL is refused before any browser opens", async () => {
     const { answer, browserArgs } = await signInAgainst(evil, root, { issuer: "http://evil.example" });
     expect(browserArgs).toEqual([]);
-    expect(answer?.result).toBeUndefined();
+    expect(refused(answer)).toBe(true);
   });
 });

@@ -27,7 +27,7 @@ function expectNoSecret(text: string, secrets: string[], where: string) {
 }
 
 describe("the bridge, when the token endpoint's error page echoes the code exchange", () => {
-  it("answers initialize with an error and logs it, with no code, verifier or client secret and no escapes", async () => {
+  it("answers the first call with an error and logs it, with no code, verifier or client secret and no escapes", async () => {
     tiny = await startTinyOAuthServer({ preRegistered: { clientId: "pre-1", clientSecret: CLIENT_SECRET } });
     tiny.echoTokenRequests = true;
     const bridge = spawnBridgeDriver(
@@ -38,18 +38,20 @@ describe("the bridge, when the token endpoint's error page echoes the code excha
         BROWSER: `${process.execPath} ${HTTP_BROWSER}`,
       },
     );
-    const id = bridge.request("initialize", {
+    bridge.request("initialize", {
       protocolVersion: PROTOCOL_VERSION,
       capabilities: {},
       clientInfo: { name: "victim", version: "1" },
     });
+    const id = bridge.request("tools/call", { name: "list_chats", arguments: {} });
     try {
       await bridge.waitAnswered([id], 20_000);
     } finally {
       await bridge.stop(3_000);
     }
     const answer = bridge.answersTo(id)[0];
-    expect(answer?.error?.message).toMatch(/sign/i);
+    expect(answer?.result?.isError).toBe(true);
+    expect(JSON.stringify(answer?.result?.content)).toMatch(/sign/i);
     expect(tiny.secretsSeen).toContain(CLIENT_SECRET);
     expectNoSecret(JSON.stringify([...bridge.answers.values()]), tiny.secretsSeen, "stdout");
     expectNoSecret(bridge.stderr(), tiny.secretsSeen, "stderr");

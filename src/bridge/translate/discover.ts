@@ -48,9 +48,10 @@ export function signedOutInitializeResult(requestedVersion: unknown, serverUrl: 
 
 /**
  * What the bridge relays when it cannot ask the server yet (signed out): a host that saw no `tools` would never
- * list them, so the request that signs in would never come. The server's own answer replaces these once known.
+ * list them, so the request that signs in would never come; and it hears the tools change once the sign-in ends
+ * (a modern host opens its `subscriptions/listen` for that). The server's own answer replaces these once known.
  */
-const RELAYED_CAPABILITIES: Json = { tools: {}, prompts: {}, resources: {} };
+const RELAYED_CAPABILITIES: Json = { tools: { listChanged: true }, prompts: {}, resources: {} };
 
 /**
  * The DiscoverResult the bridge answers a stdio `server/discover` with: the server's own (remembered) when it is

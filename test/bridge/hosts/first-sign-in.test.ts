@@ -1,0 +1,131 @@
+/**
+ * The first sign-in as MCP hosts run it: SDK v2 clients with their default 60 s request time-out start the bridge
+ * signed out; a person who needs more than a minute, and a host that opens the sign-in link itself (URL-mode
+ * elicitation), both end with the server's tools in the same host and bridge process, no request timed out.
+ */
+import { execFile } from "node:child_process";
+import { resolve } from "node:path";
+import { Client, type ClientCapabilities } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ReferenceServer, startReferenceServer } from "../../../src/server/index.js";
+import { scratchDir } from "../../support/scratch-dir.js";
+import { BRIDGE_BIN } from "../fixtures/spawn-bridge.js";
+
+const SLOW_BROWSER = resolve("test/bridge/fixtures/slow-browser.mjs");
+const HTTP_BROWSER = resolve("test/auth/fixtures/http-browser.mjs");
+type HostMode = "legacy" | "auto";
+
+let server: ReferenceServer;
+beforeAll(async () => {
+  server = await startReferenceServer({ port: 0, autoApprove: "acme", rateLimit: false });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+/** A host as Claude Desktop or VS Code runs one: the SDK's defaults, a list-changed handler that lists again. */
+async function startHost(
+  mode: HostMode,
+  env: Record<string, string>,
+  capabilities: ClientCapabilities = {},
+  onElicitUrl?: (url: string) => void,
+) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BRIDGE_BIN, "--token-store", "file", server.mcpUrl],
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      CHAT_CONFIG_DIR: scratchDir(`cmb-first-sign-in-${mode}-`),
+      DISPLAY: "",
+      WAYLAND_DISPLAY: "",
+      ...env,
+    },
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const relisted: string[][] = [];
+  let changed: () => void = () => {};
+  const toolsChanged = new Promise<void>((done) => {
+    changed = done;
+  });
+  const client = new Client(
+    { name: `first-sign-in-${mode}`, version: "1.0.0" },
+    {
+      capabilities,
+      listChanged: {
+        tools: {
+          debounceMs: 0,
+          onChanged: (_error, tools) => {
+            relisted.push((tools ?? []).map((tool) => tool.name));
+            if ((tools ?? []).length > 0) changed();
+          },
+        },
+      },
+      ...(mode === "auto" ? { versionNegotiation: { mode: "auto" } } : {}),
+    },
+  );
+  if (onElicitUrl) {
+    client.setRequestHandler("elicitation/create", async (request) => {
+      const params = request.params as { mode?: string; url?: string };
+      if (params.mode === "url" && params.url) onElicitUrl(params.url);
+      return { action: "accept" };
+    });
+  }
+  const started = Date.now();
+  await client.connect(transport);
+  return { client, relisted, toolsChanged, started, stderr: () => stderr };
+}
+
+describe.concurrent.each(["legacy", "auto"] as const)("a %s SDK v2 host, its default 60 s time-out", (mode) => {
+  it("a person who signs in after 70 s: connected at once, then the seven tools, with no restart", async () => {
+    const host = await startHost(mode, {
+      BROWSER: `"${process.execPath}" "${SLOW_BROWSER}"`,
+      SLOW_BROWSER_DELAY_MS: "70000",
+    });
+    try {
+      const connectedAfter = Date.now() - host.started;
+      expect(connectedAfter).toBeLessThan(15_000);
+      const { tools } = await host.client.listTools();
+      expect(tools).toEqual([]);
+      await host.toolsChanged;
+      const signedInAfter = Date.now() - host.started;
+      expect(signedInAfter).toBeGreaterThan(65_000);
+      const { tools: listed } = await host.client.listTools();
+      expect(listed).toHaveLength(7);
+      const result = await host.client.callTool({ name: "list_chats", arguments: {} });
+      expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+      console.info(
+        `${mode} host: connected after ${(connectedAfter / 1000).toFixed(1)} s, tools after ${(signedInAfter / 1000).toFixed(1)} s`,
+      );
+    } finally {
+      await host.client.close();
+    }
+  }, 120_000);
+
+  it("no browser, a host that declares URL elicitation: the host is asked to open the sign-in link, and the tools follow", async () => {
+    const opened: string[] = [];
+    const host = await startHost(
+      mode,
+      { BROWSER: "" },
+      { elicitation: { url: {} } },
+      (url) => {
+        opened.push(url);
+        execFile(process.execPath, [HTTP_BROWSER, url], { env: { PATH: process.env.PATH ?? "" } });
+      },
+    );
+    try {
+      await host.toolsChanged;
+      expect(opened).toHaveLength(1);
+      expect(opened[0]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/start\//);
+      const { tools } = await host.client.listTools();
+      expect(tools).toHaveLength(7);
+    } finally {
+      await host.client.close();
+    }
+  }, 60_000);
+});
