@@ -68,7 +68,8 @@ export function bridgeLoginCommand(
 
 function invocationWords(env: Record<string, string | undefined>, argv: readonly string[]): string[] {
   // npm exec (npx) marks the processes it starts; its cache folder is no place to run the bin from by hand.
-  if (env.npm_command === "exec" || env.npm_lifecycle_event === "npx") return ["npx", "-y", "chat-mcp-bridge"];
+  if (env.npm_command === "exec" || env.npm_lifecycle_event === "npx")
+    return ["npx", "-y", "chat-mcp-bridge"];
   const script = argv[1];
   if (!script) return ["chat-mcp-bridge"];
   if (basename(script) === "chat-mcp-bridge" && !isAbsolute(script)) return ["chat-mcp-bridge"];

@@ -3,27 +3,22 @@ import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { SignInPrompt } from "../auth/index.js";
 import type { EraRelay } from "./era-router.js";
-import { isJsonObject as isObject, type JsonObject as Json, isRequest, isResponse } from "./jsonrpc.js";
+import { isJsonObject as isObject, isRequest, isResponse, type JsonObject as Json } from "./jsonrpc.js";
 import { type BridgeLog, describeError } from "./log.js";
 import { hasModernEnvelope, type ToClient } from "./request-model.js";
-import { asModernResult, initializeResultFromDiscover, signedOutInitializeResult } from "./translate/discover.js";
-import { META_SUBSCRIPTION_ID } from "./translate/listen.js";
-
-/** The empty answer of each list request while signed out, and the notification that says it changed. */
-const LISTS: Record<string, { key: string; changed: string; filter: string }> = {
-  "tools/list": { key: "tools", changed: "notifications/tools/list_changed", filter: "toolsListChanged" },
-  "prompts/list": { key: "prompts", changed: "notifications/prompts/list_changed", filter: "promptsListChanged" },
-  "resources/list": {
-    key: "resources",
-    changed: "notifications/resources/list_changed",
-    filter: "resourcesListChanged",
-  },
-  "resources/templates/list": {
-    key: "resourceTemplates",
-    changed: "notifications/resources/list_changed",
-    filter: "resourcesListChanged",
-  },
-};
+import {
+  acknowledgedListen,
+  emptyListResult,
+  isListMethod,
+  listChangeNotifications,
+  listenAcknowledgment,
+  SIGN_IN_INPUT,
+  SignInRounds,
+  signedOutAnswer,
+  signedOutText,
+  signInElicitation,
+} from "./signed-out-messages.js";
+import { signedOutInitializeResult } from "./translate/discover.js";
 
 /**
  * How long the first messages may wait for a sign-in that needs no person (a server without auth, a login saved
@@ -31,7 +26,7 @@ const LISTS: Record<string, { key: string; changed: string; filter: string }> = 
  * has been opened; with no browser to open, or once the sign-in failed, they are answered at once.
  */
 export const SIGN_IN_GRACE_MS = 10_000;
-export const OPENED_BROWSER_GRACE_MS = 3000;
+export const OPENED_BROWSER_GRACE_MS = 2000;
 
 export interface SignInGateOptions {
   /** The relay every message goes to once signed in (the era router). */
@@ -75,6 +70,9 @@ export class SignInGate {
   #legacyHost = false;
   readonly #listed = new Set<string>();
   readonly #listens: Array<{ id: RequestId; filter: Json }> = [];
+  /** Listens the bridge acknowledged itself: the server's own acknowledgment later goes no further. */
+  readonly #acknowledged = new Set<string>();
+  readonly #signInRounds = new SignInRounds();
   #prompt: SignInPrompt | undefined;
   #elicitedPrompt: SignInPrompt | undefined;
   readonly #elicitations = new Map<string, string>();
@@ -91,22 +89,28 @@ export class SignInGate {
     if (this.#state === "open") {
       // The host's answer to a sign-in link it was shown while signed out: nothing for the server.
       if (isResponse(message) && this.#elicitations.delete(keyOf(message.id))) return;
-      return this.#options.relay.fromClient(message);
+      this.#options.relay.fromClient(message);
+      return;
     }
     // A probing host's discover never signs in and never waits for the login to be read: the router answers it.
-    if (isRequest(message) && message.method === "server/discover" && this.#state !== "signed-out")
-      return this.#options.relay.fromClient(message);
-    if (this.#state === "signed-out") return this.#handle(message);
+    if (isRequest(message) && message.method === "server/discover" && this.#state !== "signed-out") {
+      this.#options.relay.fromClient(message);
+      return;
+    }
+    if (this.#state === "signed-out") {
+      this.#handle(message);
+      return;
+    }
     this.#early.push(message);
     if (this.#state === "unknown") void this.#check();
   }
 
   /** What the relay sends the host, less the answers to requests the gate already answered. */
   toClient: ToClient = (message, raw, related) => {
-    if (isResponse(message) && this.#swallow.delete(keyOf(message.id))) {
-      this.#options.log.debug(`the server's answer to #${String(message.id)} was already given by the bridge`);
-      return;
-    }
+    // The server's answer to the host's initialize, and its acknowledgment of a listen: already given.
+    if (isResponse(message) && this.#swallow.delete(keyOf(message.id))) return;
+    const listen = acknowledgedListen(message);
+    if (listen !== undefined && this.#acknowledged.delete(keyOf(listen))) return;
     this.#options.toClient(message, raw, related);
   };
 
@@ -115,8 +119,10 @@ export class SignInGate {
     this.#prompt = prompt;
     if (this.#state === "grace") {
       clearTimeout(this.#graceTimer);
-      if (!prompt.browserOpened) return this.#endGrace();
-      this.#graceTimer = setTimeout(() => this.#endGrace(), OPENED_BROWSER_GRACE_MS);
+      this.#graceTimer = setTimeout(
+        () => this.#endGrace(),
+        prompt.browserOpened ? OPENED_BROWSER_GRACE_MS : 0,
+      );
       return;
     }
     if (this.#state !== "signed-out") return;
@@ -138,14 +144,11 @@ export class SignInGate {
       this.#options.rememberedDiscover().catch(() => undefined),
     ]);
     this.#discover = discover;
-    const early = this.#early;
-    this.#early = [];
     if (signedIn) {
       this.#state = "open";
-      for (const message of early) this.#options.relay.fromClient(message);
+      for (const message of this.#early.splice(0)) this.#options.relay.fromClient(message);
       return;
     }
-    this.#early = early;
     this.#state = "grace";
     this.#graceTimer = setTimeout(() => this.#endGrace(), SIGN_IN_GRACE_MS);
     this.#startSignIn();
@@ -157,9 +160,7 @@ export class SignInGate {
     clearTimeout(this.#graceTimer);
     this.#state = "signed-out";
     this.#options.log.debug("not signed in: the bridge answers the client itself until the sign-in ends");
-    const early = this.#early;
-    this.#early = [];
-    for (const message of early) this.#handle(message);
+    for (const message of this.#early.splice(0)) this.#handle(message);
   }
 
   #handle(message: JSONRPCMessage): void {
@@ -167,34 +168,53 @@ export class SignInGate {
       const elicitationId = this.#elicitations.get(keyOf(message.id));
       if (elicitationId) {
         this.#elicitations.delete(keyOf(message.id));
-        const action = isObject((message as Json).result) ? ((message as Json).result as Json).action : "error";
+        const action = isObject((message as Json).result)
+          ? ((message as Json).result as Json).action
+          : "error";
         this.#options.log.debug(`the client answered the sign-in link with ${String(action)}`);
       }
       return;
     }
-    if (!isRequest(message)) return this.#handleNotification(message);
+    if (!isRequest(message)) {
+      this.#handleNotification(message);
+      return;
+    }
     const { id, method } = message;
     const params = isObject(message.params) ? message.params : {};
     const modern = hasModernEnvelope(params);
-    const list = LISTS[method];
-    if (method === "initialize") return this.#initialize(message);
-    if (method === "server/discover") return this.#options.relay.fromClient(message);
-    if (method === "ping") return this.#answer(id, {});
-    if (list) {
+    if (method === "initialize") {
+      this.#initialize(message);
+      return;
+    }
+    if (method === "server/discover") {
+      this.#options.relay.fromClient(message);
+      return;
+    }
+    if (method === "ping") {
+      this.#answer(id, {});
+      return;
+    }
+    if (isListMethod(method)) {
       this.#listed.add(method);
       this.#startSignIn();
-      const result: Json = { [list.key]: [] };
-      return this.#answer(id, modern ? asModernResult(method, result) : result);
+      this.#answer(id, emptyListResult(method, modern));
+      return;
     }
     if (method === "subscriptions/listen") {
-      this.#listens.push({ id, filter: isObject(params.notifications) ? params.notifications : {} });
+      const filter = isObject(params.notifications) ? params.notifications : {};
+      this.#listens.push({ id, filter });
       this.#replay.push(message);
-      return this.#startSignIn();
+      // Acknowledged at once (a host waits for it): the list changes are the bridge's to announce until signed in.
+      this.#acknowledged.add(keyOf(id));
+      this.#options.toClient(listenAcknowledgment(id, filter));
+      this.#startSignIn();
+      return;
     }
     if (method === "logging/setLevel") {
       this.#replay.push(message);
       this.#swallow.add(keyOf(id));
-      return this.#answer(id, {});
+      this.#answer(id, {});
+      return;
     }
     this.#holdCall(message);
   }
@@ -231,23 +251,31 @@ export class SignInGate {
     this.#legacyHost = true;
     this.#hostOpensUrls = isObject(capabilities.elicitation) && isObject(capabilities.elicitation.url);
     this.#replay.push(message);
-    const result = this.#discover
-      ? initializeResultFromDiscover(this.#discover, params.protocolVersion)
-      : signedOutInitializeResult(params.protocolVersion, this.#options.serverUrl);
-    const declared = isObject(result.capabilities) ? result.capabilities : {};
-    result.capabilities = {
-      ...declared,
-      tools: { ...(isObject(declared.tools) ? declared.tools : {}), listChanged: true },
-    };
     this.#swallow.add(keyOf(message.id));
-    this.#answer(message.id, result);
+    this.#answer(
+      message.id,
+      signedOutInitializeResult(params.protocolVersion, this.#options.serverUrl, this.#discover),
+    );
     this.#startSignIn();
   }
 
   /** A request that needs the server: it waits for the sign-in within the host's patience, then says what to do. */
-  #holdCall(message: HeldCall["message"]): void {
+  #holdCall(original: HeldCall["message"]): void {
     // The sign-in that just failed is the answer; a later call starts a new one.
-    if (this.#failedJustNow) return this.#answerSignedOut(message);
+    if (this.#failedJustNow) {
+      this.#answerSignedOut(original);
+      return;
+    }
+    let message = original;
+    const params = isObject(message.params) ? message.params : {};
+    if (message.method === "tools/call" && hasModernEnvelope(params)) {
+      const retried = this.#signInRounds.after(params);
+      if (retried) message = { ...message, params: retried };
+      else if (this.#prompt && this.#signInRounds.canAsk(params, this.#prompt)) {
+        this.#answer(message.id, this.#signInRounds.ask(this.#prompt));
+        return;
+      }
+    }
     this.#replay.push(message);
     const key = keyOf(message.id);
     const timer = setTimeout(() => {
@@ -278,9 +306,7 @@ export class SignInGate {
       // Signed in without the person (or no sign-in needed): everything goes to the server as it was sent.
       clearTimeout(this.#graceTimer);
       this.#state = "open";
-      const early = this.#early;
-      this.#early = [];
-      for (const message of early) this.#options.relay.fromClient(message);
+      for (const message of this.#early.splice(0)) this.#options.relay.fromClient(message);
       return;
     }
     this.#options.log.info(`Signed in to ${this.#options.serverUrl}.`);
@@ -301,22 +327,8 @@ export class SignInGate {
   }
 
   #announceListChanges(): void {
-    if (this.#legacyHost) {
-      const changed = new Set(["notifications/tools/list_changed"]);
-      for (const method of this.#listed) changed.add(LISTS[method]!.changed);
-      for (const method of changed) this.#options.toClient({ jsonrpc: "2.0", method } as JSONRPCMessage);
-      return;
-    }
-    for (const listen of this.#listens) {
-      for (const list of new Set(Object.values(LISTS))) {
-        if (listen.filter[list.filter] !== true) continue;
-        this.#options.toClient({
-          jsonrpc: "2.0",
-          method: list.changed,
-          params: { _meta: { [META_SUBSCRIPTION_ID]: listen.id } },
-        } as JSONRPCMessage);
-      }
-    }
+    const host = { legacy: this.#legacyHost, listed: this.#listed, listens: this.#listens };
+    for (const message of listChangeNotifications(host)) this.#options.toClient(message);
   }
 
   #failed(reason: string): void {
@@ -326,7 +338,7 @@ export class SignInGate {
     this.#prompt = undefined;
     this.#elicitedPrompt = undefined;
     this.#options.log.info(`Sign-in to ${this.#options.serverUrl} did not complete: ${reason}`);
-    this.#notifyHost(this.#signedOutText());
+    this.#notifyHost(this.#signedOutText(undefined));
     this.#failedJustNow = true;
     this.#endGrace();
     this.#failedJustNow = false;
@@ -338,33 +350,22 @@ export class SignInGate {
     }
   }
 
-  #signedOutText(tool?: string): string {
-    const again = tool ? `call ${tool} again` : "try again";
-    if (this.#lastFailure)
-      return (
-        `Not signed in to ${this.#options.serverUrl}: ${this.#lastFailure} ` +
-        `To sign in, ${again} (a new sign-in starts), or run \`${this.#options.loginCommand}\` in a terminal.`
-      );
-    if (this.#prompt) return `${this.#prompt.message} When you have signed in, ${again}.`;
-    return (
-      `Signing in to ${this.#options.serverUrl}: the sign-in page is being prepared. ` +
-      `Finish signing in, then ${again}.`
-    );
+  #signedOutText(tool: string | undefined): string {
+    const { serverUrl, loginCommand } = this.#options;
+    return signedOutText({
+      serverUrl,
+      loginCommand,
+      lastFailure: this.#lastFailure,
+      prompt: this.#prompt,
+      tool,
+    });
   }
 
   #answerSignedOut(message: HeldCall["message"]): void {
     const params = isObject(message.params) ? message.params : {};
-    const modern = hasModernEnvelope(params);
-    if (message.method === "tools/call") {
-      const tool = typeof params.name === "string" ? params.name : undefined;
-      const result: Json = { content: [{ type: "text", text: this.#signedOutText(tool) }], isError: true };
-      return this.#answer(message.id, modern ? { ...result, resultType: "complete" } : result);
-    }
-    this.#options.toClient({
-      jsonrpc: "2.0",
-      id: message.id,
-      error: { code: -32001, message: `chat-mcp-bridge: ${this.#signedOutText()}` },
-    } as JSONRPCMessage);
+    const tool = message.method === "tools/call" && typeof params.name === "string" ? params.name : undefined;
+    const text = this.#signedOutText(tool);
+    this.#options.toClient(signedOutAnswer(message.id, message.method, text, hasModernEnvelope(params)));
   }
 
   /** The host's log (`notifications/message`), for hosts that show it; a legacy host hears it once initialized. */
@@ -386,15 +387,10 @@ export class SignInGate {
     if (!prompt || prompt.browserOpened || !this.#hostOpensUrls || !this.#hostInitialized) return;
     if (this.#elicitedPrompt === prompt) return;
     this.#elicitedPrompt = prompt;
-    const id = `chat-mcp-bridge/sign-in/${randomUUID()}`;
+    const id = `${SIGN_IN_INPUT}/${randomUUID()}`;
     const elicitationId = randomUUID();
     this.#elicitations.set(keyOf(id), elicitationId);
-    this.#options.toClient({
-      jsonrpc: "2.0",
-      id,
-      method: "elicitation/create",
-      params: { mode: "url", message: prompt.message, url: prompt.url, elicitationId },
-    } as JSONRPCMessage);
+    this.#options.toClient(signInElicitation(id, elicitationId, prompt));
   }
 
   #answer(id: RequestId, result: Json): void {

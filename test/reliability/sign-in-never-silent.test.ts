@@ -112,7 +112,9 @@ describe("No browser can open (no $BROWSER, no desktop)", () => {
     await bridge.waitForMethod("notifications/tools/list_changed", 30_000);
     const relisted = bridge.request("tools/list", {});
     await bridge.waitAnswered([relisted], 30_000);
-    const names = (bridge.answersTo(relisted)[0]?.result?.tools ?? []).map((tool: { name: string }) => tool.name);
+    const names = (bridge.answersTo(relisted)[0]?.result?.tools ?? []).map(
+      (tool: { name: string }) => tool.name,
+    );
     expect(names).toContain("create_chat");
   }, 90_000);
 });

@@ -304,7 +304,11 @@ export class OAuthSession {
 
   /** The sign-in cannot finish by itself: answer the waiting caller (the bridge) now, when it asked for that. */
   #userMustAct(waiting: SignInWaitingError): void {
-    this.#options.onSignInPrompt?.({ url: waiting.signInUrl, message: waiting.message, browserOpened: false });
+    this.#options.onSignInPrompt?.({
+      url: waiting.signInUrl,
+      message: waiting.message,
+      browserOpened: false,
+    });
     if (!this.#options.answerAtOnceWhenWaiting) return;
     this.#waiting = waiting;
     this.#raiseWaiting?.(waiting);

@@ -34,16 +34,25 @@ export function initializeResultFromDiscover(discover: Json, requestedVersion: u
 }
 
 /**
- * The InitializeResult a legacy client gets while the bridge signs in and knows nothing of the server yet: the
- * bridge's own face, with the capabilities it relays; the server's lists follow the sign-in as list changes.
+ * The InitializeResult a legacy client gets while the bridge signs in: the remembered modern server's face, else
+ * the bridge's own with the capabilities it relays; either way with tool list changes, which follow the sign-in.
  */
-export function signedOutInitializeResult(requestedVersion: unknown, serverUrl: string): Json {
-  return {
-    protocolVersion: negotiatedLegacyVersion(requestedVersion),
-    capabilities: { ...structuredClone(RELAYED_CAPABILITIES), logging: {} },
-    serverInfo: BRIDGE_INFO,
-    instructions: `chat-mcp-bridge relays ${serverUrl}; its tools appear once you have signed in.`,
-  };
+export function signedOutInitializeResult(
+  requestedVersion: unknown,
+  serverUrl: string,
+  discover?: Json,
+): Json {
+  const result = discover
+    ? initializeResultFromDiscover(discover, requestedVersion)
+    : {
+        protocolVersion: negotiatedLegacyVersion(requestedVersion),
+        capabilities: { ...structuredClone(RELAYED_CAPABILITIES), logging: {} },
+        serverInfo: BRIDGE_INFO,
+        instructions: `chat-mcp-bridge relays ${serverUrl}; its tools appear once you have signed in.`,
+      };
+  const declared = isObject(result.capabilities) ? result.capabilities : {};
+  const tools = isObject(declared.tools) ? declared.tools : {};
+  return { ...result, capabilities: { ...declared, tools: { ...tools, listChanged: true } } };
 }
 
 /**

@@ -12,7 +12,9 @@ describe("the bridge's own DiscoverResult", () => {
   it("gives each answer its own capabilities object", () => {
     const first = bridgeDiscoverResult(undefined) as { capabilities: { tools: Record<string, unknown> } };
     first.capabilities.tools.listChanged = false;
-    expect((bridgeDiscoverResult(undefined) as typeof first).capabilities.tools).toEqual({ listChanged: true });
+    expect((bridgeDiscoverResult(undefined) as typeof first).capabilities.tools).toEqual({
+      listChanged: true,
+    });
   });
 
   it("passes a modern server's own answer through, marked complete", () => {

@@ -81,51 +81,52 @@ async function startHost(
   return { client, relisted, toolsChanged, started, stderr: () => stderr };
 }
 
-describe.concurrent.each(["legacy", "auto"] as const)("a %s SDK v2 host, its default 60 s time-out", (mode) => {
-  it("a person who signs in after 70 s: connected at once, then the seven tools, with no restart", async () => {
-    const host = await startHost(mode, {
-      BROWSER: `"${process.execPath}" "${SLOW_BROWSER}"`,
-      SLOW_BROWSER_DELAY_MS: "70000",
-    });
-    try {
-      const connectedAfter = Date.now() - host.started;
-      expect(connectedAfter).toBeLessThan(15_000);
-      const { tools } = await host.client.listTools();
-      expect(tools).toEqual([]);
-      await host.toolsChanged;
-      const signedInAfter = Date.now() - host.started;
-      expect(signedInAfter).toBeGreaterThan(65_000);
-      const { tools: listed } = await host.client.listTools();
-      expect(listed).toHaveLength(7);
-      const result = await host.client.callTool({ name: "list_chats", arguments: {} });
-      expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
-      console.info(
-        `${mode} host: connected after ${(connectedAfter / 1000).toFixed(1)} s, tools after ${(signedInAfter / 1000).toFixed(1)} s`,
-      );
-    } finally {
-      await host.client.close();
-    }
-  }, 120_000);
+describe.concurrent.each(["legacy", "auto"] as const)(
+  "a %s SDK v2 host, its default 60 s time-out",
+  (mode) => {
+    it("a person who signs in after 70 s: connected at once, then the seven tools, with no restart", async () => {
+      const host = await startHost(mode, {
+        BROWSER: `"${process.execPath}" "${SLOW_BROWSER}"`,
+        SLOW_BROWSER_DELAY_MS: "70000",
+      });
+      try {
+        const connectedAfter = Date.now() - host.started;
+        expect(connectedAfter).toBeLessThan(15_000);
+        const { tools } = await host.client.listTools();
+        expect(tools).toEqual([]);
+        await host.toolsChanged;
+        const signedInAfter = Date.now() - host.started;
+        expect(signedInAfter).toBeGreaterThan(65_000);
+        const { tools: listed } = await host.client.listTools();
+        expect(listed).toHaveLength(7);
+        const result = await host.client.callTool({ name: "list_chats", arguments: {} });
+        expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+        console.info(
+          `${mode} host: connected after ${(connectedAfter / 1000).toFixed(1)} s, tools after ${(signedInAfter / 1000).toFixed(1)} s`,
+        );
+      } finally {
+        await host.client.close();
+      }
+    }, 120_000);
 
-  it("no browser, a host that declares URL elicitation: the host is asked to open the sign-in link, and the tools follow", async () => {
-    const opened: string[] = [];
-    const host = await startHost(
-      mode,
-      { BROWSER: "" },
-      { elicitation: { url: {} } },
-      (url) => {
+    it("no browser, a host that declares URL elicitation: the host is asked to open the sign-in link, and the tools follow", async () => {
+      const opened: string[] = [];
+      const host = await startHost(mode, { BROWSER: "" }, { elicitation: { url: {} } }, (url) => {
         opened.push(url);
         execFile(process.execPath, [HTTP_BROWSER, url], { env: { PATH: process.env.PATH ?? "" } });
-      },
-    );
-    try {
-      await host.toolsChanged;
-      expect(opened).toHaveLength(1);
-      expect(opened[0]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/start\//);
-      const { tools } = await host.client.listTools();
-      expect(tools).toHaveLength(7);
-    } finally {
-      await host.client.close();
-    }
-  }, 60_000);
-});
+      });
+      try {
+        // A legacy host is asked once initialized; a modern one in its first call's input_required round.
+        const result = await host.client.callTool({ name: "list_chats", arguments: {} });
+        expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+        await host.toolsChanged;
+        expect(opened).toHaveLength(1);
+        expect(opened[0]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/start\//);
+        const { tools } = await host.client.listTools();
+        expect(tools).toHaveLength(7);
+      } finally {
+        await host.client.close();
+      }
+    }, 60_000);
+  },
+);

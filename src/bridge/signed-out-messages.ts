@@ -1,0 +1,174 @@
+/** The messages the bridge answers a host with while it signs in: empty lists, list changes, listen acknowledgments, the sign-in round of a modern call. */
+import { randomUUID } from "node:crypto";
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
+import type { SignInPrompt } from "../auth/index.js";
+import { isJsonObject as isObject, type JsonObject as Json } from "./jsonrpc.js";
+import { clientFromEnvelope } from "./request-model.js";
+import { asModernResult } from "./translate/discover.js";
+import { LISTEN_ACKNOWLEDGED, META_SUBSCRIPTION_ID } from "./translate/listen.js";
+
+/** The empty answer of each list request while signed out, the notification that says it changed, its listen filter. */
+const LISTS: Record<string, { key: string; changed: string; filter: string }> = {
+  "tools/list": { key: "tools", changed: "notifications/tools/list_changed", filter: "toolsListChanged" },
+  "prompts/list": {
+    key: "prompts",
+    changed: "notifications/prompts/list_changed",
+    filter: "promptsListChanged",
+  },
+  "resources/list": {
+    key: "resources",
+    changed: "notifications/resources/list_changed",
+    filter: "resourcesListChanged",
+  },
+  "resources/templates/list": {
+    key: "resourceTemplates",
+    changed: "notifications/resources/list_changed",
+    filter: "resourcesListChanged",
+  },
+};
+
+/** The key of the bridge's own input request (the sign-in link) in a modern call's `input_required` round. */
+export const SIGN_IN_INPUT = "chat-mcp-bridge/sign-in";
+
+export const isListMethod = (method: string): boolean => method in LISTS;
+
+/** A list request's answer while signed out: nothing yet (the list change follows the sign-in). */
+export function emptyListResult(method: string, modern: boolean): Json {
+  const result: Json = { [LISTS[method]!.key]: [] };
+  return modern ? asModernResult(method, result) : result;
+}
+
+/** The list changes a host hears once signed in: a legacy host's notifications, or on each of a modern host's listens. */
+export function listChangeNotifications(host: {
+  legacy: boolean;
+  listed: Iterable<string>;
+  listens: Array<{ id: RequestId; filter: Json }>;
+}): JSONRPCMessage[] {
+  if (host.legacy) {
+    const changed = new Set(["notifications/tools/list_changed"]);
+    for (const method of host.listed) if (LISTS[method]) changed.add(LISTS[method].changed);
+    return [...changed].map((method) => ({ jsonrpc: "2.0", method }) as JSONRPCMessage);
+  }
+  const messages: JSONRPCMessage[] = [];
+  for (const listen of host.listens) {
+    const changed = new Set<string>();
+    for (const list of Object.values(LISTS))
+      if (listen.filter[list.filter] === true) changed.add(list.changed);
+    for (const method of changed) {
+      messages.push({
+        jsonrpc: "2.0",
+        method,
+        params: { _meta: { [META_SUBSCRIPTION_ID]: listen.id } },
+      } as JSONRPCMessage);
+    }
+  }
+  return messages;
+}
+
+/** A modern host's listen, acknowledged by the bridge: the list changes it asked for, which the bridge announces. */
+export function listenAcknowledgment(id: RequestId, filter: Json): JSONRPCMessage {
+  const honoured: Json = {};
+  for (const list of Object.values(LISTS)) if (filter[list.filter] === true) honoured[list.filter] = true;
+  return {
+    jsonrpc: "2.0",
+    method: LISTEN_ACKNOWLEDGED,
+    params: { notifications: honoured, _meta: { [META_SUBSCRIPTION_ID]: id } },
+  } as JSONRPCMessage;
+}
+
+/** The listen a server acknowledgment names, when it is one. */
+export function acknowledgedListen(message: JSONRPCMessage): RequestId | undefined {
+  const { method, params } = message as { method?: unknown; params?: unknown };
+  if (method !== LISTEN_ACKNOWLEDGED) return undefined;
+  const meta = isObject(params) && isObject(params._meta) ? params._meta : {};
+  const id = meta[META_SUBSCRIPTION_ID];
+  return typeof id === "string" || typeof id === "number" ? id : undefined;
+}
+
+/**
+ * The 2026-07-28 way to show the sign-in link: an `input_required` round on a modern host's call, whose one input
+ * request is a URL elicitation; the call comes back with the round's `requestState`, each used once.
+ */
+export class SignInRounds {
+  readonly #states = new Set<string>();
+
+  /** A modern host that takes URL-mode elicitation, and a link no browser was opened on (one browser per link). */
+  canAsk(params: Json, prompt: SignInPrompt): boolean {
+    if (prompt.browserOpened) return false;
+    const elicitation = (clientFromEnvelope(params).capabilities as Json).elicitation;
+    return isObject(elicitation) && isObject(elicitation.url);
+  }
+
+  ask(prompt: SignInPrompt): Json {
+    const requestState = `${SIGN_IN_INPUT}/${randomUUID()}`;
+    this.#states.add(requestState);
+    return {
+      resultType: "input_required",
+      inputRequests: {
+        [SIGN_IN_INPUT]: {
+          method: "elicitation/create",
+          params: { mode: "url", message: prompt.message, url: prompt.url, elicitationId: randomUUID() },
+        },
+      },
+      requestState,
+    };
+  }
+
+  /** The call again after the host showed the link: its params without the bridge's round, or undefined. */
+  after(params: Json): Json | undefined {
+    if (typeof params.requestState !== "string" || !this.#states.delete(params.requestState))
+      return undefined;
+    const { requestState: _state, inputResponses: _responses, ...rest } = params;
+    return rest;
+  }
+}
+
+/** A legacy host's URL-mode elicitation request (MCP 2025-11-25) for the sign-in link. */
+export function signInElicitation(id: string, elicitationId: string, prompt: SignInPrompt): JSONRPCMessage {
+  return {
+    jsonrpc: "2.0",
+    id,
+    method: "elicitation/create",
+    params: { mode: "url", message: prompt.message, url: prompt.url, elicitationId },
+  } as JSONRPCMessage;
+}
+
+/** What the host is told of a sign-in that has not ended: the link and what to do, or why it failed. */
+export function signedOutText(state: {
+  serverUrl: string;
+  loginCommand: string;
+  lastFailure: string | undefined;
+  prompt: SignInPrompt | undefined;
+  tool: string | undefined;
+}): string {
+  const again = state.tool ? `call ${state.tool} again` : "try again";
+  if (state.lastFailure)
+    return (
+      `Not signed in to ${state.serverUrl}: ${state.lastFailure} ` +
+      `To sign in, ${again} (a new sign-in starts), or run \`${state.loginCommand}\` in a terminal.`
+    );
+  if (state.prompt) return `${state.prompt.message} When you have signed in, ${again}.`;
+  return `Signing in to ${state.serverUrl}: the sign-in page is being prepared. Finish signing in, then ${again}.`;
+}
+
+/** What a call gets when the sign-in has not ended in time: a tool error the host shows, else a JSON-RPC error. */
+export function signedOutAnswer(
+  id: RequestId,
+  method: string,
+  text: string,
+  modern: boolean,
+): JSONRPCMessage {
+  if (method === "tools/call") {
+    const result: Json = { content: [{ type: "text", text }], isError: true };
+    return {
+      jsonrpc: "2.0",
+      id,
+      result: modern ? { ...result, resultType: "complete" } : result,
+    } as JSONRPCMessage;
+  }
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: { code: -32001, message: `chat-mcp-bridge: ${text}` },
+  } as JSONRPCMessage;
+}
