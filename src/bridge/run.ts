@@ -10,14 +10,14 @@ import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "./cli.js
 import type { RelayParts } from "./doctor/index.js";
 import { probeEndpoint, suggestedMcpUrl, wrongEndpointMessage } from "./endpoint-check.js";
 import { EraRouter } from "./era-router.js";
-import { isJsonRpcMessage } from "./jsonrpc.js";
+import { firstSignIn, SIGNED_OUT_CALL_WAIT_MS } from "./first-sign-in.js";
 import { type BridgeLog, createBridgeLog, describeError, describeMessage } from "./log.js";
 import type { LogFile } from "./log-file.js";
 import { ModernServerRelay } from "./modern-server-relay.js";
 import { bridgeLoginCommand, createBridgeAuth, restApiUrlRefusal } from "./oauth.js";
 import { type ToClient, withEnvelope } from "./request-model.js";
 import { SignInGate } from "./sign-in-gate.js";
-import { createLineWriter, LineSplitter, MAX_LINE_BYTES } from "./stdio/index.js";
+import { createLineWriter, LineSplitter, lineError, MAX_LINE_BYTES, parseClientLine } from "./stdio/index.js";
 import type { ToolCallStep } from "./steps/index.js";
 import { toolFilterStep } from "./steps/tool-filter.js";
 import { ToolFilter } from "./tool-filter.js";
@@ -41,39 +41,8 @@ const PROBE_TIMEOUT_MS = 10_000;
 
 const signedOut = () => new Error("not signed in (a server/discover from stdio never signs in)");
 
-/** How long a call made while signed out waits for the sign-in: well inside a host's 60 s request time-out. */
-const SIGNED_OUT_CALL_WAIT_MS = 30_000;
-
 /** How long shutdown may wait for the remote session to end before exiting anyway. */
 const SHUTDOWN_DEADLINE_MS = 1500;
-
-/** A parse failure answered on stdout: JSON-RPC allows `id: null` when the request's id is unknown. */
-interface LineError {
-  jsonrpc: "2.0";
-  id: string | number | null;
-  error: { code: number; message: string };
-}
-
-/** Parses one stdin line into a JSON-RPC message, or the error to answer it with. */
-export function parseClientLine(line: string): { message: JSONRPCMessage } | { error: LineError } {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch (error) {
-    return { error: lineError(null, -32700, `Parse error: ${(error as Error).message}`) };
-  }
-  if (!isJsonRpcMessage(value)) {
-    const id = (value as { id?: unknown } | null)?.id;
-    const knownId = typeof id === "string" || typeof id === "number" ? id : null;
-    return { error: lineError(knownId, -32600, "Invalid Request: not a JSON-RPC 2.0 message") };
-  }
-  // The original object goes on, so fields inside params and results are relayed untouched.
-  return { message: value };
-}
-
-function lineError(id: string | number | null, code: number, message: string): LineError {
-  return { jsonrpc: "2.0", id, error: { code, message: `chat-mcp-bridge: ${message}` } };
-}
 
 /** What the bin runs beside the relay. */
 export interface RelayHooks {
@@ -225,33 +194,13 @@ export async function runRelay(
       toClient: writeToClient,
       log,
       serverUrl: options.url.href,
-      // A remembered era with nothing stored: the server let this bridge in without a sign-in last time.
-      signedIn: async () =>
-        (await auth.accessToken()) !== undefined ||
-        ((await knownVerdict) !== undefined && (await auth.describeLogin()) === undefined),
-      rememberedDiscover: async () => {
-        const verdict = await knownVerdict;
-        return verdict?.era === "modern" ? verdict.discover : undefined;
-      },
-      // The era probe meets the 401 and signs in; when the sign-in waits for the person, it is awaited here.
-      signIn: async () => {
-        for (let attempt = 0; ; attempt++) {
-          try {
-            remember(await probeServerEra(modernUpstream("probe")));
-            return;
-          } catch (error) {
-            const running = auth.signInSettled();
-            if (running && attempt === 0) {
-              await running;
-              continue;
-            }
-            // Signed in, but the server's era is still unknown: the router finds out as it always has. And a
-            // server that never asked for authorization is the relay's to report (unreachable, silent).
-            if (!authorizationAsked || (await auth.accessToken().catch(() => undefined))) return;
-            throw error;
-          }
-        }
-      },
+      ...firstSignIn({
+        auth,
+        knownVerdict: () => knownVerdict,
+        probe: () => probeServerEra(modernUpstream("probe")),
+        remember,
+        authorizationAsked: () => authorizationAsked,
+      }),
       callWaitMs: positiveNumber(env.CHAT_MCP_BRIDGE_SIGN_IN_WAIT_MS) ?? SIGNED_OUT_CALL_WAIT_MS,
       loginCommand: bridgeLoginCommand(options),
     });

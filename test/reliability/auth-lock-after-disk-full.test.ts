@@ -32,13 +32,14 @@ describe("A sign-in that fails because the disk is full leaves no lock file behi
       { CHAT_CONFIG_DIR: configDir, BROWSER: `${process.execPath} ${HTTP_BROWSER}` },
       "trap '' XFSZ; ulimit -f 0;",
     );
-    const id = bridge.request("initialize", {
+    bridge.request("initialize", {
       protocolVersion: PROTOCOL_VERSION,
       capabilities: {},
       clientInfo: { name: "disk-full", version: "1" },
     });
+    const id = bridge.request("tools/call", { name: "list_chats", arguments: {} });
     await bridge.waitAnswered([id], 30_000);
-    expect(bridge.answersTo(id)[0]?.error?.message).toMatch(/EFBIG/);
+    expect(JSON.stringify(bridge.answersTo(id)[0]?.result?.content)).toMatch(/EFBIG/);
     const authDir = join(configDir, "auth");
     const leftovers = existsSync(authDir)
       ? readdirSync(authDir).filter((name) => name.endsWith(".lock"))

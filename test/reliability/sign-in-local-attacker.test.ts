@@ -112,6 +112,8 @@ function victimBridge(tiny: TinyOAuthServer, name: string, extraArgs: string[]) 
     capabilities: {},
     clientInfo: { name: "victim", version: "1" },
   });
+  // Signed out, initialize is answered at once: the first call is what meets a sign-in that cannot start.
+  const call = bridge.request("tools/call", { name: "list_chats", arguments: {} });
   const startUrl = () =>
     waitFor("the browser's start", () =>
       existsSync(recordFile) && readFileSync(recordFile, "utf8")
@@ -119,12 +121,15 @@ function victimBridge(tiny: TinyOAuthServer, name: string, extraArgs: string[]) 
         : undefined,
     );
   const letBrowserGo = () => writeFileSync(goFile, "");
-  return { bridge, id, startUrl, letBrowserGo };
+  return { bridge, id, call, startUrl, letBrowserGo };
 }
 
-async function expectSignedIn(bridge: BridgeDriver, id: number): Promise<void> {
-  await bridge.waitAnswered([id], 40_000);
-  expect(bridge.answersTo(id)[0]?.error, bridge.stderr()).toBeUndefined();
+/** The call made while signed out was answered by the server: the sign-in completed within the call's wait. */
+async function expectSignedIn(bridge: BridgeDriver, call: number): Promise<void> {
+  await bridge.waitAnswered([call], 40_000);
+  const answer = bridge.answersTo(call)[0];
+  expect(answer?.error, bridge.stderr()).toBeUndefined();
+  expect(answer?.result?.isError, JSON.stringify(answer)).not.toBe(true);
 }
 
 describe(
@@ -148,7 +153,7 @@ describe(
       expect(attack.hops.filter((hop) => hop.status !== undefined)).toEqual([]);
       expect(tiny.authorizations).toHaveLength(before);
       victim.letBrowserGo();
-      await expectSignedIn(victim.bridge, victim.id);
+      await expectSignedIn(victim.bridge, victim.call);
       expect(tiny.authorizations).toHaveLength(before + 1);
     }, 90_000);
   },
@@ -170,7 +175,7 @@ describe.skipIf(!hasIpv6Loopback)("A local user calling back over ::1 (--host lo
     expect(attack.hops.filter((hop) => hop.status !== undefined)).toEqual([]);
     expect(tiny.authorizations).toHaveLength(before);
     victim.letBrowserGo();
-    await expectSignedIn(victim.bridge, victim.id);
+    await expectSignedIn(victim.bridge, victim.call);
   }, 90_000);
 });
 
@@ -189,7 +194,7 @@ describe.skipIf(!hasIpv6Loopback)(
       const port = Number(new URL(await victim.startUrl()).port);
       expect(port).not.toBe(squatted);
       victim.letBrowserGo();
-      await expectSignedIn(victim.bridge, victim.id);
+      await expectSignedIn(victim.bridge, victim.call);
       writeFileSync(stopFile, "");
       await squatter.done;
       // Nothing of the sign-in reached the squatter's socket.
@@ -209,10 +214,12 @@ describe.skipIf(!hasIpv6Loopback)(
         "--callback-port",
         String(squatted),
       ]);
-      await victim.bridge.waitAnswered([victim.id], 30_000);
-      const error = victim.bridge.answersTo(victim.id)[0]?.error as { message?: string } | undefined;
-      expect(error?.message).toContain(`[::1]:${squatted} is in use`);
-      expect(error?.message).toContain(`uid ${NOBODY}`);
+      await victim.bridge.waitAnswered([victim.call], 30_000);
+      const answer = victim.bridge.answersTo(victim.call)[0];
+      const text = JSON.stringify(answer?.result?.content ?? answer?.error);
+      expect(answer?.result?.isError, text).toBe(true);
+      expect(text).toContain(`[::1]:${squatted} is in use`);
+      expect(text).toContain(`uid ${NOBODY}`);
       // No browser was started for a sign-in that could not receive its answer.
       expect(existsSync(join(root, "squat-explicit-browser.json"))).toBe(false);
       writeFileSync(stopFile, "");

@@ -1,0 +1,55 @@
+/** The relay's first sign-in, as the sign-in gate runs it: signed in or not, and one sign-in carried to its end through the era probe. */
+import type { OAuthSession } from "../auth/session/oauth-session.js";
+import type { JsonObject as Json } from "./jsonrpc.js";
+import type { SignInGateOptions } from "./sign-in-gate.js";
+import type { EraVerdict } from "./upstream/probe.js";
+
+/** How long a call made while signed out waits for the sign-in: well inside a host's 60 s request time-out. */
+export const SIGNED_OUT_CALL_WAIT_MS = 30_000;
+
+export interface FirstSignInParts {
+  auth: OAuthSession;
+  /** The remembered era, read at start. */
+  knownVerdict(): Promise<EraVerdict | undefined>;
+  /** Probes the server's era with a fetch that may sign in; the verdict is remembered. */
+  probe(): Promise<EraVerdict>;
+  remember(verdict: EraVerdict): void;
+  /** Whether the server has asked for authorization in this process (a 401 or 403 met by the probe). */
+  authorizationAsked(): boolean;
+}
+
+/** What the sign-in gate needs to know and do about signing in. */
+export function firstSignIn(
+  parts: FirstSignInParts,
+): Pick<SignInGateOptions, "signedIn" | "rememberedDiscover" | "signIn"> {
+  const { auth } = parts;
+  return {
+    // A remembered era with nothing stored: the server let this bridge in without a sign-in last time.
+    signedIn: async () =>
+      (await auth.accessToken()) !== undefined ||
+      ((await parts.knownVerdict()) !== undefined && (await auth.describeLogin()) === undefined),
+    rememberedDiscover: async (): Promise<Json | undefined> => {
+      const verdict = await parts.knownVerdict();
+      return verdict?.era === "modern" ? verdict.discover : undefined;
+    },
+    // The era probe meets the 401 and signs in; when the sign-in waits for the person, it is awaited here.
+    signIn: async () => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          parts.remember(await parts.probe());
+          return;
+        } catch (error) {
+          const running = auth.signInSettled();
+          if (running && attempt === 0) {
+            await running;
+            continue;
+          }
+          // Signed in, but the server's era is still unknown: the router finds out as it always has. And a
+          // server that never asked for authorization is the relay's to report (unreachable, silent).
+          if (!parts.authorizationAsked() || (await auth.accessToken().catch(() => undefined))) return;
+          throw error;
+        }
+      }
+    },
+  };
+}
