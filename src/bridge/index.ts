@@ -1,8 +1,14 @@
 /** The stdio <-> streamable-HTTP relay: its pieces for the bin, the benchmarks and tests. */
 export { type BridgeCommand, type BridgeOptions, parseBridgeArgs, parseMcpUrl, UsageError } from "./cli.js";
 export { isJsonRpcMessage } from "./jsonrpc.js";
-export { parseClientLine, runAccountCommand, runRelay } from "./run.js";
-export { createLineWriter, LineSplitter, type LineWriter, MAX_LINE_BYTES } from "./stdio/index.js";
+export { runAccountCommand, runRelay } from "./run.js";
+export {
+  createLineWriter,
+  LineSplitter,
+  type LineWriter,
+  MAX_LINE_BYTES,
+  parseClientLine,
+} from "./stdio/index.js";
 export {
   type BridgeAuth,
   type CustomHeader,

@@ -1,4 +1,6 @@
-/** Running the bridge: stdin lines in, the relay, stdout lines out, and a clean exit on EOF or signals. */
+/** Running the bridge: input lines in, the relay, output lines out, and a clean shutdown on EOF or when closed. */
+
+import type { Readable, Writable } from "node:stream";
 
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { loginKey } from "../auth/login-key.js";
@@ -10,13 +12,12 @@ import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "./cli.js
 import type { RelayParts } from "./doctor/index.js";
 import { probeEndpoint, suggestedMcpUrl, wrongEndpointMessage } from "./endpoint-check.js";
 import { EraRouter } from "./era-router.js";
-import { isJsonRpcMessage } from "./jsonrpc.js";
 import { type BridgeLog, createBridgeLog, describeError, describeMessage } from "./log.js";
 import type { LogFile } from "./log-file.js";
 import { ModernServerRelay } from "./modern-server-relay.js";
 import { createBridgeAuth, restApiUrlRefusal } from "./oauth.js";
 import { type ToClient, withEnvelope } from "./request-model.js";
-import { createLineWriter, LineSplitter, MAX_LINE_BYTES } from "./stdio/index.js";
+import { createLineWriter, LineSplitter, lineError, MAX_LINE_BYTES, parseClientLine } from "./stdio/index.js";
 import type { ToolCallStep } from "./steps/index.js";
 import { toolFilterStep } from "./steps/tool-filter.js";
 import { ToolFilter } from "./tool-filter.js";
@@ -43,32 +44,23 @@ const signedOut = () => new Error("not signed in (a server/discover from stdio n
 /** How long shutdown may wait for the remote session to end before exiting anyway. */
 const SHUTDOWN_DEADLINE_MS = 1500;
 
-/** A parse failure answered on stdout: JSON-RPC allows `id: null` when the request's id is unknown. */
-interface LineError {
-  jsonrpc: "2.0";
-  id: string | number | null;
-  error: { code: number; message: string };
+/** The relay's streams and environment: the bin passes its own process's; a test passes paired streams. */
+export interface RelayIO {
+  /** JSON-RPC lines from the client; its end shuts the relay down. */
+  stdin: Readable;
+  /** JSON-RPC lines to the client. */
+  stdout: Writable;
+  /** The log's lines (default: the process's stderr). */
+  stderr?: Writable;
+  env: Record<string, string | undefined>;
 }
 
-/** Parses one stdin line into a JSON-RPC message, or the error to answer it with. */
-export function parseClientLine(line: string): { message: JSONRPCMessage } | { error: LineError } {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch (error) {
-    return { error: lineError(null, -32700, `Parse error: ${(error as Error).message}`) };
-  }
-  if (!isJsonRpcMessage(value)) {
-    const id = (value as { id?: unknown } | null)?.id;
-    const knownId = typeof id === "string" || typeof id === "number" ? id : null;
-    return { error: lineError(knownId, -32600, "Invalid Request: not a JSON-RPC 2.0 message") };
-  }
-  // The original object goes on, so fields inside params and results are relayed untouched.
-  return { message: value };
-}
-
-function lineError(id: string | number | null, code: number, message: string): LineError {
-  return { jsonrpc: "2.0", id, error: { code, message: `chat-mcp-bridge: ${message}` } };
+/** A running relay. */
+export interface RelayHandle {
+  /** Resolves with the exit code once the relay has shut down and written out everything queued for the client. */
+  closed: Promise<number>;
+  /** Shuts down (as the end of stdin does): the remote session is ended within the shutdown deadline. */
+  close(reason: string): void;
 }
 
 /** What the bin runs beside the relay. */
@@ -77,15 +69,15 @@ export interface RelayHooks {
   afterFirstAnswer?: () => void;
 }
 
-/** Relays stdin/stdout to `options.url` until stdin ends or a signal arrives; then exits the process. */
+/** Relays `io.stdin`/`io.stdout` to `options.url` until stdin ends or `close` is called; the caller ends the process. */
 export async function runRelay(
   options: BridgeOptions,
-  env: Record<string, string | undefined> = process.env,
+  { stdin, stdout, stderr, env }: RelayIO,
   { afterFirstAnswer }: RelayHooks = {},
-) {
-  const log = await openBridgeLog(options, env);
+): Promise<RelayHandle> {
+  const log = await openBridgeLog(options, env, stderr);
   // Lines written in one event-loop turn go out in one write, in order.
-  const writeLine = createLineWriter(process.stdout, (reason) => log.info(reason));
+  const writeLine = createLineWriter(stdout, (reason) => log.info(reason));
   // Every message to the client, whichever era's relay sent it, is logged here and only here.
   let firstAnswerHook = afterFirstAnswer;
   const toClient: ToClient = (message, raw) => {
@@ -208,13 +200,20 @@ export async function runRelay(
     log.debug(`requests to ${options.url.origin} go ${describeProxyFor(options.url, env)}`);
 
   let shuttingDown = false;
+  let closed: (code: number) => void = () => {};
+  const closedPromise = new Promise<number>((resolve) => {
+    closed = resolve;
+  });
   const shutdown = (reason: string) => {
     if (shuttingDown) return;
     shuttingDown = true;
     log.debug(`shutting down: ${reason}`);
+    let exited = false;
     const exit = () => {
+      if (exited) return;
+      exited = true;
       writeLine.flush();
-      process.exit(0);
+      closed(0);
     };
     setTimeout(exit, SHUTDOWN_DEADLINE_MS + 300).unref();
     void relay.close(SHUTDOWN_DEADLINE_MS).finally(exit);
@@ -239,16 +238,14 @@ export async function runRelay(
       writeLine(lineError(null, -32600, `Invalid Request: line longer than ${MAX_LINE_BYTES} bytes`));
     },
   });
-  process.stdin.on("data", (chunk: Buffer) => splitter.push(chunk));
-  process.stdin.on("end", () => {
+  stdin.on("data", (chunk: Buffer) => splitter.push(chunk));
+  stdin.on("end", () => {
     splitter.end();
     shutdown("stdin closed");
   });
-  process.stdin.on("error", (error) => shutdown(`stdin: ${describeError(error)}`));
-  process.stdout.on("error", (error) => shutdown(`stdout: ${describeError(error)}`));
-  process.on("SIGINT", () => shutdown("SIGINT"));
-  process.on("SIGTERM", () => shutdown("SIGTERM"));
-  process.on("SIGHUP", () => shutdown("SIGHUP"));
+  stdin.on("error", (error) => shutdown(`stdin: ${describeError(error)}`));
+  stdout.on("error", (error) => shutdown(`stdout: ${describeError(error)}`));
+  return { closed: closedPromise, close: shutdown };
 }
 
 /** `chat-mcp-bridge login|logout`: one line of result on stderr; returns the exit code. */
@@ -366,6 +363,7 @@ async function recordingFatal<T>(log: BridgeLog, task: () => Promise<T>): Promis
 export async function openBridgeLog(
   options: BridgeOptions,
   env: Record<string, string | undefined> = process.env,
+  stderr: Writable = process.stderr,
 ): Promise<BridgeLog> {
   let file: LogFile | undefined;
   if (options.debug || options.logFile) {
@@ -379,11 +377,16 @@ export async function openBridgeLog(
         });
     } catch (error) {
       if (!options.silent)
-        process.stderr.write(`chat-mcp-bridge: cannot write the log file ${path}: ${describeError(error)}\n`);
+        stderr.write(`chat-mcp-bridge: cannot write the log file ${path}: ${describeError(error)}\n`);
     }
-    if (file && !options.silent) process.stderr.write(`chat-mcp-bridge: logging to ${file.path}\n`);
+    if (file && !options.silent) stderr.write(`chat-mcp-bridge: logging to ${file.path}\n`);
   }
-  const log = createBridgeLog({ debug: options.debug, silent: options.silent, file });
+  const log = createBridgeLog({
+    debug: options.debug,
+    silent: options.silent,
+    file,
+    write: (line) => stderr.write(line),
+  });
   file?.write("info", `started for ${options.url.origin}${options.url.pathname} (node ${process.version})`);
   return log;
 }

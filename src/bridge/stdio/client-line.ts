@@ -1,0 +1,31 @@
+/** One line from the client: parsed into a JSON-RPC message, or the error to answer it with. */
+import type { JSONRPCMessage } from "@modelcontextprotocol/client";
+import { isJsonRpcMessage } from "../jsonrpc.js";
+
+/** A parse failure answered on stdout: JSON-RPC allows `id: null` when the request's id is unknown. */
+export interface LineError {
+  jsonrpc: "2.0";
+  id: string | number | null;
+  error: { code: number; message: string };
+}
+
+/** Parses one stdin line into a JSON-RPC message, or the error to answer it with. */
+export function parseClientLine(line: string): { message: JSONRPCMessage } | { error: LineError } {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    return { error: lineError(null, -32700, `Parse error: ${(error as Error).message}`) };
+  }
+  if (!isJsonRpcMessage(value)) {
+    const id = (value as { id?: unknown } | null)?.id;
+    const knownId = typeof id === "string" || typeof id === "number" ? id : null;
+    return { error: lineError(knownId, -32600, "Invalid Request: not a JSON-RPC 2.0 message") };
+  }
+  // The original object goes on, so fields inside params and results are relayed untouched.
+  return { message: value };
+}
+
+export function lineError(id: string | number | null, code: number, message: string): LineError {
+  return { jsonrpc: "2.0", id, error: { code, message: `chat-mcp-bridge: ${message}` } };
+}
