@@ -37,7 +37,14 @@ async function main(): Promise<void> {
     });
     if (hint) process.stderr.write(hint);
     const { silent } = command.options;
-    await runRelay(command.options, process.env, { afterFirstAnswer: () => tuneRelayQuietly(silent) });
+    const relay = await runRelay(
+      command.options,
+      { stdin: process.stdin, stdout: process.stdout, env: process.env },
+      { afterFirstAnswer: () => tuneRelayQuietly(silent) },
+    );
+    for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
+      process.on(signal, () => relay.close(signal));
+    process.exit(await relay.closed);
   } else process.exitCode = await runAccountCommand(command.kind, command.options);
 }
 

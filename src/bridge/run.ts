@@ -1,4 +1,6 @@
-/** Running the bridge: stdin lines in, the relay, stdout lines out, and a clean exit on EOF or signals. */
+/** Running the bridge: input lines in, the relay, output lines out, and a clean shutdown on EOF or when closed. */
+
+import type { Readable, Writable } from "node:stream";
 
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { loginKey } from "../auth/login-key.js";
@@ -44,21 +46,40 @@ const signedOut = () => new Error("not signed in (a server/discover from stdio n
 /** How long shutdown may wait for the remote session to end before exiting anyway. */
 const SHUTDOWN_DEADLINE_MS = 1500;
 
+/** The relay's streams and environment: the bin passes its own process's; a test passes paired streams. */
+export interface RelayIO {
+  /** JSON-RPC lines from the client; its end shuts the relay down. */
+  stdin: Readable;
+  /** JSON-RPC lines to the client. */
+  stdout: Writable;
+  /** The log's lines (default: the process's stderr). */
+  stderr?: Writable;
+  env: Record<string, string | undefined>;
+}
+
+/** A running relay. */
+export interface RelayHandle {
+  /** Resolves with the exit code once the relay has shut down and written out everything queued for the client. */
+  closed: Promise<number>;
+  /** Shuts down (as the end of stdin does): the remote session is ended within the shutdown deadline. */
+  close(reason: string): void;
+}
+
 /** What the bin runs beside the relay. */
 export interface RelayHooks {
   /** Runs once, after the first message to the client has been written (the bin tunes V8 there: see heap.ts). */
   afterFirstAnswer?: () => void;
 }
 
-/** Relays stdin/stdout to `options.url` until stdin ends or a signal arrives; then exits the process. */
+/** Relays `io.stdin`/`io.stdout` to `options.url` until stdin ends or `close` is called; the caller ends the process. */
 export async function runRelay(
   options: BridgeOptions,
-  env: Record<string, string | undefined> = process.env,
+  { stdin, stdout, stderr, env }: RelayIO,
   { afterFirstAnswer }: RelayHooks = {},
-) {
-  const log = await openBridgeLog(options, env);
+): Promise<RelayHandle> {
+  const log = await openBridgeLog(options, env, stderr);
   // Lines written in one event-loop turn go out in one write, in order.
-  const writeLine = createLineWriter(process.stdout, (reason) => log.info(reason));
+  const writeLine = createLineWriter(stdout, (reason) => log.info(reason));
   // Every message to the client, whichever era's relay sent it, is logged here and only here.
   let firstAnswerHook = afterFirstAnswer;
   const writeToClient: ToClient = (message, raw) => {
@@ -211,13 +232,20 @@ export async function runRelay(
     log.debug(`requests to ${options.url.origin} go ${describeProxyFor(options.url, env)}`);
 
   let shuttingDown = false;
+  let closed: (code: number) => void = () => {};
+  const closedPromise = new Promise<number>((resolve) => {
+    closed = resolve;
+  });
   const shutdown = (reason: string) => {
     if (shuttingDown) return;
     shuttingDown = true;
     log.debug(`shutting down: ${reason}`);
+    let exited = false;
     const exit = () => {
+      if (exited) return;
+      exited = true;
       writeLine.flush();
-      process.exit(0);
+      closed(0);
     };
     setTimeout(exit, SHUTDOWN_DEADLINE_MS + 300).unref();
     void relay.close(SHUTDOWN_DEADLINE_MS).finally(exit);
@@ -242,16 +270,14 @@ export async function runRelay(
       writeLine(lineError(null, -32600, `Invalid Request: line longer than ${MAX_LINE_BYTES} bytes`));
     },
   });
-  process.stdin.on("data", (chunk: Buffer) => splitter.push(chunk));
-  process.stdin.on("end", () => {
+  stdin.on("data", (chunk: Buffer) => splitter.push(chunk));
+  stdin.on("end", () => {
     splitter.end();
     shutdown("stdin closed");
   });
-  process.stdin.on("error", (error) => shutdown(`stdin: ${describeError(error)}`));
-  process.stdout.on("error", (error) => shutdown(`stdout: ${describeError(error)}`));
-  process.on("SIGINT", () => shutdown("SIGINT"));
-  process.on("SIGTERM", () => shutdown("SIGTERM"));
-  process.on("SIGHUP", () => shutdown("SIGHUP"));
+  stdin.on("error", (error) => shutdown(`stdin: ${describeError(error)}`));
+  stdout.on("error", (error) => shutdown(`stdout: ${describeError(error)}`));
+  return { closed: closedPromise, close: shutdown };
 }
 
 /** `chat-mcp-bridge login|logout`: one line of result on stderr; returns the exit code. */
@@ -369,6 +395,7 @@ async function recordingFatal<T>(log: BridgeLog, task: () => Promise<T>): Promis
 export async function openBridgeLog(
   options: BridgeOptions,
   env: Record<string, string | undefined> = process.env,
+  stderr: Writable = process.stderr,
 ): Promise<BridgeLog> {
   let file: LogFile | undefined;
   if (options.debug || options.logFile) {
@@ -382,11 +409,16 @@ export async function openBridgeLog(
         });
     } catch (error) {
       if (!options.silent)
-        process.stderr.write(`chat-mcp-bridge: cannot write the log file ${path}: ${describeError(error)}\n`);
+        stderr.write(`chat-mcp-bridge: cannot write the log file ${path}: ${describeError(error)}\n`);
     }
-    if (file && !options.silent) process.stderr.write(`chat-mcp-bridge: logging to ${file.path}\n`);
+    if (file && !options.silent) stderr.write(`chat-mcp-bridge: logging to ${file.path}\n`);
   }
-  const log = createBridgeLog({ debug: options.debug, silent: options.silent, file });
+  const log = createBridgeLog({
+    debug: options.debug,
+    silent: options.silent,
+    file,
+    write: (line) => stderr.write(line),
+  });
   file?.write("info", `started for ${options.url.origin}${options.url.pathname} (node ${process.version})`);
   return log;
 }

@@ -1,23 +1,23 @@
 /** Client request ids are the client's: any string, including ones that look like the bridge's own, is answered. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { initializeLine, type RawBridge, spawnRawBridge } from "./fixtures/spawn-bridge.js";
+import { type InProcessRelay, startRelayInProcess } from "../support/relay-in-process.js";
+import { initializeLine } from "./fixtures/spawn-bridge.js";
 import { startTestMcpServer, type TestMcpServer } from "./fixtures/test-mcp-server.js";
 
 let server: TestMcpServer;
-let raw: RawBridge | undefined;
+let raw: InProcessRelay | undefined;
 beforeEach(async () => {
   server = await startTestMcpServer();
 });
 afterEach(async () => {
-  raw?.child.stdin.end();
-  await raw?.exited(5_000).catch(() => raw?.child.kill("SIGKILL"));
+  await raw?.end();
   raw = undefined;
   await server.close();
 });
 
 describe("client ids that start with chat-mcp-bridge/ are relayed and answered", () => {
   it("initialize, ping and tools/call with ids shaped like the bridge's internal ones all get their answers", async () => {
-    raw = spawnRawBridge([server.url]);
+    raw = await startRelayInProcess([server.url]);
     raw.send(initializeLine("chat-mcp-bridge/initialize/1"));
     const init = await raw.waitFor((m) => m.id === "chat-mcp-bridge/initialize/1");
     expect(init.result).toBeDefined();

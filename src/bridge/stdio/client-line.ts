@@ -1,4 +1,4 @@
-/** One stdin line of the client read as a JSON-RPC message, or the error it is answered with. */
+/** One line from the client: parsed into a JSON-RPC message, or the error to answer it with. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { isJsonRpcMessage } from "../jsonrpc.js";
 

@@ -1,9 +1,28 @@
-/** The bridge process relays MCP both ways between a stdio client and a streamable-HTTP server. */
-import { describe, expect, it } from "vitest";
-import { connectThroughBridge, initializeLine, spawnRawBridge } from "../../fixtures/spawn-bridge.js";
+/** The relay carries MCP both ways between a stdio client and a streamable-HTTP server; the bin exits cleanly. */
+import { setImmediate as nextTurn } from "node:timers/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  connectThroughRelayInProcess,
+  type InProcessBridgeClient,
+  startRelayInProcess,
+} from "../../../support/relay-in-process.js";
+import { initializeLine, spawnRawBridge } from "../../fixtures/spawn-bridge.js";
 import { freshTestServerEachTest } from "../../fixtures/test-mcp-server.js";
 
 const each = freshTestServerEachTest();
+/** The test's in-process client, closed after it (before the server stops: the hooks run in reverse). */
+let bridge: InProcessBridgeClient | undefined;
+afterEach(async () => {
+  await bridge?.close();
+  bridge = undefined;
+});
+
+async function connect(
+  ...args: Parameters<typeof connectThroughRelayInProcess>
+): Promise<InProcessBridgeClient> {
+  bridge = await connectThroughRelayInProcess(...args);
+  return bridge;
+}
 
 const textOf = (result: unknown): string => {
   const content = (result as { content: { type: string; text?: string }[] }).content;
@@ -12,19 +31,19 @@ const textOf = (result: unknown): string => {
 
 describe("a tools/call is relayed to the server and its answer back", () => {
   it("lists and calls tools through the bridge", async () => {
-    each.bridge = await connectThroughBridge([each.server.url]);
-    const tools = await each.bridge.client.listTools();
+    await connect([each.server.url]);
+    const tools = await bridge!.client.listTools();
     expect(tools.tools.map((tool) => tool.name).sort()).toEqual(["ask", "echo", "notify"]);
-    const result = await each.bridge.client.callTool({ name: "echo", arguments: { text: "hello" } });
+    const result = await bridge!.client.callTool({ name: "echo", arguments: { text: "hello" } });
     expect(textOf(result)).toBe("hello");
     expect(each.server.echoed).toEqual(["hello"]);
   });
 
   it("answers concurrent calls each with its own result", async () => {
-    each.bridge = await connectThroughBridge([each.server.url]);
+    await connect([each.server.url]);
     const texts = Array.from({ length: 25 }, (_, i) => `call-${i}`);
     const results = await Promise.all(
-      texts.map((text) => each.bridge!.client.callTool({ name: "echo", arguments: { text } })),
+      texts.map((text) => bridge!.client.callTool({ name: "echo", arguments: { text } })),
     );
     expect(results.map(textOf)).toEqual(texts);
     expect([...each.server.echoed].sort()).toEqual([...texts].sort());
@@ -33,22 +52,22 @@ describe("a tools/call is relayed to the server and its answer back", () => {
 
 describe("notifications flow both ways", () => {
   it("relays a server notification sent while answering a request", async () => {
-    each.bridge = await connectThroughBridge([each.server.url]);
+    await connect([each.server.url]);
     const notes: unknown[] = [];
-    each.bridge.client.setNotificationHandler("notifications/message", (notification) => {
+    bridge!.client.setNotificationHandler("notifications/message", (notification) => {
       notes.push(notification.params.data);
     });
-    await each.bridge.client.callTool({ name: "notify", arguments: { note: "progress note" } });
+    await bridge!.client.callTool({ name: "notify", arguments: { note: "progress note" } });
     expect(notes).toEqual(["progress note"]);
   });
 
   it("relays a server notification from the standalone event stream", async () => {
-    each.bridge = await connectThroughBridge([each.server.url]);
+    await connect([each.server.url]);
     const changed = new Promise<void>((resolve) =>
-      each.bridge!.client.setNotificationHandler("notifications/tools/list_changed", () => resolve()),
+      bridge!.client.setNotificationHandler("notifications/tools/list_changed", () => resolve()),
     );
     // The GET stream opens after `notifications/initialized`; a round trip makes sure it is up.
-    await each.bridge.client.ping();
+    await bridge!.client.ping();
     await waitUntil(() => {
       each.server.broadcastToolListChanged();
       return Promise.race([changed.then(() => true), delay(200).then(() => false)]);
@@ -57,25 +76,25 @@ describe("notifications flow both ways", () => {
   });
 
   it("relays a client notification to the server", async () => {
-    each.bridge = await connectThroughBridge([each.server.url], {
+    await connect([each.server.url], {
       capabilities: { capabilities: { roots: { listChanged: true } } },
     });
-    await each.bridge.client.sendRootsListChanged();
+    await bridge!.client.sendRootsListChanged();
     await waitUntil(async () => each.server.clientNotifications.includes("notifications/roots/list_changed"));
   });
 });
 
 describe("server-to-client requests round-trip through the bridge", () => {
   it("delivers an elicitation to the client and its answer to the server", async () => {
-    each.bridge = await connectThroughBridge([each.server.url], {
+    await connect([each.server.url], {
       capabilities: { capabilities: { elicitation: {} } },
     });
     const asked: string[] = [];
-    each.bridge.client.setRequestHandler("elicitation/create", async (request) => {
+    bridge!.client.setRequestHandler("elicitation/create", async (request) => {
       asked.push(request.params.message);
       return { action: "accept", content: { answer: "blue" } };
     });
-    const result = await each.bridge.client.callTool({
+    const result = await bridge!.client.callTool({
       name: "ask",
       arguments: { question: "Favourite colour?" },
     });
@@ -86,7 +105,7 @@ describe("server-to-client requests round-trip through the bridge", () => {
 
 describe("a malformed stdin line gets -32700 and the bridge goes on", () => {
   it("answers garbage with a parse error (id null) and still serves the next request", async () => {
-    const raw = spawnRawBridge([each.server.url]);
+    const raw = await startRelayInProcess([each.server.url]);
     try {
       raw.send(initializeLine(1));
       await raw.waitFor((m) => m.id === 1);
@@ -105,32 +124,32 @@ describe("a malformed stdin line gets -32700 and the bridge goes on", () => {
       const answer = await raw.waitFor((m) => m.id === 2);
       expect(answer.result).toMatchObject({ content: [{ type: "text", text: "after" }] });
     } finally {
-      raw.child.kill();
+      await raw.end();
     }
   });
 
   it("answers JSON that is not JSON-RPC with -32600 and its id", async () => {
-    const raw = spawnRawBridge([each.server.url]);
+    const raw = await startRelayInProcess([each.server.url]);
     try {
       raw.send(JSON.stringify({ id: 7, hello: "world" }));
       const invalid = await raw.waitFor((m) => m.id === 7);
       expect((invalid.error as { code: number }).code).toBe(-32600);
     } finally {
-      raw.child.kill();
+      await raw.end();
     }
   });
 
   it("joins a message split across writes", async () => {
-    const raw = spawnRawBridge([each.server.url]);
+    const raw = await startRelayInProcess([each.server.url]);
     try {
       const line = initializeLine(3);
-      raw.child.stdin.write(line.slice(0, 20));
-      await delay(50);
-      raw.child.stdin.write(`${line.slice(20)}\n`);
+      raw.write(line.slice(0, 20));
+      await nextTurn();
+      raw.write(`${line.slice(20)}\n`);
       const answer = await raw.waitFor((m) => m.id === 3);
       expect(answer.result).toMatchObject({ serverInfo: { name: "bridge-test-server" } });
     } finally {
-      raw.child.kill();
+      await raw.end();
     }
   });
 });
@@ -175,6 +194,18 @@ describe("stdin EOF, SIGINT and SIGTERM end the session and exit within 2 s", ()
     });
   }
 
+  it("close() ends the remote session, writes out what was queued and resolves with exit code 0", async () => {
+    const raw = await startRelayInProcess([each.server.url]);
+    raw.send(initializeLine(1));
+    await raw.waitFor((m) => m.id === 1);
+    raw.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+    raw.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }));
+    await raw.waitFor((m) => m.id === 2);
+    raw.close("a test");
+    expect(await raw.closed).toBe(0);
+    expect(each.server.deletedSessions).toHaveLength(1);
+  });
+
   it("exits promptly on EOF even when the server is down", async () => {
     const raw = spawnRawBridge([each.server.url]);
     raw.send(initializeLine(1));
@@ -188,18 +219,15 @@ describe("stdin EOF, SIGINT and SIGTERM end the session and exit within 2 s", ()
 describe("custom headers reach the server and never the logs", () => {
   it("sends the expanded --header value and keeps it out of --debug output", async () => {
     const secret = "s3cr3t-header-value-1234";
-    each.bridge = await connectThroughBridge(
-      ["--debug", "--header", `X-Secret: \${SECRET_ENV}`, each.server.url],
-      {
-        env: { SECRET_ENV: secret },
-      },
-    );
-    await each.bridge.client.callTool({ name: "echo", arguments: { text: "x" } });
-    await each.bridge.close();
+    await connect(["--debug", "--header", `X-Secret: \${SECRET_ENV}`, each.server.url], {
+      env: { SECRET_ENV: secret },
+    });
+    await bridge!.client.callTool({ name: "echo", arguments: { text: "x" } });
+    await bridge!.close();
     expect(each.server.secretHeaders.length).toBeGreaterThan(0);
     expect(new Set(each.server.secretHeaders)).toEqual(new Set([secret]));
-    expect(each.bridge.stderr()).toContain("[debug]");
-    expect(each.bridge.stderr()).not.toContain(secret);
+    expect(bridge!.stderr()).toContain("[debug]");
+    expect(bridge!.stderr()).not.toContain(secret);
   });
 });
 
