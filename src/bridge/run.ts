@@ -71,31 +71,18 @@ function lineError(id: string | number | null, code: number, message: string): L
   return { jsonrpc: "2.0", id, error: { code, message: `chat-mcp-bridge: ${message}` } };
 }
 
-/** What the bin runs beside the relay. */
-export interface RelayHooks {
-  /** Runs once, after the first message to the client has been written (the bin tunes V8 there: see heap.ts). */
-  afterFirstAnswer?: () => void;
-}
-
 /** Relays stdin/stdout to `options.url` until stdin ends or a signal arrives; then exits the process. */
 export async function runRelay(
   options: BridgeOptions,
   env: Record<string, string | undefined> = process.env,
-  { afterFirstAnswer }: RelayHooks = {},
 ) {
   const log = await openBridgeLog(options, env);
   // Lines written in one event-loop turn go out in one write, in order.
   const writeLine = createLineWriter(process.stdout, (reason) => log.info(reason));
   // Every message to the client, whichever era's relay sent it, is logged here and only here.
-  let firstAnswerHook = afterFirstAnswer;
   const toClient: ToClient = (message, raw) => {
     if (log.debugEnabled) log.debug(`server → client ${describeMessage(message)}`);
     writeLine(message, raw);
-    if (firstAnswerHook) {
-      // After the line writer's own flush, which is also an immediate.
-      setImmediate(firstAnswerHook);
-      firstAnswerHook = undefined;
-    }
   };
 
   /** Set by the first client message other than `server/discover`: from then on a refused token may sign in. */

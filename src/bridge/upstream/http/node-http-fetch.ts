@@ -12,8 +12,8 @@ import type { HttpAnswer, HttpAnswerBody, HttpRequest } from "./fetch-like.js";
 /**
  * At most this many connections carry `pooled` requests to one server at once (answer streams open longer than
  * LONG_STREAM_MS no longer count); more wait for a free one (a browser keeps 6 per host). With 1,000 calls in
- * flight (and heap.ts's young generation) peak RSS was 77 MB with 8 connections and 90 MB with 32, at about the
- * same calls/s; a socket per call had cost 150 MB.
+ * flight peak RSS was 77 MB with 8 connections and 90 MB with 32, at about the same calls/s; a socket per call had
+ * cost 150 MB.
  */
 export const POOLED_CONNECTIONS = 8;
 /**
