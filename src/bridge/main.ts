@@ -3,9 +3,6 @@
 import { sanitizeForTerminal } from "../internal/redact.js";
 import { isCommanderError, parseBridgeArgs, relayTerminalHint, UsageError } from "./cli.js";
 import { describeError } from "./log.js";
-// Imported statically: the relay is what nearly every start runs, and in the bundle's entry file it is one module
-// load fewer on the way to the first answer (the SDK, sign-in and doctor stay behind dynamic imports).
-import { runAccountCommand, runDoctorCommand, runRelay } from "./run.js";
 
 async function main(): Promise<void> {
   let command: ReturnType<typeof parseBridgeArgs>;
@@ -23,6 +20,8 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  // What runs a command loads once commander has parsed it (as changesets does).
+  const { runAccountCommand, runDoctorCommand, runRelay } = await import("./run.js");
   if (command.kind === "doctor") process.exitCode = await runDoctorCommand(command.target, command.options);
   else if (command.kind === "relay") {
     const hint = relayTerminalHint({
