@@ -1,21 +1,18 @@
 /** Running the bridge: stdin lines in, the relay, stdout lines out, and a clean exit on EOF or signals. */
 
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
-import { loginKey } from "../auth/login-key.js";
 import { configDir } from "../config/index.js";
 import { withinDeadline } from "../internal/deadline.js";
-import { describeNetworkFailure } from "../internal/network-errors.js";
 import { describeProxyFor } from "../internal/proxy.js";
 import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "./cli.js";
-import type { RelayParts } from "./doctor/index.js";
-import { probeEndpoint, suggestedMcpUrl, wrongEndpointMessage } from "./endpoint-check.js";
+import { probeEndpoint, wrongEndpointMessage } from "./endpoint-check.js";
 import { EraRouter } from "./era-router.js";
 import { isJsonRpcMessage } from "./jsonrpc.js";
 import { type BridgeLog, createBridgeLog, describeError, describeMessage } from "./log.js";
 import type { LogFile } from "./log-file.js";
 import { ModernServerRelay } from "./modern-server-relay.js";
 import { createBridgeAuth, restApiUrlRefusal } from "./oauth.js";
-import { type ToClient, withEnvelope } from "./request-model.js";
+import type { ToClient } from "./request-model.js";
 import { createLineWriter, LineSplitter, MAX_LINE_BYTES } from "./stdio/index.js";
 import type { ToolCallStep } from "./steps/index.js";
 import { toolFilterStep } from "./steps/tool-filter.js";
@@ -25,12 +22,11 @@ import {
   type BridgeAuth,
   createRemoteFetch,
   nodeHttpFetch,
-  RemoteHttpError,
   withRequestTimeout,
 } from "./upstream/http/index.js";
-import { Relay, StreamableHttpTransport } from "./upstream/legacy/index.js";
+import { Relay } from "./upstream/legacy/index.js";
 import { ModernUpstream } from "./upstream/modern.js";
-import { EraVerdictStore, probeServerEra } from "./upstream/probe.js";
+import { eraVerdictStore, probeServerEra } from "./upstream/probe.js";
 import { DEFAULT_RECONNECT_WINDOW_MS } from "./upstream/reconnect-window.js";
 
 /** How long a probing host's `server/discover` may wait on the server before the bridge answers it itself. */
@@ -288,21 +284,6 @@ export async function runAccountCommand(
   });
 }
 
-/** Where the server's era verdict is remembered: keyed like its login (doctor's era check writes it too). */
-export function eraVerdictStore(
-  options: BridgeOptions,
-  env: Record<string, string | undefined>,
-): EraVerdictStore {
-  return new EraVerdictStore(
-    configDir(env),
-    loginKey(
-      options.url.href,
-      options.headers.map((header) => header.name),
-      { profile: options.profile, resource: options.resource },
-    ),
-  );
-}
-
 /** `logout` of a URL with no stored login: say so, and which logins there are (a typo or a trailing slash). */
 async function noStoredLoginMessage(url: string, mustMatch: string, env = process.env): Promise<string> {
   const { storedLoginUrls } = await import("../auth/index.js");
@@ -311,28 +292,13 @@ async function noStoredLoginMessage(url: string, mustMatch: string, env = proces
   return `no stored login for ${url}, so nothing was removed (${mustMatch} must match the sign-in); ${listed}`;
 }
 
-/** The relay's own parts doctor runs with: handed over, so doctor's chunk does not split them out of the relay's. */
-export const doctorRelayParts: RelayParts = {
-  StreamableHttpTransport,
-  RemoteHttpError,
-  createRemoteFetch,
-  nodeHttpFetch,
-  createBridgeAuth,
-  describeNetworkFailure,
-  suggestedMcpUrl,
-  ModernUpstream,
-  probeServerEra,
-  withEnvelope,
-  eraVerdictStore,
-};
-
-/** `chat-mcp-bridge doctor`: its checks load only now, and run with the relay's own parts; returns the exit code. */
+/** `chat-mcp-bridge doctor`: its checks load only now; returns the exit code. */
 export async function runDoctorCommand(target: DoctorTarget, options: DoctorCommandOptions): Promise<number> {
   const { runDoctor } = await import("./doctor/index.js");
   const restApi = target.url ? await restApiUrlRefusal(target.url) : undefined;
   // The REST API's own Bearer challenge would pass the endpoint check: it fails as the URL check instead.
   if (restApi) target = { raw: target.raw, problem: restApi };
-  return runDoctor(target, options, doctorRelayParts);
+  return runDoctor(target, options);
 }
 
 /** Runs `task`; an error it throws is recorded in the log file (the bin prints it on stderr) and thrown on. */
