@@ -13,8 +13,8 @@ const needed = [
   "dist/index.js",
   "dist/server/index.js",
   "dist/auth/index.js",
-  "dist/bin/chat-mcp-bridge.js",
-  "dist/bin/chat-cli.js",
+  "dist/bin/chat-mcp-bridge.cjs",
+  "dist/bin/chat-cli.cjs",
 ];
 const missing = needed.filter((path) => !existsSync(`${root}${path}`));
 if (missing.length > 0) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// The chat-mcp-bridge bin, CommonJS (bin/package.json): Node's compile cache first (Node >= 22.1; absent on Node 20), so repeat starts skip compiling the bundle.
+// The chat-mcp-bridge bin (CommonJS: bin/package.json); the bundle it runs is dist/bin/chat-mcp-bridge.cjs.
 try {
+  // Node's compile cache (Node >= 22.1): Node 24 spawn -> first answer 67 ms with it, 85 ms without.
   require("node:module").enableCompileCache?.();
 } catch {
   // A cache that cannot be set up only costs speed.
 }
-require("../dist/bin/chat-mcp-bridge.js");
+require("../dist/bin/chat-mcp-bridge.cjs");

@@ -13,13 +13,7 @@ const INPUT_FILES = [
   "scripts/bundle.mjs",
 ];
 const INPUT_DIRS = ["src"];
-const OUTPUTS = [
-  "dist/demo/index.js",
-  "dist/bin/chat-cli.js",
-  "dist/bin/chat-mcp-bridge.js",
-  // Without it the bundles would load as ES modules (the package is "type": "module") and fail.
-  "dist/bin/package.json",
-];
+const OUTPUTS = ["dist/demo/index.js", "dist/bin/chat-cli.cjs", "dist/bin/chat-mcp-bridge.cjs"];
 const STAMP = "dist/.build-inputs";
 
 function filesUnder(root, dir) {

@@ -6,7 +6,7 @@ import {
   discoverOAuthProtectedResourceMetadata,
   type OAuthProtectedResourceMetadata,
 } from "@modelcontextprotocol/client";
-import { z } from "zod";
+import * as z from "zod";
 import { assertSecureUrl, splitScope } from "./checks.js";
 import { UnsafeUrlError } from "./errors.js";
 

@@ -116,13 +116,7 @@ export function parseBridgeArgs(
     .configureOutput({ writeErr, outputError: (text, write) => write(text) })
     .showHelpAfterError("(run chat-mcp-bridge --help for usage)");
 
-  // Building a command's options is most of commander's work: the program (the relay) and the subcommand argv
-  // names are built, every command only for help, which lists them all.
-  const args = argv.slice(2);
-  const named = firstOperand(args);
-  const wantsHelp = args.some((arg) => arg === "-h" || arg === "--help");
   for (const { kind, description, ownOptions = (command: Command) => command } of COMMANDS) {
-    if (!wantsHelp && kind !== "relay" && kind !== named) continue;
     const command =
       kind === "relay" ? program.description(description) : program.command(kind).description(description);
     withConnectionOptions(
@@ -131,52 +125,42 @@ export function parseBridgeArgs(
           ? command.argument("[mcp-url]", "MCP endpoint URL (default: $CHAT_MCP_URL or <base>/mcp)")
           : command.argument("[mcp-url]"),
       ),
-    ).action((url: string | undefined, _opts: unknown, self: Command) => {
-      const opts = mergedOptions(self);
-      if (kind === "doctor") {
-        const options = {
-          ...toConnectionOptions(opts, env, writeErr),
-          json: opts.json === true,
-          signIn: opts.signIn === true,
-        };
-        parsed = { kind, target: doctorTarget(url ?? defaultMcpUrl(env), options.allowHttp), options };
-      } else parsed = { kind, options: toBridgeOptions(url, opts, env, writeErr) };
-    });
+    )
+      // The relay counts its operands itself, so that a mistyped subcommand before a URL gets its suggestion.
+      .allowExcessArguments(kind === "relay")
+      .action((url: string | undefined, _opts: unknown, self: Command) => {
+        if (kind === "relay") checkRelayOperands(self);
+        const opts = mergedOptions(self);
+        if (kind === "doctor") {
+          const options = {
+            ...toConnectionOptions(opts, env, writeErr),
+            json: opts.json === true,
+            signIn: opts.signIn === true,
+          };
+          parsed = { kind, target: doctorTarget(url ?? defaultMcpUrl(env), options.allowHttp), options };
+        } else parsed = { kind, options: toBridgeOptions(url, opts, env, writeErr) };
+      });
   }
 
-  assertNoSubcommandTypo(named);
   program.parse(argv);
   if (!parsed) throw new UsageError("nothing to do");
   return parsed;
 }
 
-// Flags that take no value: the word after them is an argument, not their value.
-const FLAGS_WITHOUT_VALUE = new Set([
-  ...["--no-browser", "--allow-http", "--debug", "--read-only", "--silent", "--json", "--sign-in"],
-  ...["-V", "--version", "-h", "--help"],
-]);
-
-/** The first argument that is not an option or an option's value: a subcommand's name, or the URL. */
-function firstOperand(args: readonly string[]): string | undefined {
-  for (let i = 0; i < args.length; i += 1) {
-    const arg = args[i] as string;
-    if (arg === "--") return undefined;
-    if (arg.startsWith("-")) {
-      if (!arg.includes("=") && !FLAGS_WITHOUT_VALUE.has(arg)) i += 1;
-      continue;
-    }
-    return arg;
-  }
-  return undefined;
-}
-
-/** A mistyped subcommand (`doctr`, `logut`) fails with a suggestion, not as a URL or a stray argument. */
-function assertNoSubcommandTypo(operand: string | undefined): void {
-  if (operand === undefined) return;
+/**
+ * The relay's operands as commander parsed them: at most one, the URL. A word commander did not know as a subcommand
+ * but within a typo of one (`doctr`, `logut`) fails with a suggestion, not as "not a URL" or "too many arguments".
+ */
+function checkRelayOperands(relay: Command): void {
+  const [first, ...extra] = relay.args;
   const subcommands = COMMANDS.map(({ kind }) => kind).filter((kind) => kind !== "relay");
-  const suggestion = closestName(operand, subcommands);
+  const suggestion = first === undefined ? undefined : closestName(first, subcommands);
   if (suggestion)
-    throw new UsageError(`unknown command ${JSON.stringify(operand)}; did you mean "${suggestion}"?`);
+    throw new UsageError(`unknown command ${JSON.stringify(first)}; did you mean "${suggestion}"?`);
+  if (extra.length > 0)
+    relay.error(`error: too many arguments. Expected 1 argument but got ${relay.args.length}.`, {
+      code: "commander.excessArguments",
+    });
 }
 
 /**

@@ -1,10 +1,8 @@
 /** The bridge's OAuth session, built from the command line (sign-in, refresh and revocation load when first needed). */
 
-// From its module, not the folder's index: rest-credentials imports the index lazily, and the bundle refuses a module
-// that is both lazy and on the start path (scripts/bundle.mjs).
 import { basename, isAbsolute } from "node:path";
 import type { SignInPrompt } from "../auth/index.js";
-import { OAuthSession } from "../auth/session/oauth-session.js";
+import { OAuthSession } from "../auth/session/index.js";
 import { configDir } from "../config/index.js";
 import type { BridgeOptions } from "./cli.js";
 import { suggestedMcpUrl } from "./endpoint-check.js";

@@ -3,21 +3,18 @@
 import type { Readable, Writable } from "node:stream";
 
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
-import { loginKey } from "../auth/login-key.js";
 import { configDir } from "../config/index.js";
 import { withinDeadline } from "../internal/deadline.js";
-import { describeNetworkFailure } from "../internal/network-errors.js";
 import { describeProxyFor } from "../internal/proxy.js";
 import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "./cli.js";
-import type { RelayParts } from "./doctor/index.js";
-import { probeEndpoint, suggestedMcpUrl, wrongEndpointMessage } from "./endpoint-check.js";
+import { probeEndpoint, wrongEndpointMessage } from "./endpoint-check.js";
 import { EraRouter } from "./era-router.js";
 import { firstSignIn, SIGNED_OUT_CALL_WAIT_MS } from "./first-sign-in.js";
 import { type BridgeLog, createBridgeLog, describeError, describeMessage } from "./log.js";
 import type { LogFile } from "./log-file.js";
 import { ModernServerRelay } from "./modern-server-relay.js";
 import { bridgeLoginCommand, createBridgeAuth, restApiUrlRefusal } from "./oauth.js";
-import { type ToClient, withEnvelope } from "./request-model.js";
+import type { ToClient } from "./request-model.js";
 import { SignInGate } from "./sign-in-gate.js";
 import { createLineWriter, LineSplitter, lineError, MAX_LINE_BYTES, parseClientLine } from "./stdio/index.js";
 import type { ToolCallStep } from "./steps/index.js";
@@ -28,12 +25,11 @@ import {
   type BridgeAuth,
   createRemoteFetch,
   nodeHttpFetch,
-  RemoteHttpError,
   withRequestTimeout,
 } from "./upstream/http/index.js";
-import { Relay, StreamableHttpTransport } from "./upstream/legacy/index.js";
+import { Relay } from "./upstream/legacy/index.js";
 import { ModernUpstream } from "./upstream/modern.js";
-import { type EraVerdict, EraVerdictStore, probeServerEra } from "./upstream/probe.js";
+import { type EraVerdict, eraVerdictStore, probeServerEra } from "./upstream/probe.js";
 import { DEFAULT_RECONNECT_WINDOW_MS } from "./upstream/reconnect-window.js";
 
 /** How long a probing host's `server/discover` may wait on the server before the bridge answers it itself. */
@@ -65,31 +61,18 @@ export interface RelayHandle {
   close(reason: string): void;
 }
 
-/** What the bin runs beside the relay. */
-export interface RelayHooks {
-  /** Runs once, after the first message to the client has been written (the bin tunes V8 there: see heap.ts). */
-  afterFirstAnswer?: () => void;
-}
-
 /** Relays `io.stdin`/`io.stdout` to `options.url` until stdin ends or `close` is called; the caller ends the process. */
 export async function runRelay(
   options: BridgeOptions,
   { stdin, stdout, stderr, env }: RelayIO,
-  { afterFirstAnswer }: RelayHooks = {},
 ): Promise<RelayHandle> {
   const log = await openBridgeLog(options, env, stderr);
   // Lines written in one event-loop turn go out in one write, in order.
   const writeLine = createLineWriter(stdout, (reason) => log.info(reason));
   // Every message to the client, whichever era's relay sent it, is logged here and only here.
-  let firstAnswerHook = afterFirstAnswer;
   const writeToClient: ToClient = (message, raw) => {
     if (log.debugEnabled) log.debug(`server → client ${describeMessage(message)}`);
     writeLine(message, raw);
-    if (firstAnswerHook) {
-      // After the line writer's own flush, which is also an immediate.
-      setImmediate(firstAnswerHook);
-      firstAnswerHook = undefined;
-    }
   };
 
   /** Signed out, the sign-in gate answers the client itself and hides the relay's answers to what it answered. */
@@ -330,21 +313,6 @@ export async function runAccountCommand(
   });
 }
 
-/** Where the server's era verdict is remembered: keyed like its login (doctor's era check writes it too). */
-export function eraVerdictStore(
-  options: BridgeOptions,
-  env: Record<string, string | undefined>,
-): EraVerdictStore {
-  return new EraVerdictStore(
-    configDir(env),
-    loginKey(
-      options.url.href,
-      options.headers.map((header) => header.name),
-      { profile: options.profile, resource: options.resource },
-    ),
-  );
-}
-
 /** `logout` of a URL with no stored login: say so, and which logins there are (a typo or a trailing slash). */
 async function noStoredLoginMessage(url: string, mustMatch: string, env = process.env): Promise<string> {
   const { storedLoginUrls } = await import("../auth/index.js");
@@ -353,28 +321,13 @@ async function noStoredLoginMessage(url: string, mustMatch: string, env = proces
   return `no stored login for ${url}, so nothing was removed (${mustMatch} must match the sign-in); ${listed}`;
 }
 
-/** The relay's own parts doctor runs with: handed over, so doctor's chunk does not split them out of the relay's. */
-export const doctorRelayParts: RelayParts = {
-  StreamableHttpTransport,
-  RemoteHttpError,
-  createRemoteFetch,
-  nodeHttpFetch,
-  createBridgeAuth,
-  describeNetworkFailure,
-  suggestedMcpUrl,
-  ModernUpstream,
-  probeServerEra,
-  withEnvelope,
-  eraVerdictStore,
-};
-
-/** `chat-mcp-bridge doctor`: its checks load only now, and run with the relay's own parts; returns the exit code. */
+/** `chat-mcp-bridge doctor`: its checks load only now; returns the exit code. */
 export async function runDoctorCommand(target: DoctorTarget, options: DoctorCommandOptions): Promise<number> {
   const { runDoctor } = await import("./doctor/index.js");
   const restApi = target.url ? await restApiUrlRefusal(target.url) : undefined;
   // The REST API's own Bearer challenge would pass the endpoint check: it fails as the URL check instead.
   if (restApi) target = { raw: target.raw, problem: restApi };
-  return runDoctor(target, options, doctorRelayParts);
+  return runDoctor(target, options);
 }
 
 /** Runs `task`; an error it throws is recorded in the log file (the bin prints it on stderr) and thrown on. */

@@ -1,16 +1,9 @@
 /** Every chat-cli command and global option as data, the one table commander's program is built from. */
-// The chat commands load with the table (they share the client, and a chunk per command cost start-up more module
-// loads than it saved); login, logout, whoami and serve, which pull in OAuth, the keychain or the server, load lazily.
+// Each command's module loads in its `run`, when that command runs (as changesets does).
 import { portNumber } from "../internal/port.js";
-import { create } from "./commands/create.js";
-import { get } from "./commands/get.js";
-import { type ListOptions, list } from "./commands/list.js";
-import { message } from "./commands/message.js";
-import { type MessagesOptions, messages } from "./commands/messages.js";
-import { pending } from "./commands/pending.js";
-import { preview } from "./commands/preview.js";
-import { type ResolveOptions, resolve } from "./commands/resolve.js";
-import { send } from "./commands/send.js";
+import type { ListOptions } from "./commands/list.js";
+import type { MessagesOptions } from "./commands/messages.js";
+import type { ResolveOptions } from "./commands/resolve.js";
 import type { ServeOptions } from "./commands/serve.js";
 import type { CliContext } from "./context.js";
 
@@ -41,7 +34,7 @@ export interface CommandSpec {
   description: string;
   arguments: ArgumentSpec[];
   options: OptionSpec[];
-  /** Runs the command; its heavy parts (commander, OAuth, the server) load only when it needs them. */
+  /** Runs the command, loading its module first. */
   run(operands: Operand[], options: Record<string, unknown>, ctx: CliContext): Promise<void>;
 }
 
@@ -192,7 +185,10 @@ export const COMMANDS: CommandSpec[] = [
     options: [{ flags: "--title <title>", description: "chat title (default: the start of the prompt)" }],
     async run([prompt], opts, ctx) {
       const title = opts.title as string | undefined;
-      await create({ prompt: text(prompt), ...(title ? { title } : {}) }, ctx);
+      await (await import("./commands/create.js")).create(
+        { prompt: text(prompt), ...(title ? { title } : {}) },
+        ctx,
+      );
     },
   },
   {
@@ -205,7 +201,7 @@ export const COMMANDS: CommandSpec[] = [
       { flags: "--all", description: "every chat, all pages" },
     ],
     async run(_operands, opts, ctx) {
-      await list(opts as ListOptions, ctx);
+      await (await import("./commands/list.js")).list(opts as ListOptions, ctx);
     },
   },
   {
@@ -214,7 +210,10 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument],
     options: [{ flags: "--web", description: "open the chat in the browser" }],
     async run([chatId], opts, ctx) {
-      await get({ ...(opts as { web?: boolean }), chatId: text(chatId) }, ctx);
+      await (await import("./commands/get.js")).get(
+        { ...(opts as { web?: boolean }), chatId: text(chatId) },
+        ctx,
+      );
     },
   },
   {
@@ -223,7 +222,10 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument],
     options: [limitOption, { flags: "--all", description: "every message, all pages" }],
     async run([chatId], opts, ctx) {
-      await messages({ ...(opts as Omit<MessagesOptions, "chatId">), chatId: text(chatId) }, ctx);
+      await (await import("./commands/messages.js")).messages(
+        { ...(opts as Omit<MessagesOptions, "chatId">), chatId: text(chatId) },
+        ctx,
+      );
     },
   },
   {
@@ -232,7 +234,10 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument, { name: "<messageId>" }],
     options: [],
     async run([chatId, messageId], _opts, ctx) {
-      await message({ chatId: text(chatId), messageId: text(messageId) }, ctx);
+      await (await import("./commands/message.js")).message(
+        { chatId: text(chatId), messageId: text(messageId) },
+        ctx,
+      );
     },
   },
   {
@@ -241,7 +246,7 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument, { name: "<text...>", description: "the message" }],
     options: [],
     async run([chatId, words], _opts, ctx) {
-      await send({ chatId: text(chatId), text: text(words) }, ctx);
+      await (await import("./commands/send.js")).send({ chatId: text(chatId), text: text(words) }, ctx);
     },
   },
   {
@@ -250,7 +255,7 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument],
     options: [],
     async run([chatId], _opts, ctx) {
-      await pending({ chatId: text(chatId) }, ctx);
+      await (await import("./commands/pending.js")).pending({ chatId: text(chatId) }, ctx);
     },
   },
   {
@@ -273,7 +278,10 @@ export const COMMANDS: CommandSpec[] = [
       { flags: "--task <json|@file>", description: "send this task as is (JSON, or @path to a JSON file)" },
     ],
     async run([chatId], opts, ctx) {
-      await resolve({ ...(opts as Omit<ResolveOptions, "chatId">), chatId: text(chatId) }, ctx);
+      await (await import("./commands/resolve.js")).resolve(
+        { ...(opts as Omit<ResolveOptions, "chatId">), chatId: text(chatId) },
+        ctx,
+      );
     },
   },
   {
@@ -282,7 +290,10 @@ export const COMMANDS: CommandSpec[] = [
     arguments: [chatIdArgument],
     options: [{ flags: "--open", description: "open the preview in the browser" }],
     async run([chatId], opts, ctx) {
-      await preview({ ...(opts as { open?: boolean }), chatId: text(chatId) }, ctx);
+      await (await import("./commands/preview.js")).preview(
+        { ...(opts as { open?: boolean }), chatId: text(chatId) },
+        ctx,
+      );
     },
   },
   {

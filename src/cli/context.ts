@@ -1,9 +1,8 @@
 /** What every command receives: the terminal, the global options, and the ChatClient built from them. */
 import { type RestToken, resolveRestToken } from "../auth/rest-token.js";
 import type { ChatClient } from "../client/client.js";
-import { describeProxyFor, runBeforeFirstPlatformFetch } from "../internal/proxy.js";
+import { describeProxyFor } from "../internal/proxy.js";
 import { rememberSecret } from "../internal/redact.js";
-import { tuneShortLivedV8 } from "../internal/short-lived-v8.js";
 import { CliError, EXIT, UsageError } from "./errors.js";
 import type { CliIo } from "./io.js";
 
@@ -63,7 +62,6 @@ export async function openClient(ctx: CliContext, token?: RestToken): Promise<Ch
     const route = describeProxyFor(ctx.globals.baseUrl, ctx.env ?? process.env);
     ctx.io.stderr(`debug: requests to ${ctx.globals.baseUrl} go ${route}\n`);
   }
-  runBeforeFirstPlatformFetch(tuneShortLivedV8);
   // ky (whose import builds a Request to detect features) and the client load only for a command that sends one.
   const { ChatClient: Client } = await import("../client/client.js");
   return new Client({ baseUrl: ctx.globals.baseUrl, token: resolved.token });

@@ -15,8 +15,7 @@ async function main(argv: string[]): Promise<void> {
   const { run } = await import("./run.js");
   process.exitCode = await run(argv);
   // The command is done: end now, whatever handle is still open (an idle keep-alive connection, a timer), once what
-  // was written to stdout and stderr has been flushed. (Node 20's wait for V8 at exit is another matter:
-  // src/internal/short-lived-v8.ts.)
+  // was written to stdout and stderr has been flushed.
   const flushed = (stream: NodeJS.WriteStream) => new Promise((resolve) => stream.write("", resolve));
   await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
   process.exit();

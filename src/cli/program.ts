@@ -3,7 +3,6 @@ import { Command, CommanderError, InvalidArgumentError, Option } from "commander
 import { packageVersion } from "../internal/package-version.js";
 import {
   COMMANDS,
-  type CommandSpec,
   GLOBAL_OPTIONS,
   type Operand,
   type OptionSpec,
@@ -57,7 +56,6 @@ export function buildProgram(
   output: ProgramOutput,
   contextFor: ContextFactory,
   defaultBaseUrl: () => string,
-  commands: readonly CommandSpec[] = COMMANDS,
 ): Command {
   const program = new Command("chat-cli")
     .description("Work with the AI-assisted chat service from a terminal or a script.")
@@ -78,7 +76,7 @@ export function buildProgram(
   const ctx = (command: Command): CliContext =>
     contextFor(globalOptionsFrom(command.optsWithGlobals() as GivenGlobals, defaultBaseUrl));
 
-  for (const spec of commands) {
+  for (const spec of COMMANDS) {
     const command = program.command(spec.name).description(spec.description);
     for (const argument of spec.arguments) command.argument(argument.name, argument.description);
     for (const option of spec.options) command.addOption(optionOf(option));
@@ -107,7 +105,6 @@ export async function runProgram(
     { writeOut: io.stdout, writeErr: io.stderr },
     contextFor,
     defaultBaseUrl,
-    commandsToBuild(argv),
   );
   try {
     await program.parseAsync(argv, { from: "user" });
@@ -117,29 +114,4 @@ export async function runProgram(
     if (error.code === "commander.helpDisplayed" || error.code === "commander.version") return EXIT.ok;
     return EXIT.usage;
   }
-}
-
-/** Global options that take a value: the word after one of them is that value, not a command's name. */
-const GLOBALS_WITH_VALUE = new Set(
-  GLOBAL_OPTIONS.filter((spec) => spec.flags.includes("<")).map((spec) => spec.flags.split(" ")[0]),
-);
-
-/**
- * The commands commander needs for `argv`: the one it names, when it names one and asks for no help; else all of
- * them (the program's help, and its suggestions for an unknown command, list every one). Building each command's
- * options is most of commander's work on a start.
- */
-export function commandsToBuild(argv: readonly string[]): readonly CommandSpec[] {
-  if (argv.some((arg) => arg === "-h" || arg === "--help")) return COMMANDS;
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i] as string;
-    if (arg === "--") break;
-    if (arg.startsWith("-")) {
-      if (GLOBALS_WITH_VALUE.has(arg)) i += 1;
-      continue;
-    }
-    const named = COMMANDS.find((spec) => spec.name === arg);
-    return named ? [named] : COMMANDS;
-  }
-  return COMMANDS;
 }

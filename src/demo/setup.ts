@@ -32,7 +32,7 @@ export function packageBins(): { bridge: string; cli: string } {
     bridge: fileURLToPath(new URL("bin/chat-mcp-bridge.js", root)),
     cli: fileURLToPath(new URL("bin/chat-cli.js", root)),
   };
-  for (const bundle of ["dist/bin/chat-mcp-bridge.js", "dist/bin/chat-cli.js"]) {
+  for (const bundle of ["dist/bin/chat-mcp-bridge.cjs", "dist/bin/chat-cli.cjs"]) {
     if (!existsSync(fileURLToPath(new URL(bundle, root)))) {
       throw new Error(`${bundle} is missing: run \`npm run build\` first (\`npm run demo\` does).`);
     }

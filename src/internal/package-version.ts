@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** Walks up from this module (src/internal, or dist/bin and its chunks) to the package's own package.json. */
+/** Walks up from this module (src/internal, or the bundles in dist/bin) to the package's own package.json. */
 function findPackage(from: string): { root: string; version: string } | undefined {
   let dir = dirname(fileURLToPath(from));
   for (let depth = 0; depth < 5; depth += 1) {

@@ -267,30 +267,11 @@ export async function nodeProxyRoute(
   return choice ? { agent: await proxyAgent(choice), choice } : undefined;
 }
 
-let beforeFirstPlatformFetch: (() => void) | undefined;
-
-/**
- * Runs `hook` once, just before this process's first request through the platform fetch (ChatClient's and the OAuth
- * session's default): how a bin tunes its process for fetch (`tuneShortLivedV8`) only when a command sends one.
- * The bins set it; the library never does.
- */
-export function runBeforeFirstPlatformFetch(hook: () => void): void {
-  beforeFirstPlatformFetch = hook;
-}
-
-/** The platform fetch, after the hook of `runBeforeFirstPlatformFetch` if one is waiting. */
-const platformFetch: typeof fetch = (input, init) => {
-  const hook = beforeFirstPlatformFetch;
-  beforeFirstPlatformFetch = undefined;
-  hook?.();
-  return globalThis.fetch(input, init);
-};
-
 /** fetch that honours the proxy variables (or an explicit setting); no proxy applies, no proxy code loads. */
 export function proxyAwareFetch(
   options: { env?: ProxyEnv; proxy?: ProxySetting; fetch?: typeof fetch } = {},
 ): typeof fetch {
-  const base = options.fetch ?? platformFetch;
+  const base = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   if (options.proxy === false || (options.proxy === undefined && !hasProxyVariable(options.env))) return base;
   return async (input, init) => {
     const target = new URL(input instanceof Request ? input.url : String(input));

@@ -9,7 +9,7 @@ import {
   rmSync,
   writeSync,
 } from "node:fs";
-import { z } from "zod";
+import * as z from "zod";
 import { MessageSchema } from "../wire/index.js";
 
 /** One change as the journal records it; replaying the ops of a batch in order redoes the batch. */

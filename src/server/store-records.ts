@@ -1,5 +1,5 @@
 /** The records the reference server's store keeps (chats, API keys, assistant pauses), as zod schemas for its data file. */
-import { z } from "zod";
+import * as z from "zod";
 
 /** Where a paused chat stands in the scripted assistant's flow (internal, never on the wire). */
 export const AssistantPauseSchema = z.object({

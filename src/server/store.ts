@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { isProcessAlive, writeFileAtomic } from "../internal/files.js";
 import { type Message, MessageSchema } from "../wire/index.js";
 import { ServiceError } from "./service-error.js";

@@ -1,5 +1,5 @@
 /** Zod schemas of the /v2 wire format: the single definition shared by client, server, CLI and tests. */
-import { z } from "zod";
+import * as z from "zod";
 
 /** Error codes of CONTRACT §2, each with the HTTP status it is sent with. */
 export const ERROR_STATUS = {

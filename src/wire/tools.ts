@@ -1,5 +1,5 @@
 /** Names and zod input shapes of the reference MCP server's tools (CONTRACT §6), shared by server, demo and tests. */
-import { z } from "zod";
+import * as z from "zod";
 import { IdSchema, LIMIT_MAX, MAX_MESSAGE_LENGTH, TaskSchema } from "./schemas.js";
 
 const chatId = IdSchema.describe("Id of the chat");

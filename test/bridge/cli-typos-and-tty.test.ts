@@ -28,6 +28,25 @@ describe("subcommand typos", () => {
     expect(parse("doctor", "https://example.com/mcp").kind).toBe("doctor");
     expect(parse("--profile", "doctr", "https://example.com/mcp").kind).toBe("relay");
   });
+
+  it("a subcommand after any option that takes no value is that subcommand (commander alone reads argv)", () => {
+    for (const flag of ["--no-browser", "--allow-http", "--debug", "--read-only", "--silent"])
+      expect(parse(flag, "login", "https://example.com/mcp").kind).toBe("login");
+    expect(parse("doctor", "--json", "--sign-in", "https://example.com/mcp").kind).toBe("doctor");
+  });
+
+  it("a second operand after the URL is a usage error, as commander words it", () => {
+    const errors: string[] = [];
+    expect(() =>
+      parseBridgeArgs(["node", "chat-mcp-bridge", "https://example.com/mcp", "extra"], {}, (text) =>
+        errors.push(text),
+      ),
+    ).toThrow(expect.objectContaining({ code: "commander.excessArguments", exitCode: 1 }));
+    expect(errors.join("")).toContain("too many arguments. Expected 1 argument but got 2.");
+    expect(() => parse("login", "https://example.com/mcp", "extra")).toThrow(
+      /too many arguments for 'login'/,
+    );
+  });
 });
 
 describe("the relay on a terminal", () => {

@@ -4,7 +4,6 @@ import { parseBridgeArgs } from "../../src/bridge/cli.js";
 import { type DoctorReport, diagnose } from "../../src/bridge/doctor/index.js";
 import { toolsToConfirm } from "../../src/bridge/steps/confirm-tool.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
-import { relayParts as parts } from "./doctor/fixtures/relay-parts.js";
 
 const quiet = () => undefined;
 const argv = (...args: string[]) => ["node", "chat-mcp-bridge", ...args];
@@ -90,7 +89,7 @@ describe("doctor lists what needs confirming", () => {
       HOME: process.env.HOME ?? "",
       CHAT_CONFIG_DIR: "/nonexistent",
     };
-    return diagnose(command.target, command.options, parts, env);
+    return diagnose(command.target, command.options, env);
   }
 
   it("names the listed tools the patterns match, after --ignore-tool, and a pattern matching nothing", async () => {

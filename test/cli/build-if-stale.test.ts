@@ -19,14 +19,11 @@ describe("build-if-stale", () => {
     put("package.json", "{}");
     put("src/a.ts", "export const a = 1;\n");
     expect(buildIsCurrent(root)).toBe(false);
-    for (const output of ["dist/demo/index.js", "dist/bin/chat-cli.js", "dist/bin/chat-mcp-bridge.js"]) {
-      put(output, "");
-    }
-    expect(buildIsCurrent(root)).toBe(false);
-    // The bundles' CommonJS scope is an output too: without it they would load as ES modules.
+    put("dist/demo/index.js", "");
+    put("dist/bin/chat-cli.cjs", "");
     writeStamp(root);
     expect(buildIsCurrent(root)).toBe(false);
-    put("dist/bin/package.json", "{}");
+    put("dist/bin/chat-mcp-bridge.cjs", "");
     writeStamp(root);
     expect(buildIsCurrent(root)).toBe(true);
     put("src/a.ts", "export const a = 2;\n");

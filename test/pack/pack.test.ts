@@ -40,8 +40,8 @@ const installDir = join(work, "app");
 const installedPackage = join(installDir, "node_modules", "chat-mcp-bridge");
 let tarball: string;
 let packed: string[];
-/** The bundled bin files in the tarball: the entry files and their chunks. */
-const binBundles = () => packed.filter((path) => path.startsWith("dist/bin/") && path.endsWith(".js"));
+/** The bundled bin files in the tarball, one per bin. */
+const binBundles = () => packed.filter((path) => path.startsWith("dist/bin/"));
 
 /** Runs an npm command quietly; on failure the error carries npm's own message. */
 async function npmRun(args: string[], cwd: string): Promise<string> {
@@ -63,8 +63,8 @@ beforeAll(async () => {
   for (const built of [
     "dist/index.js",
     "dist/index.d.ts",
-    "dist/bin/chat-mcp-bridge.js",
-    "dist/bin/chat-cli.js",
+    "dist/bin/chat-mcp-bridge.cjs",
+    "dist/bin/chat-cli.cjs",
   ]) {
     if (!existsSync(join(repo, built))) throw new Error(`${built} is missing: run \`npm run build\` first`);
   }
@@ -124,87 +124,17 @@ describe("the tarball holds only what users need", () => {
     expect(unwanted).toEqual([]);
   });
 
-  it("ships no bundle chunk that no bin imports (stale chunks of older builds)", () => {
-    // Read from the installed copy: it is what the tarball holds, whatever happens to dist/ meanwhile.
-    const bundles = binBundles();
-    const referenced = new Set<string>();
-    for (const bundle of bundles) {
-      const text = readFileSync(join(installedPackage, bundle), "utf8");
-      for (const match of text.matchAll(/["'](?:\.\.?\/)+(?:chunks\/)?([\w.-]+\.js)["']/g))
-        referenced.add(match[1]!);
-    }
-    const orphans = bundles.filter(
-      (path) => path.startsWith("dist/bin/chunks/") && !referenced.has(path.split("/").at(-1)!),
-    );
-    expect(orphans).toEqual([]);
-  });
-
-  it("loads the bridge's start path as at most 3 files (the entry, its start chunk and esbuild's helpers)", () => {
-    // Top-level requires only (a chunk loaded with `import()` is required inside a callback, `=>require(...)`): what
-    // every start reads and compiles before the bridge's first answer.
-    const loaded = new Set<string>();
-    const visit = (path: string) => {
-      if (loaded.has(path)) return;
-      loaded.add(path);
-      const text = readFileSync(join(installedPackage, path), "utf8");
-      for (const match of text.matchAll(/(=>\s*)?\brequire\(["'](\.\.?\/[\w./-]+\.js)["']\)/g))
-        if (!match[1]) visit(join(path, "..", match[2]!).replaceAll("\\", "/"));
-    };
-    visit("dist/bin/chat-mcp-bridge.js");
-    expect(loaded.size).toBeGreaterThan(1);
-    expect(loaded.size, [...loaded].join(", ")).toBeLessThanOrEqual(3);
-    // The global `performance` loads perf_hooks (seven built-in modules) the first time it is read: not on a start.
-    const readsPerformance = [...loaded].filter((path) =>
-      /\bperformance\s*\./.test(readFileSync(join(installedPackage, path), "utf8")),
-    );
-    expect(readsPerformance).toEqual([]);
-  });
-
-  it("loads node:child_process only to start a process (commander requires it for subcommands the bins do not have)", async () => {
-    // Each bin's --help loads commander; the preload prints the built-in modules loaded by the time the process exits.
-    const preload = join(work, "print-loaded-modules.cjs");
-    writeFileSync(
-      preload,
-      'process.on("exit", () => process.stderr.write("\\nLOADED " + process.moduleLoadList.join(",") + "\\n"));',
-    );
-    for (const bin of ["chat-cli", "chat-mcp-bridge"]) {
-      const { stdout, stderr } = await run(process.execPath, [
-        "--require",
-        preload,
-        join(installedPackage, "bin", `${bin}.js`),
-        "--help",
-      ]);
-      expect(stdout).toContain("Usage:");
-      const loaded = stderr.split("\nLOADED ")[1]!.split(",");
-      expect(loaded).toContain("NativeModule events");
-      expect(loaded, bin).not.toContain("NativeModule child_process");
-    }
-  });
-
-  it("ships the bins and their bundles as CommonJS: no ES module statement, no import() of a bundle or a built-in", () => {
-    // Node's ES loader costs a start about 8 ms on Node 20; an ES import of a built-in builds a facade that reads
-    // every export (on Node 24, `node:http` then loads undici). Packages (`open`, an ES module) keep their import().
-    const bundles = binBundles();
-    const esSyntax = bundles.flatMap((bundle) =>
-      [
-        ...readFileSync(join(installedPackage, bundle), "utf8").matchAll(
-          /(?:^|[;}])\s*(?:import(?:\s*[{*"']|\s+\w)|export(?:\s*[{*]|\s+\w))|\bimport\(\s*["'](?:\.|node:)[^"']*["']\s*\)|\bimport\.meta\b/g,
-        ),
-      ].map((match) => `${bundle}: ${match[0].trim()}`),
-    );
-    expect(bundles.length).toBeGreaterThan(2);
-    expect(esSyntax).toEqual([]);
-    // ES module packages stay behind import(): `require` loads them only on Node >= 20.19 and 22.12.
-    const requiresEsOnly = bundles.filter((bundle) =>
+  it("ships one CommonJS bundle per bin, which loads ES-only packages with import()", () => {
+    expect(binBundles().sort()).toEqual(["dist/bin/chat-cli.cjs", "dist/bin/chat-mcp-bridge.cjs"]);
+    // `require` of an ES module package works only on Node >= 20.19 and 22.12.
+    const requiresEsOnly = binBundles().filter((bundle) =>
       /\brequire\(\s*["'](?:open|https-proxy-agent)["']\s*\)/.test(
         readFileSync(join(installedPackage, bundle), "utf8"),
       ),
     );
     expect(requiresEsOnly).toEqual([]);
-    for (const folder of ["bin", "dist/bin"]) {
-      const scope = JSON.parse(readFileSync(join(installedPackage, folder, "package.json"), "utf8"));
-      expect(scope, folder).toEqual({ type: "commonjs" });
-    }
+    const scope = JSON.parse(readFileSync(join(installedPackage, "bin", "package.json"), "utf8"));
+    expect(scope).toEqual({ type: "commonjs" });
   });
 
   it("has a types file for every export", () => {
@@ -343,30 +273,23 @@ describe("without the optional keychain modules, tokens go to the 0600 file stor
     );
   });
 
-  it("answers its first message before it loads node:v8 (the relay tunes V8 after that answer) or ES module machinery", async () => {
-    const { atAnswer, atExit } = await modulesAtFirstAnswer(
-      installedBridge(),
-      installDir,
-      configDir,
-      server.mcpUrl,
-    );
+  it("answers its first message without ES module machinery", async () => {
+    const { atAnswer } = await modulesAtFirstAnswer(installedBridge(), installDir, configDir, server.mcpUrl);
     expect(atAnswer).toContain("NativeModule http");
-    expect(atAnswer).not.toContain("NativeModule v8");
-    expect(atExit).toContain("NativeModule v8");
     expect(await esMachineryBeyondCommonJs(atAnswer)).toEqual([]);
   });
 });
 
 /**
- * The built-in modules an installed bridge has loaded when it writes its first answer (to an `initialize`), and at
- * exit, through a preload that wraps `process.stdout.write`.
+ * The built-in modules an installed bridge has loaded when it writes its first answer (to an `initialize`), through a
+ * preload that wraps `process.stdout.write`.
  */
 async function modulesAtFirstAnswer(
   bridge: string,
   cwd: string,
   configDir: string,
   mcpUrl: string,
-): Promise<{ atAnswer: string[]; atExit: string[] }> {
+): Promise<{ atAnswer: string[] }> {
   const preload = join(work, "loaded-at-first-answer.cjs");
   writeFileSync(
     preload,
@@ -376,8 +299,7 @@ process.stdout.write = (...args) => {
   if (!seen) process.stderr.write("\\nAT ANSWER " + process.moduleLoadList.join(",") + "\\n");
   seen = true;
   return write(...args);
-};
-process.on("exit", () => process.stderr.write("\\nAT EXIT " + process.moduleLoadList.join(",") + "\\n"));`,
+};`,
   );
   const child = spawn(process.execPath, ["--require", preload, bridge, mcpUrl], {
     cwd,
@@ -394,12 +316,10 @@ process.on("exit", () => process.stderr.write("\\nAT EXIT " + process.moduleLoad
     id: 1,
     result: { serverInfo: expect.anything() },
   });
-  // Let the relay's step after its first answer run before it is asked to end.
-  await new Promise((resolve) => setTimeout(resolve, 200));
   child.stdin.end();
   await exited;
   const modulesAt = (label: string) => stderr.split(`\n${label} `)[1]!.split("\n")[0]!.split(",");
-  return { atAnswer: modulesAt("AT ANSWER"), atExit: modulesAt("AT EXIT") };
+  return { atAnswer: modulesAt("AT ANSWER") };
 }
 
 /** ES module loader modules in `loaded` beyond what Node loads for a CommonJS `node -e` (Node 24 loads them for both). */

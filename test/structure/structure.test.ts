@@ -1,4 +1,4 @@
-/** The house rules of ARCHITECTURE.md that a machine can check: file size, import cycles, purpose lines, test placement. */
+/** The house rules of ARCHITECTURE.md that a machine can check: file size, import cycles, purpose lines, no V8 flags, test placement. */
 import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -60,6 +60,13 @@ describe("the source tree", () => {
       .filter((module) => !/^(#![^\n]*\n)?(\/\*\*|\/\/) \S/.test(module.text))
       .map((m) => m.path);
     expect(silent).toEqual([]);
+  });
+
+  it("sets no V8 flag at run time: no setFlagsFromString, no node:v8 (a package others import must not change their V8)", () => {
+    const tuning = modules
+      .filter((module) => /setFlagsFromString|["'](node:)?v8["']/.test(module.text))
+      .map((m) => m.path);
+    expect(tuning).toEqual([]);
   });
 
   it("keeps tests under test/, never beside the source", () => {

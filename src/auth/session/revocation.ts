@@ -1,6 +1,6 @@
 /** Signing out: RFC 7009 revocation of both tokens, authenticated as the token endpoint would be (loaded only on sign-out). */
 import { selectClientAuthMethod } from "@modelcontextprotocol/client";
-import { z } from "zod";
+import * as z from "zod";
 import type { StoredLogin } from "../stored-login.js";
 import type { SessionContext } from "./context.js";
 

@@ -2,16 +2,9 @@
 
 import type { DiscoveredServer } from "../../auth/discovery.js";
 import type { OAuthSession } from "../../auth/session/index.js";
-import type { describeNetworkFailure } from "../../internal/network-errors.js";
 import type { ProxyChoice } from "../../internal/proxy.js";
-import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "../cli.js";
-import type { suggestedMcpUrl } from "../endpoint-check.js";
-import type { createBridgeAuth } from "../oauth.js";
-import type { withEnvelope } from "../request-model.js";
-import type { createRemoteFetch, nodeHttpFetch, RemoteHttpError } from "../upstream/http/index.js";
-import type { StreamableHttpTransport } from "../upstream/legacy/index.js";
-import type { ModernUpstream } from "../upstream/modern.js";
-import type { EraVerdict, EraVerdictStore, probeServerEra } from "../upstream/probe.js";
+import type { DoctorCommandOptions, DoctorTarget } from "../cli.js";
+import type { EraVerdict } from "../upstream/probe.js";
 
 /** A check's outcome as the report shows it (the `--json` shape: `pass`, `fail` or `skip`). */
 export type CheckStatus = "pass" | "fail" | "skip";
@@ -38,29 +31,6 @@ export interface CheckResult {
 /** The bridge's options, plus `--json` and `--sign-in`. */
 export type DoctorOptions = DoctorCommandOptions;
 
-/**
- * The relay's own parts doctor runs, handed over by run.ts (which has them loaded) instead of imported here:
- * imported, they would be split out of the relay's chunk into one more file that every bridge start loads.
- */
-export interface RelayParts {
-  StreamableHttpTransport: typeof StreamableHttpTransport;
-  RemoteHttpError: typeof RemoteHttpError;
-  createRemoteFetch: typeof createRemoteFetch;
-  nodeHttpFetch: typeof nodeHttpFetch;
-  createBridgeAuth: typeof createBridgeAuth;
-  /** Where the MCP endpoint is when the URL is not it (src/bridge/endpoint-check.ts, as `login` says it). */
-  suggestedMcpUrl: typeof suggestedMcpUrl;
-  /** The relay's words for proxy and certificate failures (src/internal/network-errors.ts). */
-  describeNetworkFailure: typeof describeNetworkFailure;
-  /** The modern upstream (stateless 2026-07-28 POSTs with the standard headers) the bridge relays through. */
-  ModernUpstream: typeof ModernUpstream;
-  /** The bridge's era probe (`server/discover`) and the envelope every modern request carries. */
-  probeServerEra: typeof probeServerEra;
-  withEnvelope: typeof withEnvelope;
-  /** Where the bridge remembers the server's era for this login (run.ts `eraVerdictStore`). */
-  eraVerdictStore: (options: BridgeOptions, env: Record<string, string | undefined>) => EraVerdictStore;
-}
-
 /** How the endpoint answered a request without a token. */
 export interface EndpointAnswer {
   status: number;
@@ -86,11 +56,10 @@ export interface Findings {
   listed?: unknown;
 }
 
-/** Everything a check may use: the command, the relay's parts, the findings so far, and its deadline's signal. */
+/** Everything a check may use: the command, the findings so far, and its deadline's signal. */
 export interface DoctorContext {
   target: DoctorTarget;
   options: DoctorOptions;
-  parts: RelayParts;
   env: Record<string, string | undefined>;
   found: Findings;
   /** The OAuth session for this URL and profile (made once, on first use). */

@@ -3,7 +3,8 @@
 import type { OAuthSession } from "../../auth/session/index.js";
 import type { DoctorTarget } from "../cli.js";
 import { createBridgeLog } from "../log.js";
-import type { Check, DoctorOptions, RelayParts } from "./check.js";
+import { createBridgeAuth } from "../oauth.js";
+import type { Check, DoctorOptions } from "./check.js";
 import { DOCTOR_CHECKS } from "./checks/index.js";
 import {
   type DoctorReport,
@@ -19,11 +20,10 @@ import { runChecks } from "./runner.js";
 export async function runDoctor(
   target: DoctorTarget,
   options: DoctorOptions,
-  parts: RelayParts,
   env: Record<string, string | undefined> = process.env,
   write: (text: string) => void = (text) => process.stdout.write(text),
 ): Promise<number> {
-  const report = await diagnose(target, options, parts, env, options.json ? undefined : write);
+  const report = await diagnose(target, options, env, options.json ? undefined : write);
   write(options.json ? formatJson(report) : formatSummary(report));
   return report.ok ? 0 : 1;
 }
@@ -32,7 +32,6 @@ export async function runDoctor(
 export async function diagnose(
   target: DoctorTarget,
   options: DoctorOptions,
-  parts: RelayParts,
   env: Record<string, string | undefined>,
   write?: (text: string) => void,
   checks: readonly Check[] = DOCTOR_CHECKS,
@@ -46,7 +45,6 @@ export async function diagnose(
     {
       target,
       options,
-      parts,
       env,
       found,
       session: () => {
@@ -54,7 +52,7 @@ export async function diagnose(
         if (!url)
           return Promise.reject(new Error("doctor: the session was asked for before the URL check passed"));
         // Its log stays quiet: each check reports what it found.
-        session ??= parts.createBridgeAuth(
+        session ??= createBridgeAuth(
           { ...options, url },
           createBridgeLog({ debug: false, silent: true }),
           env,

@@ -1,6 +1,6 @@
 /** `--confirm-tool <pattern>`: a matching `tools/call` goes upstream only after the person approves it in the client's own dialog. */
 import { randomBytes } from "node:crypto";
-import { z } from "zod";
+import * as z from "zod";
 import type { BridgeLog } from "../log.js";
 import { wildcardRegex } from "../tool-filter.js";
 import { confirmForm, shown } from "./confirm-form.js";

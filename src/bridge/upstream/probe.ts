@@ -2,6 +2,8 @@
 
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { loginKey } from "../../auth/login-key.js";
+import { configDir } from "../../config/index.js";
 import { writeFileAtomic } from "../../internal/files.js";
 import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
 import type { ClientContext } from "../request-model.js";
@@ -111,4 +113,19 @@ export class EraVerdictStore {
       // Not remembered: the next start probes again.
     }
   }
+}
+
+/** Where the server's era verdict is remembered: keyed like its login (the relay and doctor's era check share it). */
+export function eraVerdictStore(
+  options: { url: URL; headers: readonly { name: string }[]; profile?: string; resource?: string },
+  env: Record<string, string | undefined>,
+): EraVerdictStore {
+  return new EraVerdictStore(
+    configDir(env),
+    loginKey(
+      options.url.href,
+      options.headers.map((header) => header.name),
+      { profile: options.profile, resource: options.resource },
+    ),
+  );
 }

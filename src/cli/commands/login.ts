@@ -1,8 +1,6 @@
 /** `chat-cli login [--no-browser] [--auth-timeout <s>] [--token-store <store>]`: OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
 import { configDir } from "../../config/index.js";
-import { runBeforeFirstPlatformFetch } from "../../internal/proxy.js";
 import { redactForTerminal } from "../../internal/redact.js";
-import { tuneShortLivedV8 } from "../../internal/short-lived-v8.js";
 import { assertBaseUrl, type CliContext } from "../context.js";
 import { printHint, printJson } from "../output.js";
 
@@ -20,7 +18,6 @@ const AUTH_TIMEOUT_MS = 5 * 60_000;
 /** The OAuth session of chat-cli for the base URL in effect (the resource is `<base>/v2`). */
 export async function loginSession(ctx: CliContext, options: LoginOptions) {
   assertBaseUrl(ctx.globals.baseUrl);
-  runBeforeFirstPlatformFetch(tuneShortLivedV8);
   const { OAuthSession, restServerUrl } = await import("../../auth/index.js");
   return new OAuthSession({
     serverUrl: restServerUrl(ctx.globals.baseUrl),

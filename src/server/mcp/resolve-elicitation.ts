@@ -9,7 +9,7 @@ import {
   type RequestStateCodec,
   type ServerContext,
 } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import * as z from "zod";
 import {
   approvedPermissionsFor,
   confirmedStepsFor,

@@ -10,7 +10,7 @@ import {
   type McpServer,
   type RegisteredTool,
 } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import * as z from "zod";
 import {
   ChatListSchema,
   ChatSchema,

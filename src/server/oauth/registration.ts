@@ -1,5 +1,5 @@
 /** Client metadata (RFC 7591) as this server accepts it, from `/register` and from client ID metadata documents. */
-import { z } from "zod";
+import * as z from "zod";
 import { newId, newSecret } from "../ids.js";
 import { redirectUriProblem } from "./redirect-uris.js";
 

@@ -8,7 +8,7 @@ import type { DoctorReport } from "../../../src/bridge/doctor/index.js";
 import { type ReferenceServer, startReferenceServer } from "../../../src/server/index.js";
 import { scratchDir } from "../../support/scratch-dir.js";
 import { BRIDGE_BIN } from "../fixtures/spawn-bridge.js";
-import { ALL_PASS, checkOf as check, runDoctorArgs, statusOf } from "./fixtures/relay-parts.js";
+import { ALL_PASS, checkOf as check, runDoctorArgs, statusOf } from "./fixtures/doctor-command.js";
 
 const browserScript = resolve(import.meta.dirname, "../../auth/fixtures/http-browser.mjs");
 const run = promisify(execFile);

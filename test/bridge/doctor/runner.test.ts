@@ -2,12 +2,10 @@
 import { describe, expect, it } from "vitest";
 import type { Check, CheckResult, DoctorContext } from "../../../src/bridge/doctor/check.js";
 import { runChecks } from "../../../src/bridge/doctor/runner.js";
-import { relayParts } from "./fixtures/relay-parts.js";
 
 const context: Omit<DoctorContext, "statusOf"> = {
   target: { raw: "http://127.0.0.1:1/mcp" },
   options: {} as DoctorContext["options"],
-  parts: relayParts,
   env: {},
   found: {},
   session: () => Promise.reject(new Error("no session in these tests")),

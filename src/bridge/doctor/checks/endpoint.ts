@@ -3,9 +3,18 @@
 // A 401 asking for sign-in is what a protected MCP endpoint answers; a server that does not take `server/discover`
 // (the spec's era probe, sent through the modern upstream) is judged by its answer to `initialize`.
 import { parseBearerChallenge } from "../../../auth/checks.js";
+import { describeNetworkFailure } from "../../../internal/network-errors.js";
 import { doesNotLookLikeChatService, notChatServiceMessage } from "../../../internal/service-shape.js";
+import { suggestedMcpUrl } from "../../endpoint-check.js";
 import { createBridgeLog, describeError } from "../../log.js";
-import type { FetchLike, HttpAnswer } from "../../upstream/http/index.js";
+import {
+  createRemoteFetch,
+  type FetchLike,
+  type HttpAnswer,
+  nodeHttpFetch,
+} from "../../upstream/http/index.js";
+import { ModernUpstream } from "../../upstream/modern.js";
+import { probeServerEra } from "../../upstream/probe.js";
 import {
   asDetailAndFix,
   type Check,
@@ -43,7 +52,6 @@ export const endpointCheck: Check = {
 
 /** `server/discover` as the bridge's probe sends it: a stateless 2026-07-28 POST with the standard headers. */
 async function askDiscover(context: DoctorContext, signal: AbortSignal): Promise<Exchange> {
-  const { ModernUpstream, probeServerEra, createRemoteFetch, nodeHttpFetch } = context.parts;
   let last: Exchange = { error: new Error("server/discover was not sent") };
   const recording: FetchLike = async (url, request) => {
     try {
@@ -71,7 +79,6 @@ async function askDiscover(context: DoctorContext, signal: AbortSignal): Promise
 
 /** The 2025 `initialize` POSTed without a token; a session it opens is ended at once. */
 async function askInitialize(context: DoctorContext, signal: AbortSignal): Promise<Exchange> {
-  const { nodeHttpFetch } = context.parts;
   const url = checkedUrl(context);
   const headers: Record<string, string> = {
     "content-type": "application/json",
@@ -115,7 +122,7 @@ async function judge(context: DoctorContext, exchange: Exchange, asked: string):
   const url = checkedUrl(context);
   if ("error" in exchange) {
     // A proxy that refused or cannot be reached, or a certificate this machine does not accept, in the relay's words.
-    const named = context.parts.describeNetworkFailure(exchange.error, url);
+    const named = describeNetworkFailure(exchange.error, url);
     return {
       status: "fail",
       ...(named
@@ -151,9 +158,7 @@ async function judge(context: DoctorContext, exchange: Exchange, asked: string):
       { status: "pass", detail: `answers ${asked} (${status}) without sign-in` },
     );
   if (status === 404) {
-    const suggestion = await context.parts
-      .suggestedMcpUrl(url, context.parts.nodeHttpFetch)
-      .catch(() => undefined);
+    const suggestion = await suggestedMcpUrl(url, nodeHttpFetch).catch(() => undefined);
     return fail(
       `nothing at ${url.pathname} (404 Not Found)`,
       suggestion

@@ -1,9 +1,11 @@
 /** The protocol era check: which MCP era the server speaks, learned as the bridge learns it, and remembered for the bridge. */
 
 // A `server/discover` probe through the modern upstream with the stored login, compared with the bridge's verdict.
+import { describeNetworkFailure } from "../../../internal/network-errors.js";
 import { describeError } from "../../log.js";
 import type { FetchLike } from "../../upstream/http/index.js";
-import type { EraVerdict } from "../../upstream/probe.js";
+import { ModernUpstream } from "../../upstream/modern.js";
+import { type EraVerdict, eraVerdictStore, probeServerEra } from "../../upstream/probe.js";
 import { type Check, type CheckResult, checkedUrl, signInAllowanceMs } from "../check.js";
 import { DOCTOR_CLIENT } from "./doctor-client.js";
 import { liveFetch, liveFix, quietLog } from "./live-auth.js";
@@ -24,7 +26,7 @@ export const eraCheck: Check = {
   // A probe, and its corrective retry with another version.
   deadlineMs: ({ options }) => 25_000 + signInAllowanceMs(options),
   async run(context, signal): Promise<CheckResult> {
-    const { parts, options, env } = context;
+    const { options, env } = context;
     const url = checkedUrl(context);
     const log = quietLog();
     const fetch = await liveFetch(context, signal);
@@ -40,10 +42,10 @@ export const eraCheck: Check = {
         throw error;
       }
     };
-    const upstream = new parts.ModernUpstream({ url, fetch: recording, log });
+    const upstream = new ModernUpstream({ url, fetch: recording, log });
     let verdict: EraVerdict;
     try {
-      verdict = await parts.probeServerEra(upstream, DOCTOR_CLIENT);
+      verdict = await probeServerEra(upstream, DOCTOR_CLIENT);
     } catch (error) {
       // The probe refuses a server or gateway failure and a rate limit as evidence (nothing is remembered).
       if (last && "status" in last && (last.status >= 500 || last.status === 429)) {
@@ -61,7 +63,7 @@ export const eraCheck: Check = {
     }
     // No answer, or a server error: not evidence of an era, and not remembered.
     if (last && "error" in last) {
-      const words = parts.describeNetworkFailure(last.error, url) ?? describeError(last.error);
+      const words = describeNetworkFailure(last.error, url) ?? describeError(last.error);
       return {
         status: "fail",
         detail: `server/discover got no answer: ${words}`,
@@ -70,7 +72,7 @@ export const eraCheck: Check = {
     }
     context.found.verdict = verdict;
     // The bridge's next start goes by what the server speaks now, not by an older verdict.
-    const verdicts = parts.eraVerdictStore({ ...options, url }, env);
+    const verdicts = eraVerdictStore({ ...options, url }, env);
     const remembered = await verdicts.read();
     verdicts.write(verdict);
     const how =

@@ -2,7 +2,13 @@
 
 import { AuthRequiredError } from "../../../auth/errors.js";
 import { createBridgeLog } from "../../log.js";
-import type { BridgeAuth, FetchLike } from "../../upstream/http/index.js";
+import {
+  type BridgeAuth,
+  createRemoteFetch,
+  type FetchLike,
+  nodeHttpFetch,
+  RemoteHttpError,
+} from "../../upstream/http/index.js";
 import { boundedSignal, checkedUrl, type DoctorContext, loginCommand } from "../check.js";
 
 /** The login the requests carry: none when the server answers without one. */
@@ -20,7 +26,6 @@ export async function liveAuth(context: DoctorContext): Promise<BridgeAuth | und
 
 /** The bridge's fetch with the login and `--header`s, every exchange stopped when the check's deadline passes. */
 export async function liveFetch(context: DoctorContext, signal: AbortSignal): Promise<FetchLike> {
-  const { createRemoteFetch, nodeHttpFetch } = context.parts;
   return createRemoteFetch({
     auth: await liveAuth(context),
     headers: context.options.headers,
@@ -34,8 +39,7 @@ export async function liveFetch(context: DoctorContext, signal: AbortSignal): Pr
 export const quietLog = () => createBridgeLog({ debug: false, silent: true });
 
 /** Whether an error means the server refused the login. */
-export function isAuthFailure(error: unknown, context: DoctorContext): boolean {
-  const { RemoteHttpError } = context.parts;
+export function isAuthFailure(error: unknown): boolean {
   const status = error instanceof RemoteHttpError ? error.status : undefined;
   return (
     status === 401 ||
@@ -46,7 +50,7 @@ export function isAuthFailure(error: unknown, context: DoctorContext): boolean {
 
 /** The fix for a failed live exchange. */
 export function liveFix(error: unknown, context: DoctorContext): string {
-  return isAuthFailure(error, context)
+  return isAuthFailure(error)
     ? `sign in again with: ${loginCommand(checkedUrl(context), context.options)}`
     : "run the bridge with --debug and look at the log file for the exchange";
 }

@@ -6,6 +6,10 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { withinDeadline } from "../../../internal/deadline.js";
 import { describeError } from "../../log.js";
+import { withEnvelope } from "../../request-model.js";
+import { createRemoteFetch } from "../../upstream/http/index.js";
+import { StreamableHttpTransport } from "../../upstream/legacy/index.js";
+import { ModernUpstream } from "../../upstream/modern.js";
 import type { EraVerdict } from "../../upstream/probe.js";
 import { type Check, type CheckResult, checkedUrl, type DoctorContext, signInAllowanceMs } from "../check.js";
 import { DOCTOR_CLIENT, legacyInitializeRequest } from "./doctor-client.js";
@@ -53,8 +57,7 @@ async function listModern(
   verdict: Extract<EraVerdict, { era: "modern" }>,
   signal: AbortSignal,
 ): Promise<CheckResult> {
-  const { parts } = context;
-  const upstream = new parts.ModernUpstream({
+  const upstream = new ModernUpstream({
     url: checkedUrl(context),
     fetch: await liveFetch(context, signal),
     log: quietLog(),
@@ -62,11 +65,7 @@ async function listModern(
   upstream.protocolVersion = verdict.protocolVersion;
   try {
     const answer = await withinDeadline(
-      upstream.request(
-        "tools/list",
-        parts.withEnvelope(undefined, DOCTOR_CLIENT, verdict.protocolVersion),
-        signal,
-      ),
+      upstream.request("tools/list", withEnvelope(undefined, DOCTOR_CLIENT, verdict.protocolVersion), signal),
       ANSWER_TIMEOUT_MS,
       `the answer to tools/list took longer than ${ANSWER_TIMEOUT_MS / 1000} s`,
     );
@@ -83,7 +82,6 @@ async function listModern(
 
 /** `initialize` then `tools/list` in a 2025 session, ended afterwards. */
 async function listLegacy(context: DoctorContext, signal: AbortSignal): Promise<CheckResult> {
-  const { StreamableHttpTransport, createRemoteFetch } = context.parts;
   const transport = new StreamableHttpTransport(
     checkedUrl(context),
     createRemoteFetch({ auth: await liveAuth(context), headers: context.options.headers, log: quietLog() }),

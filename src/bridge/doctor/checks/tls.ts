@@ -2,8 +2,9 @@
 
 import { isIP } from "node:net";
 import { checkServerIdentity, type PeerCertificate, connect as tlsConnect } from "node:tls";
+import { describeNetworkFailure } from "../../../internal/network-errors.js";
 import { describeError } from "../../log.js";
-import { asDetailAndFix, type Check, type CheckResult, checkedUrl, type RelayParts } from "../check.js";
+import { asDetailAndFix, type Check, type CheckResult, checkedUrl } from "../check.js";
 import { NETWORK_DEADLINE_MS, NETWORK_TIMEOUT_MS, networkTarget } from "./network-target.js";
 
 export const tlsCheck: Check = {
@@ -16,16 +17,11 @@ export const tlsCheck: Check = {
     if (url.protocol !== "https:") return { status: "skip", detail: "not used (plain http)" };
     if (context.found.proxy)
       return { status: "skip", detail: "checked through the proxy by the endpoint check" };
-    return handshake(url, networkTarget(context).port, context.parts.describeNetworkFailure, signal);
+    return handshake(url, networkTarget(context).port, signal);
   },
 };
 
-function handshake(
-  url: URL,
-  port: number,
-  describeNetworkFailure: RelayParts["describeNetworkFailure"],
-  signal: AbortSignal,
-): Promise<CheckResult> {
+function handshake(url: URL, port: number, signal: AbortSignal): Promise<CheckResult> {
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const failure = (code: string, about: string): CheckResult => {
     const words =

@@ -5,6 +5,7 @@ import {
   request as httpRequest,
   type IncomingMessage,
 } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { nodeProxyRoute, proxyFailureOf, watchProxyConnect } from "../../../internal/proxy.js";
 import { markNeverSent } from "../../../internal/request-failure.js";
 import type { HttpAnswer, HttpAnswerBody, HttpRequest } from "./fetch-like.js";
@@ -12,8 +13,8 @@ import type { HttpAnswer, HttpAnswerBody, HttpRequest } from "./fetch-like.js";
 /**
  * At most this many connections carry `pooled` requests to one server at once (answer streams open longer than
  * LONG_STREAM_MS no longer count); more wait for a free one (a browser keeps 6 per host). With 1,000 calls in
- * flight (and heap.ts's young generation) peak RSS was 77 MB with 8 connections and 90 MB with 32, at about the
- * same calls/s; a socket per call had cost 150 MB.
+ * flight peak RSS was 77 MB with 8 connections and 90 MB with 32, at about the same calls/s; a socket per call had
+ * cost 150 MB.
  */
 export const POOLED_CONNECTIONS = 8;
 /**
@@ -85,13 +86,7 @@ function agents(Agent: typeof HttpAgent): Pick<Client, "pooled" | "open" | "slot
 }
 
 const httpClient: Client = { request: httpRequest, ...agents(HttpAgent) };
-let httpsClient: Promise<Client> | undefined;
-
-/** node:https (and TLS) load on the first https request only. */
-function loadHttpsClient(): Promise<Client> {
-  httpsClient ??= import("node:https").then((https) => ({ request: https.request, ...agents(https.Agent) }));
-  return httpsClient;
-}
+const httpsClient: Client = { request: httpsRequest, ...agents(HttpsAgent) };
 
 /**
  * fetch's contract on node:http: Node's global fetch (undici) costs tens of milliseconds to load, a large
@@ -99,7 +94,7 @@ function loadHttpsClient(): Promise<Client> {
  * whose cause has the code (ECONNREFUSED, ...); a body that breaks mid-way throws TypeError "terminated".
  */
 export async function nodeHttpFetch(url: URL, request: HttpRequest): Promise<HttpAnswer> {
-  const client = url.protocol === "https:" ? await loadHttpsClient() : httpClient;
+  const client = url.protocol === "https:" ? httpsClient : httpClient;
   const proxy = await nodeProxyRoute(url);
   if (request.settleFirst) {
     await new Promise((resolve) => setImmediate(resolve));

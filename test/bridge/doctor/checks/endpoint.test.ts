@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { scratchDir } from "../../../support/scratch-dir.js";
-import { runDoctorArgs } from "../fixtures/relay-parts.js";
+import { runDoctorArgs } from "../fixtures/doctor-command.js";
 
 let site: Server;
 let siteUrl: string;

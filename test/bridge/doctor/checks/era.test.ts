@@ -7,10 +7,11 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseBridgeArgs } from "../../../../src/bridge/cli.js";
 import type { DoctorReport } from "../../../../src/bridge/doctor/index.js";
+import { eraVerdictStore } from "../../../../src/bridge/upstream/probe.js";
 import { type ReferenceServer, startReferenceServer } from "../../../../src/server/index.js";
 import { scratchDir } from "../../../support/scratch-dir.js";
 import { BRIDGE_BIN } from "../../fixtures/spawn-bridge.js";
-import { ALL_PASS, checkOf, relayParts, runDoctorArgs, statusOf } from "../fixtures/relay-parts.js";
+import { ALL_PASS, checkOf, runDoctorArgs, statusOf } from "../fixtures/doctor-command.js";
 
 const browserScript = resolve(import.meta.dirname, "../../../auth/fixtures/http-browser.mjs");
 const run = promisify(execFile);
@@ -33,7 +34,7 @@ async function signedInServer(mcpEra: "modern" | "legacy") {
 function rememberedVerdict(url: string, env: Record<string, string>) {
   const command = parseBridgeArgs(["node", "chat-mcp-bridge", "--token-store", "file", url], env);
   if (command.kind !== "relay") throw new Error("not parsed as the relay");
-  return relayParts.eraVerdictStore(command.options, env);
+  return eraVerdictStore(command.options, env);
 }
 
 const doctor = (url: string, env: Record<string, string | undefined>, write?: (text: string) => void) =>
