@@ -87,10 +87,14 @@ export function createRequestStates<T extends object>(
         throw new ServiceError("bad_request", "The requestState is not one this server issued.");
       }
       if (state.call.tool !== call.tool || state.call.argumentsHash !== argumentsHash(call.args)) {
+        const other =
+          state.call.tool !== call.tool
+            ? `${state.call.tool}, not ${call.tool}`
+            : "the same tool with other arguments";
         throw new ServiceError(
           "bad_request",
-          `The requestState was issued for another tool call (${state.call.tool} with other arguments); ` +
-            "send it only with the call that received it, unchanged.",
+          `The requestState was issued for another tool call (${other}); send it only with the call that received ` +
+            "it, unchanged.",
         );
       }
       const outcome = spent.spend(state.call.nonce);

@@ -193,6 +193,26 @@ describe("a requestState is used once", () => {
   });
 });
 
+describe("rounds", () => {
+  it("a retry without the answer asks again with a new state (the old one spent), at most three rounds", async () => {
+    const chatId = await waitingChat();
+    let state = await question(chatId);
+    const first = state;
+    for (let round = 2; round <= 3; round++) {
+      const again = await callTool("resolve_task", { chatId }, { requestState: state });
+      expect(again.result?.resultType, `round ${round}`).toBe("input_required");
+      state = String(again.result?.requestState);
+    }
+    const fourth = await callTool("resolve_task", { chatId }, { requestState: state });
+    expect(fourth.result?.isError).toBe(true);
+    expect(toolText(fourth)).toMatch(/asked 3 times/);
+    expectRefused(
+      await callTool("resolve_task", { chatId }, { requestState: first, inputResponses: approve }),
+    );
+    expect(await pendingKind(chatId)).toBe("integration");
+  });
+});
+
 describe("forged and foreign states stay refused", () => {
   let bearer: string;
   beforeAll(async () => {
