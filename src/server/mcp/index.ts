@@ -195,7 +195,7 @@ function buildMcpServer(
       "server/discover": { ttlMs: MCP_CACHE_TTL_MS, cacheScope: "public" },
       "tools/list": { ttlMs: MCP_CACHE_TTL_MS, cacheScope: "public" },
     },
-    requestState: { verify: elicitation.codec.verify },
+    requestState: { verify: elicitation.states.verify },
     // Withdrawing three tools at once is one change of the list: one notification, not three.
     debouncedNotificationMethods: ["notifications/tools/list_changed"],
   });

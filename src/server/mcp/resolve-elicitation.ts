@@ -2,11 +2,9 @@
 import {
   acceptedContent,
   type ClientCapabilities,
-  createRequestStateCodec,
   type InputRequiredResult,
   inputRequired,
   inputResponse,
-  type RequestStateCodec,
   type ServerContext,
 } from "@modelcontextprotocol/server";
 import * as z from "zod";
@@ -19,9 +17,10 @@ import {
   rejectedStepsFor,
 } from "../../wire/index.js";
 import { type ChatService, type Principal, ServiceError } from "../context.js";
+import { type ClaimedState, createRequestStates, type RequestStates } from "./request-state.js";
 
-/** What the server remembers between the question and the answer, sealed in `requestState` (HMAC, expiry, bound to the caller). */
-interface ResolveState {
+/** What the server remembers between the question and the answer, sealed in `requestState` (see request-state.ts). */
+export interface ResolveState {
   chatId: string;
   /** The blocked assistant message the question was about: an answer to an older question is refused. */
   messageId: string;
@@ -35,29 +34,16 @@ const DecisionSchema = z.object({
 
 const DECISION_KEY = "decision";
 
-/** How long the person has to answer before the question must be asked again. */
-export const RESOLVE_QUESTION_TTL_SECONDS = 600;
+/** The question is asked again at most this often within one call (a client that retries without the answer). */
+const MAX_QUESTION_ROUNDS = 3;
 
 export interface ResolveElicitation {
-  codec: RequestStateCodec<ResolveState>;
+  states: RequestStates<ResolveState>;
 }
 
-/**
- * The codec of the question's `requestState`: HMAC-SHA256 with the per-server `secret` (at least 32 bytes), valid
- * for `RESOLVE_QUESTION_TTL_SECONDS`, bound to the method and to the account and grant of the caller (the chat
- * is checked against the payload on re-entry).
- */
+/** The question's `requestState`s, sealed with the per-server `secret` (at least 32 bytes). */
 export function createResolveElicitation(secret: Uint8Array): ResolveElicitation {
-  return {
-    codec: createRequestStateCodec<ResolveState>({
-      key: secret,
-      ttlSeconds: RESOLVE_QUESTION_TTL_SECONDS,
-      bind: (ctx) => {
-        const principal = ctx.http?.authInfo?.extra?.principal as Principal | undefined;
-        return `${ctx.mcpReq.method}\u0000${principal?.account ?? ""}\u0000${principal?.subject ?? ""}`;
-      },
-    }),
-  };
+  return { states: createRequestStates<ResolveState>(secret) };
 }
 
 /** True when the client declared form elicitation (a bare `elicitation: {}` means form, as in 2025-06-18). */
@@ -74,15 +60,19 @@ export interface ResolveCallContext {
   clientCapabilities: ClientCapabilities | undefined;
 }
 
-/** The `resolve_task` call without `task`: first round asks, the round with the answer resolves (or not). */
+/**
+ * The `resolve_task` call without `task`: first round asks, the round with the answer resolves (or not). `state` is
+ * the request's state, already claimed for this very call (see RequestStates.claim), so it is spent whatever happens.
+ */
 export async function resolveThroughElicitation(
   call: ResolveCallContext,
   principal: Principal,
-  chatId: string,
+  args: { chatId: string },
+  state: ClaimedState<ResolveState> | undefined,
   ctx: ServerContext,
 ): Promise<Message | InputRequiredResult> {
+  const { chatId } = args;
   const pending = await latestPending(call.service, principal, chatId);
-  const state = ctx.mcpReq.requestState<ResolveState>();
   const answer = inputResponse(ctx.mcpReq.inputResponses, DECISION_KEY);
   if (state && answer.kind === "elicit") {
     if (state.chatId !== chatId || state.messageId !== pending.message.id || state.kind !== pending.kind) {
@@ -120,6 +110,13 @@ export async function resolveThroughElicitation(
         "Ask the user yourself, then pass `task` (see list_messages for what the chat waits for).",
     );
   }
+  const round = (state?.round ?? 0) + 1;
+  if (round > MAX_QUESTION_ROUNDS) {
+    throw new ServiceError(
+      "bad_request",
+      `The user was asked ${MAX_QUESTION_ROUNDS} times without an answer coming back; nothing was resolved.`,
+    );
+  }
   return inputRequired({
     inputRequests: {
       [DECISION_KEY]: inputRequired.elicit({
@@ -127,8 +124,9 @@ export async function resolveThroughElicitation(
         requestedSchema: DecisionSchema,
       }),
     },
-    requestState: await call.elicitation.codec.mint(
+    requestState: await call.elicitation.states.mint(
       { chatId, messageId: pending.message.id, kind: pending.kind },
+      { tool: "resolve_task", args, round },
       ctx,
     ),
   });

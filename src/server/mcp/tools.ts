@@ -9,6 +9,7 @@ import {
   isInputRequiredResult,
   type McpServer,
   type RegisteredTool,
+  type ServerContext,
 } from "@modelcontextprotocol/server";
 import * as z from "zod";
 import {
@@ -25,7 +26,12 @@ import {
   type ToolName,
 } from "../../wire/index.js";
 import { type ChatService, type Principal, ServiceError, type SsoGate } from "../context.js";
-import { type ResolveElicitation, resolveThroughElicitation } from "./resolve-elicitation.js";
+import type { ClaimedState } from "./request-state.js";
+import {
+  type ResolveElicitation,
+  type ResolveState,
+  resolveThroughElicitation,
+} from "./resolve-elicitation.js";
 
 export interface ChatToolsContext {
   service: ChatService;
@@ -108,15 +114,23 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
   const { service } = toolsCtx;
   const tools = {} as ChatTools;
 
-  /** Runs one tool call: auth, scope, SSO, then the service; the result as structured content plus its JSON. */
+  /**
+   * Runs one tool call: auth, scope, SSO, the request's `requestState` (refused unless issued for this very call, and
+   * spent by it), then the service; the result as structured content plus its JSON.
+   */
   function run<T extends object>(
-    access: Access,
-    authInfo: AuthInfo | undefined,
-    call: (principal: Principal) => Promise<T | InputRequiredResult>,
+    tool: ToolName,
+    args: object,
+    ctx: ServerContext,
+    call: (
+      principal: Principal,
+      state: ClaimedState<ResolveState> | undefined,
+    ) => Promise<T | InputRequiredResult>,
     hint?: (result: T) => string | null,
   ): Promise<CallToolResult | InputRequiredResult> {
     return (async () => {
-      const principal = principalOf(authInfo);
+      const access = TOOL_SCOPES[tool];
+      const principal = principalOf(ctx.http?.authInfo);
       if (!principal) return failure("Not signed in: reconnect the MCP server to sign in again.");
       if (!principal.scopes.includes(access)) {
         return failure(
@@ -125,7 +139,8 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
       }
       try {
         toolsCtx.sso.assertVerified(principal);
-        const result = await call(principal);
+        const state = toolsCtx.elicitation.states.claim({ tool, args }, ctx);
+        const result = await call(principal, state);
         if (isInputRequiredResult(result)) return result;
         const content: CallToolResult["content"] = [{ type: "text", text: JSON.stringify(result) }];
         const next = hint?.(result);
@@ -150,8 +165,9 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
     },
     (args, ctx) =>
       run(
-        TOOL_SCOPES.create_chat,
-        ctx.http?.authInfo,
+        "create_chat",
+        args,
+        ctx,
         (p) => service.createChat(p, args),
         (chat) =>
           `Chat ${chat.id} created. Call list_messages with chatId "${chat.id}" to read the assistant's reply.`,
@@ -169,7 +185,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
       outputSchema: ChatListSchema,
       annotations: READ_ONLY,
     },
-    (args, ctx) => run(TOOL_SCOPES.list_chats, ctx.http?.authInfo, (p) => service.listChats(p, args)),
+    (args, ctx) => run("list_chats", args, ctx, (p) => service.listChats(p, args)),
   );
 
   tools.get_chat = server.registerTool(
@@ -183,7 +199,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
       outputSchema: ChatSchema,
       annotations: READ_ONLY,
     },
-    (args, ctx) => run(TOOL_SCOPES.get_chat, ctx.http?.authInfo, (p) => service.getChat(p, args.chatId)),
+    (args, ctx) => run("get_chat", args, ctx, (p) => service.getChat(p, args.chatId)),
   );
 
   tools.list_messages = server.registerTool(
@@ -199,8 +215,9 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
     },
     (args, ctx) =>
       run(
-        TOOL_SCOPES.list_messages,
-        ctx.http?.authInfo,
+        "list_messages",
+        args,
+        ctx,
         (p) => service.listMessages(p, args.chatId, { limit: args.limit, cursor: args.cursor }),
         (page) => pendingHint(page.data.find((message) => message.role === "assistant")),
       ),
@@ -219,8 +236,9 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
     },
     (args, ctx) =>
       run<Message>(
-        TOOL_SCOPES.send_message,
-        ctx.http?.authInfo,
+        "send_message",
+        args,
+        ctx,
         (p) => service.sendMessage(p, args.chatId, { message: args.message }),
         pendingHint,
       ),
@@ -242,9 +260,10 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
     },
     (args, ctx) =>
       run<Message>(
-        TOOL_SCOPES.resolve_task,
-        ctx.http?.authInfo,
-        (p) =>
+        "resolve_task",
+        args,
+        ctx,
+        (p, state) =>
           args.task
             ? service.resolveTask(p, args.chatId, args.task)
             : resolveThroughElicitation(
@@ -255,7 +274,8 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
                     envelopeCapabilities(ctx.mcpReq.envelope) ?? server.server.getClientCapabilities(),
                 },
                 p,
-                args.chatId,
+                args,
+                state,
                 ctx,
               ),
         pendingHint,
@@ -271,8 +291,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
       outputSchema: PreviewSchema,
       annotations: READ_ONLY,
     },
-    (args, ctx) =>
-      run(TOOL_SCOPES.get_preview, ctx.http?.authInfo, (p) => service.getPreview(p, args.chatId)),
+    (args, ctx) => run("get_preview", args, ctx, (p) => service.getPreview(p, args.chatId)),
   );
   return tools;
 }

@@ -1,19 +1,30 @@
 /** Client ID metadata documents: a `client_id` that is an https URL names its own metadata, fetched (bounded) and cached. */
+import { isIP } from "node:net";
+import {
+  checkedAddress,
+  type HostLookup,
+  isNonPublicAddress,
+  pinnedDispatcher,
+  systemLookup,
+} from "./document-address.js";
 import { type ClientMetadata, parseClientMetadata, type RegisteredClient } from "./registration.js";
 
 /** Largest document read (the draft suggests a few KB). */
 export const MAX_CLIENT_METADATA_DOCUMENT_BYTES = 5 * 1024;
 export const CLIENT_METADATA_FETCH_TIMEOUT_MS = 5_000;
-const MAX_SAME_ORIGIN_REDIRECTS = 2;
 const DEFAULT_CACHE_MS = 5 * 60 * 1000;
 const MAX_CACHE_MS = 24 * 3600 * 1000;
 const MAX_CACHED_DOCUMENTS = 1000;
 
 export interface ClientMetadataDocumentOptions {
   now: () => number;
-  /** Tests only: `http://127.0.0.1/...` and `http://localhost/...` documents are accepted too. */
+  /**
+   * Tests only: `http://127.0.0.1/...` and `http://localhost/...` documents are accepted too, and those loopback
+   * host names may resolve to loopback addresses (any other name still may not).
+   */
   allowLoopbackHttp?: boolean;
-  fetch?: typeof fetch;
+  /** Resolves document hosts; default node:dns `lookup` (all addresses). */
+  lookup?: HostLookup;
 }
 
 export type DocumentOutcome = { ok: true; client: RegisteredClient } | { ok: false; reason: string };
@@ -53,27 +64,32 @@ export class ClientMetadataDocuments {
     return outcome;
   }
 
+  /**
+   * One GET of the document: its host resolved once and every address checked (server-side request forgery), the
+   * connection made to the checked address, no redirect followed.
+   */
   async #fetchDocument(clientId: string): Promise<{ outcome: DocumentOutcome; maxAgeMs: number }> {
     const fail = (reason: string) => ({ outcome: { ok: false, reason } as DocumentOutcome, maxAgeMs: 0 });
-    const fetchImpl = this.#options.fetch ?? fetch;
     const signal = AbortSignal.timeout(CLIENT_METADATA_FETCH_TIMEOUT_MS);
-    let url = clientId;
-    let response: Response | undefined;
+    const { hostname } = new URL(clientId);
+    let dispatcher: { destroy(): Promise<void> } | undefined;
     try {
-      for (let hop = 0; ; hop++) {
-        response = await fetchImpl(url, {
-          redirect: "manual",
-          signal,
-          headers: { accept: "application/json" },
-        });
-        if (response.status < 300 || response.status >= 400) break;
+      const checked = await checkedAddress(hostname, {
+        lookup: this.#options.lookup ?? systemLookup,
+        allowLoopback: this.#options.allowLoopbackHttp === true && LOOPBACK_HOSTS.has(hostname),
+        signal,
+      });
+      if (!checked.ok) return fail(checked.reason);
+      dispatcher = await pinnedDispatcher(checked.address);
+      const response = await fetch(clientId, {
+        redirect: "manual",
+        signal,
+        headers: { accept: "application/json" },
+        dispatcher,
+      } as RequestInit);
+      if (response.status >= 300 && response.status < 400) {
         await response.body?.cancel();
-        const location = response.headers.get("location");
-        const next = location && URL.canParse(location, url) ? new URL(location, url) : null;
-        if (!next || next.origin !== new URL(clientId).origin || hop >= MAX_SAME_ORIGIN_REDIRECTS) {
-          return fail("the client metadata document redirects elsewhere");
-        }
-        url = next.href;
+        return fail("the client metadata document redirects elsewhere (redirects are not followed)");
       }
       if (response.status !== 200) {
         await response.body?.cancel();
@@ -89,34 +105,21 @@ export class ClientMetadataDocuments {
     } catch (error) {
       const why = (error as Error).name === "TimeoutError" ? "timed out" : "could not be fetched";
       return fail(`the client metadata document ${why}`);
+    } finally {
+      await dispatcher?.destroy().catch(() => undefined);
     }
   }
 }
 
 /**
- * A host the server must not be made to fetch from (server-side request forgery): loopback, private, link-local
- * and unique-local address literals, and `localhost`. (Names that resolve to such addresses are not caught.)
+ * A host named in the URL itself that the server must not be made to fetch from (server-side request forgery):
+ * `localhost` names and address literals that are not public. Names that resolve to such addresses are refused
+ * when the document is fetched (see checkedAddress).
  */
 function isLocalHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  const host = hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase();
   if (host === "localhost" || host.endsWith(".localhost")) return true;
-  const v4 = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(host);
-  if (v4) {
-    const [a, b] = [Number(v4[1]), Number(v4[2])];
-    const privateV4 =
-      (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) ||
-      (a === 100 && b >= 64 && b <= 127);
-    return a === 0 || a === 10 || a === 127 || privateV4;
-  }
-  return (
-    host === "::" ||
-    host === "::1" ||
-    /^f[cd]/.test(host) ||
-    /^fe[89ab]/.test(host) ||
-    host.startsWith("::ffff:")
-  );
+  return isIP(host) !== 0 && isNonPublicAddress(host);
 }
 
 /** The client a fetched document describes, when it is valid JSON metadata naming itself. */

@@ -1,7 +1,12 @@
 /** Client ID metadata documents: a URL client_id is fetched (bounded, same origin, cached) and checked before it is used. */
+import type { LookupAddress } from "node:dns";
 import { createServer, type Server } from "node:http";
+import { hostname } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../../src/server/index.js";
+import { ClientMetadataDocuments } from "../../../src/server/oauth/client-metadata-documents.js";
+import { isNonPublicAddress } from "../../../src/server/oauth/document-address.js";
+import { createInProcessReferenceServer } from "../../../src/testing/index.js";
 import {
   authorizeUrl,
   CALLBACK_URL,
@@ -19,6 +24,8 @@ const served = new Map<
   { status?: number; body?: string; headers?: Record<string, string>; hang?: boolean }
 >();
 const hits = new Map<string, number>();
+/** TCP connections the document server accepted (a TLS attempt on it is one, though it never becomes a request). */
+let connections = 0;
 
 let server: ReferenceServer;
 beforeAll(async () => {
@@ -33,6 +40,9 @@ beforeAll(async () => {
     if (answer.hang) return;
     res.writeHead(answer.status ?? 200, { "content-type": "application/json", ...answer.headers });
     res.end(answer.body ?? "");
+  });
+  documents.on("connection", () => {
+    connections += 1;
   });
   await new Promise<void>((resolve) => documents.listen(0, "127.0.0.1", resolve));
   const address = documents.address();
@@ -218,5 +228,202 @@ describe("plain http documents", () => {
     } finally {
       await strict.close();
     }
+  });
+});
+
+/** The whole server without a port (its fetch handler), with or without the test-only loopback switch. */
+function inProcess(testOnlyAllowHttpClientMetadataDocuments: boolean) {
+  return createInProcessReferenceServer({
+    autoApprove: "acme",
+    rateLimit: false,
+    oauthRateLimit: false,
+    testOnlyAllowHttpClientMetadataDocuments,
+  });
+}
+
+async function authorizeInProcess(
+  target: ReturnType<typeof inProcess>,
+  clientId: string,
+): Promise<{ status: number; location: string | null; text: string }> {
+  const response = await target.fetch(
+    authorizeUrl(target.url, {
+      client_id: clientId,
+      redirect_uri: CALLBACK_URL,
+      code_challenge: pkcePair().challenge,
+    }),
+    { redirect: "manual" },
+  );
+  return { status: response.status, location: response.headers.get("location"), text: await response.text() };
+}
+
+describe("host names that resolve to this machine (server-side request forgery)", () => {
+  it.each([
+    ["without", false],
+    ["with", true],
+  ])("the machine's own host name is never connected to, %s the test-only switch", async (_name, allow) => {
+    const target = inProcess(allow);
+    try {
+      const port = new URL(documentsUrl).port;
+      const before = connections;
+      const reply = await authorizeInProcess(target, `https://${hostname()}:${port}/apps/self.json`);
+      expect(reply.status).toBe(400);
+      expect(reply.location).toBeNull();
+      expect(reply.text).toContain("invalid_client");
+      expect(connections - before).toBe(0);
+    } finally {
+      await target.close();
+    }
+  });
+});
+
+describe("redirects", () => {
+  it("are not followed, not even to the same origin", async () => {
+    const target = inProcess(true);
+    try {
+      const landing = publish("/apps/landing.json");
+      served.set("/apps/hop.json", { status: 302, headers: { location: landing } });
+      const reply = await authorizeInProcess(target, `${documentsUrl}/apps/hop.json`);
+      expect(reply.status).toBe(400);
+      expect(reply.text).toContain("redirects");
+      expect(hits.get("/apps/landing.json")).toBeUndefined();
+    } finally {
+      await target.close();
+    }
+  });
+});
+
+describe("the host is resolved once, every address checked, and the checked one connected to", () => {
+  /** A lookup that answers `answers` for every name and counts its calls. */
+  function stubLookup(answers: LookupAddress[] | Error) {
+    const calls: string[] = [];
+    const lookup = async (host: string): Promise<LookupAddress[]> => {
+      calls.push(host);
+      if (answers instanceof Error) throw answers;
+      return answers;
+    };
+    return { lookup, calls };
+  }
+
+  it("connects to the address it checked (127.0.0.2), not to what the system resolves for the name", async () => {
+    const pinned = createServer((req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          client_id: `http://localhost:${port}${req.url}`,
+          client_name: "Pinned",
+          redirect_uris: [CALLBACK_URL],
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => pinned.listen(0, "127.0.0.2", resolve));
+    const address = pinned.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    try {
+      const { lookup, calls } = stubLookup([{ address: "127.0.0.2", family: 4 }]);
+      const documentsResolver = new ClientMetadataDocuments({
+        now: Date.now,
+        allowLoopbackHttp: true,
+        lookup,
+      });
+      const outcome = await documentsResolver.resolve(`http://localhost:${port}/apps/pinned.json`);
+      expect(outcome).toMatchObject({ ok: true, client: { client_name: "Pinned" } });
+      expect(calls).toEqual(["localhost"]);
+    } finally {
+      pinned.closeAllConnections();
+      await new Promise((resolve) => pinned.close(resolve));
+    }
+  });
+
+  it.each([
+    ["a loopback address", [{ address: "127.0.0.1", family: 4 }]],
+    [
+      "a private address among public ones",
+      [
+        { address: "93.184.215.14", family: 4 },
+        { address: "10.0.0.7", family: 4 },
+      ],
+    ],
+    ["an IPv4-mapped IPv6 loopback", [{ address: "::ffff:127.0.0.1", family: 6 }]],
+    ["a unique-local IPv6 address", [{ address: "fd12:3456::1", family: 6 }]],
+    ["a CGNAT address", [{ address: "100.64.1.1", family: 4 }]],
+    ["the metadata service's link-local address", [{ address: "169.254.169.254", family: 4 }]],
+  ])("a name that resolves to %s is refused without a connection", async (_name, answers) => {
+    const { lookup, calls } = stubLookup(answers);
+    const resolver = new ClientMetadataDocuments({ now: Date.now, lookup });
+    const outcome = await resolver.resolve("https://cimd.example/app.json");
+    expect(outcome).toEqual({ ok: false, reason: expect.stringMatching(/local or private address/) });
+    expect(calls).toEqual(["cimd.example"]);
+  });
+
+  it("with the test-only switch, a name that is not a loopback name still may not resolve to loopback", async () => {
+    const { lookup } = stubLookup([{ address: "127.0.0.1", family: 4 }]);
+    const resolver = new ClientMetadataDocuments({ now: Date.now, allowLoopbackHttp: true, lookup });
+    const outcome = await resolver.resolve("https://cimd.example/app.json");
+    expect(outcome).toEqual({ ok: false, reason: expect.stringMatching(/local or private address/) });
+  });
+
+  it("a name that does not resolve is refused", async () => {
+    const { lookup } = stubLookup(Object.assign(new Error("getaddrinfo ENOTFOUND"), { code: "ENOTFOUND" }));
+    const resolver = new ClientMetadataDocuments({ now: Date.now, lookup });
+    const outcome = await resolver.resolve("https://cimd.example/app.json");
+    expect(outcome).toEqual({ ok: false, reason: expect.stringMatching(/could not be resolved/) });
+  });
+});
+
+describe("isNonPublicAddress: the addresses a document is never fetched from", () => {
+  it.each([
+    "0.0.0.0",
+    "0.1.2.3",
+    "127.0.0.1",
+    "127.255.255.254",
+    "10.1.2.3",
+    "172.16.0.1",
+    "172.31.255.255",
+    "192.168.1.1",
+    "169.254.169.254",
+    "100.64.0.1",
+    "100.127.255.255",
+    "192.0.0.8",
+    "192.0.2.1",
+    "198.18.0.1",
+    "198.51.100.1",
+    "203.0.113.1",
+    "224.0.0.251",
+    "239.255.255.250",
+    "240.0.0.1",
+    "255.255.255.255",
+    "::",
+    "::1",
+    "::ffff:127.0.0.1",
+    "::ffff:10.0.0.1",
+    "::ffff:169.254.169.254",
+    "::7f00:1",
+    "64:ff9b:1::a00:1",
+    "100::1",
+    "2001:db8::1",
+    "fc00::1",
+    "fd12:3456::1",
+    "fe80::1",
+    "fec0::1",
+    "ff02::1",
+    "not an address",
+  ])("%s is refused", (address) => {
+    expect(isNonPublicAddress(address)).toBe(true);
+  });
+
+  it.each([
+    "8.8.8.8",
+    "1.1.1.1",
+    "93.184.215.14",
+    "100.63.255.255",
+    "100.128.0.1",
+    "172.15.255.255",
+    "172.32.0.1",
+    "192.167.255.255",
+    "::ffff:8.8.8.8",
+    "2606:4700:4700::1111",
+    "2a00:1450:4001::200e",
+  ])("%s is public", (address) => {
+    expect(isNonPublicAddress(address)).toBe(false);
   });
 });
