@@ -1,4 +1,4 @@
-// Bundles each bin into one CommonJS file (dist/bin/<bin>.cjs) in one esbuild pass; native and optional modules stay external.
+// Bundles each bin into one CommonJS file (dist/bin/<bin>.cjs) in one esbuild pass; the SDK, native and optional modules stay external.
 import { readFileSync, rmSync } from "node:fs";
 import { build } from "esbuild";
 
@@ -25,6 +25,8 @@ await build({
     // Proxy agents load only when a proxy variable is set; kept as the packages ship them.
     "undici",
     "https-proxy-agent",
+    // The SDK (sign-in, doctor, serve; required from its CommonJS build): Node 20 --version 87 vs 102 ms bundled.
+    "@modelcontextprotocol/*",
   ],
   define: {
     CHAT_CLI_BUNDLED_VERSION: JSON.stringify(version),
