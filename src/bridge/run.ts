@@ -7,6 +7,7 @@ import { configDir } from "../config/index.js";
 import { withinDeadline } from "../internal/deadline.js";
 import { describeProxyFor } from "../internal/proxy.js";
 import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "./cli.js";
+import { ClientRequests } from "./client-requests.js";
 import { probeEndpoint, wrongEndpointMessage } from "./endpoint-check.js";
 import { EraRouter } from "./era-router.js";
 import { firstSignIn, SIGNED_OUT_CALL_WAIT_MS } from "./first-sign-in.js";
@@ -70,7 +71,10 @@ export async function runRelay(
   // Lines written in one event-loop turn go out in one write, in order.
   const writeLine = createLineWriter(stdout, (reason) => log.info(reason));
   // Every message to the client, whichever era's relay sent it, is logged here and only here.
+  // Progress reaches the client only for a request still waiting; a write it gave up on is named when it ends.
+  const clientRequests = new ClientRequests(log);
   const writeToClient: ToClient = (message, raw) => {
+    if (!clientRequests.toClient(message)) return;
     if (log.debugEnabled) log.debug(`server → client ${describeMessage(message)}`);
     writeLine(message, raw);
   };
@@ -245,6 +249,7 @@ export async function runRelay(
           signInAllowed = true;
         // Every message from the client, whichever era's relay takes it, is logged here and only here.
         if (log.debugEnabled) log.debug(`client → server ${describeMessage(parsed.message)}`);
+        clientRequests.fromClient(parsed.message);
         relay.fromClient(parsed.message);
       }
     },

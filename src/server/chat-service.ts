@@ -18,7 +18,13 @@ import {
 } from "../wire/index.js";
 import type { AssistantTurn } from "./assistant.js";
 import { ScriptedAssistant } from "./assistant.js";
-import { type Account, type ChatService, type Principal, ServiceError } from "./context.js";
+import {
+  type Account,
+  type ChatService,
+  type OnAssistantProgress,
+  type Principal,
+  ServiceError,
+} from "./context.js";
 import { newId } from "./ids.js";
 import type { Store, StoredChat } from "./store.js";
 
@@ -40,6 +46,11 @@ export function chatPageUrl(baseUrl: string, accountSlug: string, chatId: string
 
 const TITLE_LENGTH = 60;
 
+/** How often a slow assistant's progress is reported: every 5 s, or four times in a shorter wait. */
+function progressIntervalMs(totalMs: number): number {
+  return Math.max(50, Math.min(5000, Math.floor(totalMs / 4)));
+}
+
 export class ReferenceChatService implements ChatService {
   readonly #store: Store;
   readonly #accounts: ReadonlyMap<string, Account>;
@@ -57,14 +68,40 @@ export class ReferenceChatService implements ChatService {
     this.#assistantDelayMs = options.assistantDelayMs ?? 0;
   }
 
-  /** The assistant's thinking time, before anything is read or written, so the reply reflects the state after it. */
-  async #think(): Promise<void> {
-    if (this.#assistantDelayMs > 0)
-      await new Promise((resolve) => setTimeout(resolve, this.#assistantDelayMs));
+  /**
+   * The assistant's thinking time, before anything is read or written, so the reply reflects the state after it.
+   * `onProgress` hears each step (thinking, then `middle` when the task has one, then writing) and a heartbeat at
+   * a steady interval, never after the wait is over.
+   */
+  async #think(onProgress: OnAssistantProgress | undefined, middle?: string): Promise<void> {
+    const total = this.#assistantDelayMs;
+    if (total <= 0) return;
+    const started = Date.now();
+    const phases = [
+      "The assistant is thinking",
+      ...(middle ? [middle] : []),
+      "The assistant is writing its reply",
+    ];
+    const report = () => {
+      const progress = Math.min(total, Date.now() - started);
+      const phase = phases[Math.min(phases.length - 1, Math.floor((progress / total) * phases.length))]!;
+      onProgress?.({ progress, total, message: phase });
+    };
+    report();
+    const heartbeat = onProgress ? setInterval(report, progressIntervalMs(total)) : undefined;
+    try {
+      await new Promise((resolve) => setTimeout(resolve, total));
+    } finally {
+      clearInterval(heartbeat);
+    }
   }
 
-  async createChat(principal: Principal, body: CreateChatBody): Promise<Chat> {
-    await this.#think();
+  async createChat(
+    principal: Principal,
+    body: CreateChatBody,
+    onProgress?: OnAssistantProgress,
+  ): Promise<Chat> {
+    await this.#think(onProgress);
     const account = this.#accountOf(principal);
     const now = this.#now().toISOString();
     const chat: StoredChat = {
@@ -132,14 +169,24 @@ export class ReferenceChatService implements ChatService {
     return message;
   }
 
-  async sendMessage(principal: Principal, chatId: string, body: { message: string }): Promise<Message> {
-    await this.#think();
+  async sendMessage(
+    principal: Principal,
+    chatId: string,
+    body: { message: string },
+    onProgress?: OnAssistantProgress,
+  ): Promise<Message> {
+    await this.#think(onProgress);
     const chat = this.#ownChat(principal, chatId);
     return this.#store.batch(() => this.#converse(chat, body.message));
   }
 
-  async resolveTask(principal: Principal, chatId: string, input: Task): Promise<Message> {
-    await this.#think();
+  async resolveTask(
+    principal: Principal,
+    chatId: string,
+    input: Task,
+    onProgress?: OnAssistantProgress,
+  ): Promise<Message> {
+    await this.#think(onProgress, "The assistant is waiting on the integrations");
     const chat = this.#ownChat(principal, chatId);
     const parsed = TaskSchema.safeParse(input);
     if (!parsed.success) {

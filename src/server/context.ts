@@ -55,15 +55,35 @@ export type TokenVerifier = (token: string) => Principal | null | Promise<Princi
 
 export { ServiceError } from "./service-error.js";
 
+/** What the assistant is doing while a create, send or resolve waits for it: elapsed of total ms, and a phrase. */
+export interface AssistantProgress {
+  progress: number;
+  total: number;
+  message: string;
+}
+
+/** Told of the assistant's steps, for callers that can show them (MCP progress notifications). */
+export type OnAssistantProgress = (step: AssistantProgress) => void;
+
 /** The chat rules, once, behind both `/v2` and `/mcp`. Every method throws `ServiceError` on failure. */
 export interface ChatService {
-  createChat(principal: Principal, body: CreateChatBody): Promise<Chat>;
+  createChat(principal: Principal, body: CreateChatBody, onProgress?: OnAssistantProgress): Promise<Chat>;
   listChats(principal: Principal, params: ListChatsParams): Promise<ListPage<Chat>>;
   getChat(principal: Principal, chatId: string): Promise<Chat>;
   listMessages(principal: Principal, chatId: string, params: ListMessagesParams): Promise<ListPage<Message>>;
   getMessage(principal: Principal, chatId: string, messageId: string): Promise<Message>;
-  sendMessage(principal: Principal, chatId: string, body: { message: string }): Promise<Message>;
-  resolveTask(principal: Principal, chatId: string, task: Task): Promise<Message>;
+  sendMessage(
+    principal: Principal,
+    chatId: string,
+    body: { message: string },
+    onProgress?: OnAssistantProgress,
+  ): Promise<Message>;
+  resolveTask(
+    principal: Principal,
+    chatId: string,
+    task: Task,
+    onProgress?: OnAssistantProgress,
+  ): Promise<Message>;
   getPreview(principal: Principal, chatId: string): Promise<Preview>;
 }
 

@@ -25,7 +25,13 @@ import {
   TOOL_INPUTS,
   type ToolName,
 } from "../../wire/index.js";
-import { type ChatService, type Principal, ServiceError, type SsoGate } from "../context.js";
+import {
+  type ChatService,
+  type OnAssistantProgress,
+  type Principal,
+  ServiceError,
+  type SsoGate,
+} from "../context.js";
 import type { ClaimedState } from "./request-state.js";
 import {
   type ResolveElicitation,
@@ -168,7 +174,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
         "create_chat",
         args,
         ctx,
-        (p) => service.createChat(p, args),
+        (p) => service.createChat(p, args, progressOf(ctx)),
         (chat) =>
           `Chat ${chat.id} created. Call list_messages with chatId "${chat.id}" to read the assistant's reply.`,
       ),
@@ -239,7 +245,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
         "send_message",
         args,
         ctx,
-        (p) => service.sendMessage(p, args.chatId, { message: args.message }),
+        (p) => service.sendMessage(p, args.chatId, { message: args.message }, progressOf(ctx)),
         pendingHint,
       ),
   );
@@ -265,13 +271,14 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
         ctx,
         (p, state) =>
           args.task
-            ? service.resolveTask(p, args.chatId, args.task)
+            ? service.resolveTask(p, args.chatId, args.task, progressOf(ctx))
             : resolveThroughElicitation(
                 {
                   service,
                   elicitation: toolsCtx.elicitation,
                   clientCapabilities:
                     envelopeCapabilities(ctx.mcpReq.envelope) ?? server.server.getClientCapabilities(),
+                  onProgress: progressOf(ctx),
                 },
                 p,
                 args,
@@ -368,4 +375,19 @@ function envelopeCapabilities(envelope: object | undefined): ClientCapabilities 
 
 export function failure(text: string): CallToolResult {
   return { isError: true, content: [{ type: "text", text }] };
+}
+
+/**
+ * MCP progress for a call whose request carries a `progressToken` (the MCP progress utility): each of the
+ * assistant's steps becomes a `notifications/progress` on the request's own stream, in either era.
+ */
+function progressOf(ctx: ServerContext): OnAssistantProgress | undefined {
+  const progressToken = ctx.mcpReq._meta?.progressToken;
+  if (progressToken === undefined) return undefined;
+  return ({ progress, total, message }) => {
+    if (ctx.mcpReq.signal.aborted) return;
+    void ctx.mcpReq
+      .notify({ method: "notifications/progress", params: { progressToken, progress, total, message } })
+      .catch(() => undefined);
+  };
 }

@@ -1,0 +1,94 @@
+/** The client's requests in flight, as the bridge's edge sees them: progress only for a request still waiting, and a word in the log when a write the client gave up on finishes after all. */
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
+import { isJsonObject as isObject, isRequest, isResponse, type JsonObject as Json } from "./jsonrpc.js";
+import type { BridgeLog } from "./log.js";
+
+/** Tools whose late answer is worth a log line: they create or change something the person may look for. */
+const WRITES_WORTH_NAMING = new Set(["create_chat", "send_message", "resolve_task"]);
+
+const keyOf = (id: unknown): string => (typeof id === "number" ? `n${id}` : `s${String(id)}`);
+
+interface InFlight {
+  method: string;
+  tool?: string | undefined;
+  progressToken?: string | undefined;
+  cancelled: boolean;
+}
+
+export class ClientRequests {
+  readonly #inFlight = new Map<string, InFlight>();
+  /** Progress token -> the request it belongs to. */
+  readonly #tokens = new Map<string, string>();
+
+  constructor(private readonly log: BridgeLog) {}
+
+  /** A message from the client, on its way in. */
+  fromClient(message: JSONRPCMessage): void {
+    if (isRequest(message)) {
+      const params = isObject(message.params) ? message.params : {};
+      const meta = isObject(params._meta) ? params._meta : {};
+      const token = meta.progressToken;
+      const progressToken = token === undefined ? undefined : keyOf(token);
+      const tool =
+        message.method === "tools/call" && typeof params.name === "string" ? params.name : undefined;
+      this.#inFlight.set(keyOf(message.id), {
+        method: message.method,
+        tool,
+        progressToken,
+        cancelled: false,
+      });
+      if (progressToken) this.#tokens.set(progressToken, keyOf(message.id));
+      return;
+    }
+    const { method, params } = message as { method?: unknown; params?: unknown };
+    if (method === "notifications/cancelled" && isObject(params)) {
+      const request = this.#inFlight.get(keyOf(params.requestId));
+      if (request) this.#stopWaiting(request);
+    }
+  }
+
+  /** A message on its way to the client: false when it must not go (progress for a request no longer waiting). */
+  toClient(message: JSONRPCMessage): boolean {
+    if (isResponse(message)) {
+      this.#answered(message.id, message as Json);
+      return true;
+    }
+    const { method, params } = message as { method?: unknown; params?: unknown };
+    if (method !== "notifications/progress") return true;
+    const token = isObject(params) ? params.progressToken : undefined;
+    if (token !== undefined && this.#tokens.has(keyOf(token))) return true;
+    this.log.debug("dropped a progress notification for a request that is answered or cancelled");
+    return false;
+  }
+
+  #stopWaiting(request: InFlight): void {
+    request.cancelled = true;
+    if (request.progressToken) this.#tokens.delete(request.progressToken);
+  }
+
+  #answered(id: RequestId, answer: Json): void {
+    const key = keyOf(id);
+    const request = this.#inFlight.get(key);
+    if (!request) return;
+    this.#inFlight.delete(key);
+    if (request.progressToken && this.#tokens.get(request.progressToken) === key)
+      this.#tokens.delete(request.progressToken);
+    if (request.cancelled && request.tool && WRITES_WORTH_NAMING.has(request.tool))
+      this.log.info(lateAnswerLine(request.tool, id, answer));
+  }
+}
+
+/** What a write the client stopped waiting for did after all, named so the person can find it. */
+function lateAnswerLine(tool: string, id: RequestId, answer: Json): string {
+  const result = isObject(answer.result) ? answer.result : undefined;
+  const structured = result && isObject(result.structuredContent) ? result.structuredContent : undefined;
+  const chatId = structured?.chatId ?? (tool === "create_chat" ? structured?.id : undefined);
+  const outcome =
+    result && result.isError !== true
+      ? `it completed${typeof chatId === "string" ? ` (chat ${chatId})` : ""}`
+      : "it failed";
+  return (
+    `${tool} #${String(id)} was answered after the client stopped waiting: ${outcome}. ` +
+    "Look before running it again (list_chats, list_messages)."
+  );
+}
