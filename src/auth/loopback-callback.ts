@@ -64,7 +64,7 @@ export async function startLoopbackCallback(
   let cookieName = "";
   const newServer = () => {
     const server = createServer((request, response) =>
-      answerRequest(request, response, { flows, starts, cookieName }),
+      answerRequest(request, response, { flows, starts, cookieName, refusesPeer: isOtherUsersSocket }),
     );
     // A second lock where the kernel tells: connections from another user's socket (or one the kernel's socket
     // tables do not show) are closed unanswered.

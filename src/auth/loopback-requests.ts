@@ -1,6 +1,7 @@
 /** What the loopback callback answers: a one-time start page binding the sign-in to one browser (a cookie), and that browser's answer. */
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { rememberSecret } from "../internal/redact.js";
 import { AuthRequiredError } from "./errors.js";
 
@@ -40,6 +41,11 @@ export interface CallbackState {
   flows: Map<string, Flow>;
   starts: Map<string, Flow>;
   cookieName: string;
+  /**
+   * True when the connection's peer is not a live socket of this user (Linux: `isOtherUsersSocket`). Asked again
+   * when the start page is about to be spent, since a peer may have sent its request and hung up since it connected.
+   */
+  refusesPeer(socket: Socket): boolean;
 }
 
 export function answerRequest(
@@ -49,7 +55,7 @@ export function answerRequest(
 ): void {
   const url = new URL(request.url ?? "/", "http://127.0.0.1");
   if (request.method === "GET" && url.pathname.startsWith(START_PATH)) {
-    start(url.pathname.slice(START_PATH.length), response, callback);
+    start(url.pathname.slice(START_PATH.length), request, response, callback);
     return;
   }
   if (request.method !== "GET" || url.pathname !== CALLBACK_PATH) {
@@ -143,11 +149,25 @@ export function answerRequest(
   flow.resolve({ state, code, ...(iss !== undefined ? { iss } : {}) });
 }
 
-/** The one-time start page: binds the sign-in to this browser with a cookie, then sends it to the authorization URL. */
-function start(startId: string, response: ServerResponse, callback: CallbackState): void {
+/**
+ * The one-time start page: binds the sign-in to this browser with a cookie, then sends it to the authorization URL.
+ * It is spent only by a connection still there to receive the answer: one that sent the request and hung up (or
+ * whose answer could not be written) leaves the page for the real browser.
+ */
+function start(
+  startId: string,
+  request: IncomingMessage,
+  response: ServerResponse,
+  callback: CallbackState,
+): void {
   const flow = callback.starts.get(startId);
   if (!flow) {
     page(response, 404, "Sign-in link not recognised", "This sign-in link is unknown or has ended.");
+    return;
+  }
+  const socket = request.socket;
+  if (socket.destroyed || !socket.writable || callback.refusesPeer(socket)) {
+    socket.destroy();
     return;
   }
   if (flow.browserNonce) {
@@ -167,10 +187,19 @@ function start(startId: string, response: ServerResponse, callback: CallbackStat
     );
     return;
   }
-  flow.browserNonce = randomBytes(32).toString("base64url");
+  const nonce = randomBytes(32).toString("base64url");
+  flow.browserNonce = nonce;
+  let written = false;
+  response.once("finish", () => {
+    written = true;
+  });
+  response.once("close", () => {
+    // Closed before the answer was handed to the socket: nobody holds this cookie, so the page may be opened again.
+    if (!written && flow.browserNonce === nonce) delete flow.browserNonce;
+  });
   response.writeHead(302, {
     Location: flow.authorizationUrl,
-    "Set-Cookie": `${callback.cookieName}=${flow.browserNonce}; Path=/; HttpOnly; SameSite=Lax`,
+    "Set-Cookie": `${callback.cookieName}=${nonce}; Path=/; HttpOnly; SameSite=Lax`,
     ...SAFE_HEADERS,
   });
   response.end();

@@ -5,6 +5,7 @@ import { endianness } from "node:os";
 
 const TABLES = ["/proc/net/tcp", "/proc/net/tcp6"] as const;
 const TCP_LISTEN = "0A";
+const TCP_ESTABLISHED = "01";
 
 /** One end of a connection as Node reports it (`socket.localAddress`, `socket.localPort`, ...). */
 export interface ConnectionEnds {
@@ -15,10 +16,11 @@ export interface ConnectionEnds {
 }
 
 /**
- * Whether the peer of a connection accepted here belongs to another user. The peer's socket is the row whose local
- * end is our remote one and whose remote end is our local one: both addresses and both ports, in either table.
- * Where the tables can be read (Linux) and no row matches, the answer is true: an unknown peer is refused. Where
- * they cannot be read (other systems), false.
+ * Whether the peer of a connection accepted here belongs to another user. The peer's socket is the ESTABLISHED row
+ * whose local end is our remote one and whose remote end is our local one: both addresses and both ports, in either
+ * table. A peer that has hung up is no peer: the kernel shows an orphaned socket (FIN_WAIT2, TIME_WAIT) with uid 0,
+ * whoever made it. Where the tables can be read (Linux) and no row matches, the answer is true: an unknown or
+ * departed peer is refused. Where they cannot be read (other systems), false.
  */
 export function isOtherUsersSocket(connection: ConnectionEnds, tables: readonly string[] = TABLES): boolean {
   const ownUid = process.getuid?.();
@@ -29,7 +31,7 @@ export function isOtherUsersSocket(connection: ConnectionEnds, tables: readonly 
   return owner === undefined || owner !== ownUid;
 }
 
-/** The uid owning the socket at the other end of `connection`, if one row of the tables is exactly that socket. */
+/** The uid owning the live (ESTABLISHED) socket at the other end of `connection`, if the tables show it. */
 export function socketOwnerUid(
   connection: ConnectionEnds,
   tables: readonly string[] = TABLES,
@@ -71,6 +73,7 @@ function peerOwnerUid(connection: ConnectionEnds, rows: SocketRow[]): number | u
   const theirs = procAddresses(remoteAddress);
   const peer = rows.find(
     (row) =>
+      row.state === TCP_ESTABLISHED &&
       theirs.includes(row.local.address) &&
       row.local.port === remotePort &&
       ours.includes(row.remote.address) &&

@@ -78,15 +78,68 @@ function withoutValue(text: string, secret: string): string {
   return out;
 }
 
-// C0 controls but tab and newline, DEL, C1 controls (NEL among them), every bidirectional formatting code point
-// (the marks U+061C, U+200E, U+200F as well as the embeddings, overrides and isolates) and the Unicode line and
-// paragraph separators U+2028, U+2029, which some terminals and editors break lines on.
-const UNSAFE_FOR_TERMINAL =
-  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
-const UNSAFE_IN_LINE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+// Runs of what a terminal or a dialog does not show as text: C0 controls but tab and newline, DEL, C1 controls (NEL
+// among them), the Unicode line and paragraph separators U+2028, U+2029 (some terminals and editors break lines on
+// them), every format character (Cf: the bidi marks, embeddings, overrides and isolates, zero-width characters,
+// the invisible tag characters U+E0000-E007F that can spell a whole hidden sentence, ...) and every other
+// default-ignorable code point (variation selectors, Hangul fillers, the soft hyphen, ...).
+const HIDDEN_FOR_TERMINAL =
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\p{Cf}\p{Default_Ignorable_Code_Point}]+/gu;
+const HIDDEN_IN_LINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cf}\p{Default_Ignorable_Code_Point}]+/gu;
+
+const EMOJI = /^\p{Emoji}$/u;
+const PICTOGRAPH = /^\p{Extended_Pictographic}$/u;
+const JOINED_EMOJI = /^[\p{Extended_Pictographic}\p{Emoji_Modifier}]$/u;
+const HAN = /^\p{Script=Han}$/u;
+const NON_ASCII_LETTER_OR_MARK = /^[^\p{ASCII}](?<=[\p{L}\p{M}])$/u;
+const VARIATION_SELECTOR = /^[\uFE00-\uFE0F\u{E0100}-\u{E01EF}]$/u;
+const BLACK_FLAG = 0x1f3f4;
+const KEYCAP = 0x20e3;
+/** The subdivision flags of Unicode's recommended emoji (England, Scotland, Wales): the black flag, tags, cancel tag. */
+const FLAG_TAGS = new Set(
+  ["gbeng", "gbsct", "gbwls"].map(
+    (code) => `${String.fromCodePoint(...[...code].map((char) => 0xe0000 + char.charCodeAt(0)))}\u{E007F}`,
+  ),
+);
+
+const is = (pattern: RegExp, codePoint: number | undefined) =>
+  codePoint !== undefined && pattern.test(String.fromCodePoint(codePoint));
+
+/**
+ * Whether a run of invisible code points is ordinary text and may stay as it is: a single emoji presentation
+ * selector (VS15, VS16) after an emoji, a single zero-width joiner (after VS16) between emoji (👨‍👩‍👧, 🏳️‍🌈), a
+ * single variation selector after a Han ideograph, a single ZWJ or ZWNJ inside a word of a script that needs it
+ * (Persian, Hindi), a subdivision flag's tags. Anything else (a run, or one in a place where it joins nothing) hides
+ * something and is shown.
+ */
+function isOrdinaryInvisible(run: string, before: number | undefined, after: number | undefined): boolean {
+  if (run === "\uFE0E" || run === "\uFE0F") return isEmojiBase(before, after) || is(HAN, before);
+  if (run === "\u200D" || run === "\uFE0F\u200D")
+    return (is(JOINED_EMOJI, before) && is(PICTOGRAPH, after)) || (run === "\u200D" && inWord(before, after));
+  if (run === "\u200C") return inWord(before, after);
+  if (VARIATION_SELECTOR.test(run)) return is(HAN, before);
+  return before === BLACK_FLAG && FLAG_TAGS.has(run);
+}
+
+/** An emoji a presentation selector may follow: digits, `#` and `*` only as keycaps (1️⃣ is 1, VS16, U+20E3). */
+const isEmojiBase = (before: number | undefined, after: number | undefined) =>
+  is(EMOJI, before) && (before === undefined || before > 0x7f || after === KEYCAP);
+
+const inWord = (before: number | undefined, after: number | undefined) =>
+  is(NON_ASCII_LETTER_OR_MARK, before) && is(NON_ASCII_LETTER_OR_MARK, after);
+
+function codePointBefore(text: string, index: number): number | undefined {
+  if (index === 0) return undefined;
+  const last = text.charCodeAt(index - 1);
+  if (last >= 0xdc00 && last <= 0xdfff && index >= 2) {
+    const high = text.charCodeAt(index - 2);
+    if (high >= 0xd800 && high <= 0xdbff) return text.codePointAt(index - 2);
+  }
+  return last;
+}
 
 function visible(char: string): string {
-  const code = char.charCodeAt(0);
+  const code = char.codePointAt(0) ?? 0;
   if (code < 0x20) return `^${String.fromCharCode(code + 0x40)}`;
   if (code === 0x7f) return "^?";
   // A C1 control is ESC plus a letter in 7-bit form (U+009B CSI is ESC [), shown the same way.
@@ -95,14 +148,23 @@ function visible(char: string): string {
 }
 
 /**
- * Text from outside (a server, a file) made safe for a terminal, as gh does: every control character becomes a
- * visible caret form (`ESC` shows as `^[`), so no escape sequence, carriage return or backspace can act.
- * Newlines and tabs are kept unless `oneLine` is set (then they are controls too).
+ * Text from outside (a server, a file, a tool call's arguments) made safe for a terminal or a dialog, as gh does:
+ * every control character becomes a visible caret form (`ESC` shows as `^[`), so no escape sequence, carriage
+ * return or backspace can act, and every invisible one a `<U+XXXX>` form, so nothing is hidden between the visible
+ * letters (emoji sequences and scripts that need a joiner keep theirs). Newlines and tabs are kept unless `oneLine`
+ * is set (then they are controls too).
  */
 export function sanitizeForTerminal(text: string, { oneLine = false } = {}): string {
-  const unsafe = oneLine ? UNSAFE_IN_LINE : UNSAFE_FOR_TERMINAL;
-  unsafe.lastIndex = 0;
-  return unsafe.test(text) ? text.replace(unsafe, visible) : text;
+  const hidden = oneLine ? HIDDEN_IN_LINE : HIDDEN_FOR_TERMINAL;
+  hidden.lastIndex = 0;
+  if (!hidden.test(text)) return text;
+  return text.replace(hidden, (run: string, offset: number) => {
+    if (isOrdinaryInvisible(run, codePointBefore(text, offset), text.codePointAt(offset + run.length)))
+      return run;
+    let shown = "";
+    for (const char of run) shown += visible(char);
+    return shown;
+  });
 }
 
 /** Redacted, then made safe for a terminal: for error messages on stderr. */

@@ -1,6 +1,12 @@
 /** What the loopback callback answers (src/auth/loopback-requests.ts): the start page and its cookie, states, denials, RFC 9207 iss. */
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { type LoopbackCallback, startLoopbackCallback } from "../../src/auth/loopback-callback.js";
+import { answerRequest, type CallbackState, type Flow } from "../../src/auth/loopback-requests.js";
+import { isOtherUsersSocket } from "../../src/auth/socket-owner.js";
 import { answerCallback, beginSignIn } from "./fixtures/loopback.js";
 
 let callback: LoopbackCallback | undefined;
@@ -130,5 +136,115 @@ describe("an answer without any cookie (an opener that drops cookies)", () => {
     await fetch(pending.startUrl, { redirect: "manual" });
     expect((await answerCallback(callback!, { state: "k1", code: "c" })).status).toBe(403);
     expect(reported).toBe(1);
+  });
+});
+
+describe("the start page is spent only by a connection still there to receive it", () => {
+  /** A callback server answering with `answerRequest` alone (no check when a connection is accepted). */
+  async function bareStartPage(
+    refusesPeer: CallbackState["refusesPeer"],
+    around: (request: IncomingMessage, response: ServerResponse, answer: () => void) => void = (
+      _request,
+      _response,
+      answer,
+    ) => answer(),
+  ) {
+    const flow: Flow = {
+      state: "b1",
+      authorizationUrl: "https://as.example/authorize?state=b1",
+      hooks: {},
+      resolve: () => {},
+      reject: () => {},
+    };
+    const state: CallbackState = {
+      flows: new Map([["b1", flow]]),
+      starts: new Map([["one-time", flow]]),
+      cookieName: "chat_mcp_sign_in_test",
+      refusesPeer,
+    };
+    const server = createServer((request, response) =>
+      around(request, response, () => answerRequest(request, response, state)),
+    );
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    const port = (server.address() as AddressInfo).port;
+    return {
+      port,
+      flow,
+      open: () => fetch(`http://127.0.0.1:${port}/start/one-time`, { redirect: "manual" }),
+      close: () => new Promise<void>((done) => server.close(() => done())),
+    };
+  }
+
+  it.skipIf(!existsSync("/proc/net/tcp"))(
+    "a request whose sender hung up before it was read (Linux: its socket is no longer ESTABLISHED)",
+    async () => {
+      const bare = await bareStartPage(isOtherUsersSocket);
+      try {
+        // Synchronous on purpose: the request is read only after its sender has closed its socket and exited.
+        const sender = spawnSync(
+          process.execPath,
+          [
+            "-e",
+            `const s = require("node:net").connect(${bare.port}, "127.0.0.1", () =>
+               s.end("GET /start/one-time HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n", () => s.destroy()));`,
+          ],
+          { encoding: "utf8", timeout: 10_000 },
+        );
+        expect(sender.status, sender.stderr).toBe(0);
+        // A request answered after the sender's: by then the sender's one has been handled.
+        expect((await fetch(`http://127.0.0.1:${bare.port}/`)).status).toBe(404);
+        expect(bare.flow.browserNonce).toBeUndefined();
+        const started = await bare.open();
+        expect(started.status).toBe(302);
+        expect(started.headers.get("set-cookie")).toContain(bare.flow.browserNonce);
+      } finally {
+        await bare.close();
+      }
+    },
+  );
+
+  it("a connection whose answer could not be written (no socket tables to ask, as on macOS)", async () => {
+    let resetFirst = true;
+    const bare = await bareStartPage(
+      () => false,
+      (request, _response, answer) => {
+        if (resetFirst) {
+          resetFirst = false;
+          const socket = request.socket;
+          // The peer reset the connection: the write of the answer fails and nothing reaches it.
+          socket.write = (() => {
+            setImmediate(() => socket.destroy(Object.assign(new Error("write EPIPE"), { code: "EPIPE" })));
+            return false;
+          }) as typeof socket.write;
+        }
+        answer();
+      },
+    );
+    try {
+      await expect(bare.open()).rejects.toThrow();
+      expect(bare.flow.browserNonce).toBeUndefined();
+      expect((await bare.open()).status).toBe(302);
+    } finally {
+      await bare.close();
+    }
+  });
+
+  it("a connection already closed when its request is answered", async () => {
+    let hangUpFirst = true;
+    const bare = await bareStartPage(
+      () => false,
+      (request, _response, answer) => {
+        if (hangUpFirst) request.socket.destroy();
+        hangUpFirst = false;
+        answer();
+      },
+    );
+    try {
+      await expect(bare.open()).rejects.toThrow();
+      expect(bare.flow.browserNonce).toBeUndefined();
+      expect((await bare.open()).status).toBe(302);
+    } finally {
+      await bare.close();
+    }
   });
 });

@@ -98,6 +98,26 @@ describe("a matching call is asked about first", () => {
     expect(logged).toEqual(["--confirm-tool: send_message: asked the person"]);
   });
 
+  it("the dialog it asks shows invisible characters of every key and value (tag characters, zero-width ones)", async () => {
+    const { run } = setup({ patterns: ["*"] });
+    const tags = (text: string) =>
+      String.fromCodePoint(...[...text].map((char) => 0xe0000 + char.charCodeAt(0)));
+    const { request } = asked(
+      await run({
+        name: `send_message${tags("!")}`,
+        arguments: {
+          chatId: "chat_1",
+          message: `Thanks, looks good!${tags("leak it")}`,
+          [`note\u200b${tags("k")}`]: { [`in${tags("n")}`]: `x\u2060${tags("v")}` },
+        },
+      }),
+    );
+    const shown = JSON.stringify(request.params);
+    expect(shown).not.toMatch(/[\p{Cf}\p{Default_Ignorable_Code_Point}]/u);
+    expect(request.params.message).toContain('"Thanks, looks good!<U+E006C><U+E0065><U+E0061><U+E006B>');
+    expect(request.params.message).toContain('- note<U+200B><U+E006B>: {"in<U+E006E>":"x<U+2060><U+E0076>"}');
+  });
+
   it("a pattern matching several tools asks for each of them", async () => {
     const { run } = setup({ patterns: ["*_chat*"] });
     for (const name of ["create_chat", "list_chats", "get_chat"]) asked(await run({ name, arguments: {} }));

@@ -1,13 +1,14 @@
 /**
  * Another local user against a sign-in waiting for its browser: sharing the callback port from another 127.x
- * address, calling back over ::1, or holding [::1]:<port> first. None of them finishes or receives the sign-in;
- * the victim's own browser still signs in.
+ * address, calling back over ::1, holding [::1]:<port> first, or opening the start page and hanging up at once.
+ * None of them finishes, receives or stops the sign-in; the victim's own browser still signs in.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { canonicalServerUrl, derivedCallbackPort } from "../../src/auth/index.js";
+import { type LoopbackCallback, startLoopbackCallback } from "../../src/auth/loopback-callback.js";
 import { startTinyOAuthServer, type TinyOAuthServer } from "../auth/fixtures/tiny-oauth-server.js";
 import { needs } from "../support/requirements.js";
 import { scratchDir } from "../support/scratch-dir.js";
@@ -226,5 +227,46 @@ describe.skipIf(!hasIpv6Loopback)(
       await squatter.done;
       expect(squatter.result().received).toEqual([]);
     }, 90_000);
+  },
+);
+
+describe(
+  "A local user opening the start page and hanging up at once (a bridge running as root)",
+  otherUser,
+  () => {
+    it("spends nothing: the orphaned socket (uid 0 in TIME_WAIT) is no peer; the victim's browser still starts", async () => {
+      const callback: LoopbackCallback = await startLoopbackCallback();
+      closers.push(() => callback.close());
+      const pending = callback.begin("https://as.example/authorize?state=h1", "h1", 20_000);
+      let outcome = "waiting";
+      pending.answer.then(
+        () => (outcome = "answered"),
+        (error: Error) => (outcome = error.message),
+      );
+      const resultFile = join(root, "send-and-close.json");
+      // Synchronous on purpose: this process accepts the connection only after the attacker has sent its request,
+      // closed its socket and exited, as a busy bridge would.
+      const attacker = spawnSync(
+        attackerNode,
+        [ATTACKER, "send-and-close", resultFile, String(callback.port), new URL(pending.startUrl).pathname],
+        {
+          env: { PATH: process.env.PATH ?? "" },
+          uid: NOBODY,
+          gid: NOBODY,
+          encoding: "utf8",
+          timeout: 20_000,
+        },
+      );
+      expect(attacker.status, attacker.stderr).toBe(0);
+      const attack = JSON.parse(readFileSync(resultFile, "utf8")) as AttackResult;
+      expect(attack.uid).toBe(NOBODY);
+      expect(attack.hops[0]?.error).toMatch(/uid 0\)$/);
+      // A request the server answers after the attacker's: by then the attacker's connection has been handled.
+      expect((await fetch(`http://127.0.0.1:${callback.port}/`)).status).toBe(404);
+      const started = await fetch(pending.startUrl, { redirect: "manual" });
+      expect(started.status).toBe(302);
+      expect(started.headers.get("location")).toBe("https://as.example/authorize?state=h1");
+      expect(outcome).toBe("waiting");
+    }, 30_000);
   },
 );
