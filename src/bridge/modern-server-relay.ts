@@ -8,7 +8,7 @@ import type { BridgeLog } from "./log.js";
 import { describeError, describeMessage } from "./log.js";
 import type { BridgeRequest, ToClient } from "./request-model.js";
 import { withEnvelope, withoutEnvelope } from "./request-model.js";
-import type { ToolCallContext, ToolCallStep } from "./steps/index.js";
+import type { ToolCallStep } from "./steps/index.js";
 import type { ToolFilter } from "./tool-filter.js";
 import { bridgeDiscoverResult, initializeResultFromDiscover } from "./translate/discover.js";
 import {
@@ -239,14 +239,11 @@ export class ModernServerRelay {
     );
   }
 
-  /** A `tools/call`: through the steps and, for a legacy client, the rounds of input (see callTool). */
+  /** A `tools/call`: judged and through the steps and, for a legacy client, the rounds of input (see callTool). */
   async #callTool(request: BridgeRequest): Promise<UpstreamAnswer> {
-    const params = (request.params ?? {}) as ToolCallContext["params"];
-    if (typeof params.name !== "string")
-      return { error: { code: -32602, message: "tools/call needs a tool name" } };
     const answer = await callTool(
       this.#options.steps ?? [],
-      { params, client: request.client },
+      { params: request.params, client: request.client },
       {
         ask: (method, askParams, signal) => this.#legacy.ask(method, askParams, signal),
         signal: request.signal,

@@ -8,7 +8,7 @@ import { wrongEndpointMessage } from "../../endpoint-check.js";
 import { LegacyFace } from "../../faces/legacy.js";
 import { isRequest, isResponse } from "../../jsonrpc.js";
 import { type BridgeLog, describeError, describeMessage } from "../../log.js";
-import type { ToolCallContext, ToolCallStep } from "../../steps/index.js";
+import type { ToolCallStep } from "../../steps/index.js";
 import type { ToolFilter } from "../../tool-filter.js";
 import { settleSteps } from "../../translate/tool-call.js";
 import type { FetchLike } from "../http/fetch-like.js";
@@ -111,12 +111,13 @@ export class Relay {
   }
 
   /**
-   * A tools/call through the steps first: forwarded (its params possibly rewritten), or answered here. A call
-   * sent as a notification has no one to answer: anything but `forward` drops it.
+   * A tools/call through the steps first (which judge it: one they cannot is refused): forwarded (its params
+   * possibly rewritten), or answered here. A call sent as a notification has no one to answer: anything but
+   * `forward` drops it. A 2025 server asks its own questions in-band, on the call's stream, so no step follows
+   * its result (`onResult`): an approval covers the one call sent.
    */
   async #throughSteps(message: JSONRPCMessage): Promise<void> {
-    const params = (message as { params?: unknown }).params as ToolCallContext["params"] | undefined;
-    if (typeof params?.name !== "string") return this.#relayOnward(message);
+    const params = (message as { params?: unknown }).params;
     const call = { params, client: this.#face.client, notification: !isRequest(message) };
     const outcome = isRequest(message)
       ? await settleSteps(this.#options.steps ?? [], call, this.#face.ask.bind(this.#face), neverAborted)
