@@ -20,6 +20,7 @@ import { createLineWriter, LineSplitter, MAX_LINE_BYTES } from "./stdio/index.js
 import type { ToolCallStep } from "./steps/index.js";
 import { toolFilterStep } from "./steps/tool-filter.js";
 import { ToolFilter } from "./tool-filter.js";
+import { toolRulesWarnings } from "./tool-rules-audit.js";
 import { ModernClientOverLegacy } from "./translate/modern-client-over-legacy.js";
 import {
   type BridgeAuth,
@@ -132,6 +133,8 @@ export async function runRelay(
       const { createConfirmToolStep } = await import("./steps/confirm-tool.js");
       steps.push(createConfirmToolStep({ patterns: options.confirmTools, log }));
     }
+    // Rules matching no listed tool are said once, at the first list (the process is the once).
+    const onToolsListed = toolRulesWarnings(options, log, toClient);
     const verdicts = eraVerdictStore(options, env);
     const reconnectWindow = positiveNumber(env.CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS);
     // Read once, now: the first message finds the remembered era already read (a file read, no side effect).
@@ -175,6 +178,7 @@ export async function runRelay(
               toClient,
               reconnectWindowMs: reconnectWindow,
               ...(toolFilter ? { toolFilter } : {}),
+              ...(onToolsListed ? { onToolsListed } : {}),
               steps,
             });
             return relay;
@@ -198,6 +202,7 @@ export async function runRelay(
           log,
           steps,
           ...(toolFilter ? { toolFilter } : {}),
+          ...(onToolsListed ? { onToolsListed } : {}),
         });
         return relay;
       },

@@ -10,6 +10,7 @@ import { isRequest, isResponse } from "../../jsonrpc.js";
 import { type BridgeLog, describeError, describeMessage } from "../../log.js";
 import type { ToolCallStep } from "../../steps/index.js";
 import type { ToolFilter } from "../../tool-filter.js";
+import type { ToolsListed } from "../../tool-rules-audit.js";
 import { settleSteps } from "../../translate/tool-call.js";
 import type { FetchLike } from "../http/fetch-like.js";
 import { isNetworkError, RemoteHttpError } from "../http/http-failure.js";
@@ -43,6 +44,8 @@ export interface RelayOptions {
   toolFilter?: ToolFilter;
   /** Steps every tools/call passes before it is sent (the tool filter's among them). */
   steps?: readonly ToolCallStep[];
+  /** Sees each `tools/list` answer from the server before the client does (rules that match no tool are said). */
+  onToolsListed?: ToolsListed;
 }
 
 const neverAborted = new AbortController().signal;
@@ -201,6 +204,7 @@ export class Relay {
       }
       if (pending.method === "tools/list" && "result" in message) {
         this.#resendPolicy.learnTools(message.result);
+        this.#options.onToolsListed?.(message.result, this.#face.client);
         const filter = this.#options.toolFilter;
         if (filter) {
           // Written anew: the raw text is the unfiltered answer.
