@@ -354,6 +354,30 @@ describe("the state is bounded in time and count", () => {
     for (const state of states.slice(1)) expect((await retry(state)).kind).toBe("forward");
   });
 
+  it("rounds the server opens are kept to the same bound: past it the oldest is asked about again", async () => {
+    const { run } = setup({ maxPending: 3 });
+    for (let i = 0; i < 5; i++) {
+      const call = { name: "send_message", arguments: { chatId: "c", message: `m${i}` } };
+      const { state } = asked(await run(call));
+      const approved = await run({
+        ...call,
+        inputResponses: { [CONFIRM_INPUT_KEY]: accept },
+        requestState: state,
+      });
+      serverAnswers(approved, { resultType: "input_required", requestState: "x".repeat(100_000) });
+    }
+    const retry = (i: number) =>
+      run({
+        name: "send_message",
+        arguments: { chatId: "c", message: `m${i}` },
+        inputResponses: {},
+        requestState: "x".repeat(100_000),
+      });
+    asked(await retry(0));
+    asked(await retry(1));
+    for (const i of [2, 3, 4]) expect((await retry(i)).kind).toBe("forward");
+  });
+
   it("hundreds of unanswered confirmations keep the map at its bound", async () => {
     const { run } = setup({ maxPending: 5 });
     const states: string[] = [];

@@ -1,5 +1,5 @@
 /** `--confirm-tool <pattern>`: a matching `tools/call` goes upstream only after the person approves it in the client's own dialog. */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { z } from "zod";
 import type { BridgeLog } from "../log.js";
 import { wildcardRegex } from "../tool-filter.js";
@@ -39,9 +39,15 @@ interface OpenRound {
   left: number;
 }
 
-/** A round is the approved call (its fingerprint) with the server's exact `requestState` (or none). */
+/**
+ * A round is the approved call (its fingerprint) with the server's exact `requestState` (or none), kept as a
+ * digest: a server's state may be megabytes, and only equality is asked of it.
+ */
 function roundKey(fingerprint: string, requestState: unknown): string {
-  return JSON.stringify([fingerprint, typeof requestState === "string" ? requestState : null]);
+  const state = typeof requestState === "string" ? requestState : null;
+  return createHash("sha256")
+    .update(JSON.stringify([fingerprint, state]))
+    .digest("base64url");
 }
 
 /** An elicitation answer as a client sends it back (`ElicitResult`); anything else counts as no approval. */
@@ -194,19 +200,11 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
 
 /**
  * Which of `toolNames` (as the client sees them, after `--ignore-tool`/`--read-only`) the patterns put behind a
- * confirmation, and the patterns that match none of them (a typo, or a tool the server does not have): for doctor.
+ * confirmation, for doctor (a pattern that matches none is judged in tool-rules-audit.ts, with the other rules).
  */
-export function toolsToConfirm(
-  patterns: readonly string[],
-  toolNames: readonly string[],
-): { confirmed: string[]; unmatchedPatterns: string[] } {
-  const compiled = patterns.map((pattern) => ({ pattern, regex: wildcardRegex(pattern) }));
-  return {
-    confirmed: toolNames.filter((name) => compiled.some(({ regex }) => regex.test(name))),
-    unmatchedPatterns: compiled
-      .filter(({ regex }) => !toolNames.some((name) => regex.test(name)))
-      .map(({ pattern }) => pattern),
-  };
+export function toolsToConfirm(patterns: readonly string[], toolNames: readonly string[]): string[] {
+  const compiled = patterns.map((pattern) => wildcardRegex(pattern));
+  return toolNames.filter((name) => compiled.some((regex) => regex.test(name)));
 }
 
 /** Form-mode elicitation: declared as `elicitation: {}` (form implied) or with `form`. */

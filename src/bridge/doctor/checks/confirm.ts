@@ -22,7 +22,7 @@ export const confirmCheck: Check = {
     const { toolsToConfirm } = await import("../../steps/confirm-tool.js");
     const visible =
       listedTools(ToolFilter.from(options)?.filterListResult(found.listed) ?? found.listed) ?? [];
-    const { confirmed } = toolsToConfirm(
+    const confirmed = toolsToConfirm(
       options.confirmTools ?? [],
       visible.map((tool) => tool.name),
     );
