@@ -8,8 +8,9 @@ import type { BridgeLog } from "./log.js";
 import { describeError, describeMessage } from "./log.js";
 import type { BridgeRequest, ToClient } from "./request-model.js";
 import { withEnvelope, withoutEnvelope } from "./request-model.js";
-import type { ToolCallContext, ToolCallStep } from "./steps/index.js";
+import type { ToolCallStep } from "./steps/index.js";
 import type { ToolFilter } from "./tool-filter.js";
+import type { ToolsListed } from "./tool-rules-audit.js";
 import { bridgeDiscoverResult, initializeResultFromDiscover } from "./translate/discover.js";
 import {
   type AskClient,
@@ -49,6 +50,8 @@ export interface ModernServerRelayOptions {
   steps?: readonly ToolCallStep[];
   /** Rewrites `tools/list` answers (the hidden tools removed). */
   toolFilter?: ToolFilter;
+  /** Sees each `tools/list` answer from upstream before the client does (rules that match no tool are said). */
+  onToolsListed?: ToolsListed;
   /** The first wait before a dropped `subscriptions/listen` is reopened (tests shorten it). */
   listenBackoffMs?: number;
 }
@@ -182,8 +185,10 @@ export class ModernServerRelay {
     const answer = method === "tools/call" ? await this.#callTool(request) : await this.#forward(request);
     if (!("result" in answer)) return legacy ? asLegacyError(answer) : answer;
     let result = answer.result;
-    if (method === "tools/list" && this.#options.toolFilter)
-      result = this.#options.toolFilter.filterListResult(result) as Json;
+    if (method === "tools/list") {
+      this.#options.onToolsListed?.(result, request.client);
+      if (this.#options.toolFilter) result = this.#options.toolFilter.filterListResult(result) as Json;
+    }
     // A modern client requires resultType; a server that left it out meant complete.
     if (!legacy) return { result: "resultType" in result ? result : { ...result, resultType: "complete" } };
     if (method === "resources/read" || method === "prompts/get") {
@@ -239,14 +244,11 @@ export class ModernServerRelay {
     );
   }
 
-  /** A `tools/call`: through the steps and, for a legacy client, the rounds of input (see callTool). */
+  /** A `tools/call`: judged and through the steps and, for a legacy client, the rounds of input (see callTool). */
   async #callTool(request: BridgeRequest): Promise<UpstreamAnswer> {
-    const params = (request.params ?? {}) as ToolCallContext["params"];
-    if (typeof params.name !== "string")
-      return { error: { code: -32602, message: "tools/call needs a tool name" } };
     const answer = await callTool(
       this.#options.steps ?? [],
-      { params, client: request.client },
+      { params: request.params, client: request.client },
       {
         ask: (method, askParams, signal) => this.#legacy.ask(method, askParams, signal),
         signal: request.signal,

@@ -21,6 +21,7 @@ import { createLineWriter, LineSplitter, lineError, MAX_LINE_BYTES, parseClientL
 import type { ToolCallStep } from "./steps/index.js";
 import { toolFilterStep } from "./steps/tool-filter.js";
 import { ToolFilter } from "./tool-filter.js";
+import { toolRulesWarnings } from "./tool-rules-audit.js";
 import { ModernClientOverLegacy } from "./translate/modern-client-over-legacy.js";
 import {
   type BridgeAuth,
@@ -125,6 +126,8 @@ export async function runRelay(
       const { createConfirmToolStep } = await import("./steps/confirm-tool.js");
       steps.push(createConfirmToolStep({ patterns: options.confirmTools, log }));
     }
+    // Rules matching no listed tool are said once, at the first list (the process is the once).
+    const onToolsListed = toolRulesWarnings(options, log, toClient);
     const verdicts = eraVerdictStore(options, env);
     const reconnectWindow = positiveNumber(env.CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS);
     // Read once, now: the first message finds the remembered era already read (a file read, no side effect).
@@ -169,6 +172,7 @@ export async function runRelay(
               toClient,
               reconnectWindowMs: reconnectWindow,
               ...(toolFilter ? { toolFilter } : {}),
+              ...(onToolsListed ? { onToolsListed } : {}),
               steps,
             });
             return relay;
@@ -192,6 +196,7 @@ export async function runRelay(
           log,
           steps,
           ...(toolFilter ? { toolFilter } : {}),
+          ...(onToolsListed ? { onToolsListed } : {}),
         });
         return relay;
       },

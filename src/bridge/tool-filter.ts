@@ -47,7 +47,10 @@ export class ToolFilter {
     return undefined;
   }
 
-  /** A `tools/list` result with the hidden tools removed (the same object when nothing was hidden). */
+  /**
+   * A `tools/list` result with the hidden tools removed (the same object when nothing was hidden). A tool without
+   * a string name is hidden too: no rule can judge it, and no call of it would pass the steps.
+   */
   filterListResult(result: unknown): unknown {
     const tools = (result as { tools?: unknown } | null)?.tools;
     if (!Array.isArray(tools)) return result;
@@ -56,7 +59,7 @@ export class ToolFilter {
         this.#readOnlyTools.set(tool.name, tool.annotations?.readOnlyHint === true);
     }
     const visible = (tools as ListedTool[]).filter(
-      (tool) => typeof tool?.name !== "string" || this.refusal(tool.name) === undefined,
+      (tool) => typeof tool?.name === "string" && this.refusal(tool.name) === undefined,
     );
     return visible.length === tools.length ? result : { ...(result as object), tools: visible };
   }

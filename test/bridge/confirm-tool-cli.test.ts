@@ -1,7 +1,7 @@
 /** `--confirm-tool` on the command line (beside --ignore-tool, --read-only, --profile) and in doctor's checklist. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseBridgeArgs } from "../../src/bridge/cli.js";
-import { type DoctorReport, diagnose } from "../../src/bridge/doctor/index.js";
+import { type DoctorReport, diagnose, runDoctor } from "../../src/bridge/doctor/index.js";
 import { toolsToConfirm } from "../../src/bridge/steps/confirm-tool.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 
@@ -52,19 +52,17 @@ describe("--confirm-tool on the command line", () => {
 
 describe("toolsToConfirm: the --ignore-tool wildcard rules", () => {
   const tools = ["create_chat", "list_chats", "get_chat", "send_message", "resolve_task"];
-  it("a pattern can match several tools; one that matches none is named", () => {
-    expect(toolsToConfirm(["*_chat", "resolve_task", "delete_*"], tools)).toEqual({
-      confirmed: ["create_chat", "get_chat", "resolve_task"],
-      unmatchedPatterns: ["delete_*"],
-    });
+  it("a pattern can match several tools", () => {
+    expect(toolsToConfirm(["*_chat", "resolve_task", "delete_*"], tools)).toEqual([
+      "create_chat",
+      "get_chat",
+      "resolve_task",
+    ]);
   });
   it("matching is whole-name and case-sensitive; regex characters are literal", () => {
     expect(
       toolsToConfirm(["send", "Resolve_task", "list_chat.", "*"], ["send_message", "list_chats"]),
-    ).toEqual({
-      confirmed: ["send_message", "list_chats"],
-      unmatchedPatterns: ["send", "Resolve_task", "list_chat."],
-    });
+    ).toEqual(["send_message", "list_chats"]);
   });
 });
 
@@ -92,14 +90,12 @@ describe("doctor lists what needs confirming", () => {
     return diagnose(command.target, command.options, env);
   }
 
-  it("names the listed tools the patterns match, after --ignore-tool, and a pattern matching nothing", async () => {
+  it("names the listed tools the patterns match, after --ignore-tool", async () => {
     const report = await doctor(
       "--confirm-tool",
       "resolve_task",
       "--confirm-tool",
       "*_message*",
-      "--confirm-tool",
-      "delete_*",
       "--ignore-tool",
       "list_messages",
     );
@@ -109,9 +105,54 @@ describe("doctor lists what needs confirming", () => {
       id: "confirm",
       title: "Tools that need confirming",
       status: "pass",
-      detail:
-        'send_message, resolve_task (asked in the client\'s dialog before each call); --confirm-tool "delete_*" matches no listed tool',
+      detail: "send_message, resolve_task (asked in the client's dialog before each call)",
     });
+  });
+
+  it("a pattern matching no listed tool fails the check, naming the tool meant; doctor exits 1 with ✗", async () => {
+    const report = await doctor("--confirm-tool", "send-message", "--confirm-tool", "resolve_task");
+    const confirm = report.checks.find((check) => check.id === "confirm");
+    expect(confirm?.status).toBe("fail");
+    expect(confirm?.detail).toBe(
+      '--confirm-tool "send-message" matches no tool the server lists, so it asks about nothing: the tool meant runs without asking; did you mean send_message?',
+    );
+    expect(confirm?.fix).toContain("--confirm-tool send_message");
+    expect(report.ok).toBe(false);
+
+    let printed = "";
+    const command = parseBridgeArgs(
+      argv("doctor", "--token-store", "file", "--confirm-tool", "send-message", server.mcpUrl),
+      {},
+      quiet,
+    );
+    if (command.kind !== "doctor") throw new Error("not parsed as doctor");
+    const env = {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      CHAT_CONFIG_DIR: "/nonexistent",
+    };
+    const code = await runDoctor(command.target, command.options, parts, env, (text) => {
+      printed += text;
+    });
+    expect(code).toBe(1);
+    expect(printed).toContain('✗ Tools that need confirming: --confirm-tool "send-message" matches no tool');
+    expect(printed).toContain("did you mean send_message?");
+    expect(printed).not.toContain("All checks passed");
+  });
+
+  it("--ignore-tool: the hidden tools are listed; one matching no tool fails its check with the tool meant", async () => {
+    const passing = await doctor("--ignore-tool", "create_*");
+    expect(passing.checks.find((check) => check.id === "hidden-tools")).toEqual({
+      id: "hidden-tools",
+      title: "Tools hidden from the client",
+      status: "pass",
+      detail: "create_chat (calls of them are refused by the bridge)",
+    });
+    const failing = await doctor("--ignore-tool", "create-chat");
+    const hidden = failing.checks.find((check) => check.id === "hidden-tools");
+    expect(hidden?.status).toBe("fail");
+    expect(hidden?.detail).toContain("did you mean create_chat?");
+    expect(failing.ok).toBe(false);
   });
 
   it("without the flag there is no such check", async () => {

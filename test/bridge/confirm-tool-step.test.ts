@@ -66,6 +66,19 @@ function asked(outcome: StepOutcome) {
   return { state: result.requestState, request };
 }
 
+/** The params a `forward` outcome sends on (it also carries the step's follower of the server's rounds). */
+function forwarded(outcome: StepOutcome) {
+  expect(outcome.kind).toBe("forward");
+  if (outcome.kind !== "forward") throw new Error("not forwarded");
+  return outcome.params;
+}
+
+/** The server's answer to a forwarded call, as the relay hands it to the step that follows the call's rounds. */
+function serverAnswers(outcome: StepOutcome, result: Record<string, unknown>) {
+  if (outcome.kind !== "forward" || !outcome.onResult) throw new Error("no follower of the server's rounds");
+  outcome.onResult(result);
+}
+
 function errorText(outcome: StepOutcome): string {
   expect(outcome.kind).toBe("answer");
   if (outcome.kind !== "answer") throw new Error("not an answer");
@@ -143,7 +156,7 @@ describe.each([
       { ...sendParams, inputResponses: { [CONFIRM_INPUT_KEY]: accept }, requestState: state },
       client,
     );
-    expect(outcome).toEqual({ kind: "forward", params: sendParams });
+    expect(forwarded(outcome)).toEqual(sendParams);
     expect(logged.at(-1)).toBe("--confirm-tool: send_message: approved by the person");
   });
 
@@ -201,7 +214,7 @@ describe("the retry is bound to the call the person saw", () => {
       inputResponses: { [CONFIRM_INPUT_KEY]: accept },
       requestState: again.state,
     });
-    expect(outcome).toEqual({ kind: "forward", params: sendParams });
+    expect(forwarded(outcome)).toEqual(sendParams);
   });
 
   it("an upstream server's own state and answers are kept aside and sent on approval", async () => {
@@ -220,29 +233,98 @@ describe("the retry is bound to the call the person saw", () => {
       requestState: state,
       _meta: { progressToken: 7 },
     });
-    expect(outcome).toEqual({ kind: "forward", params: { ...upstream, _meta: { progressToken: 7 } } });
+    expect(forwarded(outcome)).toEqual({ ...upstream, _meta: { progressToken: 7 } });
   });
 
-  it("after approval, the server's own input_required round continues without a second question", async () => {
-    const { run, logged, advance } = setup({ patterns: ["resolve_task"], ttlMs: 60_000 });
+  it("after approval, each round the server opens on the call continues it once, without a second question", async () => {
+    const { run, logged } = setup({ patterns: ["resolve_task"], ttlMs: 60_000 });
     const call = { name: "resolve_task", arguments: { chatId: "chat_1" } };
     const { state } = asked(await run(call));
-    await run({ ...call, inputResponses: { [CONFIRM_INPUT_KEY]: accept }, requestState: state });
-    // The server asked its own question; the client retries with the server's state.
-    const continued = {
+    const approved = await run({
       ...call,
-      inputResponses: { server_question: { action: "accept", content: { task: "..." } } },
+      inputResponses: { [CONFIRM_INPUT_KEY]: accept },
+      requestState: state,
+    });
+    serverAnswers(approved, {
+      resultType: "input_required",
+      inputRequests: {},
       requestState: "server-state-1",
-    };
-    expect(await run(continued)).toEqual({ kind: "forward", params: continued });
+    });
+    const answers = { server_question: { action: "accept", content: { task: "..." } } };
+    const round1 = { ...call, inputResponses: answers, requestState: "server-state-1" };
+    const continued = await run(round1);
+    expect(forwarded(continued)).toEqual(round1);
     expect(logged.at(-1)).toBe(
       "--confirm-tool: resolve_task: continued (approved earlier; the server asked for more input)",
     );
-    // Other arguments, no server state, or after the approval expired: asked again.
-    asked(await run({ ...continued, arguments: { chatId: "chat_2" } }));
+    // The chain goes on with the state the server returned for this round, and ends with its final answer.
+    serverAnswers(continued, {
+      resultType: "input_required",
+      inputRequests: {},
+      requestState: "server-state-2",
+    });
+    const round2 = { ...call, inputResponses: answers, requestState: "server-state-2" };
+    serverAnswers(await run(round2), { resultType: "complete", content: [] });
+    // Each state is used once; the final answer opened no round.
+    asked(await run(round1));
+    asked(await run(round2));
+  });
+
+  it("a server round is bound to its call and its state: other arguments, another state or none are asked about", async () => {
+    const { run } = setup({ patterns: ["resolve_task"] });
+    const call = { name: "resolve_task", arguments: { chatId: "chat_1" } };
+    const { state } = asked(await run(call));
+    const approved = await run({
+      ...call,
+      inputResponses: { [CONFIRM_INPUT_KEY]: accept },
+      requestState: state,
+    });
+    serverAnswers(approved, {
+      resultType: "input_required",
+      inputRequests: {},
+      requestState: "server-state-1",
+    });
+    const answers = { inputResponses: { q: { action: "accept" } } };
+    asked(await run({ ...call, ...answers, requestState: "server-state-other" }));
+    asked(
+      await run({ ...call, arguments: { chatId: "chat_2" }, ...answers, requestState: "server-state-1" }),
+    );
+    asked(await run({ ...call, ...answers }));
     asked(await run(call));
+    // Still open for the call it belongs to.
+    expect(forwarded(await run({ ...call, ...answers, requestState: "server-state-1" })).requestState).toBe(
+      "server-state-1",
+    );
+  });
+
+  it("a round the server opened without a state continues once, with the client's answers", async () => {
+    const { run } = setup({ patterns: ["resolve_task"] });
+    const call = { name: "resolve_task", arguments: { chatId: "chat_1" } };
+    const { state } = asked(await run(call));
+    const approved = await run({
+      ...call,
+      inputResponses: { [CONFIRM_INPUT_KEY]: accept },
+      requestState: state,
+    });
+    serverAnswers(approved, { resultType: "input_required", inputRequests: {} });
+    asked(await run(call));
+    const retry = { ...call, inputResponses: { q: { action: "accept" } } };
+    expect(forwarded(await run(retry))).toEqual(retry);
+    asked(await run(retry));
+  });
+
+  it("a round expires with the confirmation's lifetime", async () => {
+    const { run, advance } = setup({ patterns: ["resolve_task"], ttlMs: 60_000 });
+    const call = { name: "resolve_task", arguments: { chatId: "chat_1" } };
+    const { state } = asked(await run(call));
+    const approved = await run({
+      ...call,
+      inputResponses: { [CONFIRM_INPUT_KEY]: accept },
+      requestState: state,
+    });
+    serverAnswers(approved, { resultType: "input_required", inputRequests: {}, requestState: "s1" });
     advance(60_001);
-    asked(await run(continued));
+    asked(await run({ ...call, inputResponses: {}, requestState: "s1" }));
   });
 
   it("a denied call's server-state retry is asked about, never forwarded", async () => {
@@ -290,6 +372,30 @@ describe("the state is bounded in time and count", () => {
       run({ ...sendParams, inputResponses: { [CONFIRM_INPUT_KEY]: accept }, requestState: state });
     expect(errorText(await retry(states[0] ?? ""))).toContain("unknown or has expired");
     for (const state of states.slice(1)) expect((await retry(state)).kind).toBe("forward");
+  });
+
+  it("rounds the server opens are kept to the same bound: past it the oldest is asked about again", async () => {
+    const { run } = setup({ maxPending: 3 });
+    for (let i = 0; i < 5; i++) {
+      const call = { name: "send_message", arguments: { chatId: "c", message: `m${i}` } };
+      const { state } = asked(await run(call));
+      const approved = await run({
+        ...call,
+        inputResponses: { [CONFIRM_INPUT_KEY]: accept },
+        requestState: state,
+      });
+      serverAnswers(approved, { resultType: "input_required", requestState: "x".repeat(100_000) });
+    }
+    const retry = (i: number) =>
+      run({
+        name: "send_message",
+        arguments: { chatId: "c", message: `m${i}` },
+        inputResponses: {},
+        requestState: "x".repeat(100_000),
+      });
+    asked(await retry(0));
+    asked(await retry(1));
+    for (const i of [2, 3, 4]) expect((await retry(i)).kind).toBe("forward");
   });
 
   it("hundreds of unanswered confirmations keep the map at its bound", async () => {

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ChatClient } from "../../src/client/index.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { scratchDir } from "../support/scratch-dir.js";
@@ -193,6 +193,32 @@ describe.each<Era>(["legacy", "modern"])("--confirm-tool with a %s client", (era
         bridge.client.callTool({ name: "create_chat", arguments: { message: "x" } }),
       ).rejects.toThrow(/--ignore-tool/);
       expect(bridge.asked).toHaveLength(0);
+    } finally {
+      await bridge.close();
+    }
+  });
+
+  it("a rule matching no listed tool is said once, on stderr and to the host as a warning, with the tool meant", async () => {
+    const bridge = await connect(era, ["--confirm-tool", "send-message", "--ignore-tool", "get_chat"], {
+      action: "accept",
+      content: { approve: true },
+    });
+    const warnings: unknown[] = [];
+    bridge.client.setNotificationHandler("notifications/message", (notification) => {
+      warnings.push(notification.params);
+    });
+    try {
+      await bridge.client.listTools();
+      await bridge.client.listTools();
+      expect(warnings).toEqual([
+        {
+          level: "warning",
+          logger: "chat-mcp-bridge",
+          data: '--confirm-tool "send-message" matches no tool the server lists, so it asks about nothing: the tool meant runs without asking; did you mean send_message?',
+        },
+      ]);
+      await vi.waitFor(() => expect(bridge.stderr()).toContain("did you mean send_message?"));
+      expect(bridge.stderr().match(/matches no tool the server lists/g)).toHaveLength(1);
     } finally {
       await bridge.close();
     }

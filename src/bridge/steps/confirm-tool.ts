@@ -1,5 +1,5 @@
 /** `--confirm-tool <pattern>`: a matching `tools/call` goes upstream only after the person approves it in the client's own dialog. */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import * as z from "zod";
 import type { BridgeLog } from "../log.js";
 import { wildcardRegex } from "../tool-filter.js";
@@ -12,7 +12,7 @@ export const CONFIRM_INPUT_KEY = "chat-mcp-bridge/confirm";
 export const CONFIRM_STATE_PREFIX = "chat-mcp-bridge.confirm.";
 /** How long the person has to answer (the dialog may wait while they read). */
 export const DEFAULT_CONFIRM_TTL_MS = 10 * 60_000;
-/** Confirmations waiting at once; past it, the oldest is forgotten (its retry is then refused as expired). */
+/** Confirmations waiting at once (and rounds of approved calls open at once); past it, the oldest is forgotten. */
 export const DEFAULT_MAX_PENDING = 32;
 
 export interface ConfirmToolStepOptions {
@@ -33,6 +33,23 @@ interface PendingConfirmation {
   expiresAt: number;
 }
 
+/** A round of input the server opened on an approved call: open until `expiresAt`, for `left` retries (usually one). */
+interface OpenRound {
+  expiresAt: number;
+  left: number;
+}
+
+/**
+ * A round is the approved call (its fingerprint) with the server's exact `requestState` (or none), kept as a
+ * digest: a server's state may be megabytes, and only equality is asked of it.
+ */
+function roundKey(fingerprint: string, requestState: unknown): string {
+  const state = typeof requestState === "string" ? requestState : null;
+  return createHash("sha256")
+    .update(JSON.stringify([fingerprint, state]))
+    .digest("base64url");
+}
+
 /** An elicitation answer as a client sends it back (`ElicitResult`); anything else counts as no approval. */
 /** Answers other than accept, as the spec names them (and a client's "deny"); anything else is logged as unreadable. */
 const KNOWN_REFUSALS = new Set(["decline", "cancel", "deny"]);
@@ -50,15 +67,41 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
   const maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
   const pending = new Map<string, PendingConfirmation>();
   /**
-   * Approved calls (by fingerprint) until they expire: the server may answer one with its own `input_required`,
-   * and the retry that carries the server's `requestState` continues the approved call rather than asking again.
+   * The rounds the server opened on approved calls: its `input_required` answer to one names a `requestState` (or
+   * none), and only the retry of that very call with that very state continues it without a question, once.
    */
-  const approved = new Map<string, number>();
+  const rounds = new Map<string, OpenRound>();
   const record = (tool: string, decision: string) => options.log.info(`--confirm-tool: ${tool}: ${decision}`);
 
   const forget = (time: number) => {
     for (const [state, entry] of pending) if (entry.expiresAt <= time) pending.delete(state);
-    for (const [fingerprint, expiresAt] of approved) if (expiresAt <= time) approved.delete(fingerprint);
+    for (const [key, round] of rounds) if (round.expiresAt <= time) rounds.delete(key);
+  };
+
+  /** What follows an approved call once sent: an `input_required` answer of the server opens one round of it. */
+  const followRounds =
+    (fingerprint: string) =>
+    (result: Record<string, unknown>): void => {
+      if (result.resultType !== "input_required") return;
+      const time = now();
+      forget(time);
+      const key = roundKey(fingerprint, result.requestState);
+      const open = rounds.get(key);
+      rounds.delete(key);
+      while (rounds.size >= maxPending) rounds.delete(rounds.keys().next().value as string);
+      rounds.set(key, { expiresAt: time + ttlMs, left: (open?.left ?? 0) + 1 });
+    };
+
+  /** The retry of a round the server opened on an approved call: true (and the round closed) when it is one. */
+  const takeRound = (params: ToolCallContext["params"]): boolean => {
+    // A round without a state is retried with its answers; a fresh call carries none.
+    if (params.requestState === undefined && params.inputResponses === undefined) return false;
+    forget(now());
+    const key = roundKey(fingerprintOf(params), params.requestState);
+    const round = rounds.get(key);
+    if (!round) return false;
+    if (--round.left <= 0) rounds.delete(key);
+    return true;
   };
 
   /** Asks about `params` (the call as the client first made it), or refuses when the client cannot ask. */
@@ -120,11 +163,9 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
     const answer = ConfirmAnswerSchema.safeParse(response);
     if (answer.success && answer.data.action === "accept" && answer.data.content?.approve === true) {
       record(name, "approved by the person");
-      while (approved.size >= maxPending) approved.delete(approved.keys().next().value as string);
-      approved.set(entry.fingerprint, now() + ttlMs);
       // The call as first made (with any upstream server's own inputResponses/requestState), never the bridge's.
       const params = call.params._meta ? { ...entry.params, _meta: call.params._meta } : entry.params;
-      return { kind: "forward", params };
+      return { kind: "forward", params, onResult: followRounds(entry.fingerprint) };
     }
     const action = answer.success ? answer.data.action : undefined;
     const how =
@@ -139,12 +180,6 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
     );
   };
 
-  /** A retry with the server's own state, of a call the person approved (same tool and arguments) and not expired. */
-  const continuesApproved = (params: ToolCallContext["params"]): boolean => {
-    forget(now());
-    return approved.has(fingerprintOf(params));
-  };
-
   return (call: ToolCallContext) => {
     const { name, requestState } = call.params;
     const matched = patterns.find(({ regex }) => regex.test(name));
@@ -155,9 +190,9 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
     }
     if (typeof requestState === "string" && requestState.startsWith(CONFIRM_STATE_PREFIX))
       return settle(call, requestState, matched.pattern);
-    if (typeof requestState === "string" && continuesApproved(call.params)) {
+    if (takeRound(call.params)) {
       record(shown(name), "continued (approved earlier; the server asked for more input)");
-      return { kind: "forward", params: call.params };
+      return { kind: "forward", params: call.params, onResult: followRounds(fingerprintOf(call.params)) };
     }
     return ask(call.params, call.client, matched.pattern);
   };
@@ -165,19 +200,11 @@ export function createConfirmToolStep(options: ConfirmToolStepOptions): ToolCall
 
 /**
  * Which of `toolNames` (as the client sees them, after `--ignore-tool`/`--read-only`) the patterns put behind a
- * confirmation, and the patterns that match none of them (a typo, or a tool the server does not have): for doctor.
+ * confirmation, for doctor (a pattern that matches none is judged in tool-rules-audit.ts, with the other rules).
  */
-export function toolsToConfirm(
-  patterns: readonly string[],
-  toolNames: readonly string[],
-): { confirmed: string[]; unmatchedPatterns: string[] } {
-  const compiled = patterns.map((pattern) => ({ pattern, regex: wildcardRegex(pattern) }));
-  return {
-    confirmed: toolNames.filter((name) => compiled.some(({ regex }) => regex.test(name))),
-    unmatchedPatterns: compiled
-      .filter(({ regex }) => !toolNames.some((name) => regex.test(name)))
-      .map(({ pattern }) => pattern),
-  };
+export function toolsToConfirm(patterns: readonly string[], toolNames: readonly string[]): string[] {
+  const compiled = patterns.map((pattern) => wildcardRegex(pattern));
+  return toolNames.filter((name) => compiled.some((regex) => regex.test(name)));
 }
 
 /** Form-mode elicitation: declared as `elicitation: {}` (form implied) or with `form`. */

@@ -1,5 +1,9 @@
-/** Steps between a face and the upstream: each `tools/call` passes through them in order (tool filter, --confirm-tool). */
+/** Steps between a face and the upstream: each `tools/call` is judged here, then passes through them in order (tool filter, --confirm-tool). */
+import { isJsonObject as isObject } from "../jsonrpc.js";
 import type { ClientContext } from "../request-model.js";
+
+/** JSON-RPC "invalid params": what a call the bridge refuses is answered with, as MCP servers refuse an unknown tool. */
+export const INVALID_PARAMS_ERROR_CODE = -32602;
 
 export interface ToolCallContext {
   params: {
@@ -14,9 +18,19 @@ export interface ToolCallContext {
   notification?: boolean;
 }
 
+/** A `tools/call` as a client sent it, before it is judged: its params may be anything. */
+export type ToolCallRequest = Omit<ToolCallContext, "params"> & { params: unknown };
+
 export type StepOutcome =
-  /** Go on (params possibly rewritten). */
-  | { kind: "forward"; params: ToolCallContext["params"] }
+  /**
+   * Go on (params possibly rewritten). `onResult` is told the server's result of the call sent (a step that
+   * follows the server's later rounds of it); the relays call it when a result comes back.
+   */
+  | {
+      kind: "forward";
+      params: ToolCallContext["params"];
+      onResult?: (result: Record<string, unknown>) => void;
+    }
   /** Answered locally (e.g. a tool error result). */
   | { kind: "answer"; result: Record<string, unknown> }
   /** A notification-shaped call: say nothing. */
@@ -29,23 +43,61 @@ export type StepOutcome =
 export type ToolCallStep = (call: ToolCallContext) => StepOutcome | Promise<StepOutcome>;
 
 /**
- * Runs `call` through `steps` in order. The first step that does not `forward` decides; a `forward` hands its
- * (possibly rewritten) params to the next step. All forwarded: `forward` with the last params. A step's local
- * `answer` to a 2026-07-28 client says `resultType: "complete"` (that era requires it on every result); a
- * 2025-era client's never carries it.
+ * The params of a call the steps can judge, or why they cannot: every rule reads the tool name, and the
+ * confirmation reads the arguments, answers and state, so a call whose shape hides any of them is refused, never
+ * passed on for a server that reads it more loosely to run.
+ */
+export function judgeableParams(
+  params: unknown,
+): { params: ToolCallContext["params"] } | { refusal: string } {
+  if (!isObject(params)) return { refusal: "its params are not an object" };
+  if (params.name === undefined) return { refusal: "it names no tool" };
+  if (typeof params.name !== "string") return { refusal: "its tool name is not a string" };
+  for (const member of ["arguments", "inputResponses", "_meta"] as const)
+    if (params[member] !== undefined && !isObject(params[member]))
+      return { refusal: `its ${member} is not an object` };
+  if (params.requestState !== undefined && typeof params.requestState !== "string")
+    return { refusal: "its requestState is not a string" };
+  return { params: params as ToolCallContext["params"] };
+}
+
+/**
+ * Runs `call` through `steps` in order, once its params are judged (a call they cannot be is refused with
+ * -32602, nothing sent). The first step that does not `forward` decides; a `forward` hands its (possibly
+ * rewritten) params to the next step. All forwarded: `forward` with the last params, and every step's `onResult`.
+ * A step's local `answer` to a 2026-07-28 client says `resultType: "complete"` (that era requires it on every
+ * result); a 2025-era client's never carries it.
  */
 export async function runToolCallSteps(
   steps: readonly ToolCallStep[],
-  call: ToolCallContext,
+  call: ToolCallRequest,
 ): Promise<StepOutcome> {
-  let params = call.params;
+  const judged = judgeableParams(call.params);
+  if ("refusal" in judged)
+    return {
+      kind: "error",
+      error: {
+        code: INVALID_PARAMS_ERROR_CODE,
+        message: `chat-mcp-bridge: an invalid tools/call (${judged.refusal}); it was not sent to the server`,
+      },
+    };
+  let params = judged.params;
+  const followers: Array<(result: Record<string, unknown>) => void> = [];
   for (const step of steps) {
     const outcome = await step({ ...call, params });
     if (outcome.kind === "answer") return answerForEra(outcome.result, call.client);
     if (outcome.kind !== "forward") return outcome;
     params = outcome.params;
+    if (outcome.onResult) followers.push(outcome.onResult);
   }
-  return { kind: "forward", params };
+  if (followers.length === 0) return { kind: "forward", params };
+  return {
+    kind: "forward",
+    params,
+    onResult: (result) => {
+      for (const follow of followers) follow(result);
+    },
+  };
 }
 
 function answerForEra(result: Record<string, unknown>, client: ClientContext): StepOutcome {

@@ -1,9 +1,9 @@
 /** The tool filter (`--ignore-tool`, `--read-only`) as a step: a call of a hidden tool is refused here and never sent. */
 import type { ToolFilter } from "../tool-filter.js";
-import type { ToolCallStep } from "./index.js";
+import { INVALID_PARAMS_ERROR_CODE, type ToolCallStep } from "./index.js";
 
 /** JSON-RPC "invalid params", what MCP servers answer for an unknown tool: the code for a tool the bridge hides. */
-export const HIDDEN_TOOL_ERROR_CODE = -32602;
+export const HIDDEN_TOOL_ERROR_CODE = INVALID_PARAMS_ERROR_CODE;
 
 export function toolFilterStep(filter: ToolFilter): ToolCallStep {
   return ({ params }) => {

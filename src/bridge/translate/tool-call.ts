@@ -1,10 +1,12 @@
 /** A `tools/call` through the steps and rounds of input: where a legacy client answers what a step or server asks with `input_required`. */
+import { isJsonObject as isObject } from "../jsonrpc.js";
 import { describeError } from "../log.js";
 import type { ClientContext } from "../request-model.js";
 import {
   runToolCallSteps,
   type StepOutcome,
   type ToolCallContext,
+  type ToolCallRequest,
   type ToolCallStep,
 } from "../steps/index.js";
 import {
@@ -21,10 +23,13 @@ export type JsonRpcError = { code: number; message: string; data?: unknown };
 /** What a call's server (or the next hop) answered. */
 export type CallAnswer = { result: Json } | { error: JsonRpcError };
 
-/** The params of the retry after a round of input: the original call with this round's answers and the byte-exact state. */
-export function retryParams(original: Params, inputRequired: Json, inputResponses: Json): Params {
-  const { inputResponses: _responses, requestState: _state, ...rest } = original;
-  const retry: Params = { ...rest, inputResponses };
+/**
+ * The params of the retry after a round of input: the original call with this round's answers and the byte-exact
+ * state. The steps judge the original again on the retry (it is only retried once they have judged it).
+ */
+export function retryParams(original: unknown, inputRequired: Json, inputResponses: Json): Json {
+  const { inputResponses: _responses, requestState: _state, ...rest } = isObject(original) ? original : {};
+  const retry: Json = { ...rest, inputResponses };
   if (typeof inputRequired.requestState === "string") retry.requestState = inputRequired.requestState;
   return retry;
 }
@@ -62,15 +67,17 @@ const roundsExceeded = (): { error: JsonRpcError } => ({
  */
 export async function callTool(
   steps: readonly ToolCallStep[],
-  call: ToolCallContext,
+  call: ToolCallRequest,
   options: { ask: AskClient; signal: AbortSignal; send: (params: Params) => Promise<CallAnswer> },
 ): Promise<CallAnswer | { dropped: true }> {
   let params = call.params;
   for (let round = 0; ; round++) {
     const outcome: StepOutcome = await runToolCallSteps(steps, { ...call, params });
     let answer: CallAnswer;
-    if (outcome.kind === "forward") answer = await options.send(outcome.params);
-    else if (outcome.kind === "error") return { error: outcome.error };
+    if (outcome.kind === "forward") {
+      answer = await options.send(outcome.params);
+      if ("result" in answer) outcome.onResult?.(answer.result);
+    } else if (outcome.kind === "error") return { error: outcome.error };
     else if (outcome.kind === "drop") return { dropped: true };
     else answer = { result: outcome.result };
     if (!("result" in answer) || !isInputRequiredResult(answer.result) || call.client.era === "modern")
@@ -89,7 +96,7 @@ export async function callTool(
  */
 export async function settleSteps(
   steps: readonly ToolCallStep[],
-  call: ToolCallContext,
+  call: ToolCallRequest,
   ask: AskClient,
   signal: AbortSignal,
 ): Promise<StepOutcome> {

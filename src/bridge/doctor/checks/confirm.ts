@@ -1,7 +1,9 @@
-/** `--confirm-tool`: the tools the client will see that need the person's approval (loaded only with the flag). */
+/** `--confirm-tool`: the tools the client will see that need the person's approval, and a pattern that matches none (loaded only with the flag). */
 
 import { ToolFilter } from "../../tool-filter.js";
+import { listedTools, unmatchedToolRules } from "../../tool-rules-audit.js";
 import type { Check, CheckResult } from "../check.js";
+import { unmatchedRulesFailure } from "./hidden-tools.js";
 
 export const confirmCheck: Check = {
   id: "confirm",
@@ -12,19 +14,21 @@ export const confirmCheck: Check = {
     (options.confirmTools?.length ?? 0) > 0 && statusOf("live") !== undefined && statusOf("live") !== "skip",
   deadlineMs: () => 5_000,
   async run({ options, found }): Promise<CheckResult> {
+    const tools = listedTools(found.listed);
+    if (!tools) return { status: "skip", detail: "not checked (no tools/list answer)" };
+    // A pattern that matches no tool protects nothing: the tool it was meant for runs without asking.
+    const unmatched = unmatchedToolRules({ confirmTools: options.confirmTools ?? [] }, tools);
+    if (unmatched.length > 0) return unmatchedRulesFailure(unmatched);
     const { toolsToConfirm } = await import("../../steps/confirm-tool.js");
-    const visible = ToolFilter.from(options)?.filterListResult(found.listed) ?? found.listed;
-    const tools = (visible as { tools?: Array<{ name?: unknown }> } | undefined)?.tools;
-    if (!Array.isArray(tools)) return { status: "skip", detail: "not checked (no tools/list answer)" };
-    const names = tools.flatMap((tool) => (typeof tool?.name === "string" ? [tool.name] : []));
-    const { confirmed, unmatchedPatterns } = toolsToConfirm(options.confirmTools ?? [], names);
-    const unmatched =
-      unmatchedPatterns.length > 0
-        ? `; --confirm-tool ${unmatchedPatterns.map((pattern) => JSON.stringify(pattern)).join(", ")} matches no listed tool`
-        : "";
+    const visible =
+      listedTools(ToolFilter.from(options)?.filterListResult(found.listed) ?? found.listed) ?? [];
+    const confirmed = toolsToConfirm(
+      options.confirmTools ?? [],
+      visible.map((tool) => tool.name),
+    );
     return {
       status: "pass",
-      detail: `${confirmed.length > 0 ? confirmed.join(", ") : "none"} (asked in the client's dialog before each call)${unmatched}`,
+      detail: `${confirmed.length > 0 ? confirmed.join(", ") : "none"} (asked in the client's dialog before each call)`,
     };
   },
 };

@@ -6,6 +6,7 @@ import { confirmCheck } from "./confirm.js";
 import { dnsCheck } from "./dns.js";
 import { endpointCheck } from "./endpoint.js";
 import { eraCheck } from "./era.js";
+import { hiddenToolsCheck } from "./hidden-tools.js";
 import { liveCheck } from "./live.js";
 import { loginCheck } from "./login.js";
 import { proxyCheck } from "./proxy.js";
@@ -30,5 +31,6 @@ export const DOCTOR_CHECKS: readonly Check[] = [
   loginCheck,
   eraCheck,
   liveCheck,
+  hiddenToolsCheck,
   confirmCheck,
 ];

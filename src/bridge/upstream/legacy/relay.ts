@@ -8,8 +8,9 @@ import { wrongEndpointMessage } from "../../endpoint-check.js";
 import { LegacyFace } from "../../faces/legacy.js";
 import { isRequest, isResponse } from "../../jsonrpc.js";
 import { type BridgeLog, describeError, describeMessage } from "../../log.js";
-import type { ToolCallContext, ToolCallStep } from "../../steps/index.js";
+import type { ToolCallStep } from "../../steps/index.js";
 import type { ToolFilter } from "../../tool-filter.js";
+import type { ToolsListed } from "../../tool-rules-audit.js";
 import { settleSteps } from "../../translate/tool-call.js";
 import type { FetchLike } from "../http/fetch-like.js";
 import { isNetworkError, RemoteHttpError } from "../http/http-failure.js";
@@ -43,6 +44,8 @@ export interface RelayOptions {
   toolFilter?: ToolFilter;
   /** Steps every tools/call passes before it is sent (the tool filter's among them). */
   steps?: readonly ToolCallStep[];
+  /** Sees each `tools/list` answer from the server before the client does (rules that match no tool are said). */
+  onToolsListed?: ToolsListed;
 }
 
 const neverAborted = new AbortController().signal;
@@ -111,12 +114,13 @@ export class Relay {
   }
 
   /**
-   * A tools/call through the steps first: forwarded (its params possibly rewritten), or answered here. A call
-   * sent as a notification has no one to answer: anything but `forward` drops it.
+   * A tools/call through the steps first (which judge it: one they cannot is refused): forwarded (its params
+   * possibly rewritten), or answered here. A call sent as a notification has no one to answer: anything but
+   * `forward` drops it. A 2025 server asks its own questions in-band, on the call's stream, so no step follows
+   * its result (`onResult`): an approval covers the one call sent.
    */
   async #throughSteps(message: JSONRPCMessage): Promise<void> {
-    const params = (message as { params?: unknown }).params as ToolCallContext["params"] | undefined;
-    if (typeof params?.name !== "string") return this.#relayOnward(message);
+    const params = (message as { params?: unknown }).params;
     const call = { params, client: this.#face.client, notification: !isRequest(message) };
     const outcome = isRequest(message)
       ? await settleSteps(this.#options.steps ?? [], call, this.#face.ask.bind(this.#face), neverAborted)
@@ -200,6 +204,7 @@ export class Relay {
       }
       if (pending.method === "tools/list" && "result" in message) {
         this.#resendPolicy.learnTools(message.result);
+        this.#options.onToolsListed?.(message.result, this.#face.client);
         const filter = this.#options.toolFilter;
         if (filter) {
           // Written anew: the raw text is the unfiltered answer.
