@@ -131,7 +131,7 @@ describe("doctor lists what needs confirming", () => {
       HOME: process.env.HOME ?? "",
       CHAT_CONFIG_DIR: "/nonexistent",
     };
-    const code = await runDoctor(command.target, command.options, parts, env, (text) => {
+    const code = await runDoctor(command.target, command.options, env, (text) => {
       printed += text;
     });
     expect(code).toBe(1);
