@@ -1,4 +1,4 @@
-// `npm run demo` builds first only when the build's inputs changed since the last build (`npm run build` always builds).
+// `npm run demo` and `npm test` build first only when the build's inputs changed since the last build (`npm run build` always builds).
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -63,7 +63,9 @@ export function writeStamp(root) {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const root = fileURLToPath(new URL("../", import.meta.url));
-  if (buildIsCurrent(root)) {
+  // `npm run build` ends with `--stamp`: a full build is current by definition.
+  if (process.argv[2] === "--stamp") writeStamp(root);
+  else if (buildIsCurrent(root)) {
     process.stderr.write("dist/ is up to date with src/: not rebuilding (npm run build forces it).\n");
   } else {
     execFileSync(process.platform === "win32" ? "npm.cmd" : "npm", ["run", "--silent", "build"], {
@@ -71,6 +73,5 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
       stdio: "inherit",
       shell: process.platform === "win32",
     });
-    writeStamp(root);
   }
 }

@@ -107,25 +107,31 @@ describe("`retry: 0` on streams that close at once (legacy transport)", () => {
 
 describe("`retry: 0` on the standalone GET stream that closes at once (legacy transport)", () => {
   it("reconnects with a growing wait instead of at once, and keeps listening", async () => {
-    let gets = 0;
+    const getTimes: number[] = [];
+    let thirdGet: () => void = () => {};
+    const threeGets = new Promise<void>((done) => {
+      thirdGet = done;
+    });
     const url = await listen((request, response) => {
       request.resume();
       if (request.method === "POST") {
         response.writeHead(202).end();
         return;
       }
-      gets++;
+      getTimes.push(performance.now());
+      if (getTimes.length === 3) thirdGet();
       response.writeHead(200, { "content-type": "text/event-stream" });
       response.end("retry: 0\n\n");
     });
     const transport = new StreamableHttpTransport(url, nodeHttpFetch);
     transport.onerror = () => undefined;
     await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    await new Promise((done) => setTimeout(done, 2_000));
-    // Waits of 250, 500, 1000 ms... : a handful of GETs where `retry: 0` alone would make hundreds.
-    expect(gets).toBeGreaterThanOrEqual(2);
-    expect(gets).toBeLessThanOrEqual(6);
+    await threeGets;
     await transport.close();
+    // Waits of 250, 500, 1000 ms... between GETs, where `retry: 0` alone would reconnect at once.
+    const [first, second, third] = getTimes as [number, number, number];
+    expect(second - first).toBeGreaterThanOrEqual(240);
+    expect(third - second).toBeGreaterThanOrEqual(490);
   }, 20_000);
 });
 

@@ -1,7 +1,12 @@
-/** Test helpers: a started reference server, a JSON caller per API key, and a cookie-keeping browser. */
+/** Test helpers: a reference server (started on a port, or in-process), a JSON caller per API key, a cookie-keeping browser. */
 import { afterAll, beforeAll } from "vitest";
 import type { ReferenceServerOptions } from "../../src/server/context.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+
+/** What the helpers call: a server on a port (fetched over the network) or an in-process one (its `request`). */
+export type CallableServer = Pick<ReferenceServer, "url" | "apiKeys"> & {
+  request?: (input: string, init?: RequestInit) => Promise<Response>;
+};
 
 // biome-ignore lint/suspicious/noExplicitAny: response bodies are read loosely; the assertions check them.
 type LooseJson = any;
@@ -26,14 +31,14 @@ export interface ApiResponse<T = LooseJson> {
 
 /** Calls `/v2` with a bearer token; `body` may be a string to send as is. */
 export async function call<T = LooseJson>(
-  server: ReferenceServer,
+  server: CallableServer,
   token: string | undefined,
   method: string,
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<ApiResponse<T>> {
-  const response = await fetch(`${server.url}${path}`, {
+  const response = await (server.request ?? fetch)(`${server.url}${path}`, {
     method,
     headers: {
       ...(token ? { authorization: `Bearer ${token}` } : {}),
@@ -53,7 +58,7 @@ export async function call<T = LooseJson>(
 }
 
 /** A caller bound to one account's API key. */
-export function apiFor(server: ReferenceServer, slug: string) {
+export function apiFor(server: CallableServer, slug: string) {
   const token = server.apiKeys[slug];
   if (!token) throw new Error(`no API key for ${slug}`);
   return {
@@ -65,7 +70,13 @@ export function apiFor(server: ReferenceServer, slug: string) {
 /** A minimal browser: keeps cookies, does not follow redirects, reads hidden form fields. */
 export class Browser {
   readonly cookies = new Map<string, string>();
-  constructor(readonly baseUrl: string) {}
+  readonly baseUrl: string;
+  readonly #fetch: (input: string, init?: RequestInit) => Promise<Response>;
+  /** A base URL is fetched over the network; a server with `request` is called in-process. */
+  constructor(server: string | CallableServer) {
+    this.baseUrl = typeof server === "string" ? server : server.url;
+    this.#fetch = (typeof server !== "string" && server.request) || fetch;
+  }
 
   async get(path: string): Promise<{ status: number; text: string; location: string | null }> {
     return this.#request(path, { method: "GET" });
@@ -96,7 +107,7 @@ export class Browser {
 
   async #request(path: string, init: RequestInit) {
     const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
-    const response = await fetch(new URL(path, this.baseUrl), {
+    const response = await this.#fetch(new URL(path, this.baseUrl).href, {
       ...init,
       redirect: "manual",
       headers: { ...(init.headers as Record<string, string>), ...(cookie ? { cookie } : {}) },

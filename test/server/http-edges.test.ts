@@ -1,9 +1,10 @@
 /** HTTP edges of /v2: auth challenges, validation, size limit, unknown routes, request ids and rate limiting. */
 import { describe, expect, it } from "vitest";
 import { ErrorBodySchema } from "../../src/wire/index.js";
-import { apiFor, call, useReferenceServer } from "./helpers.js";
+import { useRequestableReferenceServer } from "../support/reference-request.js";
+import { apiFor, call } from "./helpers.js";
 
-const ctx = useReferenceServer();
+const ctx = useRequestableReferenceServer();
 
 describe("Missing or invalid bearer token: 401 unauthorized with WWW-Authenticate", () => {
   it("missing token: challenge with resource_metadata and no error parameter", async () => {
@@ -111,7 +112,7 @@ describe("x-request-id on every response", () => {
 });
 
 describe("Rate limit: 429 rate_limited with Retry-After when configured low", () => {
-  const limited = useReferenceServer({ rateLimit: { capacity: 2, refillPerSecond: 0.01 } });
+  const limited = useRequestableReferenceServer({ rateLimit: { capacity: 2, refillPerSecond: 0.01 } });
 
   it("refuses the request past the burst, per credential", async () => {
     const api = apiFor(limited.server, "acme");

@@ -1,9 +1,10 @@
 /** The pause rules (seed §3, CONTRACT §2) through /v2 on a real socket, one describe per table row. */
 import { describe, expect, it } from "vitest";
 import { type Message, pendingTaskOf } from "../../src/wire/index.js";
-import { apiFor, DATABASE_PROMPT, useReferenceServer } from "./helpers.js";
+import { useRequestableReferenceServer } from "../support/reference-request.js";
+import { apiFor, DATABASE_PROMPT } from "./helpers.js";
 
-const ctx = useReferenceServer();
+const ctx = useRequestableReferenceServer();
 const api = () => apiFor(ctx.server, "acme");
 
 async function latestMessage(chatId: string): Promise<Message> {

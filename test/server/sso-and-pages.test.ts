@@ -1,8 +1,9 @@
 /** SSO for secure-corp (403 -> complete the page as a signed-in member -> retry) and the members-only chat pages. */
 import { describe, expect, it } from "vitest";
-import { apiFor, Browser, hiddenField, useReferenceServer } from "./helpers.js";
+import { useRequestableReferenceServer } from "../support/reference-request.js";
+import { apiFor, Browser, hiddenField } from "./helpers.js";
 
-const ctx = useReferenceServer();
+const ctx = useRequestableReferenceServer();
 
 describe("Team requires SSO: 403 sso_required with a re-authentication link, then retry succeeds", () => {
   it("completes SSO on the server's page as signed-in dev, then the same call answers 200", async () => {
@@ -14,7 +15,7 @@ describe("Team requires SSO: 403 sso_required with a re-authentication link, the
     expect(reauthUrl.startsWith(`${ctx.server.url}/sso/reauth?`)).toBe(true);
     expect(reauthUrl).not.toContain(ctx.server.apiKeys["secure-corp"]);
 
-    const browser = new Browser(ctx.server.url);
+    const browser = new Browser(ctx.server);
     const anonymous = await browser.get(reauthUrl);
     expect(anonymous.status).toBe(303);
     expect(anonymous.location).toMatch(/^\/signin\?next=/);
@@ -34,7 +35,7 @@ describe("Team requires SSO: 403 sso_required with a re-authentication link, the
 });
 
 describe("SSO page refuses what it must", () => {
-  const fresh = useReferenceServer();
+  const fresh = useRequestableReferenceServer();
 
   async function reauthUrl(): Promise<string> {
     const reply = await apiFor(fresh.server, "secure-corp").get("/v2/chats");
@@ -49,7 +50,7 @@ describe("SSO page refuses what it must", () => {
   });
 
   it("completion without the session's CSRF token is refused", async () => {
-    const browser = new Browser(fresh.server.url);
+    const browser = new Browser(fresh.server);
     await browser.signIn("dev", "dev");
     const page = await browser.get(await reauthUrl());
     const forged = await browser.post("/sso/reauth", {
@@ -61,7 +62,7 @@ describe("SSO page refuses what it must", () => {
   });
 
   it("guest, who is not a member of secure-corp, cannot complete it", async () => {
-    const browser = new Browser(fresh.server.url);
+    const browser = new Browser(fresh.server);
     await browser.signIn("guest", "guest");
     const page = await browser.get(await reauthUrl());
     const post = await browser.post("/sso/reauth", {
@@ -73,7 +74,7 @@ describe("SSO page refuses what it must", () => {
   });
 
   it("an unknown ticket shows an expired-link page", async () => {
-    const browser = new Browser(fresh.server.url);
+    const browser = new Browser(fresh.server);
     await browser.signIn("dev", "dev");
     expect((await browser.get("/sso/reauth?ticket=made-up")).status).toBe(404);
   });
@@ -81,11 +82,11 @@ describe("SSO page refuses what it must", () => {
 
 describe("Sign-in page", () => {
   it("sets an HttpOnly SameSite=Lax session cookie and redirects to a same-origin next path only", async () => {
-    const page = await fetch(`${ctx.server.url}/signin?next=${encodeURIComponent("//evil.example/x")}`);
+    const page = await ctx.server.request(`/signin?next=${encodeURIComponent("//evil.example/x")}`);
     const text = await page.text();
     expect(text).toContain('name="next" value="/"');
     const csrfCookie = page.headers.getSetCookie()[0]!.split(";")[0]!;
-    const response = await fetch(`${ctx.server.url}/signin`, {
+    const response = await ctx.server.request(`/signin`, {
       method: "POST",
       redirect: "manual",
       headers: { "content-type": "application/x-www-form-urlencoded", cookie: csrfCookie },
@@ -104,7 +105,7 @@ describe("Sign-in page", () => {
   });
 
   it("refuses a wrong password and a missing CSRF token", async () => {
-    const browser = new Browser(ctx.server.url);
+    const browser = new Browser(ctx.server);
     const page = await browser.get("/signin");
     const wrong = await browser.post("/signin", {
       csrf: hiddenField(page.text, "csrf"),
@@ -121,7 +122,7 @@ describe("Chat page and preview page: shown only to a signed-in member of the ch
   it("member: the transcript (escaped) and what the chat waits for", async () => {
     const api = apiFor(ctx.server, "acme");
     const chat = (await api.post("/v2/chats", { message: "<script>alert(1)</script> add a database" })).body;
-    const browser = new Browser(ctx.server.url);
+    const browser = new Browser(ctx.server);
     await browser.signIn("dev", "dev");
     const path = new URL(chat.url).pathname;
     const page = await browser.get(path);
@@ -138,7 +139,7 @@ describe("Chat page and preview page: shown only to a signed-in member of the ch
 
   it("anyone not signed in: the sign-in page, never the chat", async () => {
     const chat = (await apiFor(ctx.server, "acme").post("/v2/chats", { message: "secret plans" })).body;
-    const browser = new Browser(ctx.server.url);
+    const browser = new Browser(ctx.server);
     for (const path of [new URL(chat.url).pathname, `${new URL(chat.url).pathname}/preview`]) {
       const page = await browser.get(path);
       expect(page.status).toBe(303);
@@ -149,7 +150,7 @@ describe("Chat page and preview page: shown only to a signed-in member of the ch
 
   it("signed-in non-member (guest on an acme chat): 404 without chat content", async () => {
     const chat = (await apiFor(ctx.server, "acme").post("/v2/chats", { message: "secret plans" })).body;
-    const browser = new Browser(ctx.server.url);
+    const browser = new Browser(ctx.server);
     await browser.signIn("guest", "guest");
     const page = await browser.get(new URL(chat.url).pathname);
     expect(page.status).toBe(404);
@@ -158,7 +159,7 @@ describe("Chat page and preview page: shown only to a signed-in member of the ch
 
   it("the chat under another slug's path is not shown", async () => {
     const chat = (await apiFor(ctx.server, "acme").post("/v2/chats", { message: "secret plans" })).body;
-    const browser = new Browser(ctx.server.url);
+    const browser = new Browser(ctx.server);
     await browser.signIn("dev", "dev");
     const page = await browser.get(`/personal/chats/${chat.id}`);
     expect(page.status).toBe(404);
@@ -166,7 +167,7 @@ describe("Chat page and preview page: shown only to a signed-in member of the ch
 
   it("a studio member (guest) sees studio chats", async () => {
     const chat = (await apiFor(ctx.server, "studio").post("/v2/chats", { message: "studio work" })).body;
-    const browser = new Browser(ctx.server.url);
+    const browser = new Browser(ctx.server);
     await browser.signIn("guest", "guest");
     const page = await browser.get(new URL(chat.url).pathname);
     expect(page.status).toBe(200);

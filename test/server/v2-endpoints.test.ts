@@ -1,7 +1,8 @@
 /** The eight /v2 endpoints over a real socket: shapes, scoping, lists, pagination and topic filter. */
 import { describe, expect, it } from "vitest";
 import { SEED_ACCOUNTS } from "../../src/server/index.js";
-import { apiFor, useReferenceServer } from "./helpers.js";
+import { useRequestableReferenceServer } from "../support/reference-request.js";
+import { apiFor } from "./helpers.js";
 import {
   WrittenChatListSchema as ChatListSchema,
   WrittenChatSchema as ChatSchema,
@@ -10,7 +11,7 @@ import {
   WrittenPreviewSchema as PreviewSchema,
 } from "./written-shapes.js";
 
-const ctx = useReferenceServer();
+const ctx = useRequestableReferenceServer();
 
 describe("POST /v2/chats: create chat", () => {
   it("answers 201 with a chat whose assistant has answered the first message", async () => {

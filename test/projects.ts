@@ -1,0 +1,77 @@
+/**
+ * Which test files form the integration project (spawned bins and helper processes, Chromium, a real keychain, a
+ * real proxy, the conformance suites); every other test file is the unit project, run in the test's own process.
+ * test/structure/test-projects.test.ts fails when a unit test file starts a process.
+ */
+
+/** Folders whose every test is integration: each is named for the outside party it runs against. */
+export const INTEGRATION_FOLDERS = [
+  "test/conformance-client",
+  "test/conformance-server",
+  "test/browser",
+  "test/keychain",
+  "test/network",
+  "test/pack",
+  "test/inspector",
+];
+
+/** Single files elsewhere that start a process (a bin, a fake browser, a child server). */
+export const INTEGRATION_FILES = [
+  "test/auth/login-lock.test.ts",
+  "test/auth/session/browser-sign-in.test.ts",
+  "test/auth/session/oauth-session.test.ts",
+  "test/bridge/bin-stdio.test.ts",
+  "test/bridge/confirm-tool-notification.test.ts",
+  "test/bridge/confirm-tool.test.ts",
+  "test/bridge/doctor/checks/era.test.ts",
+  "test/bridge/doctor/diagnose.test.ts",
+  "test/bridge/eras/concurrent-listens.test.ts",
+  "test/bridge/eras/legacy-server.test.ts",
+  "test/bridge/eras/modern-client-legacy-streams.test.ts",
+  "test/bridge/eras/modern-reconnect-window.test.ts",
+  "test/bridge/eras/modern-server.test.ts",
+  "test/bridge/eras/reference-server.test.ts",
+  "test/bridge/heap.test.ts",
+  "test/bridge/mcp-remote-flags.test.ts",
+  "test/bridge/reference-server.test.ts",
+  "test/bridge/upstream/legacy.test.ts",
+  "test/bridge/upstream/legacy/recovery.test.ts",
+  "test/bridge/url-diagnostics.test.ts",
+  "test/cli/commands.test.ts",
+  "test/cli/errors.test.ts",
+  "test/cli/flow.test.ts",
+  "test/cli/interactive.test.ts",
+  "test/cli/login.test.ts",
+  "test/cli/long-waits.test.ts",
+  "test/cli/no-false-success.test.ts",
+  "test/cli/serve.test.ts",
+  "test/demo/demo.test.ts",
+  "test/e2e-client/presets.test.ts",
+  "test/internal/short-lived-v8.test.ts",
+  "test/reliability/auth-lock-after-disk-full.test.ts",
+  "test/reliability/auth-metadata-validation.test.ts",
+  "test/reliability/bridge-faults.test.ts",
+  "test/reliability/bridge-hostile-answers.test.ts",
+  "test/reliability/bridge-lost-answer.test.ts",
+  "test/reliability/bridge-malicious-metadata.test.ts",
+  "test/reliability/bridge-quiet-probes.test.ts",
+  "test/reliability/bridge-sign-in-faults.test.ts",
+  "test/reliability/bridge-stdin-fuzz.test.ts",
+  "test/reliability/secrets-in-errors.test.ts",
+  "test/reliability/server-crash-and-disk.test.ts",
+  "test/reliability/server-restart-sign-in.test.ts",
+  "test/reliability/sign-in-account-commands.test.ts",
+  "test/reliability/sign-in-local-attacker.test.ts",
+  "test/reliability/sign-in-never-silent.test.ts",
+  "test/reliability/sign-in-takeover.test.ts",
+  "test/reliability/small-hostile-inputs.test.ts",
+  "test/reliability/terminal-escapes.test.ts",
+  "test/server/oauth/conformance-authorization.test.ts",
+  "test/server/serve-flags.test.ts",
+];
+
+/** The integration project's globs, for vitest.config.ts. */
+export const INTEGRATION_GLOBS = [
+  ...INTEGRATION_FOLDERS.map((folder) => `${folder}/**/*.test.ts`),
+  ...INTEGRATION_FILES,
+];
