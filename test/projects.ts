@@ -13,12 +13,15 @@ export const INTEGRATION_FOLDERS = [
   "test/network",
   "test/pack",
   "test/inspector",
+  "test/bridge/hosts",
 ];
 
 /** Single files elsewhere that start a process (a bin, a fake browser, a child server). */
 export const INTEGRATION_FILES = [
   "test/auth/login-lock.test.ts",
+  "test/auth/loopback-requests.test.ts",
   "test/auth/session/browser-sign-in.test.ts",
+  "test/auth/session/mix-up.test.ts",
   "test/auth/session/oauth-session.test.ts",
   "test/bridge/bin-stdio.test.ts",
   "test/bridge/confirm-tool-notification.test.ts",
@@ -31,7 +34,6 @@ export const INTEGRATION_FILES = [
   "test/bridge/eras/modern-reconnect-window.test.ts",
   "test/bridge/eras/modern-server.test.ts",
   "test/bridge/eras/reference-server.test.ts",
-  "test/bridge/heap.test.ts",
   "test/bridge/mcp-remote-flags.test.ts",
   "test/bridge/reference-server.test.ts",
   "test/bridge/upstream/legacy.test.ts",
@@ -47,7 +49,6 @@ export const INTEGRATION_FILES = [
   "test/cli/serve.test.ts",
   "test/demo/demo.test.ts",
   "test/e2e-client/presets.test.ts",
-  "test/internal/short-lived-v8.test.ts",
   "test/reliability/auth-lock-after-disk-full.test.ts",
   "test/reliability/auth-metadata-validation.test.ts",
   "test/reliability/bridge-faults.test.ts",
@@ -57,6 +58,7 @@ export const INTEGRATION_FILES = [
   "test/reliability/bridge-quiet-probes.test.ts",
   "test/reliability/bridge-sign-in-faults.test.ts",
   "test/reliability/bridge-stdin-fuzz.test.ts",
+  "test/reliability/log-file-planted.test.ts",
   "test/reliability/secrets-in-errors.test.ts",
   "test/reliability/server-crash-and-disk.test.ts",
   "test/reliability/server-restart-sign-in.test.ts",
