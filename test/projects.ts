@@ -44,6 +44,7 @@ export const INTEGRATION_FILES = [
   "test/cli/flow.test.ts",
   "test/cli/interactive.test.ts",
   "test/cli/login.test.ts",
+  "test/cli/newcomer-messages.test.ts",
   "test/cli/long-waits.test.ts",
   "test/cli/no-false-success.test.ts",
   "test/cli/serve.test.ts",

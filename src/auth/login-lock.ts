@@ -1,5 +1,6 @@
 /** A cross-process lock file per login, so one process at a time signs in or spends the refresh token. */
 import { randomUUID } from "node:crypto";
+import { readFileSync, rmSync } from "node:fs";
 import { type FileHandle, open, readFile, rm, stat, utimes } from "node:fs/promises";
 import { dirname } from "node:path";
 import { ensureDirectory, isProcessAlive } from "../internal/files.js";
@@ -96,14 +97,37 @@ function holdLock(path: string, content: LockContent, staleMs: number): () => Pr
     Math.max(100, Math.floor(staleMs / 3)),
   );
   heartbeat.unref();
+  releaseAtExit(path, content.token);
   let released = false;
   return async () => {
     if (released) return;
     released = true;
     clearInterval(heartbeat);
+    heldLocks.delete(path);
     const current = await readLock(path);
     if (current?.token === content.token) await rm(path, { force: true });
   };
+}
+
+/** The locks this process holds (path -> token): released by `process.exit` too (a Ctrl-C during a sign-in). */
+const heldLocks = new Map<string, string>();
+
+function releaseAtExit(path: string, token: string): void {
+  if (heldLocks.size === 0 && !process.listeners("exit").includes(releaseHeldLocks))
+    process.on("exit", releaseHeldLocks);
+  heldLocks.set(path, token);
+}
+
+/** At exit only synchronous work runs: each lock file is removed if it still holds this process's token. */
+function releaseHeldLocks(): void {
+  for (const [path, token] of heldLocks) {
+    try {
+      if ((JSON.parse(readFileSync(path, "utf8")) as Partial<LockContent>).token === token) rmSync(path);
+    } catch {
+      // Already gone, or taken over by another process.
+    }
+  }
+  heldLocks.clear();
 }
 
 async function readLock(path: string): Promise<LockContent | undefined> {

@@ -120,7 +120,10 @@ export const GLOBAL_OPTIONS: OptionSpec[] = [
   { flags: "--debug", description: "details and stack traces on stderr" },
 ];
 
-const chatIdArgument: ArgumentSpec = { name: "<chatId>" };
+const chatIdArgument: ArgumentSpec = {
+  name: "<chatId>",
+  description: "the chat's ID (chat_…, shown by `chat-cli list`)",
+};
 const limitOption: OptionSpec = {
   flags: "--limit <n>",
   description: "page size, 1-100 (default 20)",

@@ -57,7 +57,7 @@ export const SIGN_IN_HINT = "Run `chat-cli login`, set CHAT_API_KEY, or pass --t
 export async function openClient(ctx: CliContext, token?: RestToken): Promise<ChatClient> {
   assertBaseUrl(ctx.globals.baseUrl);
   const resolved = token ?? (await resolveToken(ctx));
-  if (!resolved) throw new CliError(`not signed in to ${ctx.globals.baseUrl}`, EXIT.auth, SIGN_IN_HINT);
+  if (!resolved) return notSignedIn(ctx);
   if (ctx.globals.debug) {
     const route = describeProxyFor(ctx.globals.baseUrl, ctx.env ?? process.env);
     ctx.io.stderr(`debug: requests to ${ctx.globals.baseUrl} go ${route}\n`);
@@ -66,6 +66,25 @@ export async function openClient(ctx: CliContext, token?: RestToken): Promise<Ch
   const { ChatClient: Client } = await import("../client/client.js");
   return new Client({ baseUrl: ctx.globals.baseUrl, token: resolved.token });
 }
+
+/**
+ * No token at all: exit 4, unless the server cannot be reached, the first thing to fix. One unauthenticated
+ * request tells the two apart: any HTTP answer means reachable; a connection failure is thrown as it is.
+ */
+export async function notSignedIn(ctx: CliContext): Promise<never> {
+  const { ChatClient: Client } = await import("../client/client.js");
+  const { ChatConnectionError } = await import("../client/errors.js");
+  const probe = new Client({ baseUrl: ctx.globals.baseUrl, maxRetries: 0, timeoutMs: REACHABLE_TIMEOUT_MS });
+  try {
+    await probe.listChats({ limit: 1 });
+  } catch (error) {
+    if (error instanceof ChatConnectionError) throw error;
+  }
+  throw new CliError(`not signed in to ${ctx.globals.baseUrl}`, EXIT.auth, SIGN_IN_HINT);
+}
+
+/** How long the no-token reachability check waits for any answer. */
+const REACHABLE_TIMEOUT_MS = 10_000;
 
 /** `abcd…wxyz`: enough to tell tokens apart, never enough to use one. */
 export function maskToken(token: string): string {

@@ -1,5 +1,6 @@
 /** The terminal chat-cli talks to: writers, TTY facts, colour, a yes/no prompt and a spinner; injectable for tests. */
 import { colorAllowed } from "./ansi.js";
+import { CliError, EXIT } from "./errors.js";
 
 export interface Spinner {
   stop(): void;
@@ -18,7 +19,7 @@ export interface CliIo {
   color: boolean;
   /** Colour on stderr. */
   errColor: boolean;
-  /** Asks a question on stderr and resolves to the answer line ("" on end of input). */
+  /** Asks a question on stderr and resolves to the answer line ("" on end of input); Ctrl-C rejects (exit 130). */
   prompt(question: string): Promise<string>;
   /** A progress spinner on stderr; does nothing unless stderr is a terminal. */
   spinner(label: string): Spinner;
@@ -50,15 +51,17 @@ export function processIo(colorFlag = true, env: Record<string, string | undefin
 async function askLine(question: string): Promise<string> {
   const { createInterface } = await import("node:readline");
   const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     let answered = false;
     rl.on("close", () => {
       if (!answered) resolve("");
     });
-    // Ctrl-C at the prompt answers No.
+    // Ctrl-C at the prompt is an interruption (exit 130), not an answer.
     rl.on("SIGINT", () => {
+      answered = true;
       process.stderr.write("\n");
       rl.close();
+      reject(new CliError("interrupted at the prompt; nothing was sent.", EXIT.interrupted));
     });
     rl.question(question, (answer) => {
       answered = true;

@@ -71,6 +71,8 @@ export function buildProgram(
       outputError: (text, write) => write(`${text.trim().replace(/\s*\n\s*/g, " ")}\n`),
     })
     .showSuggestionAfterError(true)
+    // A command's help lists the global options too (--json, --base-url, ...): they apply to every command.
+    .configureHelp({ showGlobalOptions: true })
     .addHelpText("after", EXAMPLES);
 
   const ctx = (command: Command): CliContext =>

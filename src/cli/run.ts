@@ -11,6 +11,7 @@ import { type CliContext, type GlobalOptions, SIGN_IN_HINT } from "./context.js"
 import { CliError, EXIT, type ExitCode, serverMessage, statusOf, UsageError } from "./errors.js";
 import { type CliIo, isYes, processIo } from "./io.js";
 import { runProgram } from "./program.js";
+import { describeUnreachable } from "./unreachable.js";
 
 /** Runs the program on `argv` (without node and script) and resolves to the exit code. */
 export async function run(argv: string[], ioOverride?: CliIo): Promise<ExitCode> {
@@ -60,11 +61,13 @@ export async function reportError(
   const message = serverMessage(error);
   const status = statusOf(error);
   if (api.code === "sso_required" || api.reauthUrl) {
-    say(`${message} (single sign-on required)`);
+    say(`${withoutFieldNames(message)} (single sign-on required)`);
     if (api.reauthUrl) {
-      io.stderr(`Re-authenticate here, then retry: ${redactForTerminal(api.reauthUrl)}\n`);
+      io.stderr(
+        `Open this link in a browser, complete single sign-on, then retry: ${redactForTerminal(api.reauthUrl)}\n`,
+      );
       if (io.interactive && isWebUrl(api.reauthUrl)) {
-        const answer = await io.prompt("Open it in your browser? [y/N] ");
+        const answer = await io.prompt("Open it in your browser? [y/N] ").catch(() => "");
         if (isYes(answer)) {
           await openInBrowser(io, api.reauthUrl).catch((e: unknown) => say(String((e as Error).message)));
         }
@@ -106,11 +109,15 @@ export async function reportError(
     say(network);
     return EXIT.error;
   }
+  // The same judgement for every command, login included: a server that cannot be reached is exit 1.
+  const unreachable = describeUnreachable(error, baseUrl);
+  if (unreachable) {
+    say(unreachable.message, unreachable.hint);
+    return EXIT.error;
+  }
   if (error instanceof ChatConnectionError) {
-    say(
-      `cannot reach ${baseUrl}: ${message}`,
-      "Is the server running? Start a local one with `chat-cli serve`.",
-    );
+    // The client's message already says what to check.
+    say(`cannot reach ${baseUrl}: ${message}`);
     return EXIT.error;
   }
   if (error instanceof AuthRequiredError) {
@@ -119,6 +126,12 @@ export async function reportError(
   }
   say(message, debug ? undefined : "Run again with --debug for details.");
   return EXIT.error;
+}
+
+/** The service's sentences that tell an API client which field to read ("Open reauthUrl ..."): the link is printed instead. */
+function withoutFieldNames(message: string): string {
+  const kept = message.split(/(?<=\.)\s+/).filter((sentence) => !/\breauthUrl\b/.test(sentence));
+  return kept.length > 0 ? kept.join(" ") : "single sign-on is required";
 }
 
 function hintForStatus(status: number): string | undefined {

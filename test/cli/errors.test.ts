@@ -137,7 +137,9 @@ describe("exit 4: authentication needed", () => {
     const result = await cli("--token", server.apiKeys["secure-corp"]!, "list");
     expect(result.code).toBe(4);
     expect(result.stderr).toMatch(/single sign-on/);
-    expect(result.stderr).toMatch(/Re-authenticate here, then retry: https?:\/\//);
+    expect(result.stderr).toMatch(
+      /Open this link in a browser, complete single sign-on, then retry: https?:\/\//,
+    );
   });
 });
 

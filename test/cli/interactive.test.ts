@@ -57,6 +57,14 @@ describe("resolve with no flag on a terminal", needsPty, () => {
     expect(await client.getPendingTask(chat.id)).toBeNull();
   });
 
+  it("Ctrl-C at the prompt is an interruption (exit 130) and sends nothing", async () => {
+    const chat = await client.createChat({ message: "database please" });
+    const result = await onTerminal(["resolve", chat.id], "Resolve? [y/N]", "\u0003");
+    expect(result.code, result.stdout).toBe(130);
+    expect(stripAnsi(result.stdout)).toMatch(/nothing (was )?sent/i);
+    expect((await client.getPendingTask(chat.id))?.kind).toBe("integration");
+  });
+
   it("off a terminal the same command is a usage error (exit 2) and sends nothing", async () => {
     const chat = await client.createChat({ message: "database please" });
     const result = await runCli(["resolve", chat.id], { env });

@@ -77,11 +77,11 @@ describe('"Opening <url>" when no browser can open it', () => {
 });
 
 describe("serve on a busy port", () => {
-  it("says a server already runs there and suggests --port 0", async () => {
+  it("says the port is in use and suggests --port 0", async () => {
     const port = new URL(running.server.url).port;
     const result = await runCli(["serve", "--port", port], { env: cleanEnv(), timeoutMs: 15_000 });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`a server already runs on 127.0.0.1:${port}`);
+    expect(result.stderr).toContain(`cannot listen on 127.0.0.1:${port}`);
     expect(result.stderr).toContain("--port 0");
     expect(result.stderr).not.toMatch(/EADDRINUSE|--debug/);
   });

@@ -2,7 +2,8 @@
 import { configDir } from "../../config/index.js";
 import { redactForTerminal } from "../../internal/redact.js";
 import { assertBaseUrl, type CliContext } from "../context.js";
-import { printHint, printJson } from "../output.js";
+import { CliError, EXIT } from "../errors.js";
+import { printHint, printJson, shown } from "../output.js";
 
 export interface LoginOptions {
   /** false after `--no-browser`: print the sign-in URL instead of opening it. */
@@ -35,18 +36,38 @@ export async function loginSession(ctx: CliContext, options: LoginOptions) {
 
 export async function login(options: LoginOptions, ctx: CliContext): Promise<void> {
   const session = await loginSession(ctx, options);
-  const summary = await session.signIn();
+  const summary = await untilInterrupted(session.signIn());
   const storage = await session.describeStorage();
+  // The account or team chosen at consent, as the token response named it (whoami shows the same).
+  const account = (await session.describeLogin())?.account;
   if (ctx.globals.json) {
     return printJson(ctx.io, {
       baseUrl: ctx.globals.baseUrl,
       storedIn: summary.storedIn,
       scope: summary.scope ?? null,
+      account: account ?? null,
     });
   }
-  printHint(ctx.io, `Signed in to ${ctx.globals.baseUrl}.`);
+  printHint(ctx.io, `Signed in to ${ctx.globals.baseUrl}${account ? ` as ${shown(account)}` : ""}.`);
   printHint(
     ctx.io,
     `Credentials stored in the ${storage.kind} (${storage.location}). Check with \`chat-cli whoami\`.`,
   );
+}
+
+/**
+ * Ctrl-C while the sign-in waits (for the browser, say) ends the command with exit 130; the process exits at
+ * once, and the login lock is released on the way out (see login-lock.ts).
+ */
+async function untilInterrupted<T>(signIn: Promise<T>): Promise<T> {
+  let onInterrupt: (() => void) | undefined;
+  const interrupted = new Promise<never>((_resolve, reject) => {
+    onInterrupt = () => reject(new CliError("sign-in interrupted; nothing was saved.", EXIT.interrupted));
+    process.once("SIGINT", onInterrupt);
+  });
+  try {
+    return await Promise.race([signIn, interrupted]);
+  } finally {
+    if (onInterrupt) process.off("SIGINT", onInterrupt);
+  }
 }

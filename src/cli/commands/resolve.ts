@@ -1,6 +1,7 @@
 /** `chat-cli resolve <chatId>`: finish integration setup, approve script permissions, reject, or send any task. */
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
+import { closestName } from "../../internal/closest-name.js";
 import {
   approvedPermissionsFor,
   type Chat,
@@ -137,7 +138,7 @@ function taskFromFlags(
     throw new CliError(
       `names do not match the request of chat ${chat.id}: it asks for ${requestedNames(pending)}, you gave ${list(given)}`,
       EXIT.error,
-      "Pass exactly the requested integration and MCP preset names, or use --connected.",
+      `${didYouMean(given, [...pending.integrations, ...pending.mcpPresets])}Pass exactly the requested integration and MCP preset names, or use --connected.`,
     );
   }
   // The service confirms a request whole: presets left out are confirmed with the integrations, and that is said.
@@ -146,6 +147,15 @@ function taskFromFlags(
     `Confirming ${requestedNames(pending)}${implied ? " (the request's MCP presets go with it)" : ""} for chat ${chat.id}.`,
   );
   return confirmedStepsFor(pending, integrations);
+}
+
+/** "Did you mean Neon? " for each given name that is not requested but close to one that is (names are exact). */
+function didYouMean(given: readonly string[], requested: readonly string[]): string {
+  const suggestions = given
+    .filter((name) => !requested.includes(name))
+    .map((name) => closestName(name, requested))
+    .filter((name): name is string => name !== undefined && !given.includes(name));
+  return suggestions.length > 0 ? `Did you mean ${list([...new Set(suggestions)])}? ` : "";
 }
 
 /** Seed §4 rule 4: without a hosting project the integration cannot be connected, so it cannot be confirmed. */

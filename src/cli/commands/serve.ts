@@ -1,4 +1,5 @@
 /** `chat-cli serve`: the reference server in the foreground, with its URLs, seeded accounts, dev keys and client configs. */
+import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../../internal/package-version.js";
 import type { CliContext } from "../context.js";
@@ -44,6 +45,35 @@ export function bridgeBinPath(): string | undefined {
   return root ? join(root, "bin", "chat-mcp-bridge.js") : undefined;
 }
 
+/** Hosts that listen on every interface of the machine. */
+const EVERY_INTERFACE = new Set(["0.0.0.0", "::", "[::]"]);
+
+/**
+ * For `--host 0.0.0.0` (or `::`): a warning that anyone on the network can reach this dev server, and the URLs
+ * other machines reach it at (the base URL printed is the loopback one); nothing for any other host.
+ */
+export function everyInterfaceNote(
+  host: string,
+  port: number,
+  interfaces: ReturnType<typeof networkInterfaces>,
+): string[] {
+  if (!EVERY_INTERFACE.has(host)) return [];
+  const addresses = Object.values(interfaces)
+    .flatMap((entries) => entries ?? [])
+    .filter((entry) => !entry.internal && (entry.family === "IPv4" || host !== "0.0.0.0"))
+    .filter((entry) => !entry.address.startsWith("fe80:"))
+    .map((entry) =>
+      entry.family === "IPv6" ? `http://[${entry.address}]:${port}` : `http://${entry.address}:${port}`,
+    );
+  return [
+    `  Warning:   listening on every network interface (${host}): anyone who can reach this machine can use this`,
+    "             dev server, its seeded accounts and dev keys. Use --host 127.0.0.1 unless you mean it.",
+    ...(addresses.length > 0
+      ? [`  From other machines: ${addresses.join(", ")} (pass --public-url with that address for sign-ins)`]
+      : []),
+  ];
+}
+
 /** Runs until SIGINT or SIGTERM, then closes the server and returns (exit 0). */
 export async function serve(options: ServeOptions, ctx: CliContext): Promise<void> {
   const { startReferenceServer, SEED_ACCOUNTS, SEED_USERS } = await import("../../server/index.js");
@@ -67,9 +97,9 @@ export async function serve(options: ServeOptions, ctx: CliContext): Promise<voi
     if ((error as NodeJS.ErrnoException | null)?.code !== "EADDRINUSE") throw error;
     const where = `${options.host.includes(":") ? `[${options.host}]` : options.host}:${options.port}`;
     throw new CliError(
-      `a server already runs on ${where} (perhaps another \`chat-cli serve\`); this one cannot listen there`,
+      `port ${options.port} on ${options.host} is already in use by another program; cannot listen on ${where}`,
       EXIT.error,
-      `Use that one (--base-url http://${where}), stop it, or start this one on a free port with --port 0.`,
+      `Pick a free port with --port 0 (or another number), or stop the program using it. If it is another \`chat-cli serve\`, use it with --base-url http://${where}.`,
       error,
     );
   });
@@ -94,6 +124,7 @@ export async function serve(options: ServeOptions, ctx: CliContext): Promise<voi
       `  Base URL:  ${server.url}`,
       `  MCP URL:   ${server.mcpUrl}`,
       `  MCP eras:  ${eraNote(options.mcpEra ?? "both")}`,
+      ...everyInterfaceNote(options.host, Number(new URL(server.url).port), networkInterfaces()),
       ...(options.autoApprove
         ? [`  Sign-ins for ${options.autoApprove} are approved without a consent page.`]
         : []),

@@ -1,6 +1,5 @@
 /** `chat-cli whoami`: the account or team the token acts for (from a chat URL, else the login), and where the token came from. */
-import { type CliContext, maskToken, openClient, resolveToken, SIGN_IN_HINT } from "../context.js";
-import { CliError, EXIT } from "../errors.js";
+import { type CliContext, maskToken, notSignedIn, openClient, resolveToken } from "../context.js";
 import { printJson, shown } from "../output.js";
 
 export interface WhoamiResult {
@@ -21,7 +20,7 @@ export interface WhoamiResult {
  */
 export async function whoami(_options: object, ctx: CliContext): Promise<void> {
   const resolved = await resolveToken(ctx);
-  if (!resolved) throw new CliError(`not signed in to ${ctx.globals.baseUrl}`, EXIT.auth, SIGN_IN_HINT);
+  if (!resolved) return notSignedIn(ctx);
   const client = await openClient(ctx, resolved);
   const page = await client.listChats({ limit: 1 });
   const first = page.data[0];
