@@ -112,7 +112,9 @@ export class LoginStore {
   async #save(login: StoredLogin): Promise<"keychain" | "file"> {
     const text = JSON.stringify(login);
     if (this.mode !== "file") {
-      const backend = await this.#keychainOrFallback();
+      // The fallback is news once: when a login (tokens, not only the client registration) is first saved.
+      const firstLogin = login.tokens !== undefined && !(await this.#fileHoldsTokens());
+      const backend = await this.#keychainOrFallback(firstLogin);
       if (backend) {
         try {
           await backend.set(this.key, text);
@@ -173,10 +175,19 @@ export class LoginStore {
     );
   }
 
-  async #keychainOrFallback(): Promise<KeychainBackend | undefined> {
+  /** True when the login file already holds tokens (a refresh or a second sign-in saves over it). */
+  async #fileHoldsTokens(): Promise<boolean> {
+    try {
+      return parseStoredLogin(await readFile(this.paths.file, "utf8"))?.tokens !== undefined;
+    } catch {
+      return false;
+    }
+  }
+
+  async #keychainOrFallback(announce: boolean): Promise<KeychainBackend | undefined> {
     if (this.mode === "keychain") return this.#requireKeychain();
     const { backend, failures, installed } = await this.#loadKeychain();
-    if (!backend && !this.#warnedFallback) {
+    if (!backend && announce && !this.#warnedFallback) {
       this.#warnedFallback = true;
       // The details (module paths, native errors) are for --debug; the user hears only what they can act on,
       // and nothing at all when no keychain module is installed (the file store is then the plan, not a fallback).

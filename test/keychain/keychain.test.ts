@@ -95,6 +95,19 @@ describe("fallback when no Secret Service answers", () => {
     );
   });
 
+  it("says the file fallback once, when a login is first saved: not for the registration, not on each refresh", async () => {
+    const { installed } = await loadKeychainBackend(["keytar", "napi-keyring"]);
+    if (installed.length === 0) return; // No keychain module: no fallback warning at all (the test above).
+    const { serverUrl, configDir } = scratch();
+    const fallback = /No keychain answered/;
+    const registration = await runStore(["save", serverUrl, configDir, "auto", "", "none"], noBus);
+    expect(registration.warnings.join("\n")).not.toMatch(fallback);
+    const signedIn = await runStore(["save", serverUrl, configDir, "auto", "", "access-1"], noBus);
+    expect(signedIn.warnings.join("\n")).toMatch(fallback);
+    const refreshed = await runStore(["save", serverUrl, configDir, "auto", "", "access-2"], noBus);
+    expect(refreshed.warnings.join("\n")).not.toMatch(fallback);
+  });
+
   it("--token-store keychain fails with a message saying what to do", async () => {
     const { serverUrl, configDir } = scratch();
     const saved = await runStore(["save", serverUrl, configDir, "keychain", "", "access-x"], noBus);
