@@ -27,7 +27,11 @@ export async function presentSignInUrl(
     );
     return "not-opened";
   }
-  process.stderr.write("Opening your browser to sign in. If it does not open, visit this URL:\n");
+  // $BROWSER may be any program (a headless opener in CI, a script): only a desktop's opener is "your browser".
+  const lead = (options.env ?? process.env).BROWSER?.trim()
+    ? "Opening the sign-in URL with the $BROWSER command. If the sign-in does not go on, visit this URL:"
+    : "Opening your browser to sign in. If it does not open, visit this URL:";
+  process.stderr.write(`${lead}\n`);
   process.stderr.write(`  ${url}\n`);
   try {
     // Openers such as xdg-open exit at once, non-zero, when they find no browser.

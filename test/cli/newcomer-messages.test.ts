@@ -208,3 +208,13 @@ describe("serve --host 0.0.0.0", () => {
     expect(everyInterfaceNote("127.0.0.1", 8787, interfaces)).toEqual([]);
   });
 });
+
+describe("a sign-in through a headless $BROWSER (shared by chat-cli and the bridge)", () => {
+  it('does not say "Opening your browser"; it names $BROWSER and still prints the URL', async () => {
+    const env = cleanEnv({ BROWSER: `${process.execPath} ${HTTP_BROWSER}` });
+    const result = await runCli(["--base-url", server.url, "login"], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toMatch(/Opening your browser/);
+    expect(result.stderr).toMatch(/\$BROWSER[^\n]*\n {2}http:\/\/127\.0\.0\.1:\d+\//);
+  });
+});
