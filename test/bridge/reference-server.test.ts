@@ -174,6 +174,26 @@ describe("the access token expires mid-session", () => {
   });
 });
 
+describe("the server refuses an expired access token, and a refresh renews it", () => {
+  it("says nothing about it at info level (no sign-in happened)", async () => {
+    const home = newUserHome();
+    const bridge = await connectThroughBridge(bridgeArgs(), { env: home.env });
+    try {
+      await call(bridge, "list_chats", {});
+      const before = bridge.stderr().length;
+      // The bridge reuses a token for 5 s, longer than it lives here: the next call meets a 401.
+      await new Promise((done) => setTimeout(done, (ACCESS_TOKEN_TTL_SECONDS + 1) * 1000));
+      expect((await call<{ object: string }>(bridge, "list_chats", {})).object).toBe("list");
+      expect(bridge.stderr().slice(before)).not.toMatch(
+        /refreshing or signing in|Another process is signing in/,
+      );
+    } finally {
+      await bridge.close();
+    }
+    expect(home.authorizations()).toBe(1);
+  });
+});
+
 describe("three bridges start together with no tokens", () => {
   it("opens exactly one authorization and all three sessions work", async () => {
     const home = newUserHome();

@@ -27,6 +27,9 @@ const loadRefresh = () => import("./refresh.js");
 const loadBrowserSignIn = () => import("./browser-sign-in.js");
 const loadRevocation = () => import("./revocation.js");
 
+/** A wait for another process's lock longer than this is a sign-in, not a refresh: then it is said. */
+const LASTING_LOCK_WAIT_MS = 3_000;
+
 /** Extra time the lock waits beyond the sign-in timeout: its holder may be waiting for the user in the browser. */
 const LOCK_MARGIN_MS = 60_000;
 
@@ -274,15 +277,26 @@ export class OAuthSession {
   }
 
   #locked<T>(task: () => Promise<T>): Promise<T> {
+    // The holder is most often refreshing (a moment, said with --debug); a wait that lasts is a sign-in.
+    let lasting: NodeJS.Timeout | undefined;
     return withFileLock(
       this.#lockPath,
       {
         waitMs: this.#context.authTimeoutMs + LOCK_MARGIN_MS,
-        onWait: () =>
-          this.#context.log("info", "Another process is signing in to this server; waiting for it."),
+        onWait: () => {
+          this.#context.log("debug", "Another process holds the login lock; waiting for it.");
+          lasting = setTimeout(
+            () => this.#context.log("info", "Another process is signing in to this server; waiting for it."),
+            LASTING_LOCK_WAIT_MS,
+          );
+          lasting.unref();
+        },
       },
-      task,
-    );
+      () => {
+        clearTimeout(lasting);
+        return task();
+      },
+    ).finally(() => clearTimeout(lasting));
   }
 
   /** Every failure of a sign-in path reaches callers as AuthRequiredError, keeping its message. */

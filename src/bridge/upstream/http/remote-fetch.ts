@@ -63,11 +63,9 @@ export function createRemoteFetch(options: {
   const recovered = (response: HttpAnswer, rejected: string | undefined): Promise<string> => {
     if (latest && latest !== rejected && !recovery) return Promise.resolve(latest); // already recovered
     if (!recovery) {
-      log.info(
-        response.status === 401
-          ? "the server asked for authorization; refreshing or signing in"
-          : "the server asked for more scopes; signing in again",
-      );
+      // A refresh that works is routine (said with --debug); a sign-in it leads to speaks for itself.
+      if (response.status === 401) log.debug("the server asked for authorization; refreshing or signing in");
+      else log.info("the server asked for more scopes; signing in again");
       const started = (auth as BridgeAuth)
         .recover({
           status: response.status,
