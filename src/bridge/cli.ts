@@ -1,12 +1,14 @@
 /** The `chat-mcp-bridge` command line, parsed by commander from one table: `[options] [mcp-url]`,
  * `login [mcp-url]`, `logout [mcp-url]` and `doctor [mcp-url]`, all with the same connection options.
  */
+
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { defaultMcpUrl } from "../config/index.js";
 import { closestName } from "../internal/closest-name.js";
 import { packageVersion } from "../internal/package-version.js";
 import { portNumber } from "../internal/port.js";
 import { UsageError } from "../internal/usage-error.js";
+import { ENVIRONMENT_HELP, hideFlagsOf } from "./cli-help.js";
 import { type CustomHeader, HeaderOptionError, parseHeaderOption } from "./upstream/http/custom-headers.js";
 
 export type TokenStoreChoice = "auto" | "keychain" | "file";
@@ -119,15 +121,19 @@ export function parseBridgeArgs(
   for (const { kind, description, ownOptions = (command: Command) => command } of COMMANDS) {
     const command =
       kind === "relay" ? program.description(description) : program.command(kind).description(description);
-    withConnectionOptions(
-      ownOptions(
-        kind === "relay"
-          ? command.argument("[mcp-url]", "MCP endpoint URL (default: $CHAT_MCP_URL or <base>/mcp)")
-          : command.argument("[mcp-url]"),
+    hideFlagsOf(
+      withConnectionOptions(
+        ownOptions(
+          kind === "relay"
+            ? command.argument("[mcp-url]", "MCP endpoint URL (default: $CHAT_MCP_URL or <base>/mcp)")
+            : command.argument("[mcp-url]"),
+        ),
       ),
+      kind,
     )
       // The relay counts its operands itself, so that a mistyped subcommand before a URL gets its suggestion.
       .allowExcessArguments(kind === "relay")
+      .addHelpText("after", kind === "relay" ? ENVIRONMENT_HELP : "")
       .action((url: string | undefined, _opts: unknown, self: Command) => {
         if (kind === "relay") checkRelayOperands(self);
         const opts = mergedOptions(self);
