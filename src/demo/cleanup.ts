@@ -1,4 +1,4 @@
-/** The demo's temp config (it holds tokens) goes on every way a terminal stops it: Ctrl-C, SIGTERM and SIGHUP. */
+/** The demo's temp config (it holds tokens) goes on every way a terminal stops it: Ctrl-C, SIGTERM, SIGHUP, a closed pipe. */
 import { rmSync } from "node:fs";
 import { constants } from "node:os";
 
@@ -27,4 +27,20 @@ export function removeOnSignals(
   return () => {
     for (const [signal, handler] of handlers) process.off(signal, handler);
   };
+}
+
+/**
+ * A reader that stops early (`npm run demo | head -12`) closes stdout: the next write fails with EPIPE (Node
+ * ignores SIGPIPE). Then `dir` goes too, and the demo ends as a shell reports SIGPIPE (128 + 13).
+ */
+export function removeOnBrokenPipe(
+  dir: string,
+  stream: NodeJS.WritableStream = process.stdout,
+  exit: (code: number) => void = (code) => process.exit(code),
+): void {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+    rmSync(dir, { recursive: true, force: true });
+    exit(128 + constants.signals.SIGPIPE);
+  });
 }

@@ -1,7 +1,7 @@
 /** `npm run demo`: starts the reference server in-process and walks the integration flow through the bridge, then chat-cli. */
 import { parseArgs } from "node:util";
 import { runBridgeFlow } from "./bridge-flow.js";
-import { removeOnSignals } from "./cleanup.js";
+import { removeOnBrokenPipe, removeOnSignals } from "./cleanup.js";
 import { runCliFlow } from "./cli-flow.js";
 import { DemoStepError, formatMs, Narrator } from "./narrator.js";
 import { createDemoSetup, type DemoSetup, HEADLESS_TEAM } from "./setup.js";
@@ -59,6 +59,7 @@ async function main(): Promise<number> {
 
   // Ctrl-C, SIGTERM, SIGHUP: the children go with the terminal's signal; the temp config dir (with its tokens) too.
   removeOnSignals(setup.configDir);
+  removeOnBrokenPipe(setup.configDir);
 
   try {
     narrator.line();

@@ -1,5 +1,5 @@
 /** `npm run demo` in its headless mode (as CI runs it): both flows pass, the summary says so, and no secret reaches the terminal. */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
@@ -93,4 +93,28 @@ describe("the demo's command line", () => {
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain("--no-such-option");
   });
+});
+
+describe("a reader that stops early (`npm run demo | head -12`)", () => {
+  it("still removes the demo's temp config folder", async () => {
+    const child = spawn(process.execPath, [demo, "--headless"], {
+      env: { ...process.env, NO_COLOR: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let seen = "";
+    const configDir = await new Promise<string>((done, fail) => {
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+        seen += chunk;
+        const found = /Config dir\s+(\S+)/.exec(seen)?.[1];
+        // As head does once it has its lines: the pipe closes, and the demo's next write meets EPIPE.
+        if (found) {
+          child.stdout.destroy();
+          done(found);
+        }
+      });
+      child.once("exit", () => fail(new Error(`the demo ended before naming its config dir:\n${seen}`)));
+    });
+    await new Promise((done) => child.once("close", done));
+    expect(existsSync(configDir)).toBe(false);
+  }, 120_000);
 });
