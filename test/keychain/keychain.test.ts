@@ -13,10 +13,14 @@ import { buildChildScript } from "../auth/fixtures/build-child.js";
 import { needs } from "../support/requirements.js";
 import { scratchDir } from "../support/scratch-dir.js";
 
-/** Why each backend cannot be tested here (not installed, or no Secret Service answers), if it cannot. */
-async function backendMissing(backend: KeychainBackend["name"]): Promise<string | undefined> {
-  const { backend: loaded, failures } = await loadKeychainBackend([backend]);
-  return loaded ? undefined : failures.join("; ").split("\n")[0];
+/**
+ * Options that skip a backend's tests when it cannot be tested here, naming what is missing: its optional module
+ * (`keychain-module`: install it) or an answering Secret Service (`keychain`: start one).
+ */
+async function backendNeeds(backend: KeychainBackend["name"]): Promise<ReturnType<typeof needs>> {
+  const { backend: loaded, failures, installed } = await loadKeychainBackend([backend]);
+  const reason = loaded ? undefined : failures.join("; ").split("\n")[0];
+  return needs(installed.includes(backend) || loaded ? "keychain" : "keychain-module", reason);
 }
 
 let child: string;
@@ -52,7 +56,7 @@ function scratch() {
 }
 
 for (const backend of ["keytar", "napi-keyring"] as const) {
-  describe(`keychain backend ${backend}`, needs("keychain", await backendMissing(backend)), () => {
+  describe(`keychain backend ${backend}`, await backendNeeds(backend), () => {
     it("tokens written by one process are read back by another, and nothing secret is on disk", async () => {
       const { serverUrl, configDir, paths } = scratch();
       const token = `access-${randomBytes(8).toString("hex")}`;

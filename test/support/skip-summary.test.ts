@@ -11,6 +11,15 @@ describe("skip line fixes", () => {
     },
   );
 
+  it("a keychain module that is not installed: the fix installs it, not gnome-keyring", () => {
+    const fix = fixFor("[keychain-module] keytar: Cannot find module 'keytar'");
+    expect(fix).toContain("npm install --no-save keytar");
+    expect(fix).not.toMatch(/gnome-keyring|dbus/);
+    expect(fixFor("[keychain-module] @napi-rs/keyring: Cannot find module '@napi-rs/keyring'")).toContain(
+      "npm install --no-save @napi-rs/keyring",
+    );
+  });
+
   it("an unknown requirement gets no made-up fix", () => {
     expect(fixFor("[unexplained] test/x.test.ts")).toBe("");
   });
