@@ -7,7 +7,7 @@ export CHAT_TEST_IN_KEYRING=1
 XDG_DATA_HOME="$(mktemp -d)"
 export XDG_DATA_HOME
 trap 'rm -rf "$XDG_DATA_HOME"' EXIT
-dbus-run-session -- bash -c '
+dbus-run-session --dbus-daemon="$(dirname "$0")/quiet-dbus-daemon.sh" -- bash -c '
   eval "$(printf "test-password" | gnome-keyring-daemon --unlock --components=secrets 2>/dev/null)" >/dev/null
   export GNOME_KEYRING_CONTROL SSH_AUTH_SOCK
   exec "$@"' bash "$@"

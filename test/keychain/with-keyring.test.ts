@@ -1,0 +1,28 @@
+/** scripts/with-keyring.sh (the test run's private keyring): its D-Bus session adds nothing to the run's output. */
+import { execFileSync, spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { needs } from "../support/requirements.js";
+
+const ROOT = join(import.meta.dirname, "../..");
+const missing = ["dbus-run-session", "gnome-keyring-daemon"].find((program) => {
+  try {
+    execFileSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" });
+    return false;
+  } catch {
+    return true;
+  }
+});
+
+describe("with-keyring.sh", needs("keychain", missing && `${missing} is not on PATH`), () => {
+  it("does not pass on dbus-daemon's 'Failed to set fd limit' line", () => {
+    const env = { ...process.env };
+    delete env.CHAT_TEST_IN_KEYRING;
+    const result = spawnSync("bash", [join(ROOT, "scripts/with-keyring.sh"), "true"], {
+      env,
+      encoding: "utf8",
+    });
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stderr).not.toMatch(/Failed to set fd limit/);
+  });
+});
