@@ -5,8 +5,19 @@ export interface PreRegisteredOAuthClient {
   client_id: string;
   /** Absent for a public client; with it the client authenticates by `client_secret_basic` or `client_secret_post`. */
   client_secret?: string;
-  redirect_uris: string[];
+  /**
+   * Public keys (RFC 7591 `jwks`: RSA, P-256 or Ed25519 JWKs) for `private_key_jwt` (RFC 7523 §2.2): the client
+   * authenticates with an assertion signed by the private half instead of a secret.
+   */
+  jwks?: { keys: JsonWebKey[] };
+  /** Where a browser sign-in returns; none for a client that only uses the `client_credentials` grant. */
+  redirect_uris?: string[];
   client_name?: string;
+  /**
+   * Account or team slug the `client_credentials` grant acts for: with it, this confidential client (secret or
+   * `jwks`) may get tokens with no person present.
+   */
+  client_credentials_account?: string;
 }
 
 /** Options of the OAuth part, read from `ctx.options` (they belong in `ReferenceServerOptions`). */

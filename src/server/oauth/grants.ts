@@ -58,7 +58,8 @@ interface AuthorizationCode extends Approval {
 
 export interface IssuedTokens {
   accessToken: string;
-  refreshToken: string;
+  /** Absent for `client_credentials`: a new token is asked for the same way. */
+  refreshToken?: string;
   expiresIn: number;
   family: GrantFamily;
 }
@@ -220,6 +221,15 @@ export class OAuthGrants {
     });
   }
 
+  /** `client_credentials` (RFC 6749 §4.4): a family of its own with an access token and no refresh token (§4.4.3). */
+  issueWithoutPerson(approval: Approval): IssuedTokens {
+    const family: GrantFamily = { ...approval, id: newId("grant"), createdAt: this.#now(), revoked: false };
+    return this.#store.batch(() => {
+      this.#families.set(family.id, family);
+      return this.#issueTokens(family, false);
+    });
+  }
+
   /** Rotates a refresh token; reuse of an already-rotated one revokes its whole family. */
   refresh(refreshToken: string, clientId: string): RefreshOutcome {
     const hash = hashOf(refreshToken);
@@ -300,16 +310,17 @@ export class OAuthGrants {
     });
   }
 
-  #issueTokens(family: GrantFamily): IssuedTokens {
+  #issueTokens(family: GrantFamily, withRefreshToken = true): IssuedTokens {
     this.#pruneTokens();
     const now = this.#now();
     const accessToken = newSecret(ACCESS_TOKEN_PREFIX);
-    const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
     this.#tokens.set(hashOf(accessToken), {
       kind: "access",
       familyId: family.id,
       expiresAt: now + this.#accessTokenTtlSeconds * 1000,
     });
+    if (!withRefreshToken) return { accessToken, expiresIn: this.#accessTokenTtlSeconds, family };
+    const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
     this.#tokens.set(hashOf(refreshToken), {
       kind: "refresh",
       familyId: family.id,

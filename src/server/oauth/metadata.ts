@@ -1,4 +1,5 @@
 /** RFC 8414 authorization server metadata and RFC 9728 protected resource metadata, to MCP 2026-07-28. */
+import { CLIENT_ASSERTION_ALGORITHMS } from "./client-assertion.js";
 import { CHAT_SCOPES, OFFLINE_ACCESS_SCOPE } from "./provider.js";
 import { TOKEN_ENDPOINT_AUTH_METHODS } from "./registration.js";
 
@@ -12,10 +13,12 @@ export function authorizationServerMetadata(issuer: string): Record<string, unkn
     revocation_endpoint: `${issuer}/revoke`,
     response_types_supported: ["code"],
     response_modes_supported: ["query"],
-    grant_types_supported: ["authorization_code", "refresh_token"],
+    grant_types_supported: ["authorization_code", "refresh_token", "client_credentials"],
     code_challenge_methods_supported: ["S256"],
-    token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
-    revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
+    token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS, "private_key_jwt"],
+    token_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGORITHMS],
+    revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS, "private_key_jwt"],
+    revocation_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGORITHMS],
     scopes_supported: [...CHAT_SCOPES, OFFLINE_ACCESS_SCOPE],
     authorization_response_iss_parameter_supported: true,
     client_id_metadata_document_supported: true,

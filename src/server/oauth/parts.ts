@@ -1,6 +1,7 @@
 /** What the OAuth endpoints share: grants, flows, clients, limits, the consent binding and the server's identity. */
 import type { ServerContext } from "../context.js";
 import type { ConsentBrowserBinding } from "./browser-binding.js";
+import type { ClientAssertions } from "./client-assertion.js";
 import type { ClientMetadataDocuments } from "./client-metadata-documents.js";
 import type { OAuthGrants } from "./grants.js";
 import type { AuthorizationFlows } from "./provider.js";
@@ -16,6 +17,8 @@ export interface OAuthParts {
   documents: ClientMetadataDocuments;
   limiters: OAuthLimiters;
   binding: ConsentBrowserBinding;
+  /** `private_key_jwt` assertions checked, and their `jti`s remembered against replay. */
+  assertions: ClientAssertions;
   now: () => number;
   /** When set, requests are approved for this account at once (no consent page). */
   autoApprove?: { account: string; userId?: string };

@@ -45,7 +45,7 @@ export interface TokenResponseBody {
   access_token: string;
   token_type: "Bearer";
   expires_in: number;
-  refresh_token: string;
+  refresh_token?: string;
   scope: string;
   /** Extra parameter (RFC 6749 §5.1): slug of the account or team the grant acts for, chosen at consent. */
   account: string;
@@ -200,6 +200,21 @@ export class AuthorizationFlows {
     return tokenResponse(outcome.tokens);
   }
 
+  /** `grant_type=client_credentials` (RFC 6749 §4.4): tokens for the account the client is registered to act for. */
+  grantClientCredentials(
+    client: RegisteredClient,
+    scope: string | null,
+    resource: string | null,
+  ): TokenResponseBody {
+    const account = client.client_credentials_account;
+    if (!account || !client.grant_types.includes("client_credentials")) {
+      throw new OAuthError("unauthorized_client", "the client is not registered for client_credentials");
+    }
+    const checked = this.checkScopesAndResource(scope, resource);
+    const approval: Approval = { clientId: client.client_id, account, ...checked };
+    return tokenResponse(this.#options.grants.issueWithoutPerson(approval));
+  }
+
   revokeToken(client: RegisteredClient, token: string): void {
     this.#options.grants.revokeToken(token, client.client_id);
   }
@@ -248,7 +263,7 @@ function tokenResponse(tokens: IssuedTokens): TokenResponseBody {
     access_token: tokens.accessToken,
     token_type: "Bearer",
     expires_in: tokens.expiresIn,
-    refresh_token: tokens.refreshToken,
+    ...(tokens.refreshToken ? { refresh_token: tokens.refreshToken } : {}),
     scope: tokens.family.scopes.join(" "),
     account: tokens.family.account,
   };

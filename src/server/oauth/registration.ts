@@ -68,7 +68,12 @@ export interface RegisteredClient extends Omit<ClientMetadata, "grant_types" | "
   client_secret_expires_at?: number;
   grant_types: string[];
   response_types: string[];
-  token_endpoint_auth_method: (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
+  /** `private_key_jwt` only for pre-registered clients with `jwks` (dynamic registration keeps no key sets). */
+  token_endpoint_auth_method: (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number] | "private_key_jwt";
+  /** Public keys of a `private_key_jwt` client. */
+  jwks?: { keys: JsonWebKey[] };
+  /** The account or team the `client_credentials` grant acts for (pre-registered clients only). */
+  client_credentials_account?: string;
 }
 
 /** An RFC 7591 error: `invalid_client_metadata` or `invalid_redirect_uri`. */

@@ -1,9 +1,10 @@
 /** The authorization server's routes on one fetch handler, and the parts they share, built from the server context. */
 import type { ServerContext } from "../context.js";
 import { jsonResponse, type RouteHandler } from "../http.js";
-import type { OAuthServerOptions } from "../options.js";
+import type { OAuthServerOptions, PreRegisteredOAuthClient } from "../options.js";
 import { handleAuthorize } from "./authorize.js";
 import { ConsentBrowserBinding } from "./browser-binding.js";
+import { ClientAssertions, publicKeysOf } from "./client-assertion.js";
 import { ClientMetadataDocuments } from "./client-metadata-documents.js";
 import { handleConsent } from "./consent.js";
 import { DEFAULT_ACCESS_TOKEN_TTL_SECONDS, OAuthGrants } from "./grants.js";
@@ -12,6 +13,7 @@ import type { OAuthParts } from "./parts.js";
 import { AuthorizationFlows, PENDING_AUTHORIZATION_TTL_MS } from "./provider.js";
 import { oauthLimiters } from "./rate-limits.js";
 import { handleRegister } from "./register.js";
+import type { RegisteredClient } from "./registration.js";
 import { handleRevoke, handleToken } from "./token.js";
 
 /** RFC 8707 resource identifiers served here. */
@@ -91,14 +93,7 @@ function oauthParts(ctx: ServerContext): OAuthParts {
       : {}),
   });
   for (const client of options.oauthClients ?? []) {
-    grants.saveClient({
-      client_name: client.client_id,
-      ...client,
-      token_endpoint_auth_method: client.client_secret ? "client_secret_basic" : "none",
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      client_id_issued_at: Math.floor(now() / 1000),
-    });
+    grants.saveClient(preRegisteredClient(ctx, client, now()));
   }
   return {
     ctx,
@@ -115,6 +110,7 @@ function oauthParts(ctx: ServerContext): OAuthParts {
       ...(options.testOnlyAllowHttpClientMetadataDocuments ? { allowLoopbackHttp: true } : {}),
     }),
     limiters: oauthLimiters(options.oauthRateLimit, now),
+    assertions: new ClientAssertions({ issuer: ctx.baseUrl, tokenEndpoint: `${ctx.baseUrl}/token` }, now),
     binding: new ConsentBrowserBinding(() => ctx.baseUrl.startsWith("https:"), PENDING_AUTHORIZATION_TTL_MS),
     now,
     ...(options.autoApprove ? { autoApprove: autoApproval(ctx, options.autoApprove) } : {}),
@@ -142,6 +138,55 @@ function corsPreflight(): Response {
       "access-control-max-age": "86400",
     },
   });
+}
+
+/**
+ * A client of the `oauthClients` option as the server keeps it: `private_key_jwt` with `jwks`, else a secret's
+ * `client_secret_basic` (`_post` accepted too), else public; the `client_credentials` grant when it names an account.
+ */
+function preRegisteredClient(
+  ctx: ServerContext,
+  client: PreRegisteredOAuthClient,
+  nowMs: number,
+): RegisteredClient {
+  const { jwks, client_credentials_account: account, ...rest } = client;
+  if (jwks) publicKeysOf(jwks, client.client_id);
+  if (jwks && client.client_secret !== undefined) {
+    throw new Error(
+      `oauthClients: client "${client.client_id}" has both a client_secret and jwks; choose one`,
+    );
+  }
+  if (account !== undefined) {
+    if (!jwks && client.client_secret === undefined) {
+      throw new Error(
+        `oauthClients: client "${client.client_id}" needs a client_secret or jwks for client_credentials`,
+      );
+    }
+    if (!ctx.accounts.has(account)) {
+      throw new Error(
+        `oauthClients: no account or team "${account}" for client "${client.client_id}"; use one of ${[...ctx.accounts.keys()].join(", ")}.`,
+      );
+    }
+  }
+  return {
+    client_name: client.client_id,
+    ...rest,
+    redirect_uris: client.redirect_uris ?? [],
+    token_endpoint_auth_method: jwks
+      ? "private_key_jwt"
+      : client.client_secret
+        ? "client_secret_basic"
+        : "none",
+    grant_types: [
+      "authorization_code",
+      "refresh_token",
+      ...(account !== undefined ? ["client_credentials"] : []),
+    ],
+    response_types: ["code"],
+    client_id_issued_at: Math.floor(nowMs / 1000),
+    ...(jwks ? { jwks } : {}),
+    ...(account !== undefined ? { client_credentials_account: account } : {}),
+  };
 }
 
 /** The account to approve for, and the first seeded person in it (the SSO page lets only that person complete SSO). */
