@@ -24,6 +24,7 @@ export const INTEGRATION_FILES = [
   "test/auth/session/mix-up.test.ts",
   "test/auth/session/oauth-session.test.ts",
   "test/bridge/bin-stdio.test.ts",
+  "test/bridge/client-credentials.test.ts",
   "test/bridge/confirm-tool-notification.test.ts",
   "test/bridge/confirm-tool.test.ts",
   "test/bridge/doctor/checks/era.test.ts",

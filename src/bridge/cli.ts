@@ -25,6 +25,10 @@ export interface BridgeOptions {
   /** From `$CHAT_MCP_CLIENT_SECRET`, never from a flag. */
   clientSecret?: string;
   clientMetadataUrl?: string;
+  /** `--client-credentials`: the `client_credentials` grant as `clientId`, no browser and no person. */
+  clientCredentials?: boolean;
+  /** `--client-private-key`: the PEM file of a `private_key_jwt` client (read when the session is built). */
+  clientPrivateKeyFile?: string;
   /** `--ignore-tool` patterns (`*` wildcards): tools hidden from the client. */
   ignoreTools?: string[];
   /** `--read-only`: only tools annotated `readOnlyHint: true`. */
@@ -202,6 +206,8 @@ function withConnectionOptions(command: Command): Command {
     .option("--debug", "detailed logs on stderr (never tokens or header values)")
     .option("--client-id <id>", "pre-registered OAuth client id (secret from $CHAT_MCP_CLIENT_SECRET)")
     .option("--client-metadata-url <url>", "https URL of a client ID metadata document")
+    .option("--client-credentials", "sign in as the --client-id client itself: no browser, no person")
+    .option("--client-private-key <pem-file>", "private_key_jwt key for --client-credentials (yours alone)")
     .option(
       "--ignore-tool <pattern>",
       "hide tools whose name matches (repeatable; * is a wildcard)",
@@ -272,8 +278,15 @@ function toConnectionOptions(
       throw new UsageError("--client-metadata-url must be an https URL with a path");
     }
   }
+  const clientCredentials = opts.clientCredentials === true;
+  const clientPrivateKeyFile = opts.clientPrivateKey as string | undefined;
+  if (clientCredentials || clientPrivateKeyFile !== undefined) {
+    checkClientCredentials(opts, env, clientCredentials, clientPrivateKeyFile);
+  }
   return {
     headers,
+    ...(clientCredentials ? { clientCredentials } : {}),
+    ...(clientPrivateKeyFile !== undefined ? { clientPrivateKeyFile } : {}),
     callbackPort: opts.callbackPort as number | undefined,
     openBrowser: opts.browser !== false,
     authTimeoutMs: opts.authTimeout === undefined ? undefined : (opts.authTimeout as number) * 1000,
@@ -292,6 +305,27 @@ function toConnectionOptions(
     resource: opts.resource as string | undefined,
     profile: opts.profile as string | undefined,
   };
+}
+
+/** `--client-credentials` needs the client and one credential; `--client-private-key` goes with it. */
+function checkClientCredentials(
+  opts: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+  clientCredentials: boolean,
+  keyFile: string | undefined,
+): void {
+  if (!clientCredentials) throw new UsageError("--client-private-key goes with --client-credentials");
+  if (!opts.clientId) throw new UsageError("--client-credentials needs --client-id <id>");
+  if (opts.clientMetadataUrl !== undefined) {
+    throw new UsageError(
+      "--client-credentials and --client-metadata-url are two different clients; choose one",
+    );
+  }
+  if (keyFile === undefined && !env.CHAT_MCP_CLIENT_SECRET) {
+    throw new UsageError(
+      "--client-credentials needs the client's secret in $CHAT_MCP_CLIENT_SECRET or --client-private-key <pem-file>",
+    );
+  }
 }
 
 function doctorTarget(raw: string, allowHttp: boolean): DoctorTarget {

@@ -1,6 +1,7 @@
 /** The bridge's OAuth session, built from the command line (sign-in, refresh and revocation load when first needed). */
 
 import { basename, isAbsolute } from "node:path";
+import { readClientPrivateKey } from "../auth/client-key.js";
 import type { SignInPrompt } from "../auth/index.js";
 import { OAuthSession } from "../auth/session/index.js";
 import { configDir } from "../config/index.js";
@@ -20,6 +21,14 @@ export async function createBridgeAuth(
   use: "relay" | "terminal" = "terminal",
   onSignInPrompt?: (prompt: SignInPrompt) => void,
 ): Promise<OAuthSession> {
+  // The key is read (and its file's permissions checked) once, here: it never travels in argv or the environment.
+  const clientCredentials = options.clientCredentials
+    ? {
+        ...(options.clientPrivateKeyFile !== undefined
+          ? { privateKey: readClientPrivateKey(options.clientPrivateKeyFile) }
+          : {}),
+      }
+    : undefined;
   const session = new OAuthSession({
     serverUrl: options.url.href,
     tokenStore: options.tokenStore,
@@ -32,7 +41,9 @@ export async function createBridgeAuth(
     openBrowser: options.openBrowser,
     authTimeoutMs: options.authTimeoutMs,
     clientId: options.clientId,
-    clientSecret: options.clientSecret,
+    // A key file makes it private_key_jwt: a secret in the environment is then not sent.
+    clientSecret: clientCredentials?.privateKey ? undefined : options.clientSecret,
+    ...(clientCredentials ? { clientCredentials } : {}),
     clientMetadataUrl: options.clientMetadataUrl,
     allowHttp: options.allowHttp,
     clientName: "chat-mcp-bridge",

@@ -133,7 +133,8 @@ const text = (operand: Operand | undefined): string =>
 export const COMMANDS: CommandSpec[] = [
   {
     name: "login",
-    description: "sign in with your browser (OAuth) and store the credentials for this base URL",
+    description:
+      "sign in with your browser (OAuth), or as a client with --client-credentials, and store the credentials for this base URL",
     arguments: [],
     options: [
       { flags: "--no-browser", description: "print the sign-in URL instead of opening a browser" },
@@ -148,6 +149,19 @@ export const COMMANDS: CommandSpec[] = [
         parse: parseTokenStore,
         defaultValue: "auto",
       },
+      {
+        flags: "--client-credentials",
+        description: "sign in as the --client-id client itself, with no browser (for CI jobs)",
+      },
+      {
+        flags: "--client-id <id>",
+        description: "the pre-registered OAuth client (its secret, if any, from $CHAT_MCP_CLIENT_SECRET)",
+      },
+      {
+        flags: "--client-private-key <pem-file>",
+        description:
+          "with --client-credentials: sign private_key_jwt assertions with this key (a file only you can read)",
+      },
     ],
     async run(_operands, opts, ctx) {
       await (await import("./commands/login.js")).login(
@@ -155,6 +169,9 @@ export const COMMANDS: CommandSpec[] = [
           browser: opts.browser as boolean,
           authTimeoutMs: opts.authTimeout === undefined ? undefined : (opts.authTimeout as number) * 1000,
           tokenStore: opts.tokenStore as "auto" | "keychain" | "file",
+          clientCredentials: opts.clientCredentials === true,
+          clientId: opts.clientId as string | undefined,
+          clientPrivateKeyFile: opts.clientPrivateKey as string | undefined,
         },
         ctx,
       );

@@ -282,3 +282,48 @@ describe("client lines", () => {
     expect(parseClientLine("[1,2]")).toMatchObject({ error: { id: null, error: { code: -32600 } } });
   });
 });
+
+describe("--client-credentials", () => {
+  const url = "https://chat.example.com/mcp";
+  const withSecret = { CHAT_MCP_CLIENT_SECRET: "a-client-secret" };
+
+  it("takes --client-id with the secret from the environment, or with --client-private-key", () => {
+    const bySecret = parseBridgeArgs(
+      argv("--client-credentials", "--client-id", "ci", url),
+      withSecret,
+      quiet,
+    );
+    expect(bySecret.kind === "relay" && bySecret.options).toMatchObject({
+      clientCredentials: true,
+      clientId: "ci",
+      clientSecret: "a-client-secret",
+    });
+    const byKey = parseBridgeArgs(
+      argv("login", "--client-credentials", "--client-id", "ci", "--client-private-key", "/k.pem", url),
+      {},
+      quiet,
+    );
+    expect(byKey.kind === "login" && byKey.options).toMatchObject({
+      clientCredentials: true,
+      clientPrivateKeyFile: "/k.pem",
+    });
+  });
+
+  it.each([
+    [["--client-credentials", url], withSecret, "needs --client-id"],
+    [
+      ["--client-credentials", "--client-id", "ci", url],
+      {},
+      "$CHAT_MCP_CLIENT_SECRET or --client-private-key",
+    ],
+    [["--client-id", "ci", "--client-private-key", "/k.pem", url], {}, "goes with --client-credentials"],
+    [
+      ["--client-credentials", "--client-id", "ci", "--client-metadata-url", "https://a.example/c.json", url],
+      withSecret,
+      "choose one",
+    ],
+  ])("refuses %j", (args, env, message) => {
+    expect(() => parseBridgeArgs(argv(...args), env, quiet)).toThrow(UsageError);
+    expect(() => parseBridgeArgs(argv(...args), env, quiet)).toThrow(message);
+  });
+});

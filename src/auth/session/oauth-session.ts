@@ -26,6 +26,7 @@ import { ServerMetadata } from "./server-metadata.js";
 const loadRefresh = () => import("./refresh.js");
 const loadBrowserSignIn = () => import("./browser-sign-in.js");
 const loadRevocation = () => import("./revocation.js");
+const loadClientCredentials = () => import("./client-credentials.js");
 
 /** Extra time the lock waits beyond the sign-in timeout: its holder may be waiting for the user in the browser. */
 const LOCK_MARGIN_MS = 60_000;
@@ -105,14 +106,17 @@ export class OAuthSession {
       tokens = (await this.#storage.reload())?.tokens;
     if (!tokens) return undefined;
     if (!isDue(tokens)) return tokens.accessToken;
-    if (!tokens.refreshToken) return isExpired(tokens) ? undefined : tokens.accessToken;
+    // With client credentials, a token that is due is replaced by a new grant: no person is needed for it.
+    const renews = this.#options.clientCredentials !== undefined;
+    if (!tokens.refreshToken && !renews) return isExpired(tokens) ? undefined : tokens.accessToken;
     try {
       return await this.#locked(async () => {
         const login = await this.#storage.reload();
         // Another process may have refreshed while this one waited for the lock.
-        if (!login?.tokens || !isDue(login.tokens) || !login.tokens.refreshToken)
-          return login?.tokens?.accessToken;
-        return (await this.#refresh(login))?.tokens?.accessToken;
+        if (!login?.tokens || !isDue(login.tokens)) return login?.tokens?.accessToken;
+        if (login.tokens.refreshToken) return (await this.#refresh(login))?.tokens?.accessToken;
+        if (renews) return (await this.#signIn({ strictSave: false })).tokens?.accessToken;
+        return login.tokens.accessToken;
       });
     } catch (error) {
       // Unreachable authorization server: keep the current token; a 401 from the resource leads to recover().
@@ -259,6 +263,10 @@ export class OAuthSession {
     resourceMetadataUrl?: string | undefined;
     strictSave: boolean;
   }): Promise<StoredLogin> {
+    if (this.#options.clientCredentials) {
+      const { signInWithClientCredentials } = await loadClientCredentials();
+      return signInWithClientCredentials(this.#context, input);
+    }
     const { signInWithBrowser } = await loadBrowserSignIn();
     return signInWithBrowser(this.#context, {
       ...input,

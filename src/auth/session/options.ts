@@ -1,5 +1,6 @@
 /** What an OAuthSession is built from and what it tells: its options, a resource's challenge, sign-in and stored-login summaries. */
 
+import type { ClientPrivateKey } from "../client-key.js";
 import type { StoredClient } from "../stored-login.js";
 import type { AuthLog } from "../token-store.js";
 
@@ -27,6 +28,11 @@ export interface OAuthSessionOptions {
   /** A pre-registered client; its secret (if any) comes from `$CHAT_MCP_CLIENT_SECRET`, read by the caller. */
   clientId?: string;
   clientSecret?: string;
+  /**
+   * `--client-credentials`: sign in with the `client_credentials` grant as `clientId` (no browser, no person):
+   * with `clientSecret`, or with `privateKey` (`private_key_jwt`). A new token is asked for when one is due.
+   */
+  clientCredentials?: { privateKey?: ClientPrivateKey | undefined };
   /** A client ID metadata document (https URL), used where the authorization server supports it. */
   clientMetadataUrl?: string;
   /** Allow plain http for non-loopback URLs. */
