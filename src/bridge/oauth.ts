@@ -29,6 +29,7 @@ export async function createBridgeAuth(
     callbackHost: options.callbackHost,
     callbackPort: options.callbackPort,
     openBrowser: options.openBrowser,
+    deviceCode: options.deviceCode,
     authTimeoutMs: options.authTimeoutMs,
     clientId: options.clientId,
     clientSecret: options.clientSecret,
@@ -49,6 +50,7 @@ export async function createBridgeAuth(
 function loginCommand(options: Omit<BridgeOptions, "url"> & { url: URL }): string {
   const words = ["chat-mcp-bridge", "login"];
   if (options.profile) words.push("--profile", options.profile);
+  if (options.deviceCode) words.push("--device-code");
   if (options.headers.length > 0) words.push("(your --header options)");
   words.push(options.url.href);
   return words.join(" ");

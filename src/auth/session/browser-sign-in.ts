@@ -8,8 +8,9 @@ import {
   validateAuthorizationResponseIssuer,
 } from "@modelcontextprotocol/client";
 import { rememberSecret } from "../../internal/redact.js";
+import { deviceAuthorizationEndpoint } from "../checks.js";
 import { chooseScope, type DiscoveredServer } from "../discovery.js";
-import { AuthRequiredError, SignInWaitingError } from "../errors.js";
+import { AuthRequiredError, BrowserNotOpenedError, SignInWaitingError } from "../errors.js";
 import { startLoopbackCallback } from "../loopback-callback.js";
 import { assertBrowsableUrl } from "../open-url.js";
 import { presentSignInUrl, showSignInProblem, waitingMessage } from "../sign-in-prompt.js";
@@ -126,7 +127,9 @@ export async function signInWithBrowser(
       env: options.env,
       authTimeoutMs: context.authTimeoutMs,
       log: context.log,
+      deviceCodeFallback: deviceAuthorizationEndpoint(server.metadata) !== undefined,
     });
+    if (shown === "device-code") throw new BrowserNotOpenedError();
     if (shown === "not-opened") mustAct(startUrl, "no-browser");
     const { code, state: answeredState, iss } = await pending.answer;
 

@@ -31,7 +31,7 @@ async function post(path: string, fields: Record<string, string | undefined>) {
   return {
     status: response.status,
     headers: response.headers,
-    body: (await response.json()) as Record<string, any>,
+    body: (await response.json()) as Record<string, unknown>,
   };
 }
 
@@ -214,7 +214,7 @@ describe("the verification page and consent", () => {
 
     const refreshed = await post("/token", {
       grant_type: "refresh_token",
-      refresh_token: redeemed.body.refresh_token,
+      refresh_token: String(redeemed.body.refresh_token),
       client_id: clientId,
     });
     expect(refreshed.status).toBe(200);
