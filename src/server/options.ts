@@ -24,8 +24,11 @@ export interface OAuthServerOptions {
   oauthRateLimit?: OAuthRateLimits | false;
   /** Bounds on dynamically registered clients. Default: unused ones expire after 24 h, at most 10 000 kept. */
   oauthRegistrationLimits?: OAuthRegistrationLimits;
-  /** The device authorization grant (RFC 8628). Default: codes live 600 s, clients poll every 5 s, 1000 pending. */
-  deviceAuthorization?: DeviceAuthorizationOptions;
+  /**
+   * The device authorization grant (RFC 8628). Default: offered; codes live 600 s, clients poll every 5 s, 1000
+   * pending. `false` leaves it out (metadata, endpoints and grant), as a server without it, for testing clients.
+   */
+  deviceAuthorization?: DeviceAuthorizationOptions | false;
   /** Tests only: client ID metadata documents may be served over plain http from a loopback host. */
   testOnlyAllowHttpClientMetadataDocuments?: boolean;
 }

@@ -104,7 +104,7 @@ describe("--auth-timeout's default and --device-code are in --help", () => {
     expect(output).toMatch(
       /--auth-timeout <seconds>\s+how long to wait for the sign-in,[^(]*\(default\s+300\)/,
     );
-    expect(output).toMatch(/--device-code\s+sign in with a code entered in a browser on any device/);
+    expect(output).toMatch(/--device-code\s+sign in with a code entered in a browser on any\s+device/);
     const cli = await new Promise<string>((done) => {
       execFile(
         process.execPath,
@@ -115,6 +115,6 @@ describe("--auth-timeout's default and --device-code are in --help", () => {
     });
     expect(cli).toMatch(/--auth-timeout <seconds>\s+how long to wait for the sign-in,[^(]*\(default\s+300\)/);
     expect(cli).toContain("--token-store <store>");
-    expect(cli).toMatch(/--device-code\s+sign in with a code entered in a browser on any device/);
+    expect(cli).toMatch(/--device-code\s+sign in with a code entered in a browser on any\s+device/);
   }, 30_000);
 });

@@ -16,6 +16,8 @@ export interface OAuthParts {
   flows: AuthorizationFlows;
   /** Pending device authorizations (RFC 8628). */
   devices: DeviceAuthorizations;
+  /** False when the server was started without the device grant (`deviceAuthorization: false`). */
+  offersDeviceGrant: boolean;
   documents: ClientMetadataDocuments;
   limiters: OAuthLimiters;
   binding: ConsentBrowserBinding;

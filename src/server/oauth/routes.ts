@@ -67,7 +67,7 @@ export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
     async function route(request: Request, path: string): Promise<Response | undefined> {
       switch (path) {
         case "/.well-known/oauth-authorization-server":
-          return metadataResponse(request, authorizationServerMetadata(issuer));
+          return metadataResponse(request, authorizationServerMetadata(issuer, parts.offersDeviceGrant));
         case "/.well-known/oauth-protected-resource/mcp":
           return metadataResponse(request, protectedResourceMetadata(issuer, resourceUrls(issuer).mcp));
         case "/.well-known/oauth-protected-resource/v2":
@@ -81,9 +81,13 @@ export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
         case "/register":
           return handleRegister(parts, request, info.clientIp);
         case DEVICE_AUTHORIZATION_PATH:
-          return handleDeviceAuthorization(parts, request, info.clientIp);
+          return parts.offersDeviceGrant
+            ? handleDeviceAuthorization(parts, request, info.clientIp)
+            : undefined;
         case DEVICE_VERIFICATION_PATH:
-          return handleDeviceVerification(parts, request, info.url, info.clientIp);
+          return parts.offersDeviceGrant
+            ? handleDeviceVerification(parts, request, info.url, info.clientIp)
+            : undefined;
         default:
           return handleConsent(parts, request, info.url);
       }
@@ -122,7 +126,8 @@ function oauthParts(ctx: ServerContext): OAuthParts {
     ctx,
     issuer: ctx.baseUrl,
     grants,
-    devices: new DeviceAuthorizations({ grants, now, ...options.deviceAuthorization }),
+    devices: new DeviceAuthorizations({ grants, now, ...(options.deviceAuthorization || {}) }),
+    offersDeviceGrant: options.deviceAuthorization !== false,
     flows: new AuthorizationFlows({
       grants,
       resources: [resources.mcp, resources.v2],

@@ -21,7 +21,7 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
     const client = await authenticateClient(parts, request, form);
     const grantType = form.get("grant_type");
     if (!grantType) throw new OAuthError("invalid_request", "grant_type is required");
-    if (!GRANT_TYPES.has(grantType)) {
+    if (!GRANT_TYPES.has(grantType) || (grantType === DEVICE_CODE_GRANT_TYPE && !parts.offersDeviceGrant)) {
       throw new OAuthError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
     }
     if (!client.grant_types.includes(grantType)) {

@@ -110,6 +110,21 @@ describe("metadata and registration", () => {
   });
 });
 
+describe("deviceAuthorization: false", () => {
+  it("leaves the grant out: no metadata, no endpoint, unsupported_grant_type at /token", async () => {
+    start({ deviceAuthorization: false });
+    const metadata = (await (
+      await server.fetch(`${server.url}/.well-known/oauth-authorization-server`)
+    ).json()) as Record<string, unknown>;
+    expect(metadata.device_authorization_endpoint).toBeUndefined();
+    expect(metadata.grant_types_supported).not.toContain(DEVICE_GRANT);
+    const clientId = await registerDeviceClient();
+    const endpoint = await server.fetch(`${server.url}/device_authorization`, { method: "POST" });
+    expect(endpoint.status).toBe(404);
+    expect((await poll(clientId, "chat_dc_x")).body.error).toBe("unsupported_grant_type");
+  });
+});
+
 describe("the device authorization request (RFC 8628 §3.1-3.2)", () => {
   it("answers a device code, a short unambiguous user code, both verification URIs, lifetime and interval", async () => {
     start();
