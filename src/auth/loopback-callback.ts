@@ -77,8 +77,11 @@ export async function startLoopbackCallback(
   const { servers, port } = await listenOnEvery(addresses, choice, newServer);
   // Cookies ignore ports: one name per callback port keeps concurrent sign-ins apart.
   cookieName = `chat_mcp_sign_in_${port}`;
-  const close = () =>
-    Promise.all(
+  const close = () => {
+    // A sign-in given up before its answer (the device code took over) must not keep its deadline running.
+    for (const flow of flows.values())
+      flow.reject(new AuthRequiredError("The browser sign-in was abandoned.", "failed"));
+    return Promise.all(
       servers.map(
         (server) =>
           new Promise<void>((resolve) => {
@@ -87,6 +90,7 @@ export async function startLoopbackCallback(
           }),
       ),
     ).then(() => undefined);
+  };
   return {
     redirectUri: `http://${host}:${port}${CALLBACK_PATH}`,
     port,

@@ -1,16 +1,24 @@
-/** What the user sees of a sign-in: the URL shown (and opened where a browser can open), and what to do when it waits. */
+/** What the user sees of a sign-in: the URL shown (and opened where a browser can open), the device code, and what to do when it waits. */
+import { sanitizeForTerminal } from "../internal/redact.js";
 import { UnsafeUrlError } from "./errors.js";
 import { assertBrowsableUrl, openUrl } from "./open-url.js";
 import type { AuthLog } from "./token-store.js";
 
 /**
  * Shows `url` on stderr and opens it, unless there is no browser to open (`--no-browser`, no desktop session and
- * no `$BROWSER`) or the opener fails. "not-opened" means the user must open it themselves.
+ * no `$BROWSER`) or the opener fails. "not-opened" means the user must open it themselves; "device-code" (only
+ * with `deviceCodeFallback`, never after `--no-browser`) that no browser could open and the device code takes over.
  */
 export async function presentSignInUrl(
   url: string,
-  options: { openBrowser: boolean; env?: NodeJS.ProcessEnv | undefined; authTimeoutMs: number; log: AuthLog },
-): Promise<"opened" | "not-opened"> {
+  options: {
+    openBrowser: boolean;
+    env?: NodeJS.ProcessEnv | undefined;
+    authTimeoutMs: number;
+    log: AuthLog;
+    deviceCodeFallback?: boolean;
+  },
+): Promise<"opened" | "not-opened" | "device-code"> {
   assertBrowsableUrl(url);
   const seconds = Math.round(options.authTimeoutMs / 1000);
   // The log file keeps the URL and the wait (the URL is a one-time loopback page, no `state`, no secret).
@@ -21,6 +29,10 @@ export async function presentSignInUrl(
     return "not-opened";
   }
   if (noBrowser !== undefined) {
+    if (options.deviceCodeFallback) {
+      showDeviceCodeFallback(noBrowser);
+      return "device-code";
+    }
     process.stderr.write(
       `No browser can be opened here (${noBrowser}). Open this URL in a browser on this machine to sign in ` +
         `(within ${seconds} s):\n  ${url}\n`,
@@ -37,18 +49,57 @@ export async function presentSignInUrl(
     if (error instanceof UnsafeUrlError) throw error;
     const reason = error instanceof Error ? error.message : String(error);
     process.stderr.write(`No browser opened (${reason.replace(/[\u0000-\u001f\u007f-\u009f]/gu, " ")}).\n`);
+    if (options.deviceCodeFallback) {
+      process.stderr.write("Signing in with a device code instead.\n");
+      return "device-code";
+    }
     return "not-opened";
   }
+}
+
+/** No browser can open here, and the authorization server offers the device code: said once, on stderr. */
+export function showDeviceCodeFallback(reason: string): void {
+  process.stderr.write(`No browser can be opened here (${reason}); signing in with a device code instead.\n`);
+}
+
+/** A device authorization as the person reads it: server text, made safe for a terminal. */
+export interface DeviceCodePrompt {
+  /** `verification_uri_complete` when the server gave it (the code is then in the URL), else `verification_uri`. */
+  url: string;
+  userCode: string;
+  /** True when `url` carries the code: the person checks it instead of typing it. */
+  complete: boolean;
+}
+
+/** Shows the device code on stderr: where to go, the code, and how long the sign-in waits. */
+export function presentDeviceCode(prompt: DeviceCodePrompt, options: { waitMs: number; log: AuthLog }): void {
+  const { url, userCode } = visibleDeviceCode(prompt);
+  const seconds = Math.round(options.waitMs / 1000);
+  options.log("debug", `Sign-in waiting up to ${seconds} s for the device code to be approved at ${url}`);
+  process.stderr.write(
+    `To sign in, open this URL in a browser on any device:\n  ${url}\n` +
+      `${prompt.complete ? "and check that it shows the code" : "and enter the code"} ${userCode}\n` +
+      `(The sign-in waits up to ${seconds} s.)\n`,
+  );
 }
 
 /** What the user (and, through the bridge, the MCP client) is told when the sign-in waits for them. */
 export function waitingMessage(
   url: string,
-  why: "no-browser" | "cookie-refused",
-  options: { loginCommand: string; authTimeoutMs: number },
+  why: "no-browser" | "cookie-refused" | "device-code",
+  options: { loginCommand: string; authTimeoutMs: number; deviceCode?: DeviceCodePrompt },
 ): string {
   const login = options.loginCommand;
   const seconds = Math.round(options.authTimeoutMs / 1000);
+  if (why === "device-code") {
+    const prompt = options.deviceCode ?? { url, userCode: "", complete: true };
+    const shown = visibleDeviceCode(prompt);
+    return (
+      `Sign-in needed: open ${shown.url} in a browser on any device and ` +
+      `${prompt.complete ? "check that it shows" : "enter"} the code ${shown.userCode} within ` +
+      `${seconds} s; then try again.`
+    );
+  }
   return why === "no-browser"
     ? `Sign-in needed, and no browser could be opened here. Open ${url} in a browser on this machine within ` +
         `${seconds} s, or run \`${login}\` in a terminal; then try again.`
@@ -67,4 +118,11 @@ export function headlessReason(env: NodeJS.ProcessEnv): string | undefined {
   if (process.platform !== "linux" || env.BROWSER?.trim()) return undefined;
   if (env.DISPLAY || env.WAYLAND_DISPLAY) return undefined;
   return "no $BROWSER and no desktop session: DISPLAY and WAYLAND_DISPLAY are unset";
+}
+
+function visibleDeviceCode(prompt: DeviceCodePrompt): { url: string; userCode: string } {
+  return {
+    url: sanitizeForTerminal(prompt.url, { oneLine: true }),
+    userCode: sanitizeForTerminal(prompt.userCode, { oneLine: true }),
+  };
 }

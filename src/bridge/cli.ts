@@ -17,6 +17,8 @@ export interface BridgeOptions {
   headers: CustomHeader[];
   callbackPort?: number;
   openBrowser: boolean;
+  /** `--device-code`: sign in with a device code (RFC 8628) entered in a browser on any device. */
+  deviceCode?: boolean;
   authTimeoutMs?: number;
   tokenStore: TokenStoreChoice;
   allowHttp: boolean;
@@ -189,8 +191,12 @@ function withConnectionOptions(command: Command): Command {
     .option("--callback-port <port>", "port of the local OAuth callback", parsePort)
     .option("--no-browser", "print the sign-in URL on stderr instead of opening a browser")
     .option(
+      "--device-code",
+      "sign in with a code entered in a browser on any device (OAuth device code, RFC 8628); also used by itself when no browser can open here and the server offers it",
+    )
+    .option(
       "--auth-timeout <seconds>",
-      "how long to wait for the browser sign-in (default 300)",
+      "how long to wait for the sign-in, in a browser or with a device code (default 300)",
       parseSeconds,
     )
     .addOption(
@@ -276,6 +282,7 @@ function toConnectionOptions(
     headers,
     callbackPort: opts.callbackPort as number | undefined,
     openBrowser: opts.browser !== false,
+    deviceCode: opts.deviceCode === true,
     authTimeoutMs: opts.authTimeout === undefined ? undefined : (opts.authTimeout as number) * 1000,
     tokenStore: opts.tokenStore as TokenStoreChoice,
     allowHttp,

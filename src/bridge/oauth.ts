@@ -30,6 +30,7 @@ export async function createBridgeAuth(
     callbackHost: options.callbackHost,
     callbackPort: options.callbackPort,
     openBrowser: options.openBrowser,
+    deviceCode: options.deviceCode,
     authTimeoutMs: options.authTimeoutMs,
     clientId: options.clientId,
     clientSecret: options.clientSecret,
@@ -59,6 +60,7 @@ export function bridgeLoginCommand(
 ): string {
   const words = [...invocationWords(env, argv), "login"];
   if (options.profile) words.push("--profile", options.profile);
+  if (options.deviceCode) words.push("--device-code");
   if (options.headers.length > 0) words.push("(your --header options)");
   words.push(options.url.href);
   return words.join(" ");

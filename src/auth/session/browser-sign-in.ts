@@ -7,8 +7,9 @@ import {
   startAuthorization,
 } from "@modelcontextprotocol/client";
 import { rememberSecret } from "../../internal/redact.js";
+import { deviceAuthorizationEndpoint } from "../checks.js";
 import { chooseScope, type DiscoveredServer, isExpectedIssuer } from "../discovery.js";
-import { AuthRequiredError, SignInWaitingError } from "../errors.js";
+import { AuthRequiredError, BrowserNotOpenedError, SignInWaitingError } from "../errors.js";
 import { startLoopbackCallback } from "../loopback-callback.js";
 import { assertBrowsableUrl } from "../open-url.js";
 import { presentSignInUrl, showSignInProblem, waitingMessage } from "../sign-in-prompt.js";
@@ -132,7 +133,9 @@ export async function signInWithBrowser(
       env: options.env,
       authTimeoutMs: context.authTimeoutMs,
       log: context.log,
+      deviceCodeFallback: deviceAuthorizationEndpoint(server.metadata) !== undefined,
     });
+    if (shown === "device-code") throw new BrowserNotOpenedError();
     if (shown === "not-opened" && !cookieRefused) mustAct(startUrl, "no-browser");
     else if (!cookieRefused) input.browserOpened?.(startUrl);
     const { code, state: answeredState, iss } = await pending.answer;

@@ -24,7 +24,7 @@ import { ServerMetadata } from "./server-metadata.js";
 // A saved, fresh token is the common path (every bridge start): it loads neither the SDK's OAuth client nor
 // discovery's zod schemas nor the callback server. Each flow loads on its first use.
 const loadRefresh = () => import("./refresh.js");
-const loadBrowserSignIn = () => import("./browser-sign-in.js");
+const loadSignIn = () => import("./sign-in.js");
 const loadRevocation = () => import("./revocation.js");
 
 /** Extra time the lock waits beyond the sign-in timeout: its holder may be waiting for the user in the browser. */
@@ -259,8 +259,8 @@ export class OAuthSession {
     resourceMetadataUrl?: string | undefined;
     strictSave: boolean;
   }): Promise<StoredLogin> {
-    const { signInWithBrowser } = await loadBrowserSignIn();
-    return signInWithBrowser(this.#context, {
+    const { signIn } = await loadSignIn();
+    return signIn(this.#context, {
       ...input,
       loginCommand: this.#options.loginCommand ?? "chat-mcp-bridge login <url>",
       userMustAct: (waiting) => this.#userMustAct(waiting),

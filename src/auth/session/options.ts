@@ -22,6 +22,11 @@ export interface OAuthSessionOptions {
   callbackPort?: number;
   /** False (`--no-browser`): print the URL on stderr only. */
   openBrowser?: boolean;
+  /**
+   * `--device-code`: sign in with a device code (RFC 8628) instead of a browser on this machine. Without it the
+   * device code is still used when no browser can be opened and the authorization server offers it.
+   */
+  deviceCode?: boolean;
   /** Default 300 000. */
   authTimeoutMs?: number;
   /** A pre-registered client; its secret (if any) comes from `$CHAT_MCP_CLIENT_SECRET`, read by the caller. */
@@ -38,7 +43,8 @@ export interface OAuthSessionOptions {
   /** `client_name` sent at registration: "chat-mcp-bridge" or "chat-cli". */
   clientName?: string;
   /**
-   * The bridge: when the sign-in cannot finish by itself (no browser opened, the opener dropped the cookie),
+   * The bridge: when the sign-in cannot finish by itself (no browser opened, the opener dropped the cookie, a
+   * device code to enter),
    * `recover()` rejects at once with SignInWaitingError (the URL and what to do) instead of waiting out
    * `authTimeoutMs`; the sign-in goes on waiting in the background, and later calls get the same error until it
    * ends. `login` commands leave this off: the terminal shows the URL and they keep waiting.

@@ -1,25 +1,27 @@
-/** `/token` (code and refresh grants) and `/revoke` (RFC 7009), with client authentication (RFC 6749 §2.3). */
+/** `/token` (code, refresh and device code grants) and `/revoke` (RFC 7009), with client authentication (RFC 6749 §2.3). */
 
 import { jsonResponse, readFormBody } from "../http.js";
 import { sameSecret } from "../ids.js";
 import { ServiceError } from "../service-error.js";
 import { findClient, type OAuthParts } from "./parts.js";
-import { OAuthError } from "./provider.js";
+import { OAuthError, tokenResponse } from "./provider.js";
 import { rateLimited } from "./rate-limits.js";
-import type { RegisteredClient } from "./registration.js";
+import { DEVICE_CODE_GRANT_TYPE, type RegisteredClient } from "./registration.js";
+
+const GRANT_TYPES = new Set(["authorization_code", "refresh_token", DEVICE_CODE_GRANT_TYPE]);
 
 /** Token responses are never cached (RFC 6749 §5.1). */
-const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
+export const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
 
 export async function handleToken(parts: OAuthParts, request: Request, clientIp: string): Promise<Response> {
   const limited = rateLimited(parts.limiters.token, clientIp, "json");
   if (limited) return limited;
-  return answer(async () => {
+  return answerOAuthErrors(async () => {
     const form = await formOf(request);
     const client = await authenticateClient(parts, request, form);
     const grantType = form.get("grant_type");
     if (!grantType) throw new OAuthError("invalid_request", "grant_type is required");
-    if (grantType !== "authorization_code" && grantType !== "refresh_token") {
+    if (!GRANT_TYPES.has(grantType) || (grantType === DEVICE_CODE_GRANT_TYPE && !parts.offersDeviceGrant)) {
       throw new OAuthError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
     }
     if (!client.grant_types.includes(grantType)) {
@@ -44,6 +46,17 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
       );
       return jsonResponse(200, body, NO_STORE);
     }
+    if (grantType === DEVICE_CODE_GRANT_TYPE) {
+      const deviceCode = form.get("device_code");
+      if (!deviceCode) throw new OAuthError("invalid_request", "device_code is required");
+      const resource = form.get("resource");
+      const tokens = parts.devices.redeem(
+        client.client_id,
+        deviceCode,
+        resource ? parts.flows.ourResource(resource) : undefined,
+      );
+      return jsonResponse(200, tokenResponse(tokens), NO_STORE);
+    }
     const refreshToken = form.get("refresh_token");
     if (!refreshToken) throw new OAuthError("invalid_request", "refresh_token is required");
     const body = parts.flows.exchangeRefreshToken(
@@ -57,7 +70,7 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
 }
 
 export async function handleRevoke(parts: OAuthParts, request: Request): Promise<Response> {
-  return answer(async () => {
+  return answerOAuthErrors(async () => {
     const form = await formOf(request);
     const client = await authenticateClient(parts, request, form);
     const token = form.get("token");
@@ -68,7 +81,7 @@ export async function handleRevoke(parts: OAuthParts, request: Request): Promise
 }
 
 /** Runs an endpoint, answering an `OAuthError` as its JSON error (401 ones with a Basic challenge). */
-async function answer(run: () => Promise<Response>): Promise<Response> {
+export async function answerOAuthErrors(run: () => Promise<Response>): Promise<Response> {
   try {
     return await run();
   } catch (error) {
@@ -79,7 +92,7 @@ async function answer(run: () => Promise<Response>): Promise<Response> {
   }
 }
 
-async function formOf(request: Request): Promise<URLSearchParams> {
+export async function formOf(request: Request): Promise<URLSearchParams> {
   if (request.method !== "POST") throw new OAuthError("invalid_request", "use POST", 405);
   try {
     return await readFormBody(request);
@@ -95,7 +108,7 @@ async function formOf(request: Request): Promise<URLSearchParams> {
  * The client of the request: `client_secret_basic` (Authorization header) or `client_secret_post` (form) for a
  * client with a secret, `client_id` alone for a public one. Anything else is `invalid_client`.
  */
-async function authenticateClient(
+export async function authenticateClient(
   parts: OAuthParts,
   request: Request,
   form: URLSearchParams,
