@@ -4,7 +4,7 @@
  */
 import { execFileSync } from "node:child_process";
 import type { TestProject } from "vitest/node";
-import { ensureNode24 } from "../scripts/node24.mjs";
+import { ensureNode24 } from "../scripts/node-release.mjs";
 import { checkLeftovers, usePrivateTempDir } from "./support/leftovers.js";
 
 export default function setup(project: TestProject): () => void {
