@@ -34,8 +34,9 @@ function binaryPackage() {
  */
 export function ensureNode(major) {
   if (majorOf(process.versions.node) === major) return process.execPath;
-  const prefix = join(testCacheDir(), `node${major}`);
   const name = binaryPackage();
+  // A folder per package and line: npm prunes what it did not install from a prefix, so two layouts never share one.
+  const prefix = join(testCacheDir(), `${name}-${major}`);
   const binary = join(
     prefix,
     "node_modules",
