@@ -1,7 +1,10 @@
 /** The one browser opener of the package: http(s) URLs only, `$BROWSER` run without a shell, else the `open` package. */
 import { type ChildProcess, spawn } from "node:child_process";
 import { environmentWithoutSecrets, secretVariablesIn } from "../internal/redact.js";
+import { type BrowserInvocation, type BrowserPlatform, browserInvocation } from "./browser-command.js";
 import { UnsafeUrlError } from "./errors.js";
+
+export { splitCommandWords } from "./browser-command.js";
 
 // C0/C1 controls and any whitespace: a URL that a browser should open never contains them raw.
 const FORBIDDEN_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\s]/u;
@@ -31,45 +34,6 @@ export function assertBrowsableUrl(url: string): URL {
 }
 
 /**
- * Splits a command line into words the way a POSIX shell would, quotes and backslashes included,
- * but without any expansion (no variables, globs, tildes, command substitution or operators).
- */
-export function splitCommandWords(command: string): string[] {
-  const words: string[] = [];
-  let word = "";
-  let inWord = false;
-  let quote: "'" | '"' | null = null;
-  for (let i = 0; i < command.length; i++) {
-    const char = command[i]!;
-    if (quote === "'") {
-      if (char === "'") quote = null;
-      else word += char;
-    } else if (quote === '"') {
-      if (char === '"') quote = null;
-      else if (char === "\\" && i + 1 < command.length && '$`"\\\n'.includes(command[i + 1]!))
-        word += command[++i];
-      else word += char;
-    } else if (char === "'" || char === '"') {
-      quote = char;
-      inWord = true;
-    } else if (char === "\\" && i + 1 < command.length) {
-      word += command[++i];
-      inWord = true;
-    } else if (/\s/.test(char)) {
-      if (inWord) words.push(word);
-      word = "";
-      inWord = false;
-    } else {
-      word += char;
-      inWord = true;
-    }
-  }
-  if (quote) throw new Error(`$BROWSER has an unterminated ${quote} quote; fix the variable or unset it.`);
-  if (inWord) words.push(word);
-  return words;
-}
-
-/**
  * Opens `url` in the user's browser. `$BROWSER`, when set, is run directly (never through a shell) with the URL
  * as its last argument, as gh and xdg-open do; otherwise the `open` package picks the platform's opener.
  * Resolves once the opener has started (and, with `confirmMs`, has not failed within that time); rejects when the
@@ -82,16 +46,19 @@ export async function openUrl(
     env?: NodeJS.ProcessEnv;
     /** Also wait up to this long for the opener to fail (a non-zero exit: no browser, no display) before resolving. */
     confirmMs?: number;
+    /** Another platform's rules for `$BROWSER` (tests), and the spawn that starts it. */
+    platform?: Omit<BrowserPlatform, "env">;
+    spawnOpener?: typeof spawn;
   } = {},
 ): Promise<void> {
   const href = assertBrowsableUrl(url).href;
   const env = environmentWithoutSecrets(opts.env ?? process.env);
   const browser = env.BROWSER?.trim();
   if (browser) {
-    const [command, ...args] = splitCommandWords(browser);
-    if (!command) throw new Error("$BROWSER is set but names no command; unset it or point it at a browser.");
-    const child = await spawnDetached(command, [...args, href], env);
-    if (opts.confirmMs) await notFailedWithin(child, opts.confirmMs, `the $BROWSER command (${command})`);
+    const invocation = browserInvocation(browser, href, { ...opts.platform, env });
+    const child = await spawnDetached(invocation, env, opts.spawnOpener ?? spawn);
+    if (opts.confirmMs)
+      await notFailedWithin(child, opts.confirmMs, `the $BROWSER command (${invocation.command})`);
     return;
   }
   const { default: open } = await import("open");
@@ -131,9 +98,19 @@ function notFailedWithin(child: ChildProcess, ms: number, what: string): Promise
 }
 
 // The opener's own output goes to stderr: stdout may be a protocol stream (the bridge).
-function spawnDetached(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+function spawnDetached(
+  { command, args, windowsVerbatimArguments }: BrowserInvocation,
+  env: NodeJS.ProcessEnv,
+  start: typeof spawn,
+): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { shell: false, stdio: ["ignore", 2, 2], env, detached: false });
+    const child = start(command, args, {
+      shell: false,
+      stdio: ["ignore", 2, 2],
+      env,
+      detached: false,
+      ...(windowsVerbatimArguments ? { windowsVerbatimArguments } : {}),
+    });
     child.once("error", (error) =>
       reject(new Error(`Could not start the browser command from $BROWSER (${command}): ${error.message}`)),
     );

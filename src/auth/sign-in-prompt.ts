@@ -1,4 +1,5 @@
 /** What the user sees of a sign-in: the URL shown (and opened where a browser can open), the device code, and what to do when it waits. */
+import { existsSync } from "node:fs";
 import { sanitizeForTerminal } from "../internal/redact.js";
 import { UnsafeUrlError } from "./errors.js";
 import { assertBrowsableUrl, openUrl } from "./open-url.js";
@@ -113,10 +114,28 @@ export function showSignInProblem(message: string): void {
   process.stderr.write(`${message}\n`);
 }
 
-/** Why no browser can open here (Linux without a desktop session and no `$BROWSER`), or undefined. */
-export function headlessReason(env: NodeJS.ProcessEnv): string | undefined {
-  if (process.platform !== "linux" || env.BROWSER?.trim()) return undefined;
+/**
+ * Why no browser can open here, or undefined. Linux: no desktop session (X forwarding over SSH sets `DISPLAY` and
+ * works), unless WSL can hand the URL to the Windows browser. macOS and Windows: a session over SSH, where `open`
+ * would show the page on the machine's own screen (or nowhere), not to the person at the SSH client.
+ * `$BROWSER` always wins: the user said how to open URLs here.
+ */
+export function headlessReason(
+  env: NodeJS.ProcessEnv,
+  {
+    platform = process.platform,
+    wslInterop = hasWslInterop,
+  }: { platform?: NodeJS.Platform; wslInterop?: () => boolean } = {},
+): string | undefined {
+  if (env.BROWSER?.trim()) return undefined;
+  if (platform === "darwin" || platform === "win32") {
+    return env.SSH_CONNECTION || env.SSH_CLIENT || env.SSH_TTY
+      ? "a session over SSH, with no $BROWSER: the system's opener would show the page on the remote screen"
+      : undefined;
+  }
+  if (platform !== "linux") return undefined;
   if (env.DISPLAY || env.WAYLAND_DISPLAY) return undefined;
+  if (wslInterop()) return undefined;
   return "no $BROWSER and no desktop session: DISPLAY and WAYLAND_DISPLAY are unset";
 }
 
@@ -125,4 +144,12 @@ function visibleDeviceCode(prompt: DeviceCodePrompt): { url: string; userCode: s
     url: sanitizeForTerminal(prompt.url, { oneLine: true }),
     userCode: sanitizeForTerminal(prompt.userCode, { oneLine: true }),
   };
+}
+
+/** WSL with Windows interop on: the `open` package starts the Windows browser through it. */
+function hasWslInterop(): boolean {
+  return (
+    existsSync("/proc/sys/fs/binfmt_misc/WSLInterop") ||
+    existsSync("/proc/sys/fs/binfmt_misc/WSLInterop-late")
+  );
 }

@@ -27,6 +27,61 @@ export function ensureDirectory(dir: string, mode?: number): void {
 export const temporaryFileOf = (file: string): string => `${file}.${process.pid}.tmp`;
 
 /**
+ * Windows refuses to rename over a file another process has open (another bridge reading the login, an antivirus
+ * scanner, a backup or indexing service) with EPERM, EACCES or EBUSY, for as long as it stays open. After the
+ * retries, the error says so instead of reading as a permission problem.
+ */
+export class FileInUseError extends Error {
+  readonly code = "EFILEINUSE";
+  constructor(
+    readonly path: string,
+    options: { cause: unknown },
+  ) {
+    super(`another process has ${path} open (${(options.cause as NodeJS.ErrnoException).code})`, options);
+    this.name = "FileInUseError";
+  }
+}
+
+/** Another platform's rules and a failing rename, for tests. */
+export interface RenameOptions {
+  platform?: NodeJS.Platform;
+  rename?: (from: string, to: string) => void;
+  pause?: (ms: number) => void;
+}
+
+const RENAME_RETRY_CODES = new Set(["EPERM", "EACCES", "EBUSY"]);
+/** Waits between rename attempts on Windows: about one second in all, as npm's graceful-fs does for a while. */
+const RENAME_BACKOFF_MS = [10, 20, 40, 80, 160, 320, 370];
+
+/**
+ * `rename` over `to`, retried on Windows while another process holds the target open. The wait blocks this thread
+ * (the callers are synchronous, and a held file is rare and short); other platforms fail at once, where these
+ * codes mean a real permission problem.
+ */
+export function renameReplacing(
+  from: string,
+  to: string,
+  { platform = process.platform, rename = renameSync, pause = pauseThread }: RenameOptions = {},
+): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      rename(from, to);
+      return;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? "";
+      if (platform !== "win32" || !RENAME_RETRY_CODES.has(code)) throw error;
+      const wait = RENAME_BACKOFF_MS[attempt];
+      if (wait === undefined) throw new FileInUseError(to, { cause: error });
+      pause(wait);
+    }
+  }
+}
+
+function pauseThread(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
  * Writes `contents` to `file` as a 0600 file: a temporary file, fsync, rename over the target, fsync the directory,
  * so a crash or a reader sees the old content or the new, never half. A failure (full disk, file too large)
  * leaves no temporary file behind. The directory is created (with `dirMode`) when missing.
@@ -34,7 +89,7 @@ export const temporaryFileOf = (file: string): string => `${file}.${process.pid}
 export function writeFileAtomic(
   file: string,
   contents: string,
-  { dirMode }: { dirMode?: number } = {},
+  { dirMode, rename }: { dirMode?: number; rename?: RenameOptions } = {},
 ): void {
   const dir = dirname(file);
   ensureDirectory(dir, dirMode);
@@ -55,7 +110,7 @@ export function writeFileAtomic(
     } finally {
       closeSync(fd);
     }
-    renameSync(temp, file);
+    renameReplacing(temp, file, rename);
   } catch (error) {
     rmSync(temp, { force: true });
     throw error;
