@@ -5,11 +5,20 @@ import type { AuthLog } from "./token-store.js";
 
 /**
  * Shows `url` on stderr and opens it, unless there is no browser to open (`--no-browser`, no desktop session and
- * no `$BROWSER`) or the opener fails. "not-opened" means the user must open it themselves.
+ * no `$BROWSER`) or the opener fails. "not-opened" means the user must open it themselves. `answered` is the
+ * sign-in's answer: once it has come (or the sign-in ended), the opener's own failure is no news.
  */
 export async function presentSignInUrl(
   url: string,
-  options: { openBrowser: boolean; env?: NodeJS.ProcessEnv | undefined; authTimeoutMs: number; log: AuthLog },
+  options: {
+    openBrowser: boolean;
+    env?: NodeJS.ProcessEnv | undefined;
+    authTimeoutMs: number;
+    log: AuthLog;
+    answered?: Promise<unknown>;
+    /** The opener has exited (see `PendingAuthorization.openerExited`). */
+    onOpenerExit?: () => void;
+  },
 ): Promise<"opened" | "not-opened"> {
   assertBrowsableUrl(url);
   const seconds = Math.round(options.authTimeoutMs / 1000);
@@ -29,9 +38,17 @@ export async function presentSignInUrl(
   }
   process.stderr.write("Opening your browser to sign in. If it does not open, visit this URL:\n");
   process.stderr.write(`  ${url}\n`);
+  const ignore = () => undefined;
   try {
     // Openers such as xdg-open exit at once, non-zero, when they find no browser.
-    await openUrl(url, { env: options.env, confirmMs: 1_500 });
+    await Promise.race([
+      openUrl(url, {
+        env: options.env,
+        confirmMs: 1_500,
+        ...(options.onOpenerExit ? { onExit: options.onOpenerExit } : {}),
+      }),
+      options.answered?.then(ignore, ignore) ?? new Promise(ignore),
+    ]);
     return "opened";
   } catch (error) {
     if (error instanceof UnsafeUrlError) throw error;
@@ -41,25 +58,39 @@ export async function presentSignInUrl(
   }
 }
 
-/** What the user (and, through the bridge, the MCP client) is told when the sign-in waits for them. */
+/** What the user (and, through the bridge, the MCP client) is told when no browser could open the sign-in URL. */
 export function waitingMessage(
   url: string,
-  why: "no-browser" | "cookie-refused",
   options: { loginCommand: string; authTimeoutMs: number },
 ): string {
-  const login = options.loginCommand;
   const seconds = Math.round(options.authTimeoutMs / 1000);
-  return why === "no-browser"
-    ? `Sign-in needed, and no browser could be opened here. Open ${url} in a browser on this machine within ` +
-        `${seconds} s, or run \`${login}\` in a terminal; then try again.`
-    : "Sign-in refused: the browser that opened the sign-in page did not keep its cookie (a curl-like " +
-        "$BROWSER, or cookies blocked), so its answer cannot be told from someone else's. Set $BROWSER to a " +
-        `browser that keeps cookies, or run \`${login}\` in a terminal and open the URL it prints; then try again.`;
+  return (
+    `Sign-in needed, and no browser could be opened here. Open ${url} in a browser on this machine within ` +
+    `${seconds} s, or run \`${options.loginCommand}\` in a terminal; then try again.`
+  );
 }
 
-/** A sign-in problem the user must act on now (the browser dropped the sign-in cookie), on stderr. */
-export function showSignInProblem(message: string): void {
-  process.stderr.write(`${message}\n`);
+/**
+ * Why a sign-in ended when its own answer was refused (see `RefusedAnswer`), and what to do instead. `atTerminal`:
+ * the person runs a `login` command, so the fixes are the ones that command takes (the bridge's MCP client is told
+ * of `login` by the bridge itself).
+ */
+export function refusedAnswerMessage(
+  why: "cookie-refused" | "not-a-browser",
+  opener: string | undefined,
+  atTerminal: boolean,
+): string {
+  const what =
+    why === "cookie-refused"
+      ? "Sign-in refused: the browser that opened the sign-in page did not keep its cookie (a curl-like " +
+        "$BROWSER, or cookies blocked), so its answer cannot be told from someone else's."
+      : `Sign-in refused: the sign-in page was opened by ${opener ?? "a program"}, which is no web browser: it ` +
+        "exited without finishing the sign-in, and nothing else can finish it.";
+  const fix = atTerminal
+    ? "Set $BROWSER to a browser that keeps cookies (or unset it to use your default browser), or sign in again " +
+      "with --no-browser and open the URL it prints in a browser."
+    : "Set $BROWSER to a browser that keeps cookies.";
+  return `${what} ${fix}`;
 }
 
 /** Why no browser can open here (Linux without a desktop session and no `$BROWSER`), or undefined. */
