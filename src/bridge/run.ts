@@ -14,7 +14,7 @@ import { isJsonRpcMessage } from "./jsonrpc.js";
 import { type BridgeLog, createBridgeLog, describeError, describeMessage } from "./log.js";
 import type { LogFile } from "./log-file.js";
 import { ModernServerRelay } from "./modern-server-relay.js";
-import { bridgeLoginCommand, createBridgeAuth, restApiUrlRefusal } from "./oauth.js";
+import { bridgeLoginCommand, createBridgeAuth, refuseRestApiUrl, restApiUrlRefusal } from "./oauth.js";
 import { type ToClient, withEnvelope } from "./request-model.js";
 import { SignInGate } from "./sign-in-gate.js";
 import { createLineWriter, LineSplitter, MAX_LINE_BYTES } from "./stdio/index.js";
@@ -235,6 +235,8 @@ export async function runRelay(
       },
       // The era probe meets the 401 and signs in; when the sign-in waits for the person, it is awaited here.
       signIn: async () => {
+        // The REST API asks for authorization as MCP does: refused as `login` refuses it, before any browser.
+        await refuseRestApiUrl(options.url);
         for (let attempt = 0; ; attempt++) {
           try {
             remember(await probeServerEra(modernUpstream("probe")));
