@@ -20,6 +20,7 @@ import { derivedCallbackPort } from "./callback-port.js";
 import type { SessionContext } from "./context.js";
 import { messageOf } from "./error-text.js";
 import { chooseClient, refusesClient, unknownClientError } from "./registration.js";
+import { tokenEndpointArguments } from "./token-endpoint.js";
 
 export interface BrowserSignInInput {
   /** The scope a challenge asked for. */
@@ -193,16 +194,17 @@ async function redeemCode(
   },
 ): Promise<{ tokens: OAuthTokens; account: string | undefined }> {
   const tokenAnswer = accountRecordingFetch(context.fetchFn);
+  const endpoint = tokenEndpointArguments(server, tokenAnswer.fetchFn);
   try {
-    const tokens = await exchangeAuthorization(server.authorizationServerUrl, {
-      metadata: server.metadata,
+    const tokens = await exchangeAuthorization(endpoint.authorizationServerUrl, {
+      metadata: endpoint.metadata,
       clientInformation: answer.client,
       authorizationCode: answer.code,
       ...(answer.iss !== undefined ? { iss: answer.iss } : {}),
       codeVerifier: answer.codeVerifier,
       redirectUri: answer.redirectUri,
       resource: server.resource,
-      fetchFn: tokenAnswer.fetchFn,
+      fetchFn: endpoint.fetchFn,
     });
     return { tokens, account: tokenAnswer.account() };
   } catch (error) {
