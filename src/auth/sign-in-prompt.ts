@@ -9,6 +9,7 @@ import type { AuthLog } from "./token-store.js";
  * Shows `url` on stderr and opens it, unless there is no browser to open (`--no-browser`, no desktop session and
  * no `$BROWSER`) or the opener fails. "not-opened" means the user must open it themselves; "device-code" (only
  * with `deviceCodeFallback`, never after `--no-browser`) that no browser could open and the device code takes over.
+ * `answered` is the sign-in's answer: once it has come (or the sign-in ended), the opener's own failure is no news.
  */
 export async function presentSignInUrl(
   url: string,
@@ -18,6 +19,9 @@ export async function presentSignInUrl(
     authTimeoutMs: number;
     log: AuthLog;
     deviceCodeFallback?: boolean;
+    answered?: Promise<unknown>;
+    /** The opener has exited (see `PendingAuthorization.openerExited`). */
+    onOpenerExit?: () => void;
   },
 ): Promise<"opened" | "not-opened" | "device-code"> {
   assertBrowsableUrl(url);
@@ -42,9 +46,17 @@ export async function presentSignInUrl(
   }
   process.stderr.write("Opening your browser to sign in. If it does not open, visit this URL:\n");
   process.stderr.write(`  ${url}\n`);
+  const ignore = () => undefined;
   try {
     // Openers such as xdg-open exit at once, non-zero, when they find no browser.
-    await openUrl(url, { env: options.env, confirmMs: 1_500 });
+    await Promise.race([
+      openUrl(url, {
+        env: options.env,
+        confirmMs: 1_500,
+        ...(options.onOpenerExit ? { onExit: options.onOpenerExit } : {}),
+      }),
+      options.answered?.then(ignore, ignore) ?? new Promise(ignore),
+    ]);
     return "opened";
   } catch (error) {
     if (error instanceof UnsafeUrlError) throw error;
@@ -87,10 +99,9 @@ export function presentDeviceCode(prompt: DeviceCodePrompt, options: { waitMs: n
 /** What the user (and, through the bridge, the MCP client) is told when the sign-in waits for them. */
 export function waitingMessage(
   url: string,
-  why: "no-browser" | "cookie-refused" | "device-code",
+  why: "no-browser" | "device-code",
   options: { loginCommand: string; authTimeoutMs: number; deviceCode?: DeviceCodePrompt },
 ): string {
-  const login = options.loginCommand;
   const seconds = Math.round(options.authTimeoutMs / 1000);
   if (why === "device-code") {
     const prompt = options.deviceCode ?? { url, userCode: "", complete: true };
@@ -101,17 +112,33 @@ export function waitingMessage(
       `${seconds} s; then try again.`
     );
   }
-  return why === "no-browser"
-    ? `Sign-in needed, and no browser could be opened here. Open ${url} in a browser on this machine within ` +
-        `${seconds} s, or run \`${login}\` in a terminal; then try again.`
-    : "Sign-in refused: the browser that opened the sign-in page did not keep its cookie (a curl-like " +
-        "$BROWSER, or cookies blocked), so its answer cannot be told from someone else's. Set $BROWSER to a " +
-        `browser that keeps cookies, or run \`${login}\` in a terminal and open the URL it prints; then try again.`;
+  return (
+    `Sign-in needed, and no browser could be opened here. Open ${url} in a browser on this machine within ` +
+    `${seconds} s, or run \`${options.loginCommand}\` in a terminal; then try again.`
+  );
 }
 
-/** A sign-in problem the user must act on now (the browser dropped the sign-in cookie), on stderr. */
-export function showSignInProblem(message: string): void {
-  process.stderr.write(`${message}\n`);
+/**
+ * Why a sign-in ended when its own answer was refused (see `RefusedAnswer`), and what to do instead. `atTerminal`:
+ * the person runs a `login` command, so the fixes are the ones that command takes (the bridge's MCP client is told
+ * of `login` by the bridge itself).
+ */
+export function refusedAnswerMessage(
+  why: "cookie-refused" | "not-a-browser",
+  opener: string | undefined,
+  atTerminal: boolean,
+): string {
+  const what =
+    why === "cookie-refused"
+      ? "Sign-in refused: the browser that opened the sign-in page did not keep its cookie (a curl-like " +
+        "$BROWSER, or cookies blocked), so its answer cannot be told from someone else's."
+      : `Sign-in refused: the sign-in page was opened by ${opener ?? "a program"}, which is no web browser: it ` +
+        "exited without finishing the sign-in, and nothing else can finish it.";
+  const fix = atTerminal
+    ? "Set $BROWSER to a browser that keeps cookies (or unset it to use your default browser), or sign in again " +
+      "with --no-browser and open the URL it prints in a browser."
+    : "Set $BROWSER to a browser that keeps cookies.";
+  return `${what} ${fix}`;
 }
 
 /**

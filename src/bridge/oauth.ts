@@ -5,7 +5,7 @@ import type { SignInPrompt } from "../auth/index.js";
 import { OAuthSession } from "../auth/session/index.js";
 import { configDir } from "../config/index.js";
 import type { BridgeOptions } from "./cli.js";
-import { suggestedMcpUrl } from "./endpoint-check.js";
+import { SignInUrlRefused, suggestedMcpUrl } from "./endpoint-check.js";
 import type { BridgeLog } from "./log.js";
 
 /**
@@ -92,4 +92,10 @@ export async function restApiUrlRefusal(url: URL): Promise<string | undefined> {
   return suggestion
     ? `${url.href} is the chat service's REST API, not its MCP endpoint; use ${suggestion} instead.`
     : undefined;
+}
+
+/** Throws SignInUrlRefused with `restApiUrlRefusal`'s reason, when there is one. */
+export async function refuseRestApiUrl(url: URL): Promise<void> {
+  const refusal = await restApiUrlRefusal(url);
+  if (refusal) throw new SignInUrlRefused(refusal);
 }

@@ -2,7 +2,13 @@
 import { configDir as defaultConfigDir } from "../../config/index.js";
 import { proxyAwareFetch } from "../../internal/proxy.js";
 import { rememberSecret } from "../../internal/redact.js";
-import { assertSecureUrl, coversScope, isHttpsUrlWithPath, parseBearerChallenge } from "../checks.js";
+import {
+  assertSecureUrl,
+  coversScope,
+  isHttpsUrlWithPath,
+  isLoopbackHost,
+  parseBearerChallenge,
+} from "../checks.js";
 import { AuthRequiredError, type SignInWaitingError, UnsafeUrlError } from "../errors.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "../login-key.js";
 import { withFileLock } from "../login-lock.js";
@@ -49,7 +55,12 @@ export class OAuthSession {
     this.#options = options;
     const log = options.log ?? (() => {});
     rememberSecret(options.clientSecret);
-    assertSecureUrl(options.serverUrl, "server URL", options.allowHttp);
+    const url = assertSecureUrl(options.serverUrl, "server URL", options.allowHttp);
+    if (url.protocol === "http:" && !isLoopbackHost(url.hostname))
+      log(
+        "warn",
+        `warning: ${url.origin} is reached over plain http (--allow-http): tokens travel unencrypted.`,
+      );
     if (options.clientMetadataUrl && !isHttpsUrlWithPath(options.clientMetadataUrl)) {
       throw new UnsafeUrlError("The client metadata URL must be an https URL with a path.");
     }
