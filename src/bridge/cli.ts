@@ -8,6 +8,7 @@ import { packageVersion } from "../internal/package-version.js";
 import { portNumber } from "../internal/port.js";
 import { UsageError } from "../internal/usage-error.js";
 import { type CustomHeader, HeaderOptionError, parseHeaderOption } from "./upstream/http/custom-headers.js";
+import { readHeaderFile } from "./upstream/http/header-file.js";
 
 export type TokenStoreChoice = "auto" | "keychain" | "file";
 
@@ -186,6 +187,12 @@ export function relayTerminalHint({
 function withConnectionOptions(command: Command): Command {
   return command
     .option("--header <header>", HEADER_HELP, collect, [])
+    .option(
+      "--header-file <path>",
+      'headers from a file of yours that only you can read, one "Name: value" a line (repeatable)',
+      collect,
+      [],
+    )
     .option("--callback-port <port>", "port of the local OAuth callback", parsePort)
     .option("--no-browser", "print the sign-in URL on stderr instead of opening a browser")
     .option(
@@ -222,6 +229,9 @@ function withConnectionOptions(command: Command): Command {
     .option("--profile <name>", "a separate login, lock and log for the same URL", parseProfile);
 }
 
+/** Repeatable options whose values before a subcommand's name add to those after it. */
+const ADDED_UP = new Set(["header", "headerFile"]);
+
 /** The command's options, with those given before a subcommand's name (`--debug login`) filling in. */
 function mergedOptions(command: Command): Record<string, unknown> {
   const merged = { ...command.opts() };
@@ -229,8 +239,9 @@ function mergedOptions(command: Command): Record<string, unknown> {
   if (!parent) return merged;
   for (const [key, value] of Object.entries(parent.opts())) {
     if (parent.getOptionValueSource(key) !== "cli") continue;
-    if (command.getOptionValueSource(key) === "cli" && key !== "header") continue;
-    merged[key] = key === "header" ? [...(value as string[]), ...((merged.header as string[]) ?? [])] : value;
+    const addedUp = ADDED_UP.has(key);
+    if (command.getOptionValueSource(key) === "cli" && !addedUp) continue;
+    merged[key] = addedUp ? [...(value as string[]), ...((merged[key] as string[]) ?? [])] : value;
   }
   return merged;
 }
@@ -252,16 +263,12 @@ function toConnectionOptions(
   writeErr: (text: string) => void,
 ): Omit<BridgeOptions, "url"> {
   const allowHttp = opts.allowHttp === true;
-  const headers = (opts.header as string[]).map((raw) => {
-    try {
-      return parseHeaderOption(raw, env, (variable) =>
-        writeErr(`chat-mcp-bridge: warning: \${${variable}} in --header is not set; using an empty value\n`),
-      );
-    } catch (error) {
-      if (error instanceof HeaderOptionError) throw new UsageError(error.message);
-      throw error;
-    }
-  });
+  const unset = (flag: string) => (variable: string) =>
+    writeErr(`chat-mcp-bridge: warning: \${${variable}} in ${flag} is not set; using an empty value\n`);
+  const headers = asUsageError(() => [
+    ...(opts.header as string[]).map((raw) => parseHeaderOption(raw, env, unset("--header"))),
+    ...(opts.headerFile as string[]).flatMap((path) => readHeaderFile(path, env, unset("--header-file"))),
+  ]);
   const clientMetadataUrl = opts.clientMetadataUrl as string | undefined;
   if (clientMetadataUrl !== undefined) {
     let metadataUrl: URL | undefined;
@@ -292,6 +299,16 @@ function toConnectionOptions(
     resource: opts.resource as string | undefined,
     profile: opts.profile as string | undefined,
   };
+}
+
+/** `run()`, its header mistakes as usage errors (exit 2, no stack). */
+function asUsageError<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (error) {
+    if (error instanceof HeaderOptionError) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
 function doctorTarget(raw: string, allowHttp: boolean): DoctorTarget {

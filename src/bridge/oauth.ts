@@ -59,7 +59,9 @@ export function bridgeLoginCommand(
 ): string {
   const words = [...invocationWords(env, argv), "login"];
   if (options.profile) words.push("--profile", options.profile);
-  if (options.headers.length > 0) words.push("(your --header options)");
+  for (const file of new Set(options.headers.flatMap((header) => (header.file ? [header.file] : []))))
+    words.push("--header-file", quoted(file));
+  if (options.headers.some((header) => !header.file)) words.push("(your --header options)");
   words.push(options.url.href);
   return words.join(" ");
 }
