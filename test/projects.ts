@@ -23,6 +23,7 @@ export const INTEGRATION_FILES = [
   "test/auth/session/browser-sign-in.test.ts",
   "test/auth/session/mix-up.test.ts",
   "test/auth/session/oauth-session.test.ts",
+  "test/auth/session/provider-quirks.test.ts",
   "test/bridge/bin-stdio.test.ts",
   "test/bridge/confirm-tool-notification.test.ts",
   "test/bridge/confirm-tool.test.ts",

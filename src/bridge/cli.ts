@@ -7,8 +7,9 @@ import { closestName } from "../internal/closest-name.js";
 import { packageVersion } from "../internal/package-version.js";
 import { portNumber } from "../internal/port.js";
 import { UsageError } from "../internal/usage-error.js";
-import { type CustomHeader, HeaderOptionError, parseHeaderOption } from "./upstream/http/custom-headers.js";
-import { readHeaderFile } from "./upstream/http/header-file.js";
+import { authorizeParamsOf, collectAuthorizeParam, parseClientMetadataOption } from "./sign-in-options.js";
+import type { CustomHeader } from "./upstream/http/custom-headers.js";
+import { customHeadersOf } from "./upstream/http/header-file.js";
 
 export type TokenStoreChoice = "auto" | "keychain" | "file";
 
@@ -42,6 +43,12 @@ export interface BridgeOptions {
   resource?: string;
   /** `--profile`: a separate login, lock and log for the same URL. */
   profile?: string;
+  /** `--authorize-param key=value`: extra authorization request parameters (a later value of a key wins). */
+  authorizeParams?: Record<string, string>;
+  /** `--disable-resource-parameter`: no RFC 8707 `resource` in the sign-in's requests. */
+  disableResourceParameter?: boolean;
+  /** `--static-oauth-client-metadata`: registration metadata merged over the bridge's. */
+  clientMetadata?: Record<string, unknown>;
 }
 
 /** `doctor`'s options: the URL stays raw (a bad one is its first failed check), plus `--json` and `--sign-in`. */
@@ -226,11 +233,25 @@ function withConnectionOptions(command: Command): Command {
     .option("--silent", "nothing on stderr but fatal errors")
     .addOption(new Option("--host <name>", "host name of the OAuth callback").choices(CALLBACK_HOSTS))
     .option("--resource <url>", "the OAuth protected resource, when it is not the MCP URL", parseResource)
-    .option("--profile <name>", "a separate login, lock and log for the same URL", parseProfile);
+    .option("--profile <name>", "a separate login, lock and log for the same URL", parseProfile)
+    .option(
+      "--authorize-param <key=value>",
+      "extra authorization request parameter, e.g. audience=... or prompt=consent (repeatable)",
+      collectAuthorizeParam,
+      [],
+    )
+    .option(
+      "--disable-resource-parameter",
+      "leave the RFC 8707 resource out of the sign-in (for providers that refuse it, e.g. Entra ID)",
+    )
+    .option(
+      "--static-oauth-client-metadata <json|@file>",
+      "client registration metadata merged over the bridge's (client_name, scope, logo_uri...)",
+    );
 }
 
 /** Repeatable options whose values before a subcommand's name add to those after it. */
-const ADDED_UP = new Set(["header", "headerFile"]);
+const ADDED_UP = new Set(["header", "headerFile", "authorizeParam"]);
 
 /** The command's options, with those given before a subcommand's name (`--debug login`) filling in. */
 function mergedOptions(command: Command): Record<string, unknown> {
@@ -263,12 +284,13 @@ function toConnectionOptions(
   writeErr: (text: string) => void,
 ): Omit<BridgeOptions, "url"> {
   const allowHttp = opts.allowHttp === true;
-  const unset = (flag: string) => (variable: string) =>
-    writeErr(`chat-mcp-bridge: warning: \${${variable}} in ${flag} is not set; using an empty value\n`);
-  const headers = asUsageError(() => [
-    ...(opts.header as string[]).map((raw) => parseHeaderOption(raw, env, unset("--header"))),
-    ...(opts.headerFile as string[]).flatMap((path) => readHeaderFile(path, env, unset("--header-file"))),
-  ]);
+  const headers = customHeadersOf(
+    opts.header as string[],
+    opts.headerFile as string[],
+    env,
+    (where, variable) =>
+      writeErr(`chat-mcp-bridge: warning: \${${variable}} in ${where} is not set; using an empty value\n`),
+  );
   const clientMetadataUrl = opts.clientMetadataUrl as string | undefined;
   if (clientMetadataUrl !== undefined) {
     let metadataUrl: URL | undefined;
@@ -298,17 +320,13 @@ function toConnectionOptions(
     callbackHost: opts.host as string | undefined,
     resource: opts.resource as string | undefined,
     profile: opts.profile as string | undefined,
+    authorizeParams: authorizeParamsOf(opts.authorizeParam as string[]),
+    disableResourceParameter: opts.disableResourceParameter === true,
+    clientMetadata:
+      opts.staticOauthClientMetadata === undefined
+        ? undefined
+        : parseClientMetadataOption(opts.staticOauthClientMetadata as string),
   };
-}
-
-/** `run()`, its header mistakes as usage errors (exit 2, no stack). */
-function asUsageError<T>(run: () => T): T {
-  try {
-    return run();
-  } catch (error) {
-    if (error instanceof HeaderOptionError) throw new UsageError(error.message);
-    throw error;
-  }
 }
 
 function doctorTarget(raw: string, allowHttp: boolean): DoctorTarget {

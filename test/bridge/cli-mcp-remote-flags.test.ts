@@ -134,3 +134,119 @@ describe("--header-file <path>", () => {
     ).toMatch(/larger than 65536 bytes/);
   });
 });
+
+/** The commander failure `run` throws (a bad option value), or a usage error. */
+function refusalOf(run: () => unknown): Error {
+  try {
+    run();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("not refused");
+}
+
+describe("--authorize-param <key=value>", () => {
+  it("is repeatable, for the relay, login and doctor; a later value of a key wins; `=` may be in the value", () => {
+    for (const kind of ["relay", "login", "doctor"] as const) {
+      const words = kind === "relay" ? [] : [kind];
+      const command = parseBridgeArgs(
+        argv(
+          ...words,
+          "--authorize-param",
+          "audience=https://api.example.com",
+          "--authorize-param",
+          "prompt=consent",
+          "--authorize-param",
+          "prompt=login",
+          "--authorize-param",
+          "login_hint=a=b",
+          URL_ARG,
+        ),
+        {},
+        quiet,
+      );
+      expect(command.options.authorizeParams).toEqual({
+        audience: "https://api.example.com",
+        prompt: "login",
+        login_hint: "a=b",
+      });
+    }
+    expect(parseBridgeArgs(argv(URL_ARG), {}, quiet).options.authorizeParams).toBeUndefined();
+  });
+
+  it("refuses the protocol's own parameters and a value without a key, naming the flag", () => {
+    for (const key of [
+      "state",
+      "code_challenge",
+      "code_challenge_method",
+      "redirect_uri",
+      "client_id",
+      "response_type",
+      "resource",
+      "scope",
+      "SCOPE",
+    ]) {
+      const errors: string[] = [];
+      const error = refusalOf(() =>
+        parseBridgeArgs(argv("--authorize-param", `${key}=x`, URL_ARG), {}, (text) => errors.push(text)),
+      );
+      expect(`${error.message}${errors.join("")}`).toMatch(/--authorize-param.*cannot be overridden/s);
+    }
+    for (const bad of ["audience", "=x", "a b=c"]) {
+      const errors: string[] = [];
+      const error = refusalOf(() =>
+        parseBridgeArgs(argv("--authorize-param", bad, URL_ARG), {}, (text) => errors.push(text)),
+      );
+      expect(`${error.message}${errors.join("")}`).toMatch(
+        /--authorize-param.*key=value|not a parameter name/s,
+      );
+    }
+  });
+});
+
+describe("--disable-resource-parameter", () => {
+  it("is off by default, on for the relay, login, logout and doctor", () => {
+    expect(parseBridgeArgs(argv(URL_ARG), {}, quiet).options.disableResourceParameter).toBe(false);
+    for (const words of [[], ["login"], ["logout"], ["doctor"]]) {
+      const command = parseBridgeArgs(argv(...words, "--disable-resource-parameter", URL_ARG), {}, quiet);
+      expect(command.options.disableResourceParameter).toBe(true);
+    }
+  });
+});
+
+describe("--static-oauth-client-metadata <json|@file>", () => {
+  it("takes JSON inline or from @file", () => {
+    const inline = parseBridgeArgs(
+      argv("--static-oauth-client-metadata", '{"client_name":"Acme","scope":"openid mcp"}', URL_ARG),
+      {},
+      quiet,
+    );
+    expect(inline.options.clientMetadata).toEqual({ client_name: "Acme", scope: "openid mcp" });
+    const path = join(scratchDir("cmb-client-metadata-"), "client.json");
+    writeFileSync(path, '{"logo_uri":"https://acme.example/logo.png"}\n');
+    const fromFile = parseBridgeArgs(
+      argv("login", "--static-oauth-client-metadata", `@${path}`, URL_ARG),
+      {},
+      quiet,
+    );
+    expect(fromFile.options.clientMetadata).toEqual({ logo_uri: "https://acme.example/logo.png" });
+    expect(parseBridgeArgs(argv(URL_ARG), {}, quiet).options.clientMetadata).toBeUndefined();
+  });
+
+  it("refuses what is not a JSON object, a missing file, and a change to a field the sign-in depends on", () => {
+    const refused = (value: string) =>
+      usageErrorOf(() => parseBridgeArgs(argv("--static-oauth-client-metadata", value, URL_ARG), {}, quiet))
+        .message;
+    expect(refused("{client_name:")).toMatch(/--static-oauth-client-metadata: not valid JSON/);
+    expect(refused('["a"]')).toMatch(/--static-oauth-client-metadata: .*a JSON object/);
+    expect(refused("@/nonexistent/client.json")).toMatch(/cannot read "\/nonexistent\/client.json": ENOENT/);
+    expect(refused('{"redirect_uris":["https://evil.example/cb"]}')).toMatch(
+      /--static-oauth-client-metadata: "redirect_uris" is set by the bridge/,
+    );
+    expect(refused('{"grant_types":["client_credentials"]}')).toMatch(/"grant_types" is set by the bridge/);
+    expect(refused('{"response_types":["token"]}')).toMatch(/"response_types" is set by the bridge/);
+    expect(refused('{"token_endpoint_auth_method":"client_secret_post"}')).toMatch(
+      /"token_endpoint_auth_method" is set by the bridge/,
+    );
+  });
+});

@@ -4,6 +4,7 @@ import type { StoredLogin } from "../stored-login.js";
 import { accountRecordingFetch } from "../token-account.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { SessionContext } from "./context.js";
+import { resourceParameter } from "./provider-options.js";
 
 /**
  * Refreshes `login` under the lock the caller holds and saves the result. Undefined (tokens dropped) when the
@@ -27,7 +28,7 @@ export async function refreshLogin(
       metadata: server.metadata,
       clientInformation: login.client,
       refreshToken: tokens.refreshToken!,
-      resource: login.resource ?? server.resource,
+      resource: resourceParameter(context.options, login.resource ?? server.resource),
       fetchFn: answer.fetchFn,
     });
   } catch (error) {

@@ -5,6 +5,7 @@ import { AuthRequiredError } from "../errors.js";
 import type { StoredClient, StoredLogin } from "../stored-login.js";
 import type { SessionContext } from "./context.js";
 import { messageOf } from "./error-text.js";
+import { SIGN_IN_CLIENT_METADATA } from "./provider-options.js";
 
 const CLIENT_CHECK_TIMEOUT_MS = 5_000;
 
@@ -49,16 +50,19 @@ export async function chooseClient(
   context.log("debug", "Registering this client with the authorization server.");
   const registered = await registerClient(server.authorizationServerUrl, {
     metadata: server.metadata,
+    // The person's metadata over ours, then the fields the sign-in depends on (checked when the session was made).
     clientMetadata: {
       client_name: context.options.clientName ?? "chat-mcp-bridge",
-      // A program on the user's machine with a loopback redirect (RFC 8252), as MCP 2026-07-28 asks to say.
-      application_type: "native",
+      ...context.options.clientMetadata,
+      ...SIGN_IN_CLIENT_METADATA,
+      grant_types: [...SIGN_IN_CLIENT_METADATA.grant_types],
+      response_types: [...SIGN_IN_CLIENT_METADATA.response_types],
       redirect_uris: [redirectUri],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
     },
-    scope,
+    scope:
+      typeof context.options.clientMetadata?.scope === "string"
+        ? context.options.clientMetadata.scope
+        : scope,
     fetchFn: context.fetchFn,
   });
   return {

@@ -1,5 +1,6 @@
 /** `--header-file <path>`: `--header`s read from a file of the person's own that no one else can read, so a secret is in neither argv (`ps`) nor a synced client config. */
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { readSmallFile } from "../../../internal/files.js";
+import { UsageError } from "../../../internal/usage-error.js";
 import { type CustomHeader, HeaderOptionError, parseHeaderOption } from "./custom-headers.js";
 
 /** A header file holds a few lines; anything larger is not one. */
@@ -15,9 +16,14 @@ export function readHeaderFile(
   env: Record<string, string | undefined> = process.env,
   onMissing: (variable: string) => void = () => {},
 ): CustomHeader[] {
-  const text = readOwnFile(path);
+  const text = readSmallFile(path, {
+    flag: "--header-file",
+    maxBytes: MAX_HEADER_FILE_BYTES,
+    holds: '"Name: value" lines',
+    privateToUser: true,
+  });
   const headers: CustomHeader[] = [];
-  const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
+  const lines = text.split(/\r?\n/);
   for (const [index, line] of lines.entries()) {
     const trimmed = line.trim();
     if (trimmed === "" || trimmed.startsWith("#")) continue;
@@ -27,52 +33,25 @@ export function readHeaderFile(
   return headers;
 }
 
-function readOwnFile(path: string): string {
-  const shown = JSON.stringify(path);
-  let fd: number;
+/**
+ * The headers of the `--header` values, then of the `--header-file`s, in order; a mistake is a usage error.
+ * `onMissing` is told of an unset `${ENV}` by the option's name and the variable's, never a value.
+ */
+export function customHeadersOf(
+  values: string[],
+  files: string[],
+  env: Record<string, string | undefined>,
+  onMissing: (where: "--header" | "--header-file", variable: string) => void,
+): CustomHeader[] {
   try {
-    // O_NONBLOCK: a FIFO with no writer is refused below instead of hanging the start.
-    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+    return [
+      ...values.map((raw) => parseHeaderOption(raw, env, (variable) => onMissing("--header", variable))),
+      ...files.flatMap((path) =>
+        readHeaderFile(path, env, (variable) => onMissing("--header-file", variable)),
+      ),
+    ];
   } catch (error) {
-    throw new HeaderOptionError(
-      `--header-file: cannot read ${shown}: ${(error as NodeJS.ErrnoException).code ?? "error"}`,
-    );
-  }
-  try {
-    // The checks are on the opened file, so a file swapped after them is not the one read.
-    const stats = fstatSync(fd);
-    if (!stats.isFile()) throw new HeaderOptionError(`--header-file: ${shown} is not a regular file`);
-    const uid = process.platform === "win32" ? undefined : process.getuid?.();
-    if (uid !== undefined) {
-      if (stats.uid !== uid)
-        throw new HeaderOptionError(
-          `--header-file: refusing ${shown}: it belongs to uid ${stats.uid}, not to you (uid ${uid}); ` +
-            "keep the headers in a file of your own",
-        );
-      if (stats.mode & 0o077)
-        throw new HeaderOptionError(
-          `--header-file: refusing ${shown}: group or other users can read or write it ` +
-            `(mode ${(stats.mode & 0o777).toString(8).padStart(4, "0")}); run chmod 600 ${shellWord(path)}`,
-        );
-    }
-    const buffer = Buffer.alloc(MAX_HEADER_FILE_BYTES + 1);
-    let length = 0;
-    // The file may grow while it is read: never read past the cap.
-    while (length < buffer.length) {
-      const count = readSync(fd, buffer, length, buffer.length - length, length);
-      if (count === 0) break;
-      length += count;
-    }
-    if (length > MAX_HEADER_FILE_BYTES)
-      throw new HeaderOptionError(
-        `--header-file: ${shown} is larger than ${MAX_HEADER_FILE_BYTES} bytes; it holds "Name: value" lines`,
-      );
-    return buffer.subarray(0, length).toString("utf8");
-  } finally {
-    closeSync(fd);
+    if (error instanceof HeaderOptionError) throw new UsageError(error.message);
+    throw error;
   }
 }
-
-/** `path` as a shell word, for the `chmod` to copy. */
-const shellWord = (path: string): string =>
-  /^[\w./:@+-]+$/.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`;
