@@ -7,7 +7,9 @@ import { closestName } from "../internal/closest-name.js";
 import { packageVersion } from "../internal/package-version.js";
 import { portNumber } from "../internal/port.js";
 import { UsageError } from "../internal/usage-error.js";
-import { type CustomHeader, HeaderOptionError, parseHeaderOption } from "./upstream/http/custom-headers.js";
+import { authorizeParamsOf, collectAuthorizeParam, parseClientMetadataOption } from "./sign-in-options.js";
+import type { CustomHeader } from "./upstream/http/custom-headers.js";
+import { customHeadersOf } from "./upstream/http/header-file.js";
 
 export type TokenStoreChoice = "auto" | "keychain" | "file";
 
@@ -43,6 +45,12 @@ export interface BridgeOptions {
   resource?: string;
   /** `--profile`: a separate login, lock and log for the same URL. */
   profile?: string;
+  /** `--authorize-param key=value`: extra authorization request parameters (a later value of a key wins). */
+  authorizeParams?: Record<string, string>;
+  /** `--disable-resource-parameter`: no RFC 8707 `resource` in the sign-in's requests. */
+  disableResourceParameter?: boolean;
+  /** `--static-oauth-client-metadata`: registration metadata merged over the bridge's. */
+  clientMetadata?: Record<string, unknown>;
 }
 
 /** `doctor`'s options: the URL stays raw (a bad one is its first failed check), plus `--json` and `--sign-in`. */
@@ -149,10 +157,7 @@ export function parseBridgeArgs(
   return parsed;
 }
 
-/**
- * The relay's operands as commander parsed them: at most one, the URL. A word commander did not know as a subcommand
- * but within a typo of one (`doctr`, `logut`) fails with a suggestion, not as "not a URL" or "too many arguments".
- */
+/** The relay's operands: at most one, the URL; a subcommand's typo (`doctr`) gets a suggestion, not "not a URL". */
 function checkRelayOperands(relay: Command): void {
   const [first, ...extra] = relay.args;
   const subcommands = COMMANDS.map(({ kind }) => kind).filter((kind) => kind !== "relay");
@@ -165,10 +170,7 @@ function checkRelayOperands(relay: Command): void {
     });
 }
 
-/**
- * The one stderr line the relay prints when started by hand on a terminal (an MCP client starts it with pipes): it
- * would otherwise sit silent and look hung.
- */
+/** The stderr line the relay prints when started by hand on a terminal (a client uses pipes), lest it look hung. */
 export function relayTerminalHint({
   stdinIsTTY,
   silent,
@@ -188,6 +190,12 @@ export function relayTerminalHint({
 function withConnectionOptions(command: Command): Command {
   return command
     .option("--header <header>", HEADER_HELP, collect, [])
+    .option(
+      "--header-file <path>",
+      'headers from a file of yours that only you can read, one "Name: value" a line (repeatable)',
+      collect,
+      [],
+    )
     .option("--callback-port <port>", "port of the local OAuth callback", parsePort)
     .option("--no-browser", "print the sign-in URL on stderr instead of opening a browser")
     .option(
@@ -225,8 +233,25 @@ function withConnectionOptions(command: Command): Command {
     .option("--silent", "nothing on stderr but fatal errors")
     .addOption(new Option("--host <name>", "host name of the OAuth callback").choices(CALLBACK_HOSTS))
     .option("--resource <url>", "the OAuth protected resource, when it is not the MCP URL", parseResource)
-    .option("--profile <name>", "a separate login, lock and log for the same URL", parseProfile);
+    .option("--profile <name>", "a separate login, lock and log for the same URL", parseProfile)
+    .option(
+      "--authorize-param <key=value>",
+      "extra authorization request parameter, e.g. audience=... or prompt=consent (repeatable)",
+      collectAuthorizeParam,
+      [],
+    )
+    .option(
+      "--disable-resource-parameter",
+      "leave the RFC 8707 resource out of the sign-in (for providers that refuse it, e.g. Entra ID)",
+    )
+    .option(
+      "--static-oauth-client-metadata <json|@file>",
+      "client registration metadata merged over the bridge's (client_name, scope, logo_uri...)",
+    );
 }
+
+/** Repeatable options whose values before a subcommand's name add to those after it. */
+const ADDED_UP = new Set(["header", "headerFile", "authorizeParam"]);
 
 /** The command's options, with those given before a subcommand's name (`--debug login`) filling in. */
 function mergedOptions(command: Command): Record<string, unknown> {
@@ -235,8 +260,9 @@ function mergedOptions(command: Command): Record<string, unknown> {
   if (!parent) return merged;
   for (const [key, value] of Object.entries(parent.opts())) {
     if (parent.getOptionValueSource(key) !== "cli") continue;
-    if (command.getOptionValueSource(key) === "cli" && key !== "header") continue;
-    merged[key] = key === "header" ? [...(value as string[]), ...((merged.header as string[]) ?? [])] : value;
+    const addedUp = ADDED_UP.has(key);
+    if (command.getOptionValueSource(key) === "cli" && !addedUp) continue;
+    merged[key] = addedUp ? [...(value as string[]), ...((merged[key] as string[]) ?? [])] : value;
   }
   return merged;
 }
@@ -258,16 +284,13 @@ function toConnectionOptions(
   writeErr: (text: string) => void,
 ): Omit<BridgeOptions, "url"> {
   const allowHttp = opts.allowHttp === true;
-  const headers = (opts.header as string[]).map((raw) => {
-    try {
-      return parseHeaderOption(raw, env, (variable) =>
-        writeErr(`chat-mcp-bridge: warning: \${${variable}} in --header is not set; using an empty value\n`),
-      );
-    } catch (error) {
-      if (error instanceof HeaderOptionError) throw new UsageError(error.message);
-      throw error;
-    }
-  });
+  const headers = customHeadersOf(
+    opts.header as string[],
+    opts.headerFile as string[],
+    env,
+    (where, variable) =>
+      writeErr(`chat-mcp-bridge: warning: \${${variable}} in ${where} is not set; using an empty value\n`),
+  );
   const clientMetadataUrl = opts.clientMetadataUrl as string | undefined;
   if (clientMetadataUrl !== undefined) {
     let metadataUrl: URL | undefined;
@@ -298,6 +321,12 @@ function toConnectionOptions(
     callbackHost: opts.host as string | undefined,
     resource: opts.resource as string | undefined,
     profile: opts.profile as string | undefined,
+    authorizeParams: authorizeParamsOf(opts.authorizeParam as string[]),
+    disableResourceParameter: opts.disableResourceParameter === true,
+    clientMetadata:
+      opts.staticOauthClientMetadata === undefined
+        ? undefined
+        : parseClientMetadataOption(opts.staticOauthClientMetadata as string),
   };
 }
 

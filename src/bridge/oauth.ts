@@ -36,6 +36,9 @@ export async function createBridgeAuth(
     clientSecret: options.clientSecret,
     clientMetadataUrl: options.clientMetadataUrl,
     allowHttp: options.allowHttp,
+    ...(options.authorizeParams ? { authorizeParams: options.authorizeParams } : {}),
+    disableResourceParameter: options.disableResourceParameter,
+    ...(options.clientMetadata ? { clientMetadata: options.clientMetadata } : {}),
     clientName: "chat-mcp-bridge",
     answerAtOnceWhenWaiting: use === "relay",
     loginCommand: bridgeLoginCommand(options, env),
@@ -61,7 +64,9 @@ export function bridgeLoginCommand(
   const words = [...invocationWords(env, argv), "login"];
   if (options.profile) words.push("--profile", options.profile);
   if (options.deviceCode) words.push("--device-code");
-  if (options.headers.length > 0) words.push("(your --header options)");
+  for (const file of new Set(options.headers.flatMap((header) => (header.file ? [header.file] : []))))
+    words.push("--header-file", quoted(file));
+  if (options.headers.some((header) => !header.file)) words.push("(your --header options)");
   words.push(options.url.href);
   return words.join(" ");
 }

@@ -20,6 +20,7 @@ import { toStoredTokens } from "../token-lifetime.js";
 import { derivedCallbackPort } from "./callback-port.js";
 import type { SessionContext } from "./context.js";
 import { messageOf } from "./error-text.js";
+import { resourceParameter, withAuthorizeParams } from "./provider-options.js";
 import { chooseClient, refusesClient, unknownClientError } from "./registration.js";
 import { tokenEndpointArguments } from "./token-endpoint.js";
 
@@ -101,8 +102,8 @@ export async function signInWithBrowser(
         redirectUrl: callback.redirectUri,
         scope,
         state,
-        resource: server.resource,
-      });
+        resource: resourceParameter(options, server.resource),
+      }).then((started) => withAuthorizeParams(started, options.authorizeParams));
     let { authorizationUrl, codeVerifier } = await authorize(client);
     // A client not registered just now may be one the server no longer knows: its /authorize would show the
     // user an error page and leave this process waiting out the whole timeout.
@@ -206,7 +207,7 @@ async function redeemCode(
       ...(answer.iss !== undefined ? { iss: answer.iss } : {}),
       codeVerifier: answer.codeVerifier,
       redirectUri: answer.redirectUri,
-      resource: server.resource,
+      resource: resourceParameter(context.options, server.resource),
       fetchFn: endpoint.fetchFn,
     });
     return { tokens, account: tokenAnswer.account() };

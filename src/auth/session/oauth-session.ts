@@ -25,6 +25,7 @@ import {
   type SignInSummary,
   type StoredLoginSummary,
 } from "./options.js";
+import { assertProviderOptions } from "./provider-options.js";
 import { ServerMetadata } from "./server-metadata.js";
 
 // A saved, fresh token is the common path (every bridge start): it loads neither the SDK's OAuth client nor
@@ -64,6 +65,7 @@ export class OAuthSession {
     if (options.clientMetadataUrl && !isHttpsUrlWithPath(options.clientMetadataUrl)) {
       throw new UnsafeUrlError("The client metadata URL must be an https URL with a path.");
     }
+    assertProviderOptions(options);
     this.serverUrl = canonicalServerUrl(options.serverUrl);
     const key = loginKey(this.serverUrl, options.headerNames, {
       profile: options.profile,

@@ -34,6 +34,21 @@ export interface OAuthSessionOptions {
   clientSecret?: string;
   /** A client ID metadata document (https URL), used where the authorization server supports it. */
   clientMetadataUrl?: string;
+  /**
+   * `--authorize-param`: extra authorization request parameters a provider needs (Auth0's `audience`, `prompt`,
+   * an IdP hint); a protocol parameter (`state`, `redirect_uri`, `scope`...) is refused.
+   */
+  authorizeParams?: Record<string, string>;
+  /**
+   * `--disable-resource-parameter`: no RFC 8707 `resource` in the authorization, token and refresh requests, for
+   * providers that refuse it (Entra ID); the tokens are then not bound to this resource.
+   */
+  disableResourceParameter?: boolean;
+  /**
+   * `--static-oauth-client-metadata`: RFC 7591 metadata merged over the registration's (`client_name`, `scope`,
+   * `logo_uri`...); the redirect, grant and response types and auth method stay as the sign-in needs them.
+   */
+  clientMetadata?: Record<string, unknown>;
   /** Allow plain http for non-loopback URLs. */
   allowHttp?: boolean;
   /** Default: the platform fetch, through the proxy that HTTPS_PROXY/HTTP_PROXY/NO_PROXY in `env` choose. */

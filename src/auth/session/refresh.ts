@@ -4,6 +4,7 @@ import type { StoredLogin } from "../stored-login.js";
 import { accountRecordingFetch } from "../token-account.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { SessionContext } from "./context.js";
+import { resourceParameter } from "./provider-options.js";
 import { tokenEndpointArguments } from "./token-endpoint.js";
 
 /**
@@ -29,7 +30,7 @@ export async function refreshLogin(
       metadata: endpoint.metadata,
       clientInformation: login.client,
       refreshToken: tokens.refreshToken!,
-      resource: login.resource ?? server.resource,
+      resource: resourceParameter(context.options, login.resource ?? server.resource),
       fetchFn: endpoint.fetchFn,
     });
   } catch (error) {

@@ -5,6 +5,7 @@ import { AuthRequiredError } from "../errors.js";
 import type { StoredClient, StoredLogin } from "../stored-login.js";
 import type { SessionContext } from "./context.js";
 import { messageOf } from "./error-text.js";
+import { SIGN_IN_CLIENT_METADATA } from "./provider-options.js";
 
 const CLIENT_CHECK_TIMEOUT_MS = 5_000;
 /** RFC 8628 §3.4: the grant type a client registers for, and asks for at the token endpoint, to redeem a device code. */
@@ -26,8 +27,8 @@ export async function chooseClient(
   }
   return registerDynamically(context, server, scope, {
     redirect_uris: [redirectUri],
-    grant_types: ["authorization_code", "refresh_token"],
-    response_types: ["code"],
+    grant_types: [...SIGN_IN_CLIENT_METADATA.grant_types],
+    response_types: [...SIGN_IN_CLIENT_METADATA.response_types],
   });
 }
 
@@ -102,14 +103,19 @@ async function registerDynamically(
   context.log("debug", "Registering this client with the authorization server.");
   const registered = await registerClient(server.authorizationServerUrl, {
     metadata: server.metadata,
+    // The person's metadata over ours, then the fields the sign-in depends on (checked when the session was made).
     clientMetadata: {
       client_name: context.options.clientName ?? "chat-mcp-bridge",
+      ...context.options.clientMetadata,
       // A program on the user's machine with a loopback redirect (RFC 8252), as MCP 2026-07-28 asks to say.
       application_type: "native",
       ...flow,
       token_endpoint_auth_method: "none",
     },
-    scope,
+    scope:
+      typeof context.options.clientMetadata?.scope === "string"
+        ? context.options.clientMetadata.scope
+        : scope,
     fetchFn: context.fetchFn,
   });
   const deviceGrant = flow.grant_types.includes(DEVICE_CODE_GRANT_TYPE);
