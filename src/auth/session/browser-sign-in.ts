@@ -20,6 +20,7 @@ import { toStoredTokens } from "../token-lifetime.js";
 import { derivedCallbackPort } from "./callback-port.js";
 import type { SessionContext } from "./context.js";
 import { messageOf } from "./error-text.js";
+import { saveClientBeforeSignIn } from "./login-storage.js";
 import { resourceParameter, withAuthorizeParams } from "./provider-options.js";
 import { chooseClient, refusesClient, unknownClientError } from "./registration.js";
 import { tokenEndpointArguments } from "./token-endpoint.js";
@@ -118,18 +119,14 @@ export async function signInWithBrowser(
         ({ authorizationUrl, codeVerifier } = await authorize(client));
       }
     }
-    let login: StoredLogin = {
-      version: 1,
-      serverUrl: context.serverUrl,
-      ...(options.profile && options.profile !== "default" ? { profile: options.profile } : {}),
-      authorizationServerUrl: server.authorizationServerUrl,
-      resource: server.resource,
+    let login = await saveClientBeforeSignIn(context, {
+      server,
       client,
-      tokens: sameServer ? current?.tokens : undefined,
-      requestedScope: scope,
-      savedAt: Date.now(),
-    };
-    if (client !== current?.client) await context.storage.persist(login, input.strictSave);
+      scope,
+      current,
+      sameServer,
+      strictSave: input.strictSave,
+    });
 
     rememberSecret(codeVerifier);
     const verifiers = new Map([[state, codeVerifier]]);

@@ -20,6 +20,7 @@ import { toStoredTokens } from "../token-lifetime.js";
 import type { BrowserSignInInput } from "./browser-sign-in.js";
 import type { SessionContext } from "./context.js";
 import { messageOf } from "./error-text.js";
+import { saveClientBeforeSignIn } from "./login-storage.js";
 import { chooseDeviceClient, DEVICE_CODE_GRANT_TYPE } from "./registration.js";
 
 /** RFC 8628 §3.2: the interval when the server names none. */
@@ -88,18 +89,14 @@ export async function signInWithDeviceCode(
     );
   }
   rememberSecret(started.device_code);
-  let login: StoredLogin = {
-    version: 1,
-    serverUrl: context.serverUrl,
-    ...(options.profile && options.profile !== "default" ? { profile: options.profile } : {}),
-    authorizationServerUrl: server.authorizationServerUrl,
-    resource: server.resource,
+  let login = await saveClientBeforeSignIn(context, {
+    server,
     client,
-    tokens: sameServer ? current?.tokens : undefined,
-    requestedScope: scope,
-    savedAt: Date.now(),
-  };
-  if (client !== current?.client) await context.storage.persist(login, input.strictSave);
+    scope,
+    current,
+    sameServer,
+    strictSave: input.strictSave,
+  });
 
   const prompt = promptOf(started, options.allowHttp);
   const waitMs = Math.min(context.authTimeoutMs, started.expires_in * 1000);
