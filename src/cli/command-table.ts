@@ -139,8 +139,13 @@ export const COMMANDS: CommandSpec[] = [
     options: [
       { flags: "--no-browser", description: "print the sign-in URL instead of opening a browser" },
       {
+        flags: "--device-code",
+        description:
+          "sign in with a code entered in a browser on any device (OAuth device code, RFC 8628); also used by itself when no browser can open here and the server offers it",
+      },
+      {
         flags: "--auth-timeout <seconds>",
-        description: "how long to wait for the browser sign-in (default 300)",
+        description: "how long to wait for the sign-in, in a browser or with a device code (default 300)",
         parse: parseAuthTimeout,
       },
       {
@@ -167,6 +172,7 @@ export const COMMANDS: CommandSpec[] = [
       await (await import("./commands/login.js")).login(
         {
           browser: opts.browser as boolean,
+          deviceCode: opts.deviceCode === true,
           authTimeoutMs: opts.authTimeout === undefined ? undefined : (opts.authTimeout as number) * 1000,
           tokenStore: opts.tokenStore as "auto" | "keychain" | "file",
           clientCredentials: opts.clientCredentials === true,

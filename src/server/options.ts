@@ -35,8 +35,22 @@ export interface OAuthServerOptions {
   oauthRateLimit?: OAuthRateLimits | false;
   /** Bounds on dynamically registered clients. Default: unused ones expire after 24 h, at most 10 000 kept. */
   oauthRegistrationLimits?: OAuthRegistrationLimits;
+  /**
+   * The device authorization grant (RFC 8628). Default: offered; codes live 600 s, clients poll every 5 s, 1000
+   * pending. `false` leaves it out (metadata, endpoints and grant), as a server without it, for testing clients.
+   */
+  deviceAuthorization?: DeviceAuthorizationOptions | false;
   /** Tests only: client ID metadata documents may be served over plain http from a loopback host. */
   testOnlyAllowHttpClientMetadataDocuments?: boolean;
+}
+
+export interface DeviceAuthorizationOptions {
+  /** How long a device code and its user code live (`expires_in`). */
+  lifetimeSeconds?: number;
+  /** The polling interval asked of clients (`interval`); each `slow_down` adds 5 s for that client. */
+  intervalSeconds?: number;
+  /** Most device authorizations held at once; at the cap the oldest is forgotten. */
+  maxPending?: number;
 }
 
 /** A token bucket per OAuth endpoint; an endpoint left out keeps its default. */

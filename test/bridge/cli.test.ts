@@ -58,6 +58,23 @@ describe("chat-mcp-bridge [options] [mcp-url]", () => {
     expect(parseBridgeArgs(argv("logout", "https://chat.example.com/mcp"), {}, quiet).kind).toBe("logout");
   });
 
+  it("takes --device-code for the relay and for login, before or after the subcommand, and off by default", () => {
+    const url = "https://chat.example.com/mcp";
+    expect(parseBridgeArgs(argv("--device-code", url), {}, quiet).options).toMatchObject({
+      deviceCode: true,
+    });
+    expect(parseBridgeArgs(argv("login", "--device-code", url), {}, quiet)).toMatchObject({
+      kind: "login",
+      options: { deviceCode: true },
+    });
+    // A flag without a value: the word after it is the subcommand, not its value.
+    expect(parseBridgeArgs(argv("--device-code", "login", url), {}, quiet)).toMatchObject({
+      kind: "login",
+      options: { deviceCode: true },
+    });
+    expect(parseBridgeArgs(argv(url), {}, quiet).options).toMatchObject({ deviceCode: false });
+  });
+
   it("refuses plain http to a non-loopback host unless --allow-http", () => {
     expect(() => parseBridgeArgs(argv("http://chat.example.com/mcp"), {}, quiet)).toThrow(UsageError);
     expect(

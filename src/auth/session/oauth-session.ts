@@ -2,7 +2,13 @@
 import { configDir as defaultConfigDir } from "../../config/index.js";
 import { proxyAwareFetch } from "../../internal/proxy.js";
 import { rememberSecret } from "../../internal/redact.js";
-import { assertSecureUrl, coversScope, isHttpsUrlWithPath, parseBearerChallenge } from "../checks.js";
+import {
+  assertSecureUrl,
+  coversScope,
+  isHttpsUrlWithPath,
+  isLoopbackHost,
+  parseBearerChallenge,
+} from "../checks.js";
 import { AuthRequiredError, type SignInWaitingError, UnsafeUrlError } from "../errors.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "../login-key.js";
 import { withFileLock } from "../login-lock.js";
@@ -19,12 +25,13 @@ import {
   type SignInSummary,
   type StoredLoginSummary,
 } from "./options.js";
+import { assertProviderOptions } from "./provider-options.js";
 import { ServerMetadata } from "./server-metadata.js";
 
 // A saved, fresh token is the common path (every bridge start): it loads neither the SDK's OAuth client nor
 // discovery's zod schemas nor the callback server. Each flow loads on its first use.
 const loadRefresh = () => import("./refresh.js");
-const loadBrowserSignIn = () => import("./browser-sign-in.js");
+const loadSignIn = () => import("./sign-in.js");
 const loadRevocation = () => import("./revocation.js");
 const loadClientCredentials = () => import("./client-credentials.js");
 
@@ -50,10 +57,16 @@ export class OAuthSession {
     this.#options = options;
     const log = options.log ?? (() => {});
     rememberSecret(options.clientSecret);
-    assertSecureUrl(options.serverUrl, "server URL", options.allowHttp);
+    const url = assertSecureUrl(options.serverUrl, "server URL", options.allowHttp);
+    if (url.protocol === "http:" && !isLoopbackHost(url.hostname))
+      log(
+        "warn",
+        `warning: ${url.origin} is reached over plain http (--allow-http): tokens travel unencrypted.`,
+      );
     if (options.clientMetadataUrl && !isHttpsUrlWithPath(options.clientMetadataUrl)) {
       throw new UnsafeUrlError("The client metadata URL must be an https URL with a path.");
     }
+    assertProviderOptions(options);
     this.serverUrl = canonicalServerUrl(options.serverUrl);
     const key = loginKey(this.serverUrl, options.headerNames, {
       profile: options.profile,
@@ -267,8 +280,8 @@ export class OAuthSession {
       const { signInWithClientCredentials } = await loadClientCredentials();
       return signInWithClientCredentials(this.#context, input);
     }
-    const { signInWithBrowser } = await loadBrowserSignIn();
-    return signInWithBrowser(this.#context, {
+    const { signIn } = await loadSignIn();
+    return signIn(this.#context, {
       ...input,
       loginCommand: this.#options.loginCommand ?? "chat-mcp-bridge login <url>",
       userMustAct: (waiting) => this.#userMustAct(waiting),

@@ -1,4 +1,4 @@
-/** `chat-cli login [--no-browser] [--auth-timeout <s>] [--token-store <store>] [--client-credentials --client-id <id> [--client-private-key <pem>]]`: OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
+/** `chat-cli login [--no-browser] [--device-code] [--auth-timeout <s>] [--token-store <store>] [--client-credentials --client-id <id> [--client-private-key <pem>]]`: OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
 import { configDir } from "../../config/index.js";
 import { redactForTerminal } from "../../internal/redact.js";
 import { UsageError } from "../../internal/usage-error.js";
@@ -8,6 +8,8 @@ import { printHint, printJson } from "../output.js";
 export interface LoginOptions {
   /** false after `--no-browser`: print the sign-in URL instead of opening it. */
   browser: boolean;
+  /** `--device-code`: sign in with a device code (RFC 8628) entered in a browser on any device. */
+  deviceCode?: boolean | undefined;
   /** `--auth-timeout` in milliseconds; default 300 s. */
   authTimeoutMs?: number | undefined;
   /** `--token-store`; default auto (keychain, else a 0600 file). */
@@ -51,8 +53,9 @@ export async function loginSession(ctx: CliContext, options: LoginOptions) {
     tokenStore: options.tokenStore ?? "auto",
     configDir: configDir(ctx.env ?? process.env),
     openBrowser: options.browser,
+    deviceCode: options.deviceCode === true,
     authTimeoutMs: options.authTimeoutMs ?? AUTH_TIMEOUT_MS,
-    loginCommand: `chat-cli --base-url ${ctx.globals.baseUrl} login`,
+    loginCommand: `chat-cli --base-url ${ctx.globals.baseUrl} login${options.deviceCode ? " --device-code" : ""}`,
     log: (level, message) => {
       if (level !== "debug" || ctx.globals.debug) ctx.io.stderr(`${redactForTerminal(message)}\n`);
     },

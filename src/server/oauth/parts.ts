@@ -3,6 +3,7 @@ import type { ServerContext } from "../context.js";
 import type { ConsentBrowserBinding } from "./browser-binding.js";
 import type { ClientAssertions } from "./client-assertion.js";
 import type { ClientMetadataDocuments } from "./client-metadata-documents.js";
+import type { DeviceAuthorizations } from "./device-authorizations.js";
 import type { OAuthGrants } from "./grants.js";
 import type { AuthorizationFlows } from "./provider.js";
 import type { OAuthLimiters } from "./rate-limits.js";
@@ -14,6 +15,10 @@ export interface OAuthParts {
   issuer: string;
   grants: OAuthGrants;
   flows: AuthorizationFlows;
+  /** Pending device authorizations (RFC 8628). */
+  devices: DeviceAuthorizations;
+  /** False when the server was started without the device grant (`deviceAuthorization: false`). */
+  offersDeviceGrant: boolean;
   documents: ClientMetadataDocuments;
   limiters: OAuthLimiters;
   binding: ConsentBrowserBinding;

@@ -32,12 +32,27 @@ export interface AuthorizationRequest {
   resource?: string;
 }
 
-/** An authorization request waiting on the consent page. */
-export interface PendingAuthorization extends AuthorizationRequest {
+/** A device's authorization request (RFC 8628), on its way to consent once a person entered its user code. */
+export interface DeviceConsentRequest {
+  client: RegisteredClient;
+  scopes: string[];
+  resource?: string;
+  /** The code the person entered (as stored), which the decision is recorded for. */
+  userCode: string;
+}
+
+/** A request waiting on the consent page: a browser's authorization request, or a device's. */
+export type PendingAuthorization = (AuthorizationRequest | DeviceConsentRequest) & {
   id: string;
   expiresAt: number;
-  /** Held in an HttpOnly cookie of the browser that opened `/authorize`; the consent page requires it. */
+  /** Held in an HttpOnly cookie of the browser that opened `/authorize` (or entered the code); consent requires it. */
   browserNonce: string;
+};
+
+export function isDeviceConsent(
+  pending: PendingAuthorization,
+): pending is DeviceConsentRequest & PendingAuthorization {
+  return "userCode" in pending;
 }
 
 /** The token response body (RFC 6749 §5.1). */
@@ -77,8 +92,13 @@ export class AuthorizationFlows {
     return resource ? { scopes, resource: this.ourResource(resource) } : { scopes };
   }
 
-  /** Keeps the request for the consent page; returns its id. */
-  addPending(request: AuthorizationRequest, browserNonce: string, id: string): PendingAuthorization {
+  /** Keeps the request for the consent page (at most until `notAfter`); returns it. */
+  addPending(
+    request: AuthorizationRequest | DeviceConsentRequest,
+    browserNonce: string,
+    id: string,
+    notAfter = Number.POSITIVE_INFINITY,
+  ): PendingAuthorization {
     this.#prunePending();
     if (this.#pending.size >= MAX_PENDING_AUTHORIZATIONS) {
       const oldest = this.#pending.keys().next().value;
@@ -88,7 +108,7 @@ export class AuthorizationFlows {
       ...request,
       id,
       browserNonce,
-      expiresAt: this.#options.now() + PENDING_AUTHORIZATION_TTL_MS,
+      expiresAt: Math.min(notAfter, this.#options.now() + PENDING_AUTHORIZATION_TTL_MS),
     };
     this.#pending.set(id, pending);
     return pending;
@@ -258,7 +278,7 @@ function codeOrThrow(lookup: CodeLookup) {
   throw new OAuthError("invalid_grant", why);
 }
 
-function tokenResponse(tokens: IssuedTokens): TokenResponseBody {
+export function tokenResponse(tokens: IssuedTokens): TokenResponseBody {
   return {
     access_token: tokens.accessToken,
     token_type: "Bearer",

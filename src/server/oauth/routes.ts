@@ -7,13 +7,20 @@ import { ConsentBrowserBinding } from "./browser-binding.js";
 import { ClientAssertions, publicKeysOf } from "./client-assertion.js";
 import { ClientMetadataDocuments } from "./client-metadata-documents.js";
 import { handleConsent } from "./consent.js";
+import {
+  DEVICE_AUTHORIZATION_PATH,
+  DEVICE_VERIFICATION_PATH,
+  handleDeviceAuthorization,
+  handleDeviceVerification,
+} from "./device.js";
+import { DeviceAuthorizations } from "./device-authorizations.js";
 import { DEFAULT_ACCESS_TOKEN_TTL_SECONDS, OAuthGrants } from "./grants.js";
 import { authorizationServerMetadata, protectedResourceMetadata } from "./metadata.js";
 import type { OAuthParts } from "./parts.js";
 import { AuthorizationFlows, PENDING_AUTHORIZATION_TTL_MS } from "./provider.js";
 import { oauthLimiters } from "./rate-limits.js";
 import { handleRegister } from "./register.js";
-import type { RegisteredClient } from "./registration.js";
+import { DEVICE_CODE_GRANT_TYPE, type RegisteredClient } from "./registration.js";
 import { handleRevoke, handleToken } from "./token.js";
 
 /** RFC 8707 resource identifiers served here. */
@@ -34,7 +41,13 @@ export interface OAuthRoutes {
 }
 
 /** Paths answered for browsers of other origins too (metadata and the client-to-server endpoints). */
-const CORS_PATHS = new Set(["/token", "/register", "/revoke", "/.well-known/oauth-authorization-server"]);
+const CORS_PATHS = new Set([
+  "/token",
+  "/register",
+  "/revoke",
+  DEVICE_AUTHORIZATION_PATH,
+  "/.well-known/oauth-authorization-server",
+]);
 
 /**
  * Builds the authorization server on `ctx` and pushes its access-token verifier onto `ctx.tokenVerifiers`.
@@ -55,7 +68,7 @@ export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
     async function route(request: Request, path: string): Promise<Response | undefined> {
       switch (path) {
         case "/.well-known/oauth-authorization-server":
-          return metadataResponse(request, authorizationServerMetadata(issuer));
+          return metadataResponse(request, authorizationServerMetadata(issuer, parts.offersDeviceGrant));
         case "/.well-known/oauth-protected-resource/mcp":
           return metadataResponse(request, protectedResourceMetadata(issuer, resourceUrls(issuer).mcp));
         case "/.well-known/oauth-protected-resource/v2":
@@ -68,6 +81,14 @@ export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
           return handleRevoke(parts, request);
         case "/register":
           return handleRegister(parts, request, info.clientIp);
+        case DEVICE_AUTHORIZATION_PATH:
+          return parts.offersDeviceGrant
+            ? handleDeviceAuthorization(parts, request, info.clientIp)
+            : undefined;
+        case DEVICE_VERIFICATION_PATH:
+          return parts.offersDeviceGrant
+            ? handleDeviceVerification(parts, request, info.url, info.clientIp)
+            : undefined;
         default:
           return handleConsent(parts, request, info.url);
       }
@@ -99,6 +120,8 @@ function oauthParts(ctx: ServerContext): OAuthParts {
     ctx,
     issuer: ctx.baseUrl,
     grants,
+    devices: new DeviceAuthorizations({ grants, now, ...(options.deviceAuthorization || {}) }),
+    offersDeviceGrant: options.deviceAuthorization !== false,
     flows: new AuthorizationFlows({
       grants,
       resources: [resources.mcp, resources.v2],
@@ -180,6 +203,7 @@ function preRegisteredClient(
     grant_types: [
       "authorization_code",
       "refresh_token",
+      DEVICE_CODE_GRANT_TYPE,
       ...(account !== undefined ? ["client_credentials"] : []),
     ],
     response_types: ["code"],

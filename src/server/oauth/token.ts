@@ -1,28 +1,33 @@
-/** `/token` (code, refresh and client credentials grants) and `/revoke` (RFC 7009), with client authentication (RFC 6749 §2.3). */
+/** `/token` (code, refresh, device code and client credentials grants) and `/revoke` (RFC 7009), with client authentication (RFC 6749 §2.3). */
 
 import { jsonResponse, readFormBody } from "../http.js";
 import { sameSecret } from "../ids.js";
 import { ServiceError } from "../service-error.js";
 import { assertionSubject, JWT_BEARER_ASSERTION_TYPE, publicKeysOf } from "./client-assertion.js";
 import { findClient, type OAuthParts } from "./parts.js";
-import { OAuthError } from "./provider.js";
+import { OAuthError, tokenResponse } from "./provider.js";
 import { rateLimited } from "./rate-limits.js";
-import type { RegisteredClient } from "./registration.js";
+import { DEVICE_CODE_GRANT_TYPE, type RegisteredClient } from "./registration.js";
 
-const GRANT_TYPES = new Set(["authorization_code", "refresh_token", "client_credentials"]);
+const GRANT_TYPES = new Set([
+  "authorization_code",
+  "refresh_token",
+  DEVICE_CODE_GRANT_TYPE,
+  "client_credentials",
+]);
 
 /** Token responses are never cached (RFC 6749 §5.1). */
-const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
+export const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
 
 export async function handleToken(parts: OAuthParts, request: Request, clientIp: string): Promise<Response> {
   const limited = rateLimited(parts.limiters.token, clientIp, "json");
   if (limited) return limited;
-  return answer(async () => {
+  return answerOAuthErrors(async () => {
     const form = await formOf(request);
     const client = await authenticateClient(parts, request, form);
     const grantType = form.get("grant_type");
     if (!grantType) throw new OAuthError("invalid_request", "grant_type is required");
-    if (!GRANT_TYPES.has(grantType)) {
+    if (!GRANT_TYPES.has(grantType) || (grantType === DEVICE_CODE_GRANT_TYPE && !parts.offersDeviceGrant)) {
       throw new OAuthError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
     }
     if (!client.grant_types.includes(grantType)) {
@@ -51,6 +56,17 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
       );
       return jsonResponse(200, body, NO_STORE);
     }
+    if (grantType === DEVICE_CODE_GRANT_TYPE) {
+      const deviceCode = form.get("device_code");
+      if (!deviceCode) throw new OAuthError("invalid_request", "device_code is required");
+      const resource = form.get("resource");
+      const tokens = parts.devices.redeem(
+        client.client_id,
+        deviceCode,
+        resource ? parts.flows.ourResource(resource) : undefined,
+      );
+      return jsonResponse(200, tokenResponse(tokens), NO_STORE);
+    }
     const refreshToken = form.get("refresh_token");
     if (!refreshToken) throw new OAuthError("invalid_request", "refresh_token is required");
     const body = parts.flows.exchangeRefreshToken(
@@ -64,7 +80,7 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
 }
 
 export async function handleRevoke(parts: OAuthParts, request: Request): Promise<Response> {
-  return answer(async () => {
+  return answerOAuthErrors(async () => {
     const form = await formOf(request);
     const client = await authenticateClient(parts, request, form);
     const token = form.get("token");
@@ -75,7 +91,7 @@ export async function handleRevoke(parts: OAuthParts, request: Request): Promise
 }
 
 /** Runs an endpoint, answering an `OAuthError` as its JSON error (401 ones with a Basic challenge). */
-async function answer(run: () => Promise<Response>): Promise<Response> {
+export async function answerOAuthErrors(run: () => Promise<Response>): Promise<Response> {
   try {
     return await run();
   } catch (error) {
@@ -86,7 +102,7 @@ async function answer(run: () => Promise<Response>): Promise<Response> {
   }
 }
 
-async function formOf(request: Request): Promise<URLSearchParams> {
+export async function formOf(request: Request): Promise<URLSearchParams> {
   if (request.method !== "POST") throw new OAuthError("invalid_request", "use POST", 405);
   try {
     return await readFormBody(request);
@@ -103,7 +119,7 @@ async function formOf(request: Request): Promise<URLSearchParams> {
  * client with a secret, `private_key_jwt` (a signed assertion in the form) for one with registered keys,
  * `client_id` alone for a public one. Anything else, or more than one method at once, is `invalid_client`.
  */
-async function authenticateClient(
+export async function authenticateClient(
   parts: OAuthParts,
   request: Request,
   form: URLSearchParams,
