@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import type { TestProject } from "vitest/node";
 // @ts-expect-error: a plain ESM script without types
 import { buildIsCurrent } from "../scripts/build-if-stale.mjs";
-import { ensureNode24 } from "../scripts/node24.mjs";
+import { ensureNode24 } from "../scripts/node-release.mjs";
 
 export default function setup(project: TestProject): void {
   // `npm test` has built already (pretest), so this is a digest of the sources and nothing more.

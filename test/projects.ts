@@ -18,12 +18,15 @@ export const INTEGRATION_FOLDERS = [
 
 /** Single files elsewhere that start a process (a bin, a fake browser, a child server). */
 export const INTEGRATION_FILES = [
+  "test/auth/browser-command.test.ts",
   "test/auth/login-lock.test.ts",
   "test/auth/loopback-requests.test.ts",
   "test/auth/session/browser-sign-in.test.ts",
   "test/auth/session/mix-up.test.ts",
   "test/auth/session/oauth-session.test.ts",
+  "test/auth/session/provider-quirks.test.ts",
   "test/bridge/bin-stdio.test.ts",
+  "test/bridge/client-credentials.test.ts",
   "test/bridge/confirm-tool-notification.test.ts",
   "test/bridge/confirm-tool.test.ts",
   "test/bridge/doctor/checks/era.test.ts",
@@ -65,6 +68,7 @@ export const INTEGRATION_FILES = [
   "test/reliability/server-crash-and-disk.test.ts",
   "test/reliability/server-restart-sign-in.test.ts",
   "test/reliability/sign-in-account-commands.test.ts",
+  "test/reliability/sign-in-ends-at-once.test.ts",
   "test/reliability/sign-in-local-attacker.test.ts",
   "test/reliability/sign-in-never-silent.test.ts",
   "test/reliability/sign-in-takeover.test.ts",

@@ -63,3 +63,10 @@ export function coversScope(granted: string | undefined, required: string | unde
 export function splitScope(scope: string | undefined): string[] {
   return (scope ?? "").split(/\s+/).filter(Boolean);
 }
+
+/** The device authorization endpoint (RFC 8628 §4) that authorization server metadata names, if any. */
+export function deviceAuthorizationEndpoint(metadata: object | undefined): string | undefined {
+  const endpoint = (metadata as { device_authorization_endpoint?: unknown } | undefined)
+    ?.device_authorization_endpoint;
+  return typeof endpoint === "string" ? endpoint : undefined;
+}

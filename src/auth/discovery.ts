@@ -51,6 +51,8 @@ export interface DiscoverOptions {
   log: (message: string) => void;
   /** How long one metadata request may take, its body included (default METADATA_TIMEOUT_MS). */
   timeoutMs?: number;
+  /** Ends every metadata request when it aborts: the deadline of the sign-in that asks (`--auth-timeout`). */
+  signal?: AbortSignal | undefined;
 }
 
 /** The most of one metadata document read: real ones are a few KiB, and a 700 MB one must cost nothing. */
@@ -59,25 +61,30 @@ export const MAX_METADATA_BYTES = 256 * 1024;
 export const METADATA_TIMEOUT_MS = 10_000;
 
 /**
- * `fetchFn` for metadata: each request fails after `timeoutMs` (its body included), and a body over `maxBytes` is
- * refused as it arrives, its rest never read. The answer handed on holds the bytes read, so the SDK's parsers
- * see a complete, small body.
+ * `fetchFn` for metadata: each request fails after `timeoutMs` (its body included), or when `deadline` aborts
+ * first, and a body over `maxBytes` is refused as it arrives, its rest never read. The answer handed on holds the
+ * bytes read, so the SDK's parsers see a complete, small body.
  */
 export function boundedMetadataFetch(
   fetchFn: typeof fetch,
   timeoutMs = METADATA_TIMEOUT_MS,
   maxBytes = MAX_METADATA_BYTES,
+  deadline?: AbortSignal,
 ): typeof fetch {
   return (async (input: string | URL | Request, init?: RequestInit) => {
     const url = input instanceof Request ? input.url : String(input);
     const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
-    const timedOut = () => new Error(`no answer from ${url} within ${timeoutMs / 1000} s`);
+    const signals = [init?.signal, timeout, deadline].filter((signal) => signal != null);
+    const signal = AbortSignal.any(signals);
+    const timedOut = () =>
+      timeout.aborted
+        ? new Error(`no answer from ${url} within ${timeoutMs / 1000} s`)
+        : new Error(`no answer from ${url} before the sign-in's time ran out`);
     let response: Response;
     try {
       response = await fetchFn(input, { ...init, signal });
     } catch (error) {
-      if (timeout.aborted) throw timedOut();
+      if (timeout.aborted || deadline?.aborted) throw timedOut();
       throw error;
     }
     const tooLarge = () => new Error(`the metadata at ${url} is larger than ${maxBytes} bytes; not read`);
@@ -100,7 +107,7 @@ export function boundedMetadataFetch(
         chunks.push(next.value);
       }
     } catch (error) {
-      if (timeout.aborted) throw timedOut();
+      if (timeout.aborted || deadline?.aborted) throw timedOut();
       throw error;
     }
     const empty = response.status === 204 || response.status === 304;
@@ -115,7 +122,7 @@ export function boundedMetadataFetch(
 /** Discovers and validates everything needed to sign in to `serverUrl`. Throws with what failed. */
 export async function discoverServer(serverUrl: string, options: DiscoverOptions): Promise<DiscoveredServer> {
   const { allowHttp } = options;
-  const fetchFn = boundedMetadataFetch(options.fetchFn, options.timeoutMs);
+  const fetchFn = boundedMetadataFetch(options.fetchFn, options.timeoutMs, undefined, options.signal);
   const metadataUrl = sameOriginMetadataUrl(serverUrl, options);
   let resourceMetadata: OAuthProtectedResourceMetadata | undefined;
   try {

@@ -31,10 +31,18 @@ export class SignInWaitingError extends AuthRequiredError {
   override readonly name = "SignInWaitingError";
   constructor(
     message: string,
-    /** The one-time loopback URL that starts the sign-in (no `state`, no secret). */
+    /**
+     * The one-time loopback URL that starts the sign-in (no `state`, no secret), or for "device-code" the
+     * authorization server's verification URL (with the user code when the server gave that form).
+     */
     readonly signInUrl: string,
-    readonly why: "no-browser" | "cookie-refused",
+    readonly why: "no-browser" | "cookie-refused" | "device-code",
   ) {
     super(message, "failed");
   }
+}
+
+/** The browser sign-in found no browser to open, and the authorization server offers the device code instead. */
+export class BrowserNotOpenedError extends Error {
+  override readonly name = "BrowserNotOpenedError";
 }

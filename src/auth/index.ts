@@ -1,5 +1,6 @@
 /** The OAuth client side shared by chat-cli and the bridge: sessions, browser opening, stored-login lookups. */
 export { parseBearerChallenge } from "./checks.js";
+export { type ClientPrivateKey, readClientPrivateKey } from "./client-key.js";
 export { AuthRequiredError, TokenStoreError, UnsafeUrlError } from "./errors.js";
 export { canonicalServerUrl, hasStoredLogin, loginKey, restServerUrl, storedLoginUrls } from "./login-key.js";
 export { assertBrowsableUrl, openUrl, splitCommandWords } from "./open-url.js";

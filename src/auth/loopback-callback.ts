@@ -10,11 +10,12 @@ import {
   answerRequest,
   CALLBACK_PATH,
   type Flow,
+  refused,
   START_PATH,
 } from "./loopback-requests.js";
 import { isOtherUsersSocket, listenerUid } from "./socket-owner.js";
 
-export type { AnswerHooks, AuthorizationResponse } from "./loopback-requests.js";
+export type { AnswerHooks, AuthorizationResponse, RefusedAnswer } from "./loopback-requests.js";
 export { CALLBACK_PATH } from "./loopback-requests.js";
 
 /** A sign-in waiting for its browser: the URL to open, and the answer that browser brings back. */
@@ -26,6 +27,12 @@ export interface PendingAuthorization {
   readonly startUrl: string;
   /** Resolves with the code; rejects on a denial, after `timeoutMs`, or when the start page is opened twice. */
   readonly answer: Promise<AuthorizationResponse>;
+  /**
+   * The program that opened `startUrl` has exited. When that program fetched the start page itself without a
+   * browser's name (a `curl` as `$BROWSER`) and no answer came, none will: the sign-in ends now. A browser's
+   * opener (xdg-open, open) exits as soon as it has handed the URL over, and changes nothing.
+   */
+  openerExited(): void;
 }
 
 export interface LoopbackCallback {
@@ -77,8 +84,11 @@ export async function startLoopbackCallback(
   const { servers, port } = await listenOnEvery(addresses, choice, newServer);
   // Cookies ignore ports: one name per callback port keeps concurrent sign-ins apart.
   cookieName = `chat_mcp_sign_in_${port}`;
-  const close = () =>
-    Promise.all(
+  const close = () => {
+    // A sign-in given up before its answer (the device code took over) must not keep its deadline running.
+    for (const flow of flows.values())
+      flow.reject(new AuthRequiredError("The browser sign-in was abandoned.", "failed"));
+    return Promise.all(
       servers.map(
         (server) =>
           new Promise<void>((resolve) => {
@@ -87,6 +97,7 @@ export async function startLoopbackCallback(
           }),
       ),
     ).then(() => undefined);
+  };
   return {
     redirectUri: `http://${host}:${port}${CALLBACK_PATH}`,
     port,
@@ -98,21 +109,30 @@ export async function startLoopbackCallback(
       });
       flows.set(state, flow);
       starts.set(startId, flow);
+      let settled = false;
       const answer = withinDeadline(
         answered,
         timeoutMs,
-        () =>
-          new AuthRequiredError(
-            `Sign-in timed out after ${Math.round(timeoutMs / 1000)} s without an answer from the browser; ` +
-              "sign in again (raise --auth-timeout if you need more time).",
-            "timeout",
-          ),
+        hooks.timedOut ??
+          (() =>
+            new AuthRequiredError(
+              `Sign-in timed out after ${Math.round(timeoutMs / 1000)} s without an answer from the browser; ` +
+                "sign in again (raise --auth-timeout if you need more time).",
+              "timeout",
+            )),
       ).finally(() => {
         // Answered, refused or timed out: neither the start page nor the callback knows this sign-in any more.
+        settled = true;
         flows.delete(state);
         starts.delete(startId);
       });
-      return { startUrl: `http://${host}:${port}${START_PATH}${startId}`, answer };
+      return {
+        startUrl: `http://${host}:${port}${START_PATH}${startId}`,
+        answer,
+        openerExited() {
+          if (!settled && flow.openedBy !== undefined) flow.reject(refused(flow, "not-a-browser"));
+        },
+      };
     },
     close,
   };

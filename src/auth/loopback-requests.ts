@@ -21,11 +21,17 @@ export interface AnswerHooks {
   /** RFC 9207: an answer whose `iss` this refuses ends the sign-in before its code or error is looked at. */
   acceptsIssuer?: (iss: string | undefined) => boolean;
   /**
-   * The answer for this sign-in came back without the start page's cookie at all: the opener does not keep
-   * cookies (a curl-like `$BROWSER`, cookies blocked). The answer is refused; the user should hear it at once.
+   * The error this sign-in ends with when its own answer is refused: the answer (with this sign-in's `state`) came
+   * back without the start page's cookie at all (a `$BROWSER` that drops cookies, cookies blocked), or the opener
+   * fetched the start page and exited without a browser's name (`opener`: the name it gave, e.g. `curl/8.5.0`).
    */
-  onAnswerWithoutCookie?: () => void;
+  refusedAnswer?: (why: RefusedAnswer, opener?: string) => Error;
+  /** The error this sign-in ends with when no answer came in time; by default one naming `--auth-timeout`. */
+  timedOut?: () => Error;
 }
+
+/** Why a sign-in's own answer was refused (see `AnswerHooks.refusedAnswer`). */
+export type RefusedAnswer = "cookie-refused" | "not-a-browser";
 
 export interface Flow {
   state: string;
@@ -33,6 +39,8 @@ export interface Flow {
   hooks: AnswerHooks;
   /** Set when the start page was opened: the value of the cookie the callback must carry. */
   browserNonce?: string;
+  /** Set when the start page was opened by a client without a browser's name: the name it gave. */
+  openedBy?: string;
   resolve(response: AuthorizationResponse): void;
   reject(error: Error): void;
 }
@@ -75,18 +83,9 @@ export function answerRequest(
     return;
   }
   const presented = cookieValue(request, callback.cookieName);
-  if (flow.browserNonce && presented === undefined) {
-    page(
-      response,
-      403,
-      "Sign-in answer without its cookie",
-      "This browser did not keep the cookie the sign-in page set, so the answer is refused. Sign in with a " +
-        "browser that keeps cookies.",
-    );
-    flow.hooks.onAnswerWithoutCookie?.();
-    return;
-  }
-  if (!flow.browserNonce || !sameSecret(presented, flow.browserNonce)) {
+  // Only an answer carrying this sign-in's state can end it: a stray request (another local user, a web page that
+  // sends the person's browser here with a made-up state) gets a page and changes nothing.
+  if (!flow.browserNonce || (presented !== undefined && !sameSecret(presented, flow.browserNonce))) {
     // Someone who read the authorization URL (or `state`) signed in elsewhere and calls back here: refuse it.
     page(
       response,
@@ -116,6 +115,19 @@ export function answerRequest(
   }
   const error = url.searchParams.get("error");
   const code = url.searchParams.get("code");
+  if (!error && presented === undefined) {
+    // The answer for this sign-in, through an opener that does not keep cookies: it cannot be told from someone
+    // else's, and no later answer will be any different, so the sign-in ends now.
+    page(
+      response,
+      403,
+      "Sign-in answer without its cookie",
+      "This browser did not keep the cookie the sign-in page set, so the answer is refused. Sign in with a " +
+        "browser that keeps cookies.",
+    );
+    flow.reject(refused(flow, "cookie-refused"));
+    return;
+  }
   if (error) {
     const denied = error === "access_denied";
     page(
@@ -147,6 +159,28 @@ export function answerRequest(
     clearCookie(callback),
   );
   flow.resolve({ state, code, ...(iss !== undefined ? { iss } : {}) });
+}
+
+/** The error a flow ends with when its own answer is refused. */
+export function refused(flow: Flow, why: RefusedAnswer): Error {
+  if (flow.hooks.refusedAnswer) return flow.hooks.refusedAnswer(why, flow.openedBy);
+  return new AuthRequiredError(
+    why === "cookie-refused"
+      ? "Sign-in refused: the browser did not keep the sign-in page's cookie; sign in with a browser that keeps cookies."
+      : `Sign-in refused: the sign-in page was opened by ${flow.openedBy ?? "a program"}, not a browser; sign in with a browser.`,
+    "refused",
+  );
+}
+
+/**
+ * The name a client that is no web browser gives itself (curl, wget and HTTP libraries name themselves), or
+ * undefined for a browser: every browser's User-Agent starts with `Mozilla/`, a token they all kept.
+ */
+function programName(userAgent: string | undefined): string | undefined {
+  if (userAgent?.startsWith("Mozilla/")) return undefined;
+  // Shown to the user: its first word only, in plain characters.
+  const product = /^[\w./+-]{1,40}/.exec(userAgent ?? "")?.[0];
+  return product ?? "a program without a User-Agent";
 }
 
 /**
@@ -189,6 +223,7 @@ function start(
   }
   const nonce = randomBytes(32).toString("base64url");
   flow.browserNonce = nonce;
+  flow.openedBy = programName(request.headers["user-agent"]);
   let written = false;
   response.once("finish", () => {
     written = true;

@@ -1,7 +1,10 @@
 /** The one browser opener of the package: http(s) URLs only, `$BROWSER` run without a shell, else the `open` package. */
 import { type ChildProcess, spawn } from "node:child_process";
-import { environmentWithoutSecrets, secretVariablesIn } from "../internal/redact.js";
+import { environmentWithoutSecrets, redactForTerminal, secretVariablesIn } from "../internal/redact.js";
+import { type BrowserInvocation, type BrowserPlatform, browserInvocation } from "./browser-command.js";
 import { UnsafeUrlError } from "./errors.js";
+
+export { splitCommandWords } from "./browser-command.js";
 
 // C0/C1 controls and any whitespace: a URL that a browser should open never contains them raw.
 const FORBIDDEN_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\s]/u;
@@ -31,45 +34,6 @@ export function assertBrowsableUrl(url: string): URL {
 }
 
 /**
- * Splits a command line into words the way a POSIX shell would, quotes and backslashes included,
- * but without any expansion (no variables, globs, tildes, command substitution or operators).
- */
-export function splitCommandWords(command: string): string[] {
-  const words: string[] = [];
-  let word = "";
-  let inWord = false;
-  let quote: "'" | '"' | null = null;
-  for (let i = 0; i < command.length; i++) {
-    const char = command[i]!;
-    if (quote === "'") {
-      if (char === "'") quote = null;
-      else word += char;
-    } else if (quote === '"') {
-      if (char === '"') quote = null;
-      else if (char === "\\" && i + 1 < command.length && '$`"\\\n'.includes(command[i + 1]!))
-        word += command[++i];
-      else word += char;
-    } else if (char === "'" || char === '"') {
-      quote = char;
-      inWord = true;
-    } else if (char === "\\" && i + 1 < command.length) {
-      word += command[++i];
-      inWord = true;
-    } else if (/\s/.test(char)) {
-      if (inWord) words.push(word);
-      word = "";
-      inWord = false;
-    } else {
-      word += char;
-      inWord = true;
-    }
-  }
-  if (quote) throw new Error(`$BROWSER has an unterminated ${quote} quote; fix the variable or unset it.`);
-  if (inWord) words.push(word);
-  return words;
-}
-
-/**
  * Opens `url` in the user's browser. `$BROWSER`, when set, is run directly (never through a shell) with the URL
  * as its last argument, as gh and xdg-open do; otherwise the `open` package picks the platform's opener.
  * Resolves once the opener has started (and, with `confirmMs`, has not failed within that time); rejects when the
@@ -82,16 +46,27 @@ export async function openUrl(
     env?: NodeJS.ProcessEnv;
     /** Also wait up to this long for the opener to fail (a non-zero exit: no browser, no display) before resolving. */
     confirmMs?: number;
+    /** Another platform's rules for `$BROWSER` (tests), and the spawn that starts it. */
+    platform?: Omit<BrowserPlatform, "env">;
+    spawnOpener?: typeof spawn;
+    /** Told when the opener exits (whenever that is, while this process runs). */
+    onExit?: () => void;
   } = {},
 ): Promise<void> {
   const href = assertBrowsableUrl(url).href;
   const env = environmentWithoutSecrets(opts.env ?? process.env);
   const browser = env.BROWSER?.trim();
   if (browser) {
-    const [command, ...args] = splitCommandWords(browser);
-    if (!command) throw new Error("$BROWSER is set but names no command; unset it or point it at a browser.");
-    const child = await spawnDetached(command, [...args, href], env);
-    if (opts.confirmMs) await notFailedWithin(child, opts.confirmMs, `the $BROWSER command (${command})`);
+    const invocation = browserInvocation(browser, href, { ...opts.platform, env });
+    const opener = await spawnDetached(invocation, env, opts.spawnOpener ?? spawn);
+    if (opts.onExit) opener.child.once("exit", opts.onExit);
+    if (opts.confirmMs)
+      await notFailedWithin(
+        opener.child,
+        opts.confirmMs,
+        `the $BROWSER command (${invocation.command})`,
+        opener.said,
+      );
     return;
   }
   const { default: open } = await import("open");
@@ -105,20 +80,32 @@ export async function openUrl(
     for (const [name, value] of hidden) process.env[name] = value;
   }
   child.on("error", () => {});
-  if (opts.confirmMs) await notFailedWithin(child, opts.confirmMs, "the system's URL opener");
+  if (opts.onExit) child.once("exit", opts.onExit);
+  if (opts.confirmMs) await notFailedWithin(child, opts.confirmMs, "the system's URL opener", () => "");
 }
 
 /**
  * Openers such as xdg-open exit at once, with a non-zero code when they found no browser; some stay until the
- * browser closes. A failure within `ms` rejects; an exit 0 or a process still running resolves.
+ * browser closes. A failure within `ms` rejects (with the first line the opener wrote on stderr); an exit 0 or a
+ * process still running resolves.
  */
-function notFailedWithin(child: ChildProcess, ms: number, what: string): Promise<void> {
+function notFailedWithin(child: ChildProcess, ms: number, what: string, said: () => string): Promise<void> {
   if (child.exitCode !== null)
     return child.exitCode === 0 ? Promise.resolve() : Promise.reject(failed(child.exitCode));
   return new Promise((resolve, reject) => {
     // Not unref'd: the opener is, so this timer keeps the process up to hear its exit.
     const timer = setTimeout(done, ms);
-    child.once("exit", (code) => done(code));
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      // Its last words may still be in the pipe; a program it started may hold the pipe open, so not for long.
+      const stderr = child.stderr;
+      if (code === 0 || !stderr || stderr.readableEnded) return done(code);
+      const late = setTimeout(() => done(code), 200);
+      stderr.once("end", () => {
+        clearTimeout(late);
+        done(code);
+      });
+    });
     function done(code?: number | null) {
       clearTimeout(timer);
       if (code === undefined || code === 0) resolve();
@@ -126,20 +113,50 @@ function notFailedWithin(child: ChildProcess, ms: number, what: string): Promise
     }
   });
   function failed(code: number | null): Error {
-    return new Error(`${what} found no browser to open it (exit ${code ?? "by signal"})`);
+    const line = said();
+    return new Error(
+      `${what} found no browser to open it (exit ${code ?? "by signal"}${line ? `: ${line}` : ""})`,
+    );
   }
 }
 
-// The opener's own output goes to stderr: stdout may be a protocol stream (the bridge).
-function spawnDetached(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+/** The most of an opener's stderr kept, for the one line a failure quotes. */
+const OPENER_STDERR_BYTES = 1024;
+
+/**
+ * Runs the opener with no terminal output of its own: stdout may be a protocol stream (the bridge) and its
+ * progress meters and warnings are noise on stderr. Its stderr is read (and drained, so a browser that keeps
+ * writing never blocks) and its first line kept, sanitised, for the message when it fails.
+ */
+function spawnDetached(
+  { command, args, windowsVerbatimArguments }: BrowserInvocation,
+  env: NodeJS.ProcessEnv,
+  start: typeof spawn,
+): Promise<{ child: ChildProcess; said: () => string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { shell: false, stdio: ["ignore", 2, 2], env, detached: false });
+    const child = start(command, args, {
+      shell: false,
+      stdio: ["ignore", "ignore", "pipe"],
+      env,
+      ...(windowsVerbatimArguments ? { windowsVerbatimArguments } : {}),
+    });
+    let kept = "";
+    child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+      if (kept.length < OPENER_STDERR_BYTES) kept += chunk.slice(0, OPENER_STDERR_BYTES - kept.length);
+    });
+    child.stderr?.on("error", () => {});
+    const said = () => {
+      const line = kept.split(/\r?\n/).find((text) => text.trim() !== "") ?? "";
+      return redactForTerminal(line.trim()).slice(0, 200);
+    };
     child.once("error", (error) =>
       reject(new Error(`Could not start the browser command from $BROWSER (${command}): ${error.message}`)),
     );
     child.once("spawn", () => {
       child.unref();
-      resolve(child);
+      // The pipe would keep this process up as long as a long-lived browser runs.
+      (child.stderr as { unref?: () => void } | null)?.unref?.();
+      resolve({ child, said });
     });
   });
 }

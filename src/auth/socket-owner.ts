@@ -15,20 +15,54 @@ export interface ConnectionEnds {
   remotePort?: number | undefined;
 }
 
+/** Where the tables are and whose they are (another machine's, in tests). */
+export interface SocketTables {
+  tables?: readonly string[];
+  /** This process's uid; undefined where there are no uids (Windows). */
+  ownUid?: number | undefined;
+  /** Whether this Linux runs under WSL, where a Windows browser's connection arrives through Microsoft's relay. */
+  wsl?: boolean;
+}
+
 /**
  * Whether the peer of a connection accepted here belongs to another user. The peer's socket is the ESTABLISHED row
  * whose local end is our remote one and whose remote end is our local one: both addresses and both ports, in either
  * table. A peer that has hung up is no peer: the kernel shows an orphaned socket (FIN_WAIT2, TIME_WAIT) with uid 0,
  * whoever made it. Where the tables can be read (Linux) and no row matches, the answer is true: an unknown or
  * departed peer is refused. Where they cannot be read (other systems), false.
+ *
+ * Under WSL the browser is usually a Windows one, and its connection never comes from a socket of ours: in NAT
+ * mode WSL's `localhost` relay (a root process started by WSL's init) connects to the port on the browser's
+ * behalf, and in mirrored mode Windows routes the browser's own socket into Linux, so no row shows it (WSL1 shares
+ * Windows' stack the same way). There, a root peer and an unknown peer are let through; another Linux user's
+ * socket is still refused. The `state` and the sign-in cookie still bind the answer to this sign-in.
  */
-export function isOtherUsersSocket(connection: ConnectionEnds, tables: readonly string[] = TABLES): boolean {
-  const ownUid = process.getuid?.();
+export function isOtherUsersSocket(connection: ConnectionEnds, machine: SocketTables = {}): boolean {
+  const { tables = TABLES, wsl = runsUnderWsl() } = machine;
+  const ownUid = "ownUid" in machine ? machine.ownUid : process.getuid?.();
   if (ownUid === undefined) return false;
   const rows = readRows(tables);
   if (rows === undefined) return false;
   const owner = peerOwnerUid(connection, rows);
+  if (wsl && (owner === undefined || owner === 0)) return false;
   return owner === undefined || owner !== ownUid;
+}
+
+let underWsl: boolean | undefined;
+
+/** True when the kernel is Microsoft's WSL kernel (`4.4.0-19041-Microsoft`, `5.15.x-microsoft-standard-WSL2`). */
+export function runsUnderWsl(osRelease = "/proc/sys/kernel/osrelease"): boolean {
+  if (osRelease !== "/proc/sys/kernel/osrelease") return readsMicrosoft(osRelease);
+  underWsl ??= readsMicrosoft(osRelease);
+  return underWsl;
+}
+
+function readsMicrosoft(path: string): boolean {
+  try {
+    return /microsoft/i.test(readFileSync(path, "utf8"));
+  } catch {
+    return false;
+  }
 }
 
 /** The uid owning the live (ESTABLISHED) socket at the other end of `connection`, if the tables show it. */

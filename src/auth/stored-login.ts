@@ -22,6 +22,8 @@ export interface StoredClient {
   token_endpoint_auth_method?: string | undefined;
   /** [] when the record does not say. */
   redirect_uris: string[];
+  /** The grant types it registered for, when it registered for more than the code grant (the device code grant). */
+  grant_types?: string[] | undefined;
   source: "dynamic" | "pre-registered" | "metadata-document";
 }
 
@@ -128,6 +130,9 @@ function readClient(value: unknown): StoredClient {
           string(uri, `client.redirect_uris.${index}`),
         ),
       ) ?? [],
+    grant_types: optional(record.grant_types, (field) =>
+      array(field, "client.grant_types").map((type, index) => string(type, `client.grant_types.${index}`)),
+    ),
     source,
   });
 }

@@ -1,16 +1,21 @@
-/** Where logins are kept: the OS keychain (keytar, then @napi-rs/keyring on the Secret Service), else 0600 files. */
+/** Where logins are kept: the OS keychain (keytar, then @napi-rs/keyring), else private files (0600 on POSIX). */
 
 import { chmod, readFile, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
-import { ensureDirectory, writeFileAtomic as writeFileAtomicSync } from "../internal/files.js";
+import {
+  ensureDirectory,
+  FileInUseError,
+  type RenameOptions,
+  writeFileAtomic as writeFileAtomicSync,
+} from "../internal/files.js";
 import { TokenStoreError } from "./errors.js";
 import {
   KEYCHAIN_BACKENDS,
   type KeychainBackend,
   loadKeychainBackend,
   loadNamedBackend,
-  withinKeychainDeadline,
 } from "./keychain.js";
+import { deleteInParts, getInParts, keychainEntryChars, setInParts } from "./keychain-parts.js";
 import { KEYCHAIN_SERVICE, type LoginPaths } from "./login-key.js";
 import { parseStoredLogin, type StoredLogin } from "./stored-login.js";
 
@@ -25,6 +30,7 @@ export class LoginStore {
     installed: KeychainBackend["name"][];
   }>;
   #warnedFallback = false;
+  #warnedRefusal = false;
   /** The backend a pointer file named, once loaded (dropped again when it does not answer). */
   #named?: Promise<KeychainBackend>;
   /** The identity of the login file and keychain pointer when this store last read or wrote them. */
@@ -36,6 +42,8 @@ export class LoginStore {
     readonly paths: LoginPaths,
     private readonly log: AuthLog = () => {},
     private readonly backendOrder: readonly KeychainBackend["name"][] = KEYCHAIN_BACKENDS,
+    /** Whose keychain and file rules apply (another platform's, in tests). */
+    private readonly platform: NodeJS.Platform = process.platform,
   ) {}
 
   /** The saved login, or undefined when there is none or it cannot be read (with a warning saying why). */
@@ -45,7 +53,7 @@ export class LoginStore {
     if (this.mode === "file") return this.#readFile();
     if (this.mode === "keychain") {
       const backend = await this.#requireKeychain();
-      return this.#parseKeychainLogin(await withinKeychainDeadline(backend.get(this.key)), backend);
+      return this.#parseKeychainLogin(await getInParts(backend, this.key), backend);
     }
     const pointer = await this.#readPointer();
     if (!pointer) return this.#readFile();
@@ -56,7 +64,7 @@ export class LoginStore {
       // the keychain answers (a bridge start with a saved login makes one keychain call, not a probe and a read).
       this.#named ??= loadNamedBackend(pointer.backend);
       backend = await this.#named;
-      text = await withinKeychainDeadline(backend.get(this.key));
+      text = await getInParts(backend, this.key);
     } catch (error) {
       this.#named = undefined;
       this.log(
@@ -117,7 +125,7 @@ export class LoginStore {
       const backend = await this.#keychainOrFallback(firstLogin);
       if (backend) {
         try {
-          await backend.set(this.key, text);
+          await setInParts(backend, this.key, text, keychainEntryChars(this.platform));
           // The server URL (no secret) lets `logout` list the stored logins without opening the keychain.
           await writeFileAtomic(
             this.paths.keychainPointer,
@@ -134,10 +142,12 @@ export class LoginStore {
           if (this.mode === "keychain") {
             throw new TokenStoreError(`Could not save the login in the keychain (${errorMessage(error)}).`);
           }
+          // Once per process: a keychain that refuses one save refuses the next, and the file store is then the plan.
           this.log(
-            "warn",
-            `The keychain refused the login (${errorMessage(error)}); saving it in a 0600 file.`,
+            this.#warnedRefusal ? "debug" : "warn",
+            `The keychain refused the login (${errorMessage(error)}); saving it in ${privateFile(this.platform)}.`,
           );
+          this.#warnedRefusal = true;
         }
       }
     }
@@ -193,13 +203,14 @@ export class LoginStore {
       // and nothing at all when no keychain module is installed (the file store is then the plan, not a fallback).
       this.log("debug", `No keychain answered (${failures.join("; ")}).`);
       if (installed.length > 0) {
-        const which = installed.includes("napi-keyring")
-          ? "the Secret Service (e.g. gnome-keyring)"
-          : "the keychain";
+        const which =
+          installed.includes("napi-keyring") && this.platform === "linux"
+            ? "the Secret Service (e.g. gnome-keyring)"
+            : "the keychain";
         this.log(
           "warn",
-          `No keychain answered; the login is saved in a 0600 file under ${this.paths.dir}. Start ` +
-            `${which}, or pass --token-store file to skip it.`,
+          `No keychain answered; the login is saved in ${privateFile(this.platform)} under ${this.paths.dir}. ` +
+            `Start ${which}, or pass --token-store file to skip it.`,
         );
       }
     }
@@ -226,7 +237,7 @@ export class LoginStore {
     const pointer = await this.#readPointer();
     if (!pointer) return;
     try {
-      await (await loadNamedBackend(pointer.backend)).delete(this.key);
+      await deleteInParts(await loadNamedBackend(pointer.backend), this.key);
     } catch (error) {
       this.log("warn", `Could not delete the login from the keychain (${errorMessage(error)}).`);
     }
@@ -252,17 +263,31 @@ export class LoginStore {
  * Writes `content` to `path` as a 0600 file in a 0700 directory, atomically (see src/internal/files.ts).
  * Failures (read-only or full disk) leave nothing behind.
  */
-export async function writeFileAtomic(path: string, content: string): Promise<void> {
+export async function writeFileAtomic(path: string, content: string, rename?: RenameOptions): Promise<void> {
   try {
     ensureDirectory(dirname(path), 0o700);
     await chmod(dirname(path), 0o700);
-    writeFileAtomicSync(path, content);
+    writeFileAtomicSync(path, content, { rename });
   } catch (error) {
     throw new TokenStoreError(
-      `Could not save the login to ${path}: ${describeFsError(error)}. Free some disk space, or point ` +
-        "$CHAT_CONFIG_DIR at a writable directory, or use --token-store keychain.",
+      error instanceof FileInUseError
+        ? `Could not save the login to ${path}: ${describeFsError(error)} (another chat-mcp-bridge or chat-cli ` +
+            "saving at the same moment, or a virus scanner or backup tool). Try again; if it persists, close " +
+            "the program that holds the file."
+        : `Could not save the login to ${path}: ${describeFsError(error)}. Free some disk space, or point ` +
+            "$CHAT_CONFIG_DIR at a writable directory, or use --token-store keychain.",
     );
   }
+}
+
+/**
+ * What keeps a login file private on `platform`: its 0600 mode on POSIX systems; on Windows, where file modes do
+ * nothing, the permissions of the user's profile folder the config folder sits in.
+ */
+export function privateFile(platform: NodeJS.Platform = process.platform): string {
+  return platform === "win32"
+    ? "a file in your user profile (private to your Windows account through the profile folder's permissions)"
+    : "a 0600 file";
 }
 
 export function describeFsError(error: unknown): string {
@@ -282,6 +307,8 @@ export function describeFsError(error: unknown): string {
       return "its directory cannot be created there";
     case "EISDIR":
       return "a directory is in the way";
+    case "EFILEINUSE":
+      return "another process has the file open";
     default:
       // Node's own messages already open with the code ("EFBIG: file too large, write"): say it once.
       return code && !errorMessage(error).startsWith(code)

@@ -3,7 +3,10 @@ import type { Command } from "commander";
 
 /** Flags only the relay uses, and flags only a sign-in uses: accepted everywhere, listed where they act. */
 const RELAY_ONLY_FLAGS = ["--ignore-tool", "--read-only", "--confirm-tool"];
-const SIGN_IN_FLAGS = ["--callback-port", "--no-browser", "--auth-timeout", "--host"];
+const SIGN_IN_FLAGS = [
+  ...["--callback-port", "--no-browser", "--auth-timeout", "--host", "--device-code"],
+  ...["--authorize-param", "--disable-resource-parameter", "--static-oauth-client-metadata"],
+];
 const HIDDEN_IN_HELP: Readonly<Record<string, readonly string[]>> = {
   login: RELAY_ONLY_FLAGS,
   logout: [...RELAY_ONLY_FLAGS, ...SIGN_IN_FLAGS],

@@ -1,15 +1,21 @@
 /** The `chat-mcp-bridge` command line, parsed by commander from one table: `[options] [mcp-url]`,
  * `login [mcp-url]`, `logout [mcp-url]` and `doctor [mcp-url]`, all with the same connection options.
  */
-
-import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { Command, CommanderError, Option } from "commander";
 import { defaultMcpUrl } from "../config/index.js";
 import { closestName } from "../internal/closest-name.js";
 import { packageVersion } from "../internal/package-version.js";
-import { portNumber } from "../internal/port.js";
 import { UsageError } from "../internal/usage-error.js";
 import { ENVIRONMENT_HELP, hideFlagsOf } from "./cli-help.js";
-import { type CustomHeader, HeaderOptionError, parseHeaderOption } from "./upstream/http/custom-headers.js";
+import { parsePort, parseProfile, parseResource, parseSeconds } from "./option-values.js";
+import {
+  authorizeParamsOf,
+  checkClientCredentials,
+  collectAuthorizeParam,
+  parseClientMetadataOption,
+} from "./sign-in-options.js";
+import type { CustomHeader } from "./upstream/http/custom-headers.js";
+import { customHeadersOf } from "./upstream/http/header-file.js";
 
 export type TokenStoreChoice = "auto" | "keychain" | "file";
 
@@ -19,6 +25,8 @@ export interface BridgeOptions {
   headers: CustomHeader[];
   callbackPort?: number;
   openBrowser: boolean;
+  /** `--device-code`: sign in with a device code (RFC 8628) entered in a browser on any device. */
+  deviceCode?: boolean;
   authTimeoutMs?: number;
   tokenStore: TokenStoreChoice;
   allowHttp: boolean;
@@ -27,6 +35,10 @@ export interface BridgeOptions {
   /** From `$CHAT_MCP_CLIENT_SECRET`, never from a flag. */
   clientSecret?: string;
   clientMetadataUrl?: string;
+  /** `--client-credentials`: the `client_credentials` grant as `clientId`, no browser and no person. */
+  clientCredentials?: boolean;
+  /** `--client-private-key`: the PEM file of a `private_key_jwt` client (read when the session is built). */
+  clientPrivateKeyFile?: string;
   /** `--ignore-tool` patterns (`*` wildcards): tools hidden from the client. */
   ignoreTools?: string[];
   /** `--read-only`: only tools annotated `readOnlyHint: true`. */
@@ -43,6 +55,12 @@ export interface BridgeOptions {
   resource?: string;
   /** `--profile`: a separate login, lock and log for the same URL. */
   profile?: string;
+  /** `--authorize-param key=value`: extra authorization request parameters (a later value of a key wins). */
+  authorizeParams?: Record<string, string>;
+  /** `--disable-resource-parameter`: no RFC 8707 `resource` in the sign-in's requests. */
+  disableResourceParameter?: boolean;
+  /** `--static-oauth-client-metadata`: registration metadata merged over the bridge's. */
+  clientMetadata?: Record<string, unknown>;
 }
 
 /** `doctor`'s options: the URL stays raw (a bad one is its first failed check), plus `--json` and `--sign-in`. */
@@ -72,8 +90,6 @@ const HEADER_HELP = 'extra HTTP header "Name: value" (repeatable; ${ENV} is expa
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 /** `--host`: the OAuth callback listens on loopback only; `localhost` on both loopback families. */
 const CALLBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"];
-/** `--profile` names: letters, digits, `.`, `_` and `-`, up to 64, starting with a letter or digit. */
-const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** True for the errors commander throws (help, version and usage mistakes carry its exit code). */
 export function isCommanderError(error: unknown): error is CommanderError {
@@ -153,10 +169,7 @@ export function parseBridgeArgs(
   return parsed;
 }
 
-/**
- * The relay's operands as commander parsed them: at most one, the URL. A word commander did not know as a subcommand
- * but within a typo of one (`doctr`, `logut`) fails with a suggestion, not as "not a URL" or "too many arguments".
- */
+/** The relay's operands: at most one, the URL; a subcommand's typo (`doctr`) gets a suggestion, not "not a URL". */
 function checkRelayOperands(relay: Command): void {
   const [first, ...extra] = relay.args;
   const subcommands = COMMANDS.map(({ kind }) => kind).filter((kind) => kind !== "relay");
@@ -169,10 +182,7 @@ function checkRelayOperands(relay: Command): void {
     });
 }
 
-/**
- * The one stderr line the relay prints when started by hand on a terminal (an MCP client starts it with pipes): it
- * would otherwise sit silent and look hung.
- */
+/** The stderr line the relay prints when started by hand on a terminal (a client uses pipes), lest it look hung. */
 export function relayTerminalHint({
   stdinIsTTY,
   silent,
@@ -192,11 +202,21 @@ export function relayTerminalHint({
 function withConnectionOptions(command: Command): Command {
   return command
     .option("--header <header>", HEADER_HELP, collect, [])
+    .option(
+      "--header-file <path>",
+      'headers from a file of yours that only you can read, one "Name: value" a line (repeatable)',
+      collect,
+      [],
+    )
     .option("--callback-port <port>", "port of the local OAuth callback", parsePort)
     .option("--no-browser", "print the sign-in URL on stderr instead of opening a browser")
     .option(
+      "--device-code",
+      "sign in with a code entered in a browser on any device (OAuth device code, RFC 8628); also used by itself when no browser can open here and the server offers it",
+    )
+    .option(
       "--auth-timeout <seconds>",
-      "how long to wait for the browser sign-in (default 300)",
+      "how long to wait for the sign-in, in a browser or with a device code (default 300)",
       parseSeconds,
     )
     .addOption(
@@ -208,6 +228,8 @@ function withConnectionOptions(command: Command): Command {
     .option("--debug", "detailed logs on stderr (never tokens or header values)")
     .option("--client-id <id>", "pre-registered OAuth client id (secret from $CHAT_MCP_CLIENT_SECRET)")
     .option("--client-metadata-url <url>", "https URL of a client ID metadata document")
+    .option("--client-credentials", "sign in as the --client-id client itself: no browser, no person")
+    .option("--client-private-key <pem-file>", "private_key_jwt key for --client-credentials (yours alone)")
     .option(
       "--ignore-tool <pattern>",
       "hide tools whose name matches (repeatable; * is a wildcard)",
@@ -225,8 +247,25 @@ function withConnectionOptions(command: Command): Command {
     .option("--silent", "nothing on stderr but fatal errors")
     .addOption(new Option("--host <name>", "host name of the OAuth callback").choices(CALLBACK_HOSTS))
     .option("--resource <url>", "the OAuth protected resource, when it is not the MCP URL", parseResource)
-    .option("--profile <name>", "a separate login, lock and log for the same URL", parseProfile);
+    .option("--profile <name>", "a separate login, lock and log for the same URL", parseProfile)
+    .option(
+      "--authorize-param <key=value>",
+      "extra authorization request parameter, e.g. audience=... or prompt=consent (repeatable)",
+      collectAuthorizeParam,
+      [],
+    )
+    .option(
+      "--disable-resource-parameter",
+      "leave the RFC 8707 resource out of the sign-in (for providers that refuse it, e.g. Entra ID)",
+    )
+    .option(
+      "--static-oauth-client-metadata <json|@file>",
+      "client registration metadata merged over the bridge's (client_name, scope, logo_uri...)",
+    );
 }
+
+/** Repeatable options whose values before a subcommand's name add to those after it. */
+const ADDED_UP = new Set(["header", "headerFile", "authorizeParam"]);
 
 /** The command's options, with those given before a subcommand's name (`--debug login`) filling in. */
 function mergedOptions(command: Command): Record<string, unknown> {
@@ -235,8 +274,9 @@ function mergedOptions(command: Command): Record<string, unknown> {
   if (!parent) return merged;
   for (const [key, value] of Object.entries(parent.opts())) {
     if (parent.getOptionValueSource(key) !== "cli") continue;
-    if (command.getOptionValueSource(key) === "cli" && key !== "header") continue;
-    merged[key] = key === "header" ? [...(value as string[]), ...((merged.header as string[]) ?? [])] : value;
+    const addedUp = ADDED_UP.has(key);
+    if (command.getOptionValueSource(key) === "cli" && !addedUp) continue;
+    merged[key] = addedUp ? [...(value as string[]), ...((merged[key] as string[]) ?? [])] : value;
   }
   return merged;
 }
@@ -258,16 +298,13 @@ function toConnectionOptions(
   writeErr: (text: string) => void,
 ): Omit<BridgeOptions, "url"> {
   const allowHttp = opts.allowHttp === true;
-  const headers = (opts.header as string[]).map((raw) => {
-    try {
-      return parseHeaderOption(raw, env, (variable) =>
-        writeErr(`chat-mcp-bridge: warning: \${${variable}} in --header is not set; using an empty value\n`),
-      );
-    } catch (error) {
-      if (error instanceof HeaderOptionError) throw new UsageError(error.message);
-      throw error;
-    }
-  });
+  const headers = customHeadersOf(
+    opts.header as string[],
+    opts.headerFile as string[],
+    env,
+    (where, variable) =>
+      writeErr(`chat-mcp-bridge: warning: \${${variable}} in ${where} is not set; using an empty value\n`),
+  );
   const clientMetadataUrl = opts.clientMetadataUrl as string | undefined;
   if (clientMetadataUrl !== undefined) {
     let metadataUrl: URL | undefined;
@@ -278,10 +315,18 @@ function toConnectionOptions(
       throw new UsageError("--client-metadata-url must be an https URL with a path");
     }
   }
+  const clientCredentials = opts.clientCredentials === true;
+  const clientPrivateKeyFile = opts.clientPrivateKey as string | undefined;
+  if (clientCredentials || clientPrivateKeyFile !== undefined) {
+    checkClientCredentials(opts, env, clientCredentials, clientPrivateKeyFile);
+  }
   return {
     headers,
+    ...(clientCredentials ? { clientCredentials } : {}),
+    ...(clientPrivateKeyFile !== undefined ? { clientPrivateKeyFile } : {}),
     callbackPort: opts.callbackPort as number | undefined,
     openBrowser: opts.browser !== false,
+    deviceCode: opts.deviceCode === true,
     authTimeoutMs: opts.authTimeout === undefined ? undefined : (opts.authTimeout as number) * 1000,
     tokenStore: opts.tokenStore as TokenStoreChoice,
     allowHttp,
@@ -297,6 +342,12 @@ function toConnectionOptions(
     callbackHost: opts.host as string | undefined,
     resource: opts.resource as string | undefined,
     profile: opts.profile as string | undefined,
+    authorizeParams: authorizeParamsOf(opts.authorizeParam as string[]),
+    disableResourceParameter: opts.disableResourceParameter === true,
+    clientMetadata:
+      opts.staticOauthClientMetadata === undefined
+        ? undefined
+        : parseClientMetadataOption(opts.staticOauthClientMetadata as string),
   };
 }
 
@@ -331,37 +382,4 @@ export function parseMcpUrl(raw: string, allowHttp: boolean): URL {
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
-}
-
-function secondsOf(value: string): number | undefined {
-  const seconds = Number(value);
-  return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
-}
-
-function parsePort(value: string): number {
-  const port = portNumber(value, { allowZero: false });
-  if (port === undefined) throw new InvalidArgumentError("expected a port, 1-65535");
-  return port;
-}
-
-function parseResource(value: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {}
-  if ((url?.protocol !== "https:" && url?.protocol !== "http:") || url.hash)
-    throw new InvalidArgumentError("expected an http(s) URL without a fragment");
-  return value;
-}
-
-function parseProfile(value: string): string {
-  if (!PROFILE_NAME.test(value))
-    throw new InvalidArgumentError("expected a name of letters, digits, '.', '_' or '-' (up to 64)");
-  return value;
-}
-
-function parseSeconds(value: string): number {
-  const seconds = secondsOf(value);
-  if (seconds === undefined) throw new InvalidArgumentError("expected a positive number of seconds");
-  return seconds;
 }

@@ -7,6 +7,11 @@ const MAX_METADATA_BYTES = 256 * 1024;
 
 const CHECK_TIMEOUT_MS = 5000;
 
+/** Why a sign-in cannot start at this URL (it is not the MCP endpoint): the host is told to change the URL. */
+export class SignInUrlRefused extends Error {
+  override readonly name = "SignInUrlRefused";
+}
+
 const INITIALIZE = JSON.stringify({
   jsonrpc: "2.0",
   id: "chat-mcp-bridge/endpoint-check",

@@ -9,6 +9,8 @@ export const SIGNED_OUT_CALL_WAIT_MS = 30_000;
 
 export interface FirstSignInParts {
   auth: OAuthSession;
+  /** Throws when the URL is known not to be an MCP endpoint, before anything signs in. */
+  refuseUrl?: () => Promise<void>;
   /** The remembered era, read at start. */
   knownVerdict(): Promise<EraVerdict | undefined>;
   /** Probes the server's era with a fetch that may sign in; the verdict is remembered. */
@@ -34,6 +36,7 @@ export function firstSignIn(
     },
     // The era probe meets the 401 and signs in; when the sign-in waits for the person, it is awaited here.
     signIn: async () => {
+      await parts.refuseUrl?.();
       for (let attempt = 0; ; attempt++) {
         try {
           parts.remember(await parts.probe());

@@ -1,11 +1,12 @@
 /** The bridge's OAuth session, built from the command line (sign-in, refresh and revocation load when first needed). */
 
 import { basename, isAbsolute } from "node:path";
+import { readClientPrivateKey } from "../auth/client-key.js";
 import type { SignInPrompt } from "../auth/index.js";
 import { OAuthSession } from "../auth/session/index.js";
 import { configDir } from "../config/index.js";
 import type { BridgeOptions } from "./cli.js";
-import { suggestedMcpUrl } from "./endpoint-check.js";
+import { SignInUrlRefused, suggestedMcpUrl } from "./endpoint-check.js";
 import type { BridgeLog } from "./log.js";
 
 /**
@@ -20,6 +21,14 @@ export async function createBridgeAuth(
   use: "relay" | "terminal" = "terminal",
   onSignInPrompt?: (prompt: SignInPrompt) => void,
 ): Promise<OAuthSession> {
+  // The key is read (and its file's permissions checked) once, here: it never travels in argv or the environment.
+  const clientCredentials = options.clientCredentials
+    ? {
+        ...(options.clientPrivateKeyFile !== undefined
+          ? { privateKey: readClientPrivateKey(options.clientPrivateKeyFile) }
+          : {}),
+      }
+    : undefined;
   const session = new OAuthSession({
     serverUrl: options.url.href,
     tokenStore: options.tokenStore,
@@ -30,11 +39,17 @@ export async function createBridgeAuth(
     callbackHost: options.callbackHost,
     callbackPort: options.callbackPort,
     openBrowser: options.openBrowser,
+    deviceCode: options.deviceCode,
     authTimeoutMs: options.authTimeoutMs,
     clientId: options.clientId,
-    clientSecret: options.clientSecret,
+    // A key file makes it private_key_jwt: a secret in the environment is then not sent.
+    clientSecret: clientCredentials?.privateKey ? undefined : options.clientSecret,
+    ...(clientCredentials ? { clientCredentials } : {}),
     clientMetadataUrl: options.clientMetadataUrl,
     allowHttp: options.allowHttp,
+    ...(options.authorizeParams ? { authorizeParams: options.authorizeParams } : {}),
+    disableResourceParameter: options.disableResourceParameter,
+    ...(options.clientMetadata ? { clientMetadata: options.clientMetadata } : {}),
     clientName: "chat-mcp-bridge",
     answerAtOnceWhenWaiting: use === "relay",
     loginCommand: bridgeLoginCommand(options, env),
@@ -59,7 +74,10 @@ export function bridgeLoginCommand(
 ): string {
   const words = [...invocationWords(env, argv), "login"];
   if (options.profile) words.push("--profile", options.profile);
-  if (options.headers.length > 0) words.push("(your --header options)");
+  if (options.deviceCode) words.push("--device-code");
+  for (const file of new Set(options.headers.flatMap((header) => (header.file ? [header.file] : []))))
+    words.push("--header-file", quoted(file));
+  if (options.headers.some((header) => !header.file)) words.push("(your --header options)");
   words.push(options.url.href);
   return words.join(" ");
 }
@@ -90,4 +108,10 @@ export async function restApiUrlRefusal(url: URL): Promise<string | undefined> {
   return suggestion
     ? `${url.href} is the chat service's REST API, not its MCP endpoint; use ${suggestion} instead.`
     : undefined;
+}
+
+/** Throws SignInUrlRefused with `restApiUrlRefusal`'s reason, when there is one. */
+export async function refuseRestApiUrl(url: URL): Promise<void> {
+  const refusal = await restApiUrlRefusal(url);
+  if (refusal) throw new SignInUrlRefused(refusal);
 }

@@ -14,7 +14,7 @@ import { firstSignIn, SIGNED_OUT_CALL_WAIT_MS } from "./first-sign-in.js";
 import { type BridgeLog, createBridgeLog, describeError, describeMessage } from "./log.js";
 import type { LogFile } from "./log-file.js";
 import { ModernServerRelay } from "./modern-server-relay.js";
-import { bridgeLoginCommand, createBridgeAuth, restApiUrlRefusal } from "./oauth.js";
+import { bridgeLoginCommand, createBridgeAuth, refuseRestApiUrl, restApiUrlRefusal } from "./oauth.js";
 import type { ToClient } from "./request-model.js";
 import { SignInGate } from "./sign-in-gate.js";
 import { createLineWriter, LineSplitter, lineError, MAX_LINE_BYTES, parseClientLine } from "./stdio/index.js";
@@ -209,6 +209,8 @@ export async function runRelay(
       serverUrl: options.url.href,
       ...firstSignIn({
         auth,
+        // The REST API asks for authorization as MCP does: refused as `login` refuses it, before any browser.
+        refuseUrl: () => refuseRestApiUrl(options.url),
         knownVerdict: () => knownVerdict,
         probe: () => probeServerEra(modernUpstream("probe")),
         remember,

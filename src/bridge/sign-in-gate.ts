@@ -38,7 +38,7 @@ export interface SignInGateOptions {
   signedIn(): Promise<boolean>;
   /** The server's remembered 2026-07-28 DiscoverResult, if any: the signed-out `initialize` answers from it. */
   rememberedDiscover(): Promise<Json | undefined>;
-  /** Runs one sign-in to its end: resolves once signed in, rejects with why it failed. */
+  /** Runs one sign-in to its end: resolves once signed in, rejects with why (SignInUrlRefused: the URL's fault). */
   signIn(): Promise<void>;
   /** How long a `tools/call` (or another request that needs the server) waits for the sign-in before it is answered. */
   callWaitMs: number;
@@ -77,7 +77,7 @@ export class SignInGate {
   #elicitedPrompt: SignInPrompt | undefined;
   readonly #elicitations = new Map<string, string>();
   #signingIn: Promise<void> | undefined;
-  #lastFailure: string | undefined;
+  #lastFailure: Error | undefined;
   /** True while the messages held during the grace are answered after the sign-in failed. */
   #failedJustNow = false;
 
@@ -294,7 +294,7 @@ export class SignInGate {
     this.#signingIn = running;
     running.then(
       () => this.#open(),
-      (error: unknown) => this.#failed(describeError(error)),
+      (error: unknown) => this.#failed(error),
     );
   }
 
@@ -331,13 +331,13 @@ export class SignInGate {
     for (const message of listChangeNotifications(host)) this.#options.toClient(message);
   }
 
-  #failed(reason: string): void {
+  #failed(error: unknown): void {
     this.#signingIn = undefined;
     if (this.#state === "open") return;
-    this.#lastFailure = reason;
+    this.#lastFailure = error instanceof Error ? error : new Error(String(error));
     this.#prompt = undefined;
     this.#elicitedPrompt = undefined;
-    this.#options.log.info(`Sign-in to ${this.#options.serverUrl} did not complete: ${reason}`);
+    this.#options.log.info(`Sign-in to ${this.#options.serverUrl} did not complete: ${describeError(error)}`);
     this.#notifyHost(this.#signedOutText(undefined));
     this.#failedJustNow = true;
     this.#endGrace();

@@ -2,7 +2,9 @@
 import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { SignInPrompt } from "../auth/index.js";
+import { SignInUrlRefused } from "./endpoint-check.js";
 import { isJsonObject as isObject, type JsonObject as Json } from "./jsonrpc.js";
+import { describeError } from "./log.js";
 import { clientFromEnvelope } from "./request-model.js";
 import { asModernResult } from "./translate/discover.js";
 import { LISTEN_ACKNOWLEDGED, META_SUBSCRIPTION_ID } from "./translate/listen.js";
@@ -137,14 +139,21 @@ export function signInElicitation(id: string, elicitationId: string, prompt: Sig
 export function signedOutText(state: {
   serverUrl: string;
   loginCommand: string;
-  lastFailure: string | undefined;
+  lastFailure: Error | undefined;
   prompt: SignInPrompt | undefined;
   tool: string | undefined;
 }): string {
   const again = state.tool ? `call ${state.tool} again` : "try again";
-  if (state.lastFailure)
+  const failure = state.lastFailure && describeError(state.lastFailure);
+  // The URL is not the MCP endpoint: signing in again there cannot help.
+  if (state.lastFailure instanceof SignInUrlRefused)
     return (
-      `Not signed in to ${state.serverUrl}: ${state.lastFailure} ` +
+      `Not signed in to ${state.serverUrl}: ${failure} ` +
+      "Change the URL in this MCP server's configuration (the bridge's last argument), then restart it."
+    );
+  if (failure)
+    return (
+      `Not signed in to ${state.serverUrl}: ${failure} ` +
       `To sign in, ${again} (a new sign-in starts), or run \`${state.loginCommand}\` in a terminal.`
     );
   if (state.prompt) return `${state.prompt.message} When you have signed in, ${again}.`;

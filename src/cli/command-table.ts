@@ -136,13 +136,19 @@ const text = (operand: Operand | undefined): string =>
 export const COMMANDS: CommandSpec[] = [
   {
     name: "login",
-    description: "sign in with your browser (OAuth) and store the credentials for this base URL",
+    description:
+      "sign in with your browser (OAuth), or as a client with --client-credentials, and store the credentials for this base URL",
     arguments: [],
     options: [
       { flags: "--no-browser", description: "print the sign-in URL instead of opening a browser" },
       {
+        flags: "--device-code",
+        description:
+          "sign in with a code entered in a browser on any device (OAuth device code, RFC 8628); also used by itself when no browser can open here and the server offers it",
+      },
+      {
         flags: "--auth-timeout <seconds>",
-        description: "how long to wait for the browser sign-in (default 300)",
+        description: "how long to wait for the sign-in, in a browser or with a device code (default 300)",
         parse: parseAuthTimeout,
       },
       {
@@ -151,13 +157,30 @@ export const COMMANDS: CommandSpec[] = [
         parse: parseTokenStore,
         defaultValue: "auto",
       },
+      {
+        flags: "--client-credentials",
+        description: "sign in as the --client-id client itself, with no browser (for CI jobs)",
+      },
+      {
+        flags: "--client-id <id>",
+        description: "the pre-registered OAuth client (its secret, if any, from $CHAT_MCP_CLIENT_SECRET)",
+      },
+      {
+        flags: "--client-private-key <pem-file>",
+        description:
+          "with --client-credentials: sign private_key_jwt assertions with this key (a file only you can read)",
+      },
     ],
     async run(_operands, opts, ctx) {
       await (await import("./commands/login.js")).login(
         {
           browser: opts.browser as boolean,
+          deviceCode: opts.deviceCode === true,
           authTimeoutMs: opts.authTimeout === undefined ? undefined : (opts.authTimeout as number) * 1000,
           tokenStore: opts.tokenStore as "auto" | "keychain" | "file",
+          clientCredentials: opts.clientCredentials === true,
+          clientId: opts.clientId as string | undefined,
+          clientPrivateKeyFile: opts.clientPrivateKey as string | undefined,
         },
         ctx,
       );

@@ -12,3 +12,41 @@ export function withinDeadline<T>(
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
+
+/**
+ * One deadline shared by the steps of a task (a sign-in's discovery, registration, browser and token request):
+ * each step gets what is left, and `signal` aborts whatever is still in flight when it passes.
+ */
+export class Deadline {
+  readonly at: number;
+  /** Aborted when the deadline passes (its timer does not keep the process up). */
+  readonly signal: AbortSignal;
+
+  constructor(readonly ms: number) {
+    this.at = Date.now() + ms;
+    this.signal = AbortSignal.timeout(ms);
+  }
+
+  remainingMs(): number {
+    return Math.max(0, this.at - Date.now());
+  }
+
+  /** `promise`, or `timedOut()` once the deadline passes first (or passed while it failed). */
+  async bound<T>(promise: Promise<T>, timedOut: () => Error): Promise<T> {
+    try {
+      return await withinDeadline(promise, this.remainingMs(), timedOut);
+    } catch (error) {
+      // A request aborted by `signal` fails with its own words: the deadline is the reason to tell.
+      throw this.signal.aborted ? timedOut() : error;
+    }
+  }
+
+  /** `fetchFn` whose requests are also aborted when the deadline passes. */
+  fetch(fetchFn: typeof fetch): typeof fetch {
+    return ((input: string | URL | Request, init?: RequestInit) =>
+      fetchFn(input, {
+        ...init,
+        signal: init?.signal ? AbortSignal.any([init.signal, this.signal]) : this.signal,
+      })) as typeof fetch;
+  }
+}

@@ -5,6 +5,7 @@ import { createReferenceContext, createReferenceHandler } from "./app.js";
 import type { ReferenceServerOptions } from "./options.js";
 
 export type {
+  DeviceAuthorizationOptions,
   McpEndpointOptions,
   McpEra,
   OAuthRateLimits,

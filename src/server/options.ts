@@ -5,8 +5,19 @@ export interface PreRegisteredOAuthClient {
   client_id: string;
   /** Absent for a public client; with it the client authenticates by `client_secret_basic` or `client_secret_post`. */
   client_secret?: string;
-  redirect_uris: string[];
+  /**
+   * Public keys (RFC 7591 `jwks`: RSA, P-256 or Ed25519 JWKs) for `private_key_jwt` (RFC 7523 §2.2): the client
+   * authenticates with an assertion signed by the private half instead of a secret.
+   */
+  jwks?: { keys: JsonWebKey[] };
+  /** Where a browser sign-in returns; none for a client that only uses the `client_credentials` grant. */
+  redirect_uris?: string[];
   client_name?: string;
+  /**
+   * Account or team slug the `client_credentials` grant acts for: with it, this confidential client (secret or
+   * `jwks`) may get tokens with no person present.
+   */
+  client_credentials_account?: string;
 }
 
 /** Options of the OAuth part, read from `ctx.options` (they belong in `ReferenceServerOptions`). */
@@ -24,8 +35,22 @@ export interface OAuthServerOptions {
   oauthRateLimit?: OAuthRateLimits | false;
   /** Bounds on dynamically registered clients. Default: unused ones expire after 24 h, at most 10 000 kept. */
   oauthRegistrationLimits?: OAuthRegistrationLimits;
+  /**
+   * The device authorization grant (RFC 8628). Default: offered; codes live 600 s, clients poll every 5 s, 1000
+   * pending. `false` leaves it out (metadata, endpoints and grant), as a server without it, for testing clients.
+   */
+  deviceAuthorization?: DeviceAuthorizationOptions | false;
   /** Tests only: client ID metadata documents may be served over plain http from a loopback host. */
   testOnlyAllowHttpClientMetadataDocuments?: boolean;
+}
+
+export interface DeviceAuthorizationOptions {
+  /** How long a device code and its user code live (`expires_in`). */
+  lifetimeSeconds?: number;
+  /** The polling interval asked of clients (`interval`); each `slow_down` adds 5 s for that client. */
+  intervalSeconds?: number;
+  /** Most device authorizations held at once; at the cap the oldest is forgotten. */
+  maxPending?: number;
 }
 
 /** A token bucket per OAuth endpoint; an endpoint left out keeps its default. */

@@ -11,6 +11,8 @@ const keyring = vi.hoisted(() => ({
   entries: new Map<string, string>(),
   reads: 0,
   silent: false,
+  /** The Windows Credential Manager's cap on one credential, in bytes of the UTF-16 @napi-rs/keyring stores. */
+  capBytes: Number.POSITIVE_INFINITY,
 }));
 
 /** The in-memory @napi-rs/keyring: its one class, as src/auth/keychain.ts uses it. */
@@ -26,6 +28,8 @@ const fakeNapiKeyring = vi.hoisted(() => ({
       return Promise.resolve(keyring.entries.get(this.account));
     }
     async setPassword(password: string): Promise<void> {
+      if (password.length * 2 > keyring.capBytes)
+        throw new Error("Attribute 'password' is longer than platform limit of 2560 chars");
       keyring.entries.set(this.account, password);
     }
     async deleteCredential(): Promise<boolean> {
@@ -53,6 +57,7 @@ afterEach(() => {
   keyring.entries.clear();
   keyring.reads = 0;
   keyring.silent = false;
+  keyring.capBytes = Number.POSITIVE_INFINITY;
   vi.useRealTimers();
 });
 
@@ -73,10 +78,18 @@ const login: StoredLogin = {
   savedAt: 1,
 };
 
-function autoStore(configDir: string, log: (level: string, message: string) => void = () => {}) {
+function autoStore(
+  configDir: string,
+  log: (level: string, message: string) => void = () => {},
+  platform: NodeJS.Platform = process.platform,
+) {
   const key = loginKey(serverUrl);
-  return new LoginStore("auto", key, loginPaths(configDir, key), log);
+  return new LoginStore("auto", key, loginPaths(configDir, key), log, undefined, platform);
 }
+
+/** A JWT of about the size identity providers issue (Entra ID access tokens run 1.5-2.5 KB). */
+const jwtOf = (bytes: number) =>
+  ["eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9", "x".repeat(bytes), "s".repeat(342)].join(".");
 
 describe("which keychain backend answers", () => {
   it("keytar first; when it cannot load, @napi-rs/keyring, and the reason keytar failed", async () => {
@@ -119,5 +132,53 @@ describe("a login saved in the keychain, read by a later process", () => {
     expect(await loaded).toBeUndefined();
     expect(keyring.reads).toBe(1);
     expect(warnings).toEqual([expect.stringMatching(/keychain \(napi-keyring\), which does not answer/)]);
+  });
+});
+
+describe("on Windows, a login with real JWTs in a Credential Manager that caps a credential at 2,560 bytes", () => {
+  const bigLogin: StoredLogin = {
+    ...login,
+    tokens: { ...login.tokens!, accessToken: jwtOf(1_800), refreshToken: jwtOf(1_200) },
+  };
+
+  it("is saved in the keychain (in parts), read back whole, and no save warns", async () => {
+    keyring.capBytes = 2_560;
+    const configDir = scratchDir("cmb-keychain-");
+    const warnings: string[] = [];
+    const log = (level: string, message: string) => level === "warn" && warnings.push(message);
+    const store = autoStore(configDir, log, "win32");
+    expect(await store.save(bigLogin)).toBe("keychain");
+    expect(await store.save({ ...bigLogin, savedAt: 2 })).toBe("keychain");
+    expect(await autoStore(configDir, log, "win32").load()).toEqual({ ...bigLogin, savedAt: 2 });
+    expect(warnings).toEqual([]);
+    expect([...keyring.entries.values()].every((value) => value.length * 2 <= 2_560)).toBe(true);
+  });
+
+  it("a shorter login saved after it leaves no parts behind, and logout deletes every entry", async () => {
+    keyring.capBytes = 2_560;
+    const configDir = scratchDir("cmb-keychain-");
+    const store = autoStore(configDir, () => {}, "win32");
+    await store.save(bigLogin);
+    expect(keyring.entries.size).toBeGreaterThan(2);
+    await store.save(login);
+    expect([...keyring.entries.keys()].filter((account) => account.includes(" part "))).toEqual([]);
+    expect(await autoStore(configDir, () => {}, "win32").load()).toEqual(login);
+    await store.delete();
+    expect([...keyring.entries.keys()].filter((account) => account !== "chat-mcp-bridge-probe")).toEqual([]);
+  });
+
+  it("a keychain that refuses every save: the file store, with one warning per process, not one per save", async () => {
+    keyring.capBytes = 100;
+    const configDir = scratchDir("cmb-keychain-");
+    const warnings: string[] = [];
+    const store = autoStore(
+      configDir,
+      (level, message) => level === "warn" && warnings.push(message),
+      "win32",
+    );
+    expect(await store.save(bigLogin)).toBe("file");
+    expect(await store.save({ ...bigLogin, savedAt: 2 })).toBe("file");
+    expect(warnings).toEqual([expect.stringMatching(/refused the login .*a file in your user profile/)]);
+    expect(warnings[0]).not.toMatch(/0600/);
   });
 });

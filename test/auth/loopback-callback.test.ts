@@ -31,6 +31,18 @@ describe("callback server listens on the literal 127.0.0.1", () => {
   });
 });
 
+describe("close() while a sign-in waits", () => {
+  it("ends it at once (its deadline no longer keeps the process alive)", async () => {
+    callback = await startLoopbackCallback();
+    const pending = callback.begin("https://as.example/authorize", "s-closed", 600_000);
+    await callback.close();
+    callback = undefined;
+    const error = await pending.answer.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthRequiredError);
+    expect((error as Error).message).toMatch(/abandoned/);
+  });
+});
+
 describe("callback timeout (--auth-timeout)", () => {
   it("rejects with AuthRequiredError (timeout) when no answer comes", async () => {
     callback = await startLoopbackCallback();

@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { AuthRequiredError } from "../../src/auth/errors.js";
 import { type LoopbackCallback, startLoopbackCallback } from "../../src/auth/loopback-callback.js";
 import { answerRequest, type CallbackState, type Flow } from "../../src/auth/loopback-requests.js";
 import { isOtherUsersSocket } from "../../src/auth/socket-owner.js";
@@ -62,16 +63,26 @@ describe("the start page: the sign-in belongs to the browser that opened it firs
     expect(cookie).toMatch(new RegExp(`^chat_mcp_sign_in_${callback.port}=`));
   });
 
-  it("refuses an answer without the start page's cookie, and keeps waiting for the real one", async () => {
+  it("refuses an answer with another browser's cookie, and keeps waiting for the real one", async () => {
     callback = await startLoopbackCallback();
     const { answer: result, cookie } = await beginSignIn(callback!, "s5");
-    expect((await answerCallback(callback!, { state: "s5", code: "attacker-code" })).status).toBe(403);
     const forged = `${cookie.split("=")[0]}=${"A".repeat(43)}`;
     expect((await answerCallback(callback!, { state: "s5", code: "attacker-code" }, forged)).status).toBe(
       403,
     );
     expect((await answerCallback(callback!, { state: "s5", code: "the-code" }, cookie)).status).toBe(200);
     await expect(result).resolves.toEqual({ state: "s5", code: "the-code" });
+  });
+
+  it("refuses an answer for a start page nobody opened, and keeps waiting", async () => {
+    callback = await startLoopbackCallback();
+    const pending = callback.begin("https://as.example/authorize?state=s7", "s7", 10_000);
+    pending.answer.catch(() => {});
+    expect((await answerCallback(callback!, { state: "s7", code: "attacker-code" })).status).toBe(403);
+    const started = await fetch(pending.startUrl, { redirect: "manual" });
+    const cookie = started.headers.get("set-cookie")?.split(";")[0] ?? "";
+    expect((await answerCallback(callback!, { state: "s7", code: "the-code" }, cookie)).status).toBe(200);
+    await expect(pending.answer).resolves.toEqual({ state: "s7", code: "the-code" });
   });
 
   it("a start page opened twice stops the sign-in: whoever opened it first cannot finish it", async () => {
@@ -125,17 +136,80 @@ describe("RFC 9207: the answer's iss, checked before its code or error is looked
   });
 });
 
-describe("an answer without any cookie (an opener that drops cookies)", () => {
-  it("is refused and reported at once through onAnswerWithoutCookie", async () => {
+describe("this sign-in's own answer, refused: the wait ends at once with why", () => {
+  const refusedBy = (why: string) => new AuthRequiredError(`refused: ${why}`, "refused");
+
+  it("an answer without any cookie (an opener that drops cookies) ends it with the hook's reason", async () => {
     callback = await startLoopbackCallback();
-    let reported = 0;
-    const pending = callback.begin("https://as.example/authorize?state=k1", "k1", 10_000, {
-      onAnswerWithoutCookie: () => reported++,
+    const { answer: result } = await beginSignIn(callback!, "k1", 10_000, { refusedAnswer: refusedBy });
+    const page = await answerCallback(callback!, { state: "k1", code: "c" });
+    expect(page.status).toBe(403);
+    expect(await page.text()).toMatch(/keeps cookies/);
+    await expect(result).rejects.toThrow("refused: cookie-refused");
+  });
+
+  it("a denial without the cookie ends it as a denial", async () => {
+    callback = await startLoopbackCallback();
+    const { answer: result } = await beginSignIn(callback!, "k2", 10_000, { refusedAnswer: refusedBy });
+    expect((await answerCallback(callback!, { state: "k2", error: "access_denied" })).status).toBe(200);
+    await expect(result).rejects.toMatchObject({ name: "AuthRequiredError", reason: "denied" });
+  });
+
+  it("a stray answer with another state never ends it, with or without this browser's cookie", async () => {
+    callback = await startLoopbackCallback();
+    const { answer: result, cookie } = await beginSignIn(callback!, "k3", 10_000, {
+      refusedAnswer: refusedBy,
+    });
+    const strays: Array<Record<string, string>> = [
+      { state: "other", error: "access_denied" },
+      { state: "other", code: "c" },
+      { error: "access_denied" },
+    ];
+    for (const query of strays) {
+      expect((await answerCallback(callback!, query)).status).toBe(400);
+      // A web page the person visits can send their browser (and its cookie) to the callback with a made-up state.
+      expect((await answerCallback(callback!, query, cookie)).status).toBe(400);
+    }
+    expect((await answerCallback(callback!, { state: "k3", code: "the-code" }, cookie)).status).toBe(200);
+    await expect(result).resolves.toEqual({ state: "k3", code: "the-code" });
+  });
+});
+
+describe("an opener that is no browser (curl, wget): it fetches the start page and stops there", () => {
+  const startAs = (pending: { startUrl: string }, userAgent: string) =>
+    fetch(pending.startUrl, { redirect: "manual", headers: { "user-agent": userAgent } });
+
+  it("ends the sign-in once it has exited, naming what it said it was", async () => {
+    callback = await startLoopbackCallback();
+    const pending = callback.begin("https://as.example/authorize?state=n1", "n1", 10_000, {
+      refusedAnswer: (why, opener) => new AuthRequiredError(`${why} by ${opener}`, "refused"),
     });
     pending.answer.catch(() => {});
-    await fetch(pending.startUrl, { redirect: "manual" });
-    expect((await answerCallback(callback!, { state: "k1", code: "c" })).status).toBe(403);
-    expect(reported).toBe(1);
+    expect((await startAs(pending, "curl/7.88.1")).status).toBe(302);
+    pending.openerExited();
+    await expect(pending.answer).rejects.toThrow("not-a-browser by curl/7.88.1");
+  });
+
+  it("a browser's start (its opener exits at once, the person still signing in) keeps waiting", async () => {
+    callback = await startLoopbackCallback();
+    const pending = callback.begin("https://as.example/authorize?state=n2", "n2", 10_000);
+    pending.answer.catch(() => {});
+    const started = await startAs(pending, "Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0");
+    pending.openerExited();
+    const cookie = started.headers.get("set-cookie")?.split(";")[0] ?? "";
+    expect((await answerCallback(callback!, { state: "n2", code: "the-code" }, cookie)).status).toBe(200);
+    await expect(pending.answer).resolves.toEqual({ state: "n2", code: "the-code" });
+  });
+
+  it("an opener that exits before any start page was fetched (xdg-open) keeps it waiting", async () => {
+    callback = await startLoopbackCallback();
+    const pending = callback.begin("https://as.example/authorize?state=n3", "n3", 10_000);
+    pending.answer.catch(() => {});
+    pending.openerExited();
+    const started = await startAs(pending, "curl/8.0");
+    const cookie = started.headers.get("set-cookie")?.split(";")[0] ?? "";
+    expect((await answerCallback(callback!, { state: "n3", code: "the-code" }, cookie)).status).toBe(200);
+    await expect(pending.answer).resolves.toEqual({ state: "n3", code: "the-code" });
   });
 });
 

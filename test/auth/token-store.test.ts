@@ -86,6 +86,23 @@ describe("file store on a directory it cannot write", () => {
   });
 });
 
+describe("file store while another process holds the login file (Windows)", () => {
+  it("says another process has it open, not that permission is denied or the disk is full", async () => {
+    const dir = scratchDir("cmb-store-");
+    const held = (_from: string, _to: string) => {
+      throw Object.assign(new Error("EPERM: operation not permitted, rename"), { code: "EPERM" });
+    };
+    const saving = writeFileAtomic(join(dir, "auth", "login.json"), "{}", {
+      platform: "win32",
+      rename: held,
+      pause: () => {},
+    });
+    await expect(saving).rejects.toThrow(TokenStoreError);
+    await expect(saving).rejects.toThrow(/another process has the file open .*Try again/);
+    await expect(saving).rejects.not.toThrow(/permission denied|disk space/);
+  });
+});
+
 describe("file store with a corrupted file", () => {
   for (const [name, content] of [
     ["not JSON", "{ half-written"],

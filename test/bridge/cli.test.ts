@@ -58,6 +58,23 @@ describe("chat-mcp-bridge [options] [mcp-url]", () => {
     expect(parseBridgeArgs(argv("logout", "https://chat.example.com/mcp"), {}, quiet).kind).toBe("logout");
   });
 
+  it("takes --device-code for the relay and for login, before or after the subcommand, and off by default", () => {
+    const url = "https://chat.example.com/mcp";
+    expect(parseBridgeArgs(argv("--device-code", url), {}, quiet).options).toMatchObject({
+      deviceCode: true,
+    });
+    expect(parseBridgeArgs(argv("login", "--device-code", url), {}, quiet)).toMatchObject({
+      kind: "login",
+      options: { deviceCode: true },
+    });
+    // A flag without a value: the word after it is the subcommand, not its value.
+    expect(parseBridgeArgs(argv("--device-code", "login", url), {}, quiet)).toMatchObject({
+      kind: "login",
+      options: { deviceCode: true },
+    });
+    expect(parseBridgeArgs(argv(url), {}, quiet).options).toMatchObject({ deviceCode: false });
+  });
+
   it("refuses plain http to a non-loopback host unless --allow-http", () => {
     expect(() => parseBridgeArgs(argv("http://chat.example.com/mcp"), {}, quiet)).toThrow(UsageError);
     expect(
@@ -280,5 +297,50 @@ describe("client lines", () => {
     expect(parseClientLine("{nope")).toMatchObject({ error: { id: null, error: { code: -32700 } } });
     expect(parseClientLine('{"id":4}')).toMatchObject({ error: { id: 4, error: { code: -32600 } } });
     expect(parseClientLine("[1,2]")).toMatchObject({ error: { id: null, error: { code: -32600 } } });
+  });
+});
+
+describe("--client-credentials", () => {
+  const url = "https://chat.example.com/mcp";
+  const withSecret = { CHAT_MCP_CLIENT_SECRET: "a-client-secret" };
+
+  it("takes --client-id with the secret from the environment, or with --client-private-key", () => {
+    const bySecret = parseBridgeArgs(
+      argv("--client-credentials", "--client-id", "ci", url),
+      withSecret,
+      quiet,
+    );
+    expect(bySecret.kind === "relay" && bySecret.options).toMatchObject({
+      clientCredentials: true,
+      clientId: "ci",
+      clientSecret: "a-client-secret",
+    });
+    const byKey = parseBridgeArgs(
+      argv("login", "--client-credentials", "--client-id", "ci", "--client-private-key", "/k.pem", url),
+      {},
+      quiet,
+    );
+    expect(byKey.kind === "login" && byKey.options).toMatchObject({
+      clientCredentials: true,
+      clientPrivateKeyFile: "/k.pem",
+    });
+  });
+
+  it.each([
+    [["--client-credentials", url], withSecret, "needs --client-id"],
+    [
+      ["--client-credentials", "--client-id", "ci", url],
+      {},
+      "$CHAT_MCP_CLIENT_SECRET or --client-private-key",
+    ],
+    [["--client-id", "ci", "--client-private-key", "/k.pem", url], {}, "goes with --client-credentials"],
+    [
+      ["--client-credentials", "--client-id", "ci", "--client-metadata-url", "https://a.example/c.json", url],
+      withSecret,
+      "choose one",
+    ],
+  ])("refuses %j", (args, env, message) => {
+    expect(() => parseBridgeArgs(argv(...args), env, quiet)).toThrow(UsageError);
+    expect(() => parseBridgeArgs(argv(...args), env, quiet)).toThrow(message);
   });
 });

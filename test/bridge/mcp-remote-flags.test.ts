@@ -1,9 +1,9 @@
 /**
  * The flags people bring from mcp-remote, on the spawned bridge against the reference server: tool filtering,
- * the log file, --silent, profiles (two accounts for one URL) and doctor.
+ * the log file, --silent, profiles (two accounts for one URL), doctor and --header-file.
  */
 import { execFile } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { ProtocolError } from "@modelcontextprotocol/client";
@@ -335,4 +335,58 @@ describe("--profile: two logins for one URL", () => {
     expect(login?.fix).toContain(`chat-mcp-bridge login --profile acme ${server.mcpUrl}`);
     expect(home.codes()).toHaveLength(2);
   });
+});
+
+describe("--header-file", () => {
+  /** A header file carrying an access token of another login as the bearer: the server answers only if it arrives. */
+  async function tokenFile(home: ReturnType<typeof newHome>, mode: number) {
+    const other = newHome();
+    await run(process.execPath, [BRIDGE_BIN, "login", ...base, server.mcpUrl], { env: other.env });
+    const token = JSON.parse(readFileSync(join(other.configDir, "auth", other.logins()[0]!), "utf8")).tokens
+      .accessToken as string;
+    const path = join(home.configDir, "..", "headers.txt");
+    writeFileSync(path, `# the gateway's token\nAuthorization: Bearer ${token}\n`);
+    chmodSync(path, mode);
+    return { path, token };
+  }
+
+  it("its header reaches the server, and its value is in neither argv, stderr nor the log file", async () => {
+    const home = newHome();
+    const { path, token } = await tokenFile(home, 0o600);
+    const args = ["--debug", ...base, "--no-browser", "--header-file", path, server.mcpUrl];
+    const stderr = await withBridge(args, home.env, async (bridge) => {
+      const listed = await bridge.client.callTool({ name: "list_chats", arguments: {} });
+      expect(listed.isError).toBeFalsy();
+      return bridge.stderr();
+    });
+    // No sign-in in this home: the token in the file was the credential.
+    expect(home.codes()).toEqual([]);
+    expect(args.join(" ")).not.toContain(token);
+    expect(stderr).not.toContain(token);
+    const logs = readdirSync(join(home.configDir, "logs"));
+    expect(logs).toHaveLength(1);
+    expect(readFileSync(join(home.configDir, "logs", logs[0]!), "utf8")).not.toContain(token);
+  });
+
+  it.runIf(process.platform !== "win32")(
+    "a file that others can read: the bridge, login and doctor refuse to start (exit 2) and say how to fix it",
+    async () => {
+      const home = newHome();
+      const { path, token } = await tokenFile(home, 0o644);
+      for (const words of [[], ["login"], ["doctor"]]) {
+        const failure = await run(
+          process.execPath,
+          [BRIDGE_BIN, ...words, ...base, "--header-file", path, server.mcpUrl],
+          { env: home.env },
+        ).then(
+          () => undefined,
+          (error: { code: number; stderr: string }) => error,
+        );
+        expect(failure?.code).toBe(2);
+        expect(failure?.stderr).toContain(`run chmod 600 ${path}`);
+        expect(failure?.stderr).not.toContain(token);
+      }
+      expect(home.codes()).toEqual([]);
+    },
+  );
 });

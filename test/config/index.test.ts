@@ -20,3 +20,37 @@ describe("defaults from the environment (CONTRACT §1)", () => {
     expect(configDir({})).toMatch(/\.config\/chat-mcp-bridge$/);
   });
 });
+
+describe("the config folder on each platform, as gh places its own", () => {
+  const none = () => false;
+  it("Windows: %AppData%\\chat-mcp-bridge", () => {
+    expect(
+      configDir(
+        { APPDATA: "C:\\Users\\me\\AppData\\Roaming" },
+        { platform: "win32", home: "C:\\Users\\me", exists: none },
+      ),
+    ).toBe("C:\\Users\\me\\AppData\\Roaming\\chat-mcp-bridge");
+    expect(configDir({}, { platform: "win32", home: "C:\\Users\\me", exists: none })).toBe(
+      "C:\\Users\\me\\AppData\\Roaming\\chat-mcp-bridge",
+    );
+  });
+  it("Windows: an earlier version's ~\\.config\\chat-mcp-bridge is still used while %AppData% has none (no login lost)", () => {
+    const legacy = "C:\\Users\\me\\.config\\chat-mcp-bridge";
+    const machine = { platform: "win32" as const, home: "C:\\Users\\me" };
+    expect(configDir({}, { ...machine, exists: (path) => path === legacy })).toBe(legacy);
+    expect(configDir({}, { ...machine, exists: () => true })).toBe(
+      "C:\\Users\\me\\AppData\\Roaming\\chat-mcp-bridge",
+    );
+  });
+  it("Windows: $XDG_CONFIG_HOME and $CHAT_CONFIG_DIR still win", () => {
+    const machine = { platform: "win32" as const, home: "C:\\Users\\me", exists: none };
+    expect(configDir({ XDG_CONFIG_HOME: "D:\\cfg" }, machine)).toBe("D:\\cfg\\chat-mcp-bridge");
+    expect(configDir({ CHAT_CONFIG_DIR: "D:\\c" }, machine)).toBe("D:\\c");
+  });
+  it("macOS and Linux: ~/.config/chat-mcp-bridge (gh's choice on macOS too, not ~/Library)", () => {
+    for (const platform of ["darwin", "linux"] as const)
+      expect(configDir({}, { platform, home: "/Users/me", exists: none })).toBe(
+        "/Users/me/.config/chat-mcp-bridge",
+      );
+  });
+});

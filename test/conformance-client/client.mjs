@@ -4,7 +4,7 @@
  * the SDK v2 client, as a 2025-era client (`CONFORMANCE_DRIVER=legacy`, the default) or a 2026-07-28 one
  * (`CONFORMANCE_DRIVER=modern`: pinned to 2026-07-28, `server/discover` first).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -23,6 +23,14 @@ const configDir = mkdtempSync(join(tmpdir(), "chat-mcp-bridge-conformance-"));
 const args = [join(root, "bin/chat-mcp-bridge.js"), "--token-store", "file", "--auth-timeout", "20"];
 if (context.client_id) args.push("--client-id", context.client_id);
 else if (scenario.startsWith("auth/")) args.push("--client-metadata-url", CLIENT_METADATA_URL);
+// Machine-to-machine scenarios: the client_credentials grant, with the secret below or a private key kept in a
+// 0600 file of this run's config folder (never in argv).
+if (scenario.startsWith("auth/client-credentials")) args.push("--client-credentials");
+if (context.private_key_pem) {
+  const keyFile = join(configDir, "client-key.pem");
+  writeFileSync(keyFile, context.private_key_pem, { mode: 0o600 });
+  args.push("--client-private-key", keyFile);
+}
 if (process.env.CONFORMANCE_BRIDGE_DEBUG) args.push("--debug");
 args.push(serverUrl);
 

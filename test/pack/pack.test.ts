@@ -23,6 +23,9 @@ const PackageJsonSchema = z.looseObject({
   version: z.string(),
   bin: z.record(z.string(), z.string()),
   exports: z.record(z.string(), z.union([z.string(), z.looseObject({ types: z.string().optional() })])),
+  dependencies: z.record(z.string(), z.string()).optional(),
+  peerDependencies: z.record(z.string(), z.string()).optional(),
+  optionalDependencies: z.record(z.string(), z.string()).optional(),
 });
 const PackOutputSchema = z.array(
   z.looseObject({ filename: z.string(), files: z.array(z.looseObject({ path: z.string() })) }),
@@ -143,6 +146,74 @@ describe("the tarball holds only what users need", () => {
       expect(target.types, `types of ${subpath}`).toBeDefined();
       expect(packed).toContain(target.types!.replace(/^\.\//, ""));
     }
+  });
+});
+
+/** Bytes of the files under `dir` (their sizes, not blocks: the same figure on every file system). */
+function treeBytes(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += treeBytes(path);
+    else if (entry.isFile()) total += statSync(path).size;
+  }
+  return total;
+}
+
+describe("what `npx -y chat-mcp-bridge` installs", () => {
+  const LockSchema = z.object({
+    packages: z.record(z.string(), z.looseObject({ hasInstallScript: z.boolean().optional() })),
+  });
+  const alone = join(work, "npx");
+  let tree: [string, { hasInstallScript?: boolean }][];
+
+  beforeAll(async () => {
+    // The tarball alone, optional dependencies included, as npx installs it into its cache.
+    mkdirSync(alone);
+    writeFileSync(join(alone, "package.json"), JSON.stringify({ name: "npx-like", private: true }));
+    await npmRun(["install", tarball, "--prefer-offline", "--ignore-scripts"], alone);
+    const lock = LockSchema.parse(
+      JSON.parse(readFileSync(join(alone, "node_modules", ".package-lock.json"), "utf8")),
+    );
+    tree = Object.entries(lock.packages).filter(([path]) => path.startsWith("node_modules/"));
+  }, 300_000);
+
+  it("is fewer than 50 packages, none with an install script, and none of the MCP SDK (the bundles carry it)", () => {
+    expect(tree.length).toBeLessThan(50);
+    expect(tree.filter(([, meta]) => meta.hasInstallScript).map(([path]) => path)).toEqual([]);
+    expect(tree.map(([path]) => path).filter((path) => path.includes("@modelcontextprotocol/"))).toEqual([]);
+  });
+
+  it("holds under 20 MB of files (zod is 6 MB of it; the SDK's packages would add 12 MB)", () => {
+    expect(treeBytes(join(alone, "node_modules")) / 1e6).toBeLessThan(20);
+  });
+
+  it("ships declarations that name no package users do not install", () => {
+    const installable = new Set([
+      ...Object.keys(pkg.dependencies ?? {}),
+      ...Object.keys(pkg.peerDependencies ?? {}),
+      ...Object.keys(pkg.optionalDependencies ?? {}),
+    ]);
+    const declarations = packed.filter((path) => path.endsWith(".d.ts"));
+    expect(declarations.length).toBeGreaterThan(0);
+    const foreign = declarations.flatMap((path) =>
+      [
+        ...readFileSync(join(installedPackage, path), "utf8").matchAll(
+          /(?:from|import\()\s*["']([^."'][^"']*)["']/g,
+        ),
+      ]
+        .map(([, specifier]) => specifier!)
+        .filter((specifier) => !specifier.startsWith("node:"))
+        .map((specifier) =>
+          specifier
+            .split("/")
+            .slice(0, specifier.startsWith("@") ? 2 : 1)
+            .join("/"),
+        )
+        .filter((name) => !installable.has(name))
+        .map((name) => `${path}: ${name}`),
+    );
+    expect(foreign).toEqual([]);
   });
 });
 

@@ -25,7 +25,13 @@ const AUTH_TIMEOUT_S = "240";
 const NO_DESKTOP = { BROWSER: "", DISPLAY: "", WAYLAND_DISPLAY: "" };
 
 beforeAll(async () => {
-  server = await startReferenceServer({ port: 0, autoApprove: "acme", rateLimit: false });
+  // Without the device grant: the loopback URL is what a headless bridge can offer (see the device code below).
+  server = await startReferenceServer({
+    port: 0,
+    autoApprove: "acme",
+    rateLimit: false,
+    deviceAuthorization: false,
+  });
 });
 afterAll(async () => {
   for (const bridge of bridges) await bridge.stop(2_000).catch(() => undefined);
@@ -116,6 +122,39 @@ describe("No browser can open (no $BROWSER, no desktop)", () => {
       (tool: { name: string }) => tool.name,
     );
     expect(names).toContain("create_chat");
+  }, 90_000);
+});
+
+describe("No browser can open, and the server offers the device code", () => {
+  it("answers the client at once with the verification URL and the code; the approval then signs in by itself", async () => {
+    const deviceServer = await startReferenceServer({
+      port: 0,
+      autoApprove: "acme",
+      rateLimit: false,
+      deviceAuthorization: { intervalSeconds: 1 },
+    });
+    try {
+      const bridge = spawnBridgeDriver(
+        ["--token-store", "file", "--auth-timeout", AUTH_TIMEOUT_S, deviceServer.mcpUrl],
+        { CHAT_CONFIG_DIR: join(root, "device-code"), ...NO_DESKTOP },
+      );
+      bridges.push(bridge);
+      await initializeAtOnce(bridge);
+      const logged = await bridge.waitForMethod("notifications/message", 15_000);
+      const message = String(logged.params?.data);
+      const code = message.match(/the code ([A-Z]{4}-[A-Z]{4})/)?.[1];
+      expect(code, message).toBeDefined();
+      expect(message).toContain(`${deviceServer.url}/device?user_code=${code}`);
+      expect(bridge.stderr()).toContain("signing in with a device code instead");
+      expect(bridge.stderr()).not.toContain("/start/");
+      // autoApprove approved the request when it was made: the next poll gets the tokens, and the tools follow.
+      await bridge.waitForMethod("notifications/tools/list_changed", 30_000);
+      const listed = bridge.request("tools/list", {});
+      await bridge.waitAnswered([listed], 30_000);
+      expect(bridge.answersTo(listed)[0]?.result?.tools?.length).toBe(7);
+    } finally {
+      await deviceServer.close();
+    }
   }, 90_000);
 });
 

@@ -6,19 +6,24 @@ import {
   type OAuthTokens,
   startAuthorization,
 } from "@modelcontextprotocol/client";
+import { Deadline } from "../../internal/deadline.js";
 import { rememberSecret } from "../../internal/redact.js";
+import { deviceAuthorizationEndpoint } from "../checks.js";
 import { chooseScope, type DiscoveredServer, isExpectedIssuer } from "../discovery.js";
-import { AuthRequiredError, SignInWaitingError } from "../errors.js";
+import { AuthRequiredError, BrowserNotOpenedError, SignInWaitingError } from "../errors.js";
 import { startLoopbackCallback } from "../loopback-callback.js";
 import { assertBrowsableUrl } from "../open-url.js";
-import { presentSignInUrl, showSignInProblem, waitingMessage } from "../sign-in-prompt.js";
+import { presentSignInUrl, refusedAnswerMessage, waitingMessage } from "../sign-in-prompt.js";
 import type { StoredClient, StoredLogin } from "../stored-login.js";
 import { accountRecordingFetch } from "../token-account.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import { derivedCallbackPort } from "./callback-port.js";
 import type { SessionContext } from "./context.js";
 import { messageOf } from "./error-text.js";
+import { saveClientBeforeSignIn } from "./login-storage.js";
+import { resourceParameter, withAuthorizeParams } from "./provider-options.js";
 import { chooseClient, refusesClient, unknownClientError } from "./registration.js";
+import { tokenEndpointArguments } from "./token-endpoint.js";
 
 export interface BrowserSignInInput {
   /** The scope a challenge asked for. */
@@ -30,28 +35,43 @@ export interface BrowserSignInInput {
   strictSave: boolean;
   /** The command that signs in from a terminal, for the waiting messages. */
   loginCommand: string;
-  /** The sign-in cannot finish by itself (no browser opened, cookie refused): what the user is told to do. */
+  /** The sign-in cannot finish by itself (no browser opened): what the user is told to do. */
   userMustAct: (waiting: SignInWaitingError) => void;
   /** A browser was opened on the sign-in page: the person finishes there. */
   browserOpened?: (url: string) => void;
 }
 
-/** Signs in through the user's browser under the lock the caller holds, and saves the login. */
+/**
+ * Signs in through the user's browser under the lock the caller holds, and saves the login. `--auth-timeout`
+ * bounds all of it, from discovery to the token request: one deadline, whose time each step gets what is left of.
+ */
 export async function signInWithBrowser(
   context: SessionContext,
   input: BrowserSignInInput,
 ): Promise<StoredLogin> {
   const { options } = context;
-  const mustAct = (url: string, why: SignInWaitingError["why"]) => {
-    const message = waitingMessage(url, why, {
+  const deadline = new Deadline(context.authTimeoutMs);
+  const seconds = Math.round(context.authTimeoutMs / 1000);
+  const timedOut = (what: string) => () =>
+    new AuthRequiredError(
+      `Sign-in timed out after ${seconds} s ${what}; sign in again (raise --auth-timeout if you need more time).`,
+      "timeout",
+    );
+  // Registration, the client check and the token request end at the deadline too.
+  const timed: SessionContext = { ...context, fetchFn: deadline.fetch(context.fetchFn) };
+  // Only the bridge's relay answers at once: everything else is a command the person runs at a terminal.
+  const atTerminal = !options.answerAtOnceWhenWaiting;
+  const mustAct = (url: string) => {
+    const message = waitingMessage(url, "no-browser", {
       loginCommand: input.loginCommand,
-      authTimeoutMs: context.authTimeoutMs,
+      authTimeoutMs: deadline.remainingMs(),
     });
-    // "no-browser" was already shown with the URL by the sign-in prompt.
-    if (why === "cookie-refused") showSignInProblem(message);
-    input.userMustAct(new SignInWaitingError(message, url, why));
+    input.userMustAct(new SignInWaitingError(message, url, "no-browser"));
   };
-  const server = await context.metadata.get(input.resourceMetadataUrl);
+  const server = await deadline.bound(
+    context.metadata.get(input.resourceMetadataUrl, deadline.signal),
+    timedOut("while asking the server where to sign in (its OAuth metadata)"),
+  );
   const current = await context.storage.reload();
   const sameServer = current?.authorizationServerUrl === server.authorizationServerUrl;
   const scope = chooseScope({
@@ -69,12 +89,10 @@ export async function signInWithBrowser(
     options.callbackHost,
   );
   try {
-    let client = await chooseClient(
-      context,
-      server,
-      callback.redirectUri,
-      scope,
-      sameServer ? current : undefined,
+    const registering = timedOut("while registering with the authorization server");
+    let client = await deadline.bound(
+      chooseClient(timed, server, callback.redirectUri, scope, sameServer ? current : undefined),
+      registering,
     );
     // The verifier is kept per state: only the answer for this state can spend it.
     const state = randomBytes(32).toString("base64url");
@@ -85,65 +103,72 @@ export async function signInWithBrowser(
         redirectUrl: callback.redirectUri,
         scope,
         state,
-        resource: server.resource,
-      });
+        resource: resourceParameter(options, server.resource),
+      }).then((started) => withAuthorizeParams(started, options.authorizeParams));
     let { authorizationUrl, codeVerifier } = await authorize(client);
     // A client not registered just now may be one the server no longer knows: its /authorize would show the
     // user an error page and leave this process waiting out the whole timeout.
     if (client === current?.client || client.source !== "dynamic") {
-      if (await refusesClient(context, authorizationUrl)) {
+      if (await deadline.bound(refusesClient(timed, authorizationUrl), registering)) {
         if (client.source !== "dynamic") throw unknownClientError(client, server.authorizationServerUrl);
         context.log("info", "The server no longer knows this client's registration; registering again.");
-        client = await chooseClient(context, server, callback.redirectUri, scope, undefined);
+        client = await deadline.bound(
+          chooseClient(timed, server, callback.redirectUri, scope, undefined),
+          registering,
+        );
         ({ authorizationUrl, codeVerifier } = await authorize(client));
       }
     }
-    let login: StoredLogin = {
-      version: 1,
-      serverUrl: context.serverUrl,
-      ...(options.profile && options.profile !== "default" ? { profile: options.profile } : {}),
-      authorizationServerUrl: server.authorizationServerUrl,
-      resource: server.resource,
+    let login = await saveClientBeforeSignIn(context, {
+      server,
       client,
-      tokens: sameServer ? current?.tokens : undefined,
-      requestedScope: scope,
-      savedAt: Date.now(),
-    };
-    if (client !== current?.client) await context.storage.persist(login, input.strictSave);
+      scope,
+      current,
+      sameServer,
+      strictSave: input.strictSave,
+    });
 
     rememberSecret(codeVerifier);
     const verifiers = new Map([[state, codeVerifier]]);
     // The browser gets a one-time loopback start page, not this URL: `state` stays out of argv and stderr.
     assertBrowsableUrl(authorizationUrl.href);
-    let startUrl = "";
-    // An opener that drops the cookie often exits non-zero too: the cookie is the cause to tell.
-    let cookieRefused = false;
-    const pending = callback.begin(authorizationUrl.href, state, context.authTimeoutMs, {
+    const pending = callback.begin(authorizationUrl.href, state, deadline.remainingMs(), {
       acceptsIssuer: (iss) => isExpectedIssuer(server, iss),
-      onAnswerWithoutCookie: () => {
-        cookieRefused = true;
-        mustAct(startUrl, "cookie-refused");
-      },
+      // This sign-in's own answer, refused: no later answer will do, so it ends now, saying what to use instead.
+      refusedAnswer: (why, opener) =>
+        new AuthRequiredError(refusedAnswerMessage(why, opener, atTerminal), "refused"),
+      timedOut: timedOut("without an answer from the browser"),
     });
-    startUrl = pending.startUrl;
-    pending.answer.catch(() => {});
-    const shown = await presentSignInUrl(startUrl, {
+    let ended = false;
+    const answer = pending.answer.finally(() => {
+      ended = true;
+    });
+    answer.catch(() => {});
+    const shown = await presentSignInUrl(pending.startUrl, {
       openBrowser: options.openBrowser !== false,
       env: options.env,
-      authTimeoutMs: context.authTimeoutMs,
+      authTimeoutMs: deadline.remainingMs(),
       log: context.log,
+      deviceCodeFallback: deviceAuthorizationEndpoint(server.metadata) !== undefined,
+      answered: answer,
+      onOpenerExit: () => pending.openerExited(),
     });
-    if (shown === "not-opened" && !cookieRefused) mustAct(startUrl, "no-browser");
-    else if (!cookieRefused) input.browserOpened?.(startUrl);
-    const { code, state: answeredState, iss } = await pending.answer;
+    if (shown === "device-code") throw new BrowserNotOpenedError();
+    // Ended already (an opener that is no browser, a refused answer): its reason is the news, not the opener's.
+    if (!ended && shown === "not-opened") mustAct(pending.startUrl);
+    else if (!ended) input.browserOpened?.(pending.startUrl);
+    const { code, state: answeredState, iss } = await answer;
 
-    const fresh = await redeemCode(context, server, {
-      client,
-      code,
-      iss,
-      codeVerifier: verifiers.get(answeredState)!,
-      redirectUri: callback.redirectUri,
-    });
+    const fresh = await deadline.bound(
+      redeemCode(timed, server, {
+        client,
+        code,
+        iss,
+        codeVerifier: verifiers.get(answeredState)!,
+        redirectUri: callback.redirectUri,
+      }),
+      timedOut("while redeeming the sign-in code"),
+    );
     login = {
       ...login,
       tokens: { ...toStoredTokens(fresh.tokens), scope: fresh.tokens.scope ?? scope, account: fresh.account },
@@ -170,16 +195,17 @@ async function redeemCode(
   },
 ): Promise<{ tokens: OAuthTokens; account: string | undefined }> {
   const tokenAnswer = accountRecordingFetch(context.fetchFn);
+  const endpoint = tokenEndpointArguments(server, tokenAnswer.fetchFn);
   try {
-    const tokens = await exchangeAuthorization(server.authorizationServerUrl, {
-      metadata: server.metadata,
+    const tokens = await exchangeAuthorization(endpoint.authorizationServerUrl, {
+      metadata: endpoint.metadata,
       clientInformation: answer.client,
       authorizationCode: answer.code,
       ...(answer.iss !== undefined ? { iss: answer.iss } : {}),
       codeVerifier: answer.codeVerifier,
       redirectUri: answer.redirectUri,
-      resource: server.resource,
-      fetchFn: tokenAnswer.fetchFn,
+      resource: resourceParameter(context.options, server.resource),
+      fetchFn: endpoint.fetchFn,
     });
     return { tokens, account: tokenAnswer.account() };
   } catch (error) {

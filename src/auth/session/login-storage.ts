@@ -1,7 +1,8 @@
 /** The session's login as stored: read back for this server only, saved strictly or kept in memory, its secrets kept out of every message. */
 import { rememberSecret } from "../../internal/redact.js";
+import type { DiscoveredServer } from "../discovery.js";
 import { TokenStoreError } from "../errors.js";
-import type { StoredLogin } from "../stored-login.js";
+import type { StoredClient, StoredLogin } from "../stored-login.js";
 import type { AuthLog, LoginStore } from "../token-store.js";
 
 export class SessionStorage {
@@ -58,4 +59,39 @@ export class SessionStorage {
 /** Tokens and client secrets of a login: removed from every message from now on. */
 function rememberLoginSecrets(login: StoredLogin | undefined): void {
   rememberSecret(login?.tokens?.accessToken, login?.tokens?.refreshToken, login?.client?.client_secret);
+}
+
+/**
+ * The login a sign-in saves before it has tokens (its client, so a later attempt reuses the registration), keeping
+ * the tokens of the same authorization server until new ones replace them.
+ */
+export async function saveClientBeforeSignIn(
+  context: {
+    serverUrl: string;
+    options: { profile?: string | undefined };
+    storage: SessionStorage;
+  },
+  input: {
+    server: DiscoveredServer;
+    client: StoredClient;
+    scope: string | undefined;
+    current: StoredLogin | undefined;
+    sameServer: boolean;
+    strictSave: boolean;
+  },
+): Promise<StoredLogin> {
+  const { server, client, current, options } = { ...input, options: context.options };
+  const login: StoredLogin = {
+    version: 1,
+    serverUrl: context.serverUrl,
+    ...(options.profile && options.profile !== "default" ? { profile: options.profile } : {}),
+    authorizationServerUrl: server.authorizationServerUrl,
+    resource: server.resource,
+    client,
+    tokens: input.sameServer ? current?.tokens : undefined,
+    requestedScope: input.scope,
+    savedAt: Date.now(),
+  };
+  if (client !== current?.client) await context.storage.persist(login, input.strictSave);
+  return login;
 }

@@ -2,7 +2,13 @@
 import { configDir as defaultConfigDir } from "../../config/index.js";
 import { proxyAwareFetch } from "../../internal/proxy.js";
 import { rememberSecret } from "../../internal/redact.js";
-import { assertSecureUrl, coversScope, isHttpsUrlWithPath, parseBearerChallenge } from "../checks.js";
+import {
+  assertSecureUrl,
+  coversScope,
+  isHttpsUrlWithPath,
+  isLoopbackHost,
+  parseBearerChallenge,
+} from "../checks.js";
 import { AuthRequiredError, type SignInWaitingError, UnsafeUrlError } from "../errors.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "../login-key.js";
 import { withFileLock } from "../login-lock.js";
@@ -19,13 +25,15 @@ import {
   type SignInSummary,
   type StoredLoginSummary,
 } from "./options.js";
+import { assertProviderOptions } from "./provider-options.js";
 import { ServerMetadata } from "./server-metadata.js";
 
 // A saved, fresh token is the common path (every bridge start): it loads neither the SDK's OAuth client nor
 // discovery's zod schemas nor the callback server. Each flow loads on its first use.
 const loadRefresh = () => import("./refresh.js");
-const loadBrowserSignIn = () => import("./browser-sign-in.js");
+const loadSignIn = () => import("./sign-in.js");
 const loadRevocation = () => import("./revocation.js");
+const loadClientCredentials = () => import("./client-credentials.js");
 
 /** A wait for another process's lock longer than this is a sign-in, not a refresh: then it is said. */
 const LASTING_LOCK_WAIT_MS = 3_000;
@@ -52,10 +60,16 @@ export class OAuthSession {
     this.#options = options;
     const log = options.log ?? (() => {});
     rememberSecret(options.clientSecret);
-    assertSecureUrl(options.serverUrl, "server URL", options.allowHttp);
+    const url = assertSecureUrl(options.serverUrl, "server URL", options.allowHttp);
+    if (url.protocol === "http:" && !isLoopbackHost(url.hostname))
+      log(
+        "warn",
+        `warning: ${url.origin} is reached over plain http (--allow-http): tokens travel unencrypted.`,
+      );
     if (options.clientMetadataUrl && !isHttpsUrlWithPath(options.clientMetadataUrl)) {
       throw new UnsafeUrlError("The client metadata URL must be an https URL with a path.");
     }
+    assertProviderOptions(options);
     this.serverUrl = canonicalServerUrl(options.serverUrl);
     const key = loginKey(this.serverUrl, options.headerNames, {
       profile: options.profile,
@@ -108,14 +122,17 @@ export class OAuthSession {
       tokens = (await this.#storage.reload())?.tokens;
     if (!tokens) return undefined;
     if (!isDue(tokens)) return tokens.accessToken;
-    if (!tokens.refreshToken) return isExpired(tokens) ? undefined : tokens.accessToken;
+    // With client credentials, a token that is due is replaced by a new grant: no person is needed for it.
+    const renews = this.#options.clientCredentials !== undefined;
+    if (!tokens.refreshToken && !renews) return isExpired(tokens) ? undefined : tokens.accessToken;
     try {
       return await this.#locked(async () => {
         const login = await this.#storage.reload();
         // Another process may have refreshed while this one waited for the lock.
-        if (!login?.tokens || !isDue(login.tokens) || !login.tokens.refreshToken)
-          return login?.tokens?.accessToken;
-        return (await this.#refresh(login))?.tokens?.accessToken;
+        if (!login?.tokens || !isDue(login.tokens)) return login?.tokens?.accessToken;
+        if (login.tokens.refreshToken) return (await this.#refresh(login))?.tokens?.accessToken;
+        if (renews) return (await this.#signIn({ strictSave: false })).tokens?.accessToken;
+        return login.tokens.accessToken;
       });
     } catch (error) {
       // Unreachable authorization server: keep the current token; a 401 from the resource leads to recover().
@@ -262,8 +279,12 @@ export class OAuthSession {
     resourceMetadataUrl?: string | undefined;
     strictSave: boolean;
   }): Promise<StoredLogin> {
-    const { signInWithBrowser } = await loadBrowserSignIn();
-    return signInWithBrowser(this.#context, {
+    if (this.#options.clientCredentials) {
+      const { signInWithClientCredentials } = await loadClientCredentials();
+      return signInWithClientCredentials(this.#context, input);
+    }
+    const { signIn } = await loadSignIn();
+    return signIn(this.#context, {
       ...input,
       loginCommand: this.#options.loginCommand ?? "chat-mcp-bridge login <url>",
       userMustAct: (waiting) => this.#userMustAct(waiting),

@@ -1,5 +1,6 @@
 /** What an OAuthSession is built from and what it tells: its options, a resource's challenge, sign-in and stored-login summaries. */
 
+import type { ClientPrivateKey } from "../client-key.js";
 import type { StoredClient } from "../stored-login.js";
 import type { AuthLog } from "../token-store.js";
 
@@ -22,13 +23,38 @@ export interface OAuthSessionOptions {
   callbackPort?: number;
   /** False (`--no-browser`): print the URL on stderr only. */
   openBrowser?: boolean;
+  /**
+   * `--device-code`: sign in with a device code (RFC 8628) instead of a browser on this machine. Without it the
+   * device code is still used when no browser can be opened and the authorization server offers it.
+   */
+  deviceCode?: boolean;
   /** Default 300 000. */
   authTimeoutMs?: number;
   /** A pre-registered client; its secret (if any) comes from `$CHAT_MCP_CLIENT_SECRET`, read by the caller. */
   clientId?: string;
   clientSecret?: string;
+  /**
+   * `--client-credentials`: sign in with the `client_credentials` grant as `clientId` (no browser, no person):
+   * with `clientSecret`, or with `privateKey` (`private_key_jwt`). A new token is asked for when one is due.
+   */
+  clientCredentials?: { privateKey?: ClientPrivateKey | undefined };
   /** A client ID metadata document (https URL), used where the authorization server supports it. */
   clientMetadataUrl?: string;
+  /**
+   * `--authorize-param`: extra authorization request parameters a provider needs (Auth0's `audience`, `prompt`,
+   * an IdP hint); a protocol parameter (`state`, `redirect_uri`, `scope`...) is refused.
+   */
+  authorizeParams?: Record<string, string>;
+  /**
+   * `--disable-resource-parameter`: no RFC 8707 `resource` in the authorization, token and refresh requests, for
+   * providers that refuse it (Entra ID); the tokens are then not bound to this resource.
+   */
+  disableResourceParameter?: boolean;
+  /**
+   * `--static-oauth-client-metadata`: RFC 7591 metadata merged over the registration's (`client_name`, `scope`,
+   * `logo_uri`...); the redirect, grant and response types and auth method stay as the sign-in needs them.
+   */
+  clientMetadata?: Record<string, unknown>;
   /** Allow plain http for non-loopback URLs. */
   allowHttp?: boolean;
   /** Default: the platform fetch, through the proxy that HTTPS_PROXY/HTTP_PROXY/NO_PROXY in `env` choose. */
@@ -38,7 +64,8 @@ export interface OAuthSessionOptions {
   /** `client_name` sent at registration: "chat-mcp-bridge" or "chat-cli". */
   clientName?: string;
   /**
-   * The bridge: when the sign-in cannot finish by itself (no browser opened, the opener dropped the cookie),
+   * The bridge: when the sign-in cannot finish by itself (no browser opened, the opener dropped the cookie, a
+   * device code to enter),
    * `recover()` rejects at once with SignInWaitingError (the URL and what to do) instead of waiting out
    * `authTimeoutMs`; the sign-in goes on waiting in the background, and later calls get the same error until it
    * ends. `login` commands leave this off: the terminal shows the URL and they keep waiting.

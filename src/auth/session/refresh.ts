@@ -4,6 +4,8 @@ import type { StoredLogin } from "../stored-login.js";
 import { accountRecordingFetch } from "../token-account.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { SessionContext } from "./context.js";
+import { resourceParameter } from "./provider-options.js";
+import { tokenEndpointArguments } from "./token-endpoint.js";
 
 /**
  * Refreshes `login` under the lock the caller holds and saves the result. Undefined (tokens dropped) when the
@@ -22,13 +24,14 @@ export async function refreshLogin(
   }
   let fresh: OAuthTokens;
   const answer = accountRecordingFetch(context.fetchFn);
+  const endpoint = tokenEndpointArguments(server, answer.fetchFn);
   try {
-    fresh = await refreshAuthorization(server.authorizationServerUrl, {
-      metadata: server.metadata,
+    fresh = await refreshAuthorization(endpoint.authorizationServerUrl, {
+      metadata: endpoint.metadata,
       clientInformation: login.client,
       refreshToken: tokens.refreshToken!,
-      resource: login.resource ?? server.resource,
-      fetchFn: answer.fetchFn,
+      resource: resourceParameter(context.options, login.resource ?? server.resource),
+      fetchFn: endpoint.fetchFn,
     });
   } catch (error) {
     const refused = refusalCode(error);

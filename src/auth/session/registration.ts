@@ -1,12 +1,15 @@
-/** Which client signs in: pre-registered (--client-id), a client ID metadata document, the stored registration, or a new one (RFC 7591). */
+/** Which client signs in: pre-registered (--client-id), a client ID metadata document, the stored registration, or a new one (RFC 7591) for the code or the device code grant. */
 import { registerClient } from "@modelcontextprotocol/client";
 import type { DiscoveredServer } from "../discovery.js";
 import { AuthRequiredError } from "../errors.js";
 import type { StoredClient, StoredLogin } from "../stored-login.js";
 import type { SessionContext } from "./context.js";
 import { messageOf } from "./error-text.js";
+import { SIGN_IN_CLIENT_METADATA } from "./provider-options.js";
 
 const CLIENT_CHECK_TIMEOUT_MS = 5_000;
+/** RFC 8628 §3.4: the grant type a client registers for, and asks for at the token endpoint, to redeem a device code. */
+export const DEVICE_CODE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code";
 
 /** The client to use for a sign-in redirected to `redirectUri`; `current` is the login stored for the same server. */
 export async function chooseClient(
@@ -16,8 +19,52 @@ export async function chooseClient(
   scope: string | undefined,
   current: StoredLogin | undefined,
 ): Promise<StoredClient> {
-  const { clientId, clientSecret, clientMetadataUrl } = context.options;
   const stored = current?.client;
+  const chosen = clientChosenByUser(context, server, stored);
+  if (chosen) return chosen;
+  if (stored?.source === "dynamic" && stored.redirect_uris.includes(redirectUri) && !secretExpired(stored)) {
+    return stored;
+  }
+  return registerDynamically(context, server, scope, {
+    redirect_uris: [redirectUri],
+    grant_types: [...SIGN_IN_CLIENT_METADATA.grant_types],
+    response_types: [...SIGN_IN_CLIENT_METADATA.response_types],
+  });
+}
+
+/**
+ * The client for a device code sign-in: the user's choice, else a stored registration for the device code grant,
+ * else a new one for that grant (and refresh), with no redirect URI: nothing comes back to this machine.
+ */
+export async function chooseDeviceClient(
+  context: SessionContext,
+  server: DiscoveredServer,
+  scope: string | undefined,
+  current: StoredLogin | undefined,
+): Promise<StoredClient> {
+  const stored = current?.client;
+  const chosen = clientChosenByUser(context, server, stored);
+  if (chosen) return chosen;
+  if (
+    stored?.source === "dynamic" &&
+    stored.grant_types?.includes(DEVICE_CODE_GRANT_TYPE) &&
+    !secretExpired(stored)
+  ) {
+    return stored;
+  }
+  return registerDynamically(context, server, scope, {
+    redirect_uris: [],
+    grant_types: [DEVICE_CODE_GRANT_TYPE, "refresh_token"],
+  });
+}
+
+/** `--client-id` (with its secret) or `--client-metadata-url` where the server supports it, else undefined. */
+function clientChosenByUser(
+  context: SessionContext,
+  server: DiscoveredServer,
+  stored: StoredClient | undefined,
+): StoredClient | undefined {
+  const { clientId, clientSecret, clientMetadataUrl } = context.options;
   if (clientId) {
     if (
       stored?.source === "pre-registered" &&
@@ -32,13 +79,20 @@ export async function chooseClient(
     if (stored?.source === "metadata-document" && stored.client_id === clientMetadataUrl) return stored;
     return { client_id: clientMetadataUrl, redirect_uris: [], source: "metadata-document" };
   }
-  if (
-    stored?.source === "dynamic" &&
-    stored.redirect_uris.includes(redirectUri) &&
-    !(stored.client_secret_expires_at && stored.client_secret_expires_at * 1000 < Date.now())
-  ) {
-    return stored;
-  }
+  return undefined;
+}
+
+function secretExpired(client: StoredClient): boolean {
+  return Boolean(client.client_secret_expires_at && client.client_secret_expires_at * 1000 < Date.now());
+}
+
+/** RFC 7591 registration for the flow's redirect URIs and grant types. */
+async function registerDynamically(
+  context: SessionContext,
+  server: DiscoveredServer,
+  scope: string | undefined,
+  flow: { redirect_uris: string[]; grant_types: string[]; response_types?: string[] },
+): Promise<StoredClient> {
   if (server.metadata && !server.metadata.registration_endpoint) {
     throw new AuthRequiredError(
       "The authorization server does not offer dynamic client registration; pass --client-id with a " +
@@ -49,24 +103,30 @@ export async function chooseClient(
   context.log("debug", "Registering this client with the authorization server.");
   const registered = await registerClient(server.authorizationServerUrl, {
     metadata: server.metadata,
+    // The person's metadata over ours, then the fields the sign-in depends on (checked when the session was made).
     clientMetadata: {
       client_name: context.options.clientName ?? "chat-mcp-bridge",
+      ...context.options.clientMetadata,
       // A program on the user's machine with a loopback redirect (RFC 8252), as MCP 2026-07-28 asks to say.
       application_type: "native",
-      redirect_uris: [redirectUri],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
+      ...flow,
       token_endpoint_auth_method: "none",
     },
-    scope,
+    scope:
+      typeof context.options.clientMetadata?.scope === "string"
+        ? context.options.clientMetadata.scope
+        : scope,
     fetchFn: context.fetchFn,
   });
+  const deviceGrant = flow.grant_types.includes(DEVICE_CODE_GRANT_TYPE);
   return {
     client_id: registered.client_id,
     client_secret: registered.client_secret,
     client_secret_expires_at: registered.client_secret_expires_at,
     token_endpoint_auth_method: registered.token_endpoint_auth_method,
-    redirect_uris: registered.redirect_uris.length > 0 ? registered.redirect_uris : [redirectUri],
+    redirect_uris: registered.redirect_uris.length > 0 ? registered.redirect_uris : flow.redirect_uris,
+    // Recorded for the device grant only, so a later device sign-in knows it may reuse this registration.
+    ...(deviceGrant ? { grant_types: registered.grant_types ?? flow.grant_types } : {}),
     source: "dynamic",
   };
 }

@@ -17,8 +17,11 @@ export class ServerMetadata {
     private readonly options: ServerMetadataOptions,
   ) {}
 
-  /** The server's metadata, from `resourceMetadataUrl` when a challenge named one; shared by concurrent callers. */
-  get(resourceMetadataUrl?: string): Promise<DiscoveredServer> {
+  /**
+   * The server's metadata, from `resourceMetadataUrl` when a challenge named one; shared by concurrent callers.
+   * `deadline` (a sign-in's) ends the requests of a discovery this call starts.
+   */
+  get(resourceMetadataUrl?: string, deadline?: AbortSignal): Promise<DiscoveredServer> {
     const key = resourceMetadataUrl ?? "";
     if (this.#discovered?.key !== key) {
       // Discovery (zod schemas, SEP-2352 checks) loads only when a refresh, sign-in or sign-out needs it.
@@ -29,6 +32,7 @@ export class ServerMetadata {
           fetchFn: this.options.fetchFn,
           allowHttp: this.options.allowHttp,
           log: (message) => this.options.log("debug", message),
+          signal: deadline,
         }),
       );
       this.#discovered = { key, value };

@@ -1,6 +1,7 @@
-/** `chat-cli login [--no-browser] [--auth-timeout <s>] [--token-store <store>]`: OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
+/** `chat-cli login [--no-browser] [--device-code] [--auth-timeout <s>] [--token-store <store>] [--client-credentials --client-id <id> [--client-private-key <pem>]]`: OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
 import { configDir } from "../../config/index.js";
 import { redactForTerminal } from "../../internal/redact.js";
+import { UsageError } from "../../internal/usage-error.js";
 import { assertBaseUrl, type CliContext } from "../context.js";
 import { CliError, EXIT } from "../errors.js";
 import { printHint, printJson, shown } from "../output.js";
@@ -8,10 +9,18 @@ import { printHint, printJson, shown } from "../output.js";
 export interface LoginOptions {
   /** false after `--no-browser`: print the sign-in URL instead of opening it. */
   browser: boolean;
+  /** `--device-code`: sign in with a device code (RFC 8628) entered in a browser on any device. */
+  deviceCode?: boolean | undefined;
   /** `--auth-timeout` in milliseconds; default 300 s. */
   authTimeoutMs?: number | undefined;
   /** `--token-store`; default auto (keychain, else a 0600 file). */
   tokenStore?: "auto" | "keychain" | "file" | undefined;
+  /** `--client-credentials`: the `client_credentials` grant as `clientId` (secret or key), no browser. */
+  clientCredentials?: boolean | undefined;
+  /** `--client-id`: a pre-registered client; its secret, if any, from `$CHAT_MCP_CLIENT_SECRET`. */
+  clientId?: string | undefined;
+  /** `--client-private-key`: the PEM file of a `private_key_jwt` client. */
+  clientPrivateKeyFile?: string | undefined;
 }
 
 const AUTH_TIMEOUT_MS = 5 * 60_000;
@@ -19,18 +28,44 @@ const AUTH_TIMEOUT_MS = 5 * 60_000;
 /** The OAuth session of chat-cli for the base URL in effect (the resource is `<base>/v2`). */
 export async function loginSession(ctx: CliContext, options: LoginOptions) {
   assertBaseUrl(ctx.globals.baseUrl);
-  const { OAuthSession, restServerUrl } = await import("../../auth/index.js");
+  const { OAuthSession, readClientPrivateKey, restServerUrl } = await import("../../auth/index.js");
+  const env = ctx.env ?? process.env;
+  if (options.clientPrivateKeyFile !== undefined && !options.clientCredentials) {
+    throw new UsageError("--client-private-key goes with --client-credentials");
+  }
+  if (options.clientCredentials && !options.clientId) {
+    throw new UsageError("--client-credentials needs --client-id <id>");
+  }
+  if (
+    options.clientCredentials &&
+    options.clientPrivateKeyFile === undefined &&
+    !env.CHAT_MCP_CLIENT_SECRET
+  ) {
+    throw new UsageError(
+      "--client-credentials needs the client's secret in $CHAT_MCP_CLIENT_SECRET or --client-private-key <pem-file>",
+    );
+  }
+  const privateKey =
+    options.clientPrivateKeyFile !== undefined
+      ? readClientPrivateKey(options.clientPrivateKeyFile)
+      : undefined;
   return new OAuthSession({
     serverUrl: restServerUrl(ctx.globals.baseUrl),
     tokenStore: options.tokenStore ?? "auto",
     configDir: configDir(ctx.env ?? process.env),
     openBrowser: options.browser,
+    deviceCode: options.deviceCode === true,
     authTimeoutMs: options.authTimeoutMs ?? AUTH_TIMEOUT_MS,
-    loginCommand: `chat-cli --base-url ${ctx.globals.baseUrl} login`,
+    loginCommand: `chat-cli --base-url ${ctx.globals.baseUrl} login${options.deviceCode ? " --device-code" : ""}`,
     log: (level, message) => {
       if (level !== "debug" || ctx.globals.debug) ctx.io.stderr(`${redactForTerminal(message)}\n`);
     },
     clientName: "chat-cli",
+    ...(options.clientId ? { clientId: options.clientId } : {}),
+    ...(options.clientId && !privateKey && env.CHAT_MCP_CLIENT_SECRET
+      ? { clientSecret: env.CHAT_MCP_CLIENT_SECRET }
+      : {}),
+    ...(options.clientCredentials ? { clientCredentials: privateKey ? { privateKey } : {} } : {}),
   });
 }
 
@@ -48,7 +83,12 @@ export async function login(options: LoginOptions, ctx: CliContext): Promise<voi
       account: account ?? null,
     });
   }
-  printHint(ctx.io, `Signed in to ${ctx.globals.baseUrl}${account ? ` as ${shown(account)}` : ""}.`);
+  const as = options.clientCredentials
+    ? ` as client ${options.clientId}`
+    : account
+      ? ` as ${shown(account)}`
+      : "";
+  printHint(ctx.io, `Signed in to ${ctx.globals.baseUrl}${as}.`);
   printHint(
     ctx.io,
     `Credentials stored in the ${storage.kind} (${storage.location}). Check with \`chat-cli whoami\`.`,

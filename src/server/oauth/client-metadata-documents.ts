@@ -7,7 +7,12 @@ import {
   pinnedDispatcher,
   systemLookup,
 } from "./document-address.js";
-import { type ClientMetadata, parseClientMetadata, type RegisteredClient } from "./registration.js";
+import {
+  type ClientMetadata,
+  DEFAULT_GRANT_TYPES,
+  parseClientMetadata,
+  type RegisteredClient,
+} from "./registration.js";
 
 /** Largest document read (the draft suggests a few KB). */
 export const MAX_CLIENT_METADATA_DOCUMENT_BYTES = 5 * 1024;
@@ -145,9 +150,10 @@ function documentClient(clientId: string, text: string, nowMs: number): Document
     ok: true,
     client: {
       ...metadata,
+      redirect_uris: metadata.redirect_uris ?? [],
       client_id: clientId,
       client_id_issued_at: Math.floor(nowMs / 1000),
-      grant_types: metadata.grant_types ?? ["authorization_code", "refresh_token"],
+      grant_types: metadata.grant_types ?? [...DEFAULT_GRANT_TYPES],
       response_types: metadata.response_types ?? ["code"],
       token_endpoint_auth_method: "none",
     },

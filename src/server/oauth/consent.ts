@@ -3,8 +3,9 @@ import type { Account, BrowserSessions, User } from "../context.js";
 import { html } from "../html.js";
 import { pageResponse, readFormBody, redirectResponse } from "../http.js";
 import { safeNextPath } from "../sessions.js";
+import { formatUserCode } from "./device-authorizations.js";
 import type { OAuthParts } from "./parts.js";
-import type { PendingAuthorization } from "./provider.js";
+import { isDeviceConsent, type PendingAuthorization } from "./provider.js";
 
 export const CONSENT_PATH = "/oauth/consent";
 
@@ -40,7 +41,7 @@ async function refuseSignInForOtherBrowser(
 }
 
 async function showConsent(parts: OAuthParts, request: Request, url: URL): Promise<Response> {
-  const pending = parts.flows.pendingAuthorization(url.searchParams.get("request") ?? "");
+  const pending = livePending(parts, url.searchParams.get("request") ?? "");
   if (!pending) return expiredPage();
   if (!boundToThisBrowser(parts, request, pending)) return otherBrowserPage();
   const sessions = parts.ctx.sessions;
@@ -73,11 +74,15 @@ async function decideConsent(parts: OAuthParts, request: Request): Promise<Respo
       html`<h1>Form expired</h1><p class="error">Start the sign-in again from your client.</p>`,
     );
   }
-  const pending = parts.flows.pendingAuthorization(requestId);
+  const pending = livePending(parts, requestId);
   if (!pending) return expiredPage();
   const release: Array<[string, string]> = [["set-cookie", parts.binding.release(requestId)]];
   if (form.get("decision") !== "approve") {
     parts.flows.takePendingAuthorization(requestId);
+    if (isDeviceConsent(pending)) {
+      parts.devices.deny(pending.userCode);
+      return deviceDecidedPage("denied", release);
+    }
     const denied = parts.flows.authorizationResponse(
       pending.redirectUri,
       { error: "access_denied", error_description: "The user denied the authorization request" },
@@ -97,7 +102,30 @@ async function decideConsent(parts: OAuthParts, request: Request): Promise<Respo
     scopes: pending.scopes,
     ...(pending.resource ? { resource: pending.resource } : {}),
   };
+  if (isDeviceConsent(pending)) {
+    const approved = parts.devices.approve(pending.userCode, approval);
+    return approved ? deviceDecidedPage("approved", release) : expiredPage();
+  }
   return redirectResponse(parts.flows.approvedRedirect(approval, pending), 303, release);
+}
+
+/** The pending request with this id, unless it is a device's that was decided or expired meanwhile. */
+function livePending(parts: OAuthParts, id: string): PendingAuthorization | undefined {
+  const pending = parts.flows.pendingAuthorization(id);
+  if (pending && isDeviceConsent(pending) && !parts.devices.pending(pending.userCode)) return undefined;
+  return pending;
+}
+
+/** The end of a device's consent: nothing to redirect to, the device learns the decision when it next polls. */
+function deviceDecidedPage(outcome: "approved" | "denied", headers: Array<[string, string]>): Response {
+  return pageResponse(
+    200,
+    "Authorize",
+    outcome === "approved"
+      ? html`<h1>Device approved</h1><p>Go back to your device: it finishes signing in by itself within a few seconds. You can close this page.</p>`
+      : html`<h1>Sign-in denied</h1><p>Nothing was granted; your device is told so when it next asks. You can close this page.</p>`,
+    headers,
+  );
 }
 
 function boundToThisBrowser(parts: OAuthParts, request: Request, pending: PendingAuthorization): boolean {
@@ -136,13 +164,15 @@ function consentPage(
   const sessions: BrowserSessions = parts.ctx.sessions;
   const clientName = pending.client.client_name ?? pending.client.client_id;
   const choices = choicesFor(user, parts.ctx.accounts);
-  const redirectHost = new URL(pending.redirectUri).host || pending.redirectUri;
+  const afterApproval = isDeviceConsent(pending)
+    ? `After approval, go back to the device that shows the code ${formatUserCode(pending.userCode)}.`
+    : `After approval you return to ${new URL(pending.redirectUri).host || pending.redirectUri}.`;
   const page = pageResponse(
     error ? 400 : 200,
     "Authorize",
     html`<h1>Authorize ${clientName}</h1>
       <p><b>${clientName}</b> wants to read and write your chats. Signed in as <b>${user.name}</b>.</p>
-      <p class="meta">After approval you return to ${redirectHost}. Scopes: ${pending.scopes.join(" ")}</p>
+      <p class="meta">${afterApproval} Scopes: ${pending.scopes.join(" ")}</p>
       ${error ? html`<p class="error">${error}</p>` : ""}
       <form method="post" action="${CONSENT_PATH}">
         <input type="hidden" name="request" value="${pending.id}">
@@ -158,7 +188,7 @@ function consentPage(
         <button type="submit" name="decision" value="deny">Deny</button>
       </form>`,
   );
-  return withFormRedirectTo(page, pending.redirectUri);
+  return isDeviceConsent(pending) ? page : withFormRedirectTo(page, pending.redirectUri);
 }
 
 /**

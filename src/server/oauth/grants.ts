@@ -38,10 +38,7 @@ interface TokenRecord {
   rotatedAt?: number;
 }
 
-/**
- * When a dynamically registered client was registered, first used for a grant (a code exchanged), and until when
- * its grants live (the last expiry of a refresh token of a live family): it is forgotten once they have ended.
- */
+/** A dynamic client's registration, first grant, and the last expiry of its live grants (then it is forgotten). */
 interface RegistrationRecord {
   registeredAt: number;
   usedAt?: number;
@@ -58,7 +55,8 @@ interface AuthorizationCode extends Approval {
 
 export interface IssuedTokens {
   accessToken: string;
-  refreshToken: string;
+  /** Absent for `client_credentials`: a new token is asked for the same way. */
+  refreshToken?: string;
   expiresIn: number;
   family: GrantFamily;
 }
@@ -201,10 +199,16 @@ export class OAuthGrants {
   exchangeCode(code: string, approval: Approval): IssuedTokens {
     const record = this.#codes.get(hashOf(code));
     if (!record || record.exchangedFamilyId) throw new Error("The code was already exchanged.");
-    const family: GrantFamily = { ...approval, id: newId("grant"), createdAt: this.#now(), revoked: false };
-    record.exchangedFamilyId = family.id;
+    const tokens = this.startGrant(approval);
+    record.exchangedFamilyId = tokens.family.id;
     // Kept until its expiry so a replay can be recognised and its family revoked.
     record.expiresAt = Math.max(record.expiresAt, this.#now() + AUTHORIZATION_CODE_TTL_MS);
+    return tokens;
+  }
+
+  /** The first tokens of a new family bound to the approval (a code exchanged, a device code redeemed). */
+  startGrant(approval: Approval): IssuedTokens {
+    const family: GrantFamily = { ...approval, id: newId("grant"), createdAt: this.#now(), revoked: false };
     return this.#store.batch(() => {
       this.#families.set(family.id, family);
       const tokens = this.#issueTokens(family);
@@ -217,6 +221,15 @@ export class OAuthGrants {
         });
       }
       return tokens;
+    });
+  }
+
+  /** `client_credentials` (RFC 6749 §4.4): a family of its own with an access token and no refresh token (§4.4.3). */
+  issueWithoutPerson(approval: Approval): IssuedTokens {
+    const family: GrantFamily = { ...approval, id: newId("grant"), createdAt: this.#now(), revoked: false };
+    return this.#store.batch(() => {
+      this.#families.set(family.id, family);
+      return this.#issueTokens(family, false);
     });
   }
 
@@ -300,16 +313,17 @@ export class OAuthGrants {
     });
   }
 
-  #issueTokens(family: GrantFamily): IssuedTokens {
+  #issueTokens(family: GrantFamily, withRefreshToken = true): IssuedTokens {
     this.#pruneTokens();
     const now = this.#now();
     const accessToken = newSecret(ACCESS_TOKEN_PREFIX);
-    const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
     this.#tokens.set(hashOf(accessToken), {
       kind: "access",
       familyId: family.id,
       expiresAt: now + this.#accessTokenTtlSeconds * 1000,
     });
+    if (!withRefreshToken) return { accessToken, expiresIn: this.#accessTokenTtlSeconds, family };
+    const refreshToken = newSecret(REFRESH_TOKEN_PREFIX);
     this.#tokens.set(hashOf(refreshToken), {
       kind: "refresh",
       familyId: family.id,

@@ -1,7 +1,9 @@
 /** What the OAuth endpoints share: grants, flows, clients, limits, the consent binding and the server's identity. */
 import type { ServerContext } from "../context.js";
 import type { ConsentBrowserBinding } from "./browser-binding.js";
+import type { ClientAssertions } from "./client-assertion.js";
 import type { ClientMetadataDocuments } from "./client-metadata-documents.js";
+import type { DeviceAuthorizations } from "./device-authorizations.js";
 import type { OAuthGrants } from "./grants.js";
 import type { AuthorizationFlows } from "./provider.js";
 import type { OAuthLimiters } from "./rate-limits.js";
@@ -13,9 +15,15 @@ export interface OAuthParts {
   issuer: string;
   grants: OAuthGrants;
   flows: AuthorizationFlows;
+  /** Pending device authorizations (RFC 8628). */
+  devices: DeviceAuthorizations;
+  /** False when the server was started without the device grant (`deviceAuthorization: false`). */
+  offersDeviceGrant: boolean;
   documents: ClientMetadataDocuments;
   limiters: OAuthLimiters;
   binding: ConsentBrowserBinding;
+  /** `private_key_jwt` assertions checked, and their `jti`s remembered against replay. */
+  assertions: ClientAssertions;
   now: () => number;
   /** When set, requests are approved for this account at once (no consent page). */
   autoApprove?: { account: string; userId?: string };

@@ -32,12 +32,27 @@ export interface AuthorizationRequest {
   resource?: string;
 }
 
-/** An authorization request waiting on the consent page. */
-export interface PendingAuthorization extends AuthorizationRequest {
+/** A device's authorization request (RFC 8628), on its way to consent once a person entered its user code. */
+export interface DeviceConsentRequest {
+  client: RegisteredClient;
+  scopes: string[];
+  resource?: string;
+  /** The code the person entered (as stored), which the decision is recorded for. */
+  userCode: string;
+}
+
+/** A request waiting on the consent page: a browser's authorization request, or a device's. */
+export type PendingAuthorization = (AuthorizationRequest | DeviceConsentRequest) & {
   id: string;
   expiresAt: number;
-  /** Held in an HttpOnly cookie of the browser that opened `/authorize`; the consent page requires it. */
+  /** Held in an HttpOnly cookie of the browser that opened `/authorize` (or entered the code); consent requires it. */
   browserNonce: string;
+};
+
+export function isDeviceConsent(
+  pending: PendingAuthorization,
+): pending is DeviceConsentRequest & PendingAuthorization {
+  return "userCode" in pending;
 }
 
 /** The token response body (RFC 6749 §5.1). */
@@ -45,7 +60,7 @@ export interface TokenResponseBody {
   access_token: string;
   token_type: "Bearer";
   expires_in: number;
-  refresh_token: string;
+  refresh_token?: string;
   scope: string;
   /** Extra parameter (RFC 6749 §5.1): slug of the account or team the grant acts for, chosen at consent. */
   account: string;
@@ -77,8 +92,13 @@ export class AuthorizationFlows {
     return resource ? { scopes, resource: this.ourResource(resource) } : { scopes };
   }
 
-  /** Keeps the request for the consent page; returns its id. */
-  addPending(request: AuthorizationRequest, browserNonce: string, id: string): PendingAuthorization {
+  /** Keeps the request for the consent page (at most until `notAfter`); returns it. */
+  addPending(
+    request: AuthorizationRequest | DeviceConsentRequest,
+    browserNonce: string,
+    id: string,
+    notAfter = Number.POSITIVE_INFINITY,
+  ): PendingAuthorization {
     this.#prunePending();
     if (this.#pending.size >= MAX_PENDING_AUTHORIZATIONS) {
       const oldest = this.#pending.keys().next().value;
@@ -88,7 +108,7 @@ export class AuthorizationFlows {
       ...request,
       id,
       browserNonce,
-      expiresAt: this.#options.now() + PENDING_AUTHORIZATION_TTL_MS,
+      expiresAt: Math.min(notAfter, this.#options.now() + PENDING_AUTHORIZATION_TTL_MS),
     };
     this.#pending.set(id, pending);
     return pending;
@@ -200,6 +220,21 @@ export class AuthorizationFlows {
     return tokenResponse(outcome.tokens);
   }
 
+  /** `grant_type=client_credentials` (RFC 6749 §4.4): tokens for the account the client is registered to act for. */
+  grantClientCredentials(
+    client: RegisteredClient,
+    scope: string | null,
+    resource: string | null,
+  ): TokenResponseBody {
+    const account = client.client_credentials_account;
+    if (!account || !client.grant_types.includes("client_credentials")) {
+      throw new OAuthError("unauthorized_client", "the client is not registered for client_credentials");
+    }
+    const checked = this.checkScopesAndResource(scope, resource);
+    const approval: Approval = { clientId: client.client_id, account, ...checked };
+    return tokenResponse(this.#options.grants.issueWithoutPerson(approval));
+  }
+
   revokeToken(client: RegisteredClient, token: string): void {
     this.#options.grants.revokeToken(token, client.client_id);
   }
@@ -243,12 +278,12 @@ function codeOrThrow(lookup: CodeLookup) {
   throw new OAuthError("invalid_grant", why);
 }
 
-function tokenResponse(tokens: IssuedTokens): TokenResponseBody {
+export function tokenResponse(tokens: IssuedTokens): TokenResponseBody {
   return {
     access_token: tokens.accessToken,
     token_type: "Bearer",
     expires_in: tokens.expiresIn,
-    refresh_token: tokens.refreshToken,
+    ...(tokens.refreshToken ? { refresh_token: tokens.refreshToken } : {}),
     scope: tokens.family.scopes.join(" "),
     account: tokens.family.account,
   };

@@ -8,7 +8,11 @@ export const MAX_REGISTRATION_BYTES = 4096;
 /** Largest `/register` body read. */
 export const MAX_REGISTRATION_BODY_BYTES = 16 * 1024;
 
-export const SUPPORTED_GRANT_TYPES = ["authorization_code", "refresh_token"] as const;
+/** RFC 8628 §3.4: the grant type of a device code at the token endpoint. */
+export const DEVICE_CODE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code";
+export const SUPPORTED_GRANT_TYPES = ["authorization_code", "refresh_token", DEVICE_CODE_GRANT_TYPE] as const;
+/** What a client registered without `grant_types` gets (RFC 7591 §2: `authorization_code`), with refresh. */
+export const DEFAULT_GRANT_TYPES = ["authorization_code", "refresh_token"] as const;
 export const TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"] as const;
 
 const text = (max: number) => z.string().max(max);
@@ -25,7 +29,8 @@ const webUrl = z
  * support). Values the server cannot honour are refused with `invalid_client_metadata`.
  */
 export const ClientMetadataSchema = z.object({
-  redirect_uris: z.array(z.string().max(2000)).min(1).max(10),
+  // Required (non-empty) for the code grant only: a client of the device grant alone has nowhere to redirect to.
+  redirect_uris: z.array(z.string().max(2000)).max(10).optional(),
   client_name: text(200).optional(),
   client_uri: webUrl.optional(),
   logo_uri: webUrl.optional(),
@@ -42,7 +47,7 @@ export const ClientMetadataSchema = z.object({
     .optional()
     .refine(
       (types) => types?.every((type) => (SUPPORTED_GRANT_TYPES as readonly string[]).includes(type)) ?? true,
-      `grant_types may only hold ${SUPPORTED_GRANT_TYPES.join(" and ")}`,
+      `grant_types may only hold ${SUPPORTED_GRANT_TYPES.join(", ")}`,
     ),
   response_types: z
     .array(z.string().max(200))
@@ -61,14 +66,21 @@ export const ClientMetadataSchema = z.object({
 export type ClientMetadata = z.infer<typeof ClientMetadataSchema>;
 
 /** A client as the server keeps it: its metadata with defaults filled in, and its credentials. */
-export interface RegisteredClient extends Omit<ClientMetadata, "grant_types" | "response_types"> {
+export interface RegisteredClient
+  extends Omit<ClientMetadata, "redirect_uris" | "grant_types" | "response_types"> {
+  redirect_uris: string[];
   client_id: string;
   client_secret?: string;
   client_id_issued_at: number;
   client_secret_expires_at?: number;
   grant_types: string[];
   response_types: string[];
-  token_endpoint_auth_method: (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
+  /** `private_key_jwt` only for pre-registered clients with `jwks` (dynamic registration keeps no key sets). */
+  token_endpoint_auth_method: (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number] | "private_key_jwt";
+  /** Public keys of a `private_key_jwt` client. */
+  jwks?: { keys: JsonWebKey[] };
+  /** The account or team the `client_credentials` grant acts for (pre-registered clients only). */
+  client_credentials_account?: string;
 }
 
 /** An RFC 7591 error: `invalid_client_metadata` or `invalid_redirect_uri`. */
@@ -96,7 +108,17 @@ export function parseClientMetadata(body: unknown): MetadataOutcome {
       },
     };
   }
-  for (const uri of parsed.data.redirect_uris) {
+  const grantTypes = parsed.data.grant_types ?? DEFAULT_GRANT_TYPES;
+  if (grantTypes.includes("authorization_code") && !parsed.data.redirect_uris?.length) {
+    return {
+      ok: false,
+      problem: {
+        error: "invalid_redirect_uri",
+        error_description: "redirect_uris: required for the authorization_code grant",
+      },
+    };
+  }
+  for (const uri of parsed.data.redirect_uris ?? []) {
     const problem = redirectUriProblem(uri);
     if (problem) {
       return {
@@ -127,9 +149,10 @@ export function newRegisteredClient(metadata: ClientMetadata, nowMs: number): Re
   const issuedAt = Math.floor(nowMs / 1000);
   return {
     ...metadata,
+    redirect_uris: metadata.redirect_uris ?? [],
     client_id: newId("client"),
     client_id_issued_at: issuedAt,
-    grant_types: metadata.grant_types ?? [...SUPPORTED_GRANT_TYPES],
+    grant_types: metadata.grant_types ?? [...DEFAULT_GRANT_TYPES],
     response_types: metadata.response_types ?? ["code"],
     token_endpoint_auth_method: method,
     ...(method === "none" ? {} : { client_secret: newSecret("chat_cs_"), client_secret_expires_at: 0 }),

@@ -1,17 +1,26 @@
 /** The authorization server's routes on one fetch handler, and the parts they share, built from the server context. */
 import type { ServerContext } from "../context.js";
 import { jsonResponse, type RouteHandler } from "../http.js";
-import type { OAuthServerOptions } from "../options.js";
+import type { OAuthServerOptions, PreRegisteredOAuthClient } from "../options.js";
 import { handleAuthorize } from "./authorize.js";
 import { ConsentBrowserBinding } from "./browser-binding.js";
+import { ClientAssertions, publicKeysOf } from "./client-assertion.js";
 import { ClientMetadataDocuments } from "./client-metadata-documents.js";
 import { handleConsent } from "./consent.js";
+import {
+  DEVICE_AUTHORIZATION_PATH,
+  DEVICE_VERIFICATION_PATH,
+  handleDeviceAuthorization,
+  handleDeviceVerification,
+} from "./device.js";
+import { DeviceAuthorizations } from "./device-authorizations.js";
 import { DEFAULT_ACCESS_TOKEN_TTL_SECONDS, OAuthGrants } from "./grants.js";
 import { authorizationServerMetadata, protectedResourceMetadata } from "./metadata.js";
 import type { OAuthParts } from "./parts.js";
 import { AuthorizationFlows, PENDING_AUTHORIZATION_TTL_MS } from "./provider.js";
 import { oauthLimiters } from "./rate-limits.js";
 import { handleRegister } from "./register.js";
+import { DEVICE_CODE_GRANT_TYPE, type RegisteredClient } from "./registration.js";
 import { handleRevoke, handleToken } from "./token.js";
 
 /** RFC 8707 resource identifiers served here. */
@@ -32,7 +41,13 @@ export interface OAuthRoutes {
 }
 
 /** Paths answered for browsers of other origins too (metadata and the client-to-server endpoints). */
-const CORS_PATHS = new Set(["/token", "/register", "/revoke", "/.well-known/oauth-authorization-server"]);
+const CORS_PATHS = new Set([
+  "/token",
+  "/register",
+  "/revoke",
+  DEVICE_AUTHORIZATION_PATH,
+  "/.well-known/oauth-authorization-server",
+]);
 
 /**
  * Builds the authorization server on `ctx` and pushes its access-token verifier onto `ctx.tokenVerifiers`.
@@ -53,7 +68,7 @@ export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
     async function route(request: Request, path: string): Promise<Response | undefined> {
       switch (path) {
         case "/.well-known/oauth-authorization-server":
-          return metadataResponse(request, authorizationServerMetadata(issuer));
+          return metadataResponse(request, authorizationServerMetadata(issuer, parts.offersDeviceGrant));
         case "/.well-known/oauth-protected-resource/mcp":
           return metadataResponse(request, protectedResourceMetadata(issuer, resourceUrls(issuer).mcp));
         case "/.well-known/oauth-protected-resource/v2":
@@ -66,6 +81,14 @@ export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
           return handleRevoke(parts, request);
         case "/register":
           return handleRegister(parts, request, info.clientIp);
+        case DEVICE_AUTHORIZATION_PATH:
+          return parts.offersDeviceGrant
+            ? handleDeviceAuthorization(parts, request, info.clientIp)
+            : undefined;
+        case DEVICE_VERIFICATION_PATH:
+          return parts.offersDeviceGrant
+            ? handleDeviceVerification(parts, request, info.url, info.clientIp)
+            : undefined;
         default:
           return handleConsent(parts, request, info.url);
       }
@@ -91,19 +114,14 @@ function oauthParts(ctx: ServerContext): OAuthParts {
       : {}),
   });
   for (const client of options.oauthClients ?? []) {
-    grants.saveClient({
-      client_name: client.client_id,
-      ...client,
-      token_endpoint_auth_method: client.client_secret ? "client_secret_basic" : "none",
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      client_id_issued_at: Math.floor(now() / 1000),
-    });
+    grants.saveClient(preRegisteredClient(ctx, client, now()));
   }
   return {
     ctx,
     issuer: ctx.baseUrl,
     grants,
+    devices: new DeviceAuthorizations({ grants, now, ...(options.deviceAuthorization || {}) }),
+    offersDeviceGrant: options.deviceAuthorization !== false,
     flows: new AuthorizationFlows({
       grants,
       resources: [resources.mcp, resources.v2],
@@ -115,6 +133,7 @@ function oauthParts(ctx: ServerContext): OAuthParts {
       ...(options.testOnlyAllowHttpClientMetadataDocuments ? { allowLoopbackHttp: true } : {}),
     }),
     limiters: oauthLimiters(options.oauthRateLimit, now),
+    assertions: new ClientAssertions({ issuer: ctx.baseUrl, tokenEndpoint: `${ctx.baseUrl}/token` }, now),
     binding: new ConsentBrowserBinding(() => ctx.baseUrl.startsWith("https:"), PENDING_AUTHORIZATION_TTL_MS),
     now,
     ...(options.autoApprove ? { autoApprove: autoApproval(ctx, options.autoApprove) } : {}),
@@ -142,6 +161,56 @@ function corsPreflight(): Response {
       "access-control-max-age": "86400",
     },
   });
+}
+
+/**
+ * A client of the `oauthClients` option as the server keeps it: `private_key_jwt` with `jwks`, else a secret's
+ * `client_secret_basic` (`_post` accepted too), else public; the `client_credentials` grant when it names an account.
+ */
+function preRegisteredClient(
+  ctx: ServerContext,
+  client: PreRegisteredOAuthClient,
+  nowMs: number,
+): RegisteredClient {
+  const { jwks, client_credentials_account: account, ...rest } = client;
+  if (jwks) publicKeysOf(jwks, client.client_id);
+  if (jwks && client.client_secret !== undefined) {
+    throw new Error(
+      `oauthClients: client "${client.client_id}" has both a client_secret and jwks; choose one`,
+    );
+  }
+  if (account !== undefined) {
+    if (!jwks && client.client_secret === undefined) {
+      throw new Error(
+        `oauthClients: client "${client.client_id}" needs a client_secret or jwks for client_credentials`,
+      );
+    }
+    if (!ctx.accounts.has(account)) {
+      throw new Error(
+        `oauthClients: no account or team "${account}" for client "${client.client_id}"; use one of ${[...ctx.accounts.keys()].join(", ")}.`,
+      );
+    }
+  }
+  return {
+    client_name: client.client_id,
+    ...rest,
+    redirect_uris: client.redirect_uris ?? [],
+    token_endpoint_auth_method: jwks
+      ? "private_key_jwt"
+      : client.client_secret
+        ? "client_secret_basic"
+        : "none",
+    grant_types: [
+      "authorization_code",
+      "refresh_token",
+      DEVICE_CODE_GRANT_TYPE,
+      ...(account !== undefined ? ["client_credentials"] : []),
+    ],
+    response_types: ["code"],
+    client_id_issued_at: Math.floor(nowMs / 1000),
+    ...(jwks ? { jwks } : {}),
+    ...(account !== undefined ? { client_credentials_account: account } : {}),
+  };
 }
 
 /** The account to approve for, and the first seeded person in it (the SSO page lets only that person complete SSO). */

@@ -1,29 +1,41 @@
-/** `/token` (code and refresh grants) and `/revoke` (RFC 7009), with client authentication (RFC 6749 §2.3). */
+/** `/token` (code, refresh, device code and client credentials grants) and `/revoke` (RFC 7009), with client authentication (RFC 6749 §2.3). */
 
 import { jsonResponse, readFormBody } from "../http.js";
 import { sameSecret } from "../ids.js";
 import { ServiceError } from "../service-error.js";
+import { assertionSubject, JWT_BEARER_ASSERTION_TYPE, publicKeysOf } from "./client-assertion.js";
 import { findClient, type OAuthParts } from "./parts.js";
-import { OAuthError } from "./provider.js";
+import { OAuthError, tokenResponse } from "./provider.js";
 import { rateLimited } from "./rate-limits.js";
-import type { RegisteredClient } from "./registration.js";
+import { DEVICE_CODE_GRANT_TYPE, type RegisteredClient } from "./registration.js";
+
+const GRANT_TYPES = new Set([
+  "authorization_code",
+  "refresh_token",
+  DEVICE_CODE_GRANT_TYPE,
+  "client_credentials",
+]);
 
 /** Token responses are never cached (RFC 6749 §5.1). */
-const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
+export const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
 
 export async function handleToken(parts: OAuthParts, request: Request, clientIp: string): Promise<Response> {
   const limited = rateLimited(parts.limiters.token, clientIp, "json");
   if (limited) return limited;
-  return answer(async () => {
+  return answerOAuthErrors(async () => {
     const form = await formOf(request);
     const client = await authenticateClient(parts, request, form);
     const grantType = form.get("grant_type");
     if (!grantType) throw new OAuthError("invalid_request", "grant_type is required");
-    if (grantType !== "authorization_code" && grantType !== "refresh_token") {
+    if (!GRANT_TYPES.has(grantType) || (grantType === DEVICE_CODE_GRANT_TYPE && !parts.offersDeviceGrant)) {
       throw new OAuthError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
     }
     if (!client.grant_types.includes(grantType)) {
       throw new OAuthError("unauthorized_client", `the client is not registered for ${grantType}`);
+    }
+    if (grantType === "client_credentials") {
+      const body = parts.flows.grantClientCredentials(client, form.get("scope"), form.get("resource"));
+      return jsonResponse(200, body, NO_STORE);
     }
     if (grantType === "authorization_code") {
       const code = form.get("code");
@@ -44,6 +56,17 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
       );
       return jsonResponse(200, body, NO_STORE);
     }
+    if (grantType === DEVICE_CODE_GRANT_TYPE) {
+      const deviceCode = form.get("device_code");
+      if (!deviceCode) throw new OAuthError("invalid_request", "device_code is required");
+      const resource = form.get("resource");
+      const tokens = parts.devices.redeem(
+        client.client_id,
+        deviceCode,
+        resource ? parts.flows.ourResource(resource) : undefined,
+      );
+      return jsonResponse(200, tokenResponse(tokens), NO_STORE);
+    }
     const refreshToken = form.get("refresh_token");
     if (!refreshToken) throw new OAuthError("invalid_request", "refresh_token is required");
     const body = parts.flows.exchangeRefreshToken(
@@ -57,7 +80,7 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
 }
 
 export async function handleRevoke(parts: OAuthParts, request: Request): Promise<Response> {
-  return answer(async () => {
+  return answerOAuthErrors(async () => {
     const form = await formOf(request);
     const client = await authenticateClient(parts, request, form);
     const token = form.get("token");
@@ -68,7 +91,7 @@ export async function handleRevoke(parts: OAuthParts, request: Request): Promise
 }
 
 /** Runs an endpoint, answering an `OAuthError` as its JSON error (401 ones with a Basic challenge). */
-async function answer(run: () => Promise<Response>): Promise<Response> {
+export async function answerOAuthErrors(run: () => Promise<Response>): Promise<Response> {
   try {
     return await run();
   } catch (error) {
@@ -79,7 +102,7 @@ async function answer(run: () => Promise<Response>): Promise<Response> {
   }
 }
 
-async function formOf(request: Request): Promise<URLSearchParams> {
+export async function formOf(request: Request): Promise<URLSearchParams> {
   if (request.method !== "POST") throw new OAuthError("invalid_request", "use POST", 405);
   try {
     return await readFormBody(request);
@@ -93,9 +116,10 @@ async function formOf(request: Request): Promise<URLSearchParams> {
 
 /**
  * The client of the request: `client_secret_basic` (Authorization header) or `client_secret_post` (form) for a
- * client with a secret, `client_id` alone for a public one. Anything else is `invalid_client`.
+ * client with a secret, `private_key_jwt` (a signed assertion in the form) for one with registered keys,
+ * `client_id` alone for a public one. Anything else, or more than one method at once, is `invalid_client`.
  */
-async function authenticateClient(
+export async function authenticateClient(
   parts: OAuthParts,
   request: Request,
   form: URLSearchParams,
@@ -105,6 +129,12 @@ async function authenticateClient(
   const refused = (why: string) => new OAuthError("invalid_client", why, authorization === null ? 400 : 401);
   let clientId = form.get("client_id");
   let secret = form.get("client_secret");
+  const assertion = form.get("client_assertion");
+  if (assertion !== null || form.has("client_assertion_type")) {
+    if (authorization !== null || secret !== null)
+      throw refused("Use one client authentication method, not two");
+    return authenticateByAssertion(parts, form, assertion);
+  }
   if (authorization !== null) {
     const basic = basicCredentials(authorization);
     if (!basic || (clientId !== null && clientId !== basic.clientId) || secret !== null) {
@@ -117,11 +147,37 @@ async function authenticateClient(
   const lookup = await findClient(parts, clientId);
   if (!lookup.ok) throw refused("Invalid client_id");
   const client = lookup.client;
+  if (client.token_endpoint_auth_method === "private_key_jwt") {
+    throw refused("This client authenticates with private_key_jwt (a client_assertion)");
+  }
   if (client.client_secret === undefined) {
     if (secret !== null && secret !== "") throw refused("This client is public: it has no secret");
     return client;
   }
   if (secret === null || !sameSecret(client.client_secret, secret)) throw refused("Invalid client_secret");
+  return client;
+}
+
+/** RFC 7523 §2.2: a JWT the client signed with a key it registered; `client_id`, when sent, must be its `sub`. */
+async function authenticateByAssertion(
+  parts: OAuthParts,
+  form: URLSearchParams,
+  assertion: string | null,
+): Promise<RegisteredClient> {
+  const refused = (why: string) => new OAuthError("invalid_client", why, 400);
+  if (form.get("client_assertion_type") !== JWT_BEARER_ASSERTION_TYPE || !assertion) {
+    throw refused(`client_assertion_type must be ${JWT_BEARER_ASSERTION_TYPE}, with a client_assertion`);
+  }
+  const clientId = assertionSubject(assertion);
+  const named = form.get("client_id");
+  if (named !== null && named !== clientId) throw refused("client_id does not match the assertion's sub");
+  const lookup = await findClient(parts, clientId);
+  if (!lookup.ok) throw refused("Invalid client_id");
+  const { client } = lookup;
+  if (client.token_endpoint_auth_method !== "private_key_jwt" || !client.jwks) {
+    throw refused("This client has no registered keys for private_key_jwt");
+  }
+  parts.assertions.check(assertion, clientId, publicKeysOf(client.jwks, clientId));
   return client;
 }
 

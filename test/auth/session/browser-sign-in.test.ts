@@ -1,6 +1,9 @@
 /** The browser round trip of a sign-in (src/auth/session/browser-sign-in.ts): discovery, PKCE, resource, scopes, and the ways it cannot complete. */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { AuthRequiredError } from "../../../src/auth/index.js";
+import { AuthRequiredError, OAuthSession } from "../../../src/auth/index.js";
+import { scratchDir } from "../../support/scratch-dir.js";
 import { cleanUpSessions, runHttpBrowser, setup } from "./helpers.js";
 
 afterEach(cleanUpSessions);
@@ -125,6 +128,36 @@ describe("sign-in that cannot complete", () => {
       .catch((e: unknown) => e);
     expect(error).toMatchObject({ name: "AuthRequiredError", reason: "refused" });
     expect(t.browserOpens()).toBe(0);
+  });
+});
+
+describe("--auth-timeout bounds the whole sign-in, discovery included", () => {
+  let silent: Server | undefined;
+  afterEach(async () => {
+    silent?.closeAllConnections();
+    await new Promise((done) => silent?.close(done));
+    silent = undefined;
+  });
+
+  it("metadata that never comes ends the sign-in at the deadline, not after 10 s per document", async () => {
+    // A server whose metadata requests are accepted and never answered.
+    silent = createServer(() => {});
+    await new Promise<void>((done) => silent!.listen(0, "127.0.0.1", done));
+    const origin = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+    const session = new OAuthSession({
+      serverUrl: `${origin}/mcp`,
+      configDir: scratchDir("cmb-deadline-"),
+      tokenStore: "file",
+      authTimeoutMs: 1_500,
+      openBrowser: false,
+    });
+    const started = Date.now();
+    const error = await session.signIn().catch((e: unknown) => e);
+    const seconds = (Date.now() - started) / 1000;
+    expect(error).toMatchObject({ name: "AuthRequiredError", reason: "timeout" });
+    expect((error as Error).message).toMatch(/timed out after 2 s while asking the server where to sign in/);
+    expect((error as Error).message).toContain("--auth-timeout");
+    expect(seconds).toBeLessThan(4);
   });
 });
 

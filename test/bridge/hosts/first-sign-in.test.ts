@@ -18,7 +18,13 @@ type HostMode = "legacy" | "auto";
 
 let server: ReferenceServer;
 beforeAll(async () => {
-  server = await startReferenceServer({ port: 0, autoApprove: "acme", rateLimit: false });
+  // The loopback sign-in link is what these hosts are shown (the device code has its own tests).
+  server = await startReferenceServer({
+    port: 0,
+    autoApprove: "acme",
+    rateLimit: false,
+    deviceAuthorization: false,
+  });
 });
 afterAll(async () => {
   await server?.close();

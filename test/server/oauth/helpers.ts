@@ -194,10 +194,14 @@ export class CookieJar {
 /** A browser with cookies: GET pages, POST forms, no automatic redirects. */
 export class TestBrowser {
   readonly cookies = new CookieJar();
-  constructor(private readonly baseUrl: string) {}
+  constructor(
+    private readonly baseUrl: string,
+    /** The server's handler in-process (`createInProcessReferenceServer().fetch`), or the network. */
+    private readonly fetchFn: typeof fetch = fetch,
+  ) {}
 
   async get(path: string): Promise<Response> {
-    const response = await fetch(new URL(path, this.baseUrl), {
+    const response = await this.fetchFn(new URL(path, this.baseUrl), {
       redirect: "manual",
       headers: this.cookies.header(),
     });
@@ -210,7 +214,7 @@ export class TestBrowser {
     fields: Record<string, string>,
     headers: Record<string, string> = {},
   ): Promise<Response> {
-    const response = await fetch(new URL(path, this.baseUrl), {
+    const response = await this.fetchFn(new URL(path, this.baseUrl), {
       method: "POST",
       redirect: "manual",
       headers: { "content-type": "application/x-www-form-urlencoded", ...this.cookies.header(), ...headers },

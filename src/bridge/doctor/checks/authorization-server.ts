@@ -26,10 +26,11 @@ export const authorizationServerCheck: Check = {
             .filter(Boolean)
             .join(", ")
         : "no metadata: /authorize, /token and /register at its root";
-      return {
-        status: "pass",
-        detail: `${discovered.authorizationServerUrl} (${endpoints}); resource ${discovered.resource}`,
-      };
+      // Without RFC 8707's resource the server may issue tokens any of its resources accept.
+      const resource = options.disableResourceParameter
+        ? `resource ${discovered.resource} not sent (--disable-resource-parameter): tokens are not audience-bound to this server`
+        : `resource ${discovered.resource}`;
+      return { status: "pass", detail: `${discovered.authorizationServerUrl} (${endpoints}); ${resource}` };
     } catch (error) {
       const refused = /does not cover/.test(describeError(error));
       return {

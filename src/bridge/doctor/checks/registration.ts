@@ -10,6 +10,29 @@ export const registrationCheck: Check = {
   async run({ options, found }): Promise<CheckResult> {
     const server = found.authorizationServer;
     if (!server) throw new Error("doctor: the registration check ran without an authorization server");
+    if (options.clientCredentials && options.clientId) {
+      const how = options.clientPrivateKeyFile
+        ? "private_key_jwt with the key in --client-private-key"
+        : "secret from $CHAT_MCP_CLIENT_SECRET";
+      const metadata = server.metadata;
+      const grants = metadata?.grant_types_supported;
+      const methods = metadata?.token_endpoint_auth_methods_supported;
+      if (grants && !grants.includes("client_credentials")) {
+        return {
+          status: "fail",
+          detail: `the authorization server does not offer the client_credentials grant (it offers ${grants.join(", ")})`,
+          fix: "sign in as a person instead: leave out --client-credentials",
+        };
+      }
+      if (options.clientPrivateKeyFile && methods && !methods.includes("private_key_jwt")) {
+        return {
+          status: "fail",
+          detail: `the authorization server does not take private_key_jwt (it takes ${methods.join(", ")})`,
+          fix: "use the client's secret in $CHAT_MCP_CLIENT_SECRET instead of --client-private-key",
+        };
+      }
+      return { status: "pass", detail: `client credentials as ${options.clientId}, ${how}; no browser` };
+    }
     if (options.clientId) {
       const secret = options.clientSecret
         ? "secret from $CHAT_MCP_CLIENT_SECRET"

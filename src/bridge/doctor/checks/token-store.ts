@@ -1,6 +1,7 @@
 /** The token store check: where this login's tokens live (the keychain, or 0600 files), and that the keychain answers. */
 
 import { loadKeychainBackend } from "../../../auth/keychain.js";
+import { privateFile } from "../../../auth/token-store.js";
 import type { Check, CheckResult } from "../check.js";
 
 export const tokenStoreCheck: Check = {
@@ -15,7 +16,8 @@ export const tokenStoreCheck: Check = {
     const stored = await session.describeStorage().catch(() => undefined);
     if (stored && stored.kind !== "none")
       return { status: "pass", detail: `${stored.kind}: ${stored.location}` };
-    if (options.tokenStore === "file") return { status: "pass", detail: "0600 files (--token-store file)" };
+    if (options.tokenStore === "file")
+      return { status: "pass", detail: `${privateFile()} (--token-store file)` };
     const { backend, failures } = await loadKeychainBackend();
     if (backend) {
       const name = backend.name === "keytar" ? "keytar" : "@napi-rs/keyring (OS keychain / Secret Service)";
@@ -28,6 +30,6 @@ export const tokenStoreCheck: Check = {
         fix: "unlock or start the keyring (Secret Service), or pass --token-store file",
       };
     }
-    return { status: "pass", detail: `0600 files (no keychain answered: ${failures.join("; ")})` };
+    return { status: "pass", detail: `${privateFile()} (no keychain answered: ${failures.join("; ")})` };
   },
 };

@@ -4,6 +4,8 @@ import { rememberSecret, rememberSecretVariable } from "../../../internal/redact
 export interface CustomHeader {
   name: string;
   value: string;
+  /** The `--header-file` it was read from; absent for a `--header`. */
+  file?: string;
 }
 
 export class HeaderOptionError extends Error {
@@ -24,20 +26,27 @@ const RESERVED = new Set([
 
 /**
  * Parses one `--header` value. `${NAME}` is replaced by the environment variable (empty when unset, reported
- * through `onMissing` by name only, since the value is a secret).
+ * through `onMissing` by name only, since the value is a secret). `where` names a header file's line instead of
+ * `--header` in errors; those never quote a line's text, which may be all secret.
  */
 export function parseHeaderOption(
   raw: string,
   env: Record<string, string | undefined> = process.env,
   onMissing: (variable: string) => void = () => {},
+  where?: string,
 ): CustomHeader {
+  const place = where ?? "--header";
   const colon = raw.indexOf(":");
-  if (colon <= 0) throw new HeaderOptionError(`--header must look like "Name: value" (got no "Name:" part)`);
+  if (colon <= 0) throw new HeaderOptionError(`${place} must look like "Name: value" (got no "Name:" part)`);
   const name = raw.slice(0, colon).trim();
   if (!HEADER_NAME.test(name))
-    throw new HeaderOptionError(`--header name "${name}" is not a valid HTTP header name`);
+    throw new HeaderOptionError(
+      where
+        ? `${where}: the name is not a valid HTTP header name`
+        : `--header name "${name}" is not a valid HTTP header name`,
+    );
   if (RESERVED.has(name.toLowerCase())) {
-    throw new HeaderOptionError(`--header "${name}" is set by the bridge itself and cannot be overridden`);
+    throw new HeaderOptionError(`${place}: "${name}" is set by the bridge itself and cannot be overridden`);
   }
   const value = raw
     .slice(colon + 1)
@@ -50,7 +59,7 @@ export function parseHeaderOption(
       return found ?? "";
     });
   if (/[\r\n\0]/.test(value))
-    throw new HeaderOptionError(`--header "${name}" has a line break or NUL in its value`);
+    throw new HeaderOptionError(`${place}: "${name}" has a line break or NUL in its value`);
   rememberSecret(value);
   return { name, value };
 }

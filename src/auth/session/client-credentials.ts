@@ -1,0 +1,122 @@
+/** Signing in with no person: the `client_credentials` grant (RFC 6749 §4.4) through the SDK's providers, with a client secret or a `private_key_jwt` assertion (RFC 7523 §2.2). */
+import {
+  ClientCredentialsProvider,
+  fetchToken,
+  OAuthError,
+  type OAuthTokens,
+  PrivateKeyJwtProvider,
+} from "@modelcontextprotocol/client";
+import { chooseScope } from "../discovery.js";
+import { AuthRequiredError } from "../errors.js";
+import type { StoredLogin } from "../stored-login.js";
+import { accountRecordingFetch } from "../token-account.js";
+import { toStoredTokens } from "../token-lifetime.js";
+import type { SessionContext } from "./context.js";
+import { messageOf } from "./error-text.js";
+
+export interface ClientCredentialsInput {
+  challengeScope?: string | undefined;
+  alreadyGranted?: string | undefined;
+  resourceMetadataUrl?: string | undefined;
+  /** True for `login` commands: a store failure fails the sign-in, and a moved authorization server is trusted. */
+  strictSave: boolean;
+}
+
+/** Gets tokens for the configured client under the lock the caller holds, and saves the login (never the secret or key). */
+export async function signInWithClientCredentials(
+  context: SessionContext,
+  input: ClientCredentialsInput,
+): Promise<StoredLogin> {
+  const { options } = context;
+  const clientId = options.clientId;
+  const privateKey = options.clientCredentials?.privateKey;
+  if (!clientId || (!privateKey && !options.clientSecret)) {
+    throw new AuthRequiredError(
+      "Client credentials need --client-id and a secret in $CHAT_MCP_CLIENT_SECRET or --client-private-key.",
+      "refused",
+    );
+  }
+  const server = await context.metadata.get(input.resourceMetadataUrl);
+  const current = await context.storage.reload();
+  // The secret or assertion goes only where it went before (SEP-2352): a server that now names another
+  // authorization server could be steering it to one that collects credentials. `login` decides to trust it.
+  if (
+    !input.strictSave &&
+    current?.client?.client_id === clientId &&
+    current.authorizationServerUrl !== server.authorizationServerUrl
+  ) {
+    throw new AuthRequiredError(
+      `${context.serverUrl} now names the authorization server ${server.authorizationServerUrl} (it was ` +
+        `${current.authorizationServerUrl}); the client credentials are not sent there unless you run ` +
+        `${options.loginCommand ?? "login"} with them.`,
+      "refused",
+    );
+  }
+  const scope = chooseScope({
+    challengeScope: input.challengeScope ?? (input.alreadyGranted ? undefined : current?.requestedScope),
+    resourceMetadata: server.resourceMetadata,
+    metadata: server.metadata,
+    alreadyGranted: input.alreadyGranted,
+  });
+  // The issuer the SDK holds the token endpoint to: the credentials are stamped with it and sent nowhere else.
+  const expectedIssuer = server.metadata?.issuer ?? server.authorizationServerUrl;
+  const clientName = options.clientName ?? "chat-mcp-bridge";
+  const provider = privateKey
+    ? new PrivateKeyJwtProvider({
+        clientId,
+        privateKey: privateKey.jwk,
+        algorithm: privateKey.algorithm,
+        clientName,
+        scope,
+        expectedIssuer,
+      })
+    : new ClientCredentialsProvider({
+        clientId,
+        clientSecret: options.clientSecret as string,
+        clientName,
+        scope,
+        expectedIssuer,
+      });
+  const answer = accountRecordingFetch(context.fetchFn);
+  let tokens: OAuthTokens;
+  try {
+    tokens = await fetchToken(provider, server.authorizationServerUrl, {
+      metadata: server.metadata,
+      resource: server.resource,
+      scope,
+      fetchFn: answer.fetchFn,
+    });
+  } catch (error) {
+    if (!(error instanceof OAuthError)) throw error;
+    context.log("debug", `The token endpoint refused the client credentials: ${messageOf(error)}`);
+    const check = privateKey
+      ? "the public key registered for it there"
+      : "$CHAT_MCP_CLIENT_SECRET and the methods the server takes";
+    throw new AuthRequiredError(
+      `The authorization server refused the client credentials of "${clientId}" (${error.code}); check ${check}, ` +
+        "and that the client may use the client_credentials grant.",
+      "refused",
+      { cause: error },
+    );
+  }
+  const login: StoredLogin = {
+    version: 1,
+    serverUrl: context.serverUrl,
+    ...(options.profile && options.profile !== "default" ? { profile: options.profile } : {}),
+    authorizationServerUrl: server.authorizationServerUrl,
+    resource: server.resource,
+    // Neither the secret nor the key is stored: each new token is asked for with them again.
+    client: {
+      client_id: clientId,
+      redirect_uris: [],
+      source: "pre-registered",
+      ...(privateKey ? { token_endpoint_auth_method: "private_key_jwt" } : {}),
+    },
+    tokens: { ...toStoredTokens(tokens), scope: tokens.scope ?? scope, account: answer.account() },
+    requestedScope: scope,
+    savedAt: Date.now(),
+  };
+  await context.storage.persist(login, input.strictSave);
+  context.log("debug", `Got an access token for ${context.serverUrl} with client credentials.`);
+  return login;
+}

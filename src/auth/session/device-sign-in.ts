@@ -1,0 +1,325 @@
+/** Sign-in with a device code (RFC 8628), loaded only when one happens: the device authorization request, the code shown to the person, the token endpoint polled until they decide. */
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  fetchToken,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  OAuthError,
+  type OAuthTokens,
+  selectClientAuthMethod,
+} from "@modelcontextprotocol/client";
+import { z } from "zod";
+import { rememberSecret } from "../../internal/redact.js";
+import { assertSecureUrl, deviceAuthorizationEndpoint } from "../checks.js";
+import { boundedMetadataFetch, chooseScope, type DiscoveredServer } from "../discovery.js";
+import { AuthRequiredError, SignInWaitingError } from "../errors.js";
+import { type DeviceCodePrompt, presentDeviceCode, waitingMessage } from "../sign-in-prompt.js";
+import type { StoredClient, StoredLogin } from "../stored-login.js";
+import { accountRecordingFetch } from "../token-account.js";
+import { toStoredTokens } from "../token-lifetime.js";
+import type { BrowserSignInInput } from "./browser-sign-in.js";
+import type { SessionContext } from "./context.js";
+import { messageOf } from "./error-text.js";
+import { saveClientBeforeSignIn } from "./login-storage.js";
+import { chooseDeviceClient, DEVICE_CODE_GRANT_TYPE } from "./registration.js";
+
+/** RFC 8628 §3.2: the interval when the server names none. */
+const DEFAULT_INTERVAL_S = 5;
+/** RFC 8628 §3.5: what each `slow_down` adds to the interval. */
+const SLOW_DOWN_STEP_MS = 5_000;
+/** The longest pause between polls when backing off from an unreachable or overloaded server. */
+const MAX_BACKOFF_MS = 60_000;
+
+const DeviceAuthorizationSchema = z
+  .object({
+    device_code: z.string().min(1).max(4096),
+    user_code: z.string().min(1).max(64),
+    verification_uri: z.string().max(2048).optional(),
+    // The name some providers used before the RFC settled on `verification_uri`.
+    verification_url: z.string().max(2048).optional(),
+    verification_uri_complete: z.string().max(2048).optional(),
+    expires_in: z.coerce.number().positive(),
+    interval: z.coerce.number().nonnegative().optional(),
+  })
+  .refine((answer) => answer.verification_uri ?? answer.verification_url, "verification_uri is missing");
+type DeviceAuthorization = z.infer<typeof DeviceAuthorizationSchema>;
+
+const OAuthErrorBodySchema = z.object({
+  error: z.string().max(200),
+  error_description: z.string().max(1000).optional(),
+});
+
+/** Signs in with a device code under the lock the caller holds, and saves the login. */
+export async function signInWithDeviceCode(
+  context: SessionContext,
+  input: BrowserSignInInput,
+): Promise<StoredLogin> {
+  const { options } = context;
+  const server = await context.metadata.get(input.resourceMetadataUrl);
+  const endpoint = deviceAuthorizationEndpoint(server.metadata);
+  if (!endpoint) {
+    throw new AuthRequiredError(
+      `The authorization server ${server.authorizationServerUrl} does not offer sign-in with a device code ` +
+        "(its metadata names no device_authorization_endpoint); sign in with a browser instead (leave out --device-code).",
+      "refused",
+    );
+  }
+  assertSecureUrl(endpoint, "device authorization endpoint", options.allowHttp);
+  const current = await context.storage.reload();
+  const sameServer = current?.authorizationServerUrl === server.authorizationServerUrl;
+  const scope = chooseScope({
+    challengeScope:
+      input.challengeScope ?? (sameServer && !input.alreadyGranted ? current?.requestedScope : undefined),
+    resourceMetadata: server.resourceMetadata,
+    metadata: server.metadata,
+    alreadyGranted: input.alreadyGranted,
+  });
+  let client = await chooseDeviceClient(context, server, scope, sameServer ? current : undefined);
+  let started = await requestDeviceAuthorization(context, server, endpoint, client, scope);
+  if (started === "unknown-client" && client.source === "dynamic") {
+    context.log("info", "The server no longer knows this client's registration; registering again.");
+    client = await chooseDeviceClient(context, server, scope, undefined);
+    started = await requestDeviceAuthorization(context, server, endpoint, client, scope);
+  }
+  if (started === "unknown-client") {
+    throw new AuthRequiredError(
+      `The authorization server ${server.authorizationServerUrl} does not know the client "${client.client_id}" ` +
+        "(invalid_client); check --client-id (and $CHAT_MCP_CLIENT_SECRET) or --client-metadata-url.",
+      "refused",
+    );
+  }
+  rememberSecret(started.device_code);
+  let login = await saveClientBeforeSignIn(context, {
+    server,
+    client,
+    scope,
+    current,
+    sameServer,
+    strictSave: input.strictSave,
+  });
+
+  const prompt = promptOf(started, options.allowHttp);
+  const waitMs = Math.min(context.authTimeoutMs, started.expires_in * 1000);
+  presentDeviceCode(prompt, { waitMs, log: context.log });
+  const message = waitingMessage(prompt.url, "device-code", {
+    loginCommand: input.loginCommand,
+    authTimeoutMs: waitMs,
+    deviceCode: prompt,
+  });
+  input.userMustAct(new SignInWaitingError(message, prompt.url, "device-code"));
+
+  const fresh = await pollForTokens(context, server, client, started, waitMs, input.loginCommand);
+  login = {
+    ...login,
+    tokens: { ...toStoredTokens(fresh.tokens), scope: fresh.tokens.scope ?? scope, account: fresh.account },
+    savedAt: Date.now(),
+  };
+  await context.storage.persist(login, input.strictSave);
+  context.log("debug", `Signed in to ${context.serverUrl} with a device code.`);
+  return login;
+}
+
+/** RFC 8628 §3.1: the device authorization request, authenticated as the token endpoint would be. */
+async function requestDeviceAuthorization(
+  context: SessionContext,
+  server: DiscoveredServer,
+  endpoint: string,
+  client: StoredClient,
+  scope: string | undefined,
+): Promise<DeviceAuthorization | "unknown-client"> {
+  const headers = new Headers({
+    "content-type": "application/x-www-form-urlencoded",
+    accept: "application/json",
+  });
+  const form = new URLSearchParams();
+  authenticateClient(client, server, headers, form);
+  if (scope) form.set("scope", scope);
+  form.set("resource", server.resource);
+  const response = await boundedMetadataFetch(context.fetchFn)(endpoint, {
+    method: "POST",
+    headers,
+    body: form,
+  });
+  const json = parseJson(await response.text());
+  if (!response.ok) {
+    const refusal = OAuthErrorBodySchema.safeParse(json);
+    const code = refusal.success ? refusal.data.error : `HTTP ${response.status}`;
+    if (code === "invalid_client") return "unknown-client";
+    const detail =
+      refusal.success && refusal.data.error_description ? `: ${refusal.data.error_description}` : "";
+    throw new AuthRequiredError(
+      `The authorization server refused the device code request (${messageOf(`${code}${detail}`)}).`,
+      "refused",
+    );
+  }
+  const parsed = DeviceAuthorizationSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new AuthRequiredError(
+      `The authorization server's device code answer is not usable (${messageOf(parsed.error.issues[0]?.message ?? "invalid")}).`,
+      "failed",
+    );
+  }
+  return parsed.data;
+}
+
+/** `client_secret_basic`, `client_secret_post` or a public client's `client_id`, chosen as for the token endpoint. */
+function authenticateClient(
+  client: StoredClient,
+  server: DiscoveredServer,
+  headers: Headers,
+  form: URLSearchParams,
+): void {
+  const method = selectClientAuthMethod(client, server.metadata?.token_endpoint_auth_methods_supported ?? []);
+  if (method === "client_secret_basic" && client.client_secret) {
+    // RFC 6749 §2.3.1: each part form-encoded before the Basic encoding.
+    const pair = `${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`;
+    headers.set("authorization", `Basic ${Buffer.from(pair).toString("base64")}`);
+    return;
+  }
+  form.set("client_id", client.client_id);
+  if (method === "client_secret_post" && client.client_secret)
+    form.set("client_secret", client.client_secret);
+}
+
+/** What the person is shown, checked: http(s) URLs only (plain http on loopback or with --allow-http). */
+function promptOf(started: DeviceAuthorization, allowHttp: boolean | undefined): DeviceCodePrompt {
+  const complete = started.verification_uri_complete;
+  const url = complete ?? started.verification_uri ?? started.verification_url ?? "";
+  assertSecureUrl(url, "verification URL", allowHttp);
+  return { url, userCode: started.user_code, complete: complete !== undefined };
+}
+
+/** RFC 8628 §3.4-3.5: polls at the interval (5 s more after each `slow_down`) until tokens, a refusal or `waitMs`. */
+async function pollForTokens(
+  context: SessionContext,
+  server: DiscoveredServer,
+  client: StoredClient,
+  started: DeviceAuthorization,
+  waitMs: number,
+  loginCommand: string,
+): Promise<{ tokens: OAuthTokens; account: string | undefined }> {
+  const deadline = Date.now() + waitMs;
+  let intervalMs = Math.max(1, started.interval ?? DEFAULT_INTERVAL_S) * 1000;
+  const grant = new DeviceCodeGrant(client, started.device_code);
+  for (;;) {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) {
+      throw new AuthRequiredError(
+        `The device code was not approved within ${Math.round(waitMs / 1000)} s; nothing was granted. ` +
+          `Run \`${loginCommand}\` to start again (--auth-timeout sets the wait).`,
+        "timeout",
+      );
+    }
+    await sleep(Math.min(intervalMs, remaining));
+    const answer = accountRecordingFetch(unansweredMarked(boundedMetadataFetch(context.fetchFn)));
+    try {
+      const tokens = await fetchToken(grant, server.authorizationServerUrl, {
+        metadata: server.metadata,
+        resource: server.resource,
+        fetchFn: answer.fetchFn,
+      });
+      return { tokens, account: answer.account() };
+    } catch (error) {
+      const code = error instanceof OAuthError ? error.code : undefined;
+      if (code === "authorization_pending") continue;
+      if (code === "slow_down") {
+        intervalMs += SLOW_DOWN_STEP_MS;
+        continue;
+      }
+      if (code === "access_denied") {
+        throw new AuthRequiredError(
+          "The sign-in was denied in the browser (access_denied); nothing was granted.",
+          "denied",
+        );
+      }
+      if (code === "expired_token") {
+        throw new AuthRequiredError(
+          `The device code expired before it was approved (expired_token); nothing was granted. Run \`${loginCommand}\` to start again.`,
+          "timeout",
+        );
+      }
+      // RFC 8628 §3.5: a server that is unreachable or overloaded is asked less often, not given up on.
+      if (
+        code === "too_many_requests" ||
+        code === "temporarily_unavailable" ||
+        error instanceof PollUnanswered
+      ) {
+        context.log(
+          "debug",
+          `No tokens for the device code yet (${code ?? messageOf(error)}); asking less often.`,
+        );
+        intervalMs = Math.min(intervalMs * 2, MAX_BACKOFF_MS);
+        continue;
+      }
+      const what = code ?? messageOf(error);
+      throw new AuthRequiredError(
+        `The authorization server refused the device code (${messageOf(what)}); run \`${loginCommand}\` to start again.`,
+        "refused",
+        { cause: error },
+      );
+    }
+  }
+}
+
+/** A poll that got no answer (unreachable, timed out, body over the cap): asked again later, not a refusal. */
+class PollUnanswered extends Error {
+  override readonly name = "PollUnanswered";
+}
+
+function unansweredMarked(fetchFn: typeof fetch): typeof fetch {
+  return (async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
+    try {
+      return await fetchFn(input, init);
+    } catch (error) {
+      throw new PollUnanswered(messageOf(error), { cause: error });
+    }
+  }) as typeof fetch;
+}
+
+/** The device code grant as the SDK's token request sees it: a provider that only prepares the grant's parameters. */
+class DeviceCodeGrant implements OAuthClientProvider {
+  constructor(
+    private readonly client: StoredClient,
+    private readonly deviceCode: string,
+  ) {}
+
+  get redirectUrl(): undefined {
+    return undefined;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return { redirect_uris: [], grant_types: [DEVICE_CODE_GRANT_TYPE] };
+  }
+
+  clientInformation(): StoredClient {
+    return this.client;
+  }
+
+  tokens(): undefined {
+    return undefined;
+  }
+
+  saveTokens(): void {}
+
+  redirectToAuthorization(): never {
+    throw new Error("A device code sign-in redirects nowhere.");
+  }
+
+  saveCodeVerifier(): void {}
+
+  codeVerifier(): never {
+    throw new Error("A device code sign-in has no code verifier.");
+  }
+
+  prepareTokenRequest(): URLSearchParams {
+    return new URLSearchParams({ grant_type: DEVICE_CODE_GRANT_TYPE, device_code: this.deviceCode });
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,39 @@
+/** The bridge's option values as commander hands them over: ports, seconds, resource URLs, profile names. */
+import { InvalidArgumentError } from "commander";
+import { portNumber } from "../internal/port.js";
+
+/** `--profile` names: letters, digits, `.`, `_` and `-`, up to 64, starting with a letter or digit. */
+const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+export function secondsOf(value: string): number | undefined {
+  const seconds = Number(value);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
+}
+
+export function parsePort(value: string): number {
+  const port = portNumber(value, { allowZero: false });
+  if (port === undefined) throw new InvalidArgumentError("expected a port, 1-65535");
+  return port;
+}
+
+export function parseResource(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {}
+  if ((url?.protocol !== "https:" && url?.protocol !== "http:") || url.hash)
+    throw new InvalidArgumentError("expected an http(s) URL without a fragment");
+  return value;
+}
+
+export function parseProfile(value: string): string {
+  if (!PROFILE_NAME.test(value))
+    throw new InvalidArgumentError("expected a name of letters, digits, '.', '_' or '-' (up to 64)");
+  return value;
+}
+
+export function parseSeconds(value: string): number {
+  const seconds = secondsOf(value);
+  if (seconds === undefined) throw new InvalidArgumentError("expected a positive number of seconds");
+  return seconds;
+}
