@@ -102,9 +102,9 @@ describe("--auth-timeout's default and --device-code are in --help", () => {
   it("chat-mcp-bridge --help and chat-cli login --help say 300 and offer --device-code", async () => {
     const { output } = await bridge(["--help"], {});
     expect(output).toMatch(
-      /--auth-timeout <seconds>\s+how long to wait for the sign-in,[^(]*\(default\s+300\)/,
+      /--auth-timeout <seconds>\s+how long to wait for\s+the sign-in,[^(]*\(default\s+300\)/,
     );
-    expect(output).toMatch(/--device-code\s+sign in with a code entered in a browser on any\s+device/);
+    expect(output).toMatch(/--device-code\s+sign in with a code entered in a browser on\s+any\s+device/);
     const cli = await new Promise<string>((done) => {
       execFile(
         process.execPath,
@@ -113,8 +113,8 @@ describe("--auth-timeout's default and --device-code are in --help", () => {
         (_error, stdout, stderr) => done(`${stdout}${stderr}`),
       );
     });
-    expect(cli).toMatch(/--auth-timeout <seconds>\s+how long to wait for the sign-in,[^(]*\(default\s+300\)/);
+    expect(cli).toMatch(/--auth-timeout <seconds>\s+how long to wait for\s+the sign-in,[^(]*\(default\s+300\)/);
     expect(cli).toContain("--token-store <store>");
-    expect(cli).toMatch(/--device-code\s+sign in with a code entered in a browser on any\s+device/);
+    expect(cli).toMatch(/--device-code\s+sign in with a code entered in a browser on\s+any\s+device/);
   }, 30_000);
 });
