@@ -9,7 +9,7 @@ import {
 import { Deadline } from "../../internal/deadline.js";
 import { rememberSecret } from "../../internal/redact.js";
 import { deviceAuthorizationEndpoint } from "../checks.js";
-import { chooseScope, type DiscoveredServer, isExpectedIssuer } from "../discovery.js";
+import { type DiscoveredServer, isExpectedIssuer } from "../discovery.js";
 import { AuthRequiredError, BrowserNotOpenedError, SignInWaitingError } from "../errors.js";
 import { startLoopbackCallback } from "../loopback-callback.js";
 import { assertBrowsableUrl } from "../open-url.js";
@@ -23,6 +23,7 @@ import { messageOf } from "./error-text.js";
 import { saveClientBeforeSignIn } from "./login-storage.js";
 import { resourceParameter, withAuthorizeParams } from "./provider-options.js";
 import { chooseClient, refusesClient, unknownClientError } from "./registration.js";
+import { loginAndScope } from "./sign-in-scope.js";
 import { tokenEndpointArguments } from "./token-endpoint.js";
 
 export interface BrowserSignInInput {
@@ -72,15 +73,7 @@ export async function signInWithBrowser(
     context.metadata.get(input.resourceMetadataUrl, deadline.signal),
     timedOut("while asking the server where to sign in (its OAuth metadata)"),
   );
-  const current = await context.storage.reload();
-  const sameServer = current?.authorizationServerUrl === server.authorizationServerUrl;
-  const scope = chooseScope({
-    challengeScope:
-      input.challengeScope ?? (sameServer && !input.alreadyGranted ? current?.requestedScope : undefined),
-    resourceMetadata: server.resourceMetadata,
-    metadata: server.metadata,
-    alreadyGranted: input.alreadyGranted,
-  });
+  const { current, sameServer, scope } = await loginAndScope(context.storage, server, input);
   const callback = await startLoopbackCallback(
     {
       port: options.callbackPort ?? derivedCallbackPort(context.serverUrl),

@@ -11,7 +11,7 @@ import {
 import { z } from "zod";
 import { rememberSecret } from "../../internal/redact.js";
 import { assertSecureUrl, deviceAuthorizationEndpoint } from "../checks.js";
-import { boundedMetadataFetch, chooseScope, type DiscoveredServer } from "../discovery.js";
+import { boundedMetadataFetch, type DiscoveredServer } from "../discovery.js";
 import { AuthRequiredError, SignInWaitingError } from "../errors.js";
 import { type DeviceCodePrompt, presentDeviceCode, waitingMessage } from "../sign-in-prompt.js";
 import type { StoredClient, StoredLogin } from "../stored-login.js";
@@ -22,6 +22,7 @@ import type { SessionContext } from "./context.js";
 import { messageOf } from "./error-text.js";
 import { saveClientBeforeSignIn } from "./login-storage.js";
 import { chooseDeviceClient, DEVICE_CODE_GRANT_TYPE } from "./registration.js";
+import { loginAndScope } from "./sign-in-scope.js";
 
 /** RFC 8628 §3.2: the interval when the server names none. */
 const DEFAULT_INTERVAL_S = 5;
@@ -65,15 +66,7 @@ export async function signInWithDeviceCode(
     );
   }
   assertSecureUrl(endpoint, "device authorization endpoint", options.allowHttp);
-  const current = await context.storage.reload();
-  const sameServer = current?.authorizationServerUrl === server.authorizationServerUrl;
-  const scope = chooseScope({
-    challengeScope:
-      input.challengeScope ?? (sameServer && !input.alreadyGranted ? current?.requestedScope : undefined),
-    resourceMetadata: server.resourceMetadata,
-    metadata: server.metadata,
-    alreadyGranted: input.alreadyGranted,
-  });
+  const { current, sameServer, scope } = await loginAndScope(context.storage, server, input);
   let client = await chooseDeviceClient(context, server, scope, sameServer ? current : undefined);
   let started = await requestDeviceAuthorization(context, server, endpoint, client, scope);
   if (started === "unknown-client" && client.source === "dynamic") {
