@@ -113,7 +113,9 @@ describe("--auth-timeout's default and --device-code are in --help", () => {
         (_error, stdout, stderr) => done(`${stdout}${stderr}`),
       );
     });
-    expect(cli).toMatch(/--auth-timeout <seconds>\s+how long to wait for\s+the sign-in,[^(]*\(default\s+300\)/);
+    expect(cli).toMatch(
+      /--auth-timeout <seconds>\s+how long to wait for\s+the sign-in,[^(]*\(default\s+300\)/,
+    );
     expect(cli).toContain("--token-store <store>");
     expect(cli).toMatch(/--device-code\s+sign in with a code entered in a browser on\s+any\s+device/);
   }, 30_000);
