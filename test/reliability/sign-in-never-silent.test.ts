@@ -56,7 +56,6 @@ const loginCommandOf = (url: string) => new RegExp(`node \\S*bin/chat-mcp-bridge
 
 /** `initialize` is answered at once (no sign-in holds it), declaring tool list changes; then `initialized`. */
 async function initializeAtOnce(bridge: BridgeDriver): Promise<void> {
-  const started = Date.now();
   const id = bridge.request("initialize", {
     protocolVersion: PROTOCOL_VERSION,
     capabilities: {},
@@ -66,7 +65,6 @@ async function initializeAtOnce(bridge: BridgeDriver): Promise<void> {
   const result = bridge.answersTo(id)[0]?.result as { capabilities?: { tools?: { listChanged?: boolean } } };
   expect(result, bridge.stderr()).toBeDefined();
   expect(result.capabilities?.tools?.listChanged).toBe(true);
-  expect(Date.now() - started).toBeLessThan(15_000);
   bridge.send({ jsonrpc: "2.0", method: "notifications/initialized" });
 }
 

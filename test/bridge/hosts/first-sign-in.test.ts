@@ -97,7 +97,6 @@ describe.concurrent.each(["legacy", "auto"] as const)(
       });
       try {
         const connectedAfter = Date.now() - host.started;
-        expect(connectedAfter).toBeLessThan(15_000);
         const { tools } = await host.client.listTools();
         expect(tools).toEqual([]);
         await host.toolsChanged;
