@@ -6,6 +6,9 @@ import type { BridgeLog } from "./log.js";
 /** Tools whose late answer is worth a log line: they create or change something the person may look for. */
 const WRITES_WORTH_NAMING = new Set(["create_chat", "send_message", "resolve_task"]);
 
+/** Cancelled writes kept for a late answer's log line (a relay may never answer them): the oldest go first. */
+const MAX_CANCELLED_KEPT = 100;
+
 const keyOf = (id: unknown): string => (typeof id === "number" ? `n${id}` : `s${String(id)}`);
 
 interface InFlight {
@@ -19,6 +22,7 @@ export class ClientRequests {
   readonly #inFlight = new Map<string, InFlight>();
   /** Progress token -> the request it belongs to. */
   readonly #tokens = new Map<string, string>();
+  readonly #cancelled: string[] = [];
 
   constructor(private readonly log: BridgeLog) {}
 
@@ -42,8 +46,9 @@ export class ClientRequests {
     }
     const { method, params } = message as { method?: unknown; params?: unknown };
     if (method === "notifications/cancelled" && isObject(params)) {
-      const request = this.#inFlight.get(keyOf(params.requestId));
-      if (request) this.#stopWaiting(request);
+      const key = keyOf(params.requestId);
+      const request = this.#inFlight.get(key);
+      if (request) this.#stopWaiting(key, request);
     }
   }
 
@@ -61,9 +66,16 @@ export class ClientRequests {
     return false;
   }
 
-  #stopWaiting(request: InFlight): void {
+  #stopWaiting(key: string, request: InFlight): void {
     request.cancelled = true;
     if (request.progressToken) this.#tokens.delete(request.progressToken);
+    // Only a write's late answer is worth waiting for; the others are forgotten now.
+    if (!request.tool || !WRITES_WORTH_NAMING.has(request.tool)) {
+      this.#inFlight.delete(key);
+      return;
+    }
+    this.#cancelled.push(key);
+    if (this.#cancelled.length > MAX_CANCELLED_KEPT) this.#inFlight.delete(this.#cancelled.shift()!);
   }
 
   #answered(id: RequestId, answer: Json): void {
@@ -73,8 +85,10 @@ export class ClientRequests {
     this.#inFlight.delete(key);
     if (request.progressToken && this.#tokens.get(request.progressToken) === key)
       this.#tokens.delete(request.progressToken);
-    if (request.cancelled && request.tool && WRITES_WORTH_NAMING.has(request.tool))
+    if (request.cancelled && request.tool && WRITES_WORTH_NAMING.has(request.tool)) {
+      this.#cancelled.splice(this.#cancelled.indexOf(key), 1);
       this.log.info(lateAnswerLine(request.tool, id, answer));
+    }
   }
 }
 
