@@ -1,4 +1,4 @@
-/** The REST token in effect, by the one precedence of CONTRACT §3: the token given, `$CHAT_API_KEY`, the `chat-cli login` credentials. */
+/** The REST token in effect, by one precedence: the token given, `$CHAT_API_KEY`, the `chat-cli login` credentials. */
 import { envApiKey } from "../config/index.js";
 
 /** Where the token in effect came from: given explicitly (`--token`, the `token` option), the environment, or a login. */

@@ -47,7 +47,7 @@ export function firstSignIn(
             await running;
             continue;
           }
-          // Signed in, but the server's era is still unknown: the router finds out as it always has. And a
+          // Signed in, but the server's era is still unknown: the era router finds it out. And a
           // server that never asked for authorization is the relay's to report (unreachable, silent).
           if (!parts.authorizationAsked() || (await auth.accessToken().catch(() => undefined))) return;
           throw error;

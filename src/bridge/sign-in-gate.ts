@@ -139,7 +139,7 @@ export class SignInGate {
   async #check(): Promise<void> {
     this.#state = "checking";
     const [signedIn, discover] = await Promise.all([
-      // A store that cannot be read is the relay's to report, as it always was: pass through.
+      // A store that cannot be read is the relay's to report: pass through.
       this.#options.signedIn().catch(() => true),
       this.#options.rememberedDiscover().catch(() => undefined),
     ]);

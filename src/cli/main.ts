@@ -4,7 +4,7 @@
 declare const CHAT_CLI_BUNDLED_VERSION: string | undefined;
 
 async function main(argv: string[]): Promise<void> {
-  // `-V` alone, before commander and the program load: 79 vs 104 ms on Node 20, 36 vs 74 ms on Node 24 (A/B).
+  // `-V` alone is answered before commander and the program load: an A/B run shows it saves well over 10 ms.
   if (argv.length === 1 && (argv[0] === "-V" || argv[0] === "--version")) {
     const version =
       typeof CHAT_CLI_BUNDLED_VERSION === "string"

@@ -1,4 +1,4 @@
-/** Defaults every part reads from the environment (CONTRACT §1): base URL, MCP URL, API key, config dir. */
+/** Defaults every part reads from the environment: base URL, MCP URL, API key, config dir. */
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { posix, win32 } from "node:path";

@@ -62,7 +62,7 @@ export function createReferenceHandler(ctx: ReferenceContext): ReferenceHandler 
   };
 }
 
-/** The answer to a path no route owns: the JSON error body of CONTRACT §2. */
+/** The answer to a path no route owns: the service's JSON error body. */
 function notFoundResponse(request: Request, info: RequestInfo): Response {
   return serviceErrorResponse(
     "not_found",

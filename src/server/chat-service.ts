@@ -1,4 +1,4 @@
-/** The chat rules of CONTRACT §2, once, behind `/v2`, `/mcp`, the pages and the msw handlers. */
+/** The service's chat rules, once, behind `/v2`, `/mcp`, the pages and the msw handlers. */
 import {
   type Chat,
   type ConfirmedStepsTask,

@@ -44,7 +44,7 @@ export function jsonResponse(status: number, body: unknown, headers?: HeadersLik
 }
 
 /**
- * The error body of CONTRACT §2 (`{ error: { code, message, requestId, ... } }`) with its status; anything but a
+ * The service's error body (`{ error: { code, message, requestId, ... } }`) with its status; anything but a
  * `ServiceError` becomes 500 `internal` without details.
  */
 export function errorJsonResponse(error: unknown, requestId: string, headers?: HeadersLike): Response {

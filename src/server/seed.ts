@@ -1,4 +1,4 @@
-/** The seeded accounts, teams and people of the reference server (slugs are exact: CONTRACT §6). */
+/** The seeded accounts, teams and people of the reference server (the slugs are part of the public surface: tests and docs name them). */
 import type { Account, User } from "./context.js";
 
 export const SEED_ACCOUNTS: readonly Account[] = [

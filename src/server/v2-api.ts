@@ -95,7 +95,7 @@ export function scopeFor(method: string): "chat:read" | "chat:write" {
 }
 
 /**
- * What `/v2` refuses of an authenticated principal, as CONTRACT §2 says: an OAuth token issued for another resource
+ * What `/v2` refuses of an authenticated principal, by the service's rules: an OAuth token issued for another resource
  * (or for none) is `invalid_token`, one without the call's scope is `insufficient_scope`. API keys pass: they have
  * full access to their own account or team.
  */
@@ -150,7 +150,7 @@ export function insufficientScopeChallenge(scope: string, resourceMetadataUrl: s
   );
 }
 
-/** The error body of CONTRACT §2 for any failure; unknown errors become 500 `internal` without details. */
+/** The service's error body for any failure; unknown errors become 500 `internal` without details. */
 export function errorResponse(error: unknown, requestId: string): V2Response {
   const failure =
     error instanceof ServiceError

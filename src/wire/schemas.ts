@@ -1,7 +1,7 @@
 /** Zod schemas of the /v2 wire format: the single definition shared by client, server, CLI and tests. */
 import * as z from "zod";
 
-/** Error codes of CONTRACT §2, each with the HTTP status it is sent with. */
+/** The service's error codes, each with the HTTP status it is sent with. */
 export const ERROR_STATUS = {
   bad_request: 400,
   unauthorized: 401,
@@ -28,7 +28,7 @@ export const ErrorBodySchema = z.object({
 export type ErrorBody = z.infer<typeof ErrorBodySchema>;
 
 /*
- * Response shapes are read leniently (CONTRACT §2; the service is in beta): what the seed gives a type for keeps
+ * Response shapes are read leniently (the service is in beta): what the seed gives a type for keeps
  * that type, every other field may be missing or null, and unknown fields, part types, roles and finish reasons
  * pass through untouched. Only what the flow cannot do without is required: a chat's or message's `id`, and a
  * message's `parts` array.

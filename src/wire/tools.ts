@@ -1,4 +1,4 @@
-/** Names and zod input shapes of the reference MCP server's tools (CONTRACT §6), shared by server, demo and tests. */
+/** Names and zod input shapes of the reference MCP server's tools, shared by server, demo and tests. */
 import * as z from "zod";
 import { IdSchema, LIMIT_MAX, MAX_MESSAGE_LENGTH, TaskSchema } from "./schemas.js";
 

@@ -276,7 +276,7 @@ async function readJsonBody(request: Request): Promise<unknown | Response> {
 
 /**
  * A `tools/call` of a tool whose scope the token lacks is answered 403 `insufficient_scope` with the
- * `WWW-Authenticate` challenge naming the scope, so a client can step up (CONTRACT §2, MCP authorization spec).
+ * `WWW-Authenticate` challenge naming the scope, so a client can step up (the MCP authorization spec's step-up).
  */
 function missingToolScope(
   body: unknown,

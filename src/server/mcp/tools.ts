@@ -1,4 +1,4 @@
-/** The seven chat tools of CONTRACT §6, backed by the same ChatService as `/v2`; failures become `isError` results that say what to do next. */
+/** The seven chat tools of the reference server, backed by the same ChatService as `/v2`; failures become `isError` results that say what to do next. */
 
 import {
   type AuthInfo,
@@ -71,7 +71,7 @@ export const TOOL_INPUT_SCHEMAS = {
 
 type Access = "chat:read" | "chat:write";
 
-/** The scope each tool needs (CONTRACT §2): `chat:read` for tools that read, `chat:write` for tools that write. */
+/** The scope each tool needs: `chat:read` for tools that read, `chat:write` for tools that write. */
 export const TOOL_SCOPES: Record<ToolName, Access> = {
   create_chat: "chat:write",
   list_chats: "chat:read",
