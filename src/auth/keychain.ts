@@ -64,7 +64,7 @@ interface NapiKeyringModule {
 /**
  * Loads an optional module by a name held in a variable, so neither tsc nor the bundler resolves it at build
  * time: a clone or install without it builds, and the load fails here at run time instead. Both keychain modules
- * are CommonJS: `require` loads them without Node's ES module loader (about 8 ms of a bin's start on Node 20).
+ * are CommonJS native modules, which `require` loads as they are written.
  */
 async function loadOptional(name: string): Promise<unknown> {
   return createRequire(import.meta.url)(name);
