@@ -1,4 +1,5 @@
 /** The account or team a token response names in its extra `account` parameter (RFC 6749 §5.1), which the SDK's parsing drops. */
+import { readBoundedText } from "../internal/bounded-body.js";
 
 /** A slug as the chat service spells them; anything else is ignored rather than stored or shown. */
 const SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -37,23 +38,7 @@ function accountOf(text: string | undefined): string | undefined {
 /** The body as text, or undefined when it is larger than MAX_BODY_BYTES or cannot be read. */
 async function boundedText(response: Response): Promise<string | undefined> {
   if (!response.body) return undefined;
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > MAX_BODY_BYTES) {
-        // Not awaited: cancelling one branch of a cloned body settles only once the other is cancelled too.
-        reader.cancel().catch(() => {});
-        return undefined;
-      }
-      chunks.push(value);
-    }
-  } catch {
-    return undefined;
-  }
-  return Buffer.concat(chunks).toString("utf8");
+  return readBoundedText(response, { maxBytes: MAX_BODY_BYTES, what: "the token response" }).catch(
+    () => undefined,
+  );
 }
