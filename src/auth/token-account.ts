@@ -17,7 +17,13 @@ export function accountRecordingFetch(fetchFn: typeof fetch): {
   let account: string | undefined;
   const recording = async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
     const response = await fetchFn(input, init);
-    if (response.ok) account = accountOf(await boundedText(response.clone()));
+    if (response.ok) {
+      const text = readBoundedText(response.clone(), {
+        maxBytes: MAX_BODY_BYTES,
+        what: "the token response",
+      });
+      account = accountOf(await text.catch(() => undefined));
+    }
     return response;
   };
   return { fetchFn: recording as typeof fetch, account: () => account };
@@ -33,12 +39,4 @@ function accountOf(text: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** The body as text, or undefined when it is larger than MAX_BODY_BYTES or cannot be read. */
-async function boundedText(response: Response): Promise<string | undefined> {
-  if (!response.body) return undefined;
-  return readBoundedText(response, { maxBytes: MAX_BODY_BYTES, what: "the token response" }).catch(
-    () => undefined,
-  );
 }
