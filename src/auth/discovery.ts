@@ -7,6 +7,7 @@ import {
   type OAuthProtectedResourceMetadata,
 } from "@modelcontextprotocol/client";
 import * as z from "zod";
+import { readBoundedBytes } from "../internal/bounded-body.js";
 import { assertSecureUrl, splitScope } from "./checks.js";
 import { UnsafeUrlError } from "./errors.js";
 
@@ -87,31 +88,15 @@ export function boundedMetadataFetch(
       if (timeout.aborted || deadline?.aborted) throw timedOut();
       throw error;
     }
-    const tooLarge = () => new Error(`the metadata at ${url} is larger than ${maxBytes} bytes; not read`);
-    if (Number(response.headers.get("content-length") ?? Number.NaN) > maxBytes) {
-      await response.body?.cancel().catch(() => undefined);
-      throw tooLarge();
-    }
-    const chunks: Uint8Array[] = [];
-    let total = 0;
-    const reader = response.body?.getReader();
+    let bytes: Uint8Array<ArrayBuffer>;
     try {
-      for (;;) {
-        const next = await reader?.read();
-        if (!next || next.done) break;
-        total += next.value.length;
-        if (total > maxBytes) {
-          await reader?.cancel().catch(() => undefined);
-          throw tooLarge();
-        }
-        chunks.push(next.value);
-      }
+      bytes = await readBoundedBytes(response, { maxBytes, what: `the metadata at ${url}` });
     } catch (error) {
       if (timeout.aborted || deadline?.aborted) throw timedOut();
       throw error;
     }
     const empty = response.status === 204 || response.status === 304;
-    return new Response(empty ? null : Buffer.concat(chunks, total), {
+    return new Response(empty ? null : bytes, {
       status: response.status,
       statusText: response.statusText,
       headers: response.headers,

@@ -1,4 +1,5 @@
 /** The account or team a token response names in its extra `account` parameter (RFC 6749 §5.1), which the SDK's parsing drops. */
+import { readBoundedText } from "../internal/bounded-body.js";
 
 /** A slug as the chat service spells them; anything else is ignored rather than stored or shown. */
 const SLUG = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -16,7 +17,13 @@ export function accountRecordingFetch(fetchFn: typeof fetch): {
   let account: string | undefined;
   const recording = async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
     const response = await fetchFn(input, init);
-    if (response.ok) account = accountOf(await boundedText(response.clone()));
+    if (response.ok) {
+      const text = readBoundedText(response.clone(), {
+        maxBytes: MAX_BODY_BYTES,
+        what: "the token response",
+      });
+      account = accountOf(await text.catch(() => undefined));
+    }
     return response;
   };
   return { fetchFn: recording as typeof fetch, account: () => account };
@@ -32,28 +39,4 @@ function accountOf(text: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** The body as text, or undefined when it is larger than MAX_BODY_BYTES or cannot be read. */
-async function boundedText(response: Response): Promise<string | undefined> {
-  if (!response.body) return undefined;
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > MAX_BODY_BYTES) {
-        // Not awaited: cancelling one branch of a cloned body settles only once the other is cancelled too.
-        reader.cancel().catch(() => {});
-        return undefined;
-      }
-      chunks.push(value);
-    }
-  } catch {
-    return undefined;
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }

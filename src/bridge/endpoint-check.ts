@@ -1,6 +1,7 @@
 /** Telling a wrong bridge URL from the MCP endpoint: whether a URL answers as one, and which nearby URL does. */
+import { readBoundedText } from "../internal/bounded-body.js";
 import { describeError } from "./log.js";
-import { type FetchLike, nodeHttpFetch, readBounded } from "./upstream/http/index.js";
+import { type FetchLike, nodeHttpFetch } from "./upstream/http/index.js";
 
 /** The most of a protected resource metadata document read (as in OAuth discovery). */
 const MAX_METADATA_BYTES = 256 * 1024;
@@ -12,54 +13,85 @@ export class SignInUrlRefused extends Error {
   override readonly name = "SignInUrlRefused";
 }
 
-const INITIALIZE = JSON.stringify({
-  jsonrpc: "2.0",
-  id: "chat-mcp-bridge/endpoint-check",
-  method: "initialize",
-  params: {
-    protocolVersion: "2025-06-18",
-    capabilities: {},
-    clientInfo: { name: "chat-mcp-bridge", version: "0" },
-  },
-});
+/** Who asks, on the `initialize` the bridge sends before a client has spoken. */
+const BRIDGE_INFO = { name: "chat-mcp-bridge", version: "0" };
+
+/** The 2025 `initialize` parameters, naming `clientInfo` as the one asking. */
+export function initializeParams(clientInfo: { name: string; version: string } = BRIDGE_INFO) {
+  return { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { ...clientInfo } };
+}
+
+/** How a URL answered an `initialize`: its status and headers (the body is not read). */
+export interface InitializeAnswer {
+  status: number;
+  ok: boolean;
+  headers: { get(name: string): string | null };
+}
+
+/**
+ * POSTs a 2025 `initialize` to `url` through `request` without a token (only the `headers` given) and ends at once
+ * the session it opens. No sign-in starts from here. Throws when no answer came within `timeoutMs`.
+ */
+export async function sendInitialize(
+  url: URL,
+  request: FetchLike,
+  options: {
+    headers?: Record<string, string>;
+    clientInfo?: { name: string; version: string };
+    signal?: AbortSignal;
+    timeoutMs?: number;
+  } = {},
+): Promise<InitializeAnswer> {
+  const headers = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    ...options.headers,
+  };
+  const within = (ms: number) =>
+    options.signal ? AbortSignal.any([options.signal, AbortSignal.timeout(ms)]) : AbortSignal.timeout(ms);
+  const response = await request(url, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: "chat-mcp-bridge/endpoint-check",
+      method: "initialize",
+      params: initializeParams(options.clientInfo),
+    }),
+    signal: within(options.timeoutMs ?? CHECK_TIMEOUT_MS),
+  });
+  await response.body?.cancel().catch(() => undefined);
+  const session = response.headers.get("mcp-session-id");
+  if (session) {
+    const end = await request(url, {
+      method: "DELETE",
+      headers: { ...headers, "mcp-session-id": session },
+      signal: within(CHECK_TIMEOUT_MS),
+    }).catch(() => undefined);
+    await end?.body?.cancel().catch(() => undefined);
+  }
+  return { status: response.status, ok: response.ok, headers: response.headers };
+}
 
 /**
  * How `url` answers an unauthenticated `initialize`: as a streamable-HTTP MCP endpoint does (a Bearer challenge,
- * or a JSON / event-stream answer, whose session is ended at once), or with which status. No sign-in starts from
- * here: the bridge's plain request function (redirects not followed), no token. `unreachable` (instead of
- * `status`) says why no answer came.
+ * or a JSON / event-stream answer), or with which status. The bridge's plain request function (redirects not
+ * followed), no token. `unreachable` (instead of `status`) says why no answer came.
  */
 export async function probeEndpoint(
   url: URL,
   request: FetchLike = nodeHttpFetch,
 ): Promise<{ isMcp: boolean; status?: number; unreachable?: string }> {
-  let response: Awaited<ReturnType<FetchLike>>;
+  let response: InitializeAnswer;
   try {
-    response = await request(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: INITIALIZE,
-      signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
-    });
+    response = await sendInitialize(url, request);
   } catch (error) {
     return { isMcp: false, unreachable: describeError(error) };
   }
-  await response.body?.cancel().catch(() => undefined);
   const { status } = response;
   if (status === 401) return { isMcp: await challengeNames(url, response.headers, request), status };
   const isMcp =
     response.ok && /application\/json|text\/event-stream/i.test(response.headers.get("content-type") ?? "");
-  const session = response.headers.get("mcp-session-id");
-  if (isMcp && session) {
-    await request(url, {
-      method: "DELETE",
-      headers: { "mcp-session-id": session },
-      signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
-    }).then(
-      (answer) => answer.body?.cancel(),
-      () => undefined,
-    );
-  }
   return { isMcp, status };
 }
 
@@ -111,8 +143,11 @@ async function challengeNames(
       signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),
     });
     // Bounded like every read of a server's body: metadata is a few KiB, never hundreds of megabytes.
-    const text = await readBounded(metadata, MAX_METADATA_BYTES);
-    const { resource } = (text === undefined ? {} : JSON.parse(text)) as { resource?: unknown };
+    const text = await readBoundedText(metadata, {
+      maxBytes: MAX_METADATA_BYTES,
+      what: "the resource metadata",
+    });
+    const { resource } = JSON.parse(text) as { resource?: unknown };
     const trimmed = (value: string) => value.replace(/\/+$/, "");
     if (typeof resource !== "string") return false;
     // Some servers name their origin as the one resource: then an `/mcp` path is taken as the endpoint.

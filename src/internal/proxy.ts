@@ -1,5 +1,6 @@
 /** Which proxy a request goes through (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, as curl reads them), and the agents that carry it, loaded only when a proxy applies. */
 import type { ClientRequest, Agent as HttpAgent, IncomingMessage } from "node:http";
+import { BlockList, isIP } from "node:net";
 import { markNeverSent } from "./request-failure.js";
 
 /** The environment the proxy variables are read from (default `process.env`). */
@@ -110,14 +111,16 @@ function parseProxyUrl(value: string, source: string): ProxyChoice {
   return { url, display, source };
 }
 
+/** 127.0.0.0/8 and ::1; BlockList also matches their IPv4-mapped spelling (::ffff:127.0.0.1). */
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet("127.0.0.0", 8, "ipv4");
+LOOPBACK.addAddress("::1", "ipv6");
+
 /** localhost, *.localhost, 127.0.0.0/8 and ::1 (in any spelling, with or without brackets, IPv4-mapped too). */
 export function isLoopbackHost(hostname: string): boolean {
   const host = hostname.toLowerCase().replace(/^\[|\]$/g, "");
   if (host === "localhost" || host.endsWith(".localhost")) return true;
-  const bits = addressBits(host);
-  if (!bits) return false;
-  if (bits.length === 32) return bits.startsWith("01111111");
-  return bits === `${"0".repeat(127)}1` || bits.startsWith(`${"0".repeat(80)}${"1".repeat(16)}01111111`);
+  return matchesAddresses(LOOPBACK, host);
 }
 
 /**
@@ -149,61 +152,29 @@ function splitEntry(entry: string): { name: string; entryPort?: string } {
 }
 
 function matchesName(host: string, name: string): boolean {
-  const hostFamily = isIP(host);
-  if (name.includes("/")) {
-    const [network = "", bits = ""] = name.split("/");
-    const hostBits = hostFamily ? addressBits(host) : undefined;
-    const networkBits = addressBits(network);
-    const length = Number(bits);
-    if (!hostBits || !networkBits || hostBits.length !== networkBits.length) return false;
-    if (!/^\d+$/.test(bits) || length > networkBits.length) return false;
-    return hostBits.slice(0, length) === networkBits.slice(0, length);
-  }
-  if (hostFamily || isIP(name)) return (addressBits(host) ?? host) === (addressBits(name) ?? name);
+  const [address = "", prefix] = name.split("/");
+  const family = isIP(address);
+  if (!family) return prefix === undefined && !isIP(host) && matchesDomain(host, name);
+  const bits = family === 4 ? 32 : 128;
+  if (prefix !== undefined && (!/^\d+$/.test(prefix) || Number(prefix) > bits)) return false;
+  // An IPv6 entry never covers an IPv4 host (BlockList would: ::/0 holds ::ffff:0:0/96); the reverse is the
+  // same host spelled as IPv6 (::ffff:10.1.2.3 is 10.1.2.3), which BlockList matches.
+  if (family === 6 && isIP(host) === 4) return false;
+  const block = new BlockList();
+  block.addSubnet(address, prefix === undefined ? bits : Number(prefix), family === 4 ? "ipv4" : "ipv6");
+  return matchesAddresses(block, host);
+}
+
+/** A host name entry covers the name and its subdomains (`corp.example`, `.corp.example`, `*.corp.example`). */
+function matchesDomain(host: string, name: string): boolean {
   const domain = name.replace(/^\*?\./, "");
   return host === domain || host.endsWith(`.${domain}`);
 }
 
-// IP addresses are told and compared here without node:net, which this module must not load at start-up.
-const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-
-/** 4, 6, or 0 when `text` is not an IP address. */
-function isIP(text: string): 0 | 4 | 6 {
-  if (IPV4.test(text)) return 4;
-  return text.includes(":") && ipv6Groups(text) ? 6 : 0;
-}
-
-/** The eight 16-bit groups of an IPv6 address (an IPv4 tail included), or undefined. */
-function ipv6Groups(text: string): number[] | undefined {
-  let address = text;
-  const ipv4Tail = /:(\d+\.\d+\.\d+\.\d+)$/.exec(address)?.[1];
-  if (ipv4Tail) {
-    if (!IPV4.test(ipv4Tail)) return undefined;
-    const [a = 0, b = 0, c = 0, d = 0] = ipv4Tail.split(".").map(Number);
-    address = `${address.slice(0, -ipv4Tail.length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const halves = address.split("::");
-  if (halves.length > 2) return undefined;
-  const parse = (part: string | undefined) => (part ? part.split(":") : []);
-  const head = parse(halves[0]);
-  const tail = parse(halves[1]);
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
-  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill("0"), ...tail];
-  if (!groups.every((group) => /^[0-9a-f]{1,4}$/i.test(group))) return undefined;
-  return groups.map((group) => Number.parseInt(group, 16));
-}
-
-/** An address as a string of bits (32 for IPv4, 128 for IPv6), for CIDR prefixes and equality. */
-function addressBits(text: string): string | undefined {
-  if (IPV4.test(text))
-    return text
-      .split(".")
-      .map((part) => Number(part).toString(2).padStart(8, "0"))
-      .join("");
-  return ipv6Groups(text)
-    ?.map((group) => group.toString(2).padStart(16, "0"))
-    .join("");
+/** True when `host` is an IP address in `block`; a host name never is (it is not resolved). */
+function matchesAddresses(block: BlockList, host: string): boolean {
+  const family = isIP(host);
+  return family !== 0 && block.check(host, family === 4 ? "ipv4" : "ipv6");
 }
 
 /** undici dispatchers (for fetch) and node:http agents, one per proxy URL, made on first use. */

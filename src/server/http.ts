@@ -1,4 +1,6 @@
 /** Fetch-side helpers every route of the reference server shares: route type, JSON errors, pages, redirects, cookies, bodies. */
+
+import { BodyTooLargeError, readBoundedBytes } from "../internal/bounded-body.js";
 import { type Html, PAGE_HEADERS, renderPage } from "./html.js";
 import { ServiceError } from "./service-error.js";
 import { errorResponse, MAX_BODY_BYTES, requestIdFrom } from "./v2-api.js";
@@ -156,52 +158,37 @@ export async function readBodyBytes(
   request: Request,
   maxBytes: number = MAX_BODY_BYTES,
 ): Promise<Uint8Array> {
-  const tooLarge = () =>
-    new ServiceError("payload_too_large", `The request body is larger than ${maxBytes} bytes.`);
-  const declared = Number(request.headers.get("content-length") ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
-  if (!request.body) return new Uint8Array(0);
   const encoding = (request.headers.get("content-encoding") ?? "identity").trim().toLowerCase();
-  let stream: ReadableStream<Uint8Array> = request.body;
+  const body =
+    request.body && encoding !== "identity" ? await inflated(request.body, encoding) : request.body;
+  return readBoundedBytes({ headers: request.headers, body }, { maxBytes, what: "the request body" }).catch(
+    refusal,
+  );
+}
+
+/** The body inflated as it is read, for `gzip` and `deflate`; another encoding is refused. */
+async function inflated(
+  body: ReadableStream<Uint8Array>,
+  encoding: string,
+): Promise<ReadableStream<Uint8Array>> {
   if (encoding === "gzip" || encoding === "x-gzip" || encoding === "deflate") {
-    stream = stream.pipeThrough(
-      new DecompressionStream(encoding === "deflate" ? "deflate" : "gzip") as unknown as ReadableWritablePair<
-        Uint8Array,
-        Uint8Array
-      >,
-    );
-  } else if (encoding !== "identity") {
-    await request.body.cancel().catch(() => {});
-    throw new ServiceError(
-      "bad_request",
-      `Content-Encoding ${JSON.stringify(encoding.slice(0, 40))} is not supported.`,
+    const format = encoding === "deflate" ? "deflate" : "gzip";
+    return body.pipeThrough(
+      new DecompressionStream(format) as unknown as ReadableWritablePair<Uint8Array, Uint8Array>,
     );
   }
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    let next: ReadableStreamReadResult<Uint8Array>;
-    try {
-      next = await reader.read();
-    } catch {
-      throw new ServiceError("bad_request", "The request body could not be read (bad compressed data?).");
-    }
-    if (next.done) break;
-    total += next.value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(next.value);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  await body.cancel().catch(() => {});
+  throw new ServiceError(
+    "bad_request",
+    `Content-Encoding ${JSON.stringify(encoding.slice(0, 40))} is not supported.`,
+  );
+}
+
+/** The reader's failures as the service's errors. */
+function refusal(error: unknown): never {
+  if (error instanceof BodyTooLargeError)
+    throw new ServiceError("payload_too_large", `The request body is larger than ${error.maxBytes} bytes.`);
+  throw new ServiceError("bad_request", "The request body could not be read (bad compressed data?).");
 }
 
 /** The body as UTF-8 text (invalid sequences replaced), capped as `readBodyBytes`; undefined when empty. */

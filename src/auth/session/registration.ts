@@ -1,5 +1,6 @@
 /** Which client signs in: pre-registered (--client-id), a client ID metadata document, the stored registration, or a new one (RFC 7591) for the code or the device code grant. */
 import { registerClient } from "@modelcontextprotocol/client";
+import { readBoundedText } from "../../internal/bounded-body.js";
 import type { DiscoveredServer } from "../discovery.js";
 import { AuthRequiredError } from "../errors.js";
 import type { StoredClient, StoredLogin } from "../stored-login.js";
@@ -8,6 +9,8 @@ import { messageOf } from "./error-text.js";
 import { SIGN_IN_CLIENT_METADATA } from "./provider-options.js";
 
 const CLIENT_CHECK_TIMEOUT_MS = 5_000;
+/** The most of the authorization endpoint's error page read: an `invalid_client` is said near its top. */
+const ERROR_PAGE_BYTES = 16 * 1024;
 /** RFC 8628 §3.4: the grant type a client registers for, and asks for at the token endpoint, to redeem a device code. */
 export const DEVICE_CODE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code";
 
@@ -155,7 +158,12 @@ export async function refusesClient(context: SessionContext, authorizationUrl: U
       await response.body?.cancel();
       return false;
     }
-    return /\binvalid_client\b/.test((await response.text()).slice(0, 16_384));
+    const page = await readBoundedText(response, {
+      maxBytes: ERROR_PAGE_BYTES,
+      what: "the authorization endpoint's error page",
+      truncate: true,
+    });
+    return /\binvalid_client\b/.test(page);
   } catch (error) {
     context.log("debug", `Could not check the client with the authorization server: ${messageOf(error)}`);
     return false;

@@ -1,20 +1,42 @@
-/** Runs doctor's checks for one URL and profile, and prints them (text as they finish, or `--json` at the end). */
+/** Runs doctor's checks for one URL and profile, in order, and prints them (text as they finish, or `--json` at the end). */
 
 import type { OAuthSession } from "../../auth/session/index.js";
+import { sanitizeForTerminal } from "../../internal/redact.js";
 import type { DoctorTarget } from "../cli.js";
 import { createBridgeLog } from "../log.js";
 import { createBridgeAuth } from "../oauth.js";
-import type { Check, DoctorOptions } from "./check.js";
-import { DOCTOR_CHECKS } from "./checks/index.js";
+import type { Check, DoctorCheck, DoctorOptions } from "./check.js";
 import {
-  type DoctorReport,
-  formatCheck,
-  formatHeading,
-  formatJson,
-  formatSummary,
-  reportOf,
-} from "./report.js";
+  authorizationServerCheck,
+  loginCheck,
+  registrationCheck,
+  resourceMetadataCheck,
+  tokenStoreCheck,
+} from "./checks/authorization.js";
+import { endpointCheck } from "./checks/endpoint.js";
+import { eraCheck, liveCheck } from "./checks/live.js";
+import { dnsCheck, proxyCheck, tcpCheck, tlsCheck, urlCheck } from "./checks/network.js";
+import { confirmCheck, hiddenToolsCheck } from "./checks/tool-rules.js";
 import { runChecks } from "./runner.js";
+
+/** The checks in the order they run: each one after the checks it needs (see `Check.needs`). */
+export const DOCTOR_CHECKS: readonly Check[] = [
+  urlCheck,
+  proxyCheck,
+  dnsCheck,
+  tcpCheck,
+  tlsCheck,
+  endpointCheck,
+  resourceMetadataCheck,
+  authorizationServerCheck,
+  registrationCheck,
+  tokenStoreCheck,
+  loginCheck,
+  eraCheck,
+  liveCheck,
+  hiddenToolsCheck,
+  confirmCheck,
+];
 
 /** Runs the checks and prints them (text or `--json`) on stdout; resolves with the exit code: 0 all passed, 1 otherwise. */
 export async function runDoctor(
@@ -63,4 +85,45 @@ export async function diagnose(
     write && ((result) => write(formatCheck(result))),
   );
   return reportOf(found.url?.href ?? target.raw, profile, results);
+}
+
+export interface DoctorReport {
+  url: string;
+  profile: string;
+  ok: boolean;
+  checks: DoctorCheck[];
+}
+
+const PASS = "✓";
+const FAIL = "✗";
+const SKIP = "·";
+
+/** The report of a run: ok when no check failed. */
+export function reportOf(url: string, profile: string, checks: DoctorCheck[]): DoctorReport {
+  return { url, profile, ok: checks.every((check) => check.status !== "fail"), checks };
+}
+
+/** The first line: what is checked, for which profile. */
+export function formatHeading(rawUrl: string, profile: string): string {
+  return `chat-mcp-bridge doctor: ${sanitizeForTerminal(rawUrl, { oneLine: true })} (profile ${sanitizeForTerminal(profile, { oneLine: true })})\n`;
+}
+
+/** One check's line, and its fix under it; text from outside is made safe for a terminal. */
+export function formatCheck(check: DoctorCheck): string {
+  const mark = check.status === "pass" ? PASS : check.status === "fail" ? FAIL : SKIP;
+  const fix = check.fix ? `\n    fix: ${sanitizeForTerminal(check.fix, { oneLine: true })}` : "";
+  return `${mark} ${check.title}: ${sanitizeForTerminal(check.detail, { oneLine: true })}${fix}\n`;
+}
+
+/** The last line: all passed, or how many failed. */
+export function formatSummary(report: DoctorReport): string {
+  const failed = report.checks.filter((check) => check.status === "fail").length;
+  return failed === 0
+    ? "All checks passed.\n"
+    : `${failed} check${failed === 1 ? "" : "s"} failed; the fix is under each ${FAIL}.\n`;
+}
+
+/** The `--json` document. */
+export function formatJson(report: DoctorReport): string {
+  return `${JSON.stringify(report, null, 2)}\n`;
 }

@@ -1,5 +1,6 @@
 /** Client ID metadata documents: a `client_id` that is an https URL names its own metadata, fetched (bounded) and cached. */
 import { isIP } from "node:net";
+import { BodyTooLargeError, readBoundedText } from "../../internal/bounded-body.js";
 import {
   checkedAddress,
   type HostLookup,
@@ -100,14 +101,15 @@ export class ClientMetadataDocuments {
         await response.body?.cancel();
         return fail(`the client metadata document answered HTTP ${response.status}`);
       }
-      const text = await readCapped(response, MAX_CLIENT_METADATA_DOCUMENT_BYTES);
-      if (text === null)
-        return fail(
-          `the client metadata document is larger than ${MAX_CLIENT_METADATA_DOCUMENT_BYTES} bytes`,
-        );
+      const text = await readBoundedText(response, {
+        maxBytes: MAX_CLIENT_METADATA_DOCUMENT_BYTES,
+        what: "the client metadata document",
+      });
       const outcome = documentClient(clientId, text, this.#options.now());
       return { outcome, maxAgeMs: cacheLifetime(response.headers.get("cache-control")) };
     } catch (error) {
+      if (error instanceof BodyTooLargeError)
+        return fail(`the client metadata document is larger than ${error.maxBytes} bytes`);
       const why = (error as Error).name === "TimeoutError" ? "timed out" : "could not be fetched";
       return fail(`the client metadata document ${why}`);
     } finally {
@@ -158,30 +160,6 @@ function documentClient(clientId: string, text: string, nowMs: number): Document
       token_endpoint_auth_method: "none",
     },
   };
-}
-
-/** The body as text, or null once it passes `maxBytes` (reading stops there). */
-async function readCapped(response: Response, maxBytes: number): Promise<string | null> {
-  const declared = Number(response.headers.get("content-length") ?? Number.NaN);
-  if (declared > maxBytes) {
-    await response.body?.cancel();
-    return null;
-  }
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 /** `max-age` of the response, bounded; `no-store`/`no-cache` still keep it a minute (a fetch per request is worse). */

@@ -1,5 +1,7 @@
 /** Which client signs in (src/auth/session/registration.ts): the stored registration, a pre-registered client, a client ID metadata document. */
 import { afterEach, describe, expect, it } from "vitest";
+import type { SessionContext } from "../../../src/auth/session/context.js";
+import { refusesClient } from "../../../src/auth/session/registration.js";
 import { cleanUpSessions, setup } from "./helpers.js";
 
 afterEach(cleanUpSessions);
@@ -38,5 +40,38 @@ describe("the client of a sign-in: registration", () => {
     const t = await setup();
     await t.session({ clientMetadataUrl: "https://client.example/m.json" }).recover(await t.challenge());
     expect(t.tiny.registrations).toBe(1);
+  });
+});
+
+/** A 400 error page that says invalid_client first and then goes on for `totalBytes`, generated as it is read. */
+function hugeErrorPage(totalBytes: number) {
+  const seen = { sent: 0, cancelled: false };
+  const chunk = new TextEncoder().encode(`${"x".repeat(1023)}\n`);
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode("error=invalid_client\n"));
+    },
+    pull(controller) {
+      if (seen.sent >= totalBytes) return controller.close();
+      seen.sent += chunk.byteLength;
+      controller.enqueue(chunk);
+    },
+    cancel() {
+      seen.cancelled = true;
+    },
+  });
+  const context = {
+    fetchFn: async () => new Response(body, { status: 400, headers: { "content-type": "text/plain" } }),
+    log: () => {},
+  } as unknown as SessionContext;
+  return { context, seen };
+}
+
+describe("refusesClient reading an error page", () => {
+  it("finds invalid_client at the top of a 64 MiB page without reading the page", async () => {
+    const { context, seen } = hugeErrorPage(64 * 1024 * 1024);
+    expect(await refusesClient(context, new URL("https://as.example/authorize?client_id=c"))).toBe(true);
+    expect(seen.cancelled).toBe(true);
+    expect(seen.sent).toBeLessThan(1024 * 1024);
   });
 });

@@ -5,8 +5,9 @@
 import { parseBearerChallenge } from "../../../auth/checks.js";
 import { describeNetworkFailure } from "../../../internal/network-errors.js";
 import { doesNotLookLikeChatService, notChatServiceMessage } from "../../../internal/service-shape.js";
-import { suggestedMcpUrl } from "../../endpoint-check.js";
+import { sendInitialize, suggestedMcpUrl } from "../../endpoint-check.js";
 import { createBridgeLog, describeError } from "../../log.js";
+import type { ClientContext } from "../../request-model.js";
 import {
   createRemoteFetch,
   type FetchLike,
@@ -14,7 +15,7 @@ import {
   nodeHttpFetch,
 } from "../../upstream/http/index.js";
 import { ModernUpstream } from "../../upstream/modern.js";
-import { probeServerEra } from "../../upstream/probe.js";
+import { type EraVerdict, probeServerEra } from "../../upstream/probe.js";
 import {
   asDetailAndFix,
   type Check,
@@ -23,14 +24,55 @@ import {
   type DoctorContext,
   type EndpointAnswer,
 } from "../check.js";
-import { DOCTOR_CLIENT, legacyInitializeRequest } from "./doctor-client.js";
+
+/** doctor's identity on the wire: its 2026-07-28 `_meta` envelope, and the `clientInfo` of its 2025 `initialize`. */
+export const DOCTOR_CLIENT: ClientContext = {
+  era: "modern",
+  protocolVersion: "2026-07-28",
+  capabilities: {},
+  clientInfo: { name: "chat-mcp-bridge-doctor", version: "1" },
+};
+
+/** Its log stays quiet: each check reports what it found. */
+export const quietLog = () => createBridgeLog({ debug: false, silent: true });
+
+/** What came back to the last request: the answer's status and headers, or why there was none. */
+export type Exchange = { status: number; headers: HttpAnswer["headers"] } | { error: unknown };
+
+/**
+ * The bridge's era probe (upstream/probe.ts) through `fetch`, with the last exchange it made: what the HTTP
+ * answer was tells why a probe could not decide.
+ */
+export async function probeEra(
+  url: URL,
+  fetch: FetchLike,
+): Promise<{ verdict: EraVerdict; last?: Exchange } | { failure: unknown; last?: Exchange }> {
+  let last: Exchange | undefined;
+  const recording: FetchLike = async (target, request) => {
+    try {
+      const answer = await fetch(target, request);
+      last = { status: answer.status, headers: answer.headers };
+      return answer;
+    } catch (error) {
+      last = { error };
+      throw error;
+    }
+  };
+  try {
+    const verdict = await probeServerEra(
+      new ModernUpstream({ url, fetch: recording, log: quietLog() }),
+      DOCTOR_CLIENT,
+    );
+    return { verdict, last };
+  } catch (failure) {
+    return { failure, last };
+  }
+}
 
 /** How long one exchange of the endpoint check may take. */
 const EXCHANGE_TIMEOUT_MS = 10_000;
 
-/** What came back to the last request: the answer's status and headers, or why there was none. */
-type Exchange = { status: number; headers: HttpAnswer["headers"] } | { error: unknown };
-
+/** A request without a token, as the bridge's first: `server/discover`, else the 2025 `initialize`. */
 export const endpointCheck: Check = {
   id: "endpoint",
   title: "MCP endpoint",
@@ -52,64 +94,36 @@ export const endpointCheck: Check = {
 
 /** `server/discover` as the bridge's probe sends it: a stateless 2026-07-28 POST with the standard headers. */
 async function askDiscover(context: DoctorContext, signal: AbortSignal): Promise<Exchange> {
-  let last: Exchange = { error: new Error("server/discover was not sent") };
-  const recording: FetchLike = async (url, request) => {
-    try {
-      const answer = await nodeHttpFetch(url, { ...request, signal: exchangeSignal(signal) });
-      last = { status: answer.status, headers: answer.headers };
-      return answer;
-    } catch (error) {
-      last = { error };
-      throw error;
-    }
-  };
-  const log = createBridgeLog({ debug: false, silent: true });
   const fetch = createRemoteFetch({
     auth: undefined,
     headers: context.options.headers,
-    log,
-    fetch: recording,
+    log: quietLog(),
+    fetch: (url, request) => nodeHttpFetch(url, { ...request, signal: exchangeSignal(signal) }),
   });
   // The verdict waits for the era check, which asks with the login; here only the HTTP answer counts.
-  await probeServerEra(new ModernUpstream({ url: checkedUrl(context), fetch, log }), DOCTOR_CLIENT).catch(
-    () => undefined,
-  );
-  return last;
+  const { last } = await probeEra(checkedUrl(context), fetch);
+  return last ?? { error: new Error("server/discover was not sent") };
 }
 
-/** The 2025 `initialize` POSTed without a token; a session it opens is ended at once. */
+/** The 2025 `initialize` POSTed without a token (only the `--header`s); a session it opens is ended at once. */
 async function askInitialize(context: DoctorContext, signal: AbortSignal): Promise<Exchange> {
-  const url = checkedUrl(context);
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    accept: "application/json, text/event-stream",
-  };
+  const headers: Record<string, string> = {};
   for (const header of context.options.headers) headers[header.name.toLowerCase()] = header.value;
   try {
-    const response = await nodeHttpFetch(url, {
-      method: "POST",
+    const answer = await sendInitialize(checkedUrl(context), nodeHttpFetch, {
       headers,
-      body: JSON.stringify(legacyInitializeRequest("chat-mcp-bridge/doctor")),
-      signal: exchangeSignal(signal),
+      clientInfo: DOCTOR_CLIENT.clientInfo,
+      signal,
+      timeoutMs: EXCHANGE_TIMEOUT_MS,
     });
-    await response.body?.cancel().catch(() => undefined);
-    const sessionId = response.headers.get("mcp-session-id");
-    if (sessionId) {
-      const end = await nodeHttpFetch(url, {
-        method: "DELETE",
-        headers: { ...headers, "mcp-session-id": sessionId },
-        signal: exchangeSignal(signal, 5_000),
-      }).catch(() => undefined);
-      await end?.body?.cancel().catch(() => undefined);
-    }
-    return { status: response.status, headers: response.headers };
+    return { status: answer.status, headers: answer.headers };
   } catch (error) {
     return { error };
   }
 }
 
-function exchangeSignal(signal: AbortSignal, ms = EXCHANGE_TIMEOUT_MS): AbortSignal {
-  return AbortSignal.any([signal, AbortSignal.timeout(ms)]);
+function exchangeSignal(signal: AbortSignal): AbortSignal {
+  return AbortSignal.any([signal, AbortSignal.timeout(EXCHANGE_TIMEOUT_MS)]);
 }
 
 const isSuccess = (status: number) => status >= 200 && status < 300;

@@ -1,19 +1,101 @@
-/** The live check, with the stored login and in the server's era: `tools/list` stateless (2026-07-28), or `initialize` first (2025). */
+/** The live checks, with the stored login: the server's protocol era, then `tools/list` in that era. */
 
-// A modern server is asked `tools/list` as one stateless POST through the modern upstream (its `server/discover`
-// answered the era check); a legacy one `initialize` then `tools/list` in a session, as the bridge sends them.
-// A browser opens only with `--sign-in`.
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
+import { AuthRequiredError } from "../../../auth/errors.js";
 import { withinDeadline } from "../../../internal/deadline.js";
+import { describeNetworkFailure } from "../../../internal/network-errors.js";
+import { initializeParams } from "../../endpoint-check.js";
 import { describeError } from "../../log.js";
 import { withEnvelope } from "../../request-model.js";
-import { createRemoteFetch } from "../../upstream/http/index.js";
+import {
+  type BridgeAuth,
+  createRemoteFetch,
+  type FetchLike,
+  nodeHttpFetch,
+  RemoteHttpError,
+} from "../../upstream/http/index.js";
 import { StreamableHttpTransport } from "../../upstream/legacy/index.js";
 import { ModernUpstream } from "../../upstream/modern.js";
-import type { EraVerdict } from "../../upstream/probe.js";
-import { type Check, type CheckResult, checkedUrl, type DoctorContext, signInAllowanceMs } from "../check.js";
-import { DOCTOR_CLIENT, legacyInitializeRequest } from "./doctor-client.js";
-import { liveAuth, liveFetch, liveFix, quietLog } from "./live-auth.js";
+import { type EraVerdict, eraVerdictStore } from "../../upstream/probe.js";
+import {
+  boundedSignal,
+  type Check,
+  type CheckResult,
+  checkedUrl,
+  type DoctorContext,
+  loginCommand,
+  signInAllowanceMs,
+} from "../check.js";
+import { DOCTOR_CLIENT, probeEra, quietLog } from "./endpoint.js";
+
+/** How the report names each era. */
+function describeEra(verdict: EraVerdict): string {
+  return verdict.era === "modern"
+    ? `${verdict.protocolVersion} (stateless requests)`
+    : "2025-11-25 or older (initialize and sessions)";
+}
+
+/** Which MCP era the server speaks, learned as the bridge learns it (a `server/discover` probe with the stored login), and remembered for the bridge. */
+export const eraCheck: Check = {
+  id: "era",
+  title: "Protocol era",
+  needs: [{ id: "endpoint", whenFailed: "the endpoint check failed" }],
+  skipWhen: (context) =>
+    context.found.needsAuth && context.statusOf("login") === "fail" ? "no usable login" : undefined,
+  // A probe, and its corrective retry with another version.
+  deadlineMs: ({ options }) => 25_000 + signInAllowanceMs(options),
+  async run(context, signal): Promise<CheckResult> {
+    const { options, env } = context;
+    const url = checkedUrl(context);
+    const probe = await probeEra(url, await liveFetch(context, signal));
+    // What came back last tells the user why the probe could not decide.
+    const { last } = probe;
+    if ("failure" in probe) {
+      // The probe refuses a server or gateway failure and a rate limit as evidence (nothing is remembered).
+      if (last && "status" in last && (last.status >= 500 || last.status === 429)) {
+        return {
+          status: "fail",
+          detail: `server/discover failed with HTTP ${last.status}, which tells nothing about the era`,
+          fix: "the server has a problem: try again later or tell its operator",
+        };
+      }
+      return {
+        status: "fail",
+        detail: `server/discover failed: ${describeError(probe.failure)}`,
+        fix: liveFix(probe.failure, context),
+      };
+    }
+    // No answer, or a server error: not evidence of an era, and not remembered.
+    if (last && "error" in last) {
+      const words = describeNetworkFailure(last.error, url) ?? describeError(last.error);
+      return {
+        status: "fail",
+        detail: `server/discover got no answer: ${words}`,
+        fix: liveFix(last.error, context),
+      };
+    }
+    const { verdict } = probe;
+    context.found.verdict = verdict;
+    // The bridge's next start goes by what the server speaks now, not by an older verdict.
+    const verdicts = eraVerdictStore({ ...options, url }, env);
+    const remembered = await verdicts.read();
+    verdicts.write(verdict);
+    const how =
+      verdict.era === "modern"
+        ? `server/discover answered; versions ${supportedVersions(verdict.discover).join(", ") || "not listed"}`
+        : "server/discover not understood: the bridge opens a 2025 session";
+    const before =
+      remembered && remembered.era !== verdict.era
+        ? `; the bridge had remembered ${describeEra(remembered)}: updated`
+        : "";
+    return { status: "pass", detail: `${describeEra(verdict)}: ${how}${before}` };
+  },
+};
+
+function supportedVersions(discover: Record<string, unknown>): string[] {
+  const versions = discover.supportedVersions;
+  return Array.isArray(versions) ? versions.filter((version) => typeof version === "string") : [];
+}
 
 /** How long one answer may take. */
 const ANSWER_TIMEOUT_MS = 20_000;
@@ -23,6 +105,11 @@ const END_SESSION_TIMEOUT_MS = 3_000;
 const LEGACY_TITLE = "Live initialize + tools/list";
 const MODERN_TITLE = "Live server/discover + tools/list";
 
+/**
+ * The live exchange with the stored login, in the server's era: `tools/list` as one stateless POST (its
+ * `server/discover` answered the era check), or `initialize` then `tools/list` in a 2025 session. A browser opens
+ * only with `--sign-in`.
+ */
 export const liveCheck: Check = {
   id: "live",
   // Until the era is known, the title of the exchange every server has answered since 2025.
@@ -104,7 +191,7 @@ async function listLegacy(context: DoctorContext, signal: AbortSignal): Promise<
     return (message as { result: Record<string, unknown> }).result;
   };
   try {
-    const init = await ask("doctor-1", "initialize", legacyInitializeRequest("doctor-1").params);
+    const init = await ask("doctor-1", "initialize", initializeParams(DOCTOR_CLIENT.clientInfo));
     const version = typeof init.protocolVersion === "string" ? init.protocolVersion : undefined;
     if (version) transport.setProtocolVersion(version);
     await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
@@ -125,4 +212,45 @@ async function listLegacy(context: DoctorContext, signal: AbortSignal): Promise<
     ).catch(() => undefined);
     await transport.close();
   }
+}
+
+/** The login the era and live checks send: none when the server answers without one; a sign-in only under `--sign-in`. */
+async function liveAuth(context: DoctorContext): Promise<BridgeAuth | undefined> {
+  if (!context.found.needsAuth) return undefined;
+  const session = await context.session();
+  if (context.options.signIn) return session;
+  return {
+    accessToken: () => session.accessToken(),
+    recover: async () => {
+      throw new AuthRequiredError("the server refused the stored login", "failed");
+    },
+  };
+}
+
+/** The bridge's fetch with the login and `--header`s, every exchange stopped when the check's deadline passes. */
+async function liveFetch(context: DoctorContext, signal: AbortSignal): Promise<FetchLike> {
+  return createRemoteFetch({
+    auth: await liveAuth(context),
+    headers: context.options.headers,
+    log: quietLog(),
+    fetch: (url, request) =>
+      nodeHttpFetch(url, { ...request, signal: boundedSignal(signal, request.signal) }),
+  });
+}
+
+/** Whether an error means the server refused the login. */
+function isAuthFailure(error: unknown): boolean {
+  const status = error instanceof RemoteHttpError ? error.status : undefined;
+  return (
+    status === 401 ||
+    error instanceof AuthRequiredError ||
+    (error as { cause?: unknown } | undefined)?.cause instanceof AuthRequiredError
+  );
+}
+
+/** The fix for a failed live exchange. */
+function liveFix(error: unknown, context: DoctorContext): string {
+  return isAuthFailure(error)
+    ? `sign in again with: ${loginCommand(checkedUrl(context), context.options)}`
+    : "run the bridge with --debug and look at the log file for the exchange";
 }

@@ -1,4 +1,5 @@
 /** The fetch contract both upstreams speak through (a subset of fetch's), and the bounded ways to read and wait on it. */
+import { BodyTooLargeError, readBoundedText } from "../../../internal/bounded-body.js";
 
 /** One HTTP request of the transport; header names are lower case. */
 export interface HttpRequest {
@@ -41,34 +42,19 @@ export type FetchLike = (url: URL, request: HttpRequest) => Promise<HttpAnswer>;
 
 /**
  * A body's text, at most `maxBytes`: past that, undefined (or, with `truncate`, the first `maxBytes`), and the
- * rest is never read. Every read of a server's body goes through here.
+ * rest is never read; a body that breaks mid-way is what arrived. The bridge's call sites read it this way.
  */
 export async function readBounded(
   response: HttpAnswer,
   maxBytes: number,
   truncate = false,
 ): Promise<string | undefined> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  let over = Number(response.headers.get("content-length") ?? Number.NaN) > maxBytes && !truncate;
-  if (!over) {
-    try {
-      for await (const chunk of response.body ?? []) {
-        const room = maxBytes - total;
-        chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
-        total += Math.min(chunk.length, room);
-        if (chunk.length > room) {
-          over = true;
-          break;
-        }
-      }
-    } catch {
-      // A body that breaks mid-way: what arrived is all there is.
-    }
+  try {
+    return await readBoundedText(response, { maxBytes, what: "the answer", truncate, keepWhatArrived: true });
+  } catch (error) {
+    if (error instanceof BodyTooLargeError) return undefined;
+    throw error;
   }
-  await response.body?.cancel().catch(() => undefined);
-  if (over && !truncate) return undefined;
-  return Buffer.concat(chunks, total).toString("utf8");
 }
 
 /**

@@ -1,8 +1,7 @@
 /** doctor's checks of the tool rules on a listed answer: a rule that matches no tool fails, with the tool meant or what to do. */
 import { describe, expect, it } from "vitest";
 import type { DoctorContext } from "../../../../src/bridge/doctor/check.js";
-import { confirmCheck } from "../../../../src/bridge/doctor/checks/confirm.js";
-import { hiddenToolsCheck } from "../../../../src/bridge/doctor/checks/hidden-tools.js";
+import { confirmCheck, hiddenToolsCheck } from "../../../../src/bridge/doctor/checks/tool-rules.js";
 
 const LISTED = {
   tools: [
