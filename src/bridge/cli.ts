@@ -6,6 +6,11 @@ import { defaultMcpUrl } from "../config/index.js";
 import { closestName } from "../internal/closest-name.js";
 import { packageVersion } from "../internal/package-version.js";
 import { UsageError } from "../internal/usage-error.js";
+import {
+  type AssertionBridgeOptions,
+  assertionOptionsOf,
+  withAssertionOptions,
+} from "./assertion-options.js";
 import { ENVIRONMENT_HELP, hideFlagsOf } from "./cli-help.js";
 import { parsePort, parseProfile, parseResource, parseSeconds } from "./option-values.js";
 import {
@@ -20,7 +25,7 @@ import { customHeadersOf } from "./upstream/http/header-file.js";
 export type TokenStoreChoice = "auto" | "keychain" | "file";
 
 /** Everything the bridge needs to run, parsed and checked. */
-export interface BridgeOptions {
+export interface BridgeOptions extends AssertionBridgeOptions {
   url: URL;
   headers: CustomHeader[];
   callbackPort?: number;
@@ -200,7 +205,7 @@ export function relayTerminalHint({
 }
 
 function withConnectionOptions(command: Command): Command {
-  return command
+  return withAssertionOptions(command)
     .option("--header <header>", HEADER_HELP, collect, [])
     .option(
       "--header-file <path>",
@@ -322,6 +327,7 @@ function toConnectionOptions(
   }
   return {
     headers,
+    ...assertionOptionsOf(opts, env, allowHttp),
     ...(clientCredentials ? { clientCredentials } : {}),
     ...(clientPrivateKeyFile !== undefined ? { clientPrivateKeyFile } : {}),
     callbackPort: opts.callbackPort as number | undefined,

@@ -45,6 +45,10 @@ export async function createBridgeAuth(
     // A key file makes it private_key_jwt: a secret in the environment is then not sent.
     clientSecret: clientCredentials?.privateKey ? undefined : options.clientSecret,
     ...(clientCredentials ? { clientCredentials } : {}),
+    ...(options.workloadTokenFile !== undefined
+      ? { workloadIdentity: { tokenFile: options.workloadTokenFile } }
+      : {}),
+    ...(options.enterpriseIdp ? { enterpriseIdentity: enterpriseIdentityOf(options.enterpriseIdp) } : {}),
     clientMetadataUrl: options.clientMetadataUrl,
     allowHttp: options.allowHttp,
     ...(options.authorizeParams ? { authorizeParams: options.authorizeParams } : {}),
@@ -60,6 +64,15 @@ export async function createBridgeAuth(
   // The relay reads the stored login while the rest of its start goes on: the first answer does not wait for it.
   if (use === "relay") session.readAhead();
   return session;
+}
+
+function enterpriseIdentityOf(idp: NonNullable<BridgeOptions["enterpriseIdp"]>) {
+  return {
+    idpIssuer: idp.issuer,
+    idpClientId: idp.clientId,
+    idTokenFile: idp.idTokenFile,
+    ...(idp.clientSecret ? { idpClientSecret: idp.clientSecret } : {}),
+  };
 }
 
 /**
