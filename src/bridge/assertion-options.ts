@@ -1,6 +1,5 @@
 /** The bridge's sign-in flags with an assertion instead of a person: `--workload-token-file` (workload identity) and `--idp-issuer`, `--idp-client-id`, `--idp-id-token-file` (enterprise-managed authorization). */
 import { accessSync, constants } from "node:fs";
-import type { Command } from "commander";
 import { rememberSecretVariable } from "../internal/redact.js";
 import { UsageError } from "../internal/usage-error.js";
 
@@ -14,29 +13,14 @@ export interface AssertionBridgeOptions {
   enterpriseIdp?: { issuer: string; clientId: string; idTokenFile: string; clientSecret?: string };
 }
 
-export const ASSERTION_FLAGS = [
-  "--workload-token-file",
-  "--idp-issuer",
-  "--idp-client-id",
-  "--idp-id-token-file",
-];
-
-export function withAssertionOptions(command: Command): Command {
-  return command
-    .option(
-      "--workload-token-file <path>",
-      "sign in as --client-id with the workload identity token a platform writes to this file (read again for each token)",
-    )
-    .option(
-      "--idp-issuer <url>",
-      "enterprise-managed sign-in: your identity provider (with --idp-client-id, --idp-id-token-file)",
-    )
-    .option("--idp-client-id <id>", "the client id at --idp-issuer (secret from $CHAT_MCP_IDP_CLIENT_SECRET)")
-    .option(
-      "--idp-id-token-file <path>",
-      "a file holding your ID token from --idp-issuer (read again for each token)",
-    );
-}
+/** The flags' help lines, for the command table in cli.ts. */
+export const ASSERTION_HELP = {
+  workloadTokenFile:
+    "sign in as --client-id with the workload identity token a platform writes to this file (read again for each token)",
+  idpIssuer: "enterprise-managed sign-in: your identity provider (with --idp-client-id, --idp-id-token-file)",
+  idpClientId: "the client id at --idp-issuer (secret from $CHAT_MCP_IDP_CLIENT_SECRET)",
+  idpIdTokenFile: "a file holding your ID token from --idp-issuer (read again for each token)",
+};
 
 /** The flags, checked: each goes with `--client-id`, the `--idp-*` three together, one way of signing in. */
 export function assertionOptionsOf(
