@@ -366,6 +366,11 @@ export const COMMANDS: CommandSpec[] = [
         flags: "--public-url <url>",
         description: "base URL for links and OAuth metadata when the server sits behind a proxy",
       },
+      {
+        flags: "--oauth-config <file>",
+        description:
+          "a JSON file (yours alone) of oauthClients, trustedWorkloadIssuers, trustedEnterpriseIdps and referenceIdp",
+      },
     ],
     async run(_operands, opts, ctx) {
       await (await import("./commands/serve.js")).serve(opts as unknown as ServeOptions, ctx);
