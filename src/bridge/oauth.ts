@@ -88,6 +88,17 @@ export function bridgeLoginCommand(
   const words = [...invocationWords(env, argv), "login"];
   if (options.profile) words.push("--profile", options.profile);
   if (options.deviceCode) words.push("--device-code");
+  // A sign-in with an assertion needs its flags again (file paths only; the secrets stay in the environment).
+  if (options.clientId && (options.workloadTokenFile !== undefined || options.enterpriseIdp)) {
+    words.push("--client-id", quoted(options.clientId));
+    if (options.workloadTokenFile !== undefined)
+      words.push("--workload-token-file", quoted(options.workloadTokenFile));
+    const idp = options.enterpriseIdp;
+    if (idp) {
+      words.push("--idp-issuer", quoted(idp.issuer), "--idp-client-id", quoted(idp.clientId));
+      words.push("--idp-id-token-file", quoted(idp.idTokenFile));
+    }
+  }
   for (const file of new Set(options.headers.flatMap((header) => (header.file ? [header.file] : []))))
     words.push("--header-file", quoted(file));
   if (options.headers.some((header) => !header.file)) words.push("(your --header options)");

@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseBridgeArgs, UsageError } from "../../src/bridge/cli.js";
+import { bridgeLoginCommand } from "../../src/bridge/oauth.js";
 import { scratchDir } from "../support/scratch-dir.js";
 
 const argv = (...args: string[]) => ["node", "chat-mcp-bridge", ...args];
@@ -90,5 +91,19 @@ describe("--idp-issuer, --idp-client-id, --idp-id-token-file", () => {
   it("take a loopback http IdP (local tests)", () => {
     const local = ["--idp-issuer", "http://127.0.0.1:4000/idp", ...idp.slice(2)];
     expect(() => parseBridgeArgs(argv("--client-id", "xaa", ...local, url), {}, quiet)).not.toThrow();
+  });
+});
+
+describe("the login command the bridge suggests", () => {
+  it("carries the assertion flags (file paths, never a token or secret)", () => {
+    const parsed = parseBridgeArgs(
+      argv("--client-id", "wl", "--workload-token-file", tokenFile, url),
+      {},
+      quiet,
+    );
+    if (parsed.kind !== "relay") throw new Error("expected the relay");
+    expect(bridgeLoginCommand(parsed.options, {}, ["node", "chat-mcp-bridge"])).toBe(
+      `chat-mcp-bridge login --client-id wl --workload-token-file ${tokenFile} ${url}`,
+    );
   });
 });

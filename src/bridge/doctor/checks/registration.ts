@@ -1,6 +1,7 @@
 /** The client registration check: how this client will register (pre-registered, metadata document, or dynamic). */
 
 import type { Check, CheckResult } from "../check.js";
+import { assertionGrantResult } from "./assertion-grant.js";
 
 export const registrationCheck: Check = {
   id: "registration",
@@ -10,6 +11,12 @@ export const registrationCheck: Check = {
   async run({ options, found }): Promise<CheckResult> {
     const server = found.authorizationServer;
     if (!server) throw new Error("doctor: the registration check ran without an authorization server");
+    if ((options.workloadTokenFile !== undefined || options.enterpriseIdp) && options.clientId) {
+      const grantTypesSupported = server.metadata?.grant_types_supported;
+      const idpIssuer = options.enterpriseIdp?.issuer;
+      const { clientId, workloadTokenFile } = options;
+      return assertionGrantResult({ clientId, workloadTokenFile, idpIssuer, grantTypesSupported });
+    }
     if (options.clientCredentials && options.clientId) {
       const how = options.clientPrivateKeyFile
         ? "private_key_jwt with the key in --client-private-key"
