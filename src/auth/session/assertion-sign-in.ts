@@ -10,13 +10,15 @@ import {
 } from "@modelcontextprotocol/client";
 import * as z from "zod";
 import { rememberSecret } from "../../internal/redact.js";
-import { boundedMetadataFetch, chooseScope } from "../discovery.js";
+import { assertSecureUrl } from "../checks.js";
+import { boundedMetadataFetch, chooseScope, type DiscoveredServer } from "../discovery.js";
 import { AuthRequiredError } from "../errors.js";
 import type { StoredLogin } from "../stored-login.js";
 import { accountRecordingFetch } from "../token-account.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { SessionContext } from "./context.js";
 import { messageOf } from "./error-text.js";
+import { tokenEndpointArguments } from "./token-endpoint.js";
 
 /** Largest token file read: a platform's JWT is 1-2 KiB; an ID token with many claims stays under 16 KiB. */
 const MAX_TOKEN_FILE_BYTES = 64 * 1024;
@@ -81,9 +83,17 @@ export async function signInWithAssertion(
       rememberSecret(idp.idpClientSecret);
       const idToken = await readTokenFile(idp.idTokenFile, "--idp-id-token-file");
       try {
-        const idpFetch = boundedMetadataFetch(grant.fetchFn as typeof fetch);
+        const bounded = boundedMetadataFetch(grant.fetchFn as typeof fetch);
+        const found = await idpTokenEndpoint(idp.idpIssuer, bounded);
+        assertSecureUrl(found, "identity provider's token endpoint", options.allowHttp);
+        // Plain http beyond loopback, which --allow-http allowed, is handed to the SDK as the one seam allows.
+        const idpServer = { authorizationServerUrl: idp.idpIssuer, metadata: { token_endpoint: found } };
+        const { metadata: idpMetadata, fetchFn: idpFetch } = tokenEndpointArguments(
+          idpServer as unknown as DiscoveredServer,
+          bounded,
+        );
         const { jwtAuthGrant } = await requestJwtAuthorizationGrant({
-          tokenEndpoint: await idpTokenEndpoint(idp.idpIssuer, idpFetch),
+          tokenEndpoint: idpMetadata?.token_endpoint ?? found,
           audience: grant.authorizationServerUrl,
           resource: grant.resourceUrl,
           idToken,
@@ -111,11 +121,12 @@ export async function signInWithAssertion(
   const answer = accountRecordingFetch(context.fetchFn);
   let tokens: OAuthTokens;
   try {
-    tokens = await fetchToken(provider, server.authorizationServerUrl, {
-      metadata: server.metadata,
+    const endpoint = tokenEndpointArguments(server, answer.fetchFn);
+    tokens = await fetchToken(provider, endpoint.authorizationServerUrl, {
+      metadata: endpoint.metadata,
       resource: server.resource,
       scope,
-      fetchFn: answer.fetchFn,
+      fetchFn: endpoint.fetchFn,
     });
   } catch (error) {
     if (!(error instanceof OAuthError)) throw error;
