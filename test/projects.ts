@@ -25,6 +25,7 @@ export const INTEGRATION_FILES = [
   "test/auth/session/mix-up.test.ts",
   "test/auth/session/oauth-session.test.ts",
   "test/auth/session/provider-quirks.test.ts",
+  "test/bridge/assertion-sign-in.test.ts",
   "test/bridge/bin-stdio.test.ts",
   "test/bridge/client-credentials.test.ts",
   "test/bridge/confirm-tool-notification.test.ts",

@@ -6,6 +6,7 @@ const RELAY_ONLY_FLAGS = ["--ignore-tool", "--read-only", "--confirm-tool"];
 const SIGN_IN_FLAGS = [
   ...["--callback-port", "--no-browser", "--auth-timeout", "--host", "--device-code"],
   ...["--authorize-param", "--disable-resource-parameter", "--static-oauth-client-metadata"],
+  ...["--workload-token-file", "--idp-issuer", "--idp-client-id", "--idp-id-token-file"],
 ];
 const HIDDEN_IN_HELP: Readonly<Record<string, readonly string[]>> = {
   login: RELAY_ONLY_FLAGS,
@@ -27,4 +28,6 @@ Environment:
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY
                          the proxy for the server's requests, as curl reads them (loopback never uses one)
   NODE_EXTRA_CA_CERTS    a PEM file of extra root certificates (a company root, a TLS-inspecting proxy)
-  CHAT_MCP_CLIENT_SECRET the secret of --client-id`;
+  CHAT_MCP_CLIENT_SECRET the secret of --client-id
+  CHAT_MCP_IDP_CLIENT_SECRET
+                         the secret of --idp-client-id`;

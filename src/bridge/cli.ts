@@ -6,6 +6,7 @@ import { defaultMcpUrl } from "../config/index.js";
 import { closestName } from "../internal/closest-name.js";
 import { packageVersion } from "../internal/package-version.js";
 import { UsageError } from "../internal/usage-error.js";
+import { ASSERTION_HELP, type AssertionBridgeOptions, assertionOptionsOf } from "./assertion-options.js";
 import { ENVIRONMENT_HELP, hideFlagsOf } from "./cli-help.js";
 import { parsePort, parseProfile, parseResource, parseSeconds } from "./option-values.js";
 import {
@@ -20,7 +21,7 @@ import { customHeadersOf } from "./upstream/http/header-file.js";
 export type TokenStoreChoice = "auto" | "keychain" | "file";
 
 /** Everything the bridge needs to run, parsed and checked. */
-export interface BridgeOptions {
+export interface BridgeOptions extends AssertionBridgeOptions {
   url: URL;
   headers: CustomHeader[];
   callbackPort?: number;
@@ -230,6 +231,10 @@ function withConnectionOptions(command: Command): Command {
     .option("--client-metadata-url <url>", "https URL of a client ID metadata document")
     .option("--client-credentials", "sign in as the --client-id client itself: no browser, no person")
     .option("--client-private-key <pem-file>", "private_key_jwt key for --client-credentials (yours alone)")
+    .option("--workload-token-file <path>", ASSERTION_HELP.workloadTokenFile)
+    .option("--idp-issuer <url>", ASSERTION_HELP.idpIssuer)
+    .option("--idp-client-id <id>", ASSERTION_HELP.idpClientId)
+    .option("--idp-id-token-file <path>", ASSERTION_HELP.idpIdTokenFile)
     .option(
       "--ignore-tool <pattern>",
       "hide tools whose name matches (repeatable; * is a wildcard)",
@@ -322,6 +327,7 @@ function toConnectionOptions(
   }
   return {
     headers,
+    ...assertionOptionsOf(opts, env, allowHttp),
     ...(clientCredentials ? { clientCredentials } : {}),
     ...(clientPrivateKeyFile !== undefined ? { clientPrivateKeyFile } : {}),
     callbackPort: opts.callbackPort as number | undefined,

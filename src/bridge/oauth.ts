@@ -45,6 +45,10 @@ export async function createBridgeAuth(
     // A key file makes it private_key_jwt: a secret in the environment is then not sent.
     clientSecret: clientCredentials?.privateKey ? undefined : options.clientSecret,
     ...(clientCredentials ? { clientCredentials } : {}),
+    ...(options.workloadTokenFile !== undefined
+      ? { workloadIdentity: { tokenFile: options.workloadTokenFile } }
+      : {}),
+    ...(options.enterpriseIdp ? { enterpriseIdentity: enterpriseIdentityOf(options.enterpriseIdp) } : {}),
     clientMetadataUrl: options.clientMetadataUrl,
     allowHttp: options.allowHttp,
     ...(options.authorizeParams ? { authorizeParams: options.authorizeParams } : {}),
@@ -62,6 +66,15 @@ export async function createBridgeAuth(
   return session;
 }
 
+function enterpriseIdentityOf(idp: NonNullable<BridgeOptions["enterpriseIdp"]>) {
+  return {
+    idpIssuer: idp.issuer,
+    idpClientId: idp.clientId,
+    idTokenFile: idp.idTokenFile,
+    ...(idp.clientSecret ? { idpClientSecret: idp.clientSecret } : {}),
+  };
+}
+
 /**
  * The terminal command that signs in with the same login (URL, profile, header names and client options), as
  * this process was started: `npx -y chat-mcp-bridge` under npx, the bare name only when that is what ran, else
@@ -75,6 +88,17 @@ export function bridgeLoginCommand(
   const words = [...invocationWords(env, argv), "login"];
   if (options.profile) words.push("--profile", options.profile);
   if (options.deviceCode) words.push("--device-code");
+  // A sign-in with an assertion needs its flags again (file paths only; the secrets stay in the environment).
+  if (options.clientId && (options.workloadTokenFile !== undefined || options.enterpriseIdp)) {
+    words.push("--client-id", quoted(options.clientId));
+    if (options.workloadTokenFile !== undefined)
+      words.push("--workload-token-file", quoted(options.workloadTokenFile));
+    const idp = options.enterpriseIdp;
+    if (idp) {
+      words.push("--idp-issuer", quoted(idp.issuer), "--idp-client-id", quoted(idp.clientId));
+      words.push("--idp-id-token-file", quoted(idp.idTokenFile));
+    }
+  }
   for (const file of new Set(options.headers.flatMap((header) => (header.file ? [header.file] : []))))
     words.push("--header-file", quoted(file));
   if (options.headers.some((header) => !header.file)) words.push("(your --header options)");

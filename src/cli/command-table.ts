@@ -137,7 +137,7 @@ export const COMMANDS: CommandSpec[] = [
   {
     name: "login",
     description:
-      "sign in with your browser (OAuth), or as a client with --client-credentials, and store the credentials for this base URL",
+      "sign in with your browser (OAuth), or as a client with --client-credentials or --workload-token-file, and store the credentials for this base URL",
     arguments: [],
     options: [
       { flags: "--no-browser", description: "print the sign-in URL instead of opening a browser" },
@@ -170,6 +170,11 @@ export const COMMANDS: CommandSpec[] = [
         description:
           "with --client-credentials: sign private_key_jwt assertions with this key (a file only you can read)",
       },
+      {
+        flags: "--workload-token-file <path>",
+        description:
+          "sign in as --client-id with the workload identity token a platform writes to this file (Kubernetes, CI OIDC)",
+      },
     ],
     async run(_operands, opts, ctx) {
       await (await import("./commands/login.js")).login(
@@ -181,6 +186,7 @@ export const COMMANDS: CommandSpec[] = [
           clientCredentials: opts.clientCredentials === true,
           clientId: opts.clientId as string | undefined,
           clientPrivateKeyFile: opts.clientPrivateKey as string | undefined,
+          workloadTokenFile: opts.workloadTokenFile as string | undefined,
         },
         ctx,
       );
@@ -359,6 +365,11 @@ export const COMMANDS: CommandSpec[] = [
       {
         flags: "--public-url <url>",
         description: "base URL for links and OAuth metadata when the server sits behind a proxy",
+      },
+      {
+        flags: "--oauth-config <file>",
+        description:
+          "a JSON file (yours alone) of oauthClients, trustedWorkloadIssuers, trustedEnterpriseIdps and referenceIdp",
       },
     ],
     async run(_operands, opts, ctx) {

@@ -1,7 +1,7 @@
 /** The one redaction step every error and log line crosses before anyone sees it, and the one terminal sanitiser. */
 
 /** Environment variables that hold this package's secrets; a child process (the browser) never gets them. */
-const SECRET_VARIABLES = new Set(["CHAT_API_KEY", "CHAT_MCP_CLIENT_SECRET"]);
+const SECRET_VARIABLES = new Set(["CHAT_API_KEY", "CHAT_MCP_CLIENT_SECRET", "CHAT_MCP_IDP_CLIENT_SECRET"]);
 
 // Values shorter than this are not replaced literally (a one-character header value would shred every message).
 const MIN_SECRET_LENGTH = 6;

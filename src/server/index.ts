@@ -2,6 +2,14 @@
 import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
 import { createReferenceContext, createReferenceHandler } from "./app.js";
+
+export type {
+  AssertionGrantOptions,
+  ReferenceIdpOptions,
+  TrustedEnterpriseIdp,
+  TrustedWorkloadIssuer,
+} from "./assertion-grant-options.js";
+
 import type { ReferenceServerOptions } from "./options.js";
 
 export type {

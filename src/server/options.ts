@@ -1,4 +1,5 @@
 /** Options of `startReferenceServer()`: plain data, free of express types so `chat-mcp-bridge/server` types stand alone. */
+import type { AssertionGrantOptions } from "./assertion-grant-options.js";
 
 /** A client known before any registration (e.g. for `chat-mcp-bridge --client-id`). */
 export interface PreRegisteredOAuthClient {
@@ -21,7 +22,7 @@ export interface PreRegisteredOAuthClient {
 }
 
 /** Options of the OAuth part, read from `ctx.options` (they belong in `ReferenceServerOptions`). */
-export interface OAuthServerOptions {
+export interface OAuthServerOptions extends AssertionGrantOptions {
   autoApprove?: string;
   accessTokenTtlSeconds?: number;
   /** Clients registered at start, in addition to dynamic registration. */

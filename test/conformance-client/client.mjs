@@ -31,6 +31,19 @@ if (context.private_key_pem) {
   writeFileSync(keyFile, context.private_key_pem, { mode: 0o600 });
   args.push("--client-private-key", keyFile);
 }
+// Sign-in with an assertion: the workload's platform token, or the person's ID token at the enterprise IdP, each in
+// a 0600 file of this run's config folder, as a platform or an IdP's helper would leave it (never in argv).
+if (context.valid_jwt) {
+  const tokenFile = join(configDir, "workload-token.jwt");
+  writeFileSync(tokenFile, context.valid_jwt, { mode: 0o600 });
+  args.push("--workload-token-file", tokenFile);
+}
+if (context.idp_issuer) {
+  const idTokenFile = join(configDir, "id-token.jwt");
+  writeFileSync(idTokenFile, context.idp_id_token, { mode: 0o600 });
+  args.push("--idp-issuer", context.idp_issuer, "--idp-client-id", context.idp_client_id);
+  args.push("--idp-id-token-file", idTokenFile);
+}
 if (process.env.CONFORMANCE_BRIDGE_DEBUG) args.push("--debug");
 args.push(serverUrl);
 

@@ -34,6 +34,7 @@ const loadRefresh = () => import("./refresh.js");
 const loadSignIn = () => import("./sign-in.js");
 const loadRevocation = () => import("./revocation.js");
 const loadClientCredentials = () => import("./client-credentials.js");
+const loadAssertionSignIn = () => import("./assertion-sign-in.js");
 
 /** A wait for another process's lock longer than this is a sign-in, not a refresh: then it is said. */
 const LASTING_LOCK_WAIT_MS = 3_000;
@@ -123,7 +124,7 @@ export class OAuthSession {
     if (!tokens) return undefined;
     if (!isDue(tokens)) return tokens.accessToken;
     // With client credentials, a token that is due is replaced by a new grant: no person is needed for it.
-    const renews = this.#options.clientCredentials !== undefined;
+    const renews = this.#signsInWithoutPerson();
     if (!tokens.refreshToken && !renews) return isExpired(tokens) ? undefined : tokens.accessToken;
     try {
       return await this.#locked(async () => {
@@ -283,6 +284,10 @@ export class OAuthSession {
       const { signInWithClientCredentials } = await loadClientCredentials();
       return signInWithClientCredentials(this.#context, input);
     }
+    if (this.#options.workloadIdentity || this.#options.enterpriseIdentity) {
+      const { signInWithAssertion } = await loadAssertionSignIn();
+      return signInWithAssertion(this.#context, input);
+    }
     const { signIn } = await loadSignIn();
     return signIn(this.#context, {
       ...input,
@@ -295,6 +300,16 @@ export class OAuthSession {
           browserOpened: true,
         }),
     });
+  }
+
+  /** A grant with no person (client credentials, a workload token, an ID-JAG): a token that is due is asked for anew. */
+  #signsInWithoutPerson(): boolean {
+    const options = this.#options;
+    return (
+      options.clientCredentials !== undefined ||
+      options.workloadIdentity !== undefined ||
+      options.enterpriseIdentity !== undefined
+    );
   }
 
   #locked<T>(task: () => Promise<T>): Promise<T> {

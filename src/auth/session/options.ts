@@ -38,6 +38,21 @@ export interface OAuthSessionOptions {
    * with `clientSecret`, or with `privateKey` (`private_key_jwt`). A new token is asked for when one is due.
    */
   clientCredentials?: { privateKey?: ClientPrivateKey | undefined };
+  /**
+   * `--workload-token-file`: the jwt-bearer grant (RFC 7523 §2.1) as `clientId` with the token a platform writes
+   * to this file (read again for each token request, since platforms rotate it). No browser, no person.
+   */
+  workloadIdentity?: { tokenFile: string };
+  /**
+   * `--idp-issuer`, `--idp-client-id`, `--idp-id-token-file` (enterprise-managed authorization): the ID token is
+   * exchanged at the IdP for an ID-JAG (RFC 8693), which is redeemed as `clientId` (jwt-bearer). No consent page.
+   */
+  enterpriseIdentity?: {
+    idpIssuer: string;
+    idpClientId: string;
+    idTokenFile: string;
+    idpClientSecret?: string;
+  };
   /** A client ID metadata document (https URL), used where the authorization server supports it. */
   clientMetadataUrl?: string;
   /**

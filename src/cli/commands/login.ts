@@ -1,4 +1,4 @@
-/** `chat-cli login [--no-browser] [--device-code] [--auth-timeout <s>] [--token-store <store>] [--client-credentials --client-id <id> [--client-private-key <pem>]]`: OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
+/** `chat-cli login [--no-browser] [--device-code] [--auth-timeout <s>] [--token-store <store>] [--client-credentials --client-id <id> [--client-private-key <pem>]] [--client-id <id> --workload-token-file <path>]`: OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
 import { configDir } from "../../config/index.js";
 import { redactForTerminal } from "../../internal/redact.js";
 import { UsageError } from "../../internal/usage-error.js";
@@ -21,6 +21,8 @@ export interface LoginOptions {
   clientId?: string | undefined;
   /** `--client-private-key`: the PEM file of a `private_key_jwt` client. */
   clientPrivateKeyFile?: string | undefined;
+  /** `--workload-token-file`: the jwt-bearer grant as `clientId` with the token a platform writes there. */
+  workloadTokenFile?: string | undefined;
 }
 
 const AUTH_TIMEOUT_MS = 5 * 60_000;
@@ -32,6 +34,13 @@ export async function loginSession(ctx: CliContext, options: LoginOptions) {
   const env = ctx.env ?? process.env;
   if (options.clientPrivateKeyFile !== undefined && !options.clientCredentials) {
     throw new UsageError("--client-private-key goes with --client-credentials");
+  }
+  if (options.workloadTokenFile !== undefined && (!options.clientId || options.clientCredentials)) {
+    throw new UsageError(
+      options.clientCredentials
+        ? "--workload-token-file and --client-credentials are two ways of signing in; choose one"
+        : "--workload-token-file needs --client-id <id>",
+    );
   }
   if (options.clientCredentials && !options.clientId) {
     throw new UsageError("--client-credentials needs --client-id <id>");
@@ -66,6 +75,9 @@ export async function loginSession(ctx: CliContext, options: LoginOptions) {
       ? { clientSecret: env.CHAT_MCP_CLIENT_SECRET }
       : {}),
     ...(options.clientCredentials ? { clientCredentials: privateKey ? { privateKey } : {} } : {}),
+    ...(options.workloadTokenFile !== undefined
+      ? { workloadIdentity: { tokenFile: options.workloadTokenFile } }
+      : {}),
   });
 }
 
@@ -83,11 +95,12 @@ export async function login(options: LoginOptions, ctx: CliContext): Promise<voi
       account: account ?? null,
     });
   }
-  const as = options.clientCredentials
-    ? ` as client ${options.clientId}`
-    : account
-      ? ` as ${shown(account)}`
-      : "";
+  const as =
+    options.clientCredentials || options.workloadTokenFile !== undefined
+      ? ` as client ${options.clientId}`
+      : account
+        ? ` as ${shown(account)}`
+        : "";
   printHint(ctx.io, `Signed in to ${ctx.globals.baseUrl}${as}.`);
   printHint(
     ctx.io,

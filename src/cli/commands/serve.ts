@@ -18,6 +18,8 @@ export interface ServeOptions {
   mcpEra?: "both" | "modern" | "legacy";
   /** `--public-url`: the base URL clients reach the server at (behind a proxy). */
   publicUrl?: string;
+  /** `--oauth-config`: a JSON file of pre-registered clients and the issuers the jwt-bearer grant trusts. */
+  oauthConfig?: string;
 }
 
 function eraNote(era: "both" | "modern" | "legacy"): string {
@@ -77,7 +79,11 @@ export function everyInterfaceNote(
 /** Runs until SIGINT or SIGTERM, then closes the server and returns (exit 0). */
 export async function serve(options: ServeOptions, ctx: CliContext): Promise<void> {
   const { startReferenceServer, SEED_ACCOUNTS, SEED_USERS } = await import("../../server/index.js");
+  const oauthConfig = options.oauthConfig
+    ? (await import("./serve-oauth-config.js")).readServeOAuthConfig(options.oauthConfig)
+    : {};
   const server = await startReferenceServer({
+    ...oauthConfig,
     port: options.port,
     host: options.host,
     ...(options.data ? { dataFile: options.data } : {}),
@@ -131,6 +137,7 @@ export async function serve(options: ServeOptions, ctx: CliContext): Promise<voi
       ...(options.tokenTtl
         ? [`  Access tokens expire after ${options.tokenTtl} s (refresh tokens renew them).`]
         : []),
+      ...(oauthConfig.referenceIdp ? [`  Enterprise IdP (for --idp-issuer): ${server.url}/idp`] : []),
       ``,
       `Seeded accounts and dev API keys (for /v2 only, never in an MCP client config):`,
       ...Object.entries(apiKeys).map(([slug, key]) => `  ${slug.padEnd(12)} ${key}${accountNote(slug)}`),

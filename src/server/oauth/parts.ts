@@ -5,6 +5,7 @@ import type { ClientAssertions } from "./client-assertion.js";
 import type { ClientMetadataDocuments } from "./client-metadata-documents.js";
 import type { DeviceAuthorizations } from "./device-authorizations.js";
 import type { OAuthGrants } from "./grants.js";
+import type { JwtBearerGrant } from "./jwt-bearer.js";
 import type { AuthorizationFlows } from "./provider.js";
 import type { OAuthLimiters } from "./rate-limits.js";
 import type { RegisteredClient } from "./registration.js";
@@ -24,6 +25,8 @@ export interface OAuthParts {
   binding: ConsentBrowserBinding;
   /** `private_key_jwt` assertions checked, and their `jti`s remembered against replay. */
   assertions: ClientAssertions;
+  /** The jwt-bearer grant: workload identity tokens and ID-JAGs from trusted issuers. */
+  jwtBearer: JwtBearerGrant;
   now: () => number;
   /** When set, requests are approved for this account at once (no consent page). */
   autoApprove?: { account: string; userId?: string };

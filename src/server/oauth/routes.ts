@@ -15,10 +15,12 @@ import {
 } from "./device.js";
 import { DeviceAuthorizations } from "./device-authorizations.js";
 import { DEFAULT_ACCESS_TOKEN_TTL_SECONDS, OAuthGrants } from "./grants.js";
+import { JWT_BEARER_GRANT_TYPE, JwtBearerGrant, trustedIssuersOf } from "./jwt-bearer.js";
 import { authorizationServerMetadata, protectedResourceMetadata } from "./metadata.js";
 import type { OAuthParts } from "./parts.js";
 import { AuthorizationFlows, PENDING_AUTHORIZATION_TTL_MS } from "./provider.js";
 import { oauthLimiters } from "./rate-limits.js";
+import { createReferenceIdp, IDP_METADATA_PATH, IDP_PATH, type ReferenceIdp } from "./reference-idp.js";
 import { handleRegister } from "./register.js";
 import { DEVICE_CODE_GRANT_TYPE, type RegisteredClient } from "./registration.js";
 import { handleRevoke, handleToken } from "./token.js";
@@ -47,6 +49,9 @@ const CORS_PATHS = new Set([
   "/revoke",
   DEVICE_AUTHORIZATION_PATH,
   "/.well-known/oauth-authorization-server",
+  IDP_METADATA_PATH,
+  `${IDP_PATH}/token`,
+  `${IDP_PATH}/jwks.json`,
 ]);
 
 /**
@@ -54,7 +59,7 @@ const CORS_PATHS = new Set([
  * Mount `handle` before the pages (it guards the `/signin` hop of a consent request).
  */
 export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
-  const parts = oauthParts(ctx);
+  const { parts, idp } = oauthParts(ctx);
   ctx.tokenVerifiers.push((token) => parts.grants.principalFor(token));
   const issuer = parts.issuer;
   const handle: RouteHandler = async (request, info) => {
@@ -68,7 +73,13 @@ export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
     async function route(request: Request, path: string): Promise<Response | undefined> {
       switch (path) {
         case "/.well-known/oauth-authorization-server":
-          return metadataResponse(request, authorizationServerMetadata(issuer, parts.offersDeviceGrant));
+          return metadataResponse(
+            request,
+            withJwtBearer(
+              authorizationServerMetadata(issuer, parts.offersDeviceGrant),
+              parts.jwtBearer.offered,
+            ),
+          );
         case "/.well-known/oauth-protected-resource/mcp":
           return metadataResponse(request, protectedResourceMetadata(issuer, resourceUrls(issuer).mcp));
         case "/.well-known/oauth-protected-resource/v2":
@@ -90,6 +101,8 @@ export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
             ? handleDeviceVerification(parts, request, info.url, info.clientIp)
             : undefined;
         default:
+          if (idp && (path === IDP_METADATA_PATH || path.startsWith(`${IDP_PATH}/`)))
+            return idp.handle(request, path);
           return handleConsent(parts, request, info.url);
       }
     }
@@ -97,7 +110,16 @@ export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
   return { handle, registeredClientCount: () => parts.grants.registeredClientCount() };
 }
 
-function oauthParts(ctx: ServerContext): OAuthParts {
+/** The metadata with the jwt-bearer grant among `grant_types_supported` when an issuer is trusted. */
+function withJwtBearer(metadata: Record<string, unknown>, offered: boolean): Record<string, unknown> {
+  if (!offered) return metadata;
+  return {
+    ...metadata,
+    grant_types_supported: [...(metadata.grant_types_supported as string[]), JWT_BEARER_GRANT_TYPE],
+  };
+}
+
+function oauthParts(ctx: ServerContext): { parts: OAuthParts; idp: ReferenceIdp | undefined } {
   const options = ctx.options as OAuthServerOptions;
   const now = options.oauthNow ?? Date.now;
   const resources = resourceUrls(ctx.baseUrl);
@@ -113,21 +135,36 @@ function oauthParts(ctx: ServerContext): OAuthParts {
       ? { maxRegisteredClients: registrationLimits.maxClients }
       : {}),
   });
+  const idp = options.referenceIdp ? createReferenceIdp(ctx, options.referenceIdp, now) : undefined;
+  const trusted = [...trustedIssuersOf(options, ctx.accounts), ...(idp ? [idp.trusted] : [])];
   for (const client of options.oauthClients ?? []) {
-    grants.saveClient(preRegisteredClient(ctx, client, now()));
+    const saved = preRegisteredClient(ctx, client, now());
+    // Pre-registered clients are vouched for: each may redeem assertions of the issuers trusted here.
+    if (trusted.length > 0) saved.grant_types.push(JWT_BEARER_GRANT_TYPE);
+    grants.saveClient(saved);
   }
-  return {
+  const flows = new AuthorizationFlows({
+    grants,
+    resources: [resources.mcp, resources.v2],
+    issuer: ctx.baseUrl,
+    now,
+  });
+  const jwtBearer = new JwtBearerGrant({
+    issuer: ctx.baseUrl,
+    trusted,
+    grants,
+    flows,
+    now,
+    isKnownUser: (id) => ctx.users.has(id),
+  });
+  const parts: OAuthParts = {
     ctx,
     issuer: ctx.baseUrl,
     grants,
     devices: new DeviceAuthorizations({ grants, now, ...(options.deviceAuthorization || {}) }),
     offersDeviceGrant: options.deviceAuthorization !== false,
-    flows: new AuthorizationFlows({
-      grants,
-      resources: [resources.mcp, resources.v2],
-      issuer: ctx.baseUrl,
-      now,
-    }),
+    flows,
+    jwtBearer,
     documents: new ClientMetadataDocuments({
       now,
       ...(options.testOnlyAllowHttpClientMetadataDocuments ? { allowLoopbackHttp: true } : {}),
@@ -138,6 +175,7 @@ function oauthParts(ctx: ServerContext): OAuthParts {
     now,
     ...(options.autoApprove ? { autoApprove: autoApproval(ctx, options.autoApprove) } : {}),
   };
+  return { parts, idp };
 }
 
 function metadataResponse(request: Request, body: Record<string, unknown>): Response {

@@ -1,9 +1,10 @@
-/** `/token` (code, refresh, device code and client credentials grants) and `/revoke` (RFC 7009), with client authentication (RFC 6749 §2.3). */
+/** `/token` (code, refresh, device code, client credentials and jwt-bearer grants) and `/revoke` (RFC 7009), with client authentication (RFC 6749 §2.3). */
 
 import { jsonResponse, readFormBody } from "../http.js";
 import { sameSecret } from "../ids.js";
 import { ServiceError } from "../service-error.js";
 import { assertionSubject, JWT_BEARER_ASSERTION_TYPE, publicKeysOf } from "./client-assertion.js";
+import { JWT_BEARER_GRANT_TYPE } from "./jwt-bearer.js";
 import { findClient, type OAuthParts } from "./parts.js";
 import { OAuthError, tokenResponse } from "./provider.js";
 import { rateLimited } from "./rate-limits.js";
@@ -14,6 +15,7 @@ const GRANT_TYPES = new Set([
   "refresh_token",
   DEVICE_CODE_GRANT_TYPE,
   "client_credentials",
+  JWT_BEARER_GRANT_TYPE,
 ]);
 
 /** Token responses are never cached (RFC 6749 §5.1). */
@@ -27,11 +29,16 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
     const client = await authenticateClient(parts, request, form);
     const grantType = form.get("grant_type");
     if (!grantType) throw new OAuthError("invalid_request", "grant_type is required");
-    if (!GRANT_TYPES.has(grantType) || (grantType === DEVICE_CODE_GRANT_TYPE && !parts.offersDeviceGrant)) {
+    const offered =
+      grantType === JWT_BEARER_GRANT_TYPE ? parts.jwtBearer.offered : GRANT_TYPES.has(grantType);
+    if (!offered || (grantType === DEVICE_CODE_GRANT_TYPE && !parts.offersDeviceGrant)) {
       throw new OAuthError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
     }
     if (!client.grant_types.includes(grantType)) {
       throw new OAuthError("unauthorized_client", `the client is not registered for ${grantType}`);
+    }
+    if (grantType === JWT_BEARER_GRANT_TYPE) {
+      return jsonResponse(200, parts.jwtBearer.redeem(client, form), NO_STORE);
     }
     if (grantType === "client_credentials") {
       const body = parts.flows.grantClientCredentials(client, form.get("scope"), form.get("resource"));

@@ -13,6 +13,7 @@ import {
   loginCommand,
   signInAllowanceMs,
 } from "../check.js";
+import { assertionGrantResult } from "./assertion-grant.js";
 
 /** The discovery checks run when the endpoint answered and asked for sign-in. */
 const NEEDS_A_SIGN_IN_ENDPOINT: Pick<Check, "needs" | "skipWhen"> = {
@@ -106,6 +107,12 @@ export const registrationCheck: Check = {
   async run({ options, found }): Promise<CheckResult> {
     const server = found.authorizationServer;
     if (!server) throw new Error("doctor: the registration check ran without an authorization server");
+    if ((options.workloadTokenFile !== undefined || options.enterpriseIdp) && options.clientId) {
+      const grantTypesSupported = server.metadata?.grant_types_supported;
+      const idpIssuer = options.enterpriseIdp?.issuer;
+      const { clientId, workloadTokenFile } = options;
+      return assertionGrantResult({ clientId, workloadTokenFile, idpIssuer, grantTypesSupported });
+    }
     if (options.clientCredentials && options.clientId) {
       const how = options.clientPrivateKeyFile
         ? "private_key_jwt with the key in --client-private-key"
