@@ -1,5 +1,6 @@
-// Bundles each bin into one CommonJS file (dist/bin/<bin>.cjs), and the library's exports with the MCP SDK parts they use;
-// the licences of what the bundles carry go beside them (dist/THIRD-PARTY-LICENSES.txt).
+// Bundles each bin into one CommonJS file (dist/bin/<bin>.cjs), the library's exports with the MCP SDK parts they use,
+// and the proxy agents once each (dist/vendor/); the licences of what the bundles carry go beside them
+// (dist/THIRD-PARTY-LICENSES.txt).
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { build } from "esbuild";
@@ -40,14 +41,7 @@ const bins = await build({
   target: "node20",
   // CommonJS, one file per bin: spawn -> first answer 126-131 ms vs 149 ms as split ES modules (Node 20), 69 vs 99 (24).
   format: "cjs",
-  external: [
-    "keytar",
-    "@napi-rs/keyring",
-    "open",
-    "express",
-    "playwright-core",
-    "fsevents",
-  ],
+  external: ["keytar", "@napi-rs/keyring", "open", "express", "playwright-core", "fsevents"],
   plugins: [vendoredImports],
   define: {
     CHAT_CLI_BUNDLED_VERSION: JSON.stringify(version),
