@@ -13,7 +13,13 @@ const INPUT_FILES = [
   "scripts/bundle.mjs",
 ];
 const INPUT_DIRS = ["src"];
-const OUTPUTS = ["dist/demo/index.js", "dist/bin/chat-cli.cjs", "dist/bin/chat-mcp-bridge.cjs"];
+const OUTPUTS = [
+  "dist/demo/index.js",
+  "dist/bin/chat-cli.cjs",
+  "dist/bin/chat-mcp-bridge.cjs",
+  "dist/vendor/undici.cjs",
+  "dist/vendor/https-proxy-agent.cjs",
+];
 const STAMP = "dist/.build-inputs";
 
 function filesUnder(root, dir) {

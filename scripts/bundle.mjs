@@ -1,10 +1,30 @@
-// Bundles each bin into one CommonJS file (dist/bin/<bin>.cjs), and the library's exports with the MCP SDK parts they use;
-// the licences of what the bundles carry go beside them (dist/THIRD-PARTY-LICENSES.txt).
+// Bundles each bin into one CommonJS file (dist/bin/<bin>.cjs), the library's exports with the MCP SDK parts they use,
+// and the proxy agents once each (dist/vendor/); the licences of what the bundles carry go beside them
+// (dist/THIRD-PARTY-LICENSES.txt).
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { build } from "esbuild";
 
 const pkg = JSON.parse(readFileSync("package.json", "utf8"));
+/**
+ * Packages the published package carries as one CommonJS file each (dist/vendor/<name>.cjs, named `#<name>` in
+ * package.json "imports"), so the bins and the library share one copy instead of installing them: they load only
+ * when a proxy applies or a request is pinned to an address.
+ */
+const VENDORED = ["undici", "https-proxy-agent"];
+for (const name of VENDORED)
+  if (pkg.imports?.[`#${name}`] !== `./dist/vendor/${name}.cjs`)
+    throw new Error(`package.json "imports" must map #${name} to ./dist/vendor/${name}.cjs`);
+/** Resolves each vendored package to its `#name` import, left for Node to load at run time. */
+const vendoredImports = {
+  name: "vendored-imports",
+  setup(build) {
+    build.onResolve({ filter: new RegExp(`^(${VENDORED.join("|")})$`) }, (args) => ({
+      path: `#${args.path}`,
+      external: true,
+    }));
+  },
+};
 // `chat-cli -V` prints the version of the package.json it was built with, without reading a file at run time.
 const { version } = pkg;
 const outdir = "dist/bin";
@@ -21,17 +41,8 @@ const bins = await build({
   target: "node20",
   // CommonJS, one file per bin: spawn -> first answer 126-131 ms vs 149 ms as split ES modules (Node 20), 69 vs 99 (24).
   format: "cjs",
-  external: [
-    "keytar",
-    "@napi-rs/keyring",
-    "open",
-    "express",
-    "playwright-core",
-    "fsevents",
-    // Proxy agents load only when a proxy variable is set; kept as the packages ship them.
-    "undici",
-    "https-proxy-agent",
-  ],
+  external: ["keytar", "@napi-rs/keyring", "open", "express", "playwright-core", "fsevents"],
+  plugins: [vendoredImports],
   define: {
     CHAT_CLI_BUNDLED_VERSION: JSON.stringify(version),
     // What our ES modules read as import.meta.url (package-version.ts, keychain.ts), the bundle's own URL.
@@ -68,7 +79,40 @@ const library = await build({
   target: "node20",
   format: "esm",
   external: userPackages,
+  plugins: [vendoredImports],
   // Names kept, so a user's stack trace still reads; whitespace and syntax as the bins have them.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  legalComments: "none",
+  logLevel: "warning",
+});
+// Each vendored package re-exported by name from an ES module entry, so that esbuild writes the CommonJS export
+// annotation Node reads for `import("#undici")`'s named exports.
+rmSync("dist/vendor", { recursive: true, force: true });
+const vendorEntries = {
+  name: "vendor-entries",
+  setup(build) {
+    build.onResolve({ filter: /^vendor:/ }, (args) => ({ path: args.path.slice(7), namespace: "vendor" }));
+    build.onLoad({ filter: /.*/, namespace: "vendor" }, async (args) => {
+      const names = Object.keys(await import(args.path)).filter((name) => /^[A-Za-z_$][\w$]*$/.test(name));
+      return {
+        contents: `export { ${names.filter((name) => name !== "default").join(", ")} } from "${args.path}";`,
+        resolveDir: resolve("."),
+        loader: "js",
+      };
+    });
+  },
+};
+const vendor = await build({
+  metafile: true,
+  entryPoints: Object.fromEntries(VENDORED.map((name) => [name, `vendor:${name}`])),
+  outdir: "dist/vendor",
+  outExtension: { ".js": ".cjs" },
+  bundle: true,
+  platform: "node",
+  target: "node20",
+  format: "cjs",
+  plugins: [vendorEntries],
   minifyWhitespace: true,
   minifySyntax: true,
   legalComments: "none",
@@ -78,7 +122,7 @@ const library = await build({
 for (const entry of ["dist/index.js", "dist/server/index.js", "dist/testing/index.js"])
   rmSync(`${entry}.map`, { force: true });
 pruneUnreachableDeclarations(["dist/index.d.ts", "dist/server/index.d.ts", "dist/testing/index.d.ts"]);
-writeThirdPartyLicenses([bins.metafile, library.metafile], "dist/THIRD-PARTY-LICENSES.txt");
+writeThirdPartyLicenses([bins.metafile, library.metafile, vendor.metafile], "dist/THIRD-PARTY-LICENSES.txt");
 
 /** The licence text of every package the bundles carry code of (MIT and Apache-2.0 both ask for it to travel along). */
 function writeThirdPartyLicenses(metafiles, target) {

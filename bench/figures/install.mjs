@@ -50,12 +50,24 @@ function installOnce(spec, extraArgs = []) {
     const packages = Object.entries(lock.packages).filter(([path]) => path.startsWith("node_modules/"));
     const topLevel = readdirSync(join(dir, "node_modules"))
       .filter((name) => !name.startsWith("."))
-      .flatMap((name) => (name.startsWith("@") ? readdirSync(join(dir, "node_modules", name)) : [name]));
+      .flatMap((name) =>
+        name.startsWith("@")
+          ? readdirSync(join(dir, "node_modules", name)).map((scoped) => `${name}/${scoped}`)
+          : [name],
+      );
+    // What makes the size: each top-level package with what it nests, the heaviest first.
+    const largestMB = Object.fromEntries(
+      topLevel
+        .map((name) => [name, Math.round(diskBytes(join(dir, "node_modules", name)) / 1e4) / 100])
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 6),
+    );
     return {
       seconds,
       topLevelPackages: topLevel.length,
       treePackages: packages.length,
       diskMB: diskBytes(join(dir, "node_modules")) / 1e6,
+      largestMB,
       withInstallScripts: packages
         .filter(([, meta]) => meta.hasInstallScript)
         .map(([path]) => path.slice(13)),

@@ -347,7 +347,11 @@ function installRows(install) {
       limit: 50,
       on: "value",
     }),
-    row("7 npx -y", "size on disk", "MB", ours.diskMB, peer.diskMB, peerName),
+    row("7 npx -y", "size on disk", "MB", ours.diskMB, peer.diskMB, peerName, {
+      op: "<",
+      limit: 1,
+      on: "ratio",
+    }),
     row(
       "7 npx -y",
       "packages with install scripts",

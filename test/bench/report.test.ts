@@ -140,6 +140,22 @@ describe("bench verdicts", () => {
     expect(find(soak(6, 120), "8 soak", "chat-mcp-bridge: peak RSS").status).toBe("MISSED");
     expect(find(soak(0, 100), "8 soak", "mcp-remote").status).toBe("N/A");
   });
+
+  it("judges the npx install by its time and its size on disk, each below mcp-remote's", () => {
+    const tree = (seconds: number, diskMB: number) => ({
+      seconds,
+      topLevelPackages: 17,
+      treePackages: 17,
+      diskMB,
+      withInstallScripts: [],
+    });
+    const install = (ours: ReturnType<typeof tree>) =>
+      buildRows({ install: { tarball: "t.tgz", rounds: 1, default: ours, mcpRemote: tree(2.5, 9.5) } });
+    expect(find(install(tree(2.0, 9.0)), "7 npx -y", "size on disk").status).toBe("MET");
+    expect(find(install(tree(2.0, 19.3)), "7 npx -y", "size on disk").status).toBe("MISSED");
+    expect(find(install(tree(2.0, 19.3)), "7 npx -y", "warm cache").status).toBe("MET");
+    expect(find(install(tree(3.5, 9.0)), "7 npx -y", "warm cache").status).toBe("MISSED");
+  });
 });
 
 describe("heap snapshot reader", () => {
