@@ -26,6 +26,7 @@ import {
   type ToolName,
 } from "../../wire/index.js";
 import {
+  type AssistantWatch,
   type ChatService,
   type OnAssistantProgress,
   type Principal,
@@ -153,6 +154,8 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
         if (next) content.push({ type: "text", text: next });
         return { content, structuredContent: result as Record<string, unknown> };
       } catch (error) {
+        // Cancelled: the SDK sends no answer to a cancelled request, and nothing failed worth a log line.
+        if (ctx.mcpReq.signal.aborted) return failure("Cancelled: nothing was written.");
         return failure(explain(error));
       }
     })();
@@ -174,7 +177,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
         "create_chat",
         args,
         ctx,
-        (p) => service.createChat(p, args, progressOf(ctx)),
+        (p) => service.createChat(p, args, watchOf(ctx)),
         (chat) =>
           `Chat ${chat.id} created. Call list_messages with chatId "${chat.id}" to read the assistant's reply.`,
       ),
@@ -245,7 +248,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
         "send_message",
         args,
         ctx,
-        (p) => service.sendMessage(p, args.chatId, { message: args.message }, progressOf(ctx)),
+        (p) => service.sendMessage(p, args.chatId, { message: args.message }, watchOf(ctx)),
         pendingHint,
       ),
   );
@@ -271,14 +274,14 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
         ctx,
         (p, state) =>
           args.task
-            ? service.resolveTask(p, args.chatId, args.task, progressOf(ctx))
+            ? service.resolveTask(p, args.chatId, args.task, watchOf(ctx))
             : resolveThroughElicitation(
                 {
                   service,
                   elicitation: toolsCtx.elicitation,
                   clientCapabilities:
                     envelopeCapabilities(ctx.mcpReq.envelope) ?? server.server.getClientCapabilities(),
-                  onProgress: progressOf(ctx),
+                  watch: watchOf(ctx),
                 },
                 p,
                 args,
@@ -375,6 +378,14 @@ function envelopeCapabilities(envelope: object | undefined): ClientCapabilities 
 
 export function failure(text: string): CallToolResult {
   return { isError: true, content: [{ type: "text", text }] };
+}
+
+/**
+ * The assistant's wait as the request sees it: its progress, and its cancellation (a 2025 `notifications/cancelled`
+ * or a 2026-07-28 request whose stream the client closed), which calls the wait off before anything is written.
+ */
+function watchOf(ctx: ServerContext): AssistantWatch {
+  return { onProgress: progressOf(ctx), signal: ctx.mcpReq.signal };
 }
 
 /**
