@@ -1,4 +1,4 @@
-/** The client's requests in flight, as the bridge's edge sees them: progress only for a request still waiting, and a word in the log when a write the client gave up on finishes after all. */
+/** The client's requests in flight, as the bridge's edge sees them: progress only for a request still waiting, and a word in the log when the client gives up on a write, and when that write finishes after all. */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { isJsonObject as isObject, isRequest, isResponse, type JsonObject as Json } from "./jsonrpc.js";
 import type { BridgeLog } from "./log.js";
@@ -11,9 +11,14 @@ const MAX_CANCELLED_KEPT = 100;
 
 const keyOf = (id: unknown): string => (typeof id === "number" ? `n${id}` : `s${String(id)}`);
 
+/** A chat id as the server makes them: anything else a client sends is not repeated in the log. */
+const CHAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
 interface InFlight {
   method: string;
   tool?: string | undefined;
+  /** The chat a write goes to (`send_message`, `resolve_task`), when its id looks like one. */
+  chatId?: string | undefined;
   progressToken?: string | undefined;
   cancelled: boolean;
 }
@@ -35,9 +40,11 @@ export class ClientRequests {
       const progressToken = token === undefined ? undefined : keyOf(token);
       const tool =
         message.method === "tools/call" && typeof params.name === "string" ? params.name : undefined;
+      const chatId = isObject(params.arguments) ? params.arguments.chatId : undefined;
       this.#inFlight.set(keyOf(message.id), {
         method: message.method,
         tool,
+        chatId: typeof chatId === "string" && CHAT_ID.test(chatId) ? chatId : undefined,
         progressToken,
         cancelled: false,
       });
@@ -48,7 +55,7 @@ export class ClientRequests {
     if (method === "notifications/cancelled" && isObject(params)) {
       const key = keyOf(params.requestId);
       const request = this.#inFlight.get(key);
-      if (request) this.#stopWaiting(key, request);
+      if (request && !request.cancelled) this.#stopWaiting(key, request, params.requestId as RequestId);
     }
   }
 
@@ -66,7 +73,7 @@ export class ClientRequests {
     return false;
   }
 
-  #stopWaiting(key: string, request: InFlight): void {
+  #stopWaiting(key: string, request: InFlight, id: RequestId): void {
     request.cancelled = true;
     if (request.progressToken) this.#tokens.delete(request.progressToken);
     // Only a write's late answer is worth waiting for; the others are forgotten now.
@@ -74,6 +81,8 @@ export class ClientRequests {
       this.#inFlight.delete(key);
       return;
     }
+    // Said now: a relay that passes the cancellation on (or ends the request's stream) may never see an answer.
+    this.log.info(cancelledWriteLine(request.tool, id, request.chatId));
     this.#cancelled.push(key);
     if (this.#cancelled.length > MAX_CANCELLED_KEPT) this.#inFlight.delete(this.#cancelled.shift()!);
   }
@@ -90,6 +99,15 @@ export class ClientRequests {
       this.log.info(lateAnswerLine(request.tool, id, answer));
     }
   }
+}
+
+/** A write the client cancelled before its answer: what may have happened, and where the person can look. */
+function cancelledWriteLine(tool: string, id: RequestId, chatId: string | undefined): string {
+  const where = chatId ? `list_messages with chatId "${chatId}"` : "list_chats";
+  return (
+    `${tool} #${String(id)}${chatId ? ` (chat ${chatId})` : ""} was cancelled by the client before the server ` +
+    `answered: the server was asked to stop, but it may or may not have run. Look before running it again (${where}).`
+  );
 }
 
 /** What a write the client stopped waiting for did after all, named so the person can find it. */

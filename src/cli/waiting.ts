@@ -3,7 +3,7 @@ import type { CliContext } from "./context.js";
 import { CliError, EXIT } from "./errors.js";
 
 /**
- * Runs `request` (a create, send or resolve) under a spinner. Ctrl-C rejects at once with exit code 130 and
+ * Runs `request` (a create, send or resolve) under a spinner when stdout is a terminal and not `--json`. Ctrl-C rejects at once with exit code 130 and
  * says the request may still complete, with `checkCommand` to see whether it did: a POST that was sent cannot
  * be taken back, and the service records the result only once the assistant has answered, so the advice says
  * the command shows nothing new until then (a user who trusted an empty answer would create a duplicate).
@@ -13,7 +13,8 @@ export async function waitForAssistant<T>(
   wait: { label: string; checkCommand: string },
   request: () => Promise<T>,
 ): Promise<T> {
-  const spinner = ctx.io.spinner(wait.label);
+  // A person at a terminal sees the wait; `--json` and a pipe get the answer alone.
+  const spinner = ctx.io.isTTY && !ctx.globals.json ? ctx.io.spinner(wait.label) : { stop() {} };
   let onInterrupt: (() => void) | undefined;
   const interrupted = new Promise<never>((_resolve, reject) => {
     onInterrupt = () =>

@@ -20,8 +20,8 @@ import type { AssistantTurn } from "./assistant.js";
 import { ScriptedAssistant } from "./assistant.js";
 import {
   type Account,
+  type AssistantWatch,
   type ChatService,
-  type OnAssistantProgress,
   type Principal,
   ServiceError,
 } from "./context.js";
@@ -71,9 +71,12 @@ export class ReferenceChatService implements ChatService {
   /**
    * The assistant's thinking time, before anything is read or written, so the reply reflects the state after it.
    * `onProgress` hears each step (thinking, then `middle` when the task has one, then writing) and a heartbeat at
-   * a steady interval, never after the wait is over.
+   * a steady interval, never after the wait is over. An aborted `signal` ends the wait with its reason, so the
+   * call writes nothing: a cancelled call did not happen, and running it again makes one chat, not two.
    */
-  async #think(onProgress: OnAssistantProgress | undefined, middle?: string): Promise<void> {
+  async #think(watch: AssistantWatch | undefined, middle?: string): Promise<void> {
+    const { onProgress, signal } = watch ?? {};
+    signal?.throwIfAborted();
     const total = this.#assistantDelayMs;
     if (total <= 0) return;
     const started = Date.now();
@@ -89,19 +92,24 @@ export class ReferenceChatService implements ChatService {
     };
     report();
     const heartbeat = onProgress ? setInterval(report, progressIntervalMs(total)) : undefined;
+    let onAbort: (() => void) | undefined;
     try {
-      await new Promise((resolve) => setTimeout(resolve, total));
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, total);
+        onAbort = () => {
+          clearTimeout(timer);
+          reject(signal?.reason);
+        };
+        signal?.addEventListener("abort", onAbort, { once: true });
+      });
     } finally {
       clearInterval(heartbeat);
+      if (onAbort) signal?.removeEventListener("abort", onAbort);
     }
   }
 
-  async createChat(
-    principal: Principal,
-    body: CreateChatBody,
-    onProgress?: OnAssistantProgress,
-  ): Promise<Chat> {
-    await this.#think(onProgress);
+  async createChat(principal: Principal, body: CreateChatBody, watch?: AssistantWatch): Promise<Chat> {
+    await this.#think(watch);
     const account = this.#accountOf(principal);
     const now = this.#now().toISOString();
     const chat: StoredChat = {
@@ -173,9 +181,9 @@ export class ReferenceChatService implements ChatService {
     principal: Principal,
     chatId: string,
     body: { message: string },
-    onProgress?: OnAssistantProgress,
+    watch?: AssistantWatch,
   ): Promise<Message> {
-    await this.#think(onProgress);
+    await this.#think(watch);
     const chat = this.#ownChat(principal, chatId);
     return this.#store.batch(() => this.#converse(chat, body.message));
   }
@@ -184,9 +192,9 @@ export class ReferenceChatService implements ChatService {
     principal: Principal,
     chatId: string,
     input: Task,
-    onProgress?: OnAssistantProgress,
+    watch?: AssistantWatch,
   ): Promise<Message> {
-    await this.#think(onProgress, "The assistant is waiting on the integrations");
+    await this.#think(watch, "The assistant is waiting on the integrations");
     const chat = this.#ownChat(principal, chatId);
     const parsed = TaskSchema.safeParse(input);
     if (!parsed.success) {

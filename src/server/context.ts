@@ -65,9 +65,18 @@ export interface AssistantProgress {
 /** Told of the assistant's steps, for callers that can show them (MCP progress notifications). */
 export type OnAssistantProgress = (step: AssistantProgress) => void;
 
+/**
+ * How a caller follows a call that waits for the assistant: who hears its steps, and the signal that calls it off
+ * (an MCP cancellation): aborted while the assistant thinks, the call writes nothing and rejects.
+ */
+export interface AssistantWatch {
+  onProgress?: OnAssistantProgress | undefined;
+  signal?: AbortSignal | undefined;
+}
+
 /** The chat rules, once, behind both `/v2` and `/mcp`. Every method throws `ServiceError` on failure. */
 export interface ChatService {
-  createChat(principal: Principal, body: CreateChatBody, onProgress?: OnAssistantProgress): Promise<Chat>;
+  createChat(principal: Principal, body: CreateChatBody, watch?: AssistantWatch): Promise<Chat>;
   listChats(principal: Principal, params: ListChatsParams): Promise<ListPage<Chat>>;
   getChat(principal: Principal, chatId: string): Promise<Chat>;
   listMessages(principal: Principal, chatId: string, params: ListMessagesParams): Promise<ListPage<Message>>;
@@ -76,14 +85,9 @@ export interface ChatService {
     principal: Principal,
     chatId: string,
     body: { message: string },
-    onProgress?: OnAssistantProgress,
+    watch?: AssistantWatch,
   ): Promise<Message>;
-  resolveTask(
-    principal: Principal,
-    chatId: string,
-    task: Task,
-    onProgress?: OnAssistantProgress,
-  ): Promise<Message>;
+  resolveTask(principal: Principal, chatId: string, task: Task, watch?: AssistantWatch): Promise<Message>;
   getPreview(principal: Principal, chatId: string): Promise<Preview>;
 }
 

@@ -9,12 +9,17 @@ function edge() {
   return { requests: new ClientRequests(log), lines };
 }
 
-const call = (id: number, name: string, progressToken?: string | number) =>
+const call = (
+  id: number,
+  name: string,
+  progressToken?: string | number,
+  args: Record<string, unknown> = {},
+) =>
   ({
     jsonrpc: "2.0",
     id,
     method: "tools/call",
-    params: { name, arguments: {}, ...(progressToken === undefined ? {} : { _meta: { progressToken } }) },
+    params: { name, arguments: args, ...(progressToken === undefined ? {} : { _meta: { progressToken } }) },
   }) as JSONRPCMessage;
 const progress = (progressToken: string | number, value: number) =>
   ({
@@ -59,8 +64,37 @@ describe("a write the client stopped waiting for", () => {
     requests.fromClient(cancel(4));
     requests.toClient(result(4, { id: "chat_42" }));
     expect(lines).toEqual([
+      expect.stringMatching(/create_chat #4 was cancelled/),
       expect.stringMatching(/create_chat #4 was answered after .*chat chat_42.*Look before/),
     ]);
+  });
+
+  it("is named in the log when the client cancels it: it may or may not have run, and where to look", () => {
+    const { requests, lines } = edge();
+    requests.fromClient(call(6, "send_message", "t", { chatId: "chat_7", message: "secret plans" }));
+    requests.fromClient(cancel(6));
+    expect(lines).toEqual([
+      "send_message #6 (chat chat_7) was cancelled by the client before the server answered: the server was asked " +
+        'to stop, but it may or may not have run. Look before running it again (list_messages with chatId "chat_7").',
+    ]);
+    requests.fromClient(call(7, "create_chat", undefined, { message: "secret plans", title: "private" }));
+    requests.fromClient(cancel(7));
+    expect(lines[1]).toMatch(/^create_chat #7 was cancelled .*may or may not have run.*\(list_chats\)\.$/);
+    expect(lines.join("\n")).not.toMatch(/secret|private/);
+  });
+
+  it("names a chat id only as the server could have made it (no control characters, bounded)", () => {
+    const { requests, lines } = edge();
+    requests.fromClient(call(8, "resolve_task", "t", { chatId: `chat_1\u001b[2J${"x".repeat(500)}` }));
+    requests.fromClient(cancel(8));
+    expect(lines).toEqual([expect.stringMatching(/^resolve_task #8 was cancelled .*\(list_chats\)\.$/)]);
+  });
+
+  it("says nothing when the client cancels a read", () => {
+    const { requests, lines } = edge();
+    requests.fromClient(call(9, "list_chats", "t"));
+    requests.fromClient(cancel(9));
+    expect(lines).toEqual([]);
   });
 
   it("says nothing of an answer the client was still waiting for", () => {

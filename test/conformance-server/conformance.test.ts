@@ -12,6 +12,7 @@ import {
 import type { McpEndpointOptions } from "../../src/server/mcp/index.js";
 import { needs, node24 } from "../support/requirements.js";
 import { scratchDir } from "../support/scratch-dir.js";
+import { startFixtureToolProxy } from "./fixture-tool-proxy.js";
 
 const repoRoot = fileURLToPath(new URL("../../", import.meta.url));
 const NODE24 = node24();
@@ -66,9 +67,10 @@ const NOT_APPLICABLE_CHECKS: Record<string, string> = {
  * Server scenarios judged not applicable (why), for the record. They call diagnostic tools the suite names
  * (`test_simple_text`, `test_error_handling`, `json_schema_2020_12_tool`, `test_input_required_result_*`, ...) or
  * features this server does not offer:
- * - tools-call-* (simple-text, image, audio, embedded-resource, mixed-content, with-logging, error, with-progress,
- *   sampling, elicitation), json-schema-2020-12, elicitation-sep1034-defaults, elicitation-sep1330-enums: each calls
- *   a tool of the suite's own test server by name; our seven tools are the chat service's.
+ * - tools-call-* (simple-text, image, audio, embedded-resource, mixed-content, with-logging, error, sampling,
+ *   elicitation), json-schema-2020-12, elicitation-sep1034-defaults, elicitation-sep1330-enums: each calls a tool of
+ *   the suite's own test server by name; our seven tools are the chat service's. tools-call-with-progress is the
+ *   exception, run below through an alias (PROGRESS_SCENARIO).
  * - input-required-result-* (13 scenarios): call `test_input_required_result_*` tools; our MRTR path (resolve_task
  *   without task) is covered by test/server/mcp/eras.test.ts with real SDK v2 clients of both eras instead.
  * - logging-set-level: no logging capability (SEP-2577 deprecates it).
@@ -90,10 +92,28 @@ export const NOT_APPLICABLE_SCENARIOS = [
   "tasks-*",
 ];
 
+/**
+ * `tools-call-with-progress` calls the suite's fixture `test_tool_with_progress` with a `progressToken` and has one
+ * check, `tools-call-with-progress`: at least 3 `notifications/progress` for that token, the first three in
+ * non-decreasing order. It says nothing of the fixture's own figures (0, 50, 100 of 100) or of its result, so it
+ * applies to every tool of ours that waits for the assistant: the fixture's name is answered by `create_chat` on a
+ * server whose assistant takes a second (fixture-tool-proxy.ts), in both eras.
+ */
+const PROGRESS_SCENARIO = {
+  scenario: "tools-call-with-progress",
+  alias: {
+    fixture: "test_tool_with_progress",
+    tool: "create_chat",
+    args: { message: "Conformance: progress while the assistant works" },
+  },
+  assistantDelayMs: 1000,
+};
+
 interface Check {
   id: string;
   status: "SUCCESS" | "FAILURE" | "WARNING" | "INFO";
   errorMessage?: string;
+  details?: { progressCount?: number };
 }
 
 function runScenario(
@@ -164,6 +184,50 @@ describe(
           if (!skippedFailures) expect(exitCode).toBe(0);
         });
       }
+    }
+  },
+);
+
+describe(
+  "official MCP conformance suite, tools-call-with-progress, through the fixture tool's alias",
+  needs("node24", NODE24.missing),
+  () => {
+    let server: ReferenceServer;
+    let proxy: Awaited<ReturnType<typeof startFixtureToolProxy>>;
+    let outputRoot: string;
+
+    beforeAll(async () => {
+      server = await startReferenceServer({
+        testOnlyUnauthenticatedMcpAccount: "personal",
+        assistantDelayMs: PROGRESS_SCENARIO.assistantDelayMs,
+      });
+      proxy = await startFixtureToolProxy(server.mcpUrl, PROGRESS_SCENARIO.alias);
+      outputRoot = scratchDir("mcp-conformance-progress-");
+    });
+
+    afterAll(async () => {
+      await proxy?.close();
+      await server?.close();
+      if (outputRoot) rmSync(outputRoot, { recursive: true, force: true });
+    });
+
+    for (const specVersion of ["2025-11-25", "2026-07-28"] as const) {
+      it(`${specVersion} ${PROGRESS_SCENARIO.scenario} passes with create_chat as the fixture`, async () => {
+        const outputDir = mkdtempSync(join(outputRoot, `${specVersion}-`));
+        const { exitCode, checks } = await runScenario(
+          proxy.url,
+          PROGRESS_SCENARIO.scenario,
+          specVersion,
+          outputDir,
+        );
+        expect(checks.filter((check) => check.status !== "SUCCESS")).toEqual([]);
+        const progress = checks.find((check) => check.id === "tools-call-with-progress");
+        expect(progress?.status).toBe("SUCCESS");
+        console.log(
+          `${specVersion} tools-call-with-progress: ${JSON.stringify(progress?.details?.progressCount)} progress notifications`,
+        );
+        expect(exitCode).toBe(0);
+      });
     }
   },
 );

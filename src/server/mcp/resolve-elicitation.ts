@@ -16,7 +16,7 @@ import {
   pendingTaskOf,
   rejectedStepsFor,
 } from "../../wire/index.js";
-import { type ChatService, type OnAssistantProgress, type Principal, ServiceError } from "../context.js";
+import { type AssistantWatch, type ChatService, type Principal, ServiceError } from "../context.js";
 import { type ClaimedState, createRequestStates, type RequestStates } from "./request-state.js";
 
 /** What the server remembers between the question and the answer, sealed in `requestState` (see request-state.ts). */
@@ -58,8 +58,8 @@ export interface ResolveCallContext {
   elicitation: ResolveElicitation;
   /** The caller's capabilities: the request's envelope (modern) or those declared at `initialize` (legacy). */
   clientCapabilities: ClientCapabilities | undefined;
-  /** The request's progress, for the assistant's steps once the answer resolves the task. */
-  onProgress?: OnAssistantProgress | undefined;
+  /** The request's progress and cancellation, for the assistant's wait once the answer resolves the task. */
+  watch?: AssistantWatch | undefined;
 }
 
 /**
@@ -95,7 +95,7 @@ export async function resolveThroughElicitation(
     }
     if (pending.kind === "integration") {
       const task = decision.approve ? confirmedStepsFor(pending) : rejectedStepsFor(pending);
-      return call.service.resolveTask(principal, chatId, task, call.onProgress);
+      return call.service.resolveTask(principal, chatId, task, call.watch);
     }
     if (!decision.approve) {
       throw new ServiceError(
@@ -103,7 +103,7 @@ export async function resolveThroughElicitation(
         "The user did not approve running the script; nothing was resolved and the chat still waits.",
       );
     }
-    return call.service.resolveTask(principal, chatId, approvedPermissionsFor(pending), call.onProgress);
+    return call.service.resolveTask(principal, chatId, approvedPermissionsFor(pending), call.watch);
   }
   if (!canElicitForm(call.clientCapabilities)) {
     throw new ServiceError(

@@ -25,13 +25,8 @@ import {
   TOOL_INPUTS,
   type ToolName,
 } from "../../wire/index.js";
-import {
-  type ChatService,
-  type OnAssistantProgress,
-  type Principal,
-  ServiceError,
-  type SsoGate,
-} from "../context.js";
+import { type ChatService, type Principal, ServiceError, type SsoGate } from "../context.js";
+import { watchOf } from "./assistant-watch.js";
 import type { ClaimedState } from "./request-state.js";
 import {
   type ResolveElicitation,
@@ -153,6 +148,8 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
         if (next) content.push({ type: "text", text: next });
         return { content, structuredContent: result as Record<string, unknown> };
       } catch (error) {
+        // Cancelled: the SDK sends no answer to a cancelled request, and nothing failed worth a log line.
+        if (ctx.mcpReq.signal.aborted) return failure("Cancelled: nothing was written.");
         return failure(explain(error));
       }
     })();
@@ -174,7 +171,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
         "create_chat",
         args,
         ctx,
-        (p) => service.createChat(p, args, progressOf(ctx)),
+        (p) => service.createChat(p, args, watchOf(ctx)),
         (chat) =>
           `Chat ${chat.id} created. Call list_messages with chatId "${chat.id}" to read the assistant's reply.`,
       ),
@@ -245,7 +242,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
         "send_message",
         args,
         ctx,
-        (p) => service.sendMessage(p, args.chatId, { message: args.message }, progressOf(ctx)),
+        (p) => service.sendMessage(p, args.chatId, { message: args.message }, watchOf(ctx)),
         pendingHint,
       ),
   );
@@ -271,14 +268,14 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
         ctx,
         (p, state) =>
           args.task
-            ? service.resolveTask(p, args.chatId, args.task, progressOf(ctx))
+            ? service.resolveTask(p, args.chatId, args.task, watchOf(ctx))
             : resolveThroughElicitation(
                 {
                   service,
                   elicitation: toolsCtx.elicitation,
                   clientCapabilities:
                     envelopeCapabilities(ctx.mcpReq.envelope) ?? server.server.getClientCapabilities(),
-                  onProgress: progressOf(ctx),
+                  watch: watchOf(ctx),
                 },
                 p,
                 args,
@@ -375,19 +372,4 @@ function envelopeCapabilities(envelope: object | undefined): ClientCapabilities 
 
 export function failure(text: string): CallToolResult {
   return { isError: true, content: [{ type: "text", text }] };
-}
-
-/**
- * MCP progress for a call whose request carries a `progressToken` (the MCP progress utility): each of the
- * assistant's steps becomes a `notifications/progress` on the request's own stream, in either era.
- */
-function progressOf(ctx: ServerContext): OnAssistantProgress | undefined {
-  const progressToken = ctx.mcpReq._meta?.progressToken;
-  if (progressToken === undefined) return undefined;
-  return ({ progress, total, message }) => {
-    if (ctx.mcpReq.signal.aborted) return;
-    void ctx.mcpReq
-      .notify({ method: "notifications/progress", params: { progressToken, progress, total, message } })
-      .catch(() => undefined);
-  };
 }
