@@ -6,6 +6,7 @@ import { modernRequest, requestEra } from "./faces/modern.js";
 import { isJsonObject as isObject, type JsonObject as Json } from "./jsonrpc.js";
 import type { BridgeLog } from "./log.js";
 import { describeError, describeMessage } from "./log.js";
+import { requestKey } from "./request-ids.js";
 import type { BridgeRequest, ToClient } from "./request-model.js";
 import { withEnvelope, withoutEnvelope } from "./request-model.js";
 import type { ToolCallStep } from "./steps/index.js";
@@ -26,8 +27,6 @@ import {
   type NotificationSink,
   type UpstreamAnswer,
 } from "./upstream/modern.js";
-
-const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
 
 /** 2026-07-28 error codes a 2025-era client does not know: said in words, with a code it knows. */
 function asLegacyError(answer: { error: { code: number; message: string; data?: unknown } }): UpstreamAnswer {
@@ -80,8 +79,6 @@ export class ModernServerRelay {
       return;
     }
     const method = String(value.method);
-    if (this.#options.log.debugEnabled)
-      this.#options.log.debug(`client → server ${describeMessage(message)}`);
     if (!("id" in value)) {
       this.#onNotification(method, value.params);
       return;
