@@ -1,6 +1,6 @@
 /** `--confirm-tool`: the tools the client will see that need the person's approval, and a pattern that matches none (loaded only with the flag). */
 
-import { ToolFilter } from "../../tool-filter.js";
+import { ToolFilter } from "../../steps/tool-filter.js";
 import { listedTools, unmatchedToolRules } from "../../tool-rules-audit.js";
 import type { Check, CheckResult } from "../check.js";
 import { unmatchedRulesFailure } from "./hidden-tools.js";

@@ -1,6 +1,6 @@
 /** `--ignore-tool` and `--read-only`: the listed tools the client will not see, and a rule that matches no tool. */
 
-import { ToolFilter } from "../../tool-filter.js";
+import { ToolFilter } from "../../steps/tool-filter.js";
 import { listedTools, type UnmatchedRule, unmatchedToolRules } from "../../tool-rules-audit.js";
 import type { Check, CheckResult } from "../check.js";
 
