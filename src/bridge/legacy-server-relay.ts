@@ -152,8 +152,10 @@ export class LegacyServerRelay implements EraRelay {
     if (isResponse(message) && this.#lists.delete(requestKey(message.id)) && "result" in message) {
       const shown = this.#options.policy.listed(message.result, this.#face.client);
       // Written anew when the policy changed it: the raw text is the server's whole list.
-      if (shown !== message.result)
-        return this.#toClientSide({ ...message, result: shown } as JSONRPCMessage);
+      if (shown !== message.result) {
+        this.#toClientSide({ ...message, result: shown } as JSONRPCMessage);
+        return;
+      }
     }
     this.#toClientSide(message, raw, related);
   }
