@@ -1,13 +1,14 @@
-/** The bridge in front of a 2025-era server: the legacy face and the policy over one session upstream, a translator only for a 2026-07-28 client. */
+/** The bridge in front of a 2025-era server: face, policy, a translator only for a 2026-07-28 client, then the session upstream. */
 
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { EraRelay } from "./era-router.js";
 import { LegacyFace } from "./faces/legacy.js";
 import { requestEra } from "./faces/modern.js";
-import { isRequest, isResponse, type JsonObject as Json } from "./jsonrpc.js";
+import { isJsonObject as isObject, isRequest, isResponse, type JsonObject as Json } from "./jsonrpc.js";
 import { type BridgeLog, describeMessage } from "./log.js";
 import { requestKey } from "./request-ids.js";
-import type { ToClient } from "./request-model.js";
+import { clientFromEnvelope, type ToClient, withEnvelope, withoutEnvelope } from "./request-model.js";
+import { runToolCallSteps } from "./steps/index.js";
 import type { ToolPolicy } from "./steps/policy.js";
 import {
   ModernClientOverLegacy,
@@ -38,10 +39,10 @@ const neverAborted = new AbortController().signal;
 const refuseToAsk = (): Promise<never> => Promise.reject(new Error("a notification cannot ask the client"));
 
 /**
- * One direction each way. Client to server: face (what the client declared at `initialize`, the answers to the
- * bridge's own requests), policy (the steps of each tools/call), the session. Server to client: the policy (what a
- * tools/list shows), then the client. A 2026-07-28 client's requests are first lifted into the session's era by the
- * translator, made on its first such request; a 2025 client never meets it.
+ * One direction each way. Client to server: the face (a 2025 client's `initialize` and answers to the bridge's own
+ * requests; a 2026-07-28 client's envelope), the policy (the steps of each tools/call), the translator only for a
+ * 2026-07-28 client (made on its first request; a 2025 client never meets it), the session. Server to client: the
+ * policy (what a tools/list shows), the translator when there is one, the client.
  */
 export class LegacyServerRelay implements EraRelay {
   readonly #options: LegacyServerRelayOptions;
@@ -50,6 +51,8 @@ export class LegacyServerRelay implements EraRelay {
   /** Made for the first 2026-07-28 request; the server's messages go through it from then on. */
   #translator: ModernClientOverLegacy | undefined;
   #toTranslator: ToClient | undefined;
+  /** What follows a 2026-07-28 client's call once answered (`onResult` of the steps), by the client's request id. */
+  readonly #followers = new Map<string, (result: Json) => void>();
   /** The tools/list requests in flight, by id: their answers pass the policy. */
   readonly #lists = new Set<string>();
   #closing = false;
@@ -69,11 +72,48 @@ export class LegacyServerRelay implements EraRelay {
     if (this.#closing) return;
     const value = message as Json;
     const method = typeof value.method === "string" ? value.method : undefined;
-    const modernRequest =
-      method !== undefined && "id" in value && requestEra(method, value.params) === "modern";
-    const translatorsCancel = method === "notifications/cancelled" && this.#translator !== undefined;
-    if (modernRequest || translatorsCancel) this.#translatorFor().fromClient(message);
-    else this.#toSession(message);
+    if (method !== undefined && "id" in value && requestEra(method, value.params) === "modern") {
+      if (method === "tools/call" && this.#options.policy.steps.length > 0)
+        void this.#modernCall(value.id as RequestId, value.params);
+      else this.#translatorFor().fromClient(message);
+      return;
+    }
+    if (method === "notifications/cancelled" && this.#translator) {
+      const requestId = isObject(value.params) ? value.params.requestId : undefined;
+      if (typeof requestId === "string" || typeof requestId === "number")
+        this.#followers.delete(requestKey(requestId));
+      this.#translator.fromClient(message);
+      return;
+    }
+    this.#toSession(message);
+  }
+
+  /**
+   * A 2026-07-28 client's tools/call: the steps judge it as its client sent it (a step's question is that client's
+   * `input_required`), then the translator carries it. A step that follows the answer sees the translator's
+   * result: its own `input_required` for the server's questions is a round the step may let pass.
+   */
+  async #modernCall(id: RequestId, params: unknown): Promise<void> {
+    const client = clientFromEnvelope(params);
+    const judged = isObject(params) ? withoutEnvelope(params) : params;
+    const outcome = await runToolCallSteps(this.#options.policy.steps, { params: judged, client });
+    if (this.#closing) return;
+    if (outcome.kind === "forward") {
+      if (outcome.onResult) this.#followers.set(requestKey(id), outcome.onResult);
+      this.#translatorFor().fromClient({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: withEnvelope(outcome.params, client, client.protocolVersion),
+      } as JSONRPCMessage);
+      return;
+    }
+    this.#options.log.debug(`answered a tools/call (${String(id)}) locally (${outcome.kind})`);
+    const body =
+      outcome.kind === "error"
+        ? { error: outcome.error }
+        : { result: outcome.kind === "drop" ? {} : outcome.result };
+    this.#options.toClient({ jsonrpc: "2.0", id, ...body } as JSONRPCMessage);
   }
 
   async close(timeoutMs?: number): Promise<void> {
@@ -88,10 +128,10 @@ export class LegacyServerRelay implements EraRelay {
     this.#translator ??= new ModernClientOverLegacy(
       (toTranslator) => {
         this.#toTranslator = toTranslator;
-        // The translator's close ends nothing below it: this relay closes the session itself.
-        return { fromClient: (message) => this.#toSession(message), close: () => {} };
+        // Its requests have passed the policy already. Its close ends nothing below it: this relay closes the session.
+        return { fromClient: (message) => this.#onward(message), close: () => {} };
       },
-      this.#options.toClient,
+      (message, raw, related) => this.#fromTranslator(message, raw, related),
       this.#options.log,
       this.#options.translatorLimits,
     );
@@ -158,6 +198,17 @@ export class LegacyServerRelay implements EraRelay {
       }
     }
     this.#toClientSide(message, raw, related);
+  }
+
+  /** The translator's message for the client: an answer to a call a step follows is shown to the step first. */
+  #fromTranslator(message: JSONRPCMessage, raw?: string, related?: RequestId): void {
+    if (isResponse(message)) {
+      const key = requestKey(message.id);
+      const follow = this.#followers.get(key);
+      this.#followers.delete(key);
+      if (follow && "result" in message && isObject(message.result)) follow(message.result);
+    }
+    this.#options.toClient(message, raw, related);
   }
 
   #toClientSide(message: JSONRPCMessage, raw?: string, related?: RequestId): void {
