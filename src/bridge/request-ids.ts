@@ -1,12 +1,11 @@
 /** The bridge's own JSON-RPC request ids, told apart from any client's, and the one map key for a request id. */
 import { randomUUID } from "node:crypto";
-import type { RequestId } from "@modelcontextprotocol/client";
 
 /** A random part per process: a client id (any string) can never be mistaken for one the bridge minted. */
 const PROCESS_PREFIX = `chat-mcp-bridge/${randomUUID()}/`;
 
-/** A map key for a request id: the number 1 and the string "1" are different requests. */
-export const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
+/** A map key for a request id (or progress token): the number 1 and the string "1" are different requests. */
+export const requestKey = (id: unknown): string => (typeof id === "number" ? `n${id}` : `s${String(id)}`);
 
 /** Mints the bridge's ids for one purpose (`<process prefix><purpose>/<n>`), and knows them again. */
 export class BridgeRequestIds {
