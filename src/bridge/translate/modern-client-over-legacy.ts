@@ -1,8 +1,8 @@
 /** Where a modern (2026-07-28) client meets a 2025-era server: the bridge opens the legacy session itself (an
  * `initialize` from the client's envelope), answers `server/discover` from its result, lifts the envelope off
  * each request and marks each result complete. The server's mid-call requests (elicitation, sampling, roots)
- * become `input_required` for the client, the call held until its retry answers them. A legacy client's messages
- * pass through untouched.
+ * become `input_required` for the client, the call held until its retry answers them. Made by the legacy-server
+ * relay for a modern client's first request, below the policy: a 2025 client never meets it.
  */
 
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";

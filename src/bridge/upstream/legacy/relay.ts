@@ -1,4 +1,4 @@
-/** The legacy (2025) upstream's relay: JSON-RPC between the stdio client and a server's session, each request answered once. */
+/** The legacy (2025) upstream: JSON-RPC between the bridge's pipeline and a server's session, each request answered once. */
 
 // Recovery (recovery.ts) holds messages while the session is reopened; the transport is streamable-http-transport.ts.
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/client";
@@ -25,8 +25,9 @@ export interface RelayOptions {
   fetch: FetchLike;
   log: BridgeLog;
   /**
-   * Writes one message toward the client. `raw`: the server's JSON text of a message relayed unchanged, to write as is (see LineWriter).
-   * `relatedRequestId`: the client request whose response stream carried a server request or notification.
+   * Hands one message up the pipeline toward the client. `raw`: the server's JSON text of a message relayed
+   * unchanged, to write as is (see LineWriter). `relatedRequestId`: the request whose response stream carried a
+   * server request or notification.
    */
   toClient(message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId): void;
   /** How long to keep retrying an unreachable server before answering the held requests with an error. */
