@@ -2,14 +2,13 @@
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { isJsonObject as isObject, isRequest, isResponse, type JsonObject as Json } from "./jsonrpc.js";
 import type { BridgeLog } from "./log.js";
+import { requestKey } from "./request-ids.js";
 
 /** Tools whose late answer is worth a log line: they create or change something the person may look for. */
 const WRITES_WORTH_NAMING = new Set(["create_chat", "send_message", "resolve_task"]);
 
 /** Cancelled writes kept for a late answer's log line (a relay may never answer them): the oldest go first. */
 const MAX_CANCELLED_KEPT = 100;
-
-const keyOf = (id: unknown): string => (typeof id === "number" ? `n${id}` : `s${String(id)}`);
 
 /** A chat id as the server makes them: anything else a client sends is not repeated in the log. */
 const CHAT_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -37,23 +36,23 @@ export class ClientRequests {
       const params = isObject(message.params) ? message.params : {};
       const meta = isObject(params._meta) ? params._meta : {};
       const token = meta.progressToken;
-      const progressToken = token === undefined ? undefined : keyOf(token);
+      const progressToken = token === undefined ? undefined : requestKey(token);
       const tool =
         message.method === "tools/call" && typeof params.name === "string" ? params.name : undefined;
       const chatId = isObject(params.arguments) ? params.arguments.chatId : undefined;
-      this.#inFlight.set(keyOf(message.id), {
+      this.#inFlight.set(requestKey(message.id), {
         method: message.method,
         tool,
         chatId: typeof chatId === "string" && CHAT_ID.test(chatId) ? chatId : undefined,
         progressToken,
         cancelled: false,
       });
-      if (progressToken) this.#tokens.set(progressToken, keyOf(message.id));
+      if (progressToken) this.#tokens.set(progressToken, requestKey(message.id));
       return;
     }
     const { method, params } = message as { method?: unknown; params?: unknown };
     if (method === "notifications/cancelled" && isObject(params)) {
-      const key = keyOf(params.requestId);
+      const key = requestKey(params.requestId);
       const request = this.#inFlight.get(key);
       if (request && !request.cancelled) this.#stopWaiting(key, request, params.requestId as RequestId);
     }
@@ -68,7 +67,7 @@ export class ClientRequests {
     const { method, params } = message as { method?: unknown; params?: unknown };
     if (method !== "notifications/progress") return true;
     const token = isObject(params) ? params.progressToken : undefined;
-    if (token !== undefined && this.#tokens.has(keyOf(token))) return true;
+    if (token !== undefined && this.#tokens.has(requestKey(token))) return true;
     this.log.debug("dropped a progress notification for a request that is answered or cancelled");
     return false;
   }
@@ -88,7 +87,7 @@ export class ClientRequests {
   }
 
   #answered(id: RequestId, answer: Json): void {
-    const key = keyOf(id);
+    const key = requestKey(id);
     const request = this.#inFlight.get(key);
     if (!request) return;
     this.#inFlight.delete(key);

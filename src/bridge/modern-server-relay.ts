@@ -5,12 +5,11 @@ import { LegacyFace } from "./faces/legacy.js";
 import { modernRequest, requestEra } from "./faces/modern.js";
 import { isJsonObject as isObject, type JsonObject as Json } from "./jsonrpc.js";
 import type { BridgeLog } from "./log.js";
-import { describeError, describeMessage } from "./log.js";
+import { describeError } from "./log.js";
+import { requestKey } from "./request-ids.js";
 import type { BridgeRequest, ToClient } from "./request-model.js";
 import { withEnvelope, withoutEnvelope } from "./request-model.js";
-import type { ToolCallStep } from "./steps/index.js";
-import type { ToolFilter } from "./tool-filter.js";
-import type { ToolsListed } from "./tool-rules-audit.js";
+import type { ToolPolicy } from "./steps/policy.js";
 import { bridgeDiscoverResult, initializeResultFromDiscover } from "./translate/discover.js";
 import {
   type AskClient,
@@ -26,8 +25,6 @@ import {
   type NotificationSink,
   type UpstreamAnswer,
 } from "./upstream/modern.js";
-
-const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
 
 /** 2026-07-28 error codes a 2025-era client does not know: said in words, with a code it knows. */
 function asLegacyError(answer: { error: { code: number; message: string; data?: unknown } }): UpstreamAnswer {
@@ -47,11 +44,8 @@ export interface ModernServerRelayOptions {
   discover: Json;
   toClient: ToClient;
   log: BridgeLog;
-  steps?: readonly ToolCallStep[];
-  /** Rewrites `tools/list` answers (the hidden tools removed). */
-  toolFilter?: ToolFilter;
-  /** Sees each `tools/list` answer from upstream before the client does (rules that match no tool are said). */
-  onToolsListed?: ToolsListed;
+  /** The steps of every tools/call and what a tools/list answer shows. */
+  policy: ToolPolicy;
   /** The first wait before a dropped `subscriptions/listen` is reopened (tests shorten it). */
   listenBackoffMs?: number;
 }
@@ -80,8 +74,6 @@ export class ModernServerRelay {
       return;
     }
     const method = String(value.method);
-    if (this.#options.log.debugEnabled)
-      this.#options.log.debug(`client → server ${describeMessage(message)}`);
     if (!("id" in value)) {
       this.#onNotification(method, value.params);
       return;
@@ -185,10 +177,7 @@ export class ModernServerRelay {
     const answer = method === "tools/call" ? await this.#callTool(request) : await this.#forward(request);
     if (!("result" in answer)) return legacy ? asLegacyError(answer) : answer;
     let result = answer.result;
-    if (method === "tools/list") {
-      this.#options.onToolsListed?.(result, request.client);
-      if (this.#options.toolFilter) result = this.#options.toolFilter.filterListResult(result) as Json;
-    }
+    if (method === "tools/list") result = this.#options.policy.listed(result, request.client) as Json;
     // A modern client requires resultType; a server that left it out meant complete.
     if (!legacy) return { result: "resultType" in result ? result : { ...result, resultType: "complete" } };
     if (method === "resources/read" || method === "prompts/get") {
@@ -247,7 +236,7 @@ export class ModernServerRelay {
   /** A `tools/call`: judged and through the steps and, for a legacy client, the rounds of input (see callTool). */
   async #callTool(request: BridgeRequest): Promise<UpstreamAnswer> {
     const answer = await callTool(
-      this.#options.steps ?? [],
+      this.#options.policy.steps,
       { params: request.params, client: request.client },
       {
         ask: (method, askParams, signal) => this.#legacy.ask(method, askParams, signal),

@@ -11,6 +11,7 @@ import { ClientRequests } from "./client-requests.js";
 import { probeEndpoint, wrongEndpointMessage } from "./endpoint-check.js";
 import { EraRouter } from "./era-router.js";
 import { firstSignIn, SIGNED_OUT_CALL_WAIT_MS } from "./first-sign-in.js";
+import { LegacyServerRelay } from "./legacy-server-relay.js";
 import { type BridgeLog, createBridgeLog, describeError, describeMessage } from "./log.js";
 import type { LogFile } from "./log-file.js";
 import { ModernServerRelay } from "./modern-server-relay.js";
@@ -18,11 +19,8 @@ import { bridgeLoginCommand, createBridgeAuth, refuseRestApiUrl, restApiUrlRefus
 import type { ToClient } from "./request-model.js";
 import { SignInGate } from "./sign-in-gate.js";
 import { createLineWriter, LineSplitter, lineError, MAX_LINE_BYTES, parseClientLine } from "./stdio/index.js";
-import type { ToolCallStep } from "./steps/index.js";
-import { toolFilterStep } from "./steps/tool-filter.js";
-import { ToolFilter } from "./tool-filter.js";
+import { createToolPolicy } from "./steps/policy.js";
 import { toolRulesWarnings } from "./tool-rules-audit.js";
-import { ModernClientOverLegacy } from "./translate/modern-client-over-legacy.js";
 import {
   type BridgeAuth,
   createRemoteFetch,
@@ -118,16 +116,16 @@ export async function runRelay(
           "the protocol probe (server/discover)",
         ),
       });
-    const toolFilter = ToolFilter.from({ ignoreTools: options.ignoreTools, readOnly: options.readOnly });
-    // The steps every tools/call passes, in order: hidden tools are refused before anyone is asked about them.
-    const steps: ToolCallStep[] = toolFilter ? [toolFilterStep(toolFilter)] : [];
-    if (options.confirmTools?.length) {
-      // Loaded only with the flag, so the bridge's start path stays as short as it was.
-      const { createConfirmToolStep } = await import("./steps/confirm-tool.js");
-      steps.push(createConfirmToolStep({ patterns: options.confirmTools, log }));
-    }
-    // Rules matching no listed tool are said once, at the first list (the process is the once).
+    // One policy for whichever relay the server's era picks. Rules matching no listed tool are said once, at the
+    // first list (the process is the once).
     const onToolsListed = toolRulesWarnings(options, log, toClient);
+    const policy = await createToolPolicy({
+      ignoreTools: options.ignoreTools,
+      readOnly: options.readOnly,
+      confirmTools: options.confirmTools,
+      log,
+      ...(onToolsListed ? { onToolsListed } : {}),
+    });
     const verdicts = eraVerdictStore(options, env);
     const reconnectWindow = positiveNumber(env.CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS);
     // Read once, now: the first message finds the remembered era already read (a file read, no side effect).
@@ -162,26 +160,21 @@ export async function runRelay(
           `no answer within ${QUIET_PROBE_TIMEOUT_MS} ms`,
         ),
       legacyRelay: async () => {
-        let relay: Relay | undefined;
-        const translated = new ModernClientOverLegacy(
-          (toClient) => {
-            relay = new Relay({
+        const relay = new LegacyServerRelay({
+          openUpstream: (toBridge) =>
+            new Relay({
               url: options.url,
               fetch,
               log,
-              toClient,
+              toClient: toBridge,
               reconnectWindowMs: reconnectWindow,
-              ...(toolFilter ? { toolFilter } : {}),
-              ...(onToolsListed ? { onToolsListed } : {}),
-              steps,
-            });
-            return relay;
-          },
+            }),
           toClient,
           log,
-        );
-        await relay?.start();
-        return translated;
+          policy,
+        });
+        await relay.start();
+        return relay;
       },
       modernRelay: async (verdict) => {
         let relay: ModernServerRelay | undefined;
@@ -194,9 +187,7 @@ export async function runRelay(
           discover: verdict.discover,
           toClient,
           log,
-          steps,
-          ...(toolFilter ? { toolFilter } : {}),
-          ...(onToolsListed ? { onToolsListed } : {}),
+          policy,
         });
         return relay;
       },

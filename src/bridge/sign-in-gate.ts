@@ -5,6 +5,7 @@ import type { SignInPrompt } from "../auth/index.js";
 import type { EraRelay } from "./era-router.js";
 import { isJsonObject as isObject, isRequest, isResponse, type JsonObject as Json } from "./jsonrpc.js";
 import { type BridgeLog, describeError } from "./log.js";
+import { BridgeRequestIds, requestKey } from "./request-ids.js";
 import { hasModernEnvelope, type ToClient } from "./request-model.js";
 import {
   acknowledgedListen,
@@ -12,7 +13,6 @@ import {
   isListMethod,
   listChangeNotifications,
   listenAcknowledgment,
-  SIGN_IN_INPUT,
   SignInRounds,
   signedOutAnswer,
   signedOutText,
@@ -51,8 +51,6 @@ interface HeldCall {
   timer: NodeJS.Timeout;
 }
 
-const keyOf = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
-
 export class SignInGate {
   readonly #options: SignInGateOptions;
   #state: "unknown" | "checking" | "grace" | "signed-out" | "open" = "unknown";
@@ -76,6 +74,7 @@ export class SignInGate {
   #prompt: SignInPrompt | undefined;
   #elicitedPrompt: SignInPrompt | undefined;
   readonly #elicitations = new Map<string, string>();
+  readonly #elicitationIds = new BridgeRequestIds("sign-in");
   #signingIn: Promise<void> | undefined;
   #lastFailure: Error | undefined;
   /** True while the messages held during the grace are answered after the sign-in failed. */
@@ -88,7 +87,7 @@ export class SignInGate {
   fromClient(message: JSONRPCMessage): void {
     if (this.#state === "open") {
       // The host's answer to a sign-in link it was shown while signed out: nothing for the server.
-      if (isResponse(message) && this.#elicitations.delete(keyOf(message.id))) return;
+      if (isResponse(message) && this.#elicitations.delete(requestKey(message.id))) return;
       this.#options.relay.fromClient(message);
       return;
     }
@@ -108,9 +107,9 @@ export class SignInGate {
   /** What the relay sends the host, less the answers to requests the gate already answered. */
   toClient: ToClient = (message, raw, related) => {
     // The server's answer to the host's initialize, and its acknowledgment of a listen: already given.
-    if (isResponse(message) && this.#swallow.delete(keyOf(message.id))) return;
+    if (isResponse(message) && this.#swallow.delete(requestKey(message.id))) return;
     const listen = acknowledgedListen(message);
-    if (listen !== undefined && this.#acknowledged.delete(keyOf(listen))) return;
+    if (listen !== undefined && this.#acknowledged.delete(requestKey(listen))) return;
     this.#options.toClient(message, raw, related);
   };
 
@@ -165,9 +164,9 @@ export class SignInGate {
 
   #handle(message: JSONRPCMessage): void {
     if (isResponse(message)) {
-      const elicitationId = this.#elicitations.get(keyOf(message.id));
+      const elicitationId = this.#elicitations.get(requestKey(message.id));
       if (elicitationId) {
-        this.#elicitations.delete(keyOf(message.id));
+        this.#elicitations.delete(requestKey(message.id));
         const action = isObject((message as Json).result)
           ? ((message as Json).result as Json).action
           : "error";
@@ -205,14 +204,14 @@ export class SignInGate {
       this.#listens.push({ id, filter });
       this.#replay.push(message);
       // Acknowledged at once (a host waits for it): the list changes are the bridge's to announce until signed in.
-      this.#acknowledged.add(keyOf(id));
+      this.#acknowledged.add(requestKey(id));
       this.#options.toClient(listenAcknowledgment(id, filter));
       this.#startSignIn();
       return;
     }
     if (method === "logging/setLevel") {
       this.#replay.push(message);
-      this.#swallow.add(keyOf(id));
+      this.#swallow.add(requestKey(id));
       this.#answer(id, {});
       return;
     }
@@ -224,10 +223,10 @@ export class SignInGate {
     if (method === "notifications/cancelled" && isObject(params)) {
       const requestId = params.requestId;
       if (typeof requestId === "string" || typeof requestId === "number") {
-        const held = this.#heldCalls.get(keyOf(requestId));
+        const held = this.#heldCalls.get(requestKey(requestId));
         if (held) {
           clearTimeout(held.timer);
-          this.#heldCalls.delete(keyOf(requestId));
+          this.#heldCalls.delete(requestKey(requestId));
           this.#replay = this.#replay.filter((queued) => queued !== held.message);
           return;
         }
@@ -251,7 +250,7 @@ export class SignInGate {
     this.#legacyHost = true;
     this.#hostOpensUrls = isObject(capabilities.elicitation) && isObject(capabilities.elicitation.url);
     this.#replay.push(message);
-    this.#swallow.add(keyOf(message.id));
+    this.#swallow.add(requestKey(message.id));
     this.#answer(
       message.id,
       signedOutInitializeResult(params.protocolVersion, this.#options.serverUrl, this.#discover),
@@ -277,7 +276,7 @@ export class SignInGate {
       }
     }
     this.#replay.push(message);
-    const key = keyOf(message.id);
+    const key = requestKey(message.id);
     const timer = setTimeout(() => {
       this.#heldCalls.delete(key);
       this.#replay = this.#replay.filter((queued) => queued !== message);
@@ -387,9 +386,9 @@ export class SignInGate {
     if (!prompt || prompt.browserOpened || !this.#hostOpensUrls || !this.#hostInitialized) return;
     if (this.#elicitedPrompt === prompt) return;
     this.#elicitedPrompt = prompt;
-    const id = `${SIGN_IN_INPUT}/${randomUUID()}`;
+    const id = this.#elicitationIds.next();
     const elicitationId = randomUUID();
-    this.#elicitations.set(keyOf(id), elicitationId);
+    this.#elicitations.set(requestKey(id), elicitationId);
     this.#options.toClient(signInElicitation(id, elicitationId, prompt));
   }
 

@@ -5,7 +5,7 @@ import { sanitizeForTerminal, truncateText } from "../internal/redact.js";
 import { isJsonObject as isObject } from "./jsonrpc.js";
 import type { BridgeLog } from "./log.js";
 import type { ClientContext, ToClient } from "./request-model.js";
-import { wildcardRegex } from "./tool-filter.js";
+import { wildcardRegex } from "./steps/tool-filter.js";
 
 /** The rules as the command line gives them. */
 export interface ToolRules {

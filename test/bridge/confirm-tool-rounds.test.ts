@@ -172,3 +172,65 @@ describe("a legacy client over a 2025 session (the server asks in-band; no reque
     expect(sent.filter((message) => "method" in message && message.method === "tools/call")).toHaveLength(1);
   });
 });
+
+describe("a modern client over a 2025 session (the steps judge the call before the translator carries it)", () => {
+  const call = (extra: Json = {}) => ({
+    _meta: MODERN_ENVELOPE,
+    name: "send_message",
+    arguments: ARGS,
+    ...extra,
+  });
+  const toolCalls = (sent: Json[]) => sent.filter((message) => message.method === "tools/call");
+
+  it("asks the client itself, sends the approved call once without the bridge's state, and refuses the state replayed", async () => {
+    const { modern, sent } = legacySessionRelay({ steps: [confirmStep()] });
+    const state = bridgeAsks(await modern.request(1, "tools/call", call()));
+    expect(toolCalls(sent as Json[])).toEqual([]);
+    const approval = {
+      inputResponses: { [CONFIRM_INPUT_KEY]: { action: "accept", content: { approve: true } } },
+      requestState: state,
+    };
+    const approved = await modern.request(2, "tools/call", call(approval));
+    expect(resultOf(approved)).toMatchObject({ resultType: "complete" });
+    expect(toolText(approved)).toBe("ran");
+    const upstream = toolCalls(sent as Json[]);
+    expect(upstream).toHaveLength(1);
+    expect(upstream[0]?.params).toEqual({ name: "send_message", arguments: ARGS });
+    const replay = await modern.request(3, "tools/call", call(approval));
+    expect(toolText(replay)).toContain("unknown or has expired");
+    expect(toolCalls(sent as Json[])).toHaveLength(1);
+  });
+});
+
+describe("a modern client over a 2025 session whose server asks in-band", () => {
+  it("one question from the bridge, then the server's question as the translator's round, and the call runs once", async () => {
+    const { modern, sent } = legacySessionRelay({
+      steps: [confirmStep()],
+      serverAsks: elicit("first?").params,
+    });
+    const call = (extra: Json = {}) => ({
+      _meta: MODERN_ENVELOPE,
+      name: "send_message",
+      arguments: ARGS,
+      ...extra,
+    });
+    const state = bridgeAsks(await modern.request(1, "tools/call", call()));
+    const approval = {
+      inputResponses: { [CONFIRM_INPUT_KEY]: { action: "accept", content: { approve: true } } },
+      requestState: state,
+    };
+    const round = resultOf(await modern.request(2, "tools/call", call(approval)));
+    expect(round.resultType).toBe("input_required");
+    const [key] = Object.keys(round.inputRequests as Json);
+    expect(key).not.toBe(CONFIRM_INPUT_KEY);
+    const answers = { inputResponses: { [key as string]: { action: "accept", content: { answer: "yes" } } } };
+    const done = await modern.request(
+      3,
+      "tools/call",
+      call({ ...answers, requestState: round.requestState }),
+    );
+    expect(toolText(done)).toBe("ran");
+    const calls = (sent as Json[]).filter((message) => message.method === "tools/call");
+    expect(calls).toHaveLength(1);
+  });
+});

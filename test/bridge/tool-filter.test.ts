@@ -1,8 +1,14 @@
 /** `--ignore-tool` and `--read-only`: which tools the client sees, and calls of hidden ones answered by the bridge alone. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { HIDDEN_TOOL_ERROR_CODE, toolFilterStep } from "../../src/bridge/steps/tool-filter.js";
-import { ToolFilter, wildcardRegex } from "../../src/bridge/tool-filter.js";
+import { LegacyServerRelay } from "../../src/bridge/legacy-server-relay.js";
+import { toolPolicy } from "../../src/bridge/steps/policy.js";
+import {
+  HIDDEN_TOOL_ERROR_CODE,
+  ToolFilter,
+  toolFilterStep,
+  wildcardRegex,
+} from "../../src/bridge/steps/tool-filter.js";
 import { Relay, type RemoteTransport } from "../../src/bridge/upstream/legacy/relay.js";
 
 const TOOLS = [
@@ -70,33 +76,38 @@ function relayOver(tools: () => typeof TOOLS, filter: ToolFilter | undefined) {
   const sent: JSONRPCMessage[] = [];
   const toClient: JSONRPCMessage[] = [];
   let transport: RemoteTransport | undefined;
-  const relay = new Relay({
-    url: new URL("http://127.0.0.1:9/mcp"),
-    fetch: async () => {
-      throw new Error("unused");
-    },
-    log: { info() {}, debug() {}, debugEnabled: false },
-    toClient: (message) => toClient.push(message),
-    ...(filter ? { toolFilter: filter, steps: [toolFilterStep(filter)] } : {}),
-    createTransport: () => {
-      transport = {
-        sessionId: "s",
-        async start() {},
-        async close() {},
-        async terminateSession() {},
-        setProtocolVersion() {},
-        async send(message) {
-          sent.push(message);
-          if (!("id" in message) || !("method" in message)) return;
-          const result =
-            message.method === "tools/list"
-              ? { tools: tools() }
-              : { content: [{ type: "text", text: "ran" }] };
-          queueMicrotask(() => transport?.onmessage?.({ jsonrpc: "2.0", id: message.id, result }));
+  const log = { info() {}, debug() {}, debugEnabled: false };
+  const createTransport = () => {
+    transport = {
+      sessionId: "s",
+      async start() {},
+      async close() {},
+      async terminateSession() {},
+      setProtocolVersion() {},
+      async send(message) {
+        sent.push(message);
+        if (!("id" in message) || !("method" in message)) return;
+        const result =
+          message.method === "tools/list" ? { tools: tools() } : { content: [{ type: "text", text: "ran" }] };
+        queueMicrotask(() => transport?.onmessage?.({ jsonrpc: "2.0", id: message.id, result }));
+      },
+    } as RemoteTransport;
+    return transport;
+  };
+  const relay = new LegacyServerRelay({
+    openUpstream: (toBridge) =>
+      new Relay({
+        url: new URL("http://127.0.0.1:9/mcp"),
+        fetch: async () => {
+          throw new Error("unused");
         },
-      } as RemoteTransport;
-      return transport;
-    },
+        log,
+        toClient: toBridge,
+        createTransport,
+      }),
+    toClient: (message) => toClient.push(message),
+    log,
+    policy: toolPolicy(filter ? { toolFilter: filter, steps: [toolFilterStep(filter)] } : {}),
   });
   const answer = async (message: JSONRPCMessage & { id: number }) => {
     relay.fromClient(message);

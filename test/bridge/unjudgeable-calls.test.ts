@@ -6,8 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { createConfirmToolStep } from "../../src/bridge/steps/confirm-tool.js";
 import type { ToolCallStep } from "../../src/bridge/steps/index.js";
-import { toolFilterStep } from "../../src/bridge/steps/tool-filter.js";
-import { ToolFilter } from "../../src/bridge/tool-filter.js";
+import { ToolFilter, toolFilterStep } from "../../src/bridge/steps/tool-filter.js";
 import {
   type ClientSide,
   type Json,

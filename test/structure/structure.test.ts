@@ -55,6 +55,18 @@ describe("the source tree", () => {
     expect(wrong).toEqual([]);
   });
 
+  it("keeps the bridge's upstream below the pipeline: nothing in upstream/ imports faces, steps or translate", () => {
+    const above = ["src/bridge/faces/", "src/bridge/steps/", "src/bridge/translate/"];
+    const wrong = modules
+      .filter((module) => module.path.startsWith("src/bridge/upstream/"))
+      .flatMap((module) =>
+        module.imports
+          .filter((target) => above.some((folder) => target.startsWith(folder)))
+          .map((target) => `${module.path} -> ${target}`),
+      );
+    expect(wrong).toEqual([]);
+  });
+
   it("opens every module with a one-line comment on its purpose", () => {
     const silent = modules
       .filter((module) => !/^(#![^\n]*\n)?(\/\*\*|\/\/) \S/.test(module.text))

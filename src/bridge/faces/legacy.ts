@@ -1,6 +1,5 @@
 /** The stdio face a 2025-era client sees: `initialize` and its session semantics (ping, setLevel), and requests the bridge puts to it. */
 
-import { randomUUID } from "node:crypto";
 import type {
   ClientCapabilities,
   Implementation,
@@ -8,6 +7,7 @@ import type {
   LoggingLevel,
 } from "@modelcontextprotocol/client";
 import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
+import { BridgeRequestIds } from "../request-ids.js";
 import type { ClientContext, ToClient } from "../request-model.js";
 import { anonymousClient } from "../request-model.js";
 import { negotiatedLegacyVersion } from "../translate/discover.js";
@@ -15,13 +15,11 @@ import { negotiatedLegacyVersion } from "../translate/discover.js";
 /** How long the bridge waits for the person behind the client to answer one of its requests (an elicitation form). */
 export const CLIENT_ANSWER_TIMEOUT_MS = 10 * 60 * 1000;
 
-const BRIDGE_REQUEST_PREFIX = `chat-mcp-bridge/${randomUUID()}/`;
-
 export class LegacyFace {
   readonly #toClient: ToClient;
   readonly #waiting = new Map<string, { resolve: (result: Json) => void; reject: (error: Error) => void }>();
   #client: ClientContext | undefined;
-  #nextId = 0;
+  readonly #ids = new BridgeRequestIds("ask");
 
   constructor(toClient: ToClient) {
     this.#toClient = toClient;
@@ -57,7 +55,7 @@ export class LegacyFace {
 
   /** Sends a request to the client; resolves with its result, rejects with its error, on `signal`, or after the timeout. */
   ask(method: string, params: Json, signal: AbortSignal): Promise<Json> {
-    const id = `${BRIDGE_REQUEST_PREFIX}${++this.#nextId}`;
+    const id = this.#ids.next();
     return new Promise<Json>((resolve, reject) => {
       const done = () => {
         clearTimeout(timer);
@@ -98,7 +96,7 @@ export class LegacyFace {
   onClientResponse(message: Json): boolean {
     if (typeof message.id !== "string") return false;
     const waiting = this.#waiting.get(message.id);
-    if (!waiting) return message.id.startsWith(BRIDGE_REQUEST_PREFIX);
+    if (!waiting) return this.#ids.owns(message.id);
     if (isObject(message.result)) waiting.resolve(message.result);
     else {
       const error = isObject(message.error) ? message.error : {};

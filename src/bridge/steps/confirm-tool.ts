@@ -2,9 +2,9 @@
 import { createHash, randomBytes } from "node:crypto";
 import * as z from "zod";
 import type { BridgeLog } from "../log.js";
-import { wildcardRegex } from "../tool-filter.js";
 import { confirmForm, shown } from "./confirm-form.js";
 import { type StepOutcome, type ToolCallContext, type ToolCallStep, toolErrorResult } from "./index.js";
+import { wildcardRegex } from "./tool-filter.js";
 
 /** The key of the bridge's one elicitation in `inputRequests` / `inputResponses`. */
 export const CONFIRM_INPUT_KEY = "chat-mcp-bridge/confirm";

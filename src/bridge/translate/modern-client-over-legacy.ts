@@ -1,16 +1,16 @@
 /** Where a modern (2026-07-28) client meets a 2025-era server: the bridge opens the legacy session itself (an
  * `initialize` from the client's envelope), answers `server/discover` from its result, lifts the envelope off
  * each request and marks each result complete. The server's mid-call requests (elicitation, sampling, roots)
- * become `input_required` for the client, the call held until its retry answers them. A legacy client's messages
- * pass through untouched.
+ * become `input_required` for the client, the call held until its retry answers them. Made by the legacy-server
+ * relay for a modern client's first request, below the policy: a 2025 client never meets it.
  */
 
-import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { EraRelay } from "../era-router.js";
 import { requestEra } from "../faces/modern.js";
 import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
 import type { BridgeLog } from "../log.js";
+import { BridgeRequestIds, requestKey } from "../request-ids.js";
 import type { ToClient } from "../request-model.js";
 import { clientFromEnvelope, LATEST_LEGACY_VERSION, withoutEnvelope } from "../request-model.js";
 import { asModernResult, bridgeDiscoverResult, discoverFromInitializeResult } from "./discover.js";
@@ -24,8 +24,6 @@ import {
 } from "./held-calls.js";
 import { SessionListens } from "./session-listens.js";
 
-const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
-
 export interface ModernClientOverLegacyLimits {
   /** How long a call waits for the client's retry (default HELD_CALL_TIMEOUT_MS). */
   heldCallTimeoutMs?: number;
@@ -38,9 +36,8 @@ export class ModernClientOverLegacy implements EraRelay {
   readonly #toClient: ToClient;
   readonly #log: BridgeLog;
   readonly #limits: Required<ModernClientOverLegacyLimits>;
-  readonly #idPrefix = `chat-mcp-bridge/${randomUUID()}/`;
-  readonly #initializeId = `${this.#idPrefix}initialize`;
-  #nextId = 0;
+  readonly #ids = new BridgeRequestIds("translate");
+  readonly #initializeId = this.#ids.next();
   #nextKey = 0;
   /** The session the bridge opened for the modern client: the server's InitializeResult. */
   #session: Promise<Json> | undefined;
@@ -71,7 +68,7 @@ export class ModernClientOverLegacy implements EraRelay {
     this.#listens = new SessionListens(toClient, (method, params) =>
       this.#relay.fromClient({
         jsonrpc: "2.0",
-        id: `${this.#idPrefix}${++this.#nextId}`,
+        id: this.#ids.next(),
         method,
         params,
       } as JSONRPCMessage),
@@ -134,7 +131,7 @@ export class ModernClientOverLegacy implements EraRelay {
         });
       return;
     }
-    const upstreamId = `${this.#idPrefix}${++this.#nextId}`;
+    const upstreamId = this.#ids.next();
     this.#calls.set(upstreamId, { upstreamId, method, clientId: id, pending: new Map() });
     this.#relay.fromClient({
       jsonrpc: "2.0",
@@ -260,7 +257,7 @@ export class ModernClientOverLegacy implements EraRelay {
       this.#sessionAnswer?.(value);
       return;
     }
-    if (!("method" in value) && typeof value.id === "string" && value.id.startsWith(this.#idPrefix)) {
+    if (!("method" in value) && this.#ids.owns(value.id)) {
       const call = this.#calls.get(value.id);
       if (call) this.#settle(call, value);
       else this.#log.debug("dropped the answer to a modern call that was cancelled or given up");

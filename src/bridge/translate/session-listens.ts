@@ -1,6 +1,7 @@
 /** A 2026-07-28 client's `subscriptions/listen` requests over a 2025 session: each acknowledged with what the session delivers, fed the notifications it asked for under its own id, ended on its own. */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
+import { requestKey } from "../request-ids.js";
 import type { ToClient } from "../request-model.js";
 import { withoutEnvelope } from "../request-model.js";
 import { LISTEN_ACKNOWLEDGED, META_SUBSCRIPTION_ID } from "./listen.js";
@@ -17,8 +18,6 @@ const SUBSCRIBED_NOTIFICATIONS: ReadonlySet<string> = new Set([
   ...Object.keys(LIST_CHANGED_FIELDS),
   RESOURCE_UPDATED,
 ]);
-
-const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
 
 interface SessionListen {
   id: RequestId;

@@ -1,6 +1,5 @@
 /** The modern upstream: each request one stateless POST (2026-07-28) with the standard headers, answered by JSON or SSE. */
 
-import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describeNetworkFailure } from "../../internal/network-errors.js";
 import { requestNeverSent } from "../../internal/request-failure.js";
@@ -11,6 +10,7 @@ import {
   type JsonObject as Json,
 } from "../jsonrpc.js";
 import { type BridgeLog, describeError } from "../log.js";
+import { BridgeRequestIds } from "../request-ids.js";
 import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../request-model.js";
 import {
   EventSizeCap,
@@ -67,6 +67,7 @@ interface KnownTool {
 export class ModernUpstream {
   readonly #options: ModernUpstreamOptions;
   readonly #tools = new Map<string, KnownTool>();
+  readonly #ids = new BridgeRequestIds("post");
   #protocolVersion = "2026-07-28";
   /** Set once the server answered anything over HTTP: before that, the shorter first-contact window applies. */
   #reached = false;
@@ -213,7 +214,7 @@ export class ModernUpstream {
     signal?: AbortSignal,
     onNotification?: NotificationSink,
   ): Promise<UpstreamAnswer | StreamBroke> {
-    const id = `chat-mcp-bridge-${randomUUID()}`;
+    const id = this.#ids.next();
     const tool = method === "tools/call" ? this.#tools.get(String(params.name)) : undefined;
     const response = await this.#options.fetch(this.#options.url, {
       method: "POST",

@@ -1,28 +1,25 @@
 /** The bridge's own requests on a legacy session (a ping, the client's `initialize` replayed), kept from the client. */
-import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, JSONRPCRequest } from "@modelcontextprotocol/client";
+import { BridgeRequestIds } from "../../request-ids.js";
 import type { RemoteTransport } from "./streamable-http-transport.js";
 
 /** How long a new session has to answer the replayed `initialize`. */
 const REPLAY_TIMEOUT_MS = 30_000;
 
 export class BridgeRequests {
-  // A random part: a client id (any string) can never be mistaken for one of these.
-  readonly #prefix = `chat-mcp-bridge/${randomUUID()}/`;
+  readonly #ids = new BridgeRequestIds("session");
   readonly #waiters = new Map<string, (message: JSONRPCMessage) => void>();
-  #count = 0;
 
   /** Takes the answer to one of the bridge's requests; false for anything else (the client's). */
   tookAnswer(message: JSONRPCMessage): boolean {
-    if (!("id" in message) || typeof message.id !== "string" || !message.id.startsWith(this.#prefix))
-      return false;
+    if (!("id" in message) || !this.#ids.owns(message.id)) return false;
     this.#waiters.get(message.id)?.(message);
     return true;
   }
 
   /** Pings the session; rejects as the transport does (a 404 says the server forgot it). */
   async ping(transport: RemoteTransport): Promise<void> {
-    const id = this.#nextId("ping");
+    const id = this.#ids.next();
     this.#waiters.set(id, () => this.#waiters.delete(id));
     try {
       await transport.send({ jsonrpc: "2.0", id, method: "ping" });
@@ -40,7 +37,7 @@ export class BridgeRequests {
     transport: RemoteTransport,
     initialize: JSONRPCRequest,
   ): Promise<string | undefined> {
-    const id = this.#nextId("initialize");
+    const id = this.#ids.next();
     let timer: NodeJS.Timeout | undefined;
     const answer = new Promise<JSONRPCMessage>((resolve, reject) => {
       this.#waiters.set(id, resolve);
@@ -61,9 +58,5 @@ export class BridgeRequests {
       clearTimeout(timer);
       this.#waiters.delete(id);
     }
-  }
-
-  #nextId(kind: string): string {
-    return `${this.#prefix}${kind}/${++this.#count}`;
   }
 }

@@ -1,6 +1,7 @@
 /** The client's requests the legacy upstream still owes an answer, each answered exactly once. */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { redact } from "../../../internal/redact.js";
+import { requestKey } from "../../request-ids.js";
 
 /** JSON-RPC error code for failures of the bridge itself (server unreachable, session lost, auth failed). */
 export const BRIDGE_ERROR_CODE = -32000;
@@ -16,8 +17,6 @@ interface PendingRequest {
   /** The transport whose POST carried it, once the server accepted it; its answer can only come from there. */
   deliveredOn?: object;
 }
-
-const requestKey = (id: RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`);
 
 /** Requests by id (a number 1 and a string "1" apart), each taken out when it is answered. */
 export class PendingRequests {

@@ -1,17 +1,12 @@
-/** The legacy (2025) upstream's relay: JSON-RPC between the stdio client and a server's session, each request answered once. */
+/** The legacy (2025) upstream: JSON-RPC between the bridge's pipeline and a server's session, each request answered once. */
 
 // Recovery (recovery.ts) holds messages while the session is reopened; the transport is streamable-http-transport.ts.
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/client";
 import { describeNetworkFailure, isLastingNetworkFailure } from "../../../internal/network-errors.js";
 import { requestNeverSent } from "../../../internal/request-failure.js";
 import { wrongEndpointMessage } from "../../endpoint-check.js";
-import { LegacyFace } from "../../faces/legacy.js";
 import { isRequest, isResponse } from "../../jsonrpc.js";
 import { type BridgeLog, describeError, describeMessage } from "../../log.js";
-import type { ToolCallStep } from "../../steps/index.js";
-import type { ToolFilter } from "../../tool-filter.js";
-import type { ToolsListed } from "../../tool-rules-audit.js";
-import { settleSteps } from "../../translate/tool-call.js";
 import type { FetchLike } from "../http/fetch-like.js";
 import { isNetworkError, RemoteHttpError } from "../http/http-failure.js";
 import { outcomeUnknownMessage } from "../outcome-unknown.js";
@@ -29,28 +24,17 @@ export interface RelayOptions {
   url: URL;
   fetch: FetchLike;
   log: BridgeLog;
-  /** Writes one message to the local client (stdout). */
-  /** `raw`: the server's JSON text of a message relayed unchanged, to write as is (see LineWriter). */
   /**
-   * `raw`: the server's JSON text of a message relayed unchanged, to write as is (see LineWriter).
-   * `relatedRequestId`: the client request whose response stream carried a server request or notification.
+   * Hands one message up the pipeline toward the client. `raw`: the server's JSON text of a message relayed
+   * unchanged, to write as is (see LineWriter). `relatedRequestId`: the request whose response stream carried a
+   * server request or notification.
    */
   toClient(message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId): void;
   /** How long to keep retrying an unreachable server before answering the held requests with an error. */
   reconnectWindowMs?: number;
   /** Builds the remote transport (tests inject fakes); defaults to the streamable-HTTP client. */
   createTransport?: (url: URL, fetch: FetchLike) => RemoteTransport;
-  /** Hides tools (`--ignore-tool`, `--read-only`) from every tools/list answer (their calls are refused by its step). */
-  toolFilter?: ToolFilter;
-  /** Steps every tools/call passes before it is sent (the tool filter's among them). */
-  steps?: readonly ToolCallStep[];
-  /** Sees each `tools/list` answer from the server before the client does (rules that match no tool are said). */
-  onToolsListed?: ToolsListed;
 }
-
-const neverAborted = new AbortController().signal;
-/** A call sent as a notification cannot wait for the client's answers. */
-const refuseToAsk = (): Promise<never> => Promise.reject(new Error("a notification cannot ask the client"));
 
 /**
  * Relays messages both ways. Client messages go out in the order they arrive; while the bridge recovers the
@@ -73,12 +57,9 @@ export class Relay {
   readonly #bridgeRequests = new BridgeRequests();
   #initializeRequest: JSONRPCRequest | undefined;
   #protocolVersion: string | undefined;
-  /** The client as it declared itself at `initialize`, and the requests the bridge's steps put to it. */
-  readonly #face: LegacyFace;
 
   constructor(options: RelayOptions) {
     this.#options = options;
-    this.#face = new LegacyFace(options.toClient);
     this.#log = options.log;
     this.#pending = new PendingRequests((message) => options.toClient(message));
     this.#recovery = new Recovery({
@@ -102,53 +83,11 @@ export class Relay {
     await this.#transport.start();
   }
 
-  /** A message from the local client. */
+  /** A message from the local client (already through the bridge's face and policy). */
   fromClient(message: JSONRPCMessage): void {
     if (this.#closing) return;
-    if (isResponse(message) && this.#face.onClientResponse(message as Record<string, unknown>)) return;
-    if ("method" in message && message.method === "tools/call" && this.#options.steps?.length) {
-      void this.#throughSteps(message);
-      return;
-    }
-    this.#relayOnward(message);
-  }
-
-  /**
-   * A tools/call through the steps first (which judge it: one they cannot is refused): forwarded (its params
-   * possibly rewritten), or answered here. A call sent as a notification has no one to answer: anything but
-   * `forward` drops it. A 2025 server asks its own questions in-band, on the call's stream, so no step follows
-   * its result (`onResult`): an approval covers the one call sent.
-   */
-  async #throughSteps(message: JSONRPCMessage): Promise<void> {
-    const params = (message as { params?: unknown }).params;
-    const call = { params, client: this.#face.client, notification: !isRequest(message) };
-    const outcome = isRequest(message)
-      ? await settleSteps(this.#options.steps ?? [], call, this.#face.ask.bind(this.#face), neverAborted)
-      : await settleSteps(this.#options.steps ?? [], call, refuseToAsk, neverAborted);
-    if (this.#closing) return;
-    if (outcome.kind === "forward")
-      return this.#relayOnward({ ...message, params: outcome.params } as JSONRPCMessage);
-    if (!isRequest(message) || outcome.kind === "drop") {
-      this.#log.debug(
-        `dropped ${describeMessage(message)}: a tool the bridge refuses, sent with no id to answer`,
-      );
-      return;
-    }
-    this.#log.debug(`answered ${describeMessage(message)} locally (${outcome.kind})`);
-    const reply =
-      outcome.kind === "error"
-        ? { jsonrpc: "2.0", id: message.id, error: outcome.error }
-        : { jsonrpc: "2.0", id: message.id, result: outcome.result };
-    this.#options.toClient(reply as JSONRPCMessage);
-  }
-
-  #relayOnward(message: JSONRPCMessage): void {
     if (isRequest(message)) {
-      if (message.method === "initialize") {
-        this.#initializeRequest = message;
-        this.#face.initialize(message.params);
-      }
-      if (message.method === "logging/setLevel") this.#face.setLogLevel(message.params);
+      if (message.method === "initialize") this.#initializeRequest = message;
       this.#pending.add(message.id, message.method);
     }
     const outbound = { seq: ++this.#seq, message };
@@ -170,7 +109,6 @@ export class Relay {
       clearTimeout(timer);
     }
     transport.onerror = undefined;
-    this.#face.close();
     await transport.close().catch(() => undefined);
   }
 
@@ -202,19 +140,8 @@ export class Relay {
         this.#log.debug(`dropped a second answer to request ${String(message.id)}`);
         return;
       }
-      if (pending.method === "tools/list" && "result" in message) {
+      if (pending.method === "tools/list" && "result" in message)
         this.#resendPolicy.learnTools(message.result);
-        this.#options.onToolsListed?.(message.result, this.#face.client);
-        const filter = this.#options.toolFilter;
-        if (filter) {
-          // Written anew: the raw text is the unfiltered answer.
-          this.#options.toClient({
-            ...message,
-            result: filter.filterListResult(message.result),
-          } as JSONRPCMessage);
-          return;
-        }
-      }
       if (this.#initializeRequest?.id === message.id && "result" in message) {
         const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
         if (typeof version === "string") {
