@@ -48,7 +48,7 @@ export async function refreshLogin(
   const refreshed: StoredLogin = {
     ...login,
     tokens: {
-      ...toStoredTokens(fresh),
+      ...toStoredTokens(fresh, context.options),
       scope: fresh.scope ?? tokens.scope,
       account: answer.account() ?? tokens.account,
     },
