@@ -23,16 +23,12 @@ import { toolFilterStep } from "./steps/tool-filter.js";
 import { ToolFilter } from "./tool-filter.js";
 import { toolRulesWarnings } from "./tool-rules-audit.js";
 import { ModernClientOverLegacy } from "./translate/modern-client-over-legacy.js";
-import {
-  type BridgeAuth,
-  createRemoteFetch,
-  nodeHttpFetch,
-  withRequestTimeout,
-} from "./upstream/http/index.js";
+import { type BridgeAuth, createRemoteFetch, withRequestTimeout } from "./upstream/http/index.js";
 import { Relay } from "./upstream/legacy/index.js";
 import { ModernUpstream } from "./upstream/modern.js";
 import { type EraVerdict, eraVerdictStore, probeServerEra } from "./upstream/probe.js";
 import { DEFAULT_RECONNECT_WINDOW_MS } from "./upstream/reconnect-window.js";
+import { upstreamFetchFor } from "./upstream-fetch.js";
 
 /** How long a probing host's `server/discover` may wait on the server before the bridge answers it itself. */
 const QUIET_PROBE_TIMEOUT_MS = 5000;
@@ -105,7 +101,13 @@ export async function runRelay(
           return auth.recover(challenge);
         },
       };
-    const fetch = createRemoteFetch({ auth: gatedAuth(false), headers: options.headers, log });
+    const upstreamFetch = upstreamFetchFor(options);
+    const fetch = createRemoteFetch({
+      auth: gatedAuth(false),
+      headers: options.headers,
+      log,
+      fetch: upstreamFetch,
+    });
     // Every probe is bounded: each of its exchanges with the server (a sign-in in between is not counted).
     const probeFetch = (quiet: boolean) =>
       createRemoteFetch({
@@ -113,7 +115,7 @@ export async function runRelay(
         headers: options.headers,
         log,
         fetch: withRequestTimeout(
-          nodeHttpFetch,
+          upstreamFetch,
           positiveNumber(env.CHAT_MCP_BRIDGE_PROBE_TIMEOUT_MS) ?? PROBE_TIMEOUT_MS,
           "the protocol probe (server/discover)",
         ),
