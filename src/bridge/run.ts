@@ -28,7 +28,7 @@ import { Relay } from "./upstream/legacy/index.js";
 import { ModernUpstream } from "./upstream/modern.js";
 import { type EraVerdict, eraVerdictStore, probeServerEra } from "./upstream/probe.js";
 import { DEFAULT_RECONNECT_WINDOW_MS } from "./upstream/reconnect-window.js";
-import { upstreamFetchFor } from "./upstream-fetch.js";
+import { keptAliveTransports, upstreamFetchFor } from "./upstream-fetch.js";
 
 /** How long a probing host's `server/discover` may wait on the server before the bridge answers it itself. */
 const QUIET_PROBE_TIMEOUT_MS = 5000;
@@ -173,6 +173,7 @@ export async function runRelay(
               log,
               toClient,
               reconnectWindowMs: reconnectWindow,
+              ...keptAliveTransports(options, log),
               ...(toolFilter ? { toolFilter } : {}),
               ...(onToolsListed ? { onToolsListed } : {}),
               steps,

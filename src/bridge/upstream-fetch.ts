@@ -1,9 +1,15 @@
-/** The upstream's request function as the command line shapes it: node:http, bounded by the time-outs, with the cookie jar. */
+/** The upstream as the command line shapes it: node:http bounded by the time-outs, the cookie jar, and the 2025 session's keep-alive pings. */
+import type { BridgeLog } from "./log.js";
 import type { NetworkFlagOptions } from "./network-flags.js";
 import { CookieJar, withCookieJar } from "./upstream/http/cookie-jar.js";
 import type { FetchLike } from "./upstream/http/fetch-like.js";
 import { nodeHttpFetch } from "./upstream/http/node-http-fetch.js";
 import { withUpstreamTimeouts } from "./upstream/http/time-outs.js";
+import { withKeepAlive } from "./upstream/legacy/keep-alive.js";
+import {
+  type RemoteTransport,
+  StreamableHttpTransport,
+} from "./upstream/legacy/streamable-http-transport.js";
 
 /**
  * One per process: the relay, its probes and its pings share the jar, so the load balancer's cookie set on the
@@ -16,4 +22,17 @@ export function upstreamFetchFor(options: NetworkFlagOptions): FetchLike {
     bodyMs: options.bodyTimeoutMs,
   });
   return options.disableCookies ? timed : withCookieJar(timed, new CookieJar());
+}
+
+/** The 2025 relay's `createTransport` under `--keep-alive`: each session pinged once idle for the interval. */
+export function keptAliveTransports(
+  options: NetworkFlagOptions,
+  log: BridgeLog,
+): { createTransport?: (url: URL, fetch: FetchLike) => RemoteTransport } {
+  const intervalMs = options.pingIntervalMs;
+  if (!intervalMs) return {};
+  return {
+    createTransport: (url, fetch) =>
+      withKeepAlive(new StreamableHttpTransport(url, fetch), { intervalMs, log }),
+  };
 }
