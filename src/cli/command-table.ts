@@ -170,6 +170,14 @@ export const COMMANDS: CommandSpec[] = [
         description:
           "with --client-credentials: sign private_key_jwt assertions with this key (a file only you can read)",
       },
+      {
+        flags: "--callback-path <path>",
+        description: "path of the OAuth callback's redirect URI (default /callback)",
+      },
+      {
+        flags: "--auth-success-url <url>",
+        description: "http(s) page the browser is sent to after a successful sign-in",
+      },
     ],
     async run(_operands, opts, ctx) {
       await (await import("./commands/login.js")).login(
@@ -181,6 +189,8 @@ export const COMMANDS: CommandSpec[] = [
           clientCredentials: opts.clientCredentials === true,
           clientId: opts.clientId as string | undefined,
           clientPrivateKeyFile: opts.clientPrivateKey as string | undefined,
+          callbackPath: opts.callbackPath as string | undefined,
+          authSuccessUrl: opts.authSuccessUrl as string | undefined,
         },
         ctx,
       );
