@@ -6,9 +6,9 @@ import {
   type BridgeAuth,
   createRemoteFetch,
   type FetchLike,
-  nodeHttpFetch,
   RemoteHttpError,
 } from "../../upstream/http/index.js";
+import { upstreamFetchFor } from "../../upstream-fetch.js";
 import { boundedSignal, checkedUrl, type DoctorContext, loginCommand } from "../check.js";
 
 /** The login the requests carry: none when the server answers without one. */
@@ -24,14 +24,17 @@ export async function liveAuth(context: DoctorContext): Promise<BridgeAuth | und
   };
 }
 
-/** The bridge's fetch with the login and `--header`s, every exchange stopped when the check's deadline passes. */
+/**
+ * The bridge's fetch with the login, `--header`s, time-outs and cookie jar, every exchange stopped when the check's
+ * deadline passes.
+ */
 export async function liveFetch(context: DoctorContext, signal: AbortSignal): Promise<FetchLike> {
+  const upstream = upstreamFetchFor(context.options);
   return createRemoteFetch({
     auth: await liveAuth(context),
     headers: context.options.headers,
     log: quietLog(),
-    fetch: (url, request) =>
-      nodeHttpFetch(url, { ...request, signal: boundedSignal(signal, request.signal) }),
+    fetch: (url, request) => upstream(url, { ...request, signal: boundedSignal(signal, request.signal) }),
   });
 }
 

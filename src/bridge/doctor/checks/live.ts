@@ -11,6 +11,7 @@ import { createRemoteFetch } from "../../upstream/http/index.js";
 import { StreamableHttpTransport } from "../../upstream/legacy/index.js";
 import { ModernUpstream } from "../../upstream/modern.js";
 import type { EraVerdict } from "../../upstream/probe.js";
+import { upstreamFetchFor } from "../../upstream-fetch.js";
 import { type Check, type CheckResult, checkedUrl, type DoctorContext, signInAllowanceMs } from "../check.js";
 import { DOCTOR_CLIENT, legacyInitializeRequest } from "./doctor-client.js";
 import { liveAuth, liveFetch, liveFix, quietLog } from "./live-auth.js";
@@ -84,7 +85,12 @@ async function listModern(
 async function listLegacy(context: DoctorContext, signal: AbortSignal): Promise<CheckResult> {
   const transport = new StreamableHttpTransport(
     checkedUrl(context),
-    createRemoteFetch({ auth: await liveAuth(context), headers: context.options.headers, log: quietLog() }),
+    createRemoteFetch({
+      auth: await liveAuth(context),
+      headers: context.options.headers,
+      log: quietLog(),
+      fetch: upstreamFetchFor(context.options),
+    }),
   );
   const stop = () => void transport.close();
   signal.addEventListener("abort", stop, { once: true });
