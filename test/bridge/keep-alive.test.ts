@@ -1,6 +1,7 @@
 /** `--keep-alive` / `--ping-interval`: a `ping` to an idle 2025-era session at the interval; a failed one is logged and the session recovered. */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type InProcessRelay, startRelayInProcess } from "../support/relay-in-process.js";
+import { type ModernMcpServer, startModernMcpServer } from "./fixtures/modern-mcp-server.js";
 import { initializeLine } from "./fixtures/spawn-bridge.js";
 import { type StickyLegacyServer, startStickyLegacyServer } from "./fixtures/sticky-legacy-server.js";
 
@@ -64,5 +65,28 @@ describe("--ping-interval <s> on a 2025-era session", () => {
     );
     const answer = await relay.waitFor((message) => message.id === 3);
     expect(JSON.stringify(answer.result)).toContain("still here");
+  });
+});
+
+describe("--ping-interval with a 2026-07-28 server", () => {
+  let modern: ModernMcpServer | undefined;
+  afterEach(async () => {
+    await relay?.end();
+    relay = undefined;
+    await modern?.close();
+    modern = undefined;
+  });
+
+  it("sends no ping: the era has no session to keep", async () => {
+    modern = await startModernMcpServer();
+    relay = await startRelayInProcess(["--ping-interval", "0.1", modern.url]);
+    relay.send(initializeLine(1));
+    await relay.waitFor((message) => message.id === 1);
+    relay.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
+    await relay.waitFor((message) => message.id === 2);
+    // Nothing announces a ping that is never sent: ten intervals of quiet are the evidence.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(modern.requests.map((request) => request.method)).not.toContain("ping");
+    expect(modern.requests.map((request) => request.method)).toContain("tools/list");
   });
 });
