@@ -31,6 +31,17 @@ describe("useIdToken (--use-id-token)", () => {
     expect(String(failure)).toMatch(/--use-id-token.*no ID token.*openid/s);
   });
 
+  it("a refresh answer without an ID token drops the tokens and signs in again, which brings a new one", async () => {
+    const t = await setup({ idTokenTtlSeconds: 600, noIdTokenOnRefresh: true });
+    await t.session({ useIdToken: true }).recover(await t.challenge());
+    await t.expireStoredToken();
+    const session = t.session({ useIdToken: true });
+    expect(await session.accessToken()).toBeUndefined();
+    expect(t.storedLogin().tokens).toBeUndefined();
+    const again = await session.recover(await t.challenge());
+    expect(again).toBe(t.tiny.idTokens[1]);
+  });
+
   it("without it, the access token is the bearer even when an ID token came along", async () => {
     const t = await setup({ idTokenTtlSeconds: 600 });
     const token = await t.session().recover(await t.challenge());
