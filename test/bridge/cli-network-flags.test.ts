@@ -1,6 +1,7 @@
 /** mcp-remote's network and callback flags on the bridge's command line, parsed without spawning: time-outs, keep-alive, cookies, --use-id-token, --callback-path, --auth-success-url. */
 import { describe, expect, it } from "vitest";
 import { parseBridgeArgs } from "../../src/bridge/cli.js";
+import { bridgeLoginCommand } from "../../src/bridge/oauth.js";
 
 const argv = (...args: string[]) => ["node", "chat-mcp-bridge", ...args];
 const quiet = () => {};
@@ -76,5 +77,20 @@ describe("--callback-path <path>, --auth-success-url <url>", () => {
     expect(refusal("--auth-success-url", "javascript:alert(1)", URL_ARG)).toMatch(/--auth-success-url/);
     expect(refusal("--auth-success-url", "http://example.com/ok", URL_ARG)).toMatch(/https/);
     expect(refusal("--allow-http", "--auth-success-url", "http://example.com/ok", URL_ARG)).toBe("accepted");
+  });
+});
+
+describe("the login command the relay suggests", () => {
+  it("carries --use-id-token and --callback-path: the stored token and the registration depend on them", () => {
+    const { options } = parse(
+      "--use-id-token",
+      "--callback-path",
+      "/oauth/callback",
+      "--keep-alive",
+      URL_ARG,
+    );
+    expect(bridgeLoginCommand(options, {}, ["node", "chat-mcp-bridge"])).toBe(
+      `chat-mcp-bridge login --use-id-token --callback-path /oauth/callback ${URL_ARG}`,
+    );
   });
 });
