@@ -139,11 +139,13 @@ export function parseBridgeArgs(
     const command =
       kind === "relay" ? program.description(description) : program.command(kind).description(description);
     hideFlagsOf(
-      withConnectionOptions(
-        ownOptions(
-          kind === "relay"
-            ? command.argument("[mcp-url]", "MCP endpoint URL (default: $CHAT_MCP_URL or <base>/mcp)")
-            : command.argument("[mcp-url]"),
+      withNetworkFlags(
+        withConnectionOptions(
+          ownOptions(
+            kind === "relay"
+              ? command.argument("[mcp-url]", "MCP endpoint URL (default: $CHAT_MCP_URL or <base>/mcp)")
+              : command.argument("[mcp-url]"),
+          ),
         ),
       ),
       kind,
@@ -201,73 +203,68 @@ export function relayTerminalHint({
 }
 
 function withConnectionOptions(command: Command): Command {
-  return withNetworkFlags(
-    command
-      .option("--header <header>", HEADER_HELP, collect, [])
-      .option(
-        "--header-file <path>",
-        'headers from a file of yours that only you can read, one "Name: value" a line (repeatable)',
-        collect,
-        [],
-      )
-      .option("--callback-port <port>", "port of the local OAuth callback", parsePort)
-      .option("--no-browser", "print the sign-in URL on stderr instead of opening a browser")
-      .option(
-        "--device-code",
-        "sign in with a code entered in a browser on any device (OAuth device code, RFC 8628); also used by itself when no browser can open here and the server offers it",
-      )
-      .option(
-        "--auth-timeout <seconds>",
-        "how long to wait for the sign-in, in a browser or with a device code (default 300)",
-        parseSeconds,
-      )
-      .addOption(
-        new Option("--token-store <store>", "where tokens are kept")
-          .choices(["auto", "keychain", "file"])
-          .default("auto"),
-      )
-      .option("--allow-http", "allow plain http to a non-loopback server")
-      .option("--debug", "detailed logs on stderr (never tokens or header values)")
-      .option("--client-id <id>", "pre-registered OAuth client id (secret from $CHAT_MCP_CLIENT_SECRET)")
-      .option("--client-metadata-url <url>", "https URL of a client ID metadata document")
-      .option("--client-credentials", "sign in as the --client-id client itself: no browser, no person")
-      .option("--client-private-key <pem-file>", "private_key_jwt key for --client-credentials (yours alone)")
-      .option(
-        "--ignore-tool <pattern>",
-        "hide tools whose name matches (repeatable; * is a wildcard)",
-        collect,
-        [],
-      )
-      .option("--read-only", "expose only tools the server annotates readOnlyHint: true")
-      .option(
-        "--confirm-tool <pattern>",
-        "ask the person (in the client's dialog) before relaying a call of a matching tool (repeatable; * is a wildcard)",
-        collect,
-        [],
-      )
-      .option(
-        "--log-file <path>",
-        "write the log to this file (with --debug: <config>/logs/<server-key>.log)",
-      )
-      .option("--silent", "nothing on stderr but fatal errors")
-      .addOption(new Option("--host <name>", "host name of the OAuth callback").choices(CALLBACK_HOSTS))
-      .option("--resource <url>", "the OAuth protected resource, when it is not the MCP URL", parseResource)
-      .option("--profile <name>", "a separate login, lock and log for the same URL", parseProfile)
-      .option(
-        "--authorize-param <key=value>",
-        "extra authorization request parameter, e.g. audience=... or prompt=consent (repeatable)",
-        collectAuthorizeParam,
-        [],
-      )
-      .option(
-        "--disable-resource-parameter",
-        "leave the RFC 8707 resource out of the sign-in (for providers that refuse it, e.g. Entra ID)",
-      )
-      .option(
-        "--static-oauth-client-metadata <json|@file>",
-        "client registration metadata merged over the bridge's (client_name, scope, logo_uri...)",
-      ),
-  );
+  return command
+    .option("--header <header>", HEADER_HELP, collect, [])
+    .option(
+      "--header-file <path>",
+      'headers from a file of yours that only you can read, one "Name: value" a line (repeatable)',
+      collect,
+      [],
+    )
+    .option("--callback-port <port>", "port of the local OAuth callback", parsePort)
+    .option("--no-browser", "print the sign-in URL on stderr instead of opening a browser")
+    .option(
+      "--device-code",
+      "sign in with a code entered in a browser on any device (OAuth device code, RFC 8628); also used by itself when no browser can open here and the server offers it",
+    )
+    .option(
+      "--auth-timeout <seconds>",
+      "how long to wait for the sign-in, in a browser or with a device code (default 300)",
+      parseSeconds,
+    )
+    .addOption(
+      new Option("--token-store <store>", "where tokens are kept")
+        .choices(["auto", "keychain", "file"])
+        .default("auto"),
+    )
+    .option("--allow-http", "allow plain http to a non-loopback server")
+    .option("--debug", "detailed logs on stderr (never tokens or header values)")
+    .option("--client-id <id>", "pre-registered OAuth client id (secret from $CHAT_MCP_CLIENT_SECRET)")
+    .option("--client-metadata-url <url>", "https URL of a client ID metadata document")
+    .option("--client-credentials", "sign in as the --client-id client itself: no browser, no person")
+    .option("--client-private-key <pem-file>", "private_key_jwt key for --client-credentials (yours alone)")
+    .option(
+      "--ignore-tool <pattern>",
+      "hide tools whose name matches (repeatable; * is a wildcard)",
+      collect,
+      [],
+    )
+    .option("--read-only", "expose only tools the server annotates readOnlyHint: true")
+    .option(
+      "--confirm-tool <pattern>",
+      "ask the person (in the client's dialog) before relaying a call of a matching tool (repeatable; * is a wildcard)",
+      collect,
+      [],
+    )
+    .option("--log-file <path>", "write the log to this file (with --debug: <config>/logs/<server-key>.log)")
+    .option("--silent", "nothing on stderr but fatal errors")
+    .addOption(new Option("--host <name>", "host name of the OAuth callback").choices(CALLBACK_HOSTS))
+    .option("--resource <url>", "the OAuth protected resource, when it is not the MCP URL", parseResource)
+    .option("--profile <name>", "a separate login, lock and log for the same URL", parseProfile)
+    .option(
+      "--authorize-param <key=value>",
+      "extra authorization request parameter, e.g. audience=... or prompt=consent (repeatable)",
+      collectAuthorizeParam,
+      [],
+    )
+    .option(
+      "--disable-resource-parameter",
+      "leave the RFC 8707 resource out of the sign-in (for providers that refuse it, e.g. Entra ID)",
+    )
+    .option(
+      "--static-oauth-client-metadata <json|@file>",
+      "client registration metadata merged over the bridge's (client_name, scope, logo_uri...)",
+    );
 }
 
 /** Repeatable options whose values before a subcommand's name add to those after it. */

@@ -82,14 +82,9 @@ describe("--callback-path <path>, --auth-success-url <url>", () => {
 
 describe("the login command the relay suggests", () => {
   it("carries --use-id-token and --callback-path: the stored token and the registration depend on them", () => {
-    const { options } = parse(
-      "--use-id-token",
-      "--callback-path",
-      "/oauth/callback",
-      "--keep-alive",
-      URL_ARG,
-    );
-    expect(bridgeLoginCommand(options, {}, ["node", "chat-mcp-bridge"])).toBe(
+    const command = parse("--use-id-token", "--callback-path", "/oauth/callback", "--keep-alive", URL_ARG);
+    if (command.kind !== "relay") throw new Error("not the relay");
+    expect(bridgeLoginCommand(command.options, {}, ["node", "chat-mcp-bridge"])).toBe(
       `chat-mcp-bridge login --use-id-token --callback-path /oauth/callback ${URL_ARG}`,
     );
   });
