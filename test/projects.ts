@@ -22,6 +22,7 @@ export const INTEGRATION_FILES = [
   "test/auth/login-lock.test.ts",
   "test/auth/loopback-requests.test.ts",
   "test/auth/session/browser-sign-in.test.ts",
+  "test/auth/session/id-token-bearer.test.ts",
   "test/auth/session/mix-up.test.ts",
   "test/auth/session/oauth-session.test.ts",
   "test/auth/session/provider-quirks.test.ts",

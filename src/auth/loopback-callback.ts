@@ -36,7 +36,10 @@ export interface PendingAuthorization {
 }
 
 export interface LoopbackCallback {
-  /** `http://<host>:<port>/callback`, the host being `127.0.0.1` unless `--host` chose another loopback name. */
+  /**
+   * `http://<host>:<port>/callback`, the host being `127.0.0.1` unless `--host` chose another loopback name, the
+   * path `/callback` unless `--callback-path` chose another.
+   */
   readonly redirectUri: string;
   readonly port: number;
   /** Waits for the answer to `authorizationUrl` (which carries `state`); other states get a 400 page. */
@@ -56,6 +59,12 @@ export interface CallbackPortChoice {
   explicit?: boolean | undefined;
 }
 
+/** Where the browser's answer goes and where the person lands after it (`--callback-path`, `--auth-success-url`). */
+export interface CallbackPages {
+  callbackPath?: string | undefined;
+  successUrl?: string | undefined;
+}
+
 /**
  * Listens on `host`:`port` (127.0.0.1 by default, `--host`). `localhost` listens on 127.0.0.1 and on ::1 with one
  * port, since the browser may resolve the name to either: when another program holds that port on either family,
@@ -65,13 +74,22 @@ export interface CallbackPortChoice {
 export async function startLoopbackCallback(
   choice: CallbackPortChoice = {},
   host: string = "127.0.0.1",
+  pages: CallbackPages = {},
 ): Promise<LoopbackCallback> {
+  const callbackPath = pages.callbackPath ?? CALLBACK_PATH;
   const flows = new Map<string, Flow>();
   const starts = new Map<string, Flow>();
   let cookieName = "";
   const newServer = () => {
     const server = createServer((request, response) =>
-      answerRequest(request, response, { flows, starts, cookieName, refusesPeer: isOtherUsersSocket }),
+      answerRequest(request, response, {
+        flows,
+        starts,
+        cookieName,
+        callbackPath,
+        successUrl: pages.successUrl,
+        refusesPeer: isOtherUsersSocket,
+      }),
     );
     // A second lock where the kernel tells: connections from another user's socket (or one the kernel's socket
     // tables do not show) are closed unanswered.
@@ -99,7 +117,7 @@ export async function startLoopbackCallback(
     ).then(() => undefined);
   };
   return {
-    redirectUri: `http://${host}:${port}${CALLBACK_PATH}`,
+    redirectUri: `http://${host}:${port}${callbackPath}`,
     port,
     begin(authorizationUrl, state, timeoutMs, hooks = {}) {
       const startId = randomBytes(32).toString("base64url");

@@ -8,6 +8,37 @@ import { AuthRequiredError } from "./errors.js";
 export const CALLBACK_PATH = "/callback";
 export const START_PATH = "/start/";
 
+/** Why `path` cannot be the callback's path (`--callback-path`), or undefined when it can. */
+export function callbackPathProblem(path: string): string | undefined {
+  if (!path.startsWith("/")) return 'the callback path must start with "/", e.g. /oauth/callback';
+  if (/[?#]/.test(path)) return "the callback path is a path only, without a query or fragment";
+  if (!/^[A-Za-z0-9\-._~/%!$&'()*+,;=:@]{1,200}$/.test(path))
+    return "the callback path has characters a URL path does not allow (or is over 200 long)";
+  if (path.startsWith(START_PATH) || `${path}/` === START_PATH)
+    return `the callback path cannot be under ${START_PATH}: the sign-in's start page lives there`;
+  return undefined;
+}
+
+/**
+ * Why `url` cannot be where the browser goes after a successful sign-in (`--auth-success-url`): an http(s) URL
+ * without credentials, plain http only to loopback unless `allowHttp`.
+ */
+export function successUrlProblem(url: string, allowHttp = false): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "the success page must be a URL, e.g. https://example.com/signed-in";
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:")
+    return `the success page must be an http(s) URL, not ${parsed.protocol}`;
+  if (parsed.username || parsed.password) return "the success page URL must not contain credentials";
+  const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(parsed.hostname);
+  if (parsed.protocol === "http:" && !loopback && !allowHttp)
+    return "the success page must be https (plain http only to loopback, or with --allow-http)";
+  return undefined;
+}
+
 /** What the authorization server sent back for one expected `state`. */
 export interface AuthorizationResponse {
   state: string;
@@ -49,6 +80,10 @@ export interface CallbackState {
   flows: Map<string, Flow>;
   starts: Map<string, Flow>;
   cookieName: string;
+  /** The redirect URI's path: `/callback` unless `--callback-path` chose another. */
+  callbackPath: string;
+  /** `--auth-success-url`: where the browser is sent after a successful answer, instead of our page. */
+  successUrl?: string | undefined;
   /**
    * True when the connection's peer is not a live socket of this user (Linux: `isOtherUsersSocket`). Asked again
    * when the start page is about to be spent, since a peer may have sent its request and hung up since it connected.
@@ -66,7 +101,7 @@ export function answerRequest(
     start(url.pathname.slice(START_PATH.length), request, response, callback);
     return;
   }
-  if (request.method !== "GET" || url.pathname !== CALLBACK_PATH) {
+  if (request.method !== "GET" || url.pathname !== callback.callbackPath) {
     page(response, 404, "Not found", "This address only receives sign-in answers.");
     return;
   }
@@ -151,13 +186,18 @@ export function answerRequest(
     return;
   }
   rememberSecret(code);
-  page(
-    response,
-    200,
-    "Signed in",
-    "You can close this tab and return to the terminal.",
-    clearCookie(callback),
-  );
+  if (callback.successUrl) {
+    // The code stays here: the page the person chose gets no query of ours, and no referrer.
+    response.writeHead(302, { Location: callback.successUrl, ...SAFE_HEADERS, ...clearCookie(callback) });
+    response.end();
+  } else
+    page(
+      response,
+      200,
+      "Signed in",
+      "You can close this tab and return to the terminal.",
+      clearCookie(callback),
+    );
   flow.resolve({ state, code, ...(iss !== undefined ? { iss } : {}) });
 }
 

@@ -1,10 +1,16 @@
 /** How long a token is good for: `expires_in` kept sane, and when a token is due for refresh or has expired. */
 import type { OAuthTokens } from "@modelcontextprotocol/client";
+import { idTokenAsBearer } from "./id-token-bearer.js";
 import type { StoredTokens } from "./stored-login.js";
 
 const MAX_REFRESH_AHEAD_MS = 60_000;
 
-export function toStoredTokens(tokens: OAuthTokens): StoredTokens {
+/** The tokens to keep; with `useIdToken` (`--use-id-token`), the ID token is the one handed out as the bearer. */
+export function toStoredTokens(
+  answer: OAuthTokens,
+  options: { useIdToken?: boolean | undefined } = {},
+): StoredTokens {
+  const tokens = options.useIdToken ? idTokenAsBearer(answer) : answer;
   const now = Date.now();
   const lifetime = clampedLifetimeSeconds(tokens.expires_in);
   return {

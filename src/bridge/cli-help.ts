@@ -2,11 +2,18 @@
 import type { Command } from "commander";
 
 /** Flags only the relay uses, and flags only a sign-in uses: accepted everywhere, listed where they act. */
-const RELAY_ONLY_FLAGS = ["--ignore-tool", "--read-only", "--confirm-tool"];
+const RELAY_ONLY_FLAGS = [
+  "--ignore-tool",
+  "--read-only",
+  "--confirm-tool",
+  "--keep-alive",
+  "--ping-interval",
+];
 const SIGN_IN_FLAGS = [
   ...["--callback-port", "--no-browser", "--auth-timeout", "--host", "--device-code"],
   ...["--authorize-param", "--disable-resource-parameter", "--static-oauth-client-metadata"],
   ...["--workload-token-file", "--idp-issuer", "--idp-client-id", "--idp-id-token-file"],
+  ...["--use-id-token", "--callback-path", "--auth-success-url"],
 ];
 const HIDDEN_IN_HELP: Readonly<Record<string, readonly string[]>> = {
   login: RELAY_ONLY_FLAGS,

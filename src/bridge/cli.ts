@@ -8,6 +8,7 @@ import { packageVersion } from "../internal/package-version.js";
 import { UsageError } from "../internal/usage-error.js";
 import { ASSERTION_HELP, type AssertionBridgeOptions, assertionOptionsOf } from "./assertion-options.js";
 import { ENVIRONMENT_HELP, hideFlagsOf } from "./cli-help.js";
+import { type NetworkFlagOptions, networkFlagsOf, withNetworkFlags } from "./network-flags.js";
 import { parsePort, parseProfile, parseResource, parseSeconds } from "./option-values.js";
 import {
   authorizeParamsOf,
@@ -21,7 +22,7 @@ import { customHeadersOf } from "./upstream/http/header-file.js";
 export type TokenStoreChoice = "auto" | "keychain" | "file";
 
 /** Everything the bridge needs to run, parsed and checked. */
-export interface BridgeOptions extends AssertionBridgeOptions {
+export interface BridgeOptions extends AssertionBridgeOptions, NetworkFlagOptions {
   url: URL;
   headers: CustomHeader[];
   callbackPort?: number;
@@ -139,11 +140,13 @@ export function parseBridgeArgs(
     const command =
       kind === "relay" ? program.description(description) : program.command(kind).description(description);
     hideFlagsOf(
-      withConnectionOptions(
-        ownOptions(
-          kind === "relay"
-            ? command.argument("[mcp-url]", "MCP endpoint URL (default: $CHAT_MCP_URL or <base>/mcp)")
-            : command.argument("[mcp-url]"),
+      withNetworkFlags(
+        withConnectionOptions(
+          ownOptions(
+            kind === "relay"
+              ? command.argument("[mcp-url]", "MCP endpoint URL (default: $CHAT_MCP_URL or <base>/mcp)")
+              : command.argument("[mcp-url]"),
+          ),
         ),
       ),
       kind,
@@ -354,6 +357,7 @@ function toConnectionOptions(
       opts.staticOauthClientMetadata === undefined
         ? undefined
         : parseClientMetadataOption(opts.staticOauthClientMetadata as string),
+    ...networkFlagsOf(opts, allowHttp),
   };
 }
 

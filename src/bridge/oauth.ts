@@ -37,6 +37,9 @@ export async function createBridgeAuth(
     profile: options.profile,
     resource: options.resource,
     callbackHost: options.callbackHost,
+    callbackPath: options.callbackPath,
+    authSuccessUrl: options.authSuccessUrl,
+    useIdToken: options.useIdToken,
     callbackPort: options.callbackPort,
     openBrowser: options.openBrowser,
     deviceCode: options.deviceCode,
@@ -99,6 +102,9 @@ export function bridgeLoginCommand(
       words.push("--idp-id-token-file", quoted(idp.idTokenFile));
     }
   }
+  // The stored token is the ID token, and the registration holds the redirect URI: the same flags, the same login.
+  if (options.useIdToken) words.push("--use-id-token");
+  if (options.callbackPath) words.push("--callback-path", quoted(options.callbackPath));
   for (const file of new Set(options.headers.flatMap((header) => (header.file ? [header.file] : []))))
     words.push("--header-file", quoted(file));
   if (options.headers.some((header) => !header.file)) words.push("(your --header options)");

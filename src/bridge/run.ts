@@ -21,16 +21,12 @@ import { SignInGate } from "./sign-in-gate.js";
 import { createLineWriter, LineSplitter, lineError, MAX_LINE_BYTES, parseClientLine } from "./stdio/index.js";
 import { createToolPolicy } from "./steps/policy.js";
 import { toolRulesWarnings } from "./tool-rules-audit.js";
-import {
-  type BridgeAuth,
-  createRemoteFetch,
-  nodeHttpFetch,
-  withRequestTimeout,
-} from "./upstream/http/index.js";
+import { type BridgeAuth, createRemoteFetch, withRequestTimeout } from "./upstream/http/index.js";
 import { Relay } from "./upstream/legacy/index.js";
 import { ModernUpstream } from "./upstream/modern.js";
 import { type EraVerdict, eraVerdictStore, probeServerEra } from "./upstream/probe.js";
 import { DEFAULT_RECONNECT_WINDOW_MS } from "./upstream/reconnect-window.js";
+import { keptAliveTransports, upstreamFetchFor } from "./upstream-fetch.js";
 
 /** How long a probing host's `server/discover` may wait on the server before the bridge answers it itself. */
 const QUIET_PROBE_TIMEOUT_MS = 5000;
@@ -103,7 +99,13 @@ export async function runRelay(
           return auth.recover(challenge);
         },
       };
-    const fetch = createRemoteFetch({ auth: gatedAuth(false), headers: options.headers, log });
+    const upstreamFetch = upstreamFetchFor(options);
+    const fetch = createRemoteFetch({
+      auth: gatedAuth(false),
+      headers: options.headers,
+      log,
+      fetch: upstreamFetch,
+    });
     // Every probe is bounded: each of its exchanges with the server (a sign-in in between is not counted).
     const probeFetch = (quiet: boolean) =>
       createRemoteFetch({
@@ -111,7 +113,7 @@ export async function runRelay(
         headers: options.headers,
         log,
         fetch: withRequestTimeout(
-          nodeHttpFetch,
+          upstreamFetch,
           positiveNumber(env.CHAT_MCP_BRIDGE_PROBE_TIMEOUT_MS) ?? PROBE_TIMEOUT_MS,
           "the protocol probe (server/discover)",
         ),
@@ -168,6 +170,7 @@ export async function runRelay(
               log,
               toClient: toBridge,
               reconnectWindowMs: reconnectWindow,
+              ...keptAliveTransports(options, log),
             }),
           toClient,
           log,

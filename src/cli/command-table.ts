@@ -175,6 +175,14 @@ export const COMMANDS: CommandSpec[] = [
         description:
           "sign in as --client-id with the workload identity token a platform writes to this file (Kubernetes, CI OIDC)",
       },
+      {
+        flags: "--callback-path <path>",
+        description: "path of the OAuth callback's redirect URI (default /callback)",
+      },
+      {
+        flags: "--auth-success-url <url>",
+        description: "http(s) page the browser is sent to after a successful sign-in",
+      },
     ],
     async run(_operands, opts, ctx) {
       await (await import("./commands/login.js")).login(
@@ -187,6 +195,8 @@ export const COMMANDS: CommandSpec[] = [
           clientId: opts.clientId as string | undefined,
           clientPrivateKeyFile: opts.clientPrivateKey as string | undefined,
           workloadTokenFile: opts.workloadTokenFile as string | undefined,
+          callbackPath: opts.callbackPath as string | undefined,
+          authSuccessUrl: opts.authSuccessUrl as string | undefined,
         },
         ctx,
       );

@@ -234,6 +234,7 @@ describe("the start page is spent only by a connection still there to receive it
       flows: new Map([["b1", flow]]),
       starts: new Map([["one-time", flow]]),
       cookieName: "chat_mcp_sign_in_test",
+      callbackPath: "/callback",
       refusesPeer,
     };
     const server = createServer((request, response) =>

@@ -1,6 +1,8 @@
 /** login / whoami / logout through the shared OAuth client, and opening URLs (--web, --open) through $BROWSER. */
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatClient } from "../../src/client/index.js";
@@ -175,3 +177,44 @@ describe("--web and --open: http(s) URLs through $BROWSER, 'Opening <url>' on st
 async function waitFor(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 100 && !condition(); i++) await new Promise((r) => setTimeout(r, 50));
 }
+
+describe("login --callback-path, --auth-success-url", () => {
+  it("signs in through the callback at that path, and the browser lands on the success page", async () => {
+    const landings: string[] = [];
+    const successPage = createServer((request, response) => {
+      landings.push(request.url ?? "");
+      response.end("welcome");
+    });
+    await new Promise<void>((resolve) => successPage.listen(0, "127.0.0.1", resolve));
+    const successUrl = `http://127.0.0.1:${(successPage.address() as AddressInfo).port}/signed-in`;
+    const env = cleanEnv({ BROWSER: `"${process.execPath}" "${HTTP_BROWSER}"` });
+    try {
+      const login = await runCli(
+        [
+          ...["--base-url", server.url, "login", "--token-store", "file"],
+          ...["--callback-path", "/oauth/callback", "--auth-success-url", successUrl],
+        ],
+        { env },
+      );
+      expect(login.stderr).toMatch(/Signed in to/);
+      expect(login.code).toBe(0);
+    } finally {
+      successPage.close();
+    }
+    expect(landings).toEqual(["/signed-in"]);
+    const auth = join(env.CHAT_CONFIG_DIR!, "auth");
+    const file = readdirSync(auth).find((name) => name.endsWith(".json") && !name.includes(".keychain"));
+    const stored = readFileSync(join(auth, file!), "utf8");
+    expect(JSON.parse(stored).client.redirect_uris[0]).toMatch(
+      /^http:\/\/127\.0\.0\.1:\d+\/oauth\/callback$/,
+    );
+  });
+
+  it("refuses a callback path that is not absolute, with exit 2", async () => {
+    const login = await runCli(["--base-url", server.url, "login", "--callback-path", "oauth"], {
+      env: cleanEnv(),
+    });
+    expect(login.code).toBe(2);
+    expect(login.stderr).toMatch(/--callback-path.*start with/);
+  });
+});

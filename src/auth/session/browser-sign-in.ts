@@ -80,6 +80,7 @@ export async function signInWithBrowser(
       explicit: options.callbackPort !== undefined,
     },
     options.callbackHost,
+    { callbackPath: options.callbackPath, successUrl: options.authSuccessUrl },
   );
   try {
     const registering = timedOut("while registering with the authorization server");
@@ -164,7 +165,11 @@ export async function signInWithBrowser(
     );
     login = {
       ...login,
-      tokens: { ...toStoredTokens(fresh.tokens), scope: fresh.tokens.scope ?? scope, account: fresh.account },
+      tokens: {
+        ...toStoredTokens(fresh.tokens, options),
+        scope: fresh.tokens.scope ?? scope,
+        account: fresh.account,
+      },
       savedAt: Date.now(),
     };
     await context.storage.persist(login, input.strictSave);

@@ -112,7 +112,11 @@ export async function signInWithClientCredentials(
       source: "pre-registered",
       ...(privateKey ? { token_endpoint_auth_method: "private_key_jwt" } : {}),
     },
-    tokens: { ...toStoredTokens(tokens), scope: tokens.scope ?? scope, account: answer.account() },
+    tokens: {
+      ...toStoredTokens(tokens, context.options),
+      scope: tokens.scope ?? scope,
+      account: answer.account(),
+    },
     requestedScope: scope,
     savedAt: Date.now(),
   };

@@ -104,7 +104,11 @@ export async function signInWithDeviceCode(
   const fresh = await pollForTokens(context, server, client, started, waitMs, input.loginCommand);
   login = {
     ...login,
-    tokens: { ...toStoredTokens(fresh.tokens), scope: fresh.tokens.scope ?? scope, account: fresh.account },
+    tokens: {
+      ...toStoredTokens(fresh.tokens, context.options),
+      scope: fresh.tokens.scope ?? scope,
+      account: fresh.account,
+    },
     savedAt: Date.now(),
   };
   await context.storage.persist(login, input.strictSave);

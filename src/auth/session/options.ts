@@ -21,6 +21,12 @@ export interface OAuthSessionOptions {
   callbackHost?: string;
   /** `--callback-port`: used as given, a busy one is an error. Default: derived from the server URL in 20000-29999, or an ephemeral port when taken. */
   callbackPort?: number;
+  /** `--callback-path`: the redirect URI's path on the loopback callback (default `/callback`). */
+  callbackPath?: string | undefined;
+  /** `--auth-success-url`: the http(s) page the browser is sent to after a successful sign-in, instead of ours. */
+  authSuccessUrl?: string | undefined;
+  /** `--use-id-token`: the token response's OIDC ID token is the bearer (refused when the response has none). */
+  useIdToken?: boolean | undefined;
   /** False (`--no-browser`): print the URL on stderr only. */
   openBrowser?: boolean;
   /**

@@ -1,4 +1,5 @@
 /** What some identity providers need of a sign-in (extra authorization parameters, registration metadata), checked so that neither changes a field the protocol depends on. */
+import { callbackPathProblem, successUrlProblem } from "../loopback-requests.js";
 
 /** The authorization request's own parameters: PKCE, `state`, the redirect and the client are the sign-in's safety. */
 export const PROTOCOL_AUTHORIZE_PARAMS: readonly string[] = [
@@ -43,6 +44,9 @@ export function clientMetadataProblem(metadata: Record<string, unknown>): string
 export function assertProviderOptions(options: {
   authorizeParams?: Record<string, string> | undefined;
   clientMetadata?: Record<string, unknown> | undefined;
+  callbackPath?: string | undefined;
+  authSuccessUrl?: string | undefined;
+  allowHttp?: boolean | undefined;
 }): void {
   for (const key of Object.keys(options.authorizeParams ?? {})) {
     const problem = authorizeParamProblem(key);
@@ -50,6 +54,11 @@ export function assertProviderOptions(options: {
   }
   const problem = options.clientMetadata && clientMetadataProblem(options.clientMetadata);
   if (problem) throw new Error(`Client metadata: ${problem}.`);
+  const pathProblem = options.callbackPath !== undefined && callbackPathProblem(options.callbackPath);
+  if (pathProblem) throw new Error(`Callback path: ${pathProblem}.`);
+  const successProblem =
+    options.authSuccessUrl !== undefined && successUrlProblem(options.authSuccessUrl, options.allowHttp);
+  if (successProblem) throw new Error(`Success page: ${successProblem}.`);
 }
 
 /** The RFC 8707 `resource` to send, or none under `disableResourceParameter`. */

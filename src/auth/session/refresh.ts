@@ -45,10 +45,16 @@ export async function refreshLogin(
     );
     return undefined;
   }
+  if (context.options.useIdToken && !fresh.id_token) {
+    // The new refresh token goes too: a sign-in is the way to a new ID token.
+    context.log("info", "The refresh answer carried no ID token (--use-id-token); a new sign-in is needed.");
+    await context.storage.persist({ ...login, tokens: undefined, savedAt: Date.now() }, false);
+    return undefined;
+  }
   const refreshed: StoredLogin = {
     ...login,
     tokens: {
-      ...toStoredTokens(fresh),
+      ...toStoredTokens(fresh, context.options),
       scope: fresh.scope ?? tokens.scope,
       account: answer.account() ?? tokens.account,
     },

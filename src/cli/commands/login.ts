@@ -1,4 +1,5 @@
-/** `chat-cli login [--no-browser] [--device-code] [--auth-timeout <s>] [--token-store <store>] [--client-credentials --client-id <id> [--client-private-key <pem>]] [--client-id <id> --workload-token-file <path>]`: OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
+/** `chat-cli login [--no-browser] [--device-code] [--auth-timeout <s>] [--token-store <store>] [--client-credentials --client-id <id> [--client-private-key <pem>]] [--client-id <id> --workload-token-file <path>] [--callback-path <path>] [--auth-success-url <url>]`: OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
+import { callbackPathProblem, successUrlProblem } from "../../auth/loopback-requests.js";
 import { configDir } from "../../config/index.js";
 import { redactForTerminal } from "../../internal/redact.js";
 import { UsageError } from "../../internal/usage-error.js";
@@ -23,6 +24,10 @@ export interface LoginOptions {
   clientPrivateKeyFile?: string | undefined;
   /** `--workload-token-file`: the jwt-bearer grant as `clientId` with the token a platform writes there. */
   workloadTokenFile?: string | undefined;
+  /** `--callback-path`: the redirect URI's path on the loopback callback. */
+  callbackPath?: string | undefined;
+  /** `--auth-success-url`: where the browser goes after a successful sign-in. */
+  authSuccessUrl?: string | undefined;
 }
 
 const AUTH_TIMEOUT_MS = 5 * 60_000;
@@ -54,6 +59,7 @@ export async function loginSession(ctx: CliContext, options: LoginOptions) {
       "--client-credentials needs the client's secret in $CHAT_MCP_CLIENT_SECRET or --client-private-key <pem-file>",
     );
   }
+  checkCallbackPages(options);
   const privateKey =
     options.clientPrivateKeyFile !== undefined
       ? readClientPrivateKey(options.clientPrivateKeyFile)
@@ -70,6 +76,8 @@ export async function loginSession(ctx: CliContext, options: LoginOptions) {
       if (level !== "debug" || ctx.globals.debug) ctx.io.stderr(`${redactForTerminal(message)}\n`);
     },
     clientName: "chat-cli",
+    callbackPath: options.callbackPath,
+    authSuccessUrl: options.authSuccessUrl,
     ...(options.clientId ? { clientId: options.clientId } : {}),
     ...(options.clientId && !privateKey && env.CHAT_MCP_CLIENT_SECRET
       ? { clientSecret: env.CHAT_MCP_CLIENT_SECRET }
@@ -79,6 +87,14 @@ export async function loginSession(ctx: CliContext, options: LoginOptions) {
       ? { workloadIdentity: { tokenFile: options.workloadTokenFile } }
       : {}),
   });
+}
+
+/** `--callback-path` and `--auth-success-url` refused as usage errors, before any request. */
+function checkCallbackPages(options: LoginOptions): void {
+  const path = options.callbackPath === undefined ? undefined : callbackPathProblem(options.callbackPath);
+  if (path) throw new UsageError(`--callback-path: ${path}`);
+  const page = options.authSuccessUrl === undefined ? undefined : successUrlProblem(options.authSuccessUrl);
+  if (page) throw new UsageError(`--auth-success-url: ${page}`);
 }
 
 export async function login(options: LoginOptions, ctx: CliContext): Promise<void> {

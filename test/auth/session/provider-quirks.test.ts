@@ -1,5 +1,7 @@
 /** What some identity providers need of a sign-in (mcp-remote's flags): extra authorization parameters, no RFC 8707 `resource`, registration metadata of the person's choosing. */
 import { execFile } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { BRIDGE_BIN } from "../../bridge/fixtures/spawn-bridge.js";
@@ -136,5 +138,37 @@ describe("the bridge's flags reach the sign-in", () => {
     expect(t.tiny.authorizations[0]?.params.audience).toBe("https://api.example.com");
     expect(t.tiny.authorizations[0]?.params).not.toHaveProperty("resource");
     expect(t.tiny.tokenRequests).toEqual([{ grantType: "authorization_code" }]);
+  });
+});
+
+describe("the callback's path, the page after success and the ID token reach the sign-in", () => {
+  it("chat-mcp-bridge login --callback-path --auth-success-url --use-id-token", async () => {
+    const t = await setup({ idTokenTtlSeconds: 600 });
+    const landings: string[] = [];
+    const successPage = createServer((request, response) => {
+      landings.push(request.url ?? "");
+      response.end("welcome");
+    });
+    await new Promise<void>((resolve) => successPage.listen(0, "127.0.0.1", resolve));
+    const successUrl = `http://127.0.0.1:${(successPage.address() as AddressInfo).port}/signed-in`;
+    try {
+      await run(
+        process.execPath,
+        [
+          BRIDGE_BIN,
+          "login",
+          ...["--token-store", "file", "--callback-path", "/oauth/callback"],
+          ...["--auth-success-url", successUrl, "--use-id-token"],
+          t.tiny.resourceUrl,
+        ],
+        { env: { ...t.env, CHAT_CONFIG_DIR: t.configDir } },
+      );
+    } finally {
+      successPage.close();
+    }
+    expect(new URL(t.tiny.authorizations[0]?.redirectUri ?? "").pathname).toBe("/oauth/callback");
+    expect(t.tiny.registrationRequests[0]?.redirect_uris).toEqual([t.tiny.authorizations[0]?.redirectUri]);
+    expect(landings).toEqual(["/signed-in"]);
+    expect(t.storedLogin().tokens?.accessToken).toBe(t.tiny.idTokens[0]);
   });
 });

@@ -11,12 +11,12 @@ import {
   type BridgeAuth,
   createRemoteFetch,
   type FetchLike,
-  nodeHttpFetch,
   RemoteHttpError,
 } from "../../upstream/http/index.js";
 import { StreamableHttpTransport } from "../../upstream/legacy/index.js";
 import { ModernUpstream } from "../../upstream/modern.js";
 import { type EraVerdict, eraVerdictStore } from "../../upstream/probe.js";
+import { upstreamFetchFor } from "../../upstream-fetch.js";
 import {
   boundedSignal,
   type Check,
@@ -171,7 +171,12 @@ async function listModern(
 async function listLegacy(context: DoctorContext, signal: AbortSignal): Promise<CheckResult> {
   const transport = new StreamableHttpTransport(
     checkedUrl(context),
-    createRemoteFetch({ auth: await liveAuth(context), headers: context.options.headers, log: quietLog() }),
+    createRemoteFetch({
+      auth: await liveAuth(context),
+      headers: context.options.headers,
+      log: quietLog(),
+      fetch: upstreamFetchFor(context.options),
+    }),
   );
   const stop = () => void transport.close();
   signal.addEventListener("abort", stop, { once: true });
@@ -229,12 +234,12 @@ async function liveAuth(context: DoctorContext): Promise<BridgeAuth | undefined>
 
 /** The bridge's fetch with the login and `--header`s, every exchange stopped when the check's deadline passes. */
 async function liveFetch(context: DoctorContext, signal: AbortSignal): Promise<FetchLike> {
+  const upstream = upstreamFetchFor(context.options);
   return createRemoteFetch({
     auth: await liveAuth(context),
     headers: context.options.headers,
     log: quietLog(),
-    fetch: (url, request) =>
-      nodeHttpFetch(url, { ...request, signal: boundedSignal(signal, request.signal) }),
+    fetch: (url, request) => upstream(url, { ...request, signal: boundedSignal(signal, request.signal) }),
   });
 }
 

@@ -21,6 +21,8 @@ export interface HttpRequest {
    * waiting for while it holds a pooled request's stream open.
    */
   pooled?: boolean;
+  /** Connection and header time-outs for the request function to arm (`--connect-timeout`, `--headers-timeout`). */
+  timeouts?: { connectMs?: number | undefined; headersMs?: number | undefined };
 }
 
 /** A body read once, as chunks; `cancel()` drops what was not read. */
@@ -32,7 +34,11 @@ export interface HttpAnswerBody extends AsyncIterable<Uint8Array> {
 export interface HttpAnswer {
   readonly status: number;
   readonly ok: boolean;
-  readonly headers: { get(name: string): string | null };
+  readonly headers: {
+    get(name: string): string | null;
+    /** Every `Set-Cookie` line, one each (joined with commas they cannot be told apart). */
+    getSetCookie?(): string[];
+  };
   readonly body: HttpAnswerBody | null;
   text(): Promise<string>;
   json(): Promise<unknown>;

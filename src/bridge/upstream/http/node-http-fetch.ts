@@ -9,6 +9,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { nodeProxyRoute, proxyFailureOf, watchProxyConnect } from "../../../internal/proxy.js";
 import { markNeverSent } from "../../../internal/request-failure.js";
 import type { HttpAnswer, HttpAnswerBody, HttpRequest } from "./fetch-like.js";
+import { watchExchange } from "./time-outs.js";
 
 /**
  * At most this many connections carry `pooled` requests to one server at once (answer streams open longer than
@@ -122,6 +123,7 @@ export async function nodeHttpFetch(url: URL, request: HttpRequest): Promise<Htt
         signal: request.signal,
       });
       if (proxy) watchProxyConnect(outgoing, proxy.choice, url);
+      if (request.timeouts) watchExchange(outgoing, url, request.timeouts);
     } catch (error) {
       fail(error); // e.g. a header value with characters HTTP does not allow
       return;
@@ -181,6 +183,7 @@ function toHttpAnswer(message: IncomingMessage): HttpAnswer {
         if (value === undefined) return null;
         return Array.isArray(value) ? value.join(", ") : value;
       },
+      getSetCookie: () => message.headers["set-cookie"] ?? [],
     },
     body,
     text,

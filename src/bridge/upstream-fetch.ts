@@ -1,0 +1,38 @@
+/** The upstream as the command line shapes it: node:http bounded by the time-outs, the cookie jar, and the 2025 session's keep-alive pings. */
+import type { BridgeLog } from "./log.js";
+import type { NetworkFlagOptions } from "./network-flags.js";
+import { CookieJar, withCookieJar } from "./upstream/http/cookie-jar.js";
+import type { FetchLike } from "./upstream/http/fetch-like.js";
+import { nodeHttpFetch } from "./upstream/http/node-http-fetch.js";
+import { withUpstreamTimeouts } from "./upstream/http/time-outs.js";
+import { withKeepAlive } from "./upstream/legacy/keep-alive.js";
+import {
+  type RemoteTransport,
+  StreamableHttpTransport,
+} from "./upstream/legacy/streamable-http-transport.js";
+
+/**
+ * One per process: the relay, its probes and its pings share the jar, so the load balancer's cookie set on the
+ * first exchange holds for the session's every request.
+ */
+export function upstreamFetchFor(options: NetworkFlagOptions): FetchLike {
+  const timed = withUpstreamTimeouts(nodeHttpFetch, {
+    connectMs: options.connectTimeoutMs,
+    headersMs: options.headersTimeoutMs,
+    bodyMs: options.bodyTimeoutMs,
+  });
+  return options.disableCookies ? timed : withCookieJar(timed, new CookieJar());
+}
+
+/** The 2025 relay's `createTransport` under `--keep-alive`: each session pinged once idle for the interval. */
+export function keptAliveTransports(
+  options: NetworkFlagOptions,
+  log: BridgeLog,
+): { createTransport?: (url: URL, fetch: FetchLike) => RemoteTransport } {
+  const intervalMs = options.pingIntervalMs;
+  if (!intervalMs) return {};
+  return {
+    createTransport: (url, fetch) =>
+      withKeepAlive(new StreamableHttpTransport(url, fetch), { intervalMs, log }),
+  };
+}

@@ -1,0 +1,117 @@
+/** `--connect-timeout`, `--headers-timeout` and `--body-timeout` on the upstream's exchanges, each failing with its own name and the host. */
+import type { ClientRequest } from "node:http";
+import type { FetchLike, HttpAnswer, HttpAnswerBody } from "./fetch-like.js";
+
+/** Each in milliseconds; absent or 0: no limit. */
+export interface ExchangeTimeouts {
+  /** Opening the connection: TCP, and TLS for https (a proxy's tunnel included). */
+  connectMs?: number | undefined;
+  /** From the request written to the answer's status and headers. */
+  headersMs?: number | undefined;
+  /** Between two chunks of the answer's body (an event stream that goes quiet counts too). */
+  bodyMs?: number | undefined;
+}
+
+type TimeoutFlag = "--connect-timeout" | "--headers-timeout" | "--body-timeout";
+
+/** An exchange that ran out of one of the time-outs; the cause of fetch's `TypeError`, as a socket error would be. */
+export class UpstreamTimeoutError extends Error {
+  override readonly name = "UpstreamTimeoutError";
+  constructor(
+    readonly flag: TimeoutFlag,
+    host: string,
+    ms: number,
+  ) {
+    const seconds = `${ms / 1000} s`;
+    const what =
+      flag === "--connect-timeout"
+        ? `could not connect to ${host} within ${seconds}`
+        : flag === "--headers-timeout"
+          ? `no answer from ${host} within ${seconds} of the request`
+          : `the answer from ${host} went ${seconds} without a byte`;
+    super(`${what} (${flag})`);
+  }
+}
+
+/**
+ * Every exchange of `fetch` bounded as `timeouts` say: the connection and the headers by the request function
+ * (nodeHttpFetch reads `request.timeouts`), the body here, between chunks.
+ */
+export function withUpstreamTimeouts(fetch: FetchLike, timeouts: ExchangeTimeouts): FetchLike {
+  const { connectMs, headersMs, bodyMs } = timeouts;
+  const exchange = connectMs || headersMs ? { connectMs, headersMs } : undefined;
+  return async (url, request) => {
+    const answer = await fetch(url, exchange ? { ...request, timeouts: exchange } : request);
+    return bodyMs && answer.body ? withBodyTimeout(answer, answer.body, url.host, bodyMs) : answer;
+  };
+}
+
+/** Arms the connection and header time-outs on one node:http request: it is destroyed with the error that names them. */
+export function watchExchange(outgoing: ClientRequest, url: URL, timeouts: ExchangeTimeouts): void {
+  const timers: NodeJS.Timeout[] = [];
+  const arm = (flag: TimeoutFlag, ms: number) => {
+    const timer = setTimeout(() => outgoing.destroy(new UpstreamTimeoutError(flag, url.host, ms)), ms);
+    timers.push(timer);
+    return () => clearTimeout(timer);
+  };
+  outgoing.once("close", () => {
+    for (const timer of timers) clearTimeout(timer);
+  });
+  const { connectMs, headersMs } = timeouts;
+  if (connectMs) {
+    // From now: a proxy's tunnel is opened before the request gets its socket.
+    const connected = arm("--connect-timeout", connectMs);
+    outgoing.once("socket", (socket) => {
+      if (!socket.connecting)
+        connected(); // a kept-alive connection, or a proxy's tunnel open already
+      else socket.once(url.protocol === "https:" ? "secureConnect" : "connect", connected);
+    });
+  }
+  if (headersMs) {
+    outgoing.once("finish", () => {
+      const answered = arm("--headers-timeout", headersMs);
+      outgoing.once("response", answered);
+    });
+  }
+}
+
+/** `answer` whose body fails with the `--body-timeout` error when `ms` pass without a chunk. */
+function withBodyTimeout(answer: HttpAnswer, body: HttpAnswerBody, host: string, ms: number): HttpAnswer {
+  const timedBody: HttpAnswerBody = {
+    async *[Symbol.asyncIterator]() {
+      const chunks = body[Symbol.asyncIterator]();
+      for (;;) {
+        let timer: NodeJS.Timeout | undefined;
+        const quiet = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new UpstreamTimeoutError("--body-timeout", host, ms)), ms);
+        });
+        let next: IteratorResult<Uint8Array>;
+        try {
+          next = await Promise.race([chunks.next(), quiet]);
+        } catch (error) {
+          if (!(error instanceof UpstreamTimeoutError)) throw error;
+          await body.cancel().catch(() => undefined);
+          throw new TypeError("terminated", { cause: error });
+        } finally {
+          clearTimeout(timer);
+        }
+        if (next.done) return;
+        yield next.value;
+      }
+    },
+    cancel: () => body.cancel(),
+  };
+  const text = async () => {
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of timedBody) chunks.push(chunk);
+    return Buffer.concat(chunks).toString("utf8");
+  };
+  return {
+    status: answer.status,
+    ok: answer.ok,
+    headers: answer.headers,
+    body: timedBody,
+    text,
+    json: async () => JSON.parse(await text()) as unknown,
+  };
+}

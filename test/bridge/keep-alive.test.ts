@@ -1,0 +1,92 @@
+/** `--keep-alive` / `--ping-interval`: a `ping` to an idle 2025-era session at the interval; a failed one is logged and the session recovered. */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { type InProcessRelay, startRelayInProcess } from "../support/relay-in-process.js";
+import { type ModernMcpServer, startModernMcpServer } from "./fixtures/modern-mcp-server.js";
+import { initializeLine } from "./fixtures/spawn-bridge.js";
+import { type StickyLegacyServer, startStickyLegacyServer } from "./fixtures/sticky-legacy-server.js";
+
+let server: StickyLegacyServer;
+let relay: InProcessRelay | undefined;
+beforeEach(async () => {
+  server = await startStickyLegacyServer();
+});
+afterEach(async () => {
+  await relay?.end();
+  relay = undefined;
+  await server.close();
+});
+
+const pings = () => server.seen.filter((request) => request.rpc.includes("ping"));
+
+async function initialized(args: string[]): Promise<InProcessRelay> {
+  const started = await startRelayInProcess([...args, server.url]);
+  started.send(initializeLine(1));
+  await started.waitFor((message) => message.id === 1);
+  started.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+  return started;
+}
+
+describe("--ping-interval <s> on a 2025-era session", () => {
+  it("pings the idle session at the interval, on its session id; the client sees none of it", async () => {
+    relay = await initialized(["--ping-interval", "0.2"]);
+    await vi.waitFor(() => expect(pings().length).toBeGreaterThanOrEqual(2), { timeout: 5000 });
+    const session = server.seen.find((request) => request.sessionId)?.sessionId;
+    expect(session).toBeDefined();
+    for (const ping of pings()) expect(ping.sessionId).toBe(session);
+    // Only the answer to initialize reached the client: pings and their answers are the bridge's own.
+    expect(relay.lines.map((line) => JSON.parse(line).id)).toEqual([1]);
+  });
+
+  it("without --keep-alive or --ping-interval, no ping is sent", async () => {
+    relay = await initialized([]);
+    relay.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
+    await relay.waitFor((message) => message.id === 2);
+    expect(pings()).toEqual([]);
+  });
+
+  it("a failed ping (the server forgot the session) is logged, and a new session is opened", async () => {
+    relay = await initialized(["--ping-interval", "0.2"]);
+    await vi.waitFor(() => expect(pings().length).toBeGreaterThanOrEqual(1), { timeout: 5000 });
+    const before = server.seen.filter((request) => request.rpc.includes("initialize")).length;
+    await server.dropSessions();
+    await vi.waitFor(
+      () =>
+        expect(server.seen.filter((request) => request.rpc.includes("initialize")).length).toBe(before + 1),
+      { timeout: 5000 },
+    );
+    expect(relay.stderr()).toMatch(/keep-alive ping .* failed/);
+    relay.send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: { name: "echo", arguments: { text: "still here" } },
+      }),
+    );
+    const answer = await relay.waitFor((message) => message.id === 3);
+    expect(JSON.stringify(answer.result)).toContain("still here");
+  });
+});
+
+describe("--ping-interval with a 2026-07-28 server", () => {
+  let modern: ModernMcpServer | undefined;
+  afterEach(async () => {
+    await relay?.end();
+    relay = undefined;
+    await modern?.close();
+    modern = undefined;
+  });
+
+  it("sends no ping: the era has no session to keep", async () => {
+    modern = await startModernMcpServer();
+    relay = await startRelayInProcess(["--ping-interval", "0.1", modern.url]);
+    relay.send(initializeLine(1));
+    await relay.waitFor((message) => message.id === 1);
+    relay.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
+    await relay.waitFor((message) => message.id === 2);
+    // Nothing announces a ping that is never sent: ten intervals of quiet are the evidence.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(modern.requests.map((request) => request.method)).not.toContain("ping");
+    expect(modern.requests.map((request) => request.method)).toContain("tools/list");
+  });
+});
