@@ -69,7 +69,7 @@ export function listedTools(result: unknown): ListedTool[] | undefined {
 export function unmatchedToolRules(rules: ToolRules, tools: readonly ListedTool[]): UnmatchedRule[] {
   const names = tools.map((tool) => tool.name);
   const unmatched: UnmatchedRule[] = [];
-  const judge = (flag: "--confirm-tool" | "--ignore-tool", pattern: string, meaning: string) => {
+  const reportUnmatched = (flag: "--confirm-tool" | "--ignore-tool", pattern: string, meaning: string) => {
     const regex = wildcardRegex(pattern);
     if (names.some((name) => regex.test(name))) return;
     const closest = closestName(pattern, names);
@@ -82,8 +82,9 @@ export function unmatchedToolRules(rules: ToolRules, tools: readonly ListedTool[
     });
   };
   for (const pattern of rules.confirmTools ?? [])
-    judge("--confirm-tool", pattern, "it asks about nothing: the tool meant runs without asking");
-  for (const pattern of rules.ignoreTools ?? []) judge("--ignore-tool", pattern, "it hides nothing");
+    reportUnmatched("--confirm-tool", pattern, "it asks about nothing: the tool meant runs without asking");
+  for (const pattern of rules.ignoreTools ?? [])
+    reportUnmatched("--ignore-tool", pattern, "it hides nothing");
   if (rules.readOnly === true && !tools.some((tool) => tool.readOnly))
     unmatched.push({
       flag: "--read-only",

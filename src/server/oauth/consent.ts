@@ -5,7 +5,7 @@ import { pageResponse, readFormBody, redirectResponse } from "../http.js";
 import { safeNextPath } from "../sessions.js";
 import { formatUserCode } from "./device-authorizations.js";
 import type { OAuthParts } from "./parts.js";
-import { isDeviceConsent, type PendingAuthorization } from "./provider.js";
+import { isDeviceConsent, type PendingConsent } from "./provider.js";
 
 export const CONSENT_PATH = "/oauth/consent";
 
@@ -110,7 +110,7 @@ async function decideConsent(parts: OAuthParts, request: Request): Promise<Respo
 }
 
 /** The pending request with this id, unless it is a device's that was decided or expired meanwhile. */
-function livePending(parts: OAuthParts, id: string): PendingAuthorization | undefined {
+function livePending(parts: OAuthParts, id: string): PendingConsent | undefined {
   const pending = parts.flows.pendingAuthorization(id);
   if (pending && isDeviceConsent(pending) && !parts.devices.pending(pending.userCode)) return undefined;
   return pending;
@@ -128,12 +128,12 @@ function deviceDecidedPage(outcome: "approved" | "denied", headers: Array<[strin
   );
 }
 
-function boundToThisBrowser(parts: OAuthParts, request: Request, pending: PendingAuthorization): boolean {
+function boundToThisBrowser(parts: OAuthParts, request: Request, pending: PendingConsent): boolean {
   return parts.binding.presentedBy(request, pending.id, pending.browserNonce);
 }
 
 /** The live pending request a sign-in's `next` leads to, when it leads to the consent page. */
-function consentRequestIn(next: unknown, parts: OAuthParts): PendingAuthorization | undefined {
+function consentRequestIn(next: unknown, parts: OAuthParts): PendingConsent | undefined {
   const target = new URL(safeNextPath(next), "http://next.invalid");
   // As a router would match it: case-insensitive, a trailing slash allowed, percent-encoding decoded.
   let path = target.pathname;
@@ -157,7 +157,7 @@ function choicesFor(user: User, accounts: ReadonlyMap<string, Account>): Account
 function consentPage(
   parts: OAuthParts,
   request: Request,
-  pending: PendingAuthorization,
+  pending: PendingConsent,
   user: User,
   error?: string,
 ): Response {

@@ -42,16 +42,14 @@ export interface DeviceConsentRequest {
 }
 
 /** A request waiting on the consent page: a browser's authorization request, or a device's. */
-export type PendingAuthorization = (AuthorizationRequest | DeviceConsentRequest) & {
+export type PendingConsent = (AuthorizationRequest | DeviceConsentRequest) & {
   id: string;
   expiresAt: number;
   /** Held in an HttpOnly cookie of the browser that opened `/authorize` (or entered the code); consent requires it. */
   browserNonce: string;
 };
 
-export function isDeviceConsent(
-  pending: PendingAuthorization,
-): pending is DeviceConsentRequest & PendingAuthorization {
+export function isDeviceConsent(pending: PendingConsent): pending is DeviceConsentRequest & PendingConsent {
   return "userCode" in pending;
 }
 
@@ -77,7 +75,7 @@ export interface AuthorizationFlowsOptions {
 
 export class AuthorizationFlows {
   readonly #options: AuthorizationFlowsOptions;
-  readonly #pending = new Map<string, PendingAuthorization>();
+  readonly #pending = new Map<string, PendingConsent>();
 
   constructor(options: AuthorizationFlowsOptions) {
     this.#options = options;
@@ -98,7 +96,7 @@ export class AuthorizationFlows {
     browserNonce: string,
     id: string,
     notAfter = Number.POSITIVE_INFINITY,
-  ): PendingAuthorization {
+  ): PendingConsent {
     this.#prunePending();
     if (this.#pending.size >= MAX_PENDING_AUTHORIZATIONS) {
       const oldest = this.#pending.keys().next().value;
@@ -119,7 +117,7 @@ export class AuthorizationFlows {
   }
 
   /** The live pending request with this id (the consent page reads it), or undefined. */
-  pendingAuthorization(id: string): PendingAuthorization | undefined {
+  pendingAuthorization(id: string): PendingConsent | undefined {
     const pending = this.#pending.get(id);
     if (pending && pending.expiresAt <= this.#options.now()) {
       this.#pending.delete(id);
@@ -129,7 +127,7 @@ export class AuthorizationFlows {
   }
 
   /** Ends a pending request (approved or denied): a consent form works once. */
-  takePendingAuthorization(id: string): PendingAuthorization | undefined {
+  takePendingAuthorization(id: string): PendingConsent | undefined {
     const pending = this.pendingAuthorization(id);
     this.#pending.delete(id);
     return pending;

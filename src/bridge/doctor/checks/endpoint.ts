@@ -86,9 +86,9 @@ export const endpointCheck: Check = {
   async run(context, signal) {
     const discovered = await askDiscover(context, signal);
     if (!("error" in discovered) && (discovered.status === 401 || isSuccess(discovered.status))) {
-      return judge(context, discovered, "server/discover");
+      return endpointVerdict(context, discovered, "server/discover");
     }
-    return judge(context, await askInitialize(context, signal), "initialize");
+    return endpointVerdict(context, await askInitialize(context, signal), "initialize");
   },
 };
 
@@ -132,7 +132,11 @@ const hasAuthorizationHeader = (context: DoctorContext) =>
   context.options.headers.some((header) => header.name.toLowerCase() === "authorization");
 
 /** What the answer says about the endpoint; records it (and whether sign-in is needed) for the checks after. */
-async function judge(context: DoctorContext, exchange: Exchange, asked: string): Promise<CheckResult> {
+async function endpointVerdict(
+  context: DoctorContext,
+  exchange: Exchange,
+  asked: string,
+): Promise<CheckResult> {
   const url = checkedUrl(context);
   if ("error" in exchange) {
     // A proxy that refused or cannot be reached, or a certificate this machine does not accept, in the relay's words.
