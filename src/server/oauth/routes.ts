@@ -14,6 +14,7 @@ import {
   handleDeviceVerification,
 } from "./device.js";
 import { DeviceAuthorizations } from "./device-authorizations.js";
+import { DPOP_ALGORITHMS, DpopPolicy } from "./dpop.js";
 import { DEFAULT_ACCESS_TOKEN_TTL_SECONDS, OAuthGrants } from "./grants.js";
 import { authorizationServerMetadata, protectedResourceMetadata } from "./metadata.js";
 import type { OAuthParts } from "./parts.js";
@@ -56,6 +57,7 @@ const CORS_PATHS = new Set([
 export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
   const parts = oauthParts(ctx);
   ctx.tokenVerifiers.push((token) => parts.grants.principalFor(token));
+  ctx.credentialCheck = parts.dpop.checkCredential;
   const issuer = parts.issuer;
   const handle: RouteHandler = async (request, info) => {
     const path = info.url.pathname;
@@ -68,7 +70,10 @@ export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
     async function route(request: Request, path: string): Promise<Response | undefined> {
       switch (path) {
         case "/.well-known/oauth-authorization-server":
-          return metadataResponse(request, authorizationServerMetadata(issuer, parts.offersDeviceGrant));
+          return metadataResponse(request, {
+            ...authorizationServerMetadata(issuer, parts.offersDeviceGrant),
+            ...(parts.dpop.offered ? { dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS] } : {}),
+          });
         case "/.well-known/oauth-protected-resource/mcp":
           return metadataResponse(request, protectedResourceMetadata(issuer, resourceUrls(issuer).mcp));
         case "/.well-known/oauth-protected-resource/v2":
@@ -134,6 +139,13 @@ function oauthParts(ctx: ServerContext): OAuthParts {
     }),
     limiters: oauthLimiters(options.oauthRateLimit, now),
     assertions: new ClientAssertions({ issuer: ctx.baseUrl, tokenEndpoint: `${ctx.baseUrl}/token` }, now),
+    dpop: new DpopPolicy({
+      mode: options.dpop ?? "allowed",
+      nonces: options.dpopNonces ?? "token-endpoint",
+      grants,
+      tokenEndpoint: `${ctx.baseUrl}/token`,
+      now,
+    }),
     binding: new ConsentBrowserBinding(() => ctx.baseUrl.startsWith("https:"), PENDING_AUTHORIZATION_TTL_MS),
     now,
     ...(options.autoApprove ? { autoApprove: autoApproval(ctx, options.autoApprove) } : {}),

@@ -5,7 +5,7 @@ import { sameSecret } from "../ids.js";
 import { ServiceError } from "../service-error.js";
 import { assertionSubject, JWT_BEARER_ASSERTION_TYPE, publicKeysOf } from "./client-assertion.js";
 import { findClient, type OAuthParts } from "./parts.js";
-import { OAuthError, tokenResponse } from "./provider.js";
+import { OAuthError, type TokenResponseBody, tokenResponse } from "./provider.js";
 import { rateLimited } from "./rate-limits.js";
 import { DEVICE_CODE_GRANT_TYPE, type RegisteredClient } from "./registration.js";
 
@@ -22,9 +22,13 @@ export const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
 export async function handleToken(parts: OAuthParts, request: Request, clientIp: string): Promise<Response> {
   const limited = rateLimited(parts.limiters.token, clientIp, "json");
   if (limited) return limited;
-  return answerOAuthErrors(async () => {
+  const answer = await answerOAuthErrors(async () => {
     const form = await formOf(request);
     const client = await authenticateClient(parts, request, form);
+    // Before the grant is used: a proof refused (or asking for a nonce) leaves the code or refresh token unspent.
+    const jkt = parts.dpop.tokenRequestKey(request, form);
+    const issued = (body: TokenResponseBody) =>
+      jsonResponse(200, parts.dpop.bind(body, jkt, client), NO_STORE);
     const grantType = form.get("grant_type");
     if (!grantType) throw new OAuthError("invalid_request", "grant_type is required");
     if (!GRANT_TYPES.has(grantType) || (grantType === DEVICE_CODE_GRANT_TYPE && !parts.offersDeviceGrant)) {
@@ -34,8 +38,7 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
       throw new OAuthError("unauthorized_client", `the client is not registered for ${grantType}`);
     }
     if (grantType === "client_credentials") {
-      const body = parts.flows.grantClientCredentials(client, form.get("scope"), form.get("resource"));
-      return jsonResponse(200, body, NO_STORE);
+      return issued(parts.flows.grantClientCredentials(client, form.get("scope"), form.get("resource")));
     }
     if (grantType === "authorization_code") {
       const code = form.get("code");
@@ -54,7 +57,7 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
         form.get("redirect_uri"),
         form.get("resource"),
       );
-      return jsonResponse(200, body, NO_STORE);
+      return issued(body);
     }
     if (grantType === DEVICE_CODE_GRANT_TYPE) {
       const deviceCode = form.get("device_code");
@@ -65,7 +68,7 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
         deviceCode,
         resource ? parts.flows.ourResource(resource) : undefined,
       );
-      return jsonResponse(200, tokenResponse(tokens), NO_STORE);
+      return issued(tokenResponse(tokens));
     }
     const refreshToken = form.get("refresh_token");
     if (!refreshToken) throw new OAuthError("invalid_request", "refresh_token is required");
@@ -75,8 +78,9 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
       form.get("scope"),
       form.get("resource"),
     );
-    return jsonResponse(200, body, NO_STORE);
+    return issued(body);
   });
+  return parts.dpop.withNonce(answer);
 }
 
 export async function handleRevoke(parts: OAuthParts, request: Request): Promise<Response> {
