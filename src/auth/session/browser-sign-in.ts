@@ -10,11 +10,12 @@ import { Deadline } from "../../internal/deadline.js";
 import { rememberSecret } from "../../internal/redact.js";
 import { deviceAuthorizationEndpoint } from "../checks.js";
 import { type DiscoveredServer, isExpectedIssuer } from "../discovery.js";
+import { dpopKeyForSignIn, dpopSessionOf } from "../dpop.js";
 import { AuthRequiredError, BrowserNotOpenedError, SignInWaitingError } from "../errors.js";
 import { startLoopbackCallback } from "../loopback-callback.js";
 import { assertBrowsableUrl } from "../open-url.js";
 import { presentSignInUrl, refusedAnswerMessage, waitingMessage } from "../sign-in-prompt.js";
-import type { StoredClient, StoredLogin } from "../stored-login.js";
+import type { StoredClient, StoredDpopKey, StoredLogin } from "../stored-login.js";
 import { accountRecordingFetch } from "../token-account.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import { derivedCallbackPort } from "./callback-port.js";
@@ -152,8 +153,10 @@ export async function signInWithBrowser(
     else if (!ended) input.browserOpened?.(pending.startUrl);
     const { code, state: answeredState, iss } = await answer;
 
+    const dpopKey = await dpopKeyForSignIn(server.metadata, login);
     const fresh = await deadline.bound(
       redeemCode(timed, server, {
+        dpopKey,
         client,
         code,
         iss,
@@ -164,6 +167,7 @@ export async function signInWithBrowser(
     );
     login = {
       ...login,
+      dpopKey,
       tokens: { ...toStoredTokens(fresh.tokens), scope: fresh.tokens.scope ?? scope, account: fresh.account },
       savedAt: Date.now(),
     };
@@ -180,6 +184,7 @@ async function redeemCode(
   context: SessionContext,
   server: DiscoveredServer,
   answer: {
+    dpopKey: StoredDpopKey | undefined;
     client: StoredClient;
     code: string;
     iss?: string | undefined;
@@ -198,6 +203,7 @@ async function redeemCode(
       codeVerifier: answer.codeVerifier,
       redirectUri: answer.redirectUri,
       resource: resourceParameter(context.options, server.resource),
+      ...(answer.dpopKey ? { dpop: await dpopSessionOf(answer.dpopKey) } : {}),
       fetchFn: endpoint.fetchFn,
     });
     return { tokens, account: tokenAnswer.account() };

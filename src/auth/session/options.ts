@@ -117,6 +117,8 @@ export interface StoredLoginSummary {
   refreshable: boolean;
   /** Slug of the account or team the tokens act for, when the token response named it. */
   account?: string | undefined;
+  /** True when the tokens are DPoP-bound (RFC 9449) to the key stored with the login. */
+  dpopBound?: boolean | undefined;
 }
 
 /** How long a sign-in waits for the browser unless `authTimeoutMs` says otherwise. */

@@ -1,5 +1,6 @@
 /** Staying signed in: a refresh token spent for new tokens (loaded only when one is due), or the login dropped when the server refuses it. */
 import { OAuthError, type OAuthTokens, refreshAuthorization } from "@modelcontextprotocol/client";
+import { dpopSessionOf } from "../dpop.js";
 import type { StoredLogin } from "../stored-login.js";
 import { accountRecordingFetch } from "../token-account.js";
 import { toStoredTokens } from "../token-lifetime.js";
@@ -31,6 +32,7 @@ export async function refreshLogin(
       clientInformation: login.client,
       refreshToken: tokens.refreshToken!,
       resource: resourceParameter(context.options, login.resource ?? server.resource),
+      ...(login.dpopKey ? { dpop: await dpopSessionOf(login.dpopKey) } : {}),
       fetchFn: endpoint.fetchFn,
     });
   } catch (error) {

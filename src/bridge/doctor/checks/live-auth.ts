@@ -18,6 +18,7 @@ export async function liveAuth(context: DoctorContext): Promise<BridgeAuth | und
   if (context.options.signIn) return session;
   return {
     accessToken: () => session.accessToken(),
+    proofSigner: () => session.proofSigner(),
     recover: async () => {
       throw new AuthRequiredError("the server refused the stored login", "failed");
     },
