@@ -27,14 +27,15 @@ export async function newDpopKey(): Promise<StoredDpopKey> {
 }
 
 /**
- * The key a token request of this login signs its proof with: the login's own, else a new one, when the server
- * offers DPoP; undefined (Bearer tokens) when it does not.
+ * The key a token request of this login signs its proof with: the login's own, else a new one, when the session
+ * wants DPoP and the server offers it; undefined (Bearer tokens) otherwise.
  */
 export async function dpopKeyForSignIn(
+  options: { dpop?: boolean | undefined },
   metadata: unknown,
   login: Pick<StoredLogin, "dpopKey"> | undefined,
 ): Promise<StoredDpopKey | undefined> {
-  if (!offersDpop(metadata)) return undefined;
+  if (!options.dpop || !offersDpop(metadata)) return undefined;
   return login?.dpopKey ?? (await newDpopKey());
 }
 

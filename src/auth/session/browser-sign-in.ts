@@ -153,7 +153,7 @@ export async function signInWithBrowser(
     else if (!ended) input.browserOpened?.(pending.startUrl);
     const { code, state: answeredState, iss } = await answer;
 
-    const dpopKey = await dpopKeyForSignIn(server.metadata, login);
+    const dpopKey = await dpopKeyForSignIn(context.options, server.metadata, login);
     const fresh = await deadline.bound(
       redeemCode(timed, server, {
         dpopKey,

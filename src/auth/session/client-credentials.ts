@@ -79,7 +79,7 @@ export async function signInWithClientCredentials(
         expectedIssuer,
       });
   const answer = accountRecordingFetch(context.fetchFn);
-  const dpopKey = await dpopKeyForSignIn(server.metadata, current);
+  const dpopKey = await dpopKeyForSignIn(context.options, server.metadata, current);
   let tokens: OAuthTokens;
   try {
     tokens = await fetchToken(withDpopProof(provider, dpopKey), server.authorizationServerUrl, {

@@ -102,7 +102,7 @@ export async function signInWithDeviceCode(
   });
   input.userMustAct(new SignInWaitingError(message, prompt.url, "device-code"));
 
-  const dpopKey = await dpopKeyForSignIn(server.metadata, login);
+  const dpopKey = await dpopKeyForSignIn(context.options, server.metadata, login);
   const fresh = await pollForTokens(context, server, client, started, waitMs, input.loginCommand, dpopKey);
   login = {
     ...login,

@@ -38,6 +38,11 @@ export interface OAuthSessionOptions {
    * with `clientSecret`, or with `privateKey` (`private_key_jwt`). A new token is asked for when one is due.
    */
   clientCredentials?: { privateKey?: ClientPrivateKey | undefined };
+  /**
+   * Ask for DPoP-bound tokens (RFC 9449) when the authorization server offers them. The bridge does; chat-cli's
+   * `/v2` client presents Bearer tokens only, so its logins leave this off.
+   */
+  dpop?: boolean | undefined;
   /** A client ID metadata document (https URL), used where the authorization server supports it. */
   clientMetadataUrl?: string;
   /**

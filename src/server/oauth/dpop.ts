@@ -1,9 +1,10 @@
 /** DPoP (RFC 9449) on the reference server: proofs at the token endpoint, tokens bound by `cnf.jkt`, proofs checked on `/mcp` and `/v2`, nonces and replay. */
 import { randomBytes } from "node:crypto";
-import type { CredentialCheck, CredentialRefusal, PresentedCredential } from "../context.js";
+import type { CredentialCheck, CredentialRefusal, PresentedCredential, Principal } from "../context.js";
 import type { DpopMode, DpopNonceMode } from "../options.js";
+import type { DpopBindings } from "./dpop-bindings.js";
 import { checkDpopProof, DPOP_ALGORITHMS, DpopProofError } from "./dpop-proof.js";
-import type { OAuthGrants } from "./grants.js";
+import { REFRESH_TOKEN_TTL_MS } from "./grants.js";
 import { OAuthError, type TokenResponseBody } from "./provider.js";
 import type { RegisteredClient } from "./registration.js";
 
@@ -20,7 +21,7 @@ const MAX_REMEMBERED_PROOFS = 100_000;
 export interface DpopPolicyOptions {
   mode: DpopMode;
   nonces: DpopNonceMode;
-  grants: OAuthGrants;
+  bindings: DpopBindings;
   tokenEndpoint: string;
   now: () => number;
 }
@@ -48,7 +49,7 @@ export class DpopPolicy {
   tokenRequestKey(request: Request, form: URLSearchParams): string | undefined {
     if (!this.offered) return undefined;
     const refreshToken = form.get("grant_type") === "refresh_token" ? form.get("refresh_token") : null;
-    const boundTo = refreshToken ? this.#options.grants.keyOf(refreshToken) : undefined;
+    const boundTo = refreshToken ? this.#options.bindings.keyOf(refreshToken) : undefined;
     const proof = request.headers.get("dpop");
     if (proof === null) {
       if (boundTo)
@@ -80,12 +81,18 @@ export class DpopPolicy {
   /** The token response with its tokens bound to `jkt` (refresh tokens only for public clients, RFC 9449 §5). */
   bind(body: TokenResponseBody, jkt: string | undefined, client: RegisteredClient): TokenResponseBody {
     if (!jkt) return body;
-    const { grants } = this.#options;
-    grants.bindToKey(body.access_token, jkt);
+    const { bindings } = this.#options;
+    bindings.bind(body.access_token, jkt, body.expires_in * 1000);
     if (body.refresh_token && client.token_endpoint_auth_method === "none") {
-      grants.bindToKey(body.refresh_token, jkt);
+      bindings.bind(body.refresh_token, jkt, REFRESH_TOKEN_TTL_MS);
     }
     return { ...body, token_type: "DPoP" };
+  }
+
+  /** The principal of an access token, with the key it is bound to (`jkt`) when it is. */
+  withKey(token: string, principal: Principal | null): Principal | null {
+    const jkt = principal?.via === "oauth" ? this.#options.bindings.keyOf(token) : undefined;
+    return principal && jkt ? { ...principal, jkt } : principal;
   }
 
   /** Every token endpoint answer carries the current nonce when nonces are on (RFC 9449 §8). */

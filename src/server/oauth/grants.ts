@@ -36,8 +36,6 @@ interface TokenRecord {
   expiresAt: number;
   /** Set when a refresh token has been exchanged: presenting it again means it leaked. */
   rotatedAt?: number;
-  /** RFC 9449 `cnf.jkt`: the thumbprint of the key a DPoP-bound token must be presented with. */
-  jkt?: string;
 }
 
 /** A dynamic client's registration, first grant, and the last expiry of its live grants (then it is forgotten). */
@@ -286,20 +284,7 @@ export class OAuthGrants {
       expiresAt: Math.floor(record.expiresAt / 1000),
       ...(family.userId ? { userId: family.userId } : {}),
       ...(family.resource ? { resource: family.resource } : {}),
-      ...(record.jkt ? { jkt: record.jkt } : {}),
     };
-  }
-
-  /** Binds an access or refresh token just issued to a DPoP key (RFC 9449 §6 `cnf.jkt`). */
-  bindToKey(token: string, jkt: string): void {
-    const hash = hashOf(token);
-    const record = this.#tokens.get(hash);
-    if (record) this.#tokens.set(hash, { ...record, jkt });
-  }
-
-  /** The DPoP key thumbprint a token is bound to, or undefined (unknown or not bound). */
-  keyOf(token: string): string | undefined {
-    return this.#tokens.get(hashOf(token))?.jkt;
   }
 
   /** RFC 7009: revoking either token of a family ends the whole sign-in; unknown tokens are ignored. */

@@ -15,6 +15,7 @@ import {
 } from "./device.js";
 import { DeviceAuthorizations } from "./device-authorizations.js";
 import { DPOP_ALGORITHMS, DpopPolicy } from "./dpop.js";
+import { DpopBindings } from "./dpop-bindings.js";
 import { DEFAULT_ACCESS_TOKEN_TTL_SECONDS, OAuthGrants } from "./grants.js";
 import { authorizationServerMetadata, protectedResourceMetadata } from "./metadata.js";
 import type { OAuthParts } from "./parts.js";
@@ -56,7 +57,7 @@ const CORS_PATHS = new Set([
  */
 export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
   const parts = oauthParts(ctx);
-  ctx.tokenVerifiers.push((token) => parts.grants.principalFor(token));
+  ctx.tokenVerifiers.push((token) => parts.dpop.withKey(token, parts.grants.principalFor(token)));
   ctx.credentialCheck = parts.dpop.checkCredential;
   const issuer = parts.issuer;
   const handle: RouteHandler = async (request, info) => {
@@ -142,7 +143,7 @@ function oauthParts(ctx: ServerContext): OAuthParts {
     dpop: new DpopPolicy({
       mode: options.dpop ?? "allowed",
       nonces: options.dpopNonces ?? "token-endpoint",
-      grants,
+      bindings: new DpopBindings(ctx.store, now),
       tokenEndpoint: `${ctx.baseUrl}/token`,
       now,
     }),
