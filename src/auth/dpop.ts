@@ -46,9 +46,20 @@ export function withDpopProof<T extends OAuthClientProvider>(provider: T, key: S
 }
 
 const sessions = new Map<string, Promise<DpopSession>>();
+/** Asked for on every upstream request: the record read from the store maps to its session without hashing. */
+const sessionOfRecord = new WeakMap<StoredDpopKey, Promise<DpopSession>>();
 
 /** The SDK's signing session over a stored key; one per key in this process, so its nonces carry over. */
 export function dpopSessionOf(key: StoredDpopKey): Promise<DpopSession> {
+  const known = sessionOfRecord.get(key);
+  if (known) return known;
+  const session = sessionByThumbprint(key);
+  sessionOfRecord.set(key, session);
+  session.catch(() => sessionOfRecord.delete(key));
+  return session;
+}
+
+function sessionByThumbprint(key: StoredDpopKey): Promise<DpopSession> {
   const thumbprint = dpopThumbprint(key);
   let session = sessions.get(thumbprint);
   if (!session) {

@@ -132,12 +132,23 @@ function jsonObject(encoded: string, part: string): Record<string, unknown> {
   throw invalid(`the proof's ${part} is not a JSON object`);
 }
 
+/** Keys of recent proofs: a client signs every request with the same key, and importing a JWK costs more than verifying. */
+const recentKeys = new Map<string, KeyObject>();
+const MAX_RECENT_KEYS = 1024;
+
 function publicKeyOf(jwk: Record<string, unknown>): KeyObject {
+  const id = ["kty", "crv", "x", "y", "n", "e"].map((name) => String(jwk[name] ?? "")).join(".");
+  const known = recentKeys.get(id);
+  if (known) return known;
+  let key: KeyObject;
   try {
-    return createPublicKey({ key: jwk as JsonWebKey, format: "jwk" });
+    key = createPublicKey({ key: jwk as JsonWebKey, format: "jwk" });
   } catch {
     throw invalid("the proof's jwk is not a usable public key");
   }
+  if (recentKeys.size >= MAX_RECENT_KEYS) recentKeys.delete(recentKeys.keys().next().value as string);
+  recentKeys.set(id, key);
+  return key;
 }
 
 function signedBy(key: KeyObject, alg: DpopAlgorithm, signingInput: string, signature: string): boolean {
