@@ -88,6 +88,8 @@ describe.each(["modern", "legacy"] as const)(
         await bridge.close();
       }
       expect(bridge.stderr()).not.toContain(home.login().dpopKey!.privateJwk.d);
+    // --debug names requests, never a proof (a JWT) or the key.
+    expect(bridge.stderr()).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.eyJ|dpop\+jwt/);
     });
 
     it("a token copied out of the store is refused as Bearer and with another key; a replayed proof is refused", async () => {
