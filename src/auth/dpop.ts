@@ -19,10 +19,9 @@ export async function newDpopKey(): Promise<StoredDpopKey> {
   const { generateDpopKeyPair } = await import("@modelcontextprotocol/client");
   // Extractable only so that the key can live with the login; it is never printed or sent.
   const pair = await generateDpopKeyPair({ alg: DPOP_ALGORITHM, extractable: true });
-  const privateJwk = (await webcrypto.subtle.exportKey(
-    "jwk",
-    pair.privateKey,
-  )) as StoredDpopKey["privateJwk"];
+  const { x, y, d } = await webcrypto.subtle.exportKey("jwk", pair.privateKey);
+  if (!x || !y || !d) throw new Error("The DPoP key could not be exported to be stored with the login.");
+  const privateJwk = { kty: "EC", crv: "P-256", x, y, d } as const;
   return { alg: DPOP_ALGORITHM, privateJwk };
 }
 
