@@ -42,6 +42,15 @@ export class DpopPolicy {
     return this.#options.mode !== "off";
   }
 
+  /** RFC 9728 §2 fields of `/mcp` and `/v2`: the proof algorithms taken, and whether only bound tokens are. */
+  resourceMetadata(): Record<string, unknown> {
+    if (!this.offered) return {};
+    return {
+      dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],
+      dpop_bound_access_tokens_required: this.#options.mode === "required",
+    };
+  }
+
   /**
    * The key thumbprint a token request's proof binds the new tokens to, or undefined for Bearer tokens. A bound
    * refresh token needs a proof by its key; `dpop: "required"` needs a proof on every token request.

@@ -76,9 +76,15 @@ export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
             ...(parts.dpop.offered ? { dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS] } : {}),
           });
         case "/.well-known/oauth-protected-resource/mcp":
-          return metadataResponse(request, protectedResourceMetadata(issuer, resourceUrls(issuer).mcp));
+          return metadataResponse(request, {
+            ...protectedResourceMetadata(issuer, resourceUrls(issuer).mcp),
+            ...parts.dpop.resourceMetadata(),
+          });
         case "/.well-known/oauth-protected-resource/v2":
-          return metadataResponse(request, protectedResourceMetadata(issuer, resourceUrls(issuer).v2));
+          return metadataResponse(request, {
+            ...protectedResourceMetadata(issuer, resourceUrls(issuer).v2),
+            ...parts.dpop.resourceMetadata(),
+          });
         case "/authorize":
           return handleAuthorize(parts, request, info.clientIp);
         case "/token":

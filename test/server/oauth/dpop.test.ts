@@ -59,6 +59,16 @@ describe("metadata", () => {
       >;
     expect((await read(allowed)).dpop_signing_alg_values_supported).toContain("ES256");
     expect((await read(off)).dpop_signing_alg_values_supported).toBeUndefined();
+    const resource = async (server: Server) =>
+      (await (await server.fetch(`${BASE}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<
+        string,
+        unknown
+      >;
+    expect(await resource(allowed)).toMatchObject({
+      dpop_signing_alg_values_supported: expect.arrayContaining(["ES256"]),
+      dpop_bound_access_tokens_required: false,
+    });
+    expect((await resource(off)).dpop_bound_access_tokens_required).toBeUndefined();
   });
 });
 
