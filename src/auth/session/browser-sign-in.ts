@@ -193,7 +193,8 @@ async function redeemCode(
   },
 ): Promise<{ tokens: OAuthTokens; account: string | undefined }> {
   const tokenAnswer = accountRecordingFetch(context.fetchFn);
-  const endpoint = tokenEndpointArguments(server, tokenAnswer.fetchFn);
+  const dpop = answer.dpopKey ? await dpopSessionOf(answer.dpopKey) : undefined;
+  const endpoint = tokenEndpointArguments(server, tokenAnswer.fetchFn, dpop);
   try {
     const tokens = await exchangeAuthorization(endpoint.authorizationServerUrl, {
       metadata: endpoint.metadata,
@@ -203,7 +204,7 @@ async function redeemCode(
       codeVerifier: answer.codeVerifier,
       redirectUri: answer.redirectUri,
       resource: resourceParameter(context.options, server.resource),
-      ...(answer.dpopKey ? { dpop: await dpopSessionOf(answer.dpopKey) } : {}),
+      ...(dpop ? { dpop } : {}),
       fetchFn: endpoint.fetchFn,
     });
     return { tokens, account: tokenAnswer.account() };

@@ -25,14 +25,15 @@ export async function refreshLogin(
   }
   let fresh: OAuthTokens;
   const answer = accountRecordingFetch(context.fetchFn);
-  const endpoint = tokenEndpointArguments(server, answer.fetchFn);
+  const dpop = login.dpopKey ? await dpopSessionOf(login.dpopKey) : undefined;
+  const endpoint = tokenEndpointArguments(server, answer.fetchFn, dpop);
   try {
     fresh = await refreshAuthorization(endpoint.authorizationServerUrl, {
       metadata: endpoint.metadata,
       clientInformation: login.client,
       refreshToken: tokens.refreshToken!,
       resource: resourceParameter(context.options, login.resource ?? server.resource),
-      ...(login.dpopKey ? { dpop: await dpopSessionOf(login.dpopKey) } : {}),
+      ...(dpop ? { dpop } : {}),
       fetchFn: endpoint.fetchFn,
     });
   } catch (error) {
