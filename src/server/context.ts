@@ -67,6 +67,8 @@ export interface PresentedCredential {
 
 /** Why a presented credential is refused (401): the challenge to send and any headers (`DPoP-Nonce`). */
 export interface CredentialRefusal {
+  /** `invalid_token`, `invalid_dpop_proof` or `use_dpop_nonce`. */
+  error: string;
   description: string;
   wwwAuthenticate: string;
   headers: Record<string, string>;

@@ -241,18 +241,20 @@ async function authenticateMcp(
 }
 
 function unauthorized(description: string, metadataUrl: string, refusal?: CredentialRefusal): Response {
-  const error = refusal ? /error="([a-z_]+)"/.exec(refusal.wwwAuthenticate)?.[1] : "invalid_token";
-  return new Response(JSON.stringify({ error, error_description: description }), {
-    status: 401,
-    headers: {
-      "content-type": "application/json",
-      "cache-control": "no-store",
-      ...refusal?.headers,
-      "www-authenticate":
-        refusal?.wwwAuthenticate ??
-        `Bearer error="invalid_token", error_description="${description}", resource_metadata="${metadataUrl}"`,
+  return new Response(
+    JSON.stringify({ error: refusal?.error ?? "invalid_token", error_description: description }),
+    {
+      status: 401,
+      headers: {
+        "content-type": "application/json",
+        "cache-control": "no-store",
+        ...refusal?.headers,
+        "www-authenticate":
+          refusal?.wwwAuthenticate ??
+          `Bearer error="invalid_token", error_description="${description}", resource_metadata="${metadataUrl}"`,
+      },
     },
-  });
+  );
 }
 
 function toAuthInfo(token: string, principal: Principal): AuthInfo {

@@ -213,6 +213,7 @@ export class DpopPolicy {
     const headers: Record<string, string> = {};
     if (error === "use_dpop_nonce") headers["dpop-nonce"] = this.#currentNonces()[0];
     return {
+      error,
       description,
       wwwAuthenticate:
         `DPoP error="${error}", error_description="${description}", algs="${DPOP_ALGORITHMS.join(" ")}", ` +
