@@ -116,7 +116,7 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
         headers: {
           "access-control-allow-methods": "GET, POST, DELETE",
           "access-control-allow-headers":
-            "authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id, mcp-method, mcp-name, mcp-param-chatid",
+            "authorization, dpop, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id, mcp-method, mcp-name, mcp-param-chatid",
           "access-control-max-age": "600",
         },
       });
@@ -325,7 +325,7 @@ function corsHeadersFor(
   if (hostname === null || !allowedHostnames.includes(hostname)) return undefined;
   return {
     "access-control-allow-origin": origin,
-    "access-control-expose-headers": "mcp-session-id, mcp-protocol-version, www-authenticate",
+    "access-control-expose-headers": "mcp-session-id, mcp-protocol-version, www-authenticate, dpop-nonce",
     vary: "Origin",
   };
 }

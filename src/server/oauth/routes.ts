@@ -65,7 +65,11 @@ export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
     const cors = CORS_PATHS.has(path) || path.startsWith("/.well-known/oauth-protected-resource/");
     if (cors && request.method === "OPTIONS") return corsPreflight();
     const response = await route(request, path);
-    if (response && cors) response.headers.set("access-control-allow-origin", "*");
+    if (response && cors) {
+      response.headers.set("access-control-allow-origin", "*");
+      // A browser client must read the DPoP nonce the token endpoint hands out.
+      response.headers.set("access-control-expose-headers", "dpop-nonce");
+    }
     return response;
 
     async function route(request: Request, path: string): Promise<Response | undefined> {
@@ -176,7 +180,7 @@ function corsPreflight(): Response {
     headers: {
       "access-control-allow-origin": "*",
       "access-control-allow-methods": "GET, POST, OPTIONS",
-      "access-control-allow-headers": "authorization, content-type, mcp-protocol-version",
+      "access-control-allow-headers": "authorization, content-type, mcp-protocol-version, dpop",
       "access-control-max-age": "86400",
     },
   });
