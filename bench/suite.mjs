@@ -8,6 +8,7 @@ import os from "node:os";
 import { join } from "node:path";
 import { measureCli } from "./figures/cli.mjs";
 import { measureChatClient } from "./figures/client.mjs";
+import { measureDpop } from "./figures/dpop.mjs";
 import { measureInstall } from "./figures/install.mjs";
 import { formatMemoryProfile, profileMemory } from "./figures/memory.mjs";
 import { profileFigures } from "./figures/profiles.mjs";
@@ -162,6 +163,19 @@ export async function runBench({ profile = "auto", only, measure = true, soakSec
         profileMemory({ relay: relays[0], chatIds, concurrency: samples.concurrency }),
       );
     }
+    await figure(
+      "dpop",
+      `10 DPoP on beside off (${samples.relayCalls} calls, ${samples.concurrencyWaves} waves each)`,
+      () =>
+        measureDpop({
+          configDir,
+          chats: samples.seededChats,
+          calls: samples.relayCalls,
+          warmup: samples.relayWarmup,
+          concurrency: samples.concurrency,
+          waves: samples.concurrencyWaves,
+        }),
+    );
     await figure("cli", `4 chat-cli (${samples.cliRuns} runs)`, () =>
       measureCli({ server, configDir, runs: samples.cliRuns }),
     );

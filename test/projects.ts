@@ -32,6 +32,7 @@ export const INTEGRATION_FILES = [
   "test/bridge/confirm-tool-notification.test.ts",
   "test/bridge/confirm-tool.test.ts",
   "test/bridge/doctor/checks/era.test.ts",
+  "test/bridge/dpop.test.ts",
   "test/bridge/doctor/diagnose.test.ts",
   "test/bridge/help-texts.test.ts",
   "test/bridge/eras/concurrent-listens.test.ts",

@@ -1,4 +1,5 @@
 /** The bench's output: one row per figure with its baseline, difference, ratio and target (MET, MISSED or N/A), as a table and as JSON. */
+import { dpopRows } from "../figures/dpop.mjs";
 import { FLOOR_RELAY, OURS } from "./relays.mjs";
 
 const ms = (value) =>
@@ -27,7 +28,7 @@ const OPS = {
  * A row: `value` beside `baseline` (same unit), with `target` `{ op, limit, on: "value" | "diff" | "ratio" }`.
  * The difference and ratio are value - baseline and value / baseline. `notMeasured` (a reason) makes the row N/A.
  */
-function row(figure, metric, unit, value, baseline, baselineName, target, notMeasured, missed) {
+export function row(figure, metric, unit, value, baseline, baselineName, target, notMeasured, missed) {
   const diff = Number.isFinite(baseline) ? value - baseline : Number.NaN;
   const ratio = Number.isFinite(baseline) && baseline !== 0 ? value / baseline : Number.NaN;
   let status = "-";
@@ -376,6 +377,7 @@ export function buildRows(figures) {
     ...(figures.server ? serverRows(figures.server) : []),
     ...(figures.install ? installRows(figures.install) : []),
     ...(figures.soak ? soakRows(figures.soak) : []),
+    ...(figures.dpop ? dpopRows(figures.dpop) : []),
   ];
 }
 

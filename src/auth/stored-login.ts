@@ -27,6 +27,12 @@ export interface StoredClient {
   source: "dynamic" | "pre-registered" | "metadata-document";
 }
 
+/** The login's DPoP key (RFC 9449): a P-256 private JWK, written only where the tokens are. */
+export interface StoredDpopKey {
+  alg: "ES256";
+  privateJwk: { kty: "EC"; crv: "P-256"; x: string; y: string; d: string };
+}
+
 export interface StoredLogin {
   version: 1;
   serverUrl: string;
@@ -40,6 +46,8 @@ export interface StoredLogin {
   tokens?: StoredTokens | undefined;
   /** The scope last asked for, reused when signing in again. */
   requestedScope?: string | undefined;
+  /** Present when the authorization server offers DPoP: the key the tokens are bound to (`tokens.tokenType` "DPoP"). */
+  dpopKey?: StoredDpopKey | undefined;
   savedAt: number;
 }
 
@@ -92,6 +100,7 @@ function readLogin(value: unknown): StoredLogin {
     client: optional(record.client, readClient),
     tokens: optional(record.tokens, readTokens),
     requestedScope: optional(record.requestedScope, (field) => string(field, "requestedScope")),
+    dpopKey: optional(record.dpopKey, readDpopKey),
     savedAt: number(record.savedAt, "savedAt"),
   });
 }
@@ -107,6 +116,20 @@ function readTokens(value: unknown): StoredTokens {
     issuedAt: number(record.issuedAt, "tokens.issuedAt"),
     account: optional(record.account, (field) => string(field, "tokens.account")),
   });
+}
+
+function readDpopKey(value: unknown): StoredDpopKey {
+  const record = object(value, "dpopKey");
+  if (record.alg !== "ES256") throw new InvalidStoredLoginError("dpopKey.alg: expected ES256");
+  const jwk = object(record.privateJwk, "dpopKey.privateJwk");
+  if (jwk.kty !== "EC" || jwk.crv !== "P-256") {
+    throw new InvalidStoredLoginError("dpopKey.privateJwk: expected an EC P-256 key");
+  }
+  const member = (name: "x" | "y" | "d") => nonEmptyString(jwk[name], `dpopKey.privateJwk.${name}`);
+  return {
+    alg: "ES256",
+    privateJwk: { kty: "EC", crv: "P-256", x: member("x"), y: member("y"), d: member("d") },
+  };
 }
 
 function readClient(value: unknown): StoredClient {

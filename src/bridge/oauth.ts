@@ -58,6 +58,7 @@ export async function createBridgeAuth(
     disableResourceParameter: options.disableResourceParameter,
     ...(options.clientMetadata ? { clientMetadata: options.clientMetadata } : {}),
     clientName: "chat-mcp-bridge",
+    dpop: true,
     answerAtOnceWhenWaiting: use === "relay",
     loginCommand: bridgeLoginCommand(options, env),
     ...(onSignInPrompt ? { onSignInPrompt } : {}),

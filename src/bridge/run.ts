@@ -93,6 +93,7 @@ export async function runRelay(
     const gatedAuth = (quiet: boolean): BridgeAuth | undefined =>
       auth && {
         accessToken: () => auth.accessToken(),
+        proofSigner: () => auth.proofSigner(),
         recover: (challenge) => {
           if (quiet || !signInAllowed) return Promise.reject(signedOut());
           authorizationAsked = true;

@@ -85,6 +85,13 @@ function parseMcpEra(value: string): "both" | "modern" | "legacy" {
   return value;
 }
 
+function parseDpopMode(value: string): "off" | "allowed" | "required" {
+  if (value !== "off" && value !== "allowed" && value !== "required") {
+    throw new OptionValueError("must be off, allowed or required.");
+  }
+  return value;
+}
+
 function parseNames(value: string): string[] {
   const names = value
     .split(",")
@@ -371,6 +378,11 @@ export const COMMANDS: CommandSpec[] = [
           "MCP protocol eras /mcp serves: both (default), modern (2026-07-28) or legacy (2025-11-25)",
         parse: parseMcpEra,
         defaultValue: "both",
+      },
+      {
+        flags: "--dpop <mode>",
+        description: "DPoP-bound tokens (RFC 9449): allowed (default), required or off",
+        parse: parseDpopMode,
       },
       {
         flags: "--public-url <url>",

@@ -48,7 +48,34 @@ export interface Principal {
   expiresAt?: number;
   /** RFC 8707 resource the token was issued for, when it was bound to one. */
   resource?: string;
+  /** RFC 9449 `cnf.jkt` of a DPoP-bound token: only a proof signed by that key may present it. */
+  jkt?: string;
 }
+
+/** A credential as the resource saw it: the scheme it came with (RFC 6750 Bearer or RFC 9449 DPoP) and its proof. */
+export interface PresentedCredential {
+  scheme: "bearer" | "dpop";
+  token: string;
+  principal: Principal;
+  /** The `DPoP` header's value, when there was one. */
+  proof: string | null;
+  method: string;
+  /** The URL the client addressed (the server's public base URL and the request's path). */
+  url: string;
+  resourceMetadataUrl: string;
+}
+
+/** Why a presented credential is refused (401): the challenge to send and any headers (`DPoP-Nonce`). */
+export interface CredentialRefusal {
+  /** `invalid_token`, `invalid_dpop_proof` or `use_dpop_nonce`. */
+  error: string;
+  description: string;
+  wwwAuthenticate: string;
+  headers: Record<string, string>;
+}
+
+/** The proof-of-possession rule of `/mcp` and `/v2` (RFC 9449), set by the OAuth part: undefined when it passes. */
+export type CredentialCheck = (presented: PresentedCredential) => CredentialRefusal | undefined;
 
 /** Resolves a bearer token to a principal, or null when this verifier does not know it. */
 export type TokenVerifier = (token: string) => Principal | null | Promise<Principal | null>;
@@ -124,6 +151,8 @@ export interface ServerContext {
   users: ReadonlyMap<string, User>;
   /** Tried in order for every bearer token on `/v2` (and by `/mcp`); API keys first, OAuth pushes its own. */
   tokenVerifiers: TokenVerifier[];
+  /** DPoP-bound tokens checked against their proofs (set by the OAuth part; absent: nothing is bound). */
+  credentialCheck?: CredentialCheck;
   sso: SsoGate;
   sessions: BrowserSessions;
   /** Run by `close()` before the sockets are closed (stop timers, close MCP transports). */

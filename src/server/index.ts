@@ -14,6 +14,8 @@ import type { ReferenceServerOptions } from "./options.js";
 
 export type {
   DeviceAuthorizationOptions,
+  DpopMode,
+  DpopNonceMode,
   McpEndpointOptions,
   McpEra,
   OAuthRateLimits,

@@ -41,9 +41,26 @@ export interface OAuthServerOptions extends AssertionGrantOptions {
    * pending. `false` leaves it out (metadata, endpoints and grant), as a server without it, for testing clients.
    */
   deviceAuthorization?: DeviceAuthorizationOptions | false;
+  /**
+   * DPoP (RFC 9449). `"allowed"` (default): advertised in the metadata; a token request with a `DPoP` proof gets
+   * `token_type: "DPoP"` tokens bound to its key, one without gets Bearer tokens. `"required"`: every token request
+   * needs a proof, and `/mcp` and `/v2` refuse unbound OAuth tokens (API keys still work on `/v2`). `"off"`: not
+   * advertised, the header is ignored. Bound tokens are always checked (scheme, proof, key, replay).
+   */
+  dpop?: DpopMode;
+  /**
+   * Server nonces in DPoP proofs (RFC 9449 §8, §9): `"token-endpoint"` (default) asks for them at `/token`,
+   * `"everywhere"` also on `/mcp` and `/v2`, `"off"` never.
+   */
+  dpopNonces?: DpopNonceMode;
   /** Tests only: client ID metadata documents may be served over plain http from a loopback host. */
   testOnlyAllowHttpClientMetadataDocuments?: boolean;
 }
+
+/** Whether the authorization server offers DPoP-bound tokens, and whether it insists on them. */
+export type DpopMode = "off" | "allowed" | "required";
+/** Where DPoP proofs must carry a server nonce. */
+export type DpopNonceMode = "off" | "token-endpoint" | "everywhere";
 
 export interface DeviceAuthorizationOptions {
   /** How long a device code and its user code live (`expires_in`). */

@@ -1,6 +1,12 @@
 /** The `/v2` route: body read up to 1 MiB, then the framework-free handler of v2-api.ts. */
 import type { Duplex } from "node:stream";
-import { type ChatService, ServiceError, type SsoGate, type TokenVerifier } from "./context.js";
+import {
+  type ChatService,
+  type CredentialCheck,
+  ServiceError,
+  type SsoGate,
+  type TokenVerifier,
+} from "./context.js";
 import { errorJsonResponse, jsonResponse, type RouteHandler, readBodyText } from "./http.js";
 import { newId } from "./ids.js";
 import type { TokenBucketLimiter } from "./rate-limit.js";
@@ -8,6 +14,7 @@ import { createV2Handler, MAX_BODY_BYTES } from "./v2-api.js";
 
 export interface RestContext {
   baseUrl: string;
+  credentialCheck?: CredentialCheck | undefined;
   service: ChatService;
   tokenVerifiers: TokenVerifier[];
   sso: SsoGate;
@@ -27,6 +34,7 @@ export function createRestRoutes(ctx: RestContext): RouteHandler {
     ...(ctx.rateLimiter ? { rateLimiter: ctx.rateLimiter } : {}),
     resourceMetadataUrl: () => restResourceMetadataUrl(ctx.baseUrl),
     resource: () => `${ctx.baseUrl}/v2`,
+    credentialCheck: () => ctx.credentialCheck,
   });
   return async (request, info) => {
     // Not url.pathname: WHATWG URLs fold "." and "%2e%2e" segments, so "/v2/chats/%2e%2e" would reach another route.
@@ -50,6 +58,8 @@ export function createRestRoutes(ctx: RestContext): RouteHandler {
       path,
       query: info.url.searchParams,
       authorization: request.headers.get("authorization"),
+      dpop: request.headers.get("dpop"),
+      url: `${ctx.baseUrl}${path}`,
       body,
       requestId: info.requestId,
     });

@@ -12,6 +12,7 @@ import {
 } from "../wire/index.js";
 import {
   type ChatService,
+  type CredentialCheck,
   type Principal,
   ServiceError,
   type SsoGate,
@@ -29,6 +30,10 @@ export interface V2Request {
   path: string;
   query: URLSearchParams;
   authorization: string | null | undefined;
+  /** The `DPoP` header (RFC 9449 proof), when sent. */
+  dpop?: string | null;
+  /** The URL the client addressed, which a DPoP proof's `htu` names. */
+  url?: string;
   /** Raw body text; undefined or empty when the request had none. */
   body: string | undefined;
   requestId: string;
@@ -49,6 +54,8 @@ export interface V2ApiOptions {
   resourceMetadataUrl: () => string;
   /** RFC 8707 resource identifier of `/v2` (`<base>/v2`): the only one an OAuth token here may be issued for. */
   resource: () => string;
+  /** DPoP-bound tokens checked against their proofs (read at each request: the OAuth part sets it). */
+  credentialCheck?: () => CredentialCheck | undefined;
 }
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -60,23 +67,30 @@ export function requestIdFrom(incoming: string | null | undefined): string {
 
 export type V2Handler = (request: V2Request) => Promise<V2Response>;
 
-export type BearerResult = { principal: Principal } | { problem: "missing" | "invalid" };
+export type BearerResult =
+  | { principal: Principal; scheme: "bearer" | "dpop"; token: string }
+  | { problem: "missing" | "invalid" };
 
-/** Resolves `Authorization: Bearer <token>` with the verifiers in order (API keys, then OAuth tokens). */
+/**
+ * Resolves `Authorization: Bearer <token>` (or `DPoP <token>`, RFC 9449 §7.1) with the verifiers in order (API keys,
+ * then OAuth tokens). Whether the scheme and proof suit the token is `ServerContext.credentialCheck`'s to judge.
+ */
 export async function authenticateBearer(
   authorization: string | null | undefined,
   verifiers: readonly TokenVerifier[],
   nowSeconds: number = Date.now() / 1000,
 ): Promise<BearerResult> {
   if (!authorization) return { problem: "missing" };
-  const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(authorization);
-  if (!match?.[1]) return { problem: "invalid" };
+  const match = /^(Bearer|DPoP) +([\x21-\x7e]+) *$/i.exec(authorization);
+  const token = match?.[2];
+  if (!token) return { problem: "invalid" };
+  const scheme = match[1]!.toLowerCase() === "dpop" ? "dpop" : "bearer";
   for (const verify of verifiers) {
-    const principal = await verify(match[1]);
+    const principal = await verify(token);
     if (principal) {
       if (principal.expiresAt !== undefined && principal.expiresAt <= nowSeconds)
         return { problem: "invalid" };
-      return { principal };
+      return { principal, scheme, token };
     }
   }
   return { problem: "invalid" };
@@ -185,6 +199,21 @@ export function createV2Handler(options: V2ApiOptions): V2Handler {
         return response;
       }
       const { principal } = auth;
+      const unproven = options.credentialCheck?.()?.({
+        ...auth,
+        proof: request.dpop ?? null,
+        method: request.method,
+        url: request.url ?? `${options.resource()}${request.path.slice("/v2".length)}`,
+        resourceMetadataUrl: options.resourceMetadataUrl(),
+      });
+      if (unproven) {
+        const response = errorResponse(
+          new ServiceError("unauthorized", `${unproven.description}.`),
+          request.requestId,
+        );
+        Object.assign(response.headers, unproven.headers, { "www-authenticate": unproven.wwwAuthenticate });
+        return response;
+      }
       const refused = accessProblem(principal, request.method, options.resource());
       if (refused) return accessRefusal(refused, options, request.requestId);
       const decision = options.rateLimiter?.take(`${principal.account}\u0000${principal.subject}`);

@@ -58,6 +58,18 @@ describe("chat-cli serve flags", () => {
     }
   });
 
+  it("--dpop required reaches the server: its metadata says bound tokens are required", async () => {
+    const server = await startServe(["--auto-approve", "acme", "--dpop", "required"]);
+    try {
+      const resource = (await (
+        await fetch(`${server.url}/.well-known/oauth-protected-resource/mcp`)
+      ).json()) as Record<string, unknown>;
+      expect(resource.dpop_bound_access_tokens_required).toBe(true);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
   it("refuses an unknown --mcp-era with a usage error", async () => {
     const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--mcp-era", "future"], {
       env: cleanEnv(),

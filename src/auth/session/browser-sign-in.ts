@@ -10,11 +10,12 @@ import { Deadline } from "../../internal/deadline.js";
 import { rememberSecret } from "../../internal/redact.js";
 import { deviceAuthorizationEndpoint } from "../checks.js";
 import { type DiscoveredServer, isExpectedIssuer } from "../discovery.js";
+import { dpopKeyForSignIn, dpopSessionOf } from "../dpop.js";
 import { AuthRequiredError, BrowserNotOpenedError, SignInWaitingError } from "../errors.js";
 import { startLoopbackCallback } from "../loopback-callback.js";
 import { assertBrowsableUrl } from "../open-url.js";
 import { presentSignInUrl, refusedAnswerMessage, waitingMessage } from "../sign-in-prompt.js";
-import type { StoredClient, StoredLogin } from "../stored-login.js";
+import type { StoredClient, StoredDpopKey, StoredLogin } from "../stored-login.js";
 import { accountRecordingFetch } from "../token-account.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import { derivedCallbackPort } from "./callback-port.js";
@@ -153,8 +154,10 @@ export async function signInWithBrowser(
     else if (!ended) input.browserOpened?.(pending.startUrl);
     const { code, state: answeredState, iss } = await answer;
 
+    const dpopKey = await dpopKeyForSignIn(context.options, server.metadata, login);
     const fresh = await deadline.bound(
       redeemCode(timed, server, {
+        dpopKey,
         client,
         code,
         iss,
@@ -165,6 +168,7 @@ export async function signInWithBrowser(
     );
     login = {
       ...login,
+      dpopKey,
       tokens: {
         ...toStoredTokens(fresh.tokens, options),
         scope: fresh.tokens.scope ?? scope,
@@ -185,6 +189,7 @@ async function redeemCode(
   context: SessionContext,
   server: DiscoveredServer,
   answer: {
+    dpopKey: StoredDpopKey | undefined;
     client: StoredClient;
     code: string;
     iss?: string | undefined;
@@ -193,7 +198,8 @@ async function redeemCode(
   },
 ): Promise<{ tokens: OAuthTokens; account: string | undefined }> {
   const tokenAnswer = accountRecordingFetch(context.fetchFn);
-  const endpoint = tokenEndpointArguments(server, tokenAnswer.fetchFn);
+  const dpop = answer.dpopKey ? await dpopSessionOf(answer.dpopKey) : undefined;
+  const endpoint = tokenEndpointArguments(server, tokenAnswer.fetchFn, dpop);
   try {
     const tokens = await exchangeAuthorization(endpoint.authorizationServerUrl, {
       metadata: endpoint.metadata,
@@ -203,6 +209,7 @@ async function redeemCode(
       codeVerifier: answer.codeVerifier,
       redirectUri: answer.redirectUri,
       resource: resourceParameter(context.options, server.resource),
+      ...(dpop ? { dpop } : {}),
       fetchFn: endpoint.fetchFn,
     });
     return { tokens, account: tokenAnswer.account() };

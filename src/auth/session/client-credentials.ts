@@ -7,6 +7,7 @@ import {
   PrivateKeyJwtProvider,
 } from "@modelcontextprotocol/client";
 import { chooseScope } from "../discovery.js";
+import { dpopKeyForSignIn, withDpopProof } from "../dpop.js";
 import { AuthRequiredError } from "../errors.js";
 import type { StoredLogin } from "../stored-login.js";
 import { accountRecordingFetch } from "../token-account.js";
@@ -78,9 +79,10 @@ export async function signInWithClientCredentials(
         expectedIssuer,
       });
   const answer = accountRecordingFetch(context.fetchFn);
+  const dpopKey = await dpopKeyForSignIn(context.options, server.metadata, current);
   let tokens: OAuthTokens;
   try {
-    tokens = await fetchToken(provider, server.authorizationServerUrl, {
+    tokens = await fetchToken(withDpopProof(provider, dpopKey), server.authorizationServerUrl, {
       metadata: server.metadata,
       resource: server.resource,
       scope,
@@ -117,6 +119,7 @@ export async function signInWithClientCredentials(
       scope: tokens.scope ?? scope,
       account: answer.account(),
     },
+    dpopKey,
     requestedScope: scope,
     savedAt: Date.now(),
   };

@@ -12,9 +12,10 @@ import { z } from "zod";
 import { rememberSecret } from "../../internal/redact.js";
 import { assertSecureUrl, deviceAuthorizationEndpoint } from "../checks.js";
 import { boundedMetadataFetch, type DiscoveredServer } from "../discovery.js";
+import { dpopKeyForSignIn, withDpopProof } from "../dpop.js";
 import { AuthRequiredError, SignInWaitingError } from "../errors.js";
 import { type DeviceCodePrompt, presentDeviceCode, waitingMessage } from "../sign-in-prompt.js";
-import type { StoredClient, StoredLogin } from "../stored-login.js";
+import type { StoredClient, StoredDpopKey, StoredLogin } from "../stored-login.js";
 import { accountRecordingFetch } from "../token-account.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { BrowserSignInInput } from "./browser-sign-in.js";
@@ -101,9 +102,11 @@ export async function signInWithDeviceCode(
   });
   input.userMustAct(new SignInWaitingError(message, prompt.url, "device-code"));
 
-  const fresh = await pollForTokens(context, server, client, started, waitMs, input.loginCommand);
+  const dpopKey = await dpopKeyForSignIn(context.options, server.metadata, login);
+  const fresh = await pollForTokens(context, server, client, started, waitMs, input.loginCommand, dpopKey);
   login = {
     ...login,
+    dpopKey,
     tokens: {
       ...toStoredTokens(fresh.tokens, context.options),
       scope: fresh.tokens.scope ?? scope,
@@ -194,10 +197,11 @@ async function pollForTokens(
   started: DeviceAuthorization,
   waitMs: number,
   loginCommand: string,
+  dpopKey: StoredDpopKey | undefined,
 ): Promise<{ tokens: OAuthTokens; account: string | undefined }> {
   const deadline = Date.now() + waitMs;
   let intervalMs = Math.max(1, started.interval ?? DEFAULT_INTERVAL_S) * 1000;
-  const grant = new DeviceCodeGrant(client, started.device_code);
+  const grant = withDpopProof(new DeviceCodeGrant(client, started.device_code), dpopKey);
   for (;;) {
     const remaining = deadline - Date.now();
     if (remaining <= 0) {

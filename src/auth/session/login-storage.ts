@@ -89,6 +89,7 @@ export async function saveClientBeforeSignIn(
     resource: server.resource,
     client,
     tokens: input.sameServer ? current?.tokens : undefined,
+    dpopKey: input.sameServer ? current?.dpopKey : undefined,
     requestedScope: input.scope,
     savedAt: Date.now(),
   };

@@ -1,4 +1,5 @@
 /** OAuthSession: one login to one protected resource, kept fresh across processes (sign-in, refresh, step-up, sign-out). */
+import type { DpopSession } from "@modelcontextprotocol/client";
 import { configDir as defaultConfigDir } from "../../config/index.js";
 import { proxyAwareFetch } from "../../internal/proxy.js";
 import { rememberSecret } from "../../internal/redact.js";
@@ -9,6 +10,7 @@ import {
   isLoopbackHost,
   parseBearerChallenge,
 } from "../checks.js";
+import { dpopSessionOf, isDpopBound } from "../dpop.js";
 import { AuthRequiredError, type SignInWaitingError, UnsafeUrlError } from "../errors.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "../login-key.js";
 import { withFileLock } from "../login-lock.js";
@@ -142,6 +144,12 @@ export class OAuthSession {
     }
   }
 
+  /** The DPoP signer of the login's key when its tokens are DPoP-bound (RFC 9449); undefined for Bearer tokens. */
+  async proofSigner(): Promise<DpopSession | undefined> {
+    const login = this.#storage.current;
+    return login?.dpopKey && isDpopBound(login) ? dpopSessionOf(login.dpopKey) : undefined;
+  }
+
   /**
    * After a 401 (or 403 insufficient_scope): reload what another process saved, else refresh, else one browser
    * sign-in (coordinated across processes). Resolves with a fresh token; throws AuthRequiredError when that fails.
@@ -261,6 +269,7 @@ export class OAuthSession {
       expiresAt: tokens?.expiresAt,
       refreshable: tokens?.refreshToken !== undefined,
       account: tokens?.account,
+      dpopBound: isDpopBound(login),
     };
   }
 

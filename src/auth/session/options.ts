@@ -59,6 +59,11 @@ export interface OAuthSessionOptions {
     idTokenFile: string;
     idpClientSecret?: string;
   };
+  /**
+   * Ask for DPoP-bound tokens (RFC 9449) when the authorization server offers them. The bridge does; chat-cli's
+   * `/v2` client presents Bearer tokens only, so its logins leave this off.
+   */
+  dpop?: boolean | undefined;
   /** A client ID metadata document (https URL), used where the authorization server supports it. */
   clientMetadataUrl?: string;
   /**
@@ -138,6 +143,8 @@ export interface StoredLoginSummary {
   refreshable: boolean;
   /** Slug of the account or team the tokens act for, when the token response named it. */
   account?: string | undefined;
+  /** True when the tokens are DPoP-bound (RFC 9449) to the key stored with the login. */
+  dpopBound?: boolean | undefined;
 }
 
 /** How long a sign-in waits for the browser unless `authTimeoutMs` says otherwise. */

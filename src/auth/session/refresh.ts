@@ -1,5 +1,6 @@
 /** Staying signed in: a refresh token spent for new tokens (loaded only when one is due), or the login dropped when the server refuses it. */
 import { OAuthError, type OAuthTokens, refreshAuthorization } from "@modelcontextprotocol/client";
+import { dpopSessionOf } from "../dpop.js";
 import type { StoredLogin } from "../stored-login.js";
 import { accountRecordingFetch } from "../token-account.js";
 import { toStoredTokens } from "../token-lifetime.js";
@@ -24,13 +25,15 @@ export async function refreshLogin(
   }
   let fresh: OAuthTokens;
   const answer = accountRecordingFetch(context.fetchFn);
-  const endpoint = tokenEndpointArguments(server, answer.fetchFn);
+  const dpop = login.dpopKey ? await dpopSessionOf(login.dpopKey) : undefined;
+  const endpoint = tokenEndpointArguments(server, answer.fetchFn, dpop);
   try {
     fresh = await refreshAuthorization(endpoint.authorizationServerUrl, {
       metadata: endpoint.metadata,
       clientInformation: login.client,
       refreshToken: tokens.refreshToken!,
       resource: resourceParameter(context.options, login.resource ?? server.resource),
+      ...(dpop ? { dpop } : {}),
       fetchFn: endpoint.fetchFn,
     });
   } catch (error) {

@@ -2,6 +2,7 @@
 import {
   type AuthorizationServerMetadata,
   assertSecureTokenEndpoint,
+  type DpopSession,
   InsecureTokenEndpointError,
 } from "@modelcontextprotocol/client";
 import type { DiscoveredServer } from "../discovery.js";
@@ -22,6 +23,7 @@ export interface TokenEndpointArguments {
 export function tokenEndpointArguments(
   server: DiscoveredServer,
   fetchFn: typeof fetch,
+  dpop?: DpopSession,
 ): TokenEndpointArguments {
   const { authorizationServerUrl, metadata } = server;
   const endpoint = new URL(metadata?.token_endpoint ?? new URL("/token", authorizationServerUrl));
@@ -34,12 +36,36 @@ export function tokenEndpointArguments(
     // A server without metadata has its token endpoint at `/token` of this URL.
     authorizationServerUrl: metadata ? authorizationServerUrl : new URL("/", asHttps).href,
     metadata: metadata && { ...metadata, token_endpoint: disguised },
-    fetchFn: ((input: string | URL | Request, init?: RequestInit) =>
-      fetchFn(
-        (input instanceof Request ? input.url : String(input)) === disguised ? plain : input,
-        init,
-      )) as typeof fetch,
+    fetchFn: (async (input: string | URL | Request, init?: RequestInit) => {
+      if ((input instanceof Request ? input.url : String(input)) !== disguised) return fetchFn(input, init);
+      return fetchFn(plain, dpop ? await withProofFor(plain, init, dpop) : init);
+    }) as typeof fetch,
   };
+}
+
+/**
+ * The SDK signed its DPoP proof for the https URL it was handed: the request to the plain http endpoint carries one
+ * for that URL instead, with the same server nonce (RFC 9449 §4.3: `htu` is the URL the request goes to).
+ */
+async function withProofFor(
+  url: string,
+  init: RequestInit | undefined,
+  dpop: DpopSession,
+): Promise<RequestInit> {
+  const headers = new Headers(init?.headers);
+  const proof = headers.get("dpop");
+  if (!proof) return init ?? {};
+  let nonce: unknown;
+  try {
+    nonce = JSON.parse(Buffer.from(proof.split(".")[1] ?? "", "base64url").toString("utf8")).nonce;
+  } catch {
+    nonce = undefined;
+  }
+  headers.set(
+    "dpop",
+    await dpop.buildProof({ htm: "POST", htu: url, ...(typeof nonce === "string" ? { nonce } : {}) }),
+  );
+  return { ...init, headers };
 }
 
 function refusedBySdk(endpoint: URL): boolean {

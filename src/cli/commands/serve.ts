@@ -16,6 +16,8 @@ export interface ServeOptions {
   tokenTtl?: number;
   /** `--mcp-era`: which MCP protocol eras `/mcp` serves. */
   mcpEra?: "both" | "modern" | "legacy";
+  /** `--dpop`: whether the authorization server offers DPoP-bound tokens, or insists on them. */
+  dpop?: "off" | "allowed" | "required";
   /** `--public-url`: the base URL clients reach the server at (behind a proxy). */
   publicUrl?: string;
   /** `--oauth-config`: a JSON file of pre-registered clients and the issuers the jwt-bearer grant trusts. */
@@ -91,6 +93,7 @@ export async function serve(options: ServeOptions, ctx: CliContext): Promise<voi
     ...(options.assistantDelay ? { assistantDelayMs: options.assistantDelay } : {}),
     ...(options.tokenTtl ? { accessTokenTtlSeconds: options.tokenTtl } : {}),
     ...(options.mcpEra ? { mcpEra: options.mcpEra } : {}),
+    ...(options.dpop ? { dpop: options.dpop } : {}),
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
   }).catch((error: unknown) => {
     // The server's option is `autoApprove`; the person typed `--auto-approve`.

@@ -7,7 +7,7 @@ import {
   type McpHttpHandler,
   McpServer,
 } from "@modelcontextprotocol/server";
-import type { Principal, ServerContext } from "../context.js";
+import type { CredentialRefusal, Principal, ServerContext } from "../context.js";
 import { type RequestInfo, type RouteHandler, readBodyText } from "../http.js";
 import type { McpEndpointOptions, McpEra } from "../options.js";
 import { authenticateBearer, insufficientScopeChallenge } from "../v2-api.js";
@@ -116,7 +116,7 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
         headers: {
           "access-control-allow-methods": "GET, POST, DELETE",
           "access-control-allow-headers":
-            "authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id, mcp-method, mcp-name, mcp-param-chatid",
+            "authorization, dpop, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id, mcp-method, mcp-name, mcp-param-chatid",
           "access-control-max-age": "600",
         },
       });
@@ -124,7 +124,8 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
     const auth =
       testOnlyPrincipal && request.headers.get("authorization") === null
         ? { principal: testOnlyPrincipal }
-        : await authenticateMcp(ctx, request.headers.get("authorization"));
+        : await authenticateMcp(ctx, request, metadataUrl);
+    if ("refusal" in auth) return unauthorized(auth.refusal.description, metadataUrl, auth.refusal);
     if ("problem" in auth) return unauthorized(auth.problem, metadataUrl);
     const { principal } = auth;
     const authInfo = toAuthInfo(request.headers.get("authorization") ?? "", principal);
@@ -212,9 +213,10 @@ function modernOnlyMethod(): Response {
 /** Only OAuth access tokens of this server, issued for `/mcp` or for no particular resource (never API keys). */
 async function authenticateMcp(
   ctx: ServerContext,
-  authorization: string | null,
-): Promise<{ principal: Principal } | { problem: string }> {
-  const auth = await authenticateBearer(authorization, ctx.tokenVerifiers);
+  request: Request,
+  metadataUrl: string,
+): Promise<{ principal: Principal } | { problem: string } | { refusal: CredentialRefusal }> {
+  const auth = await authenticateBearer(request.headers.get("authorization"), ctx.tokenVerifiers);
   if ("problem" in auth) {
     return {
       problem:
@@ -228,18 +230,31 @@ async function authenticateMcp(
   if (auth.principal.resource && auth.principal.resource !== `${ctx.baseUrl}/mcp`) {
     return { problem: "The access token was issued for another resource" };
   }
-  return auth;
+  const refusal = ctx.credentialCheck?.({
+    ...auth,
+    proof: request.headers.get("dpop"),
+    method: request.method,
+    url: `${ctx.baseUrl}/mcp`,
+    resourceMetadataUrl: metadataUrl,
+  });
+  return refusal ? { refusal } : auth;
 }
 
-function unauthorized(description: string, metadataUrl: string): Response {
-  return new Response(JSON.stringify({ error: "invalid_token", error_description: description }), {
-    status: 401,
-    headers: {
-      "content-type": "application/json",
-      "cache-control": "no-store",
-      "www-authenticate": `Bearer error="invalid_token", error_description="${description}", resource_metadata="${metadataUrl}"`,
+function unauthorized(description: string, metadataUrl: string, refusal?: CredentialRefusal): Response {
+  return new Response(
+    JSON.stringify({ error: refusal?.error ?? "invalid_token", error_description: description }),
+    {
+      status: 401,
+      headers: {
+        "content-type": "application/json",
+        "cache-control": "no-store",
+        ...refusal?.headers,
+        "www-authenticate":
+          refusal?.wwwAuthenticate ??
+          `Bearer error="invalid_token", error_description="${description}", resource_metadata="${metadataUrl}"`,
+      },
     },
-  });
+  );
 }
 
 function toAuthInfo(token: string, principal: Principal): AuthInfo {
@@ -310,7 +325,7 @@ function corsHeadersFor(
   if (hostname === null || !allowedHostnames.includes(hostname)) return undefined;
   return {
     "access-control-allow-origin": origin,
-    "access-control-expose-headers": "mcp-session-id, mcp-protocol-version, www-authenticate",
+    "access-control-expose-headers": "mcp-session-id, mcp-protocol-version, www-authenticate, dpop-nonce",
     vary: "Origin",
   };
 }

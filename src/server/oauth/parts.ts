@@ -4,6 +4,7 @@ import type { ConsentBrowserBinding } from "./browser-binding.js";
 import type { ClientAssertions } from "./client-assertion.js";
 import type { ClientMetadataDocuments } from "./client-metadata-documents.js";
 import type { DeviceAuthorizations } from "./device-authorizations.js";
+import type { DpopPolicy } from "./dpop.js";
 import type { OAuthGrants } from "./grants.js";
 import type { JwtBearerGrant } from "./jwt-bearer.js";
 import type { AuthorizationFlows } from "./provider.js";
@@ -27,6 +28,8 @@ export interface OAuthParts {
   assertions: ClientAssertions;
   /** The jwt-bearer grant: workload identity tokens and ID-JAGs from trusted issuers. */
   jwtBearer: JwtBearerGrant;
+  /** DPoP proofs at the token endpoint and the binding of the tokens issued there. */
+  dpop: DpopPolicy;
   now: () => number;
   /** When set, requests are approved for this account at once (no consent page). */
   autoApprove?: { account: string; userId?: string };

@@ -56,7 +56,8 @@ export function isDeviceConsent(pending: PendingConsent): pending is DeviceConse
 /** The token response body (RFC 6749 §5.1). */
 export interface TokenResponseBody {
   access_token: string;
-  token_type: "Bearer";
+  /** "DPoP" when the tokens are bound to the key of the request's DPoP proof (RFC 9449 §5). */
+  token_type: "Bearer" | "DPoP";
   expires_in: number;
   refresh_token?: string;
   scope: string;

@@ -14,6 +14,8 @@ import {
   handleDeviceVerification,
 } from "./device.js";
 import { DeviceAuthorizations } from "./device-authorizations.js";
+import { DPOP_ALGORITHMS, DpopPolicy } from "./dpop.js";
+import { DpopBindings } from "./dpop-bindings.js";
 import { DEFAULT_ACCESS_TOKEN_TTL_SECONDS, OAuthGrants } from "./grants.js";
 import { JWT_BEARER_GRANT_TYPE, JwtBearerGrant, trustedIssuersOf } from "./jwt-bearer.js";
 import { authorizationServerMetadata, protectedResourceMetadata } from "./metadata.js";
@@ -60,14 +62,19 @@ const CORS_PATHS = new Set([
  */
 export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
   const { parts, idp } = oauthParts(ctx);
-  ctx.tokenVerifiers.push((token) => parts.grants.principalFor(token));
+  ctx.tokenVerifiers.push((token) => parts.dpop.withKey(token, parts.grants.principalFor(token)));
+  ctx.credentialCheck = parts.dpop.checkCredential;
   const issuer = parts.issuer;
   const handle: RouteHandler = async (request, info) => {
     const path = info.url.pathname;
     const cors = CORS_PATHS.has(path) || path.startsWith("/.well-known/oauth-protected-resource/");
     if (cors && request.method === "OPTIONS") return corsPreflight();
     const response = await route(request, path);
-    if (response && cors) response.headers.set("access-control-allow-origin", "*");
+    if (response && cors) {
+      response.headers.set("access-control-allow-origin", "*");
+      // A browser client must read the DPoP nonce the token endpoint hands out.
+      response.headers.set("access-control-expose-headers", "dpop-nonce");
+    }
     return response;
 
     async function route(request: Request, path: string): Promise<Response | undefined> {
@@ -76,14 +83,23 @@ export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
           return metadataResponse(
             request,
             withJwtBearer(
-              authorizationServerMetadata(issuer, parts.offersDeviceGrant),
+              {
+                ...authorizationServerMetadata(issuer, parts.offersDeviceGrant),
+                ...(parts.dpop.offered ? { dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS] } : {}),
+              },
               parts.jwtBearer.offered,
             ),
           );
         case "/.well-known/oauth-protected-resource/mcp":
-          return metadataResponse(request, protectedResourceMetadata(issuer, resourceUrls(issuer).mcp));
+          return metadataResponse(request, {
+            ...protectedResourceMetadata(issuer, resourceUrls(issuer).mcp),
+            ...parts.dpop.resourceMetadata(),
+          });
         case "/.well-known/oauth-protected-resource/v2":
-          return metadataResponse(request, protectedResourceMetadata(issuer, resourceUrls(issuer).v2));
+          return metadataResponse(request, {
+            ...protectedResourceMetadata(issuer, resourceUrls(issuer).v2),
+            ...parts.dpop.resourceMetadata(),
+          });
         case "/authorize":
           return handleAuthorize(parts, request, info.clientIp);
         case "/token":
@@ -171,6 +187,13 @@ function oauthParts(ctx: ServerContext): { parts: OAuthParts; idp: ReferenceIdp 
     }),
     limiters: oauthLimiters(options.oauthRateLimit, now),
     assertions: new ClientAssertions({ issuer: ctx.baseUrl, tokenEndpoint: `${ctx.baseUrl}/token` }, now),
+    dpop: new DpopPolicy({
+      mode: options.dpop ?? "allowed",
+      nonces: options.dpopNonces ?? "token-endpoint",
+      bindings: new DpopBindings(ctx.store, now),
+      tokenEndpoint: `${ctx.baseUrl}/token`,
+      now,
+    }),
     binding: new ConsentBrowserBinding(() => ctx.baseUrl.startsWith("https:"), PENDING_AUTHORIZATION_TTL_MS),
     now,
     ...(options.autoApprove ? { autoApprove: autoApproval(ctx, options.autoApprove) } : {}),
@@ -195,7 +218,7 @@ function corsPreflight(): Response {
     headers: {
       "access-control-allow-origin": "*",
       "access-control-allow-methods": "GET, POST, OPTIONS",
-      "access-control-allow-headers": "authorization, content-type, mcp-protocol-version",
+      "access-control-allow-headers": "authorization, content-type, mcp-protocol-version, dpop",
       "access-control-max-age": "86400",
     },
   });

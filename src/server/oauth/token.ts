@@ -6,7 +6,7 @@ import { ServiceError } from "../service-error.js";
 import { assertionSubject, JWT_BEARER_ASSERTION_TYPE, publicKeysOf } from "./client-assertion.js";
 import { JWT_BEARER_GRANT_TYPE } from "./jwt-bearer.js";
 import { findClient, type OAuthParts } from "./parts.js";
-import { OAuthError, tokenResponse } from "./provider.js";
+import { OAuthError, type TokenResponseBody, tokenResponse } from "./provider.js";
 import { rateLimited } from "./rate-limits.js";
 import { DEVICE_CODE_GRANT_TYPE, type RegisteredClient } from "./registration.js";
 
@@ -24,9 +24,13 @@ export const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
 export async function handleToken(parts: OAuthParts, request: Request, clientIp: string): Promise<Response> {
   const limited = rateLimited(parts.limiters.token, clientIp, "json");
   if (limited) return limited;
-  return answerOAuthErrors(async () => {
+  const answer = await answerOAuthErrors(async () => {
     const form = await formOf(request);
     const client = await authenticateClient(parts, request, form);
+    // Before the grant is used: a proof refused (or asking for a nonce) leaves the code or refresh token unspent.
+    const jkt = parts.dpop.tokenRequestKey(request, form);
+    const issued = (body: TokenResponseBody) =>
+      jsonResponse(200, parts.dpop.bind(body, jkt, client), NO_STORE);
     const grantType = form.get("grant_type");
     if (!grantType) throw new OAuthError("invalid_request", "grant_type is required");
     const offered =
@@ -38,11 +42,10 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
       throw new OAuthError("unauthorized_client", `the client is not registered for ${grantType}`);
     }
     if (grantType === JWT_BEARER_GRANT_TYPE) {
-      return jsonResponse(200, parts.jwtBearer.redeem(client, form), NO_STORE);
+      return issued(parts.jwtBearer.redeem(client, form));
     }
     if (grantType === "client_credentials") {
-      const body = parts.flows.grantClientCredentials(client, form.get("scope"), form.get("resource"));
-      return jsonResponse(200, body, NO_STORE);
+      return issued(parts.flows.grantClientCredentials(client, form.get("scope"), form.get("resource")));
     }
     if (grantType === "authorization_code") {
       const code = form.get("code");
@@ -61,7 +64,7 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
         form.get("redirect_uri"),
         form.get("resource"),
       );
-      return jsonResponse(200, body, NO_STORE);
+      return issued(body);
     }
     if (grantType === DEVICE_CODE_GRANT_TYPE) {
       const deviceCode = form.get("device_code");
@@ -72,7 +75,7 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
         deviceCode,
         resource ? parts.flows.ourResource(resource) : undefined,
       );
-      return jsonResponse(200, tokenResponse(tokens), NO_STORE);
+      return issued(tokenResponse(tokens));
     }
     const refreshToken = form.get("refresh_token");
     if (!refreshToken) throw new OAuthError("invalid_request", "refresh_token is required");
@@ -82,8 +85,9 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
       form.get("scope"),
       form.get("resource"),
     );
-    return jsonResponse(200, body, NO_STORE);
+    return issued(body);
   });
+  return parts.dpop.withNonce(answer);
 }
 
 export async function handleRevoke(parts: OAuthParts, request: Request): Promise<Response> {

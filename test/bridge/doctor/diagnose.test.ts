@@ -44,6 +44,8 @@ describe("doctor", () => {
     expect(statusOf(report)).toEqual(ALL_PASS);
     expect(check(report, "live").detail).toMatch(/listed 7 tools/);
     expect(check(report, "login").detail).toMatch(/scopes .*chat:read.*; expires .*; refresh possible/);
+    // The reference server offers DPoP, so the bridge's login holds bound tokens (and the live check proves them).
+    expect(check(report, "login").detail).toMatch(/tokens DPoP-bound to the login's key/);
     expect(check(report, "registration").detail).toMatch(/dynamic registration/);
     // The reference server speaks both eras: doctor speaks the newer one, as the bridge does.
     expect(check(report, "era").detail).toMatch(

@@ -235,7 +235,10 @@ export const loginCheck: Check = {
     }
     const scope = summary.scope ? `scopes ${summary.scope}` : "no scopes";
     const refresh = summary.refreshable ? "refresh possible" : "no refresh token";
-    const client = summary.clientSource ? `; ${summary.clientSource} client` : "";
+    const bound = summary.dpopBound
+      ? "; tokens DPoP-bound to the login's key"
+      : "; bearer tokens (not DPoP-bound)";
+    const client = `${summary.clientSource ? `; ${summary.clientSource} client` : ""}${bound}`;
     if (summary.expiresAt !== undefined && summary.expiresAt <= now) {
       const when = new Date(summary.expiresAt).toISOString();
       if (!summary.refreshable) {

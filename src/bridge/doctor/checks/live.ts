@@ -226,6 +226,7 @@ async function liveAuth(context: DoctorContext): Promise<BridgeAuth | undefined>
   if (context.options.signIn) return session;
   return {
     accessToken: () => session.accessToken(),
+    proofSigner: () => session.proofSigner(),
     recover: async () => {
       throw new AuthRequiredError("the server refused the stored login", "failed");
     },

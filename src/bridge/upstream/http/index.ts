@@ -1,5 +1,6 @@
 /** The HTTP plumbing both upstreams share: the fetch they speak through, its failures, SSE reading, size caps, custom headers. */
 export { type CustomHeader, HeaderOptionError, parseHeaderOption } from "./custom-headers.js";
+export type { ProofSigner } from "./dpop-credentials.js";
 export { EventSizeCap } from "./event-size-cap.js";
 export {
   type FetchLike,

@@ -1,6 +1,7 @@
 /** The upstream's fetch with credentials: bearer token and custom headers added, one auth recovery per request. */
 import type { BridgeLog } from "../../log.js";
 import type { CustomHeader } from "./custom-headers.js";
+import { askedForNonce, credentialHeaders, type ProofSigner } from "./dpop-credentials.js";
 import { type FetchLike, type HttpAnswer, type HttpRequest, isAuthChallenge } from "./fetch-like.js";
 import { nodeHttpFetch } from "./node-http-fetch.js";
 
@@ -14,6 +15,8 @@ export interface BridgeAuth {
     wwwAuthenticate: string | null;
     rejectedToken?: string;
   }): Promise<string>;
+  /** The login's DPoP signer when its tokens are DPoP-bound; undefined (or absent) for Bearer tokens. */
+  proofSigner?(): Promise<ProofSigner | undefined>;
 }
 
 /** How long a token from the session is reused before asking it again (it checks the token store's files). */
@@ -85,23 +88,36 @@ export function createRemoteFetch(options: {
     return recovery;
   };
 
-  const withCredentials = (init: HttpRequest, token: string | undefined): HttpRequest => {
+  const withCredentials = async (
+    url: URL,
+    init: HttpRequest,
+    token: string | undefined,
+  ): Promise<HttpRequest> => {
     const merged = { ...init.headers };
     for (const header of headers) merged[header.name.toLowerCase()] = header.value;
-    if (token) merged.authorization = `Bearer ${token}`;
+    const signer = token ? await auth?.proofSigner?.() : undefined;
+    if (token) Object.assign(merged, await credentialHeaders(token, signer, init.method, url));
     return { ...init, headers: merged };
+  };
+
+  /** One exchange; a DPoP nonce challenge is answered at once with a proof that carries the nonce. */
+  const send = async (url: URL, init: HttpRequest, token: string | undefined): Promise<HttpAnswer> => {
+    const response = await baseFetch(url, await withCredentials(url, init, token));
+    if (!token || !askedForNonce(response, await auth?.proofSigner?.(), url)) return response;
+    await response.body?.cancel().catch(() => undefined);
+    return baseFetch(url, await withCredentials(url, init, token));
   };
 
   return async (url, init) => {
     if (recovery) await recovery.catch(() => undefined);
     const token = await currentToken();
-    const response = await baseFetch(url, withCredentials(init, token));
+    const response = await send(url, init, token);
     // Ending a session is best-effort: never sign in on the way out.
     if (!auth || !isAuthChallenge(response) || init.method === "DELETE") return response;
 
     await response.body?.cancel().catch(() => undefined);
     const fresh = await recovered(response, token);
     log.debug(`retrying ${init.method} with new credentials`);
-    return baseFetch(url, withCredentials(init, fresh));
+    return send(url, init, fresh);
   };
 }
