@@ -13,7 +13,7 @@ const INPUT_FILES = [
   "scripts/bundle.mjs",
 ];
 const INPUT_DIRS = ["src"];
-const OUTPUTS = [
+export const OUTPUTS = [
   "dist/demo/index.js",
   "dist/bin/chat-cli.cjs",
   "dist/bin/chat-mcp-bridge.cjs",

@@ -1,16 +1,25 @@
 /** Every chat-cli command and global option as data, the one table commander's program is built from. */
 // Each command's module loads in its `run`, when that command runs (as changesets does).
-import { portNumber } from "../internal/port.js";
 import type { ListOptions } from "./commands/list.js";
 import type { MessagesOptions } from "./commands/messages.js";
 import type { ResolveOptions } from "./commands/resolve.js";
 import type { ServeOptions } from "./commands/serve.js";
 import type { CliContext } from "./context.js";
+import {
+  OptionValueError,
+  parseAuthTimeout,
+  parseBaseUrl,
+  parseDpopMode,
+  parseLimit,
+  parseMcpEra,
+  parseMilliseconds,
+  parseNames,
+  parsePort,
+  parseSeconds,
+  parseTokenStore,
+} from "./flag-values.js";
 
-/** A flag value the option's parser refused; commander reports it as its own InvalidArgumentError. */
-export class OptionValueError extends Error {
-  override readonly name = "OptionValueError";
-}
+export { OptionValueError };
 
 export interface OptionSpec {
   /** commander's flags string: `--json`, `--limit <n>`, `--no-browser`. */
@@ -36,79 +45,6 @@ export interface CommandSpec {
   options: OptionSpec[];
   /** Runs the command, loading its module first. */
   run(operands: Operand[], options: Record<string, unknown>, ctx: CliContext): Promise<void>;
-}
-
-function parseLimit(value: string): number {
-  const limit = Number(value);
-  if (!/^\d+$/.test(value) || limit < 1 || limit > 100) {
-    throw new OptionValueError("must be a whole number from 1 to 100.");
-  }
-  return limit;
-}
-
-function parseAuthTimeout(value: string): number {
-  const seconds = Number(value);
-  if (!Number.isFinite(seconds) || seconds <= 0)
-    throw new OptionValueError("must be a positive number of seconds.");
-  return seconds;
-}
-
-function parseTokenStore(value: string): string {
-  if (!["auto", "keychain", "file"].includes(value))
-    throw new OptionValueError("must be auto, keychain or file.");
-  return value;
-}
-
-function parsePort(value: string): number {
-  const port = portNumber(value, { allowZero: true });
-  if (port === undefined) throw new OptionValueError("must be a port number from 0 to 65535.");
-  return port;
-}
-
-function parseMilliseconds(value: string): number {
-  if (!/^\d+$/.test(value)) throw new OptionValueError("must be a whole number of milliseconds.");
-  return Number(value);
-}
-
-function parseSeconds(value: string): number {
-  const seconds = Number(value);
-  if (!/^\d+$/.test(value) || seconds < 1 || seconds > 86_400) {
-    throw new OptionValueError("must be a whole number of seconds from 1 to 86400.");
-  }
-  return seconds;
-}
-
-function parseMcpEra(value: string): "both" | "modern" | "legacy" {
-  if (value !== "both" && value !== "modern" && value !== "legacy") {
-    throw new OptionValueError("must be both, modern or legacy.");
-  }
-  return value;
-}
-
-function parseDpopMode(value: string): "off" | "allowed" | "required" {
-  if (value !== "off" && value !== "allowed" && value !== "required") {
-    throw new OptionValueError("must be off, allowed or required.");
-  }
-  return value;
-}
-
-function parseNames(value: string): string[] {
-  const names = value
-    .split(",")
-    .map((name) => name.trim())
-    .filter((name) => name.length > 0);
-  if (names.length === 0) throw new OptionValueError("give the integration names, comma-separated.");
-  return names;
-}
-
-function parseBaseUrl(value: string): string {
-  try {
-    const url = new URL(value);
-    if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("not http(s)");
-  } catch {
-    throw new OptionValueError("must be an http(s) URL, e.g. http://127.0.0.1:8787.");
-  }
-  return value.replace(/\/+$/, "");
 }
 
 /** The program's own options (besides -h and -V), recognised before and after the command name. */

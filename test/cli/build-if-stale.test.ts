@@ -3,7 +3,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 // @ts-expect-error: a plain ESM script without types
-import { buildIsCurrent, writeStamp } from "../../scripts/build-if-stale.mjs";
+import { buildIsCurrent, OUTPUTS, writeStamp } from "../../scripts/build-if-stale.mjs";
 import { scratchDir } from "../support/scratch-dir.js";
 
 const root = scratchDir("cmb-build-stamp-");
@@ -23,7 +23,7 @@ describe("build-if-stale", () => {
     put("dist/bin/chat-cli.cjs", "");
     writeStamp(root);
     expect(buildIsCurrent(root)).toBe(false);
-    put("dist/bin/chat-mcp-bridge.cjs", "");
+    for (const output of OUTPUTS) put(output, "");
     writeStamp(root);
     expect(buildIsCurrent(root)).toBe(true);
     put("src/a.ts", "export const a = 2;\n");
