@@ -23,7 +23,7 @@ export {
 } from "./upstream/http/index.js";
 export {
   BRIDGE_ERROR_CODE,
-  Relay,
-  type RelayOptions,
+  LegacySessionRelay,
+  type LegacySessionRelayOptions,
   StreamableHttpTransport,
 } from "./upstream/legacy/index.js";

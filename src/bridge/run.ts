@@ -22,7 +22,7 @@ import { createLineWriter, LineSplitter, lineError, MAX_LINE_BYTES, parseClientL
 import { createToolPolicy } from "./steps/policy.js";
 import { toolRulesWarnings } from "./tool-rules-audit.js";
 import { type BridgeAuth, createRemoteFetch, withRequestTimeout } from "./upstream/http/index.js";
-import { Relay } from "./upstream/legacy/index.js";
+import { LegacySessionRelay } from "./upstream/legacy/index.js";
 import { ModernUpstream } from "./upstream/modern.js";
 import { type EraVerdict, eraVerdictStore, probeServerEra } from "./upstream/probe.js";
 import { DEFAULT_RECONNECT_WINDOW_MS } from "./upstream/reconnect-window.js";
@@ -165,7 +165,7 @@ export async function runRelay(
       legacyRelay: async () => {
         const relay = new LegacyServerRelay({
           openUpstream: (toBridge) =>
-            new Relay({
+            new LegacySessionRelay({
               url: options.url,
               fetch,
               log,

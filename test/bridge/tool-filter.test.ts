@@ -9,7 +9,7 @@ import {
   toolFilterStep,
   wildcardRegex,
 } from "../../src/bridge/steps/tool-filter.js";
-import { Relay, type RemoteTransport } from "../../src/bridge/upstream/legacy/relay.js";
+import { LegacySessionRelay, type RemoteTransport } from "../../src/bridge/upstream/legacy/relay.js";
 
 const TOOLS = [
   { name: "create_chat", annotations: { readOnlyHint: false } },
@@ -96,7 +96,7 @@ function relayOver(tools: () => typeof TOOLS, filter: ToolFilter | undefined) {
   };
   const relay = new LegacyServerRelay({
     openUpstream: (toBridge) =>
-      new Relay({
+      new LegacySessionRelay({
         url: new URL("http://127.0.0.1:9/mcp"),
         fetch: async () => {
           throw new Error("unused");

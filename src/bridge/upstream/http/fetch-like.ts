@@ -13,7 +13,7 @@ export interface HttpRequest {
    * connection in between would fail with no way to tell whether the server saw it. For requests that must
    * not run twice, so that such a failure always proves they were never sent.
    */
-  settleFirst?: boolean;
+  mustNotRepeat?: boolean;
   /**
    * Share a bounded set of connections (POOLED_CONNECTIONS) with the other pooled requests, waiting for a free
    * one when all are busy: 1,000 calls in flight then cost a few dozen sockets, not 1,000. Only for requests

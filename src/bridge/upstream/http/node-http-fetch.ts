@@ -97,7 +97,7 @@ const httpsClient: Client = { request: httpsRequest, ...agents(HttpsAgent) };
 export async function nodeHttpFetch(url: URL, request: HttpRequest): Promise<HttpAnswer> {
   const client = url.protocol === "https:" ? httpsClient : httpClient;
   const proxy = await nodeProxyRoute(url);
-  if (request.settleFirst) {
+  if (request.mustNotRepeat) {
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
   }

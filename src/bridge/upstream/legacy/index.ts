@@ -1,3 +1,8 @@
 /** The legacy (2025) upstream: a session over streamable HTTP, relayed with recovery; its only door. */
-export { BRIDGE_ERROR_CODE, Relay, type RelayOptions, type RemoteTransport } from "./relay.js";
+export {
+  BRIDGE_ERROR_CODE,
+  LegacySessionRelay,
+  type LegacySessionRelayOptions,
+  type RemoteTransport,
+} from "./relay.js";
 export { StreamableHttpTransport } from "./streamable-http-transport.js";

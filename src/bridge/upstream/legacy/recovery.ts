@@ -29,7 +29,7 @@ export interface RecoveryHost {
   /** Sends a message the ordinary way (its failures handled by the relay). */
   send(outbound: Outbound): void;
   /** Answers a message whose failure waiting will not cure; true when it did (else the failure is worth a retry). */
-  answeredForGood(outbound: Outbound, error: unknown): boolean;
+  answeredAsIncurable(outbound: Outbound, error: unknown): boolean;
   /** Answers every request the server accepted (and can no longer answer) with `message`. */
   failDelivered(message: string): void;
   answerWithError(outbound: Outbound, message: string): void;
@@ -130,7 +130,7 @@ export class Recovery {
           try {
             await host.sendNow(first);
           } catch (error) {
-            if (host.answeredForGood(first, error)) continue;
+            if (host.answeredAsIncurable(first, error)) continue;
             this.hold(first);
             if (isSessionGone(error) && host.sessionId()) this.#needsNewSession = true;
             throw error;

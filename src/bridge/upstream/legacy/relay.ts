@@ -20,7 +20,7 @@ import { type RemoteTransport, StreamableHttpTransport } from "./streamable-http
 export { BRIDGE_ERROR_CODE } from "./pending-requests.js";
 export type { RemoteTransport } from "./streamable-http-transport.js";
 
-export interface RelayOptions {
+export interface LegacySessionRelayOptions {
   url: URL;
   fetch: FetchLike;
   log: BridgeLog;
@@ -41,8 +41,8 @@ export interface RelayOptions {
  * session or waits for the server to come back they are held, in order, and sent after. Each client request
  * is answered exactly once: by the server, or by the bridge when the server cannot answer it.
  */
-export class Relay {
-  readonly #options: RelayOptions;
+export class LegacySessionRelay {
+  readonly #options: LegacySessionRelayOptions;
   readonly #log: BridgeLog;
   /** Lasting failures already logged (see `#answeredAsLastingFailure`). */
   readonly #loggedFailures = new Set<string>();
@@ -58,7 +58,7 @@ export class Relay {
   #initializeRequest: JSONRPCRequest | undefined;
   #protocolVersion: string | undefined;
 
-  constructor(options: RelayOptions) {
+  constructor(options: LegacySessionRelayOptions) {
     this.#options = options;
     this.#log = options.log;
     this.#pending = new PendingRequests((message) => options.toClient(message));
@@ -71,7 +71,7 @@ export class Relay {
       openNewSession: () => this.#openNewSession(),
       sendNow: (outbound) => this.#sendNow(outbound),
       send: (outbound) => void this.#send(outbound),
-      answeredForGood: (outbound, error) => this.#answeredForGood(outbound, error),
+      answeredAsIncurable: (outbound, error) => this.#answeredAsIncurable(outbound, error),
       failDelivered: (message) => this.#pending.failDelivered(message),
       answerWithError: (outbound, message) => this.#answerWithError(outbound, message),
       describe: (error) => this.#describe(error),
@@ -253,7 +253,7 @@ export class Relay {
   }
 
   /** A failure of recovery's first message that waiting will not cure is answered at once (true when it was). */
-  #answeredForGood(outbound: Outbound, error: unknown): boolean {
+  #answeredAsIncurable(outbound: Outbound, error: unknown): boolean {
     if (this.#answeredAsLastingFailure(outbound, error)) return true;
     if (this.#answeredAsOutcomeUnknown(outbound, error)) return true;
     if (isSessionGone(error) || isNetworkError(error)) return false;

@@ -60,7 +60,7 @@ export class StreamableHttpTransport {
 
   /**
    * POSTs one message. Resolves once the server accepted it; answers arrive through `onmessage`. `mustNotRepeat`
-   * marks a message that must not run twice (see `HttpRequest.settleFirst`).
+   * marks a message that must not run twice (see `HttpRequest.mustNotRepeat`).
    */
   async send(message: JSONRPCMessage, options?: { mustNotRepeat?: boolean }): Promise<void> {
     const controller = this.#track();
@@ -74,7 +74,7 @@ export class StreamableHttpTransport {
         }),
         body: JSON.stringify(message),
         signal: controller.signal,
-        ...(options?.mustNotRepeat ? { settleFirst: true } : {}),
+        ...(options?.mustNotRepeat ? { mustNotRepeat: true } : {}),
         // The client's requests share the pool; its answers and notifications never wait behind them.
         ...(isRequest(message) ? { pooled: true } : {}),
       });

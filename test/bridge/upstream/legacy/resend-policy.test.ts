@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { nodeHttpFetch } from "../../../../src/bridge/upstream/http/node-http-fetch.js";
 import {
   BRIDGE_ERROR_CODE,
-  Relay,
+  LegacySessionRelay,
   type RemoteTransport,
 } from "../../../../src/bridge/upstream/legacy/relay.js";
 import { requestNeverSent } from "../../../../src/internal/request-failure.js";
@@ -46,7 +46,7 @@ function scriptedRemote(tools: Array<{ name: string; annotations?: Record<string
     } as RemoteTransport;
     return transport;
   };
-  const relay = new Relay({
+  const relay = new LegacySessionRelay({
     url: new URL("http://127.0.0.1:9/mcp"),
     fetch: async () => {
       throw new Error("unused");
@@ -204,7 +204,7 @@ describe("requestNeverSent: which failures prove the server never saw the reques
           method: "POST",
           headers: {},
           body: "x",
-          settleFirst: true,
+          mustNotRepeat: true,
         })
           .then((answer) => answer.text())
           .catch((caught: unknown) => (requestNeverSent(caught) ? "never sent" : "doubt"));
