@@ -108,6 +108,9 @@ describe("the bridge with --workload-token-file", () => {
       expect((await bridge.client.listTools()).tools).toHaveLength(SEVEN_TOOLS);
       const login = JSON.parse(home.stored());
       expect(login.tokens.account).toBe("acme");
+      // The server offers DPoP: the grant's tokens are bound to the login's own key, like a person's.
+      expect(login.tokens.tokenType).toMatch(/^dpop$/i);
+      expect(login.dpopKey).toBeDefined();
       // The platform rotates the file (here to a token of another issuer, acting for another team), and the server
       // refuses the access token: the bridge's next token request must carry the new file's token.
       second = platformToken({ iss: CI }, ciKey.privateKey);

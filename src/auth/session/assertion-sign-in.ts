@@ -12,6 +12,7 @@ import * as z from "zod";
 import { rememberSecret } from "../../internal/redact.js";
 import { assertSecureUrl } from "../checks.js";
 import { boundedMetadataFetch, chooseScope, type DiscoveredServer } from "../discovery.js";
+import { dpopKeyForSignIn, withDpopProof } from "../dpop.js";
 import { AuthRequiredError } from "../errors.js";
 import type { StoredLogin } from "../stored-login.js";
 import { accountRecordingFetch } from "../token-account.js";
@@ -119,10 +120,11 @@ export async function signInWithAssertion(
   provider.saveAuthorizationServerUrl(expectedIssuer);
   provider.saveResourceUrl?.(server.resource);
   const answer = accountRecordingFetch(context.fetchFn);
+  const dpopKey = await dpopKeyForSignIn(options, server.metadata, current);
   let tokens: OAuthTokens;
   try {
     const endpoint = tokenEndpointArguments(server, answer.fetchFn);
-    tokens = await fetchToken(provider, endpoint.authorizationServerUrl, {
+    tokens = await fetchToken(withDpopProof(provider, dpopKey), endpoint.authorizationServerUrl, {
       metadata: endpoint.metadata,
       resource: server.resource,
       scope,
@@ -148,6 +150,7 @@ export async function signInWithAssertion(
     resource: server.resource,
     client: { client_id: clientId, redirect_uris: [], source: "pre-registered" },
     tokens: { ...toStoredTokens(tokens), scope: tokens.scope ?? scope, account: answer.account() },
+    dpopKey,
     requestedScope: scope,
     savedAt: Date.now(),
   };
