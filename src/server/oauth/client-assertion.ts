@@ -1,10 +1,11 @@
 /** `private_key_jwt` client authentication (RFC 7523 §2.2, §3): a client's signed assertion checked against its registered JWKS, each used once. */
-import { createPublicKey, type KeyObject, verify } from "node:crypto";
+import { createPublicKey, type KeyObject } from "node:crypto";
+import { algorithmOf, type DecodedJwt, decodeJwt, JWT_ALGORITHMS, signedByOneOf } from "./jwt.js";
 import { OAuthError } from "./provider.js";
 
 export const JWT_BEARER_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 /** Signing algorithms taken: what RSA, P-256 and Ed25519 keys sign with (the bridge picks the one of its key). */
-export const CLIENT_ASSERTION_ALGORITHMS = ["RS256", "ES256", "EdDSA"] as const;
+export const CLIENT_ASSERTION_ALGORITHMS = JWT_ALGORITHMS;
 /** Largest assertion read: a signed JWT with an RSA-4096 signature is well under 2 KiB. */
 const MAX_ASSERTION_CHARS = 8 * 1024;
 /** Clock difference allowed on `exp`, `nbf` and `iat`. */
@@ -27,21 +28,13 @@ export function publicKeysOf(jwks: ClientJwks, clientId: string): KeyObject[] {
   return jwks.keys.map((jwk, index) => {
     if ("d" in jwk) throw new Error(`oauthClients: jwks.keys[${index}] of "${clientId}" is a private key`);
     const key = createPublicKey({ key: jwk as import("node:crypto").JsonWebKey, format: "jwk" });
-    if (algorithmFor(key) === undefined) {
+    if (algorithmOf(key) === undefined) {
       throw new Error(
         `oauthClients: jwks.keys[${index}] of "${clientId}" is not an RSA, P-256 or Ed25519 key`,
       );
     }
     return key;
   });
-}
-
-/** The JWS algorithm a key signs with here, or undefined for a key of another type. */
-function algorithmFor(key: KeyObject): (typeof CLIENT_ASSERTION_ALGORITHMS)[number] | undefined {
-  if (key.asymmetricKeyType === "rsa") return "RS256";
-  if (key.asymmetricKeyType === "ed25519") return "EdDSA";
-  if (key.asymmetricKeyType === "ec" && key.asymmetricKeyDetails?.namedCurve === "prime256v1") return "ES256";
-  return undefined;
 }
 
 /** The client an assertion names (`sub`), read before its signature is checked, so that its keys can be found. */
@@ -65,10 +58,9 @@ export class ClientAssertions {
 
   /** Throws `invalid_client` unless the assertion is signed by one of `keys` and its claims hold for `clientId`. */
   check(assertion: string, clientId: string, keys: KeyObject[]): void {
-    const { header, payload, signedPart, signature } = parseCompact(assertion);
-    const candidates = keys.filter((key) => algorithmFor(key) === header.alg);
-    const data = Buffer.from(signedPart);
-    if (!candidates.some((key) => verifies(header.alg, data, key, signature))) {
+    const jwt = parseCompact(assertion);
+    const { payload } = jwt;
+    if (!signedByOneOf(jwt, keys)) {
       throw refused("the assertion's signature does not match a key registered for this client");
     }
     if (payload.iss !== clientId || payload.sub !== clientId)
@@ -108,48 +100,18 @@ export class ClientAssertions {
   }
 }
 
-interface CompactJwt {
-  header: { alg?: unknown };
+type CompactJwt = DecodedJwt & {
   payload: { iss?: unknown; sub: string; aud?: unknown; exp?: unknown; nbf?: unknown; jti?: unknown };
-  signedPart: string;
-  signature: Buffer;
-}
+};
 
 /** The three parts of a compact JWS; anything else is `invalid_client`. */
 function parseCompact(assertion: string): CompactJwt {
   if (assertion.length > MAX_ASSERTION_CHARS) throw refused("the assertion is too large");
-  const parts = assertion.split(".");
-  if (parts.length !== 3 || parts.some((part) => !/^[A-Za-z0-9_-]*$/.test(part))) {
-    throw refused("client_assertion is not a compact JWT");
-  }
-  const [headerPart, payloadPart, signaturePart] = parts as [string, string, string];
-  const header = jsonObject(headerPart);
-  const payload = jsonObject(payloadPart);
-  if (typeof payload.sub !== "string" || payload.sub.length === 0) throw refused("the assertion has no sub");
-  return {
-    header,
-    payload: payload as CompactJwt["payload"],
-    signedPart: `${headerPart}.${payloadPart}`,
-    signature: Buffer.from(signaturePart, "base64url"),
-  };
-}
-
-function jsonObject(part: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(part, "base64url").toString("utf8"));
-    if (typeof value === "object" && value !== null && !Array.isArray(value))
-      return value as Record<string, unknown>;
-  } catch {}
-  throw refused("client_assertion is not a compact JWT");
-}
-
-function verifies(alg: unknown, data: Buffer, key: KeyObject, signature: Buffer): boolean {
-  try {
-    if (alg === "RS256") return verify("sha256", data, key, signature);
-    if (alg === "ES256") return verify("sha256", data, { key, dsaEncoding: "ieee-p1363" }, signature);
-    if (alg === "EdDSA") return verify(null, data, key, signature);
-  } catch {}
-  return false;
+  const jwt = decodeJwt(assertion);
+  if (!jwt) throw refused("client_assertion is not a compact JWT");
+  if (typeof jwt.payload.sub !== "string" || jwt.payload.sub.length === 0)
+    throw refused("the assertion has no sub");
+  return jwt as CompactJwt;
 }
 
 function refused(why: string): OAuthError {
