@@ -11,7 +11,7 @@ import {
 import * as z from "zod";
 import { rememberSecret } from "../../internal/redact.js";
 import { assertSecureUrl } from "../checks.js";
-import { boundedMetadataFetch, chooseScope, type DiscoveredServer } from "../discovery.js";
+import { boundedMetadataFetch, type DiscoveredServer } from "../discovery.js";
 import { dpopKeyForSignIn, withDpopProof } from "../dpop.js";
 import { AuthRequiredError } from "../errors.js";
 import type { StoredLogin } from "../stored-login.js";
@@ -19,6 +19,7 @@ import { accountRecordingFetch } from "../token-account.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { SessionContext } from "./context.js";
 import { messageOf } from "./error-text.js";
+import { unattendedLoginAndScope } from "./sign-in-scope.js";
 import { tokenEndpointArguments } from "./token-endpoint.js";
 
 /** Largest token file read: a platform's JWT is 1-2 KiB; an ID token with many claims stays under 16 KiB. */
@@ -48,27 +49,13 @@ export async function signInWithAssertion(
     throw new AuthRequiredError("A sign-in with an assertion needs --client-id.", "refused");
   }
   const server = await context.metadata.get(input.resourceMetadataUrl);
-  const current = await context.storage.reload();
-  // The assertion goes only where it went before (SEP-2352): a server that now names another authorization
-  // server could be steering it to one that collects them. `login` decides to trust it.
-  if (
-    !input.strictSave &&
-    current?.client?.client_id === clientId &&
-    current.authorizationServerUrl !== server.authorizationServerUrl
-  ) {
-    throw new AuthRequiredError(
-      `${context.serverUrl} now names the authorization server ${server.authorizationServerUrl} (it was ` +
-        `${current.authorizationServerUrl}); the ${what} is not sent there unless you run ` +
-        `${options.loginCommand ?? "login"} with it.`,
-      "refused",
-    );
-  }
-  const scope = chooseScope({
-    challengeScope: input.challengeScope ?? (input.alreadyGranted ? undefined : current?.requestedScope),
-    resourceMetadata: server.resourceMetadata,
-    metadata: server.metadata,
-    alreadyGranted: input.alreadyGranted,
-  });
+  const { current, scope } = await unattendedLoginAndScope(
+    context,
+    server,
+    input,
+    clientId,
+    (login) => `the ${what} is not sent there unless you run ${login} with it.`,
+  );
   const expectedIssuer = server.metadata?.issuer ?? server.authorizationServerUrl;
   // The SDK's provider of the jwt-bearer grant: the assertion comes from the callback; a secret, when the client
   // has one, authenticates the client (Basic or post, as the server takes), else its client_id alone.

@@ -6,7 +6,6 @@ import {
   type OAuthTokens,
   PrivateKeyJwtProvider,
 } from "@modelcontextprotocol/client";
-import { chooseScope } from "../discovery.js";
 import { dpopKeyForSignIn, withDpopProof } from "../dpop.js";
 import { AuthRequiredError } from "../errors.js";
 import type { StoredLogin } from "../stored-login.js";
@@ -14,6 +13,7 @@ import { accountRecordingFetch } from "../token-account.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { SessionContext } from "./context.js";
 import { messageOf } from "./error-text.js";
+import { unattendedLoginAndScope } from "./sign-in-scope.js";
 
 export interface ClientCredentialsInput {
   challengeScope?: string | undefined;
@@ -38,27 +38,13 @@ export async function signInWithClientCredentials(
     );
   }
   const server = await context.metadata.get(input.resourceMetadataUrl);
-  const current = await context.storage.reload();
-  // The secret or assertion goes only where it went before (SEP-2352): a server that now names another
-  // authorization server could be steering it to one that collects credentials. `login` decides to trust it.
-  if (
-    !input.strictSave &&
-    current?.client?.client_id === clientId &&
-    current.authorizationServerUrl !== server.authorizationServerUrl
-  ) {
-    throw new AuthRequiredError(
-      `${context.serverUrl} now names the authorization server ${server.authorizationServerUrl} (it was ` +
-        `${current.authorizationServerUrl}); the client credentials are not sent there unless you run ` +
-        `${options.loginCommand ?? "login"} with them.`,
-      "refused",
-    );
-  }
-  const scope = chooseScope({
-    challengeScope: input.challengeScope ?? (input.alreadyGranted ? undefined : current?.requestedScope),
-    resourceMetadata: server.resourceMetadata,
-    metadata: server.metadata,
-    alreadyGranted: input.alreadyGranted,
-  });
+  const { current, scope } = await unattendedLoginAndScope(
+    context,
+    server,
+    input,
+    clientId,
+    (login) => `the client credentials are not sent there unless you run ${login} with them.`,
+  );
   // The issuer the SDK holds the token endpoint to: the credentials are stamped with it and sent nowhere else.
   const expectedIssuer = server.metadata?.issuer ?? server.authorizationServerUrl;
   const clientName = options.clientName ?? "chat-mcp-bridge";
