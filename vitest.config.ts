@@ -1,5 +1,7 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 import { INTEGRATION_GLOBS } from "./test/projects.js";
+import { SlowFirstSequencer } from "./test/support/slow-first-sequencer.js";
 
 /** What both projects share; the root global setup and the reporters belong to the run, not to a project. */
 const shared = {
@@ -13,6 +15,11 @@ export default defineConfig({
   test: {
     globalSetup: ["test/global-setup.ts"],
     reporters: ["default", "./test/support/skip-summary.ts"],
+    // Most integration files wait on spawned processes, a browser or real timers rather than compute: twice as
+    // many workers as cores keeps the cores busy (vitest's default, one fewer than the cores, is one worker on
+    // two cores, and runs the whole suite one file at a time).
+    maxWorkers: Math.max(2, availableParallelism() * 2),
+    sequence: { sequencer: SlowFirstSequencer },
     projects: [
       { test: { ...shared, name: "unit", include: ["test/**/*.test.ts"], exclude: INTEGRATION_GLOBS } },
       {

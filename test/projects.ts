@@ -86,3 +86,18 @@ export const INTEGRATION_GLOBS = [
   ...INTEGRATION_FOLDERS.map((folder) => `${folder}/**/*.test.ts`),
   ...INTEGRATION_FILES,
 ];
+
+/**
+ * The files that take longest (real-time host waits, the conformance suites, the browser), started first so that
+ * none of them is left running alone at the end of a run; vitest orders by last run's times when it has them.
+ */
+export const SLOW_FILES_FIRST = [
+  "test/conformance-client/conformance.test.ts",
+  "test/bridge/hosts/first-sign-in.test.ts",
+  "test/bridge/hosts/long-calls-real-time.test.ts",
+  "test/pack/pack.test.ts",
+  "test/conformance-server/conformance.test.ts",
+  "test/reliability/bridge-faults.test.ts",
+  "test/browser/consent.test.ts",
+  "test/bridge/reference-server.test.ts",
+];

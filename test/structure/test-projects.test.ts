@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { INTEGRATION_FILES, INTEGRATION_FOLDERS } from "../projects.js";
+import { INTEGRATION_FILES, INTEGRATION_FOLDERS, SLOW_FILES_FIRST } from "../projects.js";
 
 const root = join(import.meta.dirname, "..", "..");
 
@@ -37,5 +37,15 @@ describe("the unit project", () => {
     expect(STARTS_A_PROCESS.test('import { spawn } from "node:child_process";')).toBe(true);
     expect(STARTS_A_PROCESS.test("const raw = spawnRawBridge([url]);")).toBe(true);
     expect(STARTS_A_PROCESS.test('import { initializeLine } from "./fixtures/spawn-bridge.js";')).toBe(false);
+  });
+});
+
+describe("the slow files started first", () => {
+  it("are integration test files that exist", () => {
+    const all = testFiles(join(root, "test"));
+    for (const file of SLOW_FILES_FIRST) {
+      expect(all, file).toContain(file);
+      expect(isIntegration(file), file).toBe(true);
+    }
   });
 });
