@@ -7,7 +7,7 @@ import { requestNeverSent } from "../../../internal/request-failure.js";
 import { wrongEndpointMessage } from "../../endpoint-check.js";
 import { isRequest, isResponse } from "../../jsonrpc.js";
 import { type BridgeLog, describeError, describeMessage } from "../../log.js";
-import type { FetchLike } from "../http/fetch-like.js";
+import type { HttpExchange } from "../http/http-exchange.js";
 import { isNetworkError, RemoteHttpError } from "../http/http-failure.js";
 import { outcomeUnknownMessage } from "../outcome-unknown.js";
 import { DEFAULT_RECONNECT_WINDOW_MS } from "../reconnect-window.js";
@@ -22,7 +22,7 @@ export type { RemoteTransport } from "./streamable-http-transport.js";
 
 export interface LegacySessionRelayOptions {
   url: URL;
-  fetch: FetchLike;
+  exchange: HttpExchange;
   log: BridgeLog;
   /**
    * Hands one message up the pipeline toward the client. `raw`: the server's JSON text of a message relayed
@@ -33,7 +33,7 @@ export interface LegacySessionRelayOptions {
   /** How long to keep retrying an unreachable server before answering the held requests with an error. */
   reconnectWindowMs?: number;
   /** Builds the remote transport (tests inject fakes); defaults to the streamable-HTTP client. */
-  createTransport?: (url: URL, fetch: FetchLike) => RemoteTransport;
+  createTransport?: (url: URL, exchange: HttpExchange) => RemoteTransport;
 }
 
 /**
@@ -114,8 +114,8 @@ export class LegacySessionRelay {
 
   #openTransport(): RemoteTransport {
     const transport = this.#options.createTransport
-      ? this.#options.createTransport(this.#options.url, this.#options.fetch)
-      : new StreamableHttpTransport(this.#options.url, this.#options.fetch);
+      ? this.#options.createTransport(this.#options.url, this.#options.exchange)
+      : new StreamableHttpTransport(this.#options.url, this.#options.exchange);
     transport.onmessage = (message, raw, relatedRequestId) =>
       this.#fromServer(transport, message, raw, relatedRequestId);
     transport.onerror = (error) => this.#onTransportError(transport, error);
