@@ -19,7 +19,7 @@ export type { AnswerHooks, AuthorizationResponse, RefusedAnswer } from "./loopba
 export { CALLBACK_PATH } from "./loopback-requests.js";
 
 /** A sign-in waiting for its browser: the URL to open, and the answer that browser brings back. */
-export interface PendingAuthorization {
+export interface PendingBrowserSignIn {
   /**
    * `http://127.0.0.1:<port>/start/<one-time id>`: redirects to the authorization URL and binds the sign-in to the
    * browser that opens it first. The authorization URL (and its `state`) never appears in argv or on stderr.
@@ -48,7 +48,7 @@ export interface LoopbackCallback {
     state: string,
     timeoutMs: number,
     hooks?: AnswerHooks,
-  ): PendingAuthorization;
+  ): PendingBrowserSignIn;
   close(): Promise<void>;
 }
 

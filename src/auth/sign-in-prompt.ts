@@ -20,7 +20,7 @@ export async function presentSignInUrl(
     log: AuthLog;
     deviceCodeFallback?: boolean;
     answered?: Promise<unknown>;
-    /** The opener has exited (see `PendingAuthorization.openerExited`). */
+    /** The opener has exited (see `PendingBrowserSignIn.openerExited`). */
     onOpenerExit?: () => void;
   },
 ): Promise<"opened" | "not-opened" | "device-code"> {

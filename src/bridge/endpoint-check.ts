@@ -1,7 +1,7 @@
 /** Telling a wrong bridge URL from the MCP endpoint: whether a URL answers as one, and which nearby URL does. */
 import { readBoundedText } from "../internal/bounded-body.js";
 import { describeError } from "./log.js";
-import { type FetchLike, nodeHttpFetch } from "./upstream/http/index.js";
+import { type HttpExchange, nodeHttpExchange } from "./upstream/http/index.js";
 
 /** The most of a protected resource metadata document read (as in OAuth discovery). */
 const MAX_METADATA_BYTES = 256 * 1024;
@@ -29,12 +29,12 @@ export interface InitializeAnswer {
 }
 
 /**
- * POSTs a 2025 `initialize` to `url` through `request` without a token (only the `headers` given) and ends at once
+ * POSTs a 2025 `initialize` to `url` through `exchange` without a token (only the `headers` given) and ends at once
  * the session it opens. No sign-in starts from here. Throws when no answer came within `timeoutMs`.
  */
 export async function sendInitialize(
   url: URL,
-  request: FetchLike,
+  exchange: HttpExchange,
   options: {
     headers?: Record<string, string>;
     clientInfo?: { name: string; version: string };
@@ -49,7 +49,7 @@ export async function sendInitialize(
   };
   const within = (ms: number) =>
     options.signal ? AbortSignal.any([options.signal, AbortSignal.timeout(ms)]) : AbortSignal.timeout(ms);
-  const response = await request(url, {
+  const response = await exchange(url, {
     method: "POST",
     headers,
     body: JSON.stringify({
@@ -63,7 +63,7 @@ export async function sendInitialize(
   await response.body?.cancel().catch(() => undefined);
   const session = response.headers.get("mcp-session-id");
   if (session) {
-    const end = await request(url, {
+    const end = await exchange(url, {
       method: "DELETE",
       headers: { ...headers, "mcp-session-id": session },
       signal: within(CHECK_TIMEOUT_MS),
@@ -75,21 +75,21 @@ export async function sendInitialize(
 
 /**
  * How `url` answers an unauthenticated `initialize`: as a streamable-HTTP MCP endpoint does (a Bearer challenge,
- * or a JSON / event-stream answer), or with which status. The bridge's plain request function (redirects not
+ * or a JSON / event-stream answer), or with which status. The bridge's plain HTTP exchange (redirects not
  * followed), no token. `unreachable` (instead of `status`) says why no answer came.
  */
 export async function probeEndpoint(
   url: URL,
-  request: FetchLike = nodeHttpFetch,
+  exchange: HttpExchange = nodeHttpExchange,
 ): Promise<{ isMcp: boolean; status?: number; unreachable?: string }> {
   let response: InitializeAnswer;
   try {
-    response = await sendInitialize(url, request);
+    response = await sendInitialize(url, exchange);
   } catch (error) {
     return { isMcp: false, unreachable: describeError(error) };
   }
   const { status } = response;
-  if (status === 401) return { isMcp: await challengeNames(url, response.headers, request), status };
+  if (status === 401) return { isMcp: await challengeNames(url, response.headers, exchange), status };
   const isMcp =
     response.ok && /application\/json|text\/event-stream/i.test(response.headers.get("content-type") ?? "");
   return { isMcp, status };
@@ -98,13 +98,13 @@ export async function probeEndpoint(
 /** `<base>/mcp` (the base being the URL without a trailing `/v2` or `/mcp`, or the origin) when it answers as MCP. */
 export async function suggestedMcpUrl(
   url: URL,
-  request: FetchLike = nodeHttpFetch,
+  exchange: HttpExchange = nodeHttpExchange,
 ): Promise<string | undefined> {
   const base = url.pathname.replace(/\/+$/, "").replace(/\/(v2|mcp)$/, "");
   const candidates = new Set([`${url.origin}${base}/mcp`, `${url.origin}/mcp`]);
   candidates.delete(url.href);
   for (const candidate of candidates) {
-    if ((await probeEndpoint(new URL(candidate), request)).isMcp) return candidate;
+    if ((await probeEndpoint(new URL(candidate), exchange)).isMcp) return candidate;
   }
   return undefined;
 }
@@ -113,9 +113,9 @@ export async function suggestedMcpUrl(
 export async function wrongEndpointMessage(
   url: URL,
   what: string,
-  request: FetchLike = nodeHttpFetch,
+  exchange: HttpExchange = nodeHttpExchange,
 ): Promise<string> {
-  const suggestion = await suggestedMcpUrl(url, request);
+  const suggestion = await suggestedMcpUrl(url, exchange);
   return suggestion
     ? `${url.href} is not the MCP endpoint (${what}); ${suggestion} is: use that URL instead.`
     : `${url.href} is not an MCP endpoint (${what}); pass the server's MCP endpoint URL (often ending in /mcp).`;
@@ -129,7 +129,7 @@ export async function wrongEndpointMessage(
 async function challengeNames(
   url: URL,
   headers: { get(name: string): string | null },
-  request: FetchLike,
+  exchange: HttpExchange,
 ): Promise<boolean> {
   const header = headers.get("www-authenticate");
   if (!/^\s*bearer\b/i.test(header ?? "")) return false;
@@ -137,7 +137,7 @@ async function challengeNames(
   const metadataUrl = parseBearerChallenge(header).resourceMetadataUrl;
   if (!metadataUrl || !URL.canParse(metadataUrl)) return true;
   try {
-    const metadata = await request(new URL(metadataUrl), {
+    const metadata = await exchange(new URL(metadataUrl), {
       method: "GET",
       headers: { accept: "application/json" },
       signal: AbortSignal.timeout(CHECK_TIMEOUT_MS),

@@ -112,7 +112,8 @@ export class EraRouter {
         this.#opening = undefined;
         return undefined;
       }
-      // Unreachable now: the legacy relay holds requests and waits for the server, as it always has.
+      // Unreachable now, so no evidence of the era: the legacy relay takes over, since it holds the requests and
+      // waits for the server to come back.
       log.debug(`the era probe failed (${describeError(error)}); relaying as to a 2025-era server`);
       verdict = { era: "legacy" };
     }

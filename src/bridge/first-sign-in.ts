@@ -13,7 +13,7 @@ export interface FirstSignInParts {
   refuseUrl?: () => Promise<void>;
   /** The remembered era, read at start. */
   knownVerdict(): Promise<EraVerdict | undefined>;
-  /** Probes the server's era with a fetch that may sign in; the verdict is remembered. */
+  /** Probes the server's era through an HTTP exchange that may sign in; the verdict is remembered. */
   probe(): Promise<EraVerdict>;
   remember(verdict: EraVerdict): void;
   /** Whether the server has asked for authorization in this process (a 401 or 403 met by the probe). */

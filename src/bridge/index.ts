@@ -12,7 +12,7 @@ export {
 export {
   type BridgeAuth,
   type CustomHeader,
-  createRemoteFetch,
+  createAuthorizedExchange,
   HeaderOptionError,
   isAuthChallenge,
   parseHeaderOption,

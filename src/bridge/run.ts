@@ -21,12 +21,12 @@ import { SignInGate } from "./sign-in-gate.js";
 import { createLineWriter, LineSplitter, lineError, MAX_LINE_BYTES, parseClientLine } from "./stdio/index.js";
 import { createToolPolicy } from "./steps/policy.js";
 import { toolRulesWarnings } from "./tool-rules-audit.js";
-import { type BridgeAuth, createRemoteFetch, withRequestTimeout } from "./upstream/http/index.js";
+import { type BridgeAuth, createAuthorizedExchange, withRequestTimeout } from "./upstream/http/index.js";
 import { LegacySessionRelay } from "./upstream/legacy/index.js";
 import { ModernUpstream } from "./upstream/modern.js";
 import { type EraVerdict, eraVerdictStore, probeServerEra } from "./upstream/probe.js";
 import { DEFAULT_RECONNECT_WINDOW_MS } from "./upstream/reconnect-window.js";
-import { keptAliveTransports, upstreamFetchFor } from "./upstream-fetch.js";
+import { keptAliveTransports, upstreamExchangeFor } from "./upstream-exchange.js";
 
 /** How long a probing host's `server/discover` may wait on the server before the bridge answers it itself. */
 const QUIET_PROBE_TIMEOUT_MS = 5000;
@@ -100,21 +100,21 @@ export async function runRelay(
           return auth.recover(challenge);
         },
       };
-    const upstreamFetch = upstreamFetchFor(options);
-    const fetch = createRemoteFetch({
+    const upstreamExchange = upstreamExchangeFor(options);
+    const exchange = createAuthorizedExchange({
       auth: gatedAuth(false),
       headers: options.headers,
       log,
-      fetch: upstreamFetch,
+      exchange: upstreamExchange,
     });
     // Every probe is bounded: each of its exchanges with the server (a sign-in in between is not counted).
-    const probeFetch = (quiet: boolean) =>
-      createRemoteFetch({
+    const probeExchange = (quiet: boolean) =>
+      createAuthorizedExchange({
         auth: gatedAuth(quiet),
         headers: options.headers,
         log,
-        fetch: withRequestTimeout(
-          upstreamFetch,
+        exchange: withRequestTimeout(
+          upstreamExchange,
           positiveNumber(env.CHAT_MCP_BRIDGE_PROBE_TIMEOUT_MS) ?? PROBE_TIMEOUT_MS,
           "the protocol probe (server/discover)",
         ),
@@ -140,7 +140,7 @@ export async function runRelay(
       new ModernUpstream({
         url: options.url,
         // A quiet probe uses the stored login only: it never opens a browser or takes the sign-in lock.
-        fetch: use === "relay" ? fetch : probeFetch(use === "quiet probe"),
+        exchange: use === "relay" ? exchange : probeExchange(use === "quiet probe"),
         log,
         onNotification,
         // Probes never wait for a server that is away (a network failure is no evidence of its era).
@@ -167,7 +167,7 @@ export async function runRelay(
           openUpstream: (toBridge) =>
             new LegacySessionRelay({
               url: options.url,
-              fetch,
+              exchange,
               log,
               toClient: toBridge,
               reconnectWindowMs: reconnectWindow,

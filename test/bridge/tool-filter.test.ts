@@ -98,7 +98,7 @@ function relayOver(tools: () => typeof TOOLS, filter: ToolFilter | undefined) {
     openUpstream: (toBridge) =>
       new LegacySessionRelay({
         url: new URL("http://127.0.0.1:9/mcp"),
-        fetch: async () => {
+        exchange: async () => {
           throw new Error("unused");
         },
         log,

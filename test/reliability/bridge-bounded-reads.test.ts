@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { discoverServer } from "../../src/auth/discovery.js";
 import { RemoteHttpError } from "../../src/bridge/upstream/http/http-failure.js";
-import { nodeHttpFetch } from "../../src/bridge/upstream/http/node-http-fetch.js";
+import { nodeHttpExchange } from "../../src/bridge/upstream/http/node-http-exchange.js";
 import { StreamableHttpTransport } from "../../src/bridge/upstream/legacy/streamable-http-transport.js";
 
 let server: Server | undefined;
@@ -55,7 +55,7 @@ describe("a non-2xx answer on the legacy path is read only up to a bound", () =>
       response.writeHead(500, { "content-type": "text/html" });
       written = streamHuge(response, 1024 * MiB);
     });
-    const transport = new StreamableHttpTransport(url, nodeHttpFetch);
+    const transport = new StreamableHttpTransport(url, nodeHttpExchange);
     const failure = await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }).then(
       () => undefined,
       (error: unknown) => error,
@@ -83,7 +83,7 @@ describe("`retry: 0` on streams that close at once (legacy transport)", () => {
       response.writeHead(200, { "content-type": "text/event-stream" });
       response.end("retry: 0\n\n");
     });
-    const transport = new StreamableHttpTransport(url, nodeHttpFetch);
+    const transport = new StreamableHttpTransport(url, nodeHttpExchange);
     const lost: Array<{ id: unknown; reason: string }> = [];
     transport.onerror = () => undefined;
     const answered = new Promise<void>((done) => {
@@ -123,7 +123,7 @@ describe("`retry: 0` on the standalone GET stream that closes at once (legacy tr
       response.writeHead(200, { "content-type": "text/event-stream" });
       response.end("retry: 0\n\n");
     });
-    const transport = new StreamableHttpTransport(url, nodeHttpFetch);
+    const transport = new StreamableHttpTransport(url, nodeHttpExchange);
     transport.onerror = () => undefined;
     await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     await threeGets;

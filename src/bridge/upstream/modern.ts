@@ -14,8 +14,8 @@ import { BridgeRequestIds } from "../request-ids.js";
 import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../request-model.js";
 import {
   EventSizeCap,
-  type FetchLike,
   type HttpAnswer,
+  type HttpExchange,
   isNetworkError,
   MAX_MESSAGE_BYTES,
   RemoteHttpError,
@@ -47,7 +47,7 @@ export type NotificationSink = (message: JSONRPCMessage) => void;
 
 export interface ModernUpstreamOptions {
   url: URL;
-  fetch: FetchLike;
+  exchange: HttpExchange;
   log: BridgeLog;
   /** A notification the server sent on a request's stream (progress, log messages), unless the request has its own sink. */
   onNotification?: NotificationSink;
@@ -216,7 +216,7 @@ export class ModernUpstream {
   ): Promise<UpstreamAnswer | StreamBroke> {
     const id = this.#ids.next();
     const tool = method === "tools/call" ? this.#tools.get(String(params.name)) : undefined;
-    const response = await this.#options.fetch(this.#options.url, {
+    const response = await this.#options.exchange(this.#options.url, {
       method: "POST",
       headers: {
         "content-type": "application/json",

@@ -59,7 +59,7 @@ async function decideConsent(parts: OAuthParts, request: Request): Promise<Respo
     return expiredPage();
   }
   const requestId = form.get("request") ?? "";
-  const started = parts.flows.pendingAuthorization(requestId);
+  const started = parts.flows.pendingConsent(requestId);
   if (started && !boundToThisBrowser(parts, request, started)) return otherBrowserPage();
   const user = sessions.userFor(request);
   if (!user)
@@ -78,7 +78,7 @@ async function decideConsent(parts: OAuthParts, request: Request): Promise<Respo
   if (!pending) return expiredPage();
   const release: Array<[string, string]> = [["set-cookie", parts.binding.release(requestId)]];
   if (form.get("decision") !== "approve") {
-    parts.flows.takePendingAuthorization(requestId);
+    parts.flows.takePendingConsent(requestId);
     if (isDeviceConsent(pending)) {
       parts.devices.deny(pending.userCode);
       return deviceDecidedPage("denied", release);
@@ -94,7 +94,7 @@ async function decideConsent(parts: OAuthParts, request: Request): Promise<Respo
   if (!choicesFor(user, parts.ctx.accounts).some((choice) => choice.slug === account)) {
     return consentPage(parts, request, pending, user, "Choose one of your accounts or teams.");
   }
-  parts.flows.takePendingAuthorization(requestId);
+  parts.flows.takePendingConsent(requestId);
   const approval = {
     clientId: pending.client.client_id,
     userId: user.id,
@@ -111,7 +111,7 @@ async function decideConsent(parts: OAuthParts, request: Request): Promise<Respo
 
 /** The pending request with this id, unless it is a device's that was decided or expired meanwhile. */
 function livePending(parts: OAuthParts, id: string): PendingConsent | undefined {
-  const pending = parts.flows.pendingAuthorization(id);
+  const pending = parts.flows.pendingConsent(id);
   if (pending && isDeviceConsent(pending) && !parts.devices.pending(pending.userCode)) return undefined;
   return pending;
 }
@@ -143,7 +143,7 @@ function consentRequestIn(next: unknown, parts: OAuthParts): PendingConsent | un
     // Not valid percent-encoding: it does not lead to the consent page either.
   }
   if (path.replace(/\/+$/, "").toLowerCase() !== CONSENT_PATH) return undefined;
-  return parts.flows.pendingAuthorization(target.searchParams.get("request") ?? "");
+  return parts.flows.pendingConsent(target.searchParams.get("request") ?? "");
 }
 
 /** The personal account first, then the person's teams. */

@@ -8,8 +8,8 @@ import type { RegisteredClient } from "./registration.js";
 export const CHAT_SCOPES = ["chat:read", "chat:write"] as const;
 export const OFFLINE_ACCESS_SCOPE = "offline_access";
 const KNOWN_SCOPES = new Set<string>([...CHAT_SCOPES, OFFLINE_ACCESS_SCOPE]);
-export const PENDING_AUTHORIZATION_TTL_MS = 10 * 60 * 1000;
-const MAX_PENDING_AUTHORIZATIONS = 10_000;
+export const PENDING_CONSENT_TTL_MS = 10 * 60 * 1000;
+const MAX_PENDING_CONSENTS = 10_000;
 
 /** An OAuth error answer (RFC 6749 §4.1.2.1, §5.2): the code, a description, and the HTTP status at `/token`. */
 export class OAuthError extends Error {
@@ -99,7 +99,7 @@ export class AuthorizationFlows {
     notAfter = Number.POSITIVE_INFINITY,
   ): PendingConsent {
     this.#prunePending();
-    if (this.#pending.size >= MAX_PENDING_AUTHORIZATIONS) {
+    if (this.#pending.size >= MAX_PENDING_CONSENTS) {
       const oldest = this.#pending.keys().next().value;
       if (oldest !== undefined) this.#pending.delete(oldest);
     }
@@ -107,7 +107,7 @@ export class AuthorizationFlows {
       ...request,
       id,
       browserNonce,
-      expiresAt: Math.min(notAfter, this.#options.now() + PENDING_AUTHORIZATION_TTL_MS),
+      expiresAt: Math.min(notAfter, this.#options.now() + PENDING_CONSENT_TTL_MS),
     };
     this.#pending.set(id, pending);
     return pending;
@@ -118,7 +118,7 @@ export class AuthorizationFlows {
   }
 
   /** The live pending request with this id (the consent page reads it), or undefined. */
-  pendingAuthorization(id: string): PendingConsent | undefined {
+  pendingConsent(id: string): PendingConsent | undefined {
     const pending = this.#pending.get(id);
     if (pending && pending.expiresAt <= this.#options.now()) {
       this.#pending.delete(id);
@@ -128,8 +128,8 @@ export class AuthorizationFlows {
   }
 
   /** Ends a pending request (approved or denied): a consent form works once. */
-  takePendingAuthorization(id: string): PendingConsent | undefined {
-    const pending = this.pendingAuthorization(id);
+  takePendingConsent(id: string): PendingConsent | undefined {
+    const pending = this.pendingConsent(id);
     this.#pending.delete(id);
     return pending;
   }

@@ -20,7 +20,7 @@ import { DEFAULT_ACCESS_TOKEN_TTL_SECONDS, OAuthGrants } from "./grants.js";
 import { JWT_BEARER_GRANT_TYPE, JwtBearerGrant, trustedIssuersOf } from "./jwt-bearer.js";
 import { authorizationServerMetadata, protectedResourceMetadata } from "./metadata.js";
 import type { OAuthParts } from "./parts.js";
-import { AuthorizationFlows, PENDING_AUTHORIZATION_TTL_MS } from "./provider.js";
+import { AuthorizationFlows, PENDING_CONSENT_TTL_MS } from "./provider.js";
 import { oauthLimiters } from "./rate-limits.js";
 import { createReferenceIdp, IDP_METADATA_PATH, IDP_PATH, type ReferenceIdp } from "./reference-idp.js";
 import { handleRegister } from "./register.js";
@@ -194,7 +194,7 @@ function oauthParts(ctx: ServerContext): { parts: OAuthParts; idp: ReferenceIdp 
       tokenEndpoint: `${ctx.baseUrl}/token`,
       now,
     }),
-    binding: new ConsentBrowserBinding(() => ctx.baseUrl.startsWith("https:"), PENDING_AUTHORIZATION_TTL_MS),
+    binding: new ConsentBrowserBinding(() => ctx.baseUrl.startsWith("https:"), PENDING_CONSENT_TTL_MS),
     now,
     ...(options.autoApprove ? { autoApprove: autoApproval(ctx, options.autoApprove) } : {}),
   };

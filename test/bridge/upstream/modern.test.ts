@@ -1,6 +1,6 @@
 /** The modern upstream against hostile answers: bounded error bodies, streams that break, answers to other ids. */
 import { describe, expect, it } from "vitest";
-import type { FetchLike, HttpAnswer } from "../../../src/bridge/upstream/http/fetch-like.js";
+import type { HttpAnswer, HttpExchange } from "../../../src/bridge/upstream/http/http-exchange.js";
 import { ModernUpstream } from "../../../src/bridge/upstream/modern.js";
 
 const log = { info() {}, debug() {}, debugEnabled: false };
@@ -19,14 +19,14 @@ function answer(status: number, type: string, chunks: () => AsyncIterable<Uint8A
 describe("a non-2xx answer with an endless body", () => {
   it("is read only up to its bound, and the request answered with the status", async () => {
     let pulled = 0;
-    const fetch: FetchLike = async () =>
+    const exchange: HttpExchange = async () =>
       answer(500, "text/html", async function* () {
         for (;;) {
           pulled++;
           yield new Uint8Array(64 * 1024).fill(65);
         }
       });
-    const upstream = new ModernUpstream({ url: new URL("http://127.0.0.1:9/mcp"), fetch, log });
+    const upstream = new ModernUpstream({ url: new URL("http://127.0.0.1:9/mcp"), exchange, log });
     const result = await upstream.request("tools/list", {});
     expect(result).toMatchObject({ error: { code: -32000 } });
     expect((result as { error: { message: string } }).error.message).toMatch(/HTTP 500/);
@@ -37,7 +37,7 @@ describe("a non-2xx answer with an endless body", () => {
 describe("a response stream that closes before the answer", () => {
   it("is sent again with a new id, and the answer to that id is taken", async () => {
     const ids: string[] = [];
-    const fetch: FetchLike = async (_url, request) => {
+    const exchange: HttpExchange = async (_url, request) => {
       const id = JSON.parse(request.body ?? "{}").id as string;
       ids.push(id);
       const encoder = new TextEncoder();
@@ -51,7 +51,7 @@ describe("a response stream that closes before the answer", () => {
         yield encoder.encode(`data: ${JSON.stringify({ jsonrpc: "2.0", id, result: { tools: [] } })}\n\n`);
       });
     };
-    const upstream = new ModernUpstream({ url: new URL("http://127.0.0.1:9/mcp"), fetch, log });
+    const upstream = new ModernUpstream({ url: new URL("http://127.0.0.1:9/mcp"), exchange, log });
     expect(await upstream.request("tools/list", {})).toEqual({ result: { tools: [] } });
     expect(ids).toHaveLength(2);
     expect(ids[0]).not.toBe(ids[1]);
@@ -59,7 +59,7 @@ describe("a response stream that closes before the answer", () => {
 
   it("is not sent again for a call of a tool that may write: the outcome is said to be unknown", async () => {
     let calls = 0;
-    const fetch: FetchLike = async (_url, request) => {
+    const exchange: HttpExchange = async (_url, request) => {
       const body = JSON.parse(request.body ?? "{}");
       if (body.method === "tools/list") {
         const text = JSON.stringify({
@@ -74,7 +74,7 @@ describe("a response stream that closes before the answer", () => {
       calls++;
       return answer(200, "text/event-stream", async function* () {});
     };
-    const upstream = new ModernUpstream({ url: new URL("http://127.0.0.1:9/mcp"), fetch, log });
+    const upstream = new ModernUpstream({ url: new URL("http://127.0.0.1:9/mcp"), exchange, log });
     const result = await upstream.request("tools/call", { name: "write", arguments: {} });
     expect((result as { error: { message: string } }).error.message).toMatch(/not sent again/);
     expect(calls).toBe(1);

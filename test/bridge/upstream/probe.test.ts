@@ -1,6 +1,6 @@
 /** The era probe's verdicts: which answers to `server/discover` are evidence of an era, and which are not. */
 import { describe, expect, it } from "vitest";
-import type { FetchLike, HttpAnswer } from "../../../src/bridge/upstream/http/fetch-like.js";
+import type { HttpAnswer, HttpExchange } from "../../../src/bridge/upstream/http/http-exchange.js";
 import { ModernUpstream } from "../../../src/bridge/upstream/modern.js";
 import { probeServerEra } from "../../../src/bridge/upstream/probe.js";
 
@@ -24,11 +24,11 @@ function answer(status: number, type: string, text: string): HttpAnswer {
 }
 
 function probeAgainst(status: number, type: string, body: (id: string) => string) {
-  const fetch: FetchLike = async (_url, request) => {
+  const exchange: HttpExchange = async (_url, request) => {
     const { id } = JSON.parse(request.body ?? "{}") as { id: string };
     return answer(status, type, body(id));
   };
-  return probeServerEra(new ModernUpstream({ url: new URL("http://127.0.0.1:9/mcp"), fetch, log }));
+  return probeServerEra(new ModernUpstream({ url: new URL("http://127.0.0.1:9/mcp"), exchange, log }));
 }
 
 describe("evidence of an era", () => {

@@ -9,10 +9,10 @@ import { sendInitialize, suggestedMcpUrl } from "../../endpoint-check.js";
 import { createBridgeLog, describeError } from "../../log.js";
 import type { ClientContext } from "../../request-model.js";
 import {
-  createRemoteFetch,
-  type FetchLike,
+  createAuthorizedExchange,
   type HttpAnswer,
-  nodeHttpFetch,
+  type HttpExchange,
+  nodeHttpExchange,
 } from "../../upstream/http/index.js";
 import { ModernUpstream } from "../../upstream/modern.js";
 import { type EraVerdict, probeServerEra } from "../../upstream/probe.js";
@@ -40,17 +40,17 @@ export const quietLog = () => createBridgeLog({ debug: false, silent: true });
 export type Exchange = { status: number; headers: HttpAnswer["headers"] } | { error: unknown };
 
 /**
- * The bridge's era probe (upstream/probe.ts) through `fetch`, with the last exchange it made: what the HTTP
+ * The bridge's era probe (upstream/probe.ts) through `exchange`, with the last exchange it made: what the HTTP
  * answer was tells why a probe could not decide.
  */
 export async function probeEra(
   url: URL,
-  fetch: FetchLike,
+  exchange: HttpExchange,
 ): Promise<{ verdict: EraVerdict; last?: Exchange } | { failure: unknown; last?: Exchange }> {
   let last: Exchange | undefined;
-  const recording: FetchLike = async (target, request) => {
+  const recording: HttpExchange = async (target, request) => {
     try {
-      const answer = await fetch(target, request);
+      const answer = await exchange(target, request);
       last = { status: answer.status, headers: answer.headers };
       return answer;
     } catch (error) {
@@ -60,7 +60,7 @@ export async function probeEra(
   };
   try {
     const verdict = await probeServerEra(
-      new ModernUpstream({ url, fetch: recording, log: quietLog() }),
+      new ModernUpstream({ url, exchange: recording, log: quietLog() }),
       DOCTOR_CLIENT,
     );
     return { verdict, last };
@@ -94,14 +94,14 @@ export const endpointCheck: Check = {
 
 /** `server/discover` as the bridge's probe sends it: a stateless 2026-07-28 POST with the standard headers. */
 async function askDiscover(context: DoctorContext, signal: AbortSignal): Promise<Exchange> {
-  const fetch = createRemoteFetch({
+  const exchange = createAuthorizedExchange({
     auth: undefined,
     headers: context.options.headers,
     log: quietLog(),
-    fetch: (url, request) => nodeHttpFetch(url, { ...request, signal: exchangeSignal(signal) }),
+    exchange: (url, request) => nodeHttpExchange(url, { ...request, signal: exchangeSignal(signal) }),
   });
   // The verdict waits for the era check, which asks with the login; here only the HTTP answer counts.
-  const { last } = await probeEra(checkedUrl(context), fetch);
+  const { last } = await probeEra(checkedUrl(context), exchange);
   return last ?? { error: new Error("server/discover was not sent") };
 }
 
@@ -110,7 +110,7 @@ async function askInitialize(context: DoctorContext, signal: AbortSignal): Promi
   const headers: Record<string, string> = {};
   for (const header of context.options.headers) headers[header.name.toLowerCase()] = header.value;
   try {
-    const answer = await sendInitialize(checkedUrl(context), nodeHttpFetch, {
+    const answer = await sendInitialize(checkedUrl(context), nodeHttpExchange, {
       headers,
       clientInfo: DOCTOR_CLIENT.clientInfo,
       signal,
@@ -176,7 +176,7 @@ async function endpointVerdict(
       { status: "pass", detail: `answers ${asked} (${status}) without sign-in` },
     );
   if (status === 404) {
-    const suggestion = await suggestedMcpUrl(url, nodeHttpFetch).catch(() => undefined);
+    const suggestion = await suggestedMcpUrl(url, nodeHttpExchange).catch(() => undefined);
     return fail(
       `nothing at ${url.pathname} (404 Not Found)`,
       suggestion

@@ -9,14 +9,14 @@ import { describeError } from "../../log.js";
 import { withEnvelope } from "../../request-model.js";
 import {
   type BridgeAuth,
-  createRemoteFetch,
-  type FetchLike,
+  createAuthorizedExchange,
+  type HttpExchange,
   RemoteHttpError,
 } from "../../upstream/http/index.js";
 import { StreamableHttpTransport } from "../../upstream/legacy/index.js";
 import { ModernUpstream } from "../../upstream/modern.js";
 import { type EraVerdict, eraVerdictStore } from "../../upstream/probe.js";
-import { upstreamFetchFor } from "../../upstream-fetch.js";
+import { upstreamExchangeFor } from "../../upstream-exchange.js";
 import {
   boundedSignal,
   type Check,
@@ -47,7 +47,7 @@ export const eraCheck: Check = {
   async run(context, signal): Promise<CheckResult> {
     const { options, env } = context;
     const url = checkedUrl(context);
-    const probe = await probeEra(url, await liveFetch(context, signal));
+    const probe = await probeEra(url, await liveExchange(context, signal));
     // What came back last tells the user why the probe could not decide.
     const { last } = probe;
     if ("failure" in probe) {
@@ -146,7 +146,7 @@ async function listModern(
 ): Promise<CheckResult> {
   const upstream = new ModernUpstream({
     url: checkedUrl(context),
-    fetch: await liveFetch(context, signal),
+    exchange: await liveExchange(context, signal),
     log: quietLog(),
   });
   upstream.protocolVersion = verdict.protocolVersion;
@@ -171,11 +171,11 @@ async function listModern(
 async function listLegacy(context: DoctorContext, signal: AbortSignal): Promise<CheckResult> {
   const transport = new StreamableHttpTransport(
     checkedUrl(context),
-    createRemoteFetch({
+    createAuthorizedExchange({
       auth: await liveAuth(context),
       headers: context.options.headers,
       log: quietLog(),
-      fetch: upstreamFetchFor(context.options),
+      exchange: upstreamExchangeFor(context.options),
     }),
   );
   const stop = () => void transport.close();
@@ -233,14 +233,14 @@ async function liveAuth(context: DoctorContext): Promise<BridgeAuth | undefined>
   };
 }
 
-/** The bridge's fetch with the login and `--header`s, every exchange stopped when the check's deadline passes. */
-async function liveFetch(context: DoctorContext, signal: AbortSignal): Promise<FetchLike> {
-  const upstream = upstreamFetchFor(context.options);
-  return createRemoteFetch({
+/** The bridge's HTTP exchange with the login and `--header`s, every exchange stopped when the check's deadline passes. */
+async function liveExchange(context: DoctorContext, signal: AbortSignal): Promise<HttpExchange> {
+  const upstream = upstreamExchangeFor(context.options);
+  return createAuthorizedExchange({
     auth: await liveAuth(context),
     headers: context.options.headers,
     log: quietLog(),
-    fetch: (url, request) => upstream(url, { ...request, signal: boundedSignal(signal, request.signal) }),
+    exchange: (url, request) => upstream(url, { ...request, signal: boundedSignal(signal, request.signal) }),
   });
 }
 

@@ -1,6 +1,6 @@
 /** The upstream's cookie jar (on unless `--disable-cookies`): what a server sets comes back to that origin only, so load balancers' sticky sessions hold. */
 import { rememberSecret } from "../../../internal/redact.js";
-import type { FetchLike } from "./fetch-like.js";
+import type { HttpExchange } from "./http-exchange.js";
 
 /** A sticky session needs a cookie or two; a server that sets more gets its oldest dropped. */
 export const MAX_COOKIES = 50;
@@ -82,11 +82,11 @@ export class CookieJar {
   }
 }
 
-/** `fetch` that sends the jar's cookies for each URL and keeps the ones each answer sets. */
-export function withCookieJar(fetch: FetchLike, jar: CookieJar): FetchLike {
+/** `exchange` that sends the jar's cookies for each URL and keeps the ones each answer sets. */
+export function withCookieJar(exchange: HttpExchange, jar: CookieJar): HttpExchange {
   return async (url, request) => {
     const cookie = jar.header(url);
-    const answer = await fetch(
+    const answer = await exchange(
       url,
       cookie ? { ...request, headers: { ...request.headers, cookie } } : request,
     );

@@ -1,5 +1,5 @@
 /** The `Authorization` of an upstream request: Bearer, or (for a DPoP-bound login, RFC 9449 §7) the `DPoP` scheme with a fresh proof, and the server's nonces. */
-import type { HttpAnswer } from "./fetch-like.js";
+import type { HttpAnswer } from "./http-exchange.js";
 
 /** Signs DPoP proofs with the login's key and keeps each origin's newest nonce (the SDK's `DpopSession` is one). */
 export interface ProofSigner {

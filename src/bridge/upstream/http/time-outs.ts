@@ -1,6 +1,6 @@
 /** `--connect-timeout`, `--headers-timeout` and `--body-timeout` on the upstream's exchanges, each failing with its own name and the host. */
 import type { ClientRequest } from "node:http";
-import type { FetchLike, HttpAnswer, HttpAnswerBody } from "./fetch-like.js";
+import type { HttpAnswer, HttpAnswerBody, HttpExchange } from "./http-exchange.js";
 
 /** Each in milliseconds; absent or 0: no limit. */
 export interface ExchangeTimeouts {
@@ -34,14 +34,14 @@ export class UpstreamTimeoutError extends Error {
 }
 
 /**
- * Every exchange of `fetch` bounded as `timeouts` say: the connection and the headers by the request function
- * (nodeHttpFetch reads `request.timeouts`), the body here, between chunks.
+ * Every exchange of `exchange` bounded as `timeouts` say: the connection and the headers by the request function
+ * (nodeHttpExchange reads `request.timeouts`), the body here, between chunks.
  */
-export function withUpstreamTimeouts(fetch: FetchLike, timeouts: ExchangeTimeouts): FetchLike {
+export function withUpstreamTimeouts(exchange: HttpExchange, timeouts: ExchangeTimeouts): HttpExchange {
   const { connectMs, headersMs, bodyMs } = timeouts;
-  const exchange = connectMs || headersMs ? { connectMs, headersMs } : undefined;
+  const armed = connectMs || headersMs ? { connectMs, headersMs } : undefined;
   return async (url, request) => {
-    const answer = await fetch(url, exchange ? { ...request, timeouts: exchange } : request);
+    const answer = await exchange(url, armed ? { ...request, timeouts: armed } : request);
     return bodyMs && answer.body ? withBodyTimeout(answer, answer.body, url.host, bodyMs) : answer;
   };
 }

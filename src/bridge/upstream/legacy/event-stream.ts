@@ -4,7 +4,7 @@
 // closing empty.
 import type { RequestId } from "@modelcontextprotocol/client";
 import { EventSizeCap } from "../http/event-size-cap.js";
-import type { HttpAnswer } from "../http/fetch-like.js";
+import type { HttpAnswer } from "../http/http-exchange.js";
 import { RemoteHttpError } from "../http/http-failure.js";
 import { MAX_MESSAGE_BYTES, TOO_LARGE } from "../http/message-size.js";
 import { ServerSentEventParser } from "../http/sse.js";

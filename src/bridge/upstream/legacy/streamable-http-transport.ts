@@ -1,11 +1,11 @@
 /** The client side of MCP's 2025 streamable HTTP transport, as small as the legacy upstream needs. */
 
 // POST with JSON or SSE answers, session and protocol-version headers, DELETE on the way out; the SSE streams
-// are event-stream.ts's. It speaks through a FetchLike (node:http in the bridge, not fetch) and uses no Headers
+// are event-stream.ts's. It speaks through an HttpExchange (node:http in the bridge, not fetch) and uses no Headers
 // or Response, so the bridge never loads Node's fetch implementation and starts fast.
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { isJsonRpcMessage, isRequest, isResponse } from "../../jsonrpc.js";
-import { type FetchLike, type HttpAnswer, readBounded } from "../http/fetch-like.js";
+import { type HttpAnswer, type HttpExchange, readBounded } from "../http/http-exchange.js";
 import { RemoteHttpError } from "../http/http-failure.js";
 import { MAX_MESSAGE_BYTES, TOO_LARGE } from "../http/message-size.js";
 import { EventStreams, type StreamState } from "./event-stream.js";
@@ -25,7 +25,7 @@ export class StreamableHttpTransport {
   onrequestlost?: (id: RequestId, reason: string) => void;
 
   readonly #url: URL;
-  readonly #fetch: FetchLike;
+  readonly #exchange: HttpExchange;
   /**
    * One controller per request still running (its body included), aborted on close. A single long-lived signal
    * would collect one undici listener per request until GC: a warning past 1,500 in flight, and memory growth.
@@ -36,9 +36,9 @@ export class StreamableHttpTransport {
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
 
-  constructor(url: URL, fetch: FetchLike) {
+  constructor(url: URL, exchange: HttpExchange) {
     this.#url = url;
-    this.#fetch = fetch;
+    this.#exchange = exchange;
     this.#streams = new EventStreams({
       isClosed: () => this.#closed,
       get: (lastEventId) => this.#getEventStream(lastEventId),
@@ -66,7 +66,7 @@ export class StreamableHttpTransport {
     const controller = this.#track();
     let streaming = false;
     try {
-      const response = await this.#fetch(this.#url, {
+      const response = await this.#exchange(this.#url, {
         method: "POST",
         headers: this.#headers({
           "content-type": "application/json",
@@ -126,7 +126,7 @@ export class StreamableHttpTransport {
     if (!this.#sessionId) return;
     const controller = this.#track();
     try {
-      const response = await this.#fetch(this.#url, {
+      const response = await this.#exchange(this.#url, {
         method: "DELETE",
         headers: this.#headers({}),
         signal: controller.signal,
@@ -160,7 +160,7 @@ export class StreamableHttpTransport {
     this.#inFlight.delete(controller);
   }
 
-  /** Plain header records: the remote fetch copies them into its own `Headers` anyway. */
+  /** Plain header records, as the HTTP exchange takes them (it builds no `Headers`). */
   #headers(extra: Record<string, string>): Record<string, string> {
     if (this.#sessionId) extra["mcp-session-id"] = this.#sessionId;
     if (this.#protocolVersion) extra["mcp-protocol-version"] = this.#protocolVersion;
@@ -204,7 +204,7 @@ export class StreamableHttpTransport {
     const headers = this.#headers({ accept: "text/event-stream" });
     if (lastEventId) headers["last-event-id"] = lastEventId;
     const answer = (async () =>
-      this.#fetch(this.#url, { method: "GET", headers, signal: controller.signal }))();
+      this.#exchange(this.#url, { method: "GET", headers, signal: controller.signal }))();
     return { answer, release: () => this.#untrack(controller) };
   }
 }

@@ -6,7 +6,7 @@ import {
   MAX_COOKIES,
   withCookieJar,
 } from "../../../../src/bridge/upstream/http/cookie-jar.js";
-import type { FetchLike, HttpAnswer } from "../../../../src/bridge/upstream/http/fetch-like.js";
+import type { HttpAnswer, HttpExchange } from "../../../../src/bridge/upstream/http/http-exchange.js";
 
 const MCP = new URL("https://mcp.example.com/api/mcp");
 
@@ -107,7 +107,7 @@ describe("bounds: a hostile server cannot grow the jar", () => {
   });
 });
 
-describe("withCookieJar: the upstream's fetch", () => {
+describe("withCookieJar: the upstream's exchange", () => {
   it("captures every Set-Cookie of an answer and sends them on the next requests", async () => {
     const sent: Array<string | undefined> = [];
     const answer = (setCookies: string[]): HttpAnswer => ({
@@ -118,16 +118,16 @@ describe("withCookieJar: the upstream's fetch", () => {
       text: async () => "",
       json: async () => ({}),
     });
-    const base: FetchLike = async (_url, request) => {
+    const base: HttpExchange = async (_url, request) => {
       sent.push(request.headers.cookie);
       return answer(
         sent.length === 1 ? ["lb=7; Path=/", "other=x; Expires=Wed, 21 Oct 2099 07:28:00 GMT"] : [],
       );
     };
-    const fetch = withCookieJar(base, new CookieJar());
-    await fetch(MCP, { method: "POST", headers: {} });
-    await fetch(MCP, { method: "GET", headers: {} });
-    await fetch(MCP, { method: "DELETE", headers: {} });
+    const exchange = withCookieJar(base, new CookieJar());
+    await exchange(MCP, { method: "POST", headers: {} });
+    await exchange(MCP, { method: "GET", headers: {} });
+    await exchange(MCP, { method: "DELETE", headers: {} });
     expect(sent).toEqual([undefined, "lb=7; other=x", "lb=7; other=x"]);
   });
 });

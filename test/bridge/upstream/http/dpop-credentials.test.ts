@@ -1,9 +1,12 @@
-/** The remote fetch with a DPoP-bound login: the DPoP scheme and a fresh proof per request, and a `use_dpop_nonce` challenge answered once with the nonce, never by signing in. */
+/** The authorized exchange with a DPoP-bound login: the DPoP scheme and a fresh proof per request, and a `use_dpop_nonce` challenge answered once with the nonce, never by signing in. */
 import { DpopSession } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { createBridgeLog } from "../../../../src/bridge/log.js";
-import type { HttpAnswer } from "../../../../src/bridge/upstream/http/fetch-like.js";
-import { type BridgeAuth, createRemoteFetch } from "../../../../src/bridge/upstream/http/remote-fetch.js";
+import {
+  type BridgeAuth,
+  createAuthorizedExchange,
+} from "../../../../src/bridge/upstream/http/authorized-exchange.js";
+import type { HttpAnswer } from "../../../../src/bridge/upstream/http/http-exchange.js";
 
 function answer(status: number, headers: Record<string, string> = {}): HttpAnswer {
   return {
@@ -19,7 +22,7 @@ function answer(status: number, headers: Record<string, string> = {}): HttpAnswe
 const claimsOf = (proof: string) =>
   JSON.parse(Buffer.from(proof.split(".")[1]!, "base64url").toString("utf8")) as Record<string, unknown>;
 
-describe("createRemoteFetch with a DPoP-bound login", () => {
+describe("createAuthorizedExchange with a DPoP-bound login", () => {
   it("sends DPoP with a fresh proof, and retries a use_dpop_nonce challenge once with the nonce", async () => {
     const session = await DpopSession.create();
     let recoveries = 0;
@@ -32,11 +35,11 @@ describe("createRemoteFetch with a DPoP-bound login", () => {
       proofSigner: async () => session,
     };
     const sent: Record<string, string>[] = [];
-    const fetch = createRemoteFetch({
+    const exchange = createAuthorizedExchange({
       auth,
       headers: [],
       log: createBridgeLog({ debug: false, silent: true }),
-      fetch: async (_url, request) => {
+      exchange: async (_url, request) => {
         sent.push(request.headers);
         if (claimsOf(request.headers.dpop ?? "").nonce === "n-1") return answer(200);
         return answer(401, {
@@ -46,7 +49,7 @@ describe("createRemoteFetch with a DPoP-bound login", () => {
       },
     });
     const url = new URL("http://127.0.0.1:1/mcp?x=1");
-    const response = await fetch(url, { method: "POST", headers: {}, body: "{}" });
+    const response = await exchange(url, { method: "POST", headers: {}, body: "{}" });
     expect(response.status).toBe(200);
     expect(recoveries).toBe(0);
     expect(sent).toHaveLength(2);
@@ -61,16 +64,16 @@ describe("createRemoteFetch with a DPoP-bound login", () => {
 
   it("keeps Bearer for a login without a signer", async () => {
     const sent: string[] = [];
-    const fetch = createRemoteFetch({
+    const exchange = createAuthorizedExchange({
       auth: { accessToken: async () => "plain", recover: async () => "plain" },
       headers: [],
       log: createBridgeLog({ debug: false, silent: true }),
-      fetch: async (_url, request) => {
+      exchange: async (_url, request) => {
         sent.push(request.headers.authorization ?? "");
         return answer(200);
       },
     });
-    await fetch(new URL("http://127.0.0.1:1/mcp"), { method: "GET", headers: {} });
+    await exchange(new URL("http://127.0.0.1:1/mcp"), { method: "GET", headers: {} });
     expect(sent).toEqual(["Bearer plain"]);
   });
 });

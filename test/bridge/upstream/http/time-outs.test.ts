@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { createServer as createTcpServer, type Socket, type Server as TcpServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { describeError } from "../../../../src/bridge/log.js";
-import { nodeHttpFetch } from "../../../../src/bridge/upstream/http/node-http-fetch.js";
+import { nodeHttpExchange } from "../../../../src/bridge/upstream/http/node-http-exchange.js";
 import { withUpstreamTimeouts } from "../../../../src/bridge/upstream/http/time-outs.js";
 import { classifyRequestFailure } from "../../../../src/internal/request-failure.js";
 
@@ -37,8 +37,8 @@ describe("--connect-timeout", () => {
         sockets.push(socket);
       }),
     );
-    const fetch = withUpstreamTimeouts(nodeHttpFetch, { connectMs: 200 });
-    const failure = await fetch(new URL(`https://${host}/mcp`), post).catch((error: unknown) => error);
+    const exchange = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 200 });
+    const failure = await exchange(new URL(`https://${host}/mcp`), post).catch((error: unknown) => error);
     expect(describeError(failure)).toMatch(
       new RegExp(`could not connect to ${host} within 0.2 s \\(--connect-timeout\\)`),
     );
@@ -49,8 +49,8 @@ describe("--connect-timeout", () => {
 describe("--headers-timeout", () => {
   it("fails a request the server takes but never answers, as maybe sent", async () => {
     const host = await listening(createHttpServer(() => {}));
-    const fetch = withUpstreamTimeouts(nodeHttpFetch, { connectMs: 5000, headersMs: 200 });
-    const failure = await fetch(new URL(`http://${host}/mcp`), post).catch((error: unknown) => error);
+    const exchange = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 5000, headersMs: 200 });
+    const failure = await exchange(new URL(`http://${host}/mcp`), post).catch((error: unknown) => error);
     expect(describeError(failure)).toMatch(
       new RegExp(`no answer from ${host} within 0.2 s of the request \\(--headers-timeout\\)`),
     );
@@ -63,8 +63,8 @@ describe("--headers-timeout", () => {
         setTimeout(() => response.end("late"), 300);
       }),
     );
-    const fetch = withUpstreamTimeouts(nodeHttpFetch, { connectMs: 5000, headersMs: 0 });
-    const answer = await fetch(new URL(`http://${host}/mcp`), post);
+    const exchange = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 5000, headersMs: 0 });
+    const answer = await exchange(new URL(`http://${host}/mcp`), post);
     expect(await answer.text()).toBe("late");
   });
 });
@@ -77,8 +77,8 @@ describe("--body-timeout", () => {
         response.write("data: first\n\n");
       }),
     );
-    const fetch = withUpstreamTimeouts(nodeHttpFetch, { connectMs: 5000, bodyMs: 200 });
-    const answer = await fetch(new URL(`http://${host}/mcp`), post);
+    const exchange = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 5000, bodyMs: 200 });
+    const answer = await exchange(new URL(`http://${host}/mcp`), post);
     const chunks: string[] = [];
     const failure = await (async () => {
       for await (const chunk of answer.body ?? []) chunks.push(Buffer.from(chunk).toString());
@@ -103,8 +103,8 @@ describe("--body-timeout", () => {
         }, 100);
       }),
     );
-    const fetch = withUpstreamTimeouts(nodeHttpFetch, { connectMs: 5000, bodyMs: 500 });
-    const answer = await fetch(new URL(`http://${host}/mcp`), post);
+    const exchange = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 5000, bodyMs: 500 });
+    const answer = await exchange(new URL(`http://${host}/mcp`), post);
     expect(await answer.text()).toBe("0\n1\n2\n3\n4\n5\n6\n7\n");
   });
 });

@@ -5,7 +5,7 @@
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { nodeHttpFetch } from "../../../../src/bridge/upstream/http/node-http-fetch.js";
+import { nodeHttpExchange } from "../../../../src/bridge/upstream/http/node-http-exchange.js";
 import {
   BRIDGE_ERROR_CODE,
   LegacySessionRelay,
@@ -48,7 +48,7 @@ function scriptedRemote(tools: Array<{ name: string; annotations?: Record<string
   };
   const relay = new LegacySessionRelay({
     url: new URL("http://127.0.0.1:9/mcp"),
-    fetch: async () => {
+    exchange: async () => {
       throw new Error("unused");
     },
     log: { info() {}, debug() {}, debugEnabled: false },
@@ -160,7 +160,7 @@ describe("requestNeverSent: which failures prove the server never saw the reques
     await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
     const { port } = probe.address() as { port: number };
     await new Promise<void>((resolve) => probe.close(() => resolve()));
-    const error = await nodeHttpFetch(new URL(`http://127.0.0.1:${port}/mcp`), {
+    const error = await nodeHttpExchange(new URL(`http://127.0.0.1:${port}/mcp`), {
       method: "POST",
       headers: {},
       body: "{}",
@@ -174,7 +174,7 @@ describe("requestNeverSent: which failures prove the server never saw the reques
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const { port } = server.address() as { port: number };
     try {
-      const error = await nodeHttpFetch(new URL(`http://127.0.0.1:${port}/mcp`), {
+      const error = await nodeHttpExchange(new URL(`http://127.0.0.1:${port}/mcp`), {
         method: "POST",
         headers: {},
         body: "{}",
@@ -198,9 +198,9 @@ describe("requestNeverSent: which failures prove the server never saw the reques
     const url = new URL(`http://127.0.0.1:${(server.address() as { port: number }).port}/`);
     try {
       for (let round = 0; round < 20; round++) {
-        await (await nodeHttpFetch(url, { method: "POST", headers: {}, body: "x" })).text();
+        await (await nodeHttpExchange(url, { method: "POST", headers: {}, body: "x" })).text();
         server.closeIdleConnections();
-        const outcome = await nodeHttpFetch(url, {
+        const outcome = await nodeHttpExchange(url, {
           method: "POST",
           headers: {},
           body: "x",

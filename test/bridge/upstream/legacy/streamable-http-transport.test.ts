@@ -1,6 +1,10 @@
 /** The legacy transport's requests: the client's requests share the connection pool, nothing the server waits on does. */
 import { describe, expect, it } from "vitest";
-import type { FetchLike, HttpAnswer, HttpRequest } from "../../../../src/bridge/upstream/http/fetch-like.js";
+import type {
+  HttpAnswer,
+  HttpExchange,
+  HttpRequest,
+} from "../../../../src/bridge/upstream/http/http-exchange.js";
 import { StreamableHttpTransport } from "../../../../src/bridge/upstream/legacy/streamable-http-transport.js";
 
 const accepted: HttpAnswer = {
@@ -12,11 +16,11 @@ const accepted: HttpAnswer = {
   json: async () => undefined,
 };
 
-function recordingFetch(): { fetch: FetchLike; sent: HttpRequest[] } {
+function recordingExchange(): { exchange: HttpExchange; sent: HttpRequest[] } {
   const sent: HttpRequest[] = [];
   return {
     sent,
-    fetch: async (_url, request) => {
+    exchange: async (_url, request) => {
       sent.push(request);
       return accepted;
     },
@@ -25,8 +29,8 @@ function recordingFetch(): { fetch: FetchLike; sent: HttpRequest[] } {
 
 describe("which POSTs share the pool", () => {
   it("a client request is pooled; its answer to a server request and a notification are not", async () => {
-    const { fetch, sent } = recordingFetch();
-    const transport = new StreamableHttpTransport(new URL("http://127.0.0.1:9/mcp"), fetch);
+    const { exchange, sent } = recordingExchange();
+    const transport = new StreamableHttpTransport(new URL("http://127.0.0.1:9/mcp"), exchange);
     await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
     await transport.send({ jsonrpc: "2.0", id: "srv-1", result: { action: "accept" } });
     await transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } });
@@ -35,8 +39,8 @@ describe("which POSTs share the pool", () => {
   });
 
   it("the event stream (GET) is not pooled: it stays open for the session's life", async () => {
-    const { fetch, sent } = recordingFetch();
-    const transport = new StreamableHttpTransport(new URL("http://127.0.0.1:9/mcp"), fetch);
+    const { exchange, sent } = recordingExchange();
+    const transport = new StreamableHttpTransport(new URL("http://127.0.0.1:9/mcp"), exchange);
     await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
     for (let turn = 0; turn < 50 && !sent.some((request) => request.method === "GET"); turn++)
       await new Promise((resolve) => setTimeout(resolve, 10));

@@ -1,9 +1,9 @@
-/** The upstream's fetch with credentials: bearer token and custom headers added, one auth recovery per request. */
+/** The upstream's HTTP exchange with credentials: bearer token and custom headers added, one auth recovery per request. */
 import type { BridgeLog } from "../../log.js";
 import type { CustomHeader } from "./custom-headers.js";
 import { askedForNonce, credentialHeaders, type ProofSigner } from "./dpop-credentials.js";
-import { type FetchLike, type HttpAnswer, type HttpRequest, isAuthChallenge } from "./fetch-like.js";
-import { nodeHttpFetch } from "./node-http-fetch.js";
+import { type HttpAnswer, type HttpExchange, type HttpRequest, isAuthChallenge } from "./http-exchange.js";
+import { nodeHttpExchange } from "./node-http-exchange.js";
 
 /** What the relay needs from the OAuth session (src/auth `OAuthSession` satisfies it). */
 export interface BridgeAuth {
@@ -23,20 +23,20 @@ export interface BridgeAuth {
 const TOKEN_REUSE_MS = 5000;
 
 /**
- * Wraps fetch for the remote transport. While one request recovers authorization, the others wait before
+ * Wraps `exchange` (node:http by default) for the remote transport. While one request recovers authorization, the others wait before
  * going out, in the order they were made, so messages are held in order and none is sent with a stale token.
  */
-export function createRemoteFetch(options: {
+export function createAuthorizedExchange(options: {
   auth: BridgeAuth | undefined;
   headers: CustomHeader[];
   log: BridgeLog;
-  fetch?: FetchLike;
-}): FetchLike {
+  exchange?: HttpExchange;
+}): HttpExchange {
   const { auth, headers, log } = options;
-  const baseFetch = options.fetch ?? nodeHttpFetch;
+  const baseExchange = options.exchange ?? nodeHttpExchange;
   let recovery: Promise<string> | undefined;
   let cached: { token: Promise<string | undefined>; until: number } | undefined;
-  /** The newest token this fetch has seen: a 401 for an older one is retried with it, without a recovery. */
+  /** The newest token this exchange has seen: a 401 for an older one is retried with it, without a recovery. */
   let latest: string | undefined;
 
   // Every request needs the token; the session checks its store's files for it, so one answer serves a few seconds of
@@ -102,10 +102,10 @@ export function createRemoteFetch(options: {
 
   /** One exchange; a DPoP nonce challenge is answered at once with a proof that carries the nonce. */
   const send = async (url: URL, init: HttpRequest, token: string | undefined): Promise<HttpAnswer> => {
-    const response = await baseFetch(url, await withCredentials(url, init, token));
+    const response = await baseExchange(url, await withCredentials(url, init, token));
     if (!token || !askedForNonce(response, await auth?.proofSigner?.(), url)) return response;
     await response.body?.cancel().catch(() => undefined);
-    return baseFetch(url, await withCredentials(url, init, token));
+    return baseExchange(url, await withCredentials(url, init, token));
   };
 
   return async (url, init) => {

@@ -1,4 +1,4 @@
-/** fetch's contract on node:http for the upstream: kept-alive connections, proxies, and "never sent" marked on failures. */
+/** The upstream's HTTP exchange on node:http: kept-alive connections, proxies, and "never sent" marked on failures. */
 import {
   type ClientRequest,
   Agent as HttpAgent,
@@ -8,7 +8,7 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { nodeProxyRoute, proxyFailureOf, watchProxyConnect } from "../../../internal/proxy.js";
 import { markNeverSent } from "../../../internal/request-failure.js";
-import type { HttpAnswer, HttpAnswerBody, HttpRequest } from "./fetch-like.js";
+import type { HttpAnswer, HttpAnswerBody, HttpRequest } from "./http-exchange.js";
 import { watchExchange } from "./time-outs.js";
 
 /**
@@ -90,11 +90,11 @@ const httpClient: Client = { request: httpRequest, ...agents(HttpAgent) };
 const httpsClient: Client = { request: httpsRequest, ...agents(HttpsAgent) };
 
 /**
- * fetch's contract on node:http: Node's global fetch (undici) costs tens of milliseconds to load, a large
+ * One exchange on node:http, not Node's global fetch (undici), which costs tens of milliseconds to load, a large
  * part of the bridge's start. Failures without an answer reject as fetch's do: a TypeError "fetch failed"
  * whose cause has the code (ECONNREFUSED, ...); a body that breaks mid-way throws TypeError "terminated".
  */
-export async function nodeHttpFetch(url: URL, request: HttpRequest): Promise<HttpAnswer> {
+export async function nodeHttpExchange(url: URL, request: HttpRequest): Promise<HttpAnswer> {
   const client = url.protocol === "https:" ? httpsClient : httpClient;
   const proxy = await nodeProxyRoute(url);
   if (request.mustNotRepeat) {

@@ -1,8 +1,11 @@
-/** The remote fetch under a burst of 401s: one recovery for all of them, each request retried once with its token. */
+/** The authorized exchange under a burst of 401s: one recovery for all of them, each request retried once with its token. */
 import { describe, expect, it } from "vitest";
 import { createBridgeLog } from "../../../../src/bridge/log.js";
-import type { HttpAnswer } from "../../../../src/bridge/upstream/http/fetch-like.js";
-import { type BridgeAuth, createRemoteFetch } from "../../../../src/bridge/upstream/http/remote-fetch.js";
+import {
+  type BridgeAuth,
+  createAuthorizedExchange,
+} from "../../../../src/bridge/upstream/http/authorized-exchange.js";
+import type { HttpAnswer } from "../../../../src/bridge/upstream/http/http-exchange.js";
 
 function answer(status: number): HttpAnswer {
   return {
@@ -17,7 +20,7 @@ function answer(status: number): HttpAnswer {
   };
 }
 
-describe("createRemoteFetch: concurrent 401s", () => {
+describe("createAuthorizedExchange: concurrent 401s", () => {
   it("200 requests refused with the expired token wait for one recovery and all succeed with the new one", async () => {
     const valid = "t2";
     let stored = "t1";
@@ -38,11 +41,11 @@ describe("createRemoteFetch: concurrent 401s", () => {
       },
     };
     const sent: string[] = [];
-    const fetch = createRemoteFetch({
+    const exchange = createAuthorizedExchange({
       auth,
       headers: [],
       log: createBridgeLog({ debug: false, silent: true }),
-      fetch: async (_url, request) => {
+      exchange: async (_url, request) => {
         sent.push(request.headers.authorization ?? "");
         // Answers come back spread over time, some after the recovery has finished.
         await new Promise((resolve) => setTimeout(resolve, sent.length % 7));
@@ -51,7 +54,7 @@ describe("createRemoteFetch: concurrent 401s", () => {
     });
     const statuses = await Promise.all(
       Array.from({ length: 200 }, () =>
-        fetch(new URL("http://127.0.0.1:1/mcp"), { method: "POST", headers: {}, body: "{}" }).then(
+        exchange(new URL("http://127.0.0.1:1/mcp"), { method: "POST", headers: {}, body: "{}" }).then(
           (response) => response.status,
         ),
       ),

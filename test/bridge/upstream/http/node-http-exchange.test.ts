@@ -1,8 +1,11 @@
-/** nodeHttpFetch's connections: pooled requests share a bounded set, the others never wait behind them. */
+/** nodeHttpExchange's connections: pooled requests share a bounded set, the others never wait behind them. */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { nodeHttpFetch, POOLED_CONNECTIONS } from "../../../../src/bridge/upstream/http/node-http-fetch.js";
+import {
+  nodeHttpExchange,
+  POOLED_CONNECTIONS,
+} from "../../../../src/bridge/upstream/http/node-http-exchange.js";
 
 let server: Server;
 let url: URL;
@@ -51,7 +54,7 @@ describe("pooled requests share at most POOLED_CONNECTIONS connections", () => {
   it("100 pooled requests in flight open no more connections than the pool has, and all are answered", async () => {
     const hold = new URL("/hold", url);
     const answers = Array.from({ length: 100 }, () =>
-      nodeHttpFetch(hold, { method: "POST", headers: {}, body: "{}", pooled: true }).then((answer) =>
+      nodeHttpExchange(hold, { method: "POST", headers: {}, body: "{}", pooled: true }).then((answer) =>
         answer.text(),
       ),
     );
@@ -75,10 +78,10 @@ describe("a request outside the pool never waits for it", () => {
   it("is answered while every pooled connection is held open", async () => {
     const hold = new URL("/hold", url);
     const pooled = Array.from({ length: POOLED_CONNECTIONS + 5 }, () =>
-      nodeHttpFetch(hold, { method: "POST", headers: {}, body: "{}", pooled: true }),
+      nodeHttpExchange(hold, { method: "POST", headers: {}, body: "{}", pooled: true }),
     );
     await waitFor(() => held.length === POOLED_CONNECTIONS);
-    const answer = await nodeHttpFetch(url, { method: "POST", headers: {}, body: "{}" });
+    const answer = await nodeHttpExchange(url, { method: "POST", headers: {}, body: "{}" });
     expect(await answer.text()).toBe("now");
     expect(held.length).toBe(POOLED_CONNECTIONS);
     for (const response of held.splice(0)) response.end();
@@ -97,20 +100,20 @@ describe("a pooled request that waits for a free connection", () => {
   it("rejects with its signal's reason when cancelled while waiting, and the pool goes on serving the others", async () => {
     const hold = new URL("/hold", url);
     const first = Array.from({ length: POOLED_CONNECTIONS }, () =>
-      nodeHttpFetch(hold, { method: "POST", headers: {}, body: "{}", pooled: true }).then((answer) =>
+      nodeHttpExchange(hold, { method: "POST", headers: {}, body: "{}", pooled: true }).then((answer) =>
         answer.text(),
       ),
     );
     await waitFor(() => held.length === POOLED_CONNECTIONS);
     const controller = new AbortController();
-    const cancelled = nodeHttpFetch(hold, {
+    const cancelled = nodeHttpExchange(hold, {
       method: "POST",
       headers: {},
       body: "{}",
       pooled: true,
       signal: controller.signal,
     });
-    const waiting = nodeHttpFetch(hold, { method: "POST", headers: {}, body: "{}", pooled: true });
+    const waiting = nodeHttpExchange(hold, { method: "POST", headers: {}, body: "{}", pooled: true });
     controller.abort(new Error("cancelled by the client"));
     await expect(cancelled).rejects.toThrow("cancelled by the client");
     // Freeing one connection lets the next waiter in (the cancelled one took no connection and holds no place).
@@ -126,11 +129,11 @@ describe("a pooled request that waits for a free connection", () => {
 describe("pooled requests whose answer streams stay open", () => {
   it("do not keep the next pooled request waiting for them to end", async () => {
     const streaming = Array.from({ length: POOLED_CONNECTIONS }, () =>
-      nodeHttpFetch(new URL("/stream", url), { method: "POST", headers: {}, body: "{}", pooled: true }),
+      nodeHttpExchange(new URL("/stream", url), { method: "POST", headers: {}, body: "{}", pooled: true }),
     );
     const open = await Promise.all(streaming);
     expect(open.map((answer) => answer.status)).toEqual(Array(POOLED_CONNECTIONS).fill(200));
-    const next = await nodeHttpFetch(url, { method: "POST", headers: {}, body: "{}", pooled: true });
+    const next = await nodeHttpExchange(url, { method: "POST", headers: {}, body: "{}", pooled: true });
     expect(await next.text()).toBe("now");
     expect(held).toHaveLength(POOLED_CONNECTIONS);
     for (const answer of open) await answer.body?.cancel();

@@ -1,4 +1,4 @@
-/** The fetch contract both upstreams speak through (a subset of fetch's), and the bounded ways to read and wait on it. */
+/** The HTTP exchange both upstreams speak through (one request, one answer: a subset of fetch's), and the bounded ways to read and wait on it. */
 import { BodyTooLargeError, readBoundedText } from "../../../internal/bounded-body.js";
 
 /** One HTTP request of the transport; header names are lower case. */
@@ -44,7 +44,11 @@ export interface HttpAnswer {
   json(): Promise<unknown>;
 }
 
-export type FetchLike = (url: URL, request: HttpRequest) => Promise<HttpAnswer>;
+/**
+ * Sends one request and resolves with its answer: node:http in the bridge (node-http-exchange.ts), wrapped for
+ * credentials, cookies and time-outs; not fetch, whose Request and Response it does not use.
+ */
+export type HttpExchange = (url: URL, request: HttpRequest) => Promise<HttpAnswer>;
 
 /**
  * A body's text, at most `maxBytes`: past that, undefined (or, with `truncate`, the first `maxBytes`), and the
@@ -64,16 +68,16 @@ export async function readBounded(
 }
 
 /**
- * `fetch` whose every exchange (the answer and its body) fails after `timeoutMs`, with an error naming `what`: for
+ * `exchange` with each exchange (the answer and its body) failing after `timeoutMs`, with an error naming `what`: for
  * probes, which must not wait forever on a server that accepts the connection and never answers. A sign-in between
- * two exchanges (see createRemoteFetch) is not counted.
+ * two exchanges (see createAuthorizedExchange) is not counted.
  */
-export function withRequestTimeout(fetch: FetchLike, timeoutMs: number, what: string): FetchLike {
+export function withRequestTimeout(exchange: HttpExchange, timeoutMs: number, what: string): HttpExchange {
   return async (url, request) => {
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
     try {
-      return await fetch(url, { ...request, signal });
+      return await exchange(url, { ...request, signal });
     } catch (error) {
       if (timeout.aborted && !request.signal?.aborted)
         throw new Error(`${what}: no answer from ${url.origin} within ${timeoutMs / 1000} s`);

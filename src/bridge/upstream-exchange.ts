@@ -2,8 +2,8 @@
 import type { BridgeLog } from "./log.js";
 import type { NetworkFlagOptions } from "./network-flags.js";
 import { CookieJar, withCookieJar } from "./upstream/http/cookie-jar.js";
-import type { FetchLike } from "./upstream/http/fetch-like.js";
-import { nodeHttpFetch } from "./upstream/http/node-http-fetch.js";
+import type { HttpExchange } from "./upstream/http/http-exchange.js";
+import { nodeHttpExchange } from "./upstream/http/node-http-exchange.js";
 import { withUpstreamTimeouts } from "./upstream/http/time-outs.js";
 import { withKeepAlive } from "./upstream/legacy/keep-alive.js";
 import {
@@ -15,8 +15,8 @@ import {
  * One per process: the relay, its probes and its pings share the jar, so the load balancer's cookie set on the
  * first exchange holds for the session's every request.
  */
-export function upstreamFetchFor(options: NetworkFlagOptions): FetchLike {
-  const timed = withUpstreamTimeouts(nodeHttpFetch, {
+export function upstreamExchangeFor(options: NetworkFlagOptions): HttpExchange {
+  const timed = withUpstreamTimeouts(nodeHttpExchange, {
     connectMs: options.connectTimeoutMs,
     headersMs: options.headersTimeoutMs,
     bodyMs: options.bodyTimeoutMs,
@@ -28,11 +28,11 @@ export function upstreamFetchFor(options: NetworkFlagOptions): FetchLike {
 export function keptAliveTransports(
   options: NetworkFlagOptions,
   log: BridgeLog,
-): { createTransport?: (url: URL, fetch: FetchLike) => RemoteTransport } {
+): { createTransport?: (url: URL, exchange: HttpExchange) => RemoteTransport } {
   const intervalMs = options.pingIntervalMs;
   if (!intervalMs) return {};
   return {
-    createTransport: (url, fetch) =>
-      withKeepAlive(new StreamableHttpTransport(url, fetch), { intervalMs, log }),
+    createTransport: (url, exchange) =>
+      withKeepAlive(new StreamableHttpTransport(url, exchange), { intervalMs, log }),
   };
 }

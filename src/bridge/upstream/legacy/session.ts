@@ -1,0 +1,172 @@
+/** One 2025 session with the server: its transport, the answers that come back on it, and a new one when the server forgets it. */
+import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/client";
+import { isRequest, isResponse } from "../../jsonrpc.js";
+import type { BridgeLog } from "../../log.js";
+import type { HttpExchange } from "../http/http-exchange.js";
+import { RemoteHttpError } from "../http/http-failure.js";
+import { BridgeRequests } from "./bridge-requests.js";
+import type { PendingRequests } from "./pending-requests.js";
+import type { ResendPolicy } from "./resend-policy.js";
+import { type RemoteTransport, StreamableHttpTransport } from "./streamable-http-transport.js";
+
+/** The server forgot the session (it restarted, or expired it): open a new one. */
+export function isSessionGone(error: unknown): boolean {
+  return error instanceof RemoteHttpError && error.status === 404;
+}
+
+/** The client messages waiting to go out on the new session, which a reopening must not send twice. */
+export interface HeldMessages {
+  holds(message: JSONRPCMessage): boolean;
+  drop(drop: (message: JSONRPCMessage) => boolean): void;
+}
+
+export interface LegacySessionOptions {
+  url: URL;
+  exchange: HttpExchange;
+  log: BridgeLog;
+  /** The client's requests still owed an answer: answers taken out, accepted ones marked with their transport. */
+  pending: PendingRequests;
+  /** Learns the tools' hints from the lists that pass, and says which requests must not be sent twice. */
+  resendPolicy: ResendPolicy;
+  /** A message of the server's on its way to the client (see LegacySessionRelayOptions.toClient). */
+  toClient(message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId): void;
+  /** The transport failed outside a send (its event stream); not called once closing. */
+  onTransportError(transport: RemoteTransport, error: Error): void;
+  createTransport?: ((url: URL, exchange: HttpExchange) => RemoteTransport) | undefined;
+}
+
+export class LegacySession {
+  readonly #options: LegacySessionOptions;
+  readonly #bridgeRequests = new BridgeRequests();
+  #transport: RemoteTransport;
+  #closing = false;
+  #initializeRequest: JSONRPCRequest | undefined;
+  #protocolVersion: string | undefined;
+
+  constructor(options: LegacySessionOptions) {
+    this.#options = options;
+    this.#transport = this.#openTransport();
+  }
+
+  /** The current session's transport (a new one after `reopen`). */
+  get transport(): RemoteTransport {
+    return this.#transport;
+  }
+
+  get closing(): boolean {
+    return this.#closing;
+  }
+
+  /** True once the client sent `initialize` (a new session needs it replayed). */
+  get initialized(): boolean {
+    return this.#initializeRequest !== undefined;
+  }
+
+  async start(): Promise<void> {
+    await this.#transport.start();
+  }
+
+  /** The client's `initialize`: its answer sets the protocol version, and a new session replays it. */
+  rememberInitialize(request: JSONRPCRequest): void {
+    this.#initializeRequest = request;
+  }
+
+  /** Sends on the current transport; once the server accepted it, a request's answer can only come from there. */
+  async send(message: JSONRPCMessage): Promise<void> {
+    const transport = this.#transport;
+    await transport.send(message, { mustNotRepeat: !this.#options.resendPolicy.isRepeatable(message) });
+    if (isRequest(message)) this.#options.pending.deliveredOn(message.id, transport);
+  }
+
+  /** Pings the session on `transport`; rejects as the transport does (a 404 says the server forgot it). */
+  ping(transport: RemoteTransport): Promise<void> {
+    return this.#bridgeRequests.ping(transport);
+  }
+
+  /** Replaces the transport with a new session, replaying the client's `initialize` under a bridge id. */
+  async reopen(held: HeldMessages): Promise<void> {
+    const old = this.#transport;
+    old.onmessage = undefined;
+    old.onerror = undefined;
+    old.onrequestlost = undefined;
+    void old.close().catch(() => undefined);
+    this.#transport = this.#openTransport();
+    await this.#transport.start();
+    // Requests the old session accepted will never be answered there; the new session cannot answer them.
+    this.#options.pending.failDelivered(
+      "chat-mcp-bridge: the server lost the session while this request was in flight",
+      old,
+    );
+    const initialize = this.#initializeRequest;
+    if (!initialize) return;
+    // Held requests not yet sent go out after this; the held `initialize` itself needs no replay.
+    if (held.holds(initialize)) return;
+    const version =
+      (await this.#bridgeRequests.replayInitialize(this.#transport, initialize)) ?? this.#protocolVersion;
+    if (version) this.#transport.setProtocolVersion(version);
+    held.drop((message) => "method" in message && message.method === "notifications/initialized");
+    await this.#transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    this.#options.log.info("opened a new session with the server");
+  }
+
+  /** Ends the remote session (best effort, bounded by `timeoutMs`); nothing is relayed after. */
+  async close(timeoutMs: number): Promise<void> {
+    if (this.#closing) return;
+    this.#closing = true;
+    const transport = this.#transport;
+    if (transport.sessionId) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      });
+      await Promise.race([transport.terminateSession().catch(() => undefined), timeout]);
+      clearTimeout(timer);
+    }
+    transport.onerror = undefined;
+    await transport.close().catch(() => undefined);
+  }
+
+  #openTransport(): RemoteTransport {
+    const { url, exchange, createTransport } = this.#options;
+    const transport = createTransport
+      ? createTransport(url, exchange)
+      : new StreamableHttpTransport(url, exchange);
+    transport.onmessage = (message, raw, relatedRequestId) =>
+      this.#fromServer(transport, message, raw, relatedRequestId);
+    transport.onerror = (error) => {
+      if (!this.#closing) this.#options.onTransportError(transport, error);
+    };
+    transport.onrequestlost = (id, reason) => {
+      if (this.#closing || transport !== this.#transport) return;
+      this.#options.pending.answerWithError(id, `chat-mcp-bridge: ${reason}`);
+    };
+    return transport;
+  }
+
+  #fromServer(
+    transport: RemoteTransport,
+    message: JSONRPCMessage,
+    raw?: string,
+    relatedRequestId?: RequestId,
+  ): void {
+    if (this.#closing) return;
+    if (isResponse(message)) {
+      if (this.#bridgeRequests.tookAnswer(message)) return;
+      const pending = this.#options.pending.take(message.id);
+      if (!pending) {
+        this.#options.log.debug(`dropped a second answer to request ${String(message.id)}`);
+        return;
+      }
+      if (pending.method === "tools/list" && "result" in message)
+        this.#options.resendPolicy.learnTools(message.result);
+      if (this.#initializeRequest?.id === message.id && "result" in message) {
+        const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
+        if (typeof version === "string") {
+          this.#protocolVersion = version;
+          transport.setProtocolVersion(version);
+        }
+      }
+    }
+    this.#options.toClient(message, raw, relatedRequestId);
+  }
+}
