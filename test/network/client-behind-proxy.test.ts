@@ -76,8 +76,24 @@ describe("ChatClient through the proxy", needsOpenssl, () => {
     expect(error.message).toContain(`The proxy ${service.proxyDisplay} (from proxy option) refused`);
     expect(error.message).toContain("407");
     expect(error.message).not.toContain("wrong-password");
-    await new Promise((resolve) => setTimeout(resolve, 300)); // the proxy's log line may trail the answer
-    expect(service.proxyLog().length - before).toBe(1);
+    // A later request with no credentials marks the end: the proxy logs requests in the order it gets them, so
+    // a retry of the refused one would show before it.
+    const marker = new ChatClient({
+      baseUrl: service.httpUrl,
+      token,
+      proxy: service.proxyDisplay,
+      maxRetries: 0,
+    });
+    await marker.listChats().catch(() => undefined);
+    await expect
+      .poll(() => service.proxyLog().slice(before))
+      .toContainEqual(expect.objectContaining({ credentials: "none" }));
+    const seen = service.proxyLog().slice(before);
+    const refused = seen.slice(
+      0,
+      seen.findIndex((line) => line.credentials === "none"),
+    );
+    expect(refused).toEqual([expect.objectContaining({ credentials: "wrong" })]);
   });
 
   it("an https service whose certificate this process does not trust: the NODE_EXTRA_CA_CERTS hint, no retry", async () => {

@@ -63,13 +63,19 @@ async function startServer(options: Parameters<typeof startChildServer>[0] = {})
 
 const succeeded = (answer: JsonRpcMessage | undefined) => Boolean(answer?.result && !answer.result.isError);
 
-/** Waits (bounded) until at least `count` of `ids` are answered. */
-async function waitForSome(bridge: BridgeDriver, ids: number[], count: number, timeoutMs = 20_000) {
+/** Waits until `condition` holds, looking every 20 ms; fails naming `what` after `timeoutMs`. */
+async function until(condition: () => boolean, what: string, timeoutMs = 20_000) {
   for (let waited = 0; waited < timeoutMs; waited += 20) {
-    if (ids.filter((id) => bridge.answersTo(id).length > 0).length >= count) return;
+    if (condition()) return;
     await new Promise((done) => setTimeout(done, 20));
   }
-  throw new Error(`fewer than ${count} answers within ${timeoutMs} ms`);
+  throw new Error(`no ${what} within ${timeoutMs} ms`);
+}
+
+/** Waits (bounded) until at least `count` of `ids` are answered. */
+function waitForSome(bridge: BridgeDriver, ids: number[], count: number) {
+  const answered = () => ids.filter((id) => bridge.answersTo(id).length > 0).length;
+  return until(() => answered() >= count, `${count} answers`);
 }
 
 /** A server child behind a fault proxy: it advertises the proxy's URL and listens on a port the proxy knows. */
@@ -142,11 +148,15 @@ describe("Server killed mid-call and restarted on the same port and data file", 
 
 describe("Server paused (SIGSTOP) past the client's patience, then resumed (SIGCONT)", () => {
   it("cancelled requests are answered at most once, the others exactly once, nothing runs twice", async () => {
-    const server = await startServer({ dataFile: join(root, "stop", "state.json") });
-    const bridge = startBridge(server.mcpUrl);
+    // Behind the proxy, which tells when the paused server has the calls and when it has answered them.
+    const { proxy, server } = await startServerBehindProxy({
+      REFERENCE_DATA_FILE: join(root, "stop", "state.json"),
+    });
+    const bridge = startBridge(`${proxy.url}/mcp`);
     await initializeBridge(bridge);
     const warmup = callTool(bridge, "list_chats", {});
     await bridge.waitAnswered([warmup]);
+    const toolCallsBefore = proxy.toolCallsForwarded();
 
     server.child.kill("SIGSTOP");
     const creates = new Map<number, string>();
@@ -158,8 +168,8 @@ describe("Server paused (SIGSTOP) past the client's patience, then resumed (SIGC
       patient.push(id);
       impatient.push(callTool(bridge, "list_chats", { limit: 1 }));
     }
-    // The client gives up on some requests while the server is frozen, as MCP clients do on their timeout.
-    await new Promise((done) => setTimeout(done, 1_500));
+    // The client gives up on some requests while they wait at the frozen server, as MCP clients do on their timeout.
+    await until(() => proxy.toolCallsForwarded() === toolCallsBefore + 6, "the calls at the paused server");
     for (const id of impatient) {
       bridge.send({
         jsonrpc: "2.0",
@@ -171,10 +181,11 @@ describe("Server paused (SIGSTOP) past the client's patience, then resumed (SIGC
     server.child.kill("SIGCONT");
 
     await bridge.waitAnswered(patient, 30_000);
+    // Late answers to the cancelled requests may show (once) or not at all: once the server has answered every
+    // call, the answer to a later call comes after any of them.
+    await until(() => proxy.toolCallsAnswered() === toolCallsBefore + 6, "the server's answers");
     const next = callTool(bridge, "list_chats", {});
     await bridge.waitAnswered([next], 15_000);
-    // Give late answers to cancelled requests a moment to show up (they may, once, or not at all).
-    await new Promise((done) => setTimeout(done, 300));
     expect(answeredTwice(bridge)).toEqual([]);
     for (const id of impatient) expect(bridge.answersTo(id).length).toBeLessThanOrEqual(1);
     await expectCreatesKept(server, bridge, creates);

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
+import { scratchDir } from "../support/scratch-dir.js";
 import {
   answeredTwice,
   type BridgeDriver,
@@ -12,11 +13,14 @@ import {
   spawnBridgeDriver,
 } from "./fixtures/bridge-driver.js";
 import {
+  AFTER_NESTED,
   type HostileMcpServer,
   type HostileOptions,
   startHostileMcpServer,
 } from "./fixtures/hostile-mcp-server.js";
 
+// The bridge's own folder (it remembers each server's era there), not the user's, shared with other test files.
+const configDir = scratchDir("cmb-hostile-answers-");
 let server: HostileMcpServer | undefined;
 let bridge: BridgeDriver | undefined;
 afterEach(async () => {
@@ -28,7 +32,7 @@ afterEach(async () => {
 
 async function connect(options: HostileOptions = {}): Promise<BridgeDriver> {
   server = await startHostileMcpServer(options);
-  bridge = spawnBridgeDriver(["--token-store", "file", server.url], {});
+  bridge = spawnBridgeDriver(["--token-store", "file", server.url], { CHAT_CONFIG_DIR: configDir });
   const id = bridge.request("initialize", {
     protocolVersion: PROTOCOL_VERSION,
     capabilities: {},
@@ -67,9 +71,14 @@ describe("answers nested 5000 levels deep", () => {
 
   it("a nested notification on the GET stream does not make the bridge reconnect again and again", async () => {
     const driver = await connect({ nestedNotificationDepth: 5000 });
-    // The server asks for 100 ms between reconnects: a loop would show dozens of GETs in three seconds.
-    await new Promise((done) => setTimeout(done, 3_000));
-    expect(server!.gets).toBeLessThanOrEqual(2);
+    // The server sends a plain notification after the deep one on the same stream (and asks for 100 ms between
+    // reconnects): when it arrives on the first GET, the stream outlived the deep one, so nothing reconnects.
+    await driver.waitForMethod(
+      "notifications/message",
+      15_000,
+      (message) => message.params?.data === AFTER_NESTED,
+    );
+    expect(server!.gets).toBe(1);
     const after = callTool(driver, "ok");
     await driver.waitAnswered([after], 15_000);
     expect(driver.answersTo(after)[0]?.result).toBeDefined();

@@ -1,7 +1,7 @@
 /** Full sign-in through OAuthSession (src/auth/session/) against the real reference server (autoApprove) with the headless http-browser. */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { OAuthSession, restServerUrl, storedAccessToken } from "../../../src/auth/index.js";
 import { loginKey, loginPaths } from "../../../src/auth/login-key.js";
 import { StoredLoginSchema } from "../../../src/auth/stored-login.js";
@@ -9,14 +9,10 @@ import { type ReferenceServer, startReferenceServer } from "../../../src/server/
 import { scratchDir } from "../../support/scratch-dir.js";
 
 const browserScript = resolve("test/auth/fixtures/http-browser.mjs");
-const ACCESS_TOKEN_TTL_SECONDS = 2;
 
 let server: ReferenceServer;
 beforeAll(async () => {
-  server = await startReferenceServer({
-    autoApprove: "acme",
-    accessTokenTtlSeconds: ACCESS_TOKEN_TTL_SECONDS,
-  });
+  server = await startReferenceServer({ autoApprove: "acme" });
 });
 afterAll(async () => {
   await server?.close();
@@ -66,12 +62,16 @@ describe("full sign-in against the reference server (REST resource, chat-cli con
     const serverUrl = restServerUrl(server.url);
     const before = storedLogin(serverUrl, configDir);
     const session = newSession(serverUrl, configDir);
-    let second = await session.accessToken();
-    while (second === first) {
-      await new Promise((r) => setTimeout(r, 200));
+    // The clock moves to the token's expiry for this one call: only Date is faked, timers run on.
+    vi.useFakeTimers({ toFake: ["Date"], now: before.tokens!.expiresAt! });
+    let second: string | undefined;
+    try {
       second = await session.accessToken();
+    } finally {
+      vi.useRealTimers();
     }
     expect(second).toBeDefined();
+    expect(second).not.toBe(first);
     expect(await listChats(second!)).toBe(200);
     const after = storedLogin(serverUrl, configDir);
     expect(after.tokens?.refreshToken).not.toBe(before.tokens?.refreshToken);

@@ -58,14 +58,10 @@ function received(bridge: RawBridge, method: string): unknown[] {
 
 const count = (ids: unknown[], id: string) => ids.filter((each) => each === id).length;
 
-/** Calls `publish` until `done` holds (a notification published before the stream is ready is lost). */
-async function publishUntil(publish: () => void, done: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    publish();
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/** Publishes once the streams that must get it are open (a notification published before is lost), and waits for `done`. */
+async function publishThenWait(publish: () => void, done: () => boolean, what: string): Promise<void> {
+  publish();
+  await until(done, what);
 }
 
 async function acknowledged(bridge: RawBridge, id: string): Promise<Record<string, unknown>> {
@@ -86,7 +82,8 @@ describe("two listens of one modern client over a modern server", () => {
       listen(bridge, "listen-b", { toolsListChanged: true });
       await acknowledged(bridge, "listen-a");
       await acknowledged(bridge, "listen-b");
-      await publishUntil(
+      // A modern server acknowledges a listen once it is subscribed to its events: one change reaches both.
+      await publishThenWait(
         () => server.toolsChanged(),
         () => {
           const ids = received(bridge, TOOLS_CHANGED);
@@ -101,11 +98,14 @@ describe("two listens of one modern client over a modern server", () => {
       await cancel(bridge, "listen-a");
       const before = count(received(bridge, TOOLS_CHANGED), "listen-a");
       const bBefore = count(received(bridge, TOOLS_CHANGED), "listen-b");
-      await publishUntil(
-        () => server.toolsChanged(),
-        () => count(received(bridge, TOOLS_CHANGED), "listen-b") >= bBefore + 3,
-        "list changes on the listen left open",
-      );
+      // Three changes reach the listen left open, each after the cancel took effect: none reaches the other.
+      for (const more of [1, 2, 3]) {
+        await publishThenWait(
+          () => server.toolsChanged(),
+          () => count(received(bridge, TOOLS_CHANGED), "listen-b") >= bBefore + more,
+          "list changes on the listen left open",
+        );
+      }
       expect(count(received(bridge, TOOLS_CHANGED), "listen-a")).toBe(before);
       expect(bridge.lines.some((line) => line.includes('"id":"listen-a"'))).toBe(false);
     } finally {
@@ -128,15 +128,16 @@ describe("two listens of one modern client over a legacy session", () => {
         promptsListChanged: true,
       });
 
-      await publishUntil(
+      // The bridge acknowledges at once; the session's event stream opens on its own time.
+      await until(() => server.eventStreams() > 0, "the session's event stream");
+      await publishThenWait(
         () => server.promptsChanged(),
         () => received(bridge, PROMPTS_CHANGED).length > 0,
         "a prompts change",
       );
       expect(new Set(received(bridge, PROMPTS_CHANGED))).toEqual(new Set(["tools-and-prompts"]));
       server.toolsChanged();
-      await publishUntil(
-        () => undefined,
+      await until(
         () => count(received(bridge, TOOLS_CHANGED), "tools-only") > 0,
         "a tools change on the first listen",
       );
@@ -145,8 +146,7 @@ describe("two listens of one modern client over a legacy session", () => {
       await cancel(bridge, "tools-and-prompts");
       server.toolsChanged();
       server.promptsChanged();
-      await publishUntil(
-        () => undefined,
+      await until(
         () => count(received(bridge, TOOLS_CHANGED), "tools-only") === 2,
         "a second tools change on the listen left open",
       );
@@ -181,8 +181,9 @@ describe("two listens of one modern client with resource subscriptions over a le
       await until(() => server.subscriptions.length === 2, "the subscriptions");
       expect(server.subscriptions).toEqual(["subscribe file:///config", "subscribe file:///data"]);
 
-      // The session's event stream opens on its own time: publish until an update lands.
-      await publishUntil(
+      // The session's event stream opens on its own time: an update sent before it opened would be lost.
+      await until(() => server.eventStreams() > 0, "the session's event stream");
+      await publishThenWait(
         () => server.resourceUpdated("file:///data"),
         () => updatesFor("file:///data").length > 0,
         "a data update",

@@ -65,6 +65,7 @@ describe.each(["legacy", "modern"] as const)("a %s client and a legacy server", 
 describe.each(["legacy", "modern"] as const)("a %s client listening for list changes", (era) => {
   it("gets the server's tools/list_changed through the bridge", async () => {
     const changes: number[] = [];
+    const streamsBefore = server.eventStreams();
     const client = new Client(
       { name: `listen-${era}`, version: "1.0.0" },
       {
@@ -84,12 +85,12 @@ describe.each(["legacy", "modern"] as const)("a %s client listening for list cha
     );
     try {
       await client.listTools();
-      const deadline = Date.now() + 10_000;
-      while (changes.length === 0) {
-        if (Date.now() > deadline) throw new Error("no tools/list_changed reached the client");
-        server.broadcastToolListChanged();
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      // The session's event stream opens on its own time; a change sent before it opened would be lost.
+      await expect
+        .poll(server.eventStreams, { timeout: 10_000, interval: 20 })
+        .toBeGreaterThan(streamsBefore);
+      server.broadcastToolListChanged();
+      await expect.poll(() => changes.length, { timeout: 10_000, interval: 20 }).toBeGreaterThan(0);
       expect(changes[0]).toBeGreaterThan(0);
     } finally {
       await client.close();
@@ -99,6 +100,7 @@ describe.each(["legacy", "modern"] as const)("a %s client listening for list cha
 
 describe("a modern client's subscriptions/listen over a legacy session", () => {
   it("is acknowledged with what the session delivers, and its notifications carry the subscription id", async () => {
+    const streamsBefore = server.eventStreams();
     const bridge = spawnRawBridge([server.url], env());
     const meta = {
       "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -119,16 +121,12 @@ describe("a modern client's subscriptions/listen over a legacy session", () => {
         _meta: { "io.modelcontextprotocol/subscriptionId": "sub-1" },
         notifications: { toolsListChanged: true },
       });
-      const deadline = Date.now() + 10_000;
-      let changed: Record<string, unknown> | undefined;
-      while (!changed) {
-        if (Date.now() > deadline) throw new Error("no tools/list_changed reached the client");
-        server.broadcastToolListChanged();
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        changed = bridge.lines
-          .map((line) => JSON.parse(line) as Record<string, unknown>)
-          .find((m) => m.method === "notifications/tools/list_changed");
-      }
+      // The bridge acknowledges at once; the session's event stream opens on its own time.
+      await expect
+        .poll(server.eventStreams, { timeout: 10_000, interval: 20 })
+        .toBeGreaterThan(streamsBefore);
+      server.broadcastToolListChanged();
+      const changed = await bridge.waitFor((m) => m.method === "notifications/tools/list_changed");
       expect(changed.params).toEqual({ _meta: { "io.modelcontextprotocol/subscriptionId": "sub-1" } });
       expect(bridge.lines.some((line) => line.includes('"id":"sub-1"'))).toBe(false);
     } finally {

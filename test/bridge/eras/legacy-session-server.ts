@@ -12,6 +12,8 @@ export interface LegacySessionServer {
   readonly waiting: () => number;
   /** Ends every running `wait` call with its own label. */
   release(): void;
+  /** Standalone GET event streams opened so far (a notification sent after one opened reaches it). */
+  readonly eventStreams: () => number;
   /** Sends `notifications/tools/list_changed` on every session. */
   toolsChanged(): void;
   /** Sends `notifications/prompts/list_changed` on every session. */
@@ -30,6 +32,7 @@ export async function startLegacySessionServer(): Promise<LegacySessionServer> {
   const sessions = new Map<string, LegacySession>();
   const waiters = new Set<() => void>();
   const subscriptions: string[] = [];
+  let eventStreams = 0;
 
   const newMcpServer = () => {
     const mcp = new McpServer(
@@ -90,7 +93,11 @@ export async function startLegacySessionServer(): Promise<LegacySessionServer> {
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse) =>
-    serveLegacySessionRequest(sessions, newMcpServer, req, res);
+    serveLegacySessionRequest(sessions, newMcpServer, req, res, {
+      onEventStream: () => {
+        eventStreams++;
+      },
+    });
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -102,6 +109,7 @@ export async function startLegacySessionServer(): Promise<LegacySessionServer> {
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     waiting: () => waiters.size,
+    eventStreams: () => eventStreams,
     subscriptions,
     resourceUpdated: (uri) => {
       for (const { mcp } of sessions.values()) void mcp.server.sendResourceUpdated({ uri });

@@ -88,8 +88,10 @@ describe("a modern server that goes away for a moment", () => {
 
       await proxy.stop();
       callEcho(bridge, "during", "during the blip");
-      // The bridge has tried (and been refused) before the server comes back.
-      await new Promise((resolve) => setTimeout(resolve, 600));
+      // The bridge has tried (and been refused) before the server comes back: its log says so before it retries.
+      await expect
+        .poll(() => bridge.stderr(), { timeout: 10_000, interval: 20 })
+        .toMatch(/cannot reach http:\/\/127\.0\.0\.1:\d+: .*; retrying/);
       expect(bridge.lines.some((line) => line.includes('"id":"during"'))).toBe(false);
       await proxy.start();
 

@@ -148,6 +148,7 @@ describe("a legacy client's session semantics over a stateless server", () => {
   it("delivers list changes through subscriptions/listen, reopened when the stream drops", async () => {
     const listens = () => server.requests.filter((r) => r.method === "subscriptions/listen");
     const before = listens().length;
+    const subscribedBefore = server.subscribedListens();
     const bridge = spawnRawBridge([server.url], env());
     const changes = () => bridge.lines.filter((line) => line.includes("notifications/tools/list_changed"));
     try {
@@ -161,18 +162,16 @@ describe("a legacy client's session semantics over a stateless server", () => {
           _meta: { "io.modelcontextprotocol/clientInfo": { name: "raw-test" } },
         },
       });
-      // The server acknowledges before it sends anything; the stream is then ready for events.
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await waitUntil(() => server.subscribedListens() === subscribedBefore + 1);
       server.toolsChanged();
       const first = await bridge.waitFor((m) => m.method === "notifications/tools/list_changed");
       expect(first.params ?? {}).not.toHaveProperty("_meta");
       expect(bridge.lines.some((line) => line.includes("subscriptions/acknowledged"))).toBe(false);
       server.dropListens();
       await waitUntil(() => listens().length >= before + 2);
-      await waitUntil(() => {
-        server.toolsChanged();
-        return changes().length >= 2;
-      });
+      await waitUntil(() => server.subscribedListens() >= subscribedBefore + 2);
+      server.toolsChanged();
+      await waitUntil(() => changes().length >= 2);
     } finally {
       bridge.child.kill();
     }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../../../src/server/index.js";
 import { findIntegrationRequest, type Message, MessageSchema } from "../../../src/wire/index.js";
 import { scratchDir } from "../../support/scratch-dir.js";
+import { startEventStreamWatch } from "../fixtures/event-stream-watch.js";
 import { BRIDGE_BIN } from "../fixtures/spawn-bridge.js";
 
 type ClientMode = "legacy" | "modern" | "auto";
@@ -91,18 +92,28 @@ describe.each(["modern", "legacy"] as const)("the reference server serving the %
     });
 
     it("lists the tools again on tools/list_changed when the server goes read-only, and back", async () => {
-      const { client, relisted } = await connect(server.mcpUrl, mode, configDir);
+      // Through a proxy that tells when the server has opened an event stream for the bridge or the client.
+      const watch = await startEventStreamWatch(new URL(server.mcpUrl).origin);
+      const { client, relisted } = await connect(watch.mcpUrl, mode, configDir);
       const withWrites = (names: string[] | undefined) => names?.includes("create_chat") === true;
       try {
         expect((await client.listTools()).tools.map((tool) => tool.name)).toContain("create_chat");
-        // The client's listen (or the session's event stream) opens on its own time: flip until a change lands.
-        const deadline = Date.now() + 15_000;
-        while (!relisted.some((names) => !withWrites(names))) {
-          if (Date.now() > deadline) throw new Error("no tools/list_changed reached the client");
-          server.setReadOnly(false);
-          server.setReadOnly(true);
-          await new Promise((resolve) => setTimeout(resolve, 250));
-        }
+        // The client's listen (or the session's event stream) opens on its own time, and a change published
+        // before it opened is lost: the server goes read-only as each stream opens, until a change lands.
+        let streamsSeen = 0;
+        await expect
+          .poll(
+            () => {
+              if (watch.openedStreams() > streamsSeen) {
+                streamsSeen = watch.openedStreams();
+                server.setReadOnly(false);
+                server.setReadOnly(true);
+              }
+              return relisted.some((names) => !withWrites(names));
+            },
+            { timeout: 15_000, interval: 20 },
+          )
+          .toBe(true);
         const readOnly = relisted.find((names) => !withWrites(names));
         expect(readOnly).toEqual(expect.arrayContaining(["list_chats", "get_chat", "list_messages"]));
         expect(readOnly).not.toContain("send_message");
@@ -117,6 +128,7 @@ describe.each(["modern", "legacy"] as const)("the reference server serving the %
       } finally {
         server.setReadOnly(false);
         await client.close();
+        await watch.close();
       }
     });
 
