@@ -5,7 +5,7 @@ import { SlowFirstSequencer } from "./test/support/slow-first-sequencer.js";
 
 /** What both projects share; the root global setup and the reporters belong to the run, not to a project. */
 const shared = {
-  setupFiles: ["test/support/quiet-output.ts"],
+  setupFiles: ["test/support/private-home.ts", "test/support/quiet-output.ts"],
   testTimeout: 30_000,
   hookTimeout: 60_000,
   pool: "forks" as const,
