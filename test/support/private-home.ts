@@ -7,7 +7,6 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
-// @ts-expect-error: a plain ESM script without types
 import { testCacheDir } from "../../scripts/node-release.mjs";
 
 // Fetched test tools (Node 24 and 26) stay in the person's cache, found by path, not by the home folder.

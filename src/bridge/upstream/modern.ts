@@ -230,7 +230,13 @@ export class ModernUpstream {
     if (!response.ok) return errorAnswer(response);
     const type = response.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
     if (type === "application/json") {
-      const text = await readBounded(response, MAX_MESSAGE_BYTES);
+      let text: string | undefined;
+      try {
+        text = await readBounded(response, MAX_MESSAGE_BYTES, { whole: true });
+      } catch (error) {
+        // Cut off mid-answer: as unknown as a stream that broke before its answer, never a malformed answer.
+        return { broke: describeNetworkFailure(error, this.#options.url) ?? describeError(error) };
+      }
       if (text === undefined)
         return bridgeError(`the server's answer was larger than ${MAX_MESSAGE_BYTES} bytes`);
       return answerOf(parseJson(text), id);
@@ -325,7 +331,7 @@ function answerOf(value: unknown, id: string): UpstreamAnswer {
 
 /** A non-2xx answer: its JSON-RPC error when the (bounded) body holds one, else the status. */
 async function errorAnswer(response: HttpAnswer): Promise<UpstreamAnswer> {
-  const text = (await readBounded(response, MAX_ERROR_BODY_BYTES, true)) ?? "";
+  const text = (await readBounded(response, MAX_ERROR_BODY_BYTES, { truncate: true })) ?? "";
   const body = parseJson(text);
   if (isObject(body) && isObject(body.error) && typeof body.error.code === "number")
     return { error: body.error as { code: number; message: string; data?: unknown } };

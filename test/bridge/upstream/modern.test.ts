@@ -80,3 +80,67 @@ describe("a response stream that closes before the answer", () => {
     expect(calls).toBe(1);
   });
 });
+
+describe("a JSON answer whose body breaks off (the server killed mid-answer)", () => {
+  /** tools/list answers whole; every `tools/call` gets half a JSON body, then the connection breaks. */
+  function breakingServer(tool: { name: string; readOnly: boolean }) {
+    let calls = 0;
+    const exchange: HttpExchange = async (_url, request) => {
+      const body = JSON.parse(request.body ?? "{}");
+      const encoder = new TextEncoder();
+      if (body.method === "tools/list") {
+        const text = JSON.stringify({
+          jsonrpc: "2.0",
+          id: body.id,
+          result: {
+            tools: [
+              {
+                name: tool.name,
+                inputSchema: { type: "object" },
+                annotations: { readOnlyHint: tool.readOnly },
+              },
+            ],
+          },
+        });
+        return answer(200, "application/json", async function* () {
+          yield encoder.encode(text);
+        });
+      }
+      calls++;
+      const whole = JSON.stringify({ jsonrpc: "2.0", id: body.id, result: { content: [] } });
+      return answer(200, "application/json", async function* () {
+        yield encoder.encode(whole.slice(0, 20));
+        throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+      });
+    };
+    return { exchange, calls: () => calls };
+  }
+
+  it("is an unknown outcome for a call of a tool that may write, not a malformed answer", async () => {
+    const server = breakingServer({ name: "write", readOnly: false });
+    const upstream = new ModernUpstream({
+      url: new URL("http://127.0.0.1:9/mcp"),
+      exchange: server.exchange,
+      log,
+    });
+    await upstream.request("tools/list", {});
+    const result = await upstream.request("tools/call", { name: "write", arguments: {} });
+    const message = (result as { error: { message: string } }).error.message;
+    expect(message).toMatch(/not sent again/);
+    expect(message).not.toMatch(/not a JSON-RPC response/);
+    expect(server.calls()).toBe(1);
+  });
+
+  it("is sent again for a read-only tool, as a stream that broke is", async () => {
+    const server = breakingServer({ name: "read", readOnly: true });
+    const upstream = new ModernUpstream({
+      url: new URL("http://127.0.0.1:9/mcp"),
+      exchange: server.exchange,
+      log,
+    });
+    await upstream.request("tools/list", {});
+    const result = await upstream.request("tools/call", { name: "read", arguments: {} });
+    expect((result as { error: { message: string } }).error.message).toMatch(/before answering/);
+    expect(server.calls()).toBeGreaterThan(1);
+  });
+});

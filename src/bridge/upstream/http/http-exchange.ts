@@ -52,15 +52,21 @@ export type HttpExchange = (url: URL, request: HttpRequest) => Promise<HttpAnswe
 
 /**
  * A body's text, at most `maxBytes`: past that, undefined (or, with `truncate`, the first `maxBytes`), and the
- * rest is never read; a body that breaks mid-way is what arrived. The bridge's call sites read it this way.
+ * rest is never read. A body that breaks mid-way is what arrived (for bodies only shown, such as error pages), or,
+ * with `whole`, the stream's error (for an answer that must be complete to mean anything).
  */
 export async function readBounded(
   response: HttpAnswer,
   maxBytes: number,
-  truncate = false,
+  { truncate = false, whole = false }: { truncate?: boolean; whole?: boolean } = {},
 ): Promise<string | undefined> {
   try {
-    return await readBoundedText(response, { maxBytes, what: "the answer", truncate, keepWhatArrived: true });
+    return await readBoundedText(response, {
+      maxBytes,
+      what: "the answer",
+      truncate,
+      keepWhatArrived: !whole,
+    });
   } catch (error) {
     if (error instanceof BodyTooLargeError) return undefined;
     throw error;

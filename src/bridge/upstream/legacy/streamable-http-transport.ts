@@ -81,7 +81,7 @@ export class StreamableHttpTransport {
       const sessionId = response.headers.get("mcp-session-id");
       if (sessionId) this.#sessionId = sessionId;
       if (!response.ok) {
-        const text = (await readBounded(response, MAX_ERROR_BODY_BYTES, true)) ?? "";
+        const text = (await readBounded(response, MAX_ERROR_BODY_BYTES, { truncate: true })) ?? "";
         throw new RemoteHttpError(
           response.status,
           `the server answered HTTP ${response.status}${text ? `: ${text.slice(0, 300)}` : ""}`,
