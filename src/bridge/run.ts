@@ -53,6 +53,8 @@ export interface RelayIO {
 export interface RelayHandle {
   /** Resolves with the exit code once the relay has shut down and written out everything queued for the client. */
   closed: Promise<number>;
+  /** Resolves once the relay has written its first message to the client: it has started. */
+  firstAnswer: Promise<void>;
   /** Shuts down (as the end of stdin does): the remote session is ended within the shutdown deadline. */
   close(reason: string): void;
 }
@@ -68,10 +70,15 @@ export async function runRelay(
   // Every message to the client, whichever era's relay sent it, is logged here and only here.
   // Progress reaches the client only for a request still waiting; a write it gave up on is named when it ends.
   const clientRequests = new ClientRequests(log);
+  let answered: () => void = () => {};
+  const firstAnswer = new Promise<void>((resolve) => {
+    answered = resolve;
+  });
   const writeToClient: ToClient = (message, raw) => {
     if (!clientRequests.toClient(message)) return;
     if (log.debugEnabled) log.debug(`server → client ${describeMessage(message)}`);
     writeLine(message, raw);
+    answered();
   };
 
   /** Signed out, the sign-in gate answers the client itself and hides the relay's answers to what it answered. */
@@ -267,7 +274,7 @@ export async function runRelay(
   });
   stdin.on("error", (error) => shutdown(`stdin: ${describeError(error)}`));
   stdout.on("error", (error) => shutdown(`stdout: ${describeError(error)}`));
-  return { closed: closedPromise, close: shutdown };
+  return { closed: closedPromise, close: shutdown, firstAnswer };
 }
 
 /** `chat-mcp-bridge login|logout`: one line of result on stderr; returns the exit code. */

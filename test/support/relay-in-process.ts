@@ -31,6 +31,8 @@ export interface InProcessRelay {
   close(reason: string): void;
   /** Ends stdin (the client went away); resolves with the exit code once the relay has shut down. */
   end(): Promise<number>;
+  /** Resolves once the relay has written its first line for the client. */
+  firstAnswer: Promise<void>;
   /** Resolves with the exit code once the relay has shut down. */
   readonly closed: Promise<number>;
 }
@@ -101,6 +103,7 @@ export async function startRelayInProcess(
     },
     close: relay.close,
     closed: relay.closed,
+    firstAnswer: relay.firstAnswer,
   };
 }
 
