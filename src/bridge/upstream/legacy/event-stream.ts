@@ -63,9 +63,16 @@ export class EventStreams {
     this.#timers.clear();
   }
 
-  /** The standalone GET stream for server-initiated messages (optional for servers: 405 means none). */
-  open(state: StreamState = { awaiting: new Set(), standalone: true }, attempt = 0): void {
+  /**
+   * The standalone GET stream for server-initiated messages (optional for servers: 405 means none). Resolves once
+   * the GET has its answer (whatever it is) or failed; the stream itself goes on being read.
+   */
+  open(state: StreamState = { awaiting: new Set(), standalone: true }, attempt = 0): Promise<void> {
     const { answer, release } = this.#host.get(state.lastEventId);
+    const answered = answer.then(
+      () => undefined,
+      () => undefined,
+    );
     void (async () => {
       const response = await answer;
       if (response.status === 405) {
@@ -88,12 +95,13 @@ export class EventStreams {
         if (gone) {
           this.#loseAll(state, `the event stream could not be resumed: ${(error as Error).message}`);
         } else if (attempt < MAX_GET_RECONNECTS) {
-          this.#later(() => this.open(state, attempt + 1), this.#delay(attempt));
+          this.#later(() => void this.open(state, attempt + 1), this.#delay(attempt));
         } else {
           this.#loseAll(state, "the event stream could not be resumed");
         }
       })
       .finally(release);
+    return answered;
   }
 
   /**

@@ -12,6 +12,20 @@ import { EventStreams, type StreamState } from "./event-stream.js";
 
 /** The most of an error body read (300 characters of it are shown): a 1 GiB error page costs nothing. */
 const MAX_ERROR_BODY_BYTES = 4096;
+/** How long requests after `notifications/initialized` wait for the event stream's answer (a server may hold it). */
+export const EVENT_STREAM_OPEN_WAIT_MS = 2_000;
+
+/** `promise`, or nothing after `ms`, whichever comes first. */
+function withDeadline(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+      timer.unref();
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
 
 export class StreamableHttpTransport {
   /** `raw`: the message's JSON text as received, when it came alone (not in a batch). */
@@ -36,9 +50,18 @@ export class StreamableHttpTransport {
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
 
-  constructor(url: URL, exchange: HttpExchange) {
+  /**
+   * Set from `notifications/initialized` until the session's event stream (GET) has its answer, at most
+   * `eventStreamOpenWaitMs`: requests wait for it, so that what the server sends on that stream about them (a
+   * notification, an answer after a resumption) has a stream to arrive on, and servers see the GET first.
+   */
+  #eventStreamOpening: Promise<void> | undefined;
+  readonly #eventStreamOpenWaitMs: number;
+
+  constructor(url: URL, exchange: HttpExchange, options: { eventStreamOpenWaitMs?: number } = {}) {
     this.#url = url;
     this.#exchange = exchange;
+    this.#eventStreamOpenWaitMs = options.eventStreamOpenWaitMs ?? EVENT_STREAM_OPEN_WAIT_MS;
     this.#streams = new EventStreams({
       isClosed: () => this.#closed,
       get: (lastEventId) => this.#getEventStream(lastEventId),
@@ -63,6 +86,17 @@ export class StreamableHttpTransport {
    * marks a message that must not run twice (see `HttpRequest.mustNotRepeat`).
    */
   async send(message: JSONRPCMessage, options?: { mustNotRepeat?: boolean }): Promise<void> {
+    const initialized = "method" in message && message.method === "notifications/initialized";
+    let eventStreamOpened: () => void = () => {};
+    if (initialized) {
+      const opening = new Promise<void>((resolve) => {
+        eventStreamOpened = resolve;
+      });
+      this.#eventStreamOpening = opening;
+      void opening.then(() => {
+        if (this.#eventStreamOpening === opening) this.#eventStreamOpening = undefined;
+      });
+    } else if (this.#eventStreamOpening && isRequest(message)) await this.#eventStreamOpening;
     const controller = this.#track();
     let streaming = false;
     try {
@@ -89,8 +123,10 @@ export class StreamableHttpTransport {
       }
       if (response.status === 202 || !isRequest(message)) {
         await response.body?.cancel().catch(() => undefined);
-        if (message && "method" in message && message.method === "notifications/initialized")
-          this.#streams.open();
+        if (initialized) {
+          void withDeadline(this.#streams.open(), this.#eventStreamOpenWaitMs).then(eventStreamOpened);
+          eventStreamOpened = () => {};
+        }
         return;
       }
       const type = response.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
@@ -118,6 +154,8 @@ export class StreamableHttpTransport {
       }
     } finally {
       if (!streaming) this.#untrack(controller);
+      // Unless the event stream is opening, nothing is (an initialized notification refused): nobody waits.
+      eventStreamOpened();
     }
   }
 

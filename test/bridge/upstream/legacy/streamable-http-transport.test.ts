@@ -50,3 +50,50 @@ describe("which POSTs share the pool", () => {
     expect(get?.pooled).not.toBe(true);
   });
 });
+
+describe("the session's event stream opens before the requests that follow initialization", () => {
+  /** An exchange whose GET answers only when the test says so; every request is recorded when it is made. */
+  function slowGetExchange() {
+    const sent: HttpRequest[] = [];
+    let answerGet: () => void = () => {};
+    const getAnswered = new Promise<void>((resolve) => {
+      answerGet = resolve;
+    });
+    const exchange: HttpExchange = async (_url, request) => {
+      sent.push(request);
+      if (request.method !== "GET") return accepted;
+      await getAnswered;
+      return { ...accepted, status: 405, ok: false };
+    };
+    return { exchange, sent, answerGet };
+  }
+  const methods = (sent: HttpRequest[]) =>
+    sent.map((request) => (request.method === "GET" ? "GET" : JSON.parse(request.body ?? "{}").method));
+
+  it("a request sent right after notifications/initialized is POSTed once the GET has its answer", async () => {
+    const { exchange, sent, answerGet } = slowGetExchange();
+    const transport = new StreamableHttpTransport(new URL("http://127.0.0.1:9/mcp"), exchange, {
+      eventStreamOpenWaitMs: 10_000,
+    });
+    const initialized = transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    const call = transport.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "x" } });
+    await initialized;
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(methods(sent)).toEqual(["notifications/initialized", "GET"]);
+    answerGet();
+    await call;
+    expect(methods(sent)).toEqual(["notifications/initialized", "GET", "tools/call"]);
+    await transport.close();
+  });
+
+  it("a GET that never answers holds the requests no longer than the bound", async () => {
+    const { exchange, sent } = slowGetExchange();
+    const transport = new StreamableHttpTransport(new URL("http://127.0.0.1:9/mcp"), exchange, {
+      eventStreamOpenWaitMs: 50,
+    });
+    await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+    expect(methods(sent)).toEqual(["notifications/initialized", "GET", "tools/list"]);
+    await transport.close();
+  });
+});
