@@ -1,7 +1,7 @@
 /** Full sign-in through OAuthSession (src/auth/session/) against the real reference server (autoApprove) with the headless http-browser. */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { OAuthSession, restServerUrl, storedAccessToken } from "../../../src/auth/index.js";
 import { loginKey, loginPaths } from "../../../src/auth/login-key.js";
 import { StoredLoginSchema } from "../../../src/auth/stored-login.js";
@@ -66,12 +66,17 @@ describe("full sign-in against the reference server (REST resource, chat-cli con
     const serverUrl = restServerUrl(server.url);
     const before = storedLogin(serverUrl, configDir);
     const session = newSession(serverUrl, configDir);
-    let second = await session.accessToken();
-    while (second === first) {
-      await new Promise((r) => setTimeout(r, 200));
+    // The session's clock moved past the token's lifetime instead of waiting it out.
+    const realNow = Date.now.bind(Date);
+    const later = vi.spyOn(Date, "now").mockImplementation(() => realNow() + ACCESS_TOKEN_TTL_SECONDS * 1000);
+    let second: string | undefined;
+    try {
       second = await session.accessToken();
+    } finally {
+      later.mockRestore();
     }
     expect(second).toBeDefined();
+    expect(second).not.toBe(first);
     expect(await listChats(second!)).toBe(200);
     const after = storedLogin(serverUrl, configDir);
     expect(after.tokens?.refreshToken).not.toBe(before.tokens?.refreshToken);
