@@ -96,15 +96,16 @@ describe("--body-timeout", () => {
         let sent = 0;
         const tick = setInterval(() => {
           response.write(`${sent}\n`);
-          if (++sent === 8) {
+          if (++sent === 10) {
             clearInterval(tick);
             response.end();
           }
-        }, 100);
+        }, 30);
       }),
     );
-    const fetch = withUpstreamTimeouts(nodeHttpFetch, { connectMs: 5000, bodyMs: 500 });
+    // The body lasts longer than the time-out in all, while no pause between its parts comes near it.
+    const fetch = withUpstreamTimeouts(nodeHttpFetch, { connectMs: 5000, bodyMs: 250 });
     const answer = await fetch(new URL(`http://${host}/mcp`), post);
-    expect(await answer.text()).toBe("0\n1\n2\n3\n4\n5\n6\n7\n");
+    expect(await answer.text()).toBe("0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n");
   });
 });
