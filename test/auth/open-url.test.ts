@@ -1,8 +1,22 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { openUrl, splitCommandWords, UnsafeUrlError } from "../../src/auth/index.js";
 import { scratchDir } from "../support/scratch-dir.js";
+
+/** The real spawn, with its calls recorded: a refused URL must start no process at all. */
+const spawned = vi.hoisted(() => ({ calls: 0 }));
+vi.mock(import("node:child_process"), async (importOriginal) => {
+  const original = await importOriginal();
+  const spawn = ((...args: Parameters<typeof original.spawn>) => {
+    spawned.calls++;
+    return original.spawn(...args);
+  }) as typeof original.spawn;
+  return { ...original, spawn };
+});
+beforeEach(() => {
+  spawned.calls = 0;
+});
 
 const recorder = resolve("test/auth/fixtures/record-args.mjs");
 
@@ -40,7 +54,7 @@ describe("openUrl refuses what is not an http(s) URL, without running anything",
       const { argsFile } = scratch();
       const env = { BROWSER: `node ${recorder}`, RECORD_ARGS_FILE: argsFile };
       await expect(openUrl(url, { env })).rejects.toBeInstanceOf(UnsafeUrlError);
-      await new Promise((r) => setTimeout(r, 100));
+      expect(spawned.calls).toBe(0);
       expect(existsSync(argsFile)).toBe(false);
     });
   }
@@ -51,6 +65,7 @@ describe("openUrl runs $BROWSER without a shell, with the URL as its last argume
     const { argsFile } = scratch();
     const env = { BROWSER: `node "${recorder}" --new-window 'two words'`, RECORD_ARGS_FILE: argsFile };
     await openUrl("https://example.test/authorize?client_id=a&state=b", { env });
+    expect(spawned.calls).toBe(1);
     expect(JSON.parse(await waitForFile(argsFile))).toEqual([
       "--new-window",
       "two words",

@@ -28,7 +28,7 @@ async function initialized(args: string[]): Promise<InProcessRelay> {
 
 describe("--ping-interval <s> on a 2025-era session", () => {
   it("pings the idle session at the interval, on its session id; the client sees none of it", async () => {
-    relay = await initialized(["--ping-interval", "0.2"]);
+    relay = await initialized(["--ping-interval", "0.05"]);
     await vi.waitFor(() => expect(pings().length).toBeGreaterThanOrEqual(2), { timeout: 5000 });
     const session = server.seen.find((request) => request.sessionId)?.sessionId;
     expect(session).toBeDefined();
@@ -79,13 +79,13 @@ describe("--ping-interval with a 2026-07-28 server", () => {
 
   it("sends no ping: the era has no session to keep", async () => {
     modern = await startModernMcpServer();
-    relay = await startRelayInProcess(["--ping-interval", "0.1", modern.url]);
+    relay = await startRelayInProcess(["--ping-interval", "0.02", modern.url]);
     relay.send(initializeLine(1));
     await relay.waitFor((message) => message.id === 1);
     relay.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
     await relay.waitFor((message) => message.id === 2);
     // Nothing announces a ping that is never sent: ten intervals of quiet are the evidence.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await new Promise((resolve) => setTimeout(resolve, 200));
     expect(modern.requests.map((request) => request.method)).not.toContain("ping");
     expect(modern.requests.map((request) => request.method)).toContain("tools/list");
   });

@@ -23,11 +23,15 @@ describe("--headers-timeout through the relay", () => {
     server = createServer(() => {});
     await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
     const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-    relay = await startRelayInProcess(["--headers-timeout", "0.3", `http://${host}/mcp`]);
+    // The error of one try; the retries within the reconnect window are covered by
+    // test/bridge/upstream/reconnect-window.test.ts and test/bridge/eras/modern-reconnect-window.test.ts.
+    relay = await startRelayInProcess(["--headers-timeout", "0.1", `http://${host}/mcp`], {
+      CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS: "1",
+    });
     relay.send(initializeLine(1));
     const answer = await relay.waitFor((message) => message.id === 1);
     expect(JSON.stringify(answer.error)).toContain(
-      `no answer from ${host} within 0.3 s of the request (--headers-timeout)`,
+      `no answer from ${host} within 0.1 s of the request (--headers-timeout)`,
     );
   });
 });

@@ -1,34 +1,14 @@
 /** Shared by the chat-cli tests: run the built bin as a process, and start the reference server on a free port. */
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createConnection, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll } from "vitest";
 import type { CliIo } from "../../src/cli/io.js";
-import { needs } from "../support/requirements.js";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 export const BIN = join(ROOT, "bin/chat-cli.js");
-/** Runs a command on a pseudo-terminal (see its usage line). */
-export const PTY_RUN = join(import.meta.dirname, "fixtures/pty-run.py");
-
-/** `python3` when it can open pseudo-terminals (for PTY_RUN), else undefined: terminal tests skip. */
-export const ptyPython = (() => {
-  try {
-    execFileSync("python3", ["-c", "import pty"], { stdio: "ignore" });
-    return "python3";
-  } catch {
-    return undefined;
-  }
-})();
-
-/** Options for a terminal test's `describe`: skipped, with the reason, where python3 cannot open a pty. */
-export const needsPty = needs(
-  "python3",
-  ptyPython ? undefined : "python3 with its pty module is not on PATH",
-);
-
 export interface CliResult {
   code: number | null;
   stdout: string;

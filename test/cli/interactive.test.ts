@@ -2,17 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatClient } from "../../src/client/index.js";
 import { startReferenceServer } from "../../src/server/index.js";
-import {
-  BIN,
-  type CliResult,
-  cleanEnv,
-  needsPty,
-  PTY_RUN,
-  ptyPython,
-  runCli,
-  runProcess,
-  stripAnsi,
-} from "./helpers.js";
+import { BIN, type CliResult, cleanEnv, runCli, runProcess, stripAnsi } from "./helpers.js";
+import { needsPty, PTY_RUN, ptyPython } from "./pty.js";
 
 let server: Awaited<ReturnType<typeof startReferenceServer>>;
 let client: ChatClient;

@@ -2,17 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatClient } from "../../src/client/index.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
-import {
-  BIN,
-  cleanEnv,
-  needsPty,
-  PTY_RUN,
-  ptyPython,
-  requestWatch,
-  runCli,
-  runProcess,
-  stripAnsi,
-} from "./helpers.js";
+import { BIN, cleanEnv, requestWatch, runCli, runProcess, stripAnsi } from "./helpers.js";
+import { needsPty, PTY_RUN, ptyPython } from "./pty.js";
 
 /** Long enough that the elapsed time shows (after 3 s) and the test interrupts the wait well before it ends. */
 const ASSISTANT_DELAY_MS = 6000;

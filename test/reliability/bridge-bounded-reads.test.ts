@@ -5,14 +5,16 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { discoverServer } from "../../src/auth/discovery.js";
+import type { HttpExchange } from "../../src/bridge/upstream/http/http-exchange.js";
 import { RemoteHttpError } from "../../src/bridge/upstream/http/http-failure.js";
 import { nodeHttpExchange } from "../../src/bridge/upstream/http/node-http-exchange.js";
 import { StreamableHttpTransport } from "../../src/bridge/upstream/legacy/streamable-http-transport.js";
 
 let server: Server | undefined;
 afterEach(async () => {
+  vi.useRealTimers();
   server?.closeAllConnections();
   await new Promise((done) => server?.close(done) ?? done(undefined));
   server = undefined;
@@ -48,6 +50,32 @@ function streamHuge(response: ServerResponse, total: number, fill = "x"): () => 
 
 const MiB = 1024 * 1024;
 
+/**
+ * The transport's waits on a fake clock: each is run as soon as it is the next one due (in order, at its length
+ * on the clock), with real I/O between them, until `until` settles.
+ */
+async function runWaitsUntil(until: Promise<unknown>): Promise<void> {
+  let settled = false;
+  void until.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  while (!settled) {
+    await new Promise((resolve) => setImmediate(resolve));
+    vi.advanceTimersToNextTimer();
+  }
+}
+
+/** nodeHttpExchange, counting the GETs the transport asks for (when it asks, before a byte is sent). */
+function countingGets(): { fetch: HttpExchange; asked: () => number } {
+  let asked = 0;
+  const fetch: HttpExchange = (url, request) => {
+    if (request.method === "GET") asked++;
+    return nodeHttpExchange(url, request);
+  };
+  return { fetch, asked: () => asked };
+}
+
 describe("a non-2xx answer on the legacy path is read only up to a bound", () => {
   it("a 1 GiB error page: the call fails with the status and 300 characters, the rest is never read", async () => {
     let written = () => 0;
@@ -72,6 +100,7 @@ describe("a non-2xx answer on the legacy path is read only up to a bound", () =>
 
 describe("`retry: 0` on streams that close at once (legacy transport)", () => {
   it("backs off after each empty stream, gives up after a bound, and answers the call exactly once", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     let gets = 0;
     const url = await listen((request, response) => {
       if (request.method === "POST") {
@@ -83,7 +112,8 @@ describe("`retry: 0` on streams that close at once (legacy transport)", () => {
       response.writeHead(200, { "content-type": "text/event-stream" });
       response.end("retry: 0\n\n");
     });
-    const transport = new StreamableHttpTransport(url, nodeHttpExchange);
+    const counted = countingGets();
+    const transport = new StreamableHttpTransport(url, counted.fetch);
     const lost: Array<{ id: unknown; reason: string }> = [];
     transport.onerror = () => undefined;
     const answered = new Promise<void>((done) => {
@@ -93,9 +123,12 @@ describe("`retry: 0` on streams that close at once (legacy transport)", () => {
       };
     });
     await transport.send({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "x" } });
-    await answered;
+    await runWaitsUntil(answered);
     const getsWhenLost = gets;
-    await new Promise((done) => setTimeout(done, 1_000));
+    const askedWhenLost = counted.asked();
+    // Past the longest wait a stream may choose (30 s): no resumption is left to run.
+    vi.advanceTimersByTime(60_000);
+    expect(counted.asked()).toBe(askedWhenLost);
     expect(lost).toEqual([
       { id: 7, reason: expect.stringMatching(/closed the event stream without an event/) },
     ]);
@@ -107,6 +140,7 @@ describe("`retry: 0` on streams that close at once (legacy transport)", () => {
 
 describe("`retry: 0` on the standalone GET stream that closes at once (legacy transport)", () => {
   it("reconnects with a growing wait instead of at once, and keeps listening", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
     const getTimes: number[] = [];
     let thirdGet: () => void = () => {};
     const threeGets = new Promise<void>((done) => {
@@ -118,7 +152,7 @@ describe("`retry: 0` on the standalone GET stream that closes at once (legacy tr
         response.writeHead(202).end();
         return;
       }
-      getTimes.push(performance.now());
+      getTimes.push(Date.now());
       if (getTimes.length === 3) thirdGet();
       response.writeHead(200, { "content-type": "text/event-stream" });
       response.end("retry: 0\n\n");
@@ -126,12 +160,12 @@ describe("`retry: 0` on the standalone GET stream that closes at once (legacy tr
     const transport = new StreamableHttpTransport(url, nodeHttpExchange);
     transport.onerror = () => undefined;
     await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    await threeGets;
+    await runWaitsUntil(threeGets);
     await transport.close();
     // Waits of 250, 500, 1000 ms... between GETs, where `retry: 0` alone would reconnect at once.
     const [first, second, third] = getTimes as [number, number, number];
-    expect(second - first).toBeGreaterThanOrEqual(240);
-    expect(third - second).toBeGreaterThanOrEqual(490);
+    expect(second - first).toBeGreaterThanOrEqual(250);
+    expect(third - second).toBeGreaterThanOrEqual(500);
   }, 20_000);
 });
 

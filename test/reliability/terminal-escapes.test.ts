@@ -8,7 +8,8 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatClient } from "../../src/client/index.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
-import { BIN, cleanEnv, needsPty, PTY_RUN, ptyPython, runCli, runProcess } from "../cli/helpers.js";
+import { BIN, cleanEnv, runCli, runProcess } from "../cli/helpers.js";
+import { needsPty, PTY_RUN, ptyPython } from "../cli/pty.js";
 
 const HOSTILE =
   "\u001b]0;pwned-title\u0007\u001b]52;c;cHduZWQ=\u0007\u001b]8;;http://evil.example/\u0007click\u001b]8;;\u0007" +

@@ -1,6 +1,6 @@
 /** Limits and tenancy under attack: oversized and compressed bodies (413), a flood past the rate limit (429, then recovery), and one team's credential on another team's chats (404). */
 import { deflateSync, gzipSync } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { ErrorBodySchema } from "../../src/wire/index.js";
 import { Browser } from "../server/helpers.js";
@@ -118,10 +118,17 @@ describe("Oversized bodies: 413 payload_too_large, the connection is answered an
 
 describe("A flood past the rate limit: 429 rate_limited with Retry-After, nothing stored, then recovery", () => {
   let server: ReferenceServer;
+  /** How far the clock the rate limiter reads (Date.now, taken when the server starts) has been moved on. */
+  let movedOnMs = 0;
   beforeAll(async () => {
+    const realNow = Date.now.bind(Date);
+    vi.spyOn(Date, "now").mockImplementation(() => realNow() + movedOnMs);
     server = await startReferenceServer({ port: 0, rateLimit: { capacity: 5, refillPerSecond: 1 } });
   });
-  afterAll(() => server.close());
+  afterAll(async () => {
+    await server.close();
+    vi.restoreAllMocks();
+  });
 
   it("60 concurrent creates: the excess is refused with Retry-After and only the accepted ones exist", async () => {
     const replies = await Promise.all(
@@ -146,7 +153,7 @@ describe("A flood past the rate limit: 429 rate_limited with Retry-After, nothin
     // After waiting what Retry-After says, acme is served again.
     const lastRefusal = await call(server, "acme", "GET", "/v2/chats");
     const waitSeconds = lastRefusal.status === 429 ? Number(lastRefusal.headers.get("retry-after")) : 0;
-    await new Promise((resolve) => setTimeout(resolve, waitSeconds * 1000 + 50));
+    movedOnMs += waitSeconds * 1000 + 50;
     const recovered = await call(server, "acme", "GET", "/v2/chats?limit=100");
     expect(recovered.status).toBe(200);
     const titles = recovered.body.data.map((chat: { title: string }) => chat.title).sort();

@@ -31,6 +31,8 @@ export interface ClientMetadataDocumentOptions {
   allowLoopbackHttp?: boolean;
   /** Resolves document hosts; default node:dns `lookup` (all addresses). */
   lookup?: HostLookup;
+  /** How long one fetch of a document may take, its host's lookup included; default CLIENT_METADATA_FETCH_TIMEOUT_MS. */
+  fetchTimeoutMs?: number;
 }
 
 export type DocumentOutcome = { ok: true; client: RegisteredClient } | { ok: false; reason: string };
@@ -76,7 +78,7 @@ export class ClientMetadataDocuments {
    */
   async #fetchDocument(clientId: string): Promise<{ outcome: DocumentOutcome; maxAgeMs: number }> {
     const fail = (reason: string) => ({ outcome: { ok: false, reason } as DocumentOutcome, maxAgeMs: 0 });
-    const signal = AbortSignal.timeout(CLIENT_METADATA_FETCH_TIMEOUT_MS);
+    const signal = AbortSignal.timeout(this.#options.fetchTimeoutMs ?? CLIENT_METADATA_FETCH_TIMEOUT_MS);
     const { hostname } = new URL(clientId);
     let dispatcher: { destroy(): Promise<void> } | undefined;
     try {

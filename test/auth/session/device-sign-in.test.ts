@@ -1,6 +1,6 @@
 /** Sign-in with a device code (src/auth/session/device-sign-in.ts) through OAuthSession against the reference server: what the person sees, polling, and each way it ends. */
 import { readFileSync } from "node:fs";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { SignInWaitingError } from "../../../src/auth/errors.js";
 import { AuthRequiredError, OAuthSession, type OAuthSessionOptions } from "../../../src/auth/index.js";
 import { loginKey, loginPaths } from "../../../src/auth/login-key.js";
@@ -15,7 +15,30 @@ import { scratchDir } from "../../support/scratch-dir.js";
 
 const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 
+/**
+ * The waits between polls (the only `node:timers/promises` sleeps of the flow) are recorded and skipped: each moves
+ * the clock that the client's deadline and the server's codes and polling pace read (`Date.now`) on by its length,
+ * so intervals, `slow_down`, lifetimes and `--auth-timeout` play out as they would, without the wall-clock wait.
+ */
+const pollWaits = vi.hoisted(() => ({ requestedMs: [] as number[], skippedMs: 0 }));
+vi.mock(import("node:timers/promises"), async (importOriginal) => {
+  const original = await importOriginal();
+  const skipped = async (ms = 0) => {
+    pollWaits.requestedMs.push(ms);
+    pollWaits.skippedMs += ms;
+    // A short real pause still lets the person's browser requests in between polls.
+    await original.setTimeout(10);
+  };
+  return { ...original, setTimeout: skipped as typeof original.setTimeout };
+});
+const realNow = Date.now.bind(Date);
+
 let server: ReferenceServer | undefined;
+beforeEach(() => {
+  pollWaits.requestedMs = [];
+  pollWaits.skippedMs = 0;
+  vi.spyOn(Date, "now").mockImplementation(() => realNow() + pollWaits.skippedMs);
+});
 afterEach(async () => {
   vi.restoreAllMocks();
   await server?.close();
@@ -26,6 +49,7 @@ async function start(options: ReferenceServerOptions = {}) {
   server = await startReferenceServer({
     rateLimit: false,
     oauthRateLimit: false,
+    oauthNow: () => Date.now(),
     deviceAuthorization: { intervalSeconds: 1 },
     ...options,
   });
@@ -49,7 +73,8 @@ function deviceSession(extra: Partial<OAuthSessionOptions> = {}) {
     serverUrl,
     configDir,
     tokenStore: "file",
-    authTimeoutMs: 20_000,
+    // Skipped polls pass the clock quickly while a person decides: the default wait leaves them time.
+    authTimeoutMs: 300_000,
     deviceCode: true,
     loginCommand: "chat-mcp-bridge login --device-code <url>",
     env: { PATH: process.env.PATH ?? "" },
@@ -218,6 +243,7 @@ describe("polling as RFC 8628 says", () => {
     const { session } = deviceSession({ fetch: slowDownOnce as typeof fetch });
     await session.signIn();
     expect(polls).toHaveLength(2);
+    expect(pollWaits.requestedMs).toEqual([1_000, 6_000]);
     expect((polls[1] as number) - (polls[0] as number)).toBeGreaterThanOrEqual(5_900);
   }, 30_000);
 });

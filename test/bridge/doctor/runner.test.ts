@@ -1,5 +1,5 @@
 /** doctor's runner: needs skip a check with a reason, a deadline fails a hung check, a throw fails only its own check. */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Check, CheckResult, DoctorContext } from "../../../src/bridge/doctor/check.js";
 import { runChecks } from "../../../src/bridge/doctor/runner.js";
 
@@ -154,11 +154,18 @@ describe("the runner: deadlines and throws", () => {
   });
 
   it("names a deadline of seconds in seconds", async () => {
-    const results = await runChecks(
-      [fake("hangs", () => new Promise<CheckResult>(() => {}), { deadlineMs: () => 1_500 })],
-      context,
-    );
-    expect(results[0]?.detail).toBe("the check did not finish within its deadline of 1.5 s");
+    vi.useFakeTimers();
+    try {
+      const running = runChecks(
+        [fake("hangs", () => new Promise<CheckResult>(() => {}), { deadlineMs: () => 1_500 })],
+        context,
+      );
+      await vi.advanceTimersByTimeAsync(1_500);
+      const results = await running;
+      expect(results[0]?.detail).toBe("the check did not finish within its deadline of 1.5 s");
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("a check that throws (or rejects) is a failure with the error's words, not a crash", async () => {

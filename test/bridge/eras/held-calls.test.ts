@@ -52,7 +52,7 @@ function setup(limits: { heldCallTimeoutMs?: number; maxHeldCalls?: number } = {
       params: { _meta: envelope, name: "ask", arguments: {}, ...extra },
     } as JSONRPCMessage);
   const upstreamCall = async () => {
-    await vi.waitFor(() => expect(toServer.some((m) => m.method === "tools/call")).toBe(true));
+    await settled(() => expect(toServer.some((m) => m.method === "tools/call")).toBe(true));
     return toServer.filter((m) => m.method === "tools/call").at(-1) as Json;
   };
   return {
@@ -63,6 +63,11 @@ function setup(limits: { heldCallTimeoutMs?: number; maxHeldCalls?: number } = {
     upstreamCall,
     server: (m: Json) => serverSide(m as JSONRPCMessage),
   };
+}
+
+/** Waits for what the translator does in its next turns, looking every 2 ms rather than vi.waitFor's 50. */
+function settled(check: () => void): Promise<void> {
+  return vi.waitFor(check, { interval: 2 });
 }
 
 afterEach(() => {
@@ -85,7 +90,7 @@ describe("a legacy server's mid-call request, for a modern client", () => {
       inputResponses: { [key]: { action: "accept", content: { name: "Ada" } } },
       requestState: first.requestState,
     });
-    await vi.waitFor(() =>
+    await settled(() =>
       expect(toServer.at(-1)).toEqual({
         jsonrpc: "2.0",
         id: 77,
@@ -103,7 +108,7 @@ describe("a legacy server's mid-call request, for a modern client", () => {
   it("refuses a retry whose requestState it does not hold", async () => {
     const { toClient, call } = setup();
     call(3, { inputResponses: {}, requestState: "chat-mcp-bridge/forged" });
-    await vi.waitFor(() => expect(toClient.find((m) => m.id === 3)).toBeDefined());
+    await settled(() => expect(toClient.find((m) => m.id === 3)).toBeDefined());
     expect(toClient.find((m) => m.id === 3)?.error).toMatchObject({ code: -32602 });
   });
 
@@ -113,14 +118,14 @@ describe("a legacy server's mid-call request, for a modern client", () => {
     const upstream = await upstreamCall();
     server({ jsonrpc: "2.0", id: 78, method: "elicitation/create", params: elicitParams });
     const state = (toClient.find((m) => m.id === 4)?.result as Json | undefined)?.requestState;
-    await vi.waitFor(() =>
+    await settled(() =>
       expect(toServer.find((m) => m.method === "notifications/cancelled")).toMatchObject({
         params: { requestId: upstream.id },
       }),
     );
     expect(toServer.find((m) => m.id === 78 && "error" in m)).toBeDefined();
     call(5, { inputResponses: {}, requestState: state });
-    await vi.waitFor(() => expect(toClient.find((m) => m.id === 5)?.error).toMatchObject({ code: -32602 }));
+    await settled(() => expect(toClient.find((m) => m.id === 5)?.error).toMatchObject({ code: -32602 }));
   });
 
   it("refuses the server's request when the count of held calls is reached", async () => {
@@ -129,7 +134,7 @@ describe("a legacy server's mid-call request, for a modern client", () => {
     await upstreamCall();
     server({ jsonrpc: "2.0", id: 80, method: "elicitation/create", params: elicitParams });
     call(7);
-    await vi.waitFor(() => expect(toServer.filter((m) => m.method === "tools/call")).toHaveLength(2));
+    await settled(() => expect(toServer.filter((m) => m.method === "tools/call")).toHaveLength(2));
     server({ jsonrpc: "2.0", id: 81, method: "elicitation/create", params: elicitParams });
     expect(toServer.find((m) => m.id === 81)?.error).toMatchObject({ code: -32601 });
     expect(toClient.find((m) => m.id === 7)).toBeUndefined();

@@ -37,7 +37,8 @@ function structured<T>(result: Awaited<ReturnType<Client["callTool"]>>): T {
   return result.structuredContent as T;
 }
 
-describe.each(["modern", "legacy"] as const)("a %s client", (era) => {
+// The cases wait on the assistant's clock, not on each other (own clients, own chats): they run side by side.
+describe.concurrent.each(["modern", "legacy"] as const)("a %s client", (era) => {
   it("resolve_task reports the assistant's steps as progress, the wait on the integrations among them", async () => {
     const client = await connect(era);
     try {

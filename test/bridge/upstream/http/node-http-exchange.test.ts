@@ -1,7 +1,7 @@
 /** nodeHttpExchange's connections: pooled requests share a bounded set, the others never wait behind them. */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   nodeHttpExchange,
   POOLED_CONNECTIONS,
@@ -128,14 +128,21 @@ describe("a pooled request that waits for a free connection", () => {
 
 describe("pooled requests whose answer streams stay open", () => {
   it("do not keep the next pooled request waiting for them to end", async () => {
-    const streaming = Array.from({ length: POOLED_CONNECTIONS }, () =>
-      nodeHttpExchange(new URL("/stream", url), { method: "POST", headers: {}, body: "{}", pooled: true }),
-    );
-    const open = await Promise.all(streaming);
-    expect(open.map((answer) => answer.status)).toEqual(Array(POOLED_CONNECTIONS).fill(200));
-    const next = await nodeHttpExchange(url, { method: "POST", headers: {}, body: "{}", pooled: true });
-    expect(await next.text()).toBe("now");
-    expect(held).toHaveLength(POOLED_CONNECTIONS);
-    for (const answer of open) await answer.body?.cancel();
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const streaming = Array.from({ length: POOLED_CONNECTIONS }, () =>
+        nodeHttpExchange(new URL("/stream", url), { method: "POST", headers: {}, body: "{}", pooled: true }),
+      );
+      const open = await Promise.all(streaming);
+      expect(open.map((answer) => answer.status)).toEqual(Array(POOLED_CONNECTIONS).fill(200));
+      const next = nodeHttpExchange(url, { method: "POST", headers: {}, body: "{}", pooled: true });
+      // An answer stream open for a second gives its place in the pool up (on the fake clock).
+      vi.advanceTimersByTime(1_000);
+      expect(await (await next).text()).toBe("now");
+      expect(held).toHaveLength(POOLED_CONNECTIONS);
+      for (const answer of open) await answer.body?.cancel();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -37,8 +37,8 @@ describe("--connect-timeout", () => {
         sockets.push(socket);
       }),
     );
-    const exchange = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 200 });
-    const failure = await exchange(new URL(`https://${host}/mcp`), post).catch((error: unknown) => error);
+    const fetch = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 200 });
+    const failure = await fetch(new URL(`https://${host}/mcp`), post).catch((error: unknown) => error);
     expect(describeError(failure)).toMatch(
       new RegExp(`could not connect to ${host} within 0.2 s \\(--connect-timeout\\)`),
     );
@@ -49,8 +49,8 @@ describe("--connect-timeout", () => {
 describe("--headers-timeout", () => {
   it("fails a request the server takes but never answers, as maybe sent", async () => {
     const host = await listening(createHttpServer(() => {}));
-    const exchange = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 5000, headersMs: 200 });
-    const failure = await exchange(new URL(`http://${host}/mcp`), post).catch((error: unknown) => error);
+    const fetch = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 5000, headersMs: 200 });
+    const failure = await fetch(new URL(`http://${host}/mcp`), post).catch((error: unknown) => error);
     expect(describeError(failure)).toMatch(
       new RegExp(`no answer from ${host} within 0.2 s of the request \\(--headers-timeout\\)`),
     );
@@ -63,8 +63,8 @@ describe("--headers-timeout", () => {
         setTimeout(() => response.end("late"), 300);
       }),
     );
-    const exchange = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 5000, headersMs: 0 });
-    const answer = await exchange(new URL(`http://${host}/mcp`), post);
+    const fetch = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 5000, headersMs: 0 });
+    const answer = await fetch(new URL(`http://${host}/mcp`), post);
     expect(await answer.text()).toBe("late");
   });
 });
@@ -77,8 +77,8 @@ describe("--body-timeout", () => {
         response.write("data: first\n\n");
       }),
     );
-    const exchange = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 5000, bodyMs: 200 });
-    const answer = await exchange(new URL(`http://${host}/mcp`), post);
+    const fetch = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 5000, bodyMs: 200 });
+    const answer = await fetch(new URL(`http://${host}/mcp`), post);
     const chunks: string[] = [];
     const failure = await (async () => {
       for await (const chunk of answer.body ?? []) chunks.push(Buffer.from(chunk).toString());
@@ -96,15 +96,16 @@ describe("--body-timeout", () => {
         let sent = 0;
         const tick = setInterval(() => {
           response.write(`${sent}\n`);
-          if (++sent === 8) {
+          if (++sent === 10) {
             clearInterval(tick);
             response.end();
           }
-        }, 100);
+        }, 30);
       }),
     );
-    const exchange = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 5000, bodyMs: 500 });
-    const answer = await exchange(new URL(`http://${host}/mcp`), post);
-    expect(await answer.text()).toBe("0\n1\n2\n3\n4\n5\n6\n7\n");
+    // The body lasts longer than the time-out in all, while no pause between its parts comes near it.
+    const fetch = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 5000, bodyMs: 250 });
+    const answer = await fetch(new URL(`http://${host}/mcp`), post);
+    expect(await answer.text()).toBe("0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n");
   });
 });
