@@ -21,7 +21,16 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism() * 2),
     sequence: { sequencer: SlowFirstSequencer },
     projects: [
-      { test: { ...shared, name: "unit", include: ["test/**/*.test.ts"], exclude: INTEGRATION_GLOBS } },
+      {
+        test: {
+          ...shared,
+          name: "unit",
+          include: ["test/**/*.test.ts"],
+          exclude: INTEGRATION_GLOBS,
+          // In-process tests start nothing of their own: a worker thread per file costs less than a process.
+          pool: "threads" as const,
+        },
+      },
       {
         test: {
           ...shared,
