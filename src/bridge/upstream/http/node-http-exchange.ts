@@ -13,11 +13,11 @@ import { watchExchange } from "./time-outs.js";
 
 /**
  * At most this many connections carry `pooled` requests to one server at once (answer streams open longer than
- * LONG_STREAM_MS no longer count); more wait for a free one (a browser keeps 6 per host). With 1,000 calls in
- * flight peak RSS was 77 MB with 8 connections and 90 MB with 32, at about the same calls/s; a socket per call had
- * cost 150 MB.
+ * LONG_STREAM_MS no longer count); more wait for a free one. With 1,000 calls in flight (bench figure 3, alternating
+ * runs) 16 relayed about a tenth more calls/s than 8 and as many as 32, at the same peak RSS; a socket per call
+ * costs far more memory.
  */
-export const POOLED_CONNECTIONS = 8;
+export const POOLED_CONNECTIONS = 16;
 /**
  * An answer stream still open after this long gives its place in the pool up (its connection stays its own): a call
  * that waits on a person or a long job must not hold back the calls behind it.
