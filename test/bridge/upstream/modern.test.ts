@@ -113,19 +113,19 @@ describe("a JSON answer whose body breaks off (the server killed mid-answer)", (
         throw Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
       });
     };
-    return { exchange, calls: () => calls };
+    /** Lists the tools (so the upstream knows the tool's hints), then calls it: the error message it answers. */
+    const callTool = async () => {
+      const upstream = new ModernUpstream({ url: new URL("http://127.0.0.1:9/mcp"), exchange, log });
+      await upstream.request("tools/list", {});
+      const result = await upstream.request("tools/call", { name: tool.name, arguments: {} });
+      return (result as { error: { message: string } }).error.message;
+    };
+    return { callTool, calls: () => calls };
   }
 
   it("is an unknown outcome for a call of a tool that may write, not a malformed answer", async () => {
     const server = breakingServer({ name: "write", readOnly: false });
-    const upstream = new ModernUpstream({
-      url: new URL("http://127.0.0.1:9/mcp"),
-      exchange: server.exchange,
-      log,
-    });
-    await upstream.request("tools/list", {});
-    const result = await upstream.request("tools/call", { name: "write", arguments: {} });
-    const message = (result as { error: { message: string } }).error.message;
+    const message = await server.callTool();
     expect(message).toMatch(/not sent again/);
     expect(message).not.toMatch(/not a JSON-RPC response/);
     expect(server.calls()).toBe(1);
@@ -133,14 +133,8 @@ describe("a JSON answer whose body breaks off (the server killed mid-answer)", (
 
   it("is sent again for a read-only tool, as a stream that broke is", async () => {
     const server = breakingServer({ name: "read", readOnly: true });
-    const upstream = new ModernUpstream({
-      url: new URL("http://127.0.0.1:9/mcp"),
-      exchange: server.exchange,
-      log,
-    });
-    await upstream.request("tools/list", {});
-    const result = await upstream.request("tools/call", { name: "read", arguments: {} });
-    expect((result as { error: { message: string } }).error.message).toMatch(/before answering/);
+    const message = await server.callTool();
+    expect(message).toMatch(/before answering/);
     expect(server.calls()).toBeGreaterThan(1);
   });
 });

@@ -4,6 +4,7 @@
 // are event-stream.ts's. It speaks through an HttpExchange (node:http in the bridge, not fetch) and uses no Headers
 // or Response, so the bridge never loads Node's fetch implementation and starts fast.
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
+import { withinDeadline } from "../../../internal/deadline.js";
 import { isJsonRpcMessage, isRequest, isResponse } from "../../jsonrpc.js";
 import { type HttpAnswer, type HttpExchange, readBounded } from "../http/http-exchange.js";
 import { RemoteHttpError } from "../http/http-failure.js";
@@ -14,18 +15,6 @@ import { EventStreams, type StreamState } from "./event-stream.js";
 const MAX_ERROR_BODY_BYTES = 4096;
 /** How long requests after `notifications/initialized` wait for the event stream's answer (a server may hold it). */
 export const EVENT_STREAM_OPEN_WAIT_MS = 2_000;
-
-/** `promise`, or nothing after `ms`, whichever comes first. */
-function withDeadline(promise: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-      timer.unref();
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
 
 export class StreamableHttpTransport {
   /** `raw`: the message's JSON text as received, when it came alone (not in a batch). */
@@ -124,7 +113,11 @@ export class StreamableHttpTransport {
       if (response.status === 202 || !isRequest(message)) {
         await response.body?.cancel().catch(() => undefined);
         if (initialized) {
-          void withDeadline(this.#streams.open(), this.#eventStreamOpenWaitMs).then(eventStreamOpened);
+          void withinDeadline(this.#streams.open(), this.#eventStreamOpenWaitMs, "event stream", {
+            unref: true,
+          })
+            .catch(() => undefined)
+            .then(eventStreamOpened);
           eventStreamOpened = () => {};
         }
         return;
