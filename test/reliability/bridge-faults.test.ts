@@ -257,12 +257,11 @@ describe("Access token expiry during a burst of 200 concurrent calls", () => {
     await bridge.waitAnswered(ids, 60_000);
     expect(answeredTwice(bridge)).toEqual([]);
     expect(ids.filter((id) => !succeeded(bridge.answersTo(id)[0]))).toEqual([]);
-    const refreshes = proxy.tokenGrantTimes.filter((_, i) => proxy.tokenGrants[i] === "refresh_token");
-    expect(refreshes.length).toBeGreaterThanOrEqual(1);
-    // A burst that outlasts a refreshed token (a loaded machine) refreshes again, a fifth of the lifetime early at
-    // the soonest; a second refresh of the same token would follow the first within moments.
-    const gaps = refreshes.slice(1).map((time, i) => time - (refreshes[i] as number));
-    for (const gap of gaps) expect(gap).toBeGreaterThan(ttlSeconds * 1000 * 0.8 - 1_000);
+    expect(proxy.tokenGrants.filter((grant) => grant === "refresh_token").length).toBeGreaterThanOrEqual(1);
+    // A burst that outlasts a refreshed token (a loaded machine) refreshes again, with the token the last refresh
+    // returned: each refresh token is presented once, never twice.
+    const presented = proxy.refreshTokensPresented;
+    expect(new Set(presented).size).toBe(presented.length);
   }, 60_000);
 });
 
