@@ -1,5 +1,6 @@
 /** scripts/with-keyring.sh (the test run's private keyring): its D-Bus session adds nothing to the run's output. */
 import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { needs } from "../support/requirements.js";
@@ -24,5 +25,29 @@ describe("with-keyring.sh", needs("keychain", missing && `${missing} is not on P
     });
     expect(result.status, result.stderr).toBe(0);
     expect(result.stderr).not.toMatch(/Failed to set fd limit/);
+  });
+
+  it("stops its keyring daemon before it removes the keyring folder, and leaves neither behind", () => {
+    const env = { ...process.env };
+    delete env.CHAT_TEST_IN_KEYRING;
+    const script = 'printf "%s\\n%s\\n" "$XDG_DATA_HOME" "$GNOME_KEYRING_CONTROL"';
+    const result = spawnSync("bash", [join(ROOT, "scripts/with-keyring.sh"), "sh", "-c", script], {
+      env,
+      encoding: "utf8",
+    });
+    expect(result.status, result.stderr).toBe(0);
+    const [dataHome, control] = result.stdout.trim().split("\n");
+    expect(dataHome).toMatch(/\S/);
+    expect(control).toMatch(/\S/);
+    // The daemon removes its control folder when it stops; one left to outlive the session keeps it.
+    expect(existsSync(control!)).toBe(false);
+    expect(existsSync(dataHome!)).toBe(false);
+  });
+
+  it("passes on the command's exit status", () => {
+    const env = { ...process.env };
+    delete env.CHAT_TEST_IN_KEYRING;
+    const result = spawnSync("bash", [join(ROOT, "scripts/with-keyring.sh"), "sh", "-c", "exit 3"], { env });
+    expect(result.status).toBe(3);
   });
 });
