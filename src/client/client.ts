@@ -1,5 +1,5 @@
 /** ChatClient: the typed SDK of the /v2 API, with validated responses, typed errors, retries, pages and flow helpers. */
-import type { z } from "zod";
+import type * as z from "zod";
 import { type RestTokenSource, resolveRestToken } from "../auth/rest-token.js";
 import { defaultBaseUrl } from "../config/index.js";
 import {

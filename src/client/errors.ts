@@ -1,5 +1,5 @@
 /** ChatClient's errors: one `ChatApiError` per HTTP status class, picked by `apiErrorFor`, plus transport and validation errors. */
-import type { z } from "zod";
+import type * as z from "zod";
 import {
   doesNotLookLikeChatService,
   markNotChatService,

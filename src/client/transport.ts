@@ -1,6 +1,6 @@
 /** The client's request/response plumbing: its ky instance, body parsing, paths, queries, headers and failures. */
 import ky, { HTTPError, type KyInstance, TimeoutError } from "ky";
-import type { z } from "zod";
+import type * as z from "zod";
 import { describeNetworkFailure } from "../internal/network-errors.js";
 import { proxyAwareFetch } from "../internal/proxy.js";
 import {

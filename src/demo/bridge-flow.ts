@@ -1,7 +1,7 @@
 /** Part A of the demo: the integration flow through chat-mcp-bridge, spawned over stdio by an MCP SDK client. */
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import type { z } from "zod";
+import type * as z from "zod";
 import { notOnRegistryNote } from "../cli/commands/serve.js";
 import {
   ChatSchema,

@@ -1,5 +1,5 @@
 /** `/v2` request handling without a web framework: auth, rate limit, SSO, validation, routing, error bodies. */
-import type { z } from "zod";
+import type * as z from "zod";
 import {
   CreateChatBodySchema,
   ERROR_STATUS,

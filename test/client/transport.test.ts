@@ -1,7 +1,7 @@
 /** The client's request/response plumbing on its own: bodies, paths, queries, headers and the typed failures. */
 import { TimeoutError } from "ky";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import {
   createKy,
   failureOf,

@@ -7,7 +7,7 @@ import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
+import * as z from "zod";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { TOOL_NAMES } from "../../src/wire/index.js";
 import { initializeLine } from "../bridge/fixtures/spawn-bridge.js";

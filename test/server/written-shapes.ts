@@ -2,7 +2,7 @@
  * What the reference server writes (CONTRACT §2 "as the reference server sends it"): the readers' schemas in
  * src/wire accept far less (the real service is in beta), so tests hold the writer to the full shape here.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { ChatSchema, FINISH_REASONS, MessageSchema, PreviewSchema } from "../../src/wire/index.js";
 
 export const WrittenChatSchema = ChatSchema.extend({

@@ -8,7 +8,7 @@ import {
   type OAuthTokens,
   selectClientAuthMethod,
 } from "@modelcontextprotocol/client";
-import { z } from "zod";
+import * as z from "zod";
 import { rememberSecret } from "../../internal/redact.js";
 import { assertSecureUrl, deviceAuthorizationEndpoint } from "../checks.js";
 import { boundedMetadataFetch, type DiscoveredServer } from "../discovery.js";

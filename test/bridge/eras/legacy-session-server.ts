@@ -2,7 +2,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { McpServer } from "@modelcontextprotocol/server";
-import { z } from "zod";
+import * as z from "zod";
 import { type LegacySession, serveLegacySessionRequest } from "../fixtures/legacy-sessions.js";
 
 export interface LegacySessionServer {
