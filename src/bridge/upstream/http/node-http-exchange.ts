@@ -98,6 +98,9 @@ export async function nodeHttpExchange(url: URL, request: HttpRequest): Promise<
   const client = url.protocol === "https:" ? httpsClient : httpClient;
   const proxy = await nodeProxyRoute(url);
   if (request.mustNotRepeat) {
+    // Two turns of the event loop, so that a FIN the server already sent on an idle kept-alive socket is read and
+    // the pool drops that socket: written on it, a request that must not repeat would end in a doubt ("socket hang
+    // up" with no answer), since that close cannot be told from a server that read the request and died.
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
   }

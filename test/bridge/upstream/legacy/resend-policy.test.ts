@@ -197,20 +197,23 @@ describe("requestNeverSent: which failures prove the server never saw the reques
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const url = new URL(`http://127.0.0.1:${(server.address() as { port: number }).port}/`);
     try {
+      const outcomes: string[] = [];
       for (let round = 0; round < 20; round++) {
         await (await nodeHttpExchange(url, { method: "POST", headers: {}, body: "x" })).text();
         server.closeIdleConnections();
-        const outcome = await nodeHttpExchange(url, {
-          method: "POST",
-          headers: {},
-          body: "x",
-          mustNotRepeat: true,
-        })
-          .then((answer) => answer.text())
-          .catch((caught: unknown) => (requestNeverSent(caught) ? "never sent" : "doubt"));
-        expect(outcome).not.toBe("doubt");
+        outcomes.push(
+          await nodeHttpExchange(url, { method: "POST", headers: {}, body: "x", mustNotRepeat: true })
+            .then((answer) => answer.text())
+            .catch((caught: unknown) => (requestNeverSent(caught) ? "never sent" : "doubt")),
+        );
       }
-      expect(handled).toBeGreaterThanOrEqual(21);
+      // Without the exchange's wait for the FIN, every round is a doubt ("socket hang up" on the reused socket).
+      // With it, none is, unless a loaded kernel delivers the loopback FIN only after the request is written:
+      // then the doubt is real (nothing tells that close from a server that read the request and died), and the
+      // full suite on 2 cores met that once. So at most one round in twenty.
+      expect(outcomes.filter((outcome) => outcome === "doubt").length).toBeLessThanOrEqual(1);
+      expect(outcomes.filter((outcome) => outcome !== "doubt").length).toBeGreaterThanOrEqual(19);
+      expect(handled).toBeGreaterThanOrEqual(20);
     } finally {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
