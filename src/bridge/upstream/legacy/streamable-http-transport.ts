@@ -209,21 +209,13 @@ export class StreamableHttpTransport {
 
   /**
    * A JSON answer's text, read up to MAX_MESSAGE_BYTES; past that (or when Content-Length says so) the body is
-   * dropped unread and the request answered with an error naming the size, so a huge answer costs no memory.
+   * dropped unread and the request answered with an error naming the size, so a huge answer costs no memory. A body
+   * that breaks mid-way throws, as the stream does: a cut JSON answer is no answer.
    */
   async #readCapped(response: HttpAnswer, id: RequestId): Promise<string | undefined> {
+    const text = await readBounded(response, MAX_MESSAGE_BYTES, { whole: true });
+    if (text !== undefined) return text;
     const declared = Number(response.headers.get("content-length") ?? Number.NaN);
-    const chunks: Uint8Array[] = [];
-    let total = 0;
-    if (!(declared > MAX_MESSAGE_BYTES)) {
-      for await (const chunk of response.body ?? []) {
-        total += chunk.length;
-        if (total > MAX_MESSAGE_BYTES) break;
-        chunks.push(chunk);
-      }
-      if (total <= MAX_MESSAGE_BYTES) return Buffer.concat(chunks, total).toString("utf8");
-    }
-    await response.body?.cancel().catch(() => undefined);
     const size = declared > MAX_MESSAGE_BYTES ? `${declared} bytes, ` : "";
     this.onrequestlost?.(id, `the server's answer (${size}${TOO_LARGE}) was not relayed`);
     return undefined;
