@@ -15,26 +15,23 @@ const missing = ["dbus-run-session", "gnome-keyring-daemon"].find((program) => {
   }
 });
 
+/** Runs scripts/with-keyring.sh with `command`, as `npm test` does (from outside a keyring session). */
+function withKeyring(command: string[]) {
+  const env = { ...process.env };
+  delete env.CHAT_TEST_IN_KEYRING;
+  return spawnSync("bash", [join(ROOT, "scripts/with-keyring.sh"), ...command], { env, encoding: "utf8" });
+}
+
 describe("with-keyring.sh", needs("keychain", missing && `${missing} is not on PATH`), () => {
   it("does not pass on dbus-daemon's 'Failed to set fd limit' line", () => {
-    const env = { ...process.env };
-    delete env.CHAT_TEST_IN_KEYRING;
-    const result = spawnSync("bash", [join(ROOT, "scripts/with-keyring.sh"), "true"], {
-      env,
-      encoding: "utf8",
-    });
+    const result = withKeyring(["true"]);
     expect(result.status, result.stderr).toBe(0);
     expect(result.stderr).not.toMatch(/Failed to set fd limit/);
   });
 
   it("stops its keyring daemon before it removes the keyring folder, and leaves neither behind", () => {
-    const env = { ...process.env };
-    delete env.CHAT_TEST_IN_KEYRING;
     const script = 'printf "%s\\n%s\\n" "$XDG_DATA_HOME" "$GNOME_KEYRING_CONTROL"';
-    const result = spawnSync("bash", [join(ROOT, "scripts/with-keyring.sh"), "sh", "-c", script], {
-      env,
-      encoding: "utf8",
-    });
+    const result = withKeyring(["sh", "-c", script]);
     expect(result.status, result.stderr).toBe(0);
     const [dataHome, control] = result.stdout.trim().split("\n");
     expect(dataHome).toMatch(/\S/);
@@ -45,9 +42,7 @@ describe("with-keyring.sh", needs("keychain", missing && `${missing} is not on P
   });
 
   it("passes on the command's exit status", () => {
-    const env = { ...process.env };
-    delete env.CHAT_TEST_IN_KEYRING;
-    const result = spawnSync("bash", [join(ROOT, "scripts/with-keyring.sh"), "sh", "-c", "exit 3"], { env });
+    const result = withKeyring(["sh", "-c", "exit 3"]);
     expect(result.status).toBe(3);
   });
 });
