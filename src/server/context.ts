@@ -65,8 +65,9 @@ export interface PresentedCredential {
   resourceMetadataUrl: string;
 }
 
-/** Why a presented credential is refused (401): the challenge to send and any headers (`DPoP-Nonce`). */
+/** Why a presented credential is refused (401 unless `status` says 429): the challenge and any headers (`DPoP-Nonce`). */
 export interface CredentialRefusal {
+  status?: 401 | 429;
   /** `invalid_token`, `invalid_dpop_proof` or `use_dpop_nonce`. */
   error: string;
   description: string;
@@ -74,8 +75,14 @@ export interface CredentialRefusal {
   headers: Record<string, string>;
 }
 
-/** The proof-of-possession rule of `/mcp` and `/v2` (RFC 9449), set by the OAuth part: undefined when it passes. */
-export type CredentialCheck = (presented: PresentedCredential) => CredentialRefusal | undefined;
+/**
+ * The proof-of-possession rule of `/mcp` and `/v2` (RFC 9449), set by the OAuth part: a refusal, or `spend`, which the
+ * route calls once its own checks passed (a DPoP proof is then remembered, so that it is good for one request; a
+ * proof used meanwhile, or one the server cannot remember now, is refused).
+ */
+export type CredentialCheck = (
+  presented: PresentedCredential,
+) => { refusal: CredentialRefusal } | { spend: () => CredentialRefusal | undefined };
 
 /** Resolves a bearer token to a principal, or null when this verifier does not know it. */
 export type TokenVerifier = (token: string) => Principal | null | Promise<Principal | null>;

@@ -16,6 +16,7 @@ export type {
   DeviceAuthorizationOptions,
   DpopMode,
   DpopNonceMode,
+  DpopReplayLimits,
   McpEndpointOptions,
   McpEra,
   OAuthRateLimits,

@@ -1,5 +1,8 @@
 /** Options of `startReferenceServer()`: plain data, free of express types so `chat-mcp-bridge/server` types stand alone. */
 import type { AssertionGrantOptions } from "./assertion-grant-options.js";
+import type { DpopReplayLimits } from "./oauth/dpop-replay.js";
+
+export type { DpopReplayLimits } from "./oauth/dpop-replay.js";
 
 /** A client known before any registration (e.g. for `chat-mcp-bridge --client-id`). */
 export interface PreRegisteredOAuthClient {
@@ -49,10 +52,17 @@ export interface OAuthServerOptions extends AssertionGrantOptions {
    */
   dpop?: DpopMode;
   /**
-   * Server nonces in DPoP proofs (RFC 9449 §8, §9): `"token-endpoint"` (default) asks for them at `/token`,
-   * `"everywhere"` also on `/mcp` and `/v2`, `"off"` never.
+   * Server nonces in DPoP proofs (RFC 9449 §8, §9): `"everywhere"` (default) at `/token`, `/mcp` and `/v2`,
+   * `"token-endpoint"` at `/token` only, `"off"` never. With nonces, a replay ledger that fills up retires them (the
+   * proofs carrying them can then never be accepted, so their entries go) and asks clients for the new one; without,
+   * it can only refuse new proofs (429) until old ones leave the `iat` window.
    */
   dpopNonces?: DpopNonceMode;
+  /**
+   * How many used DPoP proofs the server remembers (each until its `iat` leaves the window): per key and in all.
+   * Default 20 000 per key, 200 000 in all. A proof is never forgotten while it could still be accepted.
+   */
+  dpopReplayLimits?: DpopReplayLimits;
   /** Tests only: client ID metadata documents may be served over plain http from a loopback host. */
   testOnlyAllowHttpClientMetadataDocuments?: boolean;
 }

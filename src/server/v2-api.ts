@@ -13,6 +13,7 @@ import {
 import {
   type ChatService,
   type CredentialCheck,
+  type CredentialRefusal,
   type Principal,
   ServiceError,
   type SsoGate,
@@ -164,6 +165,20 @@ export function insufficientScopeChallenge(scope: string, resourceMetadataUrl: s
   );
 }
 
+/** A credential's proof refused: 401 with its challenge, or 429 when the server cannot remember the proof now. */
+function unprovenResponse(refusal: CredentialRefusal, requestId: string): V2Response {
+  const response = errorResponse(
+    refusal.status === 429
+      ? new ServiceError("rate_limited", `${refusal.description}.`, {
+          retryAfter: Number(refusal.headers["retry-after"] ?? 1),
+        })
+      : new ServiceError("unauthorized", `${refusal.description}.`),
+    requestId,
+  );
+  Object.assign(response.headers, refusal.headers, { "www-authenticate": refusal.wwwAuthenticate });
+  return response;
+}
+
 /** The service's error body for any failure; unknown errors become 500 `internal` without details. */
 export function errorResponse(error: unknown, requestId: string): V2Response {
   const failure =
@@ -199,21 +214,14 @@ export function createV2Handler(options: V2ApiOptions): V2Handler {
         return response;
       }
       const { principal } = auth;
-      const unproven = options.credentialCheck?.()?.({
+      const verdict = options.credentialCheck?.()?.({
         ...auth,
         proof: request.dpop ?? null,
         method: request.method,
         url: request.url ?? `${options.resource()}${request.path.slice("/v2".length)}`,
         resourceMetadataUrl: options.resourceMetadataUrl(),
       });
-      if (unproven) {
-        const response = errorResponse(
-          new ServiceError("unauthorized", `${unproven.description}.`),
-          request.requestId,
-        );
-        Object.assign(response.headers, unproven.headers, { "www-authenticate": unproven.wwwAuthenticate });
-        return response;
-      }
+      if (verdict && "refusal" in verdict) return unprovenResponse(verdict.refusal, request.requestId);
       const refused = accessProblem(principal, request.method, options.resource());
       if (refused) return accessRefusal(refused, options, request.requestId);
       const decision = options.rateLimiter?.take(`${principal.account}\u0000${principal.subject}`);
@@ -226,6 +234,9 @@ export function createV2Handler(options: V2ApiOptions): V2Handler {
           },
         );
       }
+      // Only now is a DPoP proof used: a request refused above takes no room in the replay ledger.
+      const unspent = verdict && "spend" in verdict ? verdict.spend() : undefined;
+      if (unspent) return unprovenResponse(unspent, request.requestId);
       options.sso?.assertVerified(principal);
       return await route(options.service, principal, request);
     } catch (error) {

@@ -38,8 +38,8 @@ beforeAll(async () => {
     dpop: "required",
     accessTokenTtlSeconds: ACCESS_TOKEN_TTL_SECONDS,
   } as const;
+  // Nonces on the resource too (the default): the bridge must answer use_dpop_nonce on /mcp without signing in again.
   servers.modern = await startReferenceServer({ ...common, mcpEra: "modern" });
-  // Nonces on the resource too: the bridge must answer use_dpop_nonce on /mcp without signing in again.
   servers.legacy = await startReferenceServer({ ...common, mcpEra: "legacy", dpopNonces: "everywhere" });
 });
 afterAll(async () => {
@@ -90,6 +90,23 @@ describe.each(["modern", "legacy"] as const)(
       expect(bridge.stderr()).not.toContain(home.login().dpopKey!.privateJwk.d);
       // --debug names requests, never a proof (a JWT) or the key.
       expect(bridge.stderr()).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.eyJ|dpop\+jwt/);
+    });
+
+    it("started again with the stored login, answers the resource's nonce request (nonces are on by default) and calls tools", async () => {
+      const server = servers[era]!;
+      const before = home.login();
+      const bridge = await connectThroughBridge(
+        ["--debug", "--token-store", "file", "--no-browser", "--auth-timeout", "20", server.mcpUrl],
+        { env: home.env },
+      );
+      try {
+        const listed = await bridge.client.callTool({ name: "list_chats", arguments: {} });
+        expect(listed.isError, JSON.stringify(listed.content)).toBeFalsy();
+        expect(home.login().dpopKey).toEqual(before.dpopKey);
+      } finally {
+        await bridge.close();
+      }
+      expect(bridge.stderr()).not.toMatch(/device|sign in at/i);
     });
 
     it("a token copied out of the store is refused as Bearer and with another key; a replayed proof is refused", async () => {

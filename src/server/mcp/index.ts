@@ -230,17 +230,23 @@ async function authenticateMcp(
   if (auth.principal.resource && auth.principal.resource !== `${ctx.baseUrl}/mcp`) {
     return { problem: "The access token was issued for another resource" };
   }
-  const refusal = ctx.credentialCheck?.({
+  const verdict = ctx.credentialCheck?.({
     ...auth,
     proof: request.headers.get("dpop"),
     method: request.method,
     url: `${ctx.baseUrl}/mcp`,
     resourceMetadataUrl: metadataUrl,
   });
+  if (verdict && "refusal" in verdict) return verdict;
+  // The token and its resource passed (/mcp has no rate limit of its own): the proof is used now.
+  const refusal = verdict?.spend();
   return refusal ? { refusal } : auth;
 }
 
 function unauthorized(description: string, metadataUrl: string, refusal?: CredentialRefusal): Response {
+  if (refusal?.status === 429) {
+    return jsonRpcErrorResponse(429, -32000, `Too many requests: ${description}`, refusal.headers);
+  }
   return new Response(
     JSON.stringify({ error: refusal?.error ?? "invalid_token", error_description: description }),
     {

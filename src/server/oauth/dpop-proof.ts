@@ -30,6 +30,8 @@ export interface ProofExpectation {
   /** How far in the past `iat` may be, and how far in the future. */
   maxAgeSeconds: number;
   maxFutureSeconds: number;
+  /** When given, the proof must be signed by the key of this thumbprint (the token's `cnf.jkt`). */
+  boundTo?: string;
   /** When given, the proof must carry one of these nonces. */
   acceptedNonces?: readonly string[];
 }
@@ -39,6 +41,8 @@ export interface CheckedProof {
   jkt: string;
   jti: string;
   iat: number;
+  /** The server nonce the proof carried, when one was asked for. */
+  nonce?: string;
 }
 
 const invalid = (description: string) => new DpopProofError("invalid_dpop_proof", description);
@@ -85,13 +89,19 @@ export function checkDpopProof(proof: string, expected: ProofExpectation): Check
     const ath = createHash("sha256").update(expected.accessToken, "ascii").digest("base64url");
     if (payload.ath !== ath) throw invalid("the proof's ath is not the hash of the access token");
   }
+  const jkt = jwkThumbprint(publicJwk);
+  // Another key than the token's is refused as such, before any nonce round trip.
+  if (expected.boundTo !== undefined && jkt !== expected.boundTo) {
+    throw invalid("the proof is signed by another key than the token is bound to");
+  }
   if (expected.acceptedNonces) {
     const nonce = payload.nonce;
     if (typeof nonce !== "string" || !expected.acceptedNonces.includes(nonce)) {
       throw new DpopProofError("use_dpop_nonce", "Use the DPoP-Nonce the server sent in the proof");
     }
+    return { jkt, jti, iat, nonce };
   }
-  return { jkt: jwkThumbprint(publicJwk), jti, iat };
+  return { jkt, jti, iat };
 }
 
 /** RFC 7638 SHA-256 thumbprint of a public JWK: its required members, sorted, without whitespace. */

@@ -4,6 +4,7 @@ import type { CredentialCheck, CredentialRefusal, PresentedCredential, Principal
 import type { DpopMode, DpopNonceMode } from "../options.js";
 import type { DpopBindings } from "./dpop-bindings.js";
 import { checkDpopProof, DPOP_ALGORITHMS, DpopProofError } from "./dpop-proof.js";
+import { DpopReplayLedger, type DpopReplayLimits } from "./dpop-replay.js";
 import { REFRESH_TOKEN_TTL_MS } from "./grants.js";
 import { OAuthError, type TokenResponseBody } from "./provider.js";
 import type { RegisteredClient } from "./registration.js";
@@ -15,8 +16,28 @@ const MAX_PROOF_AGE_SECONDS = 300;
 const MAX_PROOF_FUTURE_SECONDS = 60;
 /** A server nonce is good for one period after the one it was issued in. */
 const NONCE_PERIOD_MS = 5 * 60 * 1000;
-/** Most proof `jti`s remembered; each is kept only while its `iat` is in the window, then forgotten. */
-const MAX_REMEMBERED_PROOFS = 100_000;
+
+/** A proof that passed every check but the replay ledger's: what spending it remembers. */
+interface CheckedUse {
+  jkt: string;
+  jti: string;
+  forgetAt: number;
+  /** The nonce generation the proof carried, when this endpoint asked for one. */
+  nonceGeneration: number | undefined;
+}
+
+/** Why the ledger cannot take a proof now: ask for the new nonce, or come back later. */
+interface RoomRefusal {
+  error: "use_dpop_nonce" | "too_many_proofs";
+  description: string;
+  retryAfterSeconds: number;
+}
+
+/** A token request's proof, checked: its key, and `spend` to remember it once the tokens are issued. */
+export interface TokenRequestProof {
+  jkt: string;
+  spend(): void;
+}
 
 export interface DpopPolicyOptions {
   mode: DpopMode;
@@ -24,16 +45,18 @@ export interface DpopPolicyOptions {
   bindings: DpopBindings;
   tokenEndpoint: string;
   now: () => number;
+  replayLimits?: DpopReplayLimits | undefined;
 }
 
 export class DpopPolicy {
   readonly #options: DpopPolicyOptions;
-  /** `${jkt}.${jti}` of each proof accepted, with the time (s) it may be forgotten. */
-  readonly #seen = new Map<string, number>();
-  #nonce = { value: freshNonce(), previous: freshNonce(), since: 0 };
+  readonly #ledger: DpopReplayLedger;
+  /** The nonce handed out (generation `generation`) and the one before it (`generation - 1`), both accepted. */
+  #nonce = { value: freshNonce(), previous: freshNonce(), since: 0, generation: 1 };
 
   constructor(options: DpopPolicyOptions) {
     this.#options = options;
+    this.#ledger = new DpopReplayLedger(options.replayLimits);
     this.#nonce.since = options.now();
   }
 
@@ -55,7 +78,7 @@ export class DpopPolicy {
    * The key thumbprint a token request's proof binds the new tokens to, or undefined for Bearer tokens. A bound
    * refresh token needs a proof by its key; `dpop: "required"` needs a proof on every token request.
    */
-  tokenRequestKey(request: Request, form: URLSearchParams): string | undefined {
+  tokenRequestKey(request: Request, form: URLSearchParams): TokenRequestProof | undefined {
     if (!this.offered) return undefined;
     const refreshToken = form.get("grant_type") === "refresh_token" ? form.get("refresh_token") : null;
     const boundTo = refreshToken ? this.#options.bindings.keyOf(refreshToken) : undefined;
@@ -72,15 +95,23 @@ export class DpopPolicy {
       return undefined;
     }
     try {
-      const jkt = this.#check(proof, {
+      const checked = this.#check(proof, {
         method: request.method,
         url: this.#options.tokenEndpoint,
         nonce: this.#options.nonces !== "off",
       });
-      if (boundTo && boundTo !== jkt) {
+      if (boundTo && boundTo !== checked.jkt) {
         throw new DpopProofError("invalid_dpop_proof", "The refresh token is bound to another key");
       }
-      return jkt;
+      // Room is made (or refused) before the grant is spent; the proof is remembered only with the tokens issued.
+      const full = this.#makeRoom(checked);
+      if (full) {
+        throw new OAuthError(
+          full.error === "use_dpop_nonce" ? "use_dpop_nonce" : "temporarily_unavailable",
+          full.description,
+        );
+      }
+      return { jkt: checked.jkt, spend: () => this.#remember(checked) };
     } catch (error) {
       if (error instanceof DpopProofError) throw new OAuthError(error.error, error.description);
       throw error;
@@ -88,8 +119,14 @@ export class DpopPolicy {
   }
 
   /** The token response with its tokens bound to `jkt` (refresh tokens only for public clients, RFC 9449 §5). */
-  bind(body: TokenResponseBody, jkt: string | undefined, client: RegisteredClient): TokenResponseBody {
-    if (!jkt) return body;
+  bind(
+    body: TokenResponseBody,
+    proof: TokenRequestProof | undefined,
+    client: RegisteredClient,
+  ): TokenResponseBody {
+    if (!proof) return body;
+    proof.spend();
+    const { jkt } = proof;
     const { bindings } = this.#options;
     bindings.bind(body.access_token, jkt, body.expires_in * 1000);
     if (body.refresh_token && client.token_endpoint_auth_method === "none") {
@@ -111,8 +148,29 @@ export class DpopPolicy {
     return response;
   }
 
-  /** The rule of `/mcp` and `/v2`: a bound token only with the `DPoP` scheme and a proof by its key. */
+  /**
+   * The rule of `/mcp` and `/v2`: a bound token only with the `DPoP` scheme and a proof by its key. A proof that
+   * passes is not yet used: the route calls `spend` once its own checks (resource, rate) passed, so refused requests
+   * fill no memory, and `spend` refuses a proof used in the meantime.
+   */
   readonly checkCredential: CredentialCheck = (presented) => {
+    const verdict = this.#verdict(presented);
+    if (verdict === undefined) return { spend: () => undefined };
+    if ("error" in verdict) return { refusal: verdict };
+    return {
+      spend: () => {
+        if (this.#ledger.used(verdict.jkt, verdict.jti)) {
+          return this.#refusal(presented, "invalid_dpop_proof", "This DPoP proof was already used");
+        }
+        const full = this.#makeRoom(verdict);
+        if (full) return this.#busy(presented, full);
+        this.#remember(verdict);
+        return undefined;
+      },
+    };
+  };
+
+  #verdict(presented: PresentedCredential): CredentialRefusal | CheckedUse | undefined {
     const { principal, scheme } = presented;
     if (principal.via !== "oauth") {
       return scheme === "dpop"
@@ -146,25 +204,24 @@ export class DpopPolicy {
     if (presented.proof === null)
       return this.#refusal(presented, "invalid_dpop_proof", "A DPoP proof is required");
     try {
-      this.#check(presented.proof, {
+      return this.#check(presented.proof, {
         method: presented.method,
         url: presented.url,
         accessToken: presented.token,
         nonce: this.#options.nonces === "everywhere",
         boundTo: principal.jkt,
       });
-      return undefined;
     } catch (error) {
       if (error instanceof DpopProofError) return this.#refusal(presented, error.error, error.description);
       throw error;
     }
-  };
+  }
 
-  /** Checks a proof and remembers its `jti` (after every other check, so a refused proof takes no room). */
+  /** Checks a proof, its key and that it was not used before; remembering it is the caller's `spend`. */
   #check(
     proof: string,
     expected: { method: string; url: string; accessToken?: string; nonce: boolean; boundTo?: string },
-  ): string {
+  ): CheckedUse {
     const nowSeconds = this.#options.now() / 1000;
     const checked = checkDpopProof(proof, {
       method: expected.method,
@@ -173,40 +230,76 @@ export class DpopPolicy {
       nowSeconds,
       maxAgeSeconds: MAX_PROOF_AGE_SECONDS,
       maxFutureSeconds: MAX_PROOF_FUTURE_SECONDS,
+      ...(expected.boundTo !== undefined ? { boundTo: expected.boundTo } : {}),
       ...(expected.nonce ? { acceptedNonces: this.#currentNonces() } : {}),
     });
-    if (expected.boundTo !== undefined && checked.jkt !== expected.boundTo) {
-      throw new DpopProofError(
-        "invalid_dpop_proof",
-        "The proof is signed by another key than the token is bound to",
-      );
-    }
-    const key = `${checked.jkt}.${checked.jti}`;
-    if (this.#seen.has(key))
+    if (this.#ledger.used(checked.jkt, checked.jti))
       throw new DpopProofError("invalid_dpop_proof", "This DPoP proof was already used");
-    this.#remember(key, checked.iat + MAX_PROOF_AGE_SECONDS + MAX_PROOF_FUTURE_SECONDS, nowSeconds);
-    return checked.jkt;
+    return {
+      jkt: checked.jkt,
+      jti: checked.jti,
+      forgetAt: checked.iat + MAX_PROOF_AGE_SECONDS + MAX_PROOF_FUTURE_SECONDS,
+      nonceGeneration: expected.nonce ? this.#generationOf(checked.nonce) : undefined,
+    };
   }
 
-  #remember(key: string, forgetAt: number, nowSeconds: number): void {
-    if (this.#seen.size >= MAX_REMEMBERED_PROOFS) {
-      for (const [seen, until] of this.#seen) if (until <= nowSeconds) this.#seen.delete(seen);
-      // Still full of live proofs: the oldest go first (a replay of those fails on its iat soon anyway).
-      for (const seen of this.#seen.keys()) {
-        if (this.#seen.size < MAX_REMEMBERED_PROOFS) break;
-        this.#seen.delete(seen);
-      }
+  /**
+   * Room for one more proof of the key, never by forgetting a proof still acceptable. Full, where proofs carry server
+   * nonces: both nonces are retired, which makes every proof carrying them unacceptable, so their entries go; the
+   * client is asked for the new nonce (`use_dpop_nonce`). Full of proofs without nonces: the proof is refused.
+   */
+  #makeRoom(use: CheckedUse): RoomRefusal | undefined {
+    const nowSeconds = this.#options.now() / 1000;
+    let full = this.#ledger.room(use.jkt, nowSeconds);
+    if (!full) return undefined;
+    if (use.nonceGeneration !== undefined && this.#ledger.withNonce > 0) {
+      this.#retireNonces();
+      full = this.#ledger.room(use.jkt, nowSeconds);
+      if (!full)
+        return { error: "use_dpop_nonce", description: "Use the new DPoP-Nonce", retryAfterSeconds: 0 };
     }
-    this.#seen.set(key, forgetAt);
+    const whose = full.full === "key" ? "this key has used" : "the server holds";
+    return {
+      retryAfterSeconds: full.retryAfterSeconds,
+      error: "too_many_proofs",
+      description: `${whose} as many DPoP proofs as it can remember; retry after ${full.retryAfterSeconds} s`,
+    };
+  }
+
+  #remember(use: CheckedUse): void {
+    this.#ledger.remember(use.jkt, use.jti, { forgetAt: use.forgetAt, nonceGeneration: use.nonceGeneration });
+  }
+
+  /** The generation of a nonce accepted just now (the check already refused any other). */
+  #generationOf(nonce: string | undefined): number {
+    return nonce === this.#nonce.value ? this.#nonce.generation : this.#nonce.generation - 1;
+  }
+
+  /** Two new nonces at once: no proof carrying an earlier one is accepted again, so their entries can go. */
+  #retireNonces(): void {
+    const generation = this.#nonce.generation + 2;
+    this.#nonce = { value: freshNonce(), previous: freshNonce(), since: this.#options.now(), generation };
+    this.#ledger.forgetNonceGenerationsBefore(generation - 1);
   }
 
   /** The nonce to hand out first, then the previous one (still accepted for one period). */
   #currentNonces(): [string, string] {
     const now = this.#options.now();
     if (now - this.#nonce.since >= NONCE_PERIOD_MS) {
-      this.#nonce = { value: freshNonce(), previous: this.#nonce.value, since: now };
+      const generation = this.#nonce.generation + 1;
+      this.#nonce = { value: freshNonce(), previous: this.#nonce.value, since: now, generation };
     }
     return [this.#nonce.value, this.#nonce.previous];
+  }
+
+  /** The answer when the ledger cannot take the proof: a nonce to retry with, or 429 with `Retry-After`. */
+  #busy(presented: PresentedCredential, full: RoomRefusal): CredentialRefusal {
+    if (full.error === "use_dpop_nonce") return this.#refusal(presented, "use_dpop_nonce", full.description);
+    return {
+      ...this.#refusal(presented, "invalid_dpop_proof", full.description),
+      status: 429,
+      headers: { "retry-after": String(full.retryAfterSeconds) },
+    };
   }
 
   #refusal(presented: PresentedCredential, error: string, description: string): CredentialRefusal {

@@ -189,7 +189,8 @@ function oauthParts(ctx: ServerContext): { parts: OAuthParts; idp: ReferenceIdp 
     assertions: new ClientAssertions({ issuer: ctx.baseUrl, tokenEndpoint: `${ctx.baseUrl}/token` }, now),
     dpop: new DpopPolicy({
       mode: options.dpop ?? "allowed",
-      nonces: options.dpopNonces ?? "token-endpoint",
+      nonces: options.dpopNonces ?? "everywhere",
+      replayLimits: options.dpopReplayLimits,
       bindings: new DpopBindings(ctx.store, now),
       tokenEndpoint: `${ctx.baseUrl}/token`,
       now,

@@ -28,9 +28,9 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
     const form = await formOf(request);
     const client = await authenticateClient(parts, request, form);
     // Before the grant is used: a proof refused (or asking for a nonce) leaves the code or refresh token unspent.
-    const jkt = parts.dpop.tokenRequestKey(request, form);
+    const proof = parts.dpop.tokenRequestKey(request, form);
     const issued = (body: TokenResponseBody) =>
-      jsonResponse(200, parts.dpop.bind(body, jkt, client), NO_STORE);
+      jsonResponse(200, parts.dpop.bind(body, proof, client), NO_STORE);
     const grantType = form.get("grant_type");
     if (!grantType) throw new OAuthError("invalid_request", "grant_type is required");
     const offered =

@@ -205,3 +205,139 @@ describe("dpop: required", () => {
     expect(second.status).toBe(200);
   });
 });
+
+/** The issue's flush attack, scaled down by the ledger's limits (the rule is the same at the default ones). */
+describe("the replay ledger (a proof is good for one request, whatever the load)", () => {
+  const limits = { perKey: 20, total: 40 };
+  const victimGets = (server: Server, token: string, proof: string) =>
+    getChats(server, { authorization: `DPoP ${token}`, dpop: proof });
+
+  it("is not flushed by refused requests: a token for /mcp sent to /v2 with fresh proofs past the cap", async () => {
+    const server = serverWith({ dpopNonces: "token-endpoint", dpopReplayLimits: limits });
+    const victim = await DpopSession.create();
+    const victimToken = await boundToken(server, victim);
+    const proof = await proofFor(victim, victimToken);
+    expect((await victimGets(server, victimToken, proof)).status).toBe(200);
+
+    const attacker = await DpopSession.create();
+    const wrongResource = await boundToken(server, attacker, `${BASE}/mcp`);
+    for (let i = 0; i < limits.total + 10; i++) {
+      const refused = await getChats(server, {
+        authorization: `DPoP ${wrongResource}`,
+        dpop: await proofFor(attacker, wrongResource),
+      });
+      expect(refused.status).toBe(401);
+    }
+    const replayed = await victimGets(server, victimToken, proof);
+    expect(replayed.status).toBe(401);
+    expect(await replayed.json()).toMatchObject({
+      error: { message: expect.stringContaining("already used") },
+    });
+    // The refused requests took no room: the victim's fresh proofs are still taken.
+    expect((await victimGets(server, victimToken, await proofFor(victim, victimToken))).status).toBe(200);
+  });
+
+  it("without resource nonces, refuses (429) a key past its share and the server when full, never forgets", async () => {
+    const server = serverWith({ dpopNonces: "token-endpoint", dpopReplayLimits: limits });
+    const victim = await DpopSession.create();
+    const victimToken = await boundToken(server, victim);
+    const proof = await proofFor(victim, victimToken);
+    expect((await victimGets(server, victimToken, proof)).status).toBe(200);
+
+    const flooders: Array<[DpopSession, string]> = [];
+    for (let i = 0; i < 3; i++) {
+      const flooder = await DpopSession.create();
+      flooders.push([flooder, await boundToken(server, flooder)]);
+    }
+    // Remembered so far: the victim's token request and call, each flooder's token request (one of its key's share).
+    const remembered = 2 + flooders.length;
+    const statuses: number[] = [];
+    for (const [flooder, token] of flooders) {
+      for (let i = 0; i < limits.perKey + 2; i++) {
+        const answer = await getChats(server, {
+          authorization: `DPoP ${token}`,
+          dpop: await proofFor(flooder, token),
+        });
+        statuses.push(answer.status);
+        if (answer.status === 429) expect(Number(answer.headers.get("retry-after"))).toBeGreaterThan(0);
+      }
+    }
+    // Each key gets its share, then 429; the third key meets the full server sooner.
+    expect(statuses.filter((status) => status === 200)).toHaveLength(limits.total - remembered);
+    expect(statuses.slice(0, limits.perKey)).toEqual([...Array(limits.perKey - 1).fill(200), 429]);
+    expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
+    const replayed = await victimGets(server, victimToken, proof);
+    expect(replayed.status).toBe(401);
+    expect(await replayed.json()).toMatchObject({
+      error: { message: expect.stringContaining("already used") },
+    });
+  });
+
+  it("with resource nonces (the default), retires the nonces when full and asks for the new one; the old proof stays refused", async () => {
+    const server = serverWith({ dpopReplayLimits: limits });
+    const victim = await DpopSession.create();
+    const victimToken = await boundToken(server, victim);
+    const proof = await proofFor(victim, victimToken);
+    expect((await victimGets(server, victimToken, proof)).status).toBe(200);
+
+    const flooder = await DpopSession.create();
+    const token = await boundToken(server, flooder);
+    let askedForNonce = 0;
+    for (let i = 0; i < limits.total * 3; i++) {
+      let answer = await getChats(server, {
+        authorization: `DPoP ${token}`,
+        dpop: await proofFor(flooder, token),
+      });
+      if (answer.status === 401) {
+        expect(answer.headers.get("www-authenticate")).toMatch(/^DPoP error="use_dpop_nonce"/);
+        askedForNonce++;
+        flooder.observeNonce(answer, `${BASE}/v2/chats`);
+        answer = await getChats(server, {
+          authorization: `DPoP ${token}`,
+          dpop: await proofFor(flooder, token),
+        });
+      }
+      expect(answer.status).toBe(200);
+    }
+    expect(askedForNonce).toBeGreaterThan(0);
+    expect((await victimGets(server, victimToken, proof)).status).toBe(401);
+    // The victim's client is asked for the new nonce once, and goes on.
+    const fresh = await victimGets(server, victimToken, await proofFor(victim, victimToken));
+    expect(fresh.headers.get("www-authenticate")).toMatch(/^DPoP error="use_dpop_nonce"/);
+    victim.observeNonce(fresh, `${BASE}/v2/chats`);
+    expect((await victimGets(server, victimToken, await proofFor(victim, victimToken))).status).toBe(200);
+  });
+
+  it("refuses a replayed proof on /mcp, and a token request's proof is used only when tokens are issued", async () => {
+    const server = serverWith({ dpopReplayLimits: limits });
+    const session = await DpopSession.create();
+    const token = await boundToken(server, session, `${BASE}/mcp`);
+    const ping = (proof: string) =>
+      server.fetch(`${BASE}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: `DPoP ${token}`,
+          dpop: proof,
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+      });
+    const proof = await proofFor(session, token, "POST", `${BASE}/mcp`);
+    expect((await ping(proof)).status).not.toBe(401);
+    const replayed = await ping(proof);
+    expect(replayed.status).toBe(401);
+    expect(await replayed.json()).toMatchObject({ error: "invalid_dpop_proof" });
+
+    // A token request refused (unknown grant) leaves its proof unused: the same proof then gets tokens, once.
+    const tokenProof = await session.buildProof({ htm: "POST", htu: `${BASE}/token` });
+    const refused = await server.fetch(`${BASE}/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", ...basic, dpop: tokenProof },
+      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: "unknown" }).toString(),
+    });
+    expect(refused.status).toBe(400);
+    expect((await tokenRequest(server, tokenProof)).response.status).toBe(200);
+    expect((await tokenRequest(server, tokenProof)).body.error).toBe("invalid_dpop_proof");
+  });
+});
