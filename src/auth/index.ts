@@ -13,4 +13,5 @@ export {
   type SignInPrompt,
   type SignInSummary,
 } from "./session/index.js";
+export { checkShownUrl, type ShownUrl } from "./shown-url.js";
 export type { AuthLog, TokenStoreMode } from "./token-store.js";

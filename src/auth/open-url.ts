@@ -2,35 +2,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { environmentWithoutSecrets, redactForTerminal, secretVariablesIn } from "../internal/redact.js";
 import { type BrowserInvocation, type BrowserPlatform, browserInvocation } from "./browser-command.js";
-import { UnsafeUrlError } from "./errors.js";
+import { checkShownUrl } from "./shown-url.js";
 
 export { splitCommandWords } from "./browser-command.js";
 
-// C0/C1 controls and any whitespace: a URL that a browser should open never contains them raw.
-const FORBIDDEN_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\s]/u;
-
-/** Parses `url` and refuses anything a browser should not be handed: other schemes, userinfo, control characters. */
+/** Parses `url` and refuses anything a browser should not be handed (the one check of `shown-url.ts`). */
 export function assertBrowsableUrl(url: string): URL {
-  if (FORBIDDEN_CHARACTERS.test(url)) {
-    throw new UnsafeUrlError("Refusing to open a URL that contains control characters or spaces.");
-  }
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new UnsafeUrlError("Refusing to open a value that is not a valid URL.");
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new UnsafeUrlError(
-      `Refusing to open a ${parsed.protocol} URL: only http and https URLs are opened.`,
-    );
-  }
-  if (parsed.username || parsed.password) {
-    // `https://trusted.example@evil.example/` reads as the first host but goes to the second.
-    throw new UnsafeUrlError("Refusing to open a URL with a user name or password in it.");
-  }
-  if (!parsed.hostname) throw new UnsafeUrlError("Refusing to open a URL without a host.");
-  return parsed;
+  return new URL(checkShownUrl(url, "URL to open").href);
 }
 
 /**

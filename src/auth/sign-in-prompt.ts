@@ -2,7 +2,8 @@
 import { existsSync } from "node:fs";
 import { sanitizeForTerminal } from "../internal/redact.js";
 import { UnsafeUrlError } from "./errors.js";
-import { assertBrowsableUrl, openUrl } from "./open-url.js";
+import { openUrl } from "./open-url.js";
+import { checkShownUrl } from "./shown-url.js";
 import type { AuthLog } from "./token-store.js";
 
 /**
@@ -24,13 +25,16 @@ export async function presentSignInUrl(
     onOpenerExit?: () => void;
   },
 ): Promise<"opened" | "not-opened" | "device-code"> {
-  assertBrowsableUrl(url);
+  const shown = checkShownUrl(url, "sign-in URL");
+  url = shown.href;
   const seconds = Math.round(options.authTimeoutMs / 1000);
   // The log file keeps the URL and the wait (the URL is a one-time loopback page, no `state`, no secret).
   options.log("debug", `Sign-in waiting up to ${seconds} s for a browser at ${url}`);
   const noBrowser = options.openBrowser ? headlessReason(options.env ?? process.env) : "--no-browser";
   if (noBrowser === "--no-browser") {
-    process.stderr.write(`Open this URL to sign in: ${url}\n(The sign-in waits up to ${seconds} s.)\n`);
+    process.stderr.write(
+      `Open this URL to sign in at ${shown.site}: ${url}\n(The sign-in waits up to ${seconds} s.)\n`,
+    );
     return "not-opened";
   }
   if (noBrowser !== undefined) {
@@ -39,15 +43,15 @@ export async function presentSignInUrl(
       return "device-code";
     }
     process.stderr.write(
-      `No browser can be opened here (${noBrowser}). Open this URL in a browser on this machine to sign in ` +
-        `(within ${seconds} s):\n  ${url}\n`,
+      `No browser can be opened here (${noBrowser}). Open this URL in a browser on this machine to sign in at ` +
+        `${shown.site} (within ${seconds} s):\n  ${url}\n`,
     );
     return "not-opened";
   }
   // $BROWSER may be any program (a headless opener in CI, a script): only a desktop's opener is "your browser".
   const lead = (options.env ?? process.env).BROWSER?.trim()
-    ? "Opening the sign-in URL with the $BROWSER command. If the sign-in does not go on, visit this URL:"
-    : "Opening your browser to sign in. If it does not open, visit this URL:";
+    ? `Opening the sign-in URL (${shown.site}) with the $BROWSER command. If the sign-in does not go on, visit this URL:`
+    : `Opening your browser to sign in at ${shown.site}. If it does not open, visit this URL:`;
   process.stderr.write(`${lead}\n`);
   process.stderr.write(`  ${url}\n`);
   const ignore = () => undefined;
@@ -90,11 +94,11 @@ export interface DeviceCodePrompt {
 
 /** Shows the device code on stderr: where to go, the code, and how long the sign-in waits. */
 export function presentDeviceCode(prompt: DeviceCodePrompt, options: { waitMs: number; log: AuthLog }): void {
-  const { url, userCode } = visibleDeviceCode(prompt);
+  const { url, site, userCode } = visibleDeviceCode(prompt);
   const seconds = Math.round(options.waitMs / 1000);
   options.log("debug", `Sign-in waiting up to ${seconds} s for the device code to be approved at ${url}`);
   process.stderr.write(
-    `To sign in, open this URL in a browser on any device:\n  ${url}\n` +
+    `To sign in at ${site}, open this URL in a browser on any device:\n  ${url}\n` +
       `${prompt.complete ? "and check that it shows the code" : "and enter the code"} ${userCode}\n` +
       `(The sign-in waits up to ${seconds} s.)\n`,
   );
@@ -111,14 +115,15 @@ export function waitingMessage(
     const prompt = options.deviceCode ?? { url, userCode: "", complete: true };
     const shown = visibleDeviceCode(prompt);
     return (
-      `Sign-in needed: open ${shown.url} in a browser on any device and ` +
+      `Sign-in needed: sign in at ${shown.site}: open ${shown.url} in a browser on any device and ` +
       `${prompt.complete ? "check that it shows" : "enter"} the code ${shown.userCode} within ` +
       `${seconds} s; then try again.`
     );
   }
+  const shown = checkShownUrl(url, "sign-in URL");
   return (
-    `Sign-in needed, and no browser could be opened here. Open ${url} in a browser on this machine within ` +
-    `${seconds} s, or run \`${options.loginCommand}\` in a terminal; then try again.`
+    `Sign-in needed at ${shown.site}, and no browser could be opened here. Open ${shown.href} in a browser on ` +
+    `this machine within ${seconds} s, or run \`${options.loginCommand}\` in a terminal; then try again.`
   );
 }
 
@@ -170,9 +175,12 @@ export function headlessReason(
   return "no $BROWSER and no desktop session: DISPLAY and WAYLAND_DISPLAY are unset";
 }
 
-function visibleDeviceCode(prompt: DeviceCodePrompt): { url: string; userCode: string } {
+/** The device code's URL through the one URL check (its `href` and site), and the server's user code made visible. */
+function visibleDeviceCode(prompt: DeviceCodePrompt): { url: string; site: string; userCode: string } {
+  const shown = checkShownUrl(prompt.url, "verification URL");
   return {
-    url: sanitizeForTerminal(prompt.url, { oneLine: true }),
+    url: shown.href,
+    site: shown.site,
     userCode: sanitizeForTerminal(prompt.userCode, { oneLine: true }),
   };
 }

@@ -8,6 +8,7 @@ import { isJsonObject as isObject, isRequest, isResponse, type JsonObject as Jso
 import { type BridgeLog, describeMessage } from "./log.js";
 import { requestKey } from "./request-ids.js";
 import { clientFromEnvelope, type ToClient, withEnvelope, withoutEnvelope } from "./request-model.js";
+import { checkedElicitation, RefusedServerInput } from "./server-input.js";
 import { runToolCallSteps } from "./steps/index.js";
 import type { ToolPolicy } from "./steps/policy.js";
 import {
@@ -189,6 +190,23 @@ export class LegacyServerRelay implements EraRelay {
 
   /** From the session: a tools/list answer as the policy shows it, then on to the client. */
   #fromServer(message: JSONRPCMessage, raw?: string, related?: RequestId): void {
+    const value = message as Json;
+    if (value.method === "elicitation/create" && "id" in value && isObject(value.params)) {
+      let params: Json;
+      try {
+        params = checkedElicitation(value.params);
+      } catch (error) {
+        if (!(error instanceof RefusedServerInput)) throw error;
+        this.#options.log.info(`refused the server's elicitation/create: ${error.message}`);
+        const refusal = { code: -32602, message: `chat-mcp-bridge: refused: ${error.message}` };
+        this.#upstream.fromClient({ jsonrpc: "2.0", id: value.id, error: refusal } as JSONRPCMessage);
+        return;
+      }
+      if (params !== value.params) {
+        this.#toClientSide({ ...value, params } as JSONRPCMessage, undefined, related);
+        return;
+      }
+    }
     if (isResponse(message) && this.#lists.delete(requestKey(message.id)) && "result" in message) {
       const shown = this.#options.policy.listed(message.result, this.#face.client);
       // Written anew when the policy changed it: the raw text is the server's whole list.

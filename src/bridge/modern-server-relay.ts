@@ -9,6 +9,7 @@ import { describeError } from "./log.js";
 import { requestKey } from "./request-ids.js";
 import type { BridgeRequest, ToClient } from "./request-model.js";
 import { withEnvelope, withoutEnvelope } from "./request-model.js";
+import { checkedInputRequired, RefusedServerInput } from "./server-input.js";
 import type { ToolPolicy } from "./steps/policy.js";
 import { bridgeDiscoverResult, initializeResultFromDiscover } from "./translate/discover.js";
 import {
@@ -225,12 +226,22 @@ export class ModernServerRelay {
     const upstream = this.#options.upstream;
     const version =
       request.client.era === "modern" ? request.client.protocolVersion : upstream.protocolVersion;
-    return upstream.request(
-      request.method,
-      withEnvelope(params, request.client, version),
-      request.signal,
-      onNotification,
-    );
+    return upstream
+      .request(request.method, withEnvelope(params, request.client, version), request.signal, onNotification)
+      .then((answer) => this.#hostMaySee(request.method, answer));
+  }
+
+  /** A server's `input_required` round as the host may see it (see `checkedInputRequired`), else an error. */
+  #hostMaySee(method: string, answer: UpstreamAnswer): UpstreamAnswer {
+    if (!("result" in answer)) return answer;
+    try {
+      const result = checkedInputRequired(answer.result);
+      return result === answer.result ? answer : { ...answer, result };
+    } catch (error) {
+      if (!(error instanceof RefusedServerInput)) throw error;
+      this.#options.log.info(`refused the server's input_required answer to ${method}: ${error.message}`);
+      return bridgeError(`the server's request for input was refused: ${error.message}`);
+    }
   }
 
   /** A `tools/call`: judged and through the steps and, for a legacy client, the rounds of input (see callTool). */

@@ -1,12 +1,13 @@
 /** Runs chat-cli once: parses argv, runs the command, and maps every failure to one message and an exit code. */
 import { AuthRequiredError } from "../auth/errors.js";
+import { checkShownUrl, type ShownUrl } from "../auth/shown-url.js";
 import { ChatConnectionError, ChatTimeoutError } from "../client/errors.js";
 import { defaultBaseUrl } from "../config/index.js";
 import { describeNetworkFailure } from "../internal/network-errors.js";
 import { redactForTerminal } from "../internal/redact.js";
 import { isNotChatService } from "../internal/service-shape.js";
 import { createStyle } from "./ansi.js";
-import { isWebUrl, openInBrowser } from "./browser.js";
+import { openInBrowser } from "./browser.js";
 import { type CliContext, type GlobalOptions, SIGN_IN_HINT } from "./context.js";
 import { CliError, EXIT, type ExitCode, serverMessage, statusOf, UsageError } from "./errors.js";
 import { type CliIo, isYes, processIo } from "./io.js";
@@ -62,14 +63,15 @@ export async function reportError(
   const status = statusOf(error);
   if (api.code === "sso_required" || api.reauthUrl) {
     say(`${withoutFieldNames(message)} (single sign-on required)`);
-    if (api.reauthUrl) {
+    const link = api.reauthUrl ? shownReauthUrl(api.reauthUrl, say) : undefined;
+    if (link) {
       io.stderr(
-        `Open this link in a browser, complete single sign-on, then retry: ${redactForTerminal(api.reauthUrl)}\n`,
+        `Open this link in a browser, complete single sign-on at ${link.site}, then retry: ${redactForTerminal(link.href)}\n`,
       );
-      if (io.interactive && isWebUrl(api.reauthUrl)) {
+      if (io.interactive) {
         const answer = await io.prompt("Open it in your browser? [y/N] ").catch(() => "");
         if (isYes(answer)) {
-          await openInBrowser(io, api.reauthUrl).catch((e: unknown) => say(String((e as Error).message)));
+          await openInBrowser(io, link.href).catch((e: unknown) => say(String((e as Error).message)));
         }
       }
     }
@@ -153,5 +155,15 @@ function printDebug(error: unknown, io: CliIo): void {
       io.stderr(`debug: ${redactForTerminal(JSON.stringify(details))}\n`);
     }
     if (current.stack) io.stderr(`${depth > 0 ? "caused by: " : ""}${redactForTerminal(current.stack)}\n`);
+  }
+}
+
+/** The service's re-authentication link through the one URL check; a link that fails it is named as refused, not shown. */
+function shownReauthUrl(url: string, say: (message: string) => void): ShownUrl | undefined {
+  try {
+    return checkShownUrl(url, "re-authentication link");
+  } catch (error) {
+    say(`${(error as Error).message} Complete single sign-on from the service's own site instead.`);
+    return undefined;
   }
 }

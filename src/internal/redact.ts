@@ -87,6 +87,18 @@ const HIDDEN_FOR_TERMINAL =
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\p{Cf}\p{Default_Ignorable_Code_Point}]+/gu;
 const HIDDEN_IN_LINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cf}\p{Default_Ignorable_Code_Point}]+/gu;
 
+/**
+ * True when `text` holds anything a one-line display would not show as itself: a control character (newline and tab
+ * included), a line or paragraph separator, a format character (bidi controls, zero-width characters, tags) or any
+ * other default-ignorable code point. For values that must be refused rather than shown escaped (a URL).
+ */
+export function hasHiddenCharacters(text: string): boolean {
+  HIDDEN_IN_LINE.lastIndex = 0;
+  const found = HIDDEN_IN_LINE.test(text);
+  HIDDEN_IN_LINE.lastIndex = 0;
+  return found;
+}
+
 const EMOJI = /^\p{Emoji}$/u;
 const PICTOGRAPH = /^\p{Extended_Pictographic}$/u;
 const JOINED_EMOJI = /^[\p{Extended_Pictographic}\p{Emoji_Modifier}]$/u;

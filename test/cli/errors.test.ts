@@ -138,7 +138,7 @@ describe("exit 4: authentication needed", () => {
     expect(result.code).toBe(4);
     expect(result.stderr).toMatch(/single sign-on/);
     expect(result.stderr).toMatch(
-      /Open this link in a browser, complete single sign-on, then retry: https?:\/\//,
+      /Open this link in a browser, complete single sign-on at 127\.0\.0\.1:\d+, then retry: https?:\/\//,
     );
   });
 });

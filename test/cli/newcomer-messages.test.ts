@@ -97,7 +97,7 @@ function login(
     });
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
       stderr += chunk;
-      const found = /sign in: (https?:\/\/\S+)/.exec(stderr);
+      const found = /sign in at \S+: (https?:\/\/\S+)/.exec(stderr);
       if (found?.[1] && !seen) {
         seen = true;
         onUrl(found[1], child);

@@ -9,13 +9,13 @@ describe("quietStderrWrite", () => {
       seen.push(String(chunk));
       return true;
     });
-    write("Opening your browser to sign in. If it does not open, visit this URL:\n");
+    write("Opening your browser to sign in at 127.0.0.1:1. If it does not open, visit this URL:\n");
     write("  http://127.0.0.1:1/authorize?x=1\n");
     write(
-      "Opening the sign-in URL with the $BROWSER command. If the sign-in does not go on, visit this URL:\n",
+      "Opening the sign-in URL (127.0.0.1:1) with the $BROWSER command. If the sign-in does not go on, visit this URL:\n",
     );
     write("  http://127.0.0.1:1/authorize?x=2\n");
-    write("Open this URL to sign in: http://127.0.0.1:1/authorize\n");
+    write("Open this URL to sign in at 127.0.0.1:1: http://127.0.0.1:1/authorize\n");
     write("real warning\n");
     write("  indented detail\n");
     expect(seen).toEqual(["real warning\n", "  indented detail\n"]);

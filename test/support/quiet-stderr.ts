@@ -1,7 +1,7 @@
 /** A stderr writer that drops the browser sign-in notice: in a test run it is noise, on a user's terminal it is not. */
 
 const NOTICE =
-  /^(Opening (your browser to sign in|the sign-in URL with the \$BROWSER command)\. If .*, visit this URL:\n|Open this URL to sign in: )/;
+  /^(Opening (your browser to sign in at \S+|the sign-in URL \(\S+\) with the \$BROWSER command)\. If .*, visit this URL:\n|Open this URL to sign in at \S+: )/;
 const URL_LINE = /^ {2}\S+\n$/;
 
 // biome-ignore lint/suspicious/noExplicitAny: the rest of stream.write's overloads (encoding, callback) pass through.

@@ -14,6 +14,7 @@ import { assertSecureUrl, deviceAuthorizationEndpoint } from "../checks.js";
 import { boundedMetadataFetch, type DiscoveredServer } from "../discovery.js";
 import { dpopKeyForSignIn, withDpopProof } from "../dpop.js";
 import { AuthRequiredError, SignInWaitingError } from "../errors.js";
+import { checkShownUrl } from "../shown-url.js";
 import { type DeviceCodePrompt, presentDeviceCode, waitingMessage } from "../sign-in-prompt.js";
 import type { StoredClient, StoredDpopKey, StoredLogin } from "../stored-login.js";
 import { accountRecordingFetch } from "../token-account.js";
@@ -185,8 +186,9 @@ function authenticateClient(
 function promptOf(started: DeviceAuthorization, allowHttp: boolean | undefined): DeviceCodePrompt {
   const complete = started.verification_uri_complete;
   const url = complete ?? started.verification_uri ?? started.verification_url ?? "";
-  assertSecureUrl(url, "verification URL", allowHttp);
-  return { url, userCode: started.user_code, complete: complete !== undefined };
+  const { href } = checkShownUrl(url, "verification URL");
+  assertSecureUrl(href, "verification URL", allowHttp);
+  return { url: href, userCode: started.user_code, complete: complete !== undefined };
 }
 
 /** RFC 8628 §3.4-3.5: polls at the interval (5 s more after each `slow_down`) until tokens, a refusal or `waitMs`. */

@@ -14,6 +14,7 @@ import { dpopSessionOf, isDpopBound } from "../dpop.js";
 import { AuthRequiredError, type SignInWaitingError, UnsafeUrlError } from "../errors.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "../login-key.js";
 import { withFileLock } from "../login-lock.js";
+import { checkShownUrl } from "../shown-url.js";
 import type { StoredLogin } from "../stored-login.js";
 import { isDue, isExpired } from "../token-lifetime.js";
 import { LoginStore } from "../token-store.js";
@@ -302,12 +303,14 @@ export class OAuthSession {
       ...input,
       loginCommand: this.#options.loginCommand ?? "chat-mcp-bridge login <url>",
       userMustAct: (waiting) => this.#userMustAct(waiting),
-      browserOpened: (url) =>
+      browserOpened: (url) => {
+        const shown = checkShownUrl(url, "sign-in URL");
         this.#options.onSignInPrompt?.({
-          url,
-          message: `A browser window opened to sign in to ${this.serverUrl}; finish signing in there.`,
+          url: shown.href,
+          message: `A browser window opened to sign in to ${this.serverUrl} (the link opens ${shown.site}); finish signing in there.`,
           browserOpened: true,
-        }),
+        });
+      },
     });
   }
 
@@ -363,8 +366,9 @@ export class OAuthSession {
 
   /** The sign-in cannot finish by itself: answer the waiting caller (the bridge) now, when it asked for that. */
   #userMustAct(waiting: SignInWaitingError): void {
+    // The message names the checked URL (waitingMessage); the URL itself is checked again here, the one way out.
     this.#options.onSignInPrompt?.({
-      url: waiting.signInUrl,
+      url: checkShownUrl(waiting.signInUrl, "sign-in URL").href,
       message: waiting.message,
       browserOpened: false,
     });

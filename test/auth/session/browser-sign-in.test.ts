@@ -173,7 +173,7 @@ describe("--no-browser", () => {
     let url: string | undefined;
     while (!url) {
       await new Promise((r) => setTimeout(r, 20));
-      url = lines.join("").match(/Open this URL to sign in: (\S+)/)?.[1];
+      url = lines.join("").match(/Open this URL to sign in at \S+: (\S+)/)?.[1];
     }
     await runHttpBrowser(url);
     await expect(pending).resolves.toMatchObject({ storedIn: "file" });

@@ -260,13 +260,67 @@ describe("what the terminal shows is sanitised", () => {
       return Response.json({
         ...body,
         user_code: "\u001b]8;;https://evil.test\u0007CODE\u001b[2J",
-        verification_uri_complete: `${server!.url}/device?x=\u001b[31m`,
       });
     };
     await deviceSession({ fetch: hostile as typeof fetch }).session.signIn();
     expect(stderr()).not.toContain("\u001b");
     expect(stderr()).toContain("^[]8;;https://evil.test^GCODE^[[2J");
   }, 30_000);
+
+  it("names the site of the verification URL and shows its normalised href", async () => {
+    await start({ autoApprove: "acme" });
+    const stderr = captureStderr();
+    const upperCase = async (input: string | URL | Request, init?: RequestInit) => {
+      const response = await fetch(input, init);
+      const url = input instanceof Request ? input.url : String(input);
+      if (!url.endsWith("/device_authorization")) return response;
+      const body = (await response.json()) as Record<string, string>;
+      return Response.json({
+        ...body,
+        verification_uri_complete: body.verification_uri_complete!.replace("http:", "HTTP:"),
+      });
+    };
+    await deviceSession({ fetch: upperCase as typeof fetch }).session.signIn();
+    const site = new URL(server!.url).host;
+    expect(stderr()).toContain(
+      `To sign in at ${site}, open this URL in a browser on any device:\n  http://${site}/device`,
+    );
+  }, 30_000);
+
+  // The issue's hostile answers: each URL is refused before anyone (stderr, the host's dialog) sees it.
+  it.each([
+    ["user info", "https://chat.example.com@evil.example/device?code=ABCD"],
+    ["a raw right-to-left override", "https://evil.example/device\u202E?code=ABCD"],
+    ["a raw newline", "https://evil.example/device\nTo sign in at chat.example.com"],
+    ["a zero-width space", "https://evil.example/dev\u200Bice?code=ABCD"],
+  ])(
+    "refuses a verification_uri_complete with %s: the sign-in ends, nothing shown or prompted",
+    async (_name, bad) => {
+      await start({ autoApprove: "acme" });
+      const stderr = captureStderr();
+      const hostile = async (input: string | URL | Request, init?: RequestInit) => {
+        const response = await fetch(input, init);
+        const url = input instanceof Request ? input.url : String(input);
+        if (!url.endsWith("/device_authorization")) return response;
+        return Response.json({
+          ...((await response.json()) as Record<string, unknown>),
+          verification_uri_complete: bad,
+        });
+      };
+      const prompts: unknown[] = [];
+      const error = await deviceSession({
+        fetch: hostile as typeof fetch,
+        onSignInPrompt: (prompt) => prompts.push(prompt),
+      })
+        .session.signIn()
+        .catch((e: unknown) => e);
+      expect((error as AuthRequiredError).reason).toBe("refused");
+      expect((error as Error).message).toMatch(/verification URL/);
+      expect(prompts).toEqual([]);
+      expect(stderr()).not.toContain("evil.example");
+    },
+    30_000,
+  );
 });
 
 describe("without --device-code", () => {
@@ -308,7 +362,7 @@ describe("without --device-code", () => {
     const stderr = captureStderr();
     const { session } = deviceSession({ deviceCode: false, openBrowser: false, authTimeoutMs: 1_000 });
     await session.signIn().catch(() => undefined);
-    expect(stderr()).toContain("Open this URL to sign in: http://127.0.0.1:");
+    expect(stderr()).toMatch(/Open this URL to sign in at 127\.0\.0\.1:\d+: http:\/\/127\.0\.0\.1:/);
     expect(stderr()).not.toContain("device code");
   }, 30_000);
 });
