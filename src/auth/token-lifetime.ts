@@ -1,21 +1,25 @@
 /** How long a token is good for: `expires_in` kept sane, and when a token is due for refresh or has expired. */
 import type { OAuthTokens } from "@modelcontextprotocol/client";
-import { idTokenAsBearer } from "./id-token-bearer.js";
+import { type IdTokenExpectation, idTokenAsBearer } from "./id-token-bearer.js";
 import type { StoredTokens } from "./stored-login.js";
 
 const MAX_REFRESH_AHEAD_MS = 60_000;
 
 /**
- * The tokens to keep; with `useIdToken` (`--use-id-token`), the ID token is the one handed out as the bearer.
+ * The tokens to keep; with `useIdToken` (`--use-id-token`), the ID token is the one handed out as the bearer, once
+ * it is from `idTokenFrom.issuer` and for `idTokenFrom.clientId` (and not expired).
  * `requestedAt` (when the token request was sent) starts the lifetime: `expires_in` counts from when the server
  * issued the token, so a slow answer must not make the token look younger than it is.
  */
 export function toStoredTokens(
   answer: OAuthTokens,
-  options: { useIdToken?: boolean | undefined } = {},
+  options: { useIdToken?: boolean | undefined; idTokenFrom?: IdTokenExpectation | undefined } = {},
   requestedAt: number = Date.now(),
 ): StoredTokens {
-  const tokens = options.useIdToken ? idTokenAsBearer(answer) : answer;
+  if (options.useIdToken && !options.idTokenFrom)
+    throw new Error("toStoredTokens: useIdToken needs idTokenFrom");
+  const tokens =
+    options.useIdToken && options.idTokenFrom ? idTokenAsBearer(answer, options.idTokenFrom) : answer;
   const now = Math.min(requestedAt, Date.now());
   const lifetime = clampedLifetimeSeconds(tokens.expires_in);
   return {

@@ -170,7 +170,10 @@ export async function signInWithBrowser(
       ...login,
       dpopKey,
       tokens: {
-        ...toStoredTokens(fresh.tokens, options),
+        ...toStoredTokens(fresh.tokens, {
+          ...options,
+          idTokenFrom: { issuer: server.issuer, clientId: client.client_id },
+        }),
         scope: fresh.tokens.scope ?? scope,
         account: fresh.account,
       },

@@ -101,7 +101,10 @@ export async function signInWithClientCredentials(
       ...(privateKey ? { token_endpoint_auth_method: "private_key_jwt" } : {}),
     },
     tokens: {
-      ...toStoredTokens(tokens, context.options),
+      ...toStoredTokens(tokens, {
+        ...context.options,
+        idTokenFrom: { issuer: expectedIssuer, clientId },
+      }),
       scope: tokens.scope ?? scope,
       account: answer.account(),
     },

@@ -109,7 +109,10 @@ export async function signInWithDeviceCode(
     ...login,
     dpopKey,
     tokens: {
-      ...toStoredTokens(fresh.tokens, context.options),
+      ...toStoredTokens(fresh.tokens, {
+        ...context.options,
+        idTokenFrom: { issuer: server.issuer, clientId: client.client_id },
+      }),
       scope: fresh.tokens.scope ?? scope,
       account: fresh.account,
     },

@@ -58,7 +58,11 @@ export async function refreshLogin(
   const refreshed: StoredLogin = {
     ...login,
     tokens: {
-      ...toStoredTokens(fresh, context.options, requestedAt),
+      ...toStoredTokens(
+        fresh,
+        { ...context.options, idTokenFrom: { issuer: server.issuer, clientId: login.client.client_id } },
+        requestedAt,
+      ),
       scope: fresh.scope ?? tokens.scope,
       account: answer.account() ?? tokens.account,
     },

@@ -1,4 +1,4 @@
-/** `useIdToken` (`--use-id-token`): the OIDC ID token of the token response is the bearer; none is a clear refusal. */
+/** `useIdToken` (`--use-id-token`): the OIDC ID token of the token response is the bearer once its claims pass OpenID Connect Core §3.1.3.7; none is a clear refusal. */
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanUpSessions, setup } from "./helpers.js";
 
@@ -47,5 +47,37 @@ describe("useIdToken (--use-id-token)", () => {
     const token = await t.session().recover(await t.challenge());
     expect(token).not.toBe(t.tiny.idTokens[0]);
     expect(await t.resourceStatus(token)).toBe(200);
+  });
+
+  // OpenID Connect Core §3.1.3.7: an ID token for another client, from another issuer, or expired is no bearer of ours.
+  const now = () => Math.floor(Date.now() / 1000);
+  it.each([
+    ["another issuer", () => ({ iss: "https://evil.example" }), /iss.*https:\/\/evil\.example/],
+    ["no issuer", () => ({ iss: undefined }), /iss/],
+    ["another audience", () => ({ aud: "someone-else" }), /aud/],
+    [
+      "our client among others, with azp naming another",
+      (id: string) => ({ aud: ["x", id], azp: "x" }),
+      /azp/,
+    ],
+    ["an exp in the past", () => ({ exp: now() - 3600 }), /expired/],
+    ["no exp", () => ({ exp: undefined }), /exp/],
+    ["an iat in the future", () => ({ iat: now() + 3600 }), /iat/],
+  ])("refuses an ID token with %s, naming the claim", async (_name, claims, why) => {
+    const t = await setup({ idTokenTtlSeconds: 600, idTokenClaims: claims });
+    const failure = await t
+      .session({ useIdToken: true })
+      .recover(await t.challenge())
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(Error);
+    expect(String(failure)).toMatch(/--use-id-token/);
+    expect(String(failure)).toMatch(why);
+    expect(t.storedLogin()?.tokens).toBeUndefined();
+  });
+
+  it("takes an ID token whose aud lists our client with others when azp names us", async () => {
+    const t = await setup({ idTokenTtlSeconds: 600, idTokenClaims: (id) => ({ aud: ["x", id], azp: id }) });
+    const token = await t.session({ useIdToken: true }).recover(await t.challenge());
+    expect(token).toBe(t.tiny.idTokens[0]);
   });
 });
