@@ -14,6 +14,12 @@ export function callbackPathProblem(path: string): string | undefined {
   if (/[?#]/.test(path)) return "the callback path is a path only, without a query or fragment";
   if (!/^[A-Za-z0-9\-._~/%!$&'()*+,;=:@]{1,200}$/.test(path))
     return "the callback path has characters a URL path does not allow (or is over 200 long)";
+  // A path the URL parser rewrites (dot segments, `%2e%2e`) never matches a request's, and may climb elsewhere:
+  // `/a/../start/x` is the start page. Only a plain path, already in its normal form, is taken.
+  const normalised = new URL(path, "http://127.0.0.1").pathname;
+  if (normalised !== path || path.includes("//") || /(^|\/)(\.|%2e){1,2}(\/|$)/i.test(path)) {
+    return `the callback path must be a plain path, without "." or ".." segments or empty ones (it reads as ${normalised})`;
+  }
   if (path.startsWith(START_PATH) || `${path}/` === START_PATH)
     return `the callback path cannot be under ${START_PATH}: the sign-in's start page lives there`;
   return undefined;

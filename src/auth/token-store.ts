@@ -1,6 +1,7 @@
 /** Where logins are kept: the OS keychain (keytar, then @napi-rs/keyring), else private files (0600 on POSIX). */
 
-import { chmod, readFile, rm, stat } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { chmod, open, readFile, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import {
   ensureDirectory,
@@ -247,7 +248,22 @@ export class LoginStore {
   async #readFile(): Promise<StoredLogin | undefined> {
     let text: string;
     try {
-      text = await readFile(this.paths.file, "utf8");
+      const handle = await open(this.paths.file, "r");
+      try {
+        // Checked on the opened file: the tokens and the DPoP key are only as private as it is.
+        const problem = exposure(await handle.stat());
+        if (problem) {
+          this.log(
+            "warn",
+            `Ignoring the saved login ${this.paths.file}: ${problem}, so its tokens and DPoP key may have been ` +
+              "copied; sign in again (the new login is written 0600, and a new DPoP key made).",
+          );
+          return undefined;
+        }
+        text = await handle.readFile("utf8");
+      } finally {
+        await handle.close();
+      }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
       this.log("warn", `Could not read the saved login ${this.paths.file} (${describeFsError(error)}).`);
@@ -328,4 +344,20 @@ async function exists(path: string): Promise<boolean> {
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Why a login file may not be trusted (Linux, macOS): another user's, or readable or writable by group or others, as
+ * `--client-private-key` files are judged. Undefined when it is the user's own 0600 file (and always on Windows, where
+ * the profile folder's permissions protect it).
+ */
+function exposure(stats: Stats): string | undefined {
+  if (process.platform === "win32") return undefined;
+  const uid = process.getuid?.();
+  if (uid !== undefined && stats.uid !== uid)
+    return `it belongs to uid ${stats.uid}, not to you (uid ${uid})`;
+  if (stats.mode & 0o077) {
+    return `group or other users can read or write it (mode ${(stats.mode & 0o777).toString(8).padStart(4, "0")})`;
+  }
+  return undefined;
 }

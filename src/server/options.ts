@@ -79,6 +79,11 @@ export interface DeviceAuthorizationOptions {
   intervalSeconds?: number;
   /** Most device authorizations held at once; at the cap the oldest is forgotten. */
   maxPending?: number;
+  /**
+   * Codes one person, and one address, may enter on the verification page (`/device`) in 15 minutes, given back
+   * gradually (default 10): guessing user codes is the attack on that page (RFC 8628 §5.1); past it, 429.
+   */
+  maxUserCodeAttempts?: number;
 }
 
 /** A token bucket per OAuth endpoint; an endpoint left out keeps its default. */

@@ -31,6 +31,18 @@ describe("callbackPath (--callback-path)", () => {
     expect(callbackPathProblem("/a b")).toMatch(/characters/);
     expect(callbackPathProblem("/oauth/callback")).toBeUndefined();
   });
+
+  // A path the URL parser would rewrite never matches a request's path, and `/a/../start/x` is the start page.
+  it.each([
+    ["climbs to the start page", "/a/../start/x"],
+    ["climbs with percent-encoded dots", "/a/%2e%2e/start/x"],
+    ["climbs above the root", "/../callback"],
+    ["has a dot segment", "/./callback"],
+    ["ends in a dot segment", "/oauth/.."],
+    ["has an empty segment", "/oauth//callback"],
+  ])("refuses a path that %s, as not a plain path", (_name, path) => {
+    expect(callbackPathProblem(path)).toMatch(/plain path/);
+  });
 });
 
 describe("successUrl (--auth-success-url)", () => {

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { restServerUrl, storedAccessToken, TokenStoreError } from "../../src/auth/index.js";
@@ -45,6 +45,29 @@ describe("file store permissions", () => {
     await store.save(sampleLogin());
     expect(statSync(store.paths.dir).mode & 0o777).toBe(0o700);
   });
+});
+
+describe("file store permissions on read (the login holds the tokens and the DPoP key)", () => {
+  const withKey = (): StoredLogin => ({
+    ...sampleLogin(),
+    dpopKey: { alg: "ES256", privateJwk: { kty: "EC", crv: "P-256", x: "x", y: "y", d: "private-d" } },
+  });
+
+  it.skipIf(process.platform === "win32")(
+    "ignores a login file group or other users can read, with a warning naming chmod, and the next save is 0600",
+    async () => {
+      const warnings: string[] = [];
+      const store = fileStore(scratchDir("cmb-store-"), (_level, message) => warnings.push(message));
+      await store.save(withKey());
+      chmodSync(store.paths.file, 0o644);
+      expect(await store.load()).toBeUndefined();
+      expect(warnings.join("\n")).toMatch(/other users can read.*0644.*sign in again/s);
+      expect(warnings.join("\n")).not.toContain("private-d");
+      await store.save(withKey());
+      expect(statSync(store.paths.file).mode & 0o777).toBe(0o600);
+      expect(await store.load()).toEqual(withKey());
+    },
+  );
 });
 
 describe("file store atomic writes", () => {

@@ -1,6 +1,7 @@
 /** Device authorizations (RFC 8628) in memory: device and user codes, the person's decision, the polling pace, one redemption each; bounded in number and lifetime. */
 import { createHash, randomInt } from "node:crypto";
 import { newSecret } from "../ids.js";
+import { type RateDecision, TokenBucketLimiter } from "../rate-limit.js";
 import type { Approval, IssuedTokens, OAuthGrants } from "./grants.js";
 import { OAuthError } from "./provider.js";
 
@@ -14,6 +15,9 @@ const USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
 const USER_CODE_LENGTH = 8;
 /** A poll this much early still counts as on time: network delays can bunch two polls together. */
 const POLL_TOLERANCE_MS = 500;
+/** Code entries on the verification page per person and per address, given back over this window. */
+export const DEFAULT_MAX_USER_CODE_ATTEMPTS = 10;
+const USER_CODE_ATTEMPT_WINDOW_SECONDS = 15 * 60;
 
 export interface DeviceAuthorizationOptions {
   grants: OAuthGrants;
@@ -21,6 +25,7 @@ export interface DeviceAuthorizationOptions {
   lifetimeSeconds?: number;
   intervalSeconds?: number;
   maxPending?: number;
+  maxUserCodeAttempts?: number;
 }
 
 /** What the device authorization endpoint answers about a new authorization (RFC 8628 §3.2, less the URIs). */
@@ -58,6 +63,8 @@ export class DeviceAuthorizations {
   readonly #lifetimeMs: number;
   readonly #intervalSeconds: number;
   readonly #maxPending: number;
+  /** Code entries, per person and per address (RFC 8628 §5.1: guessing user codes is the attack on the page). */
+  readonly #attempts: TokenBucketLimiter;
 
   constructor(options: DeviceAuthorizationOptions) {
     this.#grants = options.grants;
@@ -65,6 +72,22 @@ export class DeviceAuthorizations {
     this.#lifetimeMs = (options.lifetimeSeconds ?? DEFAULT_DEVICE_CODE_LIFETIME_SECONDS) * 1000;
     this.#intervalSeconds = options.intervalSeconds ?? DEFAULT_DEVICE_POLL_INTERVAL_SECONDS;
     this.#maxPending = options.maxPending ?? DEFAULT_MAX_PENDING_DEVICE_AUTHORIZATIONS;
+    const attempts = options.maxUserCodeAttempts ?? DEFAULT_MAX_USER_CODE_ATTEMPTS;
+    this.#attempts = new TokenBucketLimiter(
+      { capacity: attempts, refillPerSecond: attempts / USER_CODE_ATTEMPT_WINDOW_SECONDS },
+      options.now,
+    );
+  }
+
+  /**
+   * One code entry by this person from this address: refused once either has entered the most codes the window
+   * allows (right or wrong: a guesser cannot tell which until the answer). 2.6e10 codes, 10 entries per 15 minutes.
+   */
+  attemptEntry(userId: string, clientIp: string): RateDecision {
+    const byPerson = this.#attempts.take(`user\u0000${userId}`);
+    const byAddress = this.#attempts.take(`ip\u0000${clientIp}`);
+    if (!byPerson.allowed) return byPerson;
+    return byAddress;
   }
 
   /** A new authorization for the client; at the cap the oldest one is forgotten (its device then hears `invalid_grant`). */

@@ -95,6 +95,20 @@ export async function handleDeviceVerification(
   if (!sessions.verifyCsrf(request, form.get("csrf") ?? undefined)) {
     return codePage(parts, request, user, code, "The form expired; enter the code again.", 403);
   }
+  const attempt = parts.devices.attemptEntry(user.id, clientIp);
+  if (!attempt.allowed) {
+    const minutes = Math.ceil(attempt.retryAfterSeconds / 60);
+    const page = codePage(
+      parts,
+      request,
+      user,
+      code,
+      `Too many codes were entered here; try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
+      429,
+    );
+    page.headers.set("retry-after", String(attempt.retryAfterSeconds));
+    return page;
+  }
   const pending = parts.devices.pending(code);
   if (!pending) {
     return codePage(

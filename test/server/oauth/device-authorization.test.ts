@@ -314,6 +314,32 @@ describe("autoApprove", () => {
   });
 });
 
+describe("user code guessing (RFC 8628 §5.1)", () => {
+  it("limits code entries per person and per address: past the limit even the right code waits (429)", async () => {
+    start({ deviceAuthorization: { maxUserCodeAttempts: 3 } });
+    const clientId = await registerDeviceClient();
+    const started = await startDevice(clientId);
+    const browser = new TestBrowser(server.url, server.fetch);
+    await browser.signIn("dev");
+    const csrf = hiddenField(await (await browser.get("/device")).text(), "csrf");
+    const guesses = ["BCDF-GHJK", "BCDF-GHJL", "BCDF-GHJM"].filter((code) => code !== started.user_code);
+    for (const code of guesses.slice(0, 3)) {
+      expect((await browser.post("/device", { user_code: code, csrf })).status).toBe(400);
+    }
+    const limited = await browser.post("/device", { user_code: started.user_code, csrf });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await limited.text()).toContain("Too many codes");
+    // Another person at the same address is held too: the guesses came from there.
+    const other = new TestBrowser(server.url, server.fetch);
+    await other.signIn("dev");
+    const otherCsrf = hiddenField(await (await other.get("/device")).text(), "csrf");
+    expect((await other.post("/device", { user_code: started.user_code, csrf: otherCsrf })).status).toBe(429);
+    clock.advance(5 * 60 * 1000);
+    expect((await browser.post("/device", { user_code: started.user_code, csrf })).status).toBe(303);
+  });
+});
+
 describe("bounds", () => {
   it("holds at most maxPending device authorizations: the oldest makes room", async () => {
     start({ deviceAuthorization: { maxPending: 2 } });
