@@ -82,7 +82,7 @@ export interface CredentialRefusal {
  */
 export type CredentialCheck = (
   presented: PresentedCredential,
-) => { refusal: CredentialRefusal } | { spend: () => CredentialRefusal | undefined };
+) => Promise<{ refusal: CredentialRefusal } | { spend: () => CredentialRefusal | undefined }>;
 
 /** Resolves a bearer token to a principal, or null when this verifier does not know it. */
 export type TokenVerifier = (token: string) => Principal | null | Promise<Principal | null>;

@@ -214,7 +214,7 @@ export function createV2Handler(options: V2ApiOptions): V2Handler {
         return response;
       }
       const { principal } = auth;
-      const verdict = options.credentialCheck?.()?.({
+      const verdict = await options.credentialCheck?.()?.({
         ...auth,
         proof: request.dpop ?? null,
         method: request.method,

@@ -40,7 +40,7 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 /** A platform's token: the cluster's (account acme) unless told, for this server. */
-function platformToken(claims: Record<string, unknown> = {}, key = clusterKey.privateKey): string {
+function platformToken(claims: Record<string, unknown> = {}, key = clusterKey.privateKey): Promise<string> {
   return signJwt(
     { typ: "JWT", kid: randomUUID() },
     {
@@ -91,7 +91,7 @@ async function revoke(accessToken: string) {
 describe("the bridge with --workload-token-file", () => {
   it("signs in with the platform's token, and the next token request reads the rotated file", async () => {
     const home = newHome();
-    const first = platformToken();
+    const first = await platformToken();
     writeFileSync(home.tokenFile, `${first}\n`, { mode: 0o600 });
     const args = [
       "--debug",
@@ -113,7 +113,7 @@ describe("the bridge with --workload-token-file", () => {
       expect(login.dpopKey).toBeDefined();
       // The platform rotates the file (here to a token of another issuer, acting for another team), and the server
       // refuses the access token: the bridge's next token request must carry the new file's token.
-      second = platformToken({ iss: CI }, ciKey.privateKey);
+      second = await platformToken({ iss: CI }, ciKey.privateKey);
       writeFileSync(home.tokenFile, second);
       await revoke(login.tokens.accessToken);
       const call = await bridge.client.callTool({ name: "list_chats", arguments: {} });
@@ -133,7 +133,7 @@ describe("the bridge with --workload-token-file", () => {
     ["an unknown issuer", () => platformToken({ iss: "https://stranger.example" }), "issuer"],
   ])("login refuses %s with invalid_grant and the reason, never the token", async (_, make, reason) => {
     const home = newHome();
-    const token = make();
+    const token = await make();
     writeFileSync(home.tokenFile, token);
     const result = await runProcess(
       process.execPath,
@@ -257,7 +257,7 @@ describe("enterprise-managed sign-in through the reference IdP", () => {
 describe("chat-cli login --workload-token-file", () => {
   it("signs in as the client with the platform's token; whoami names the issuer's account", async () => {
     const home = newHome();
-    const token = platformToken({ iss: CI }, ciKey.privateKey);
+    const token = await platformToken({ iss: CI }, ciKey.privateKey);
     writeFileSync(home.tokenFile, token);
     const env = cleanEnv(home.env);
     const login = await runCli(

@@ -92,23 +92,6 @@ describe.each(["modern", "legacy"] as const)(
       expect(bridge.stderr()).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}\.eyJ|dpop\+jwt/);
     });
 
-    it("started again with the stored login, answers the resource's nonce request (nonces are on by default) and calls tools", async () => {
-      const server = servers[era]!;
-      const before = home.login();
-      const bridge = await connectThroughBridge(
-        ["--debug", "--token-store", "file", "--no-browser", "--auth-timeout", "20", server.mcpUrl],
-        { env: home.env },
-      );
-      try {
-        const listed = await bridge.client.callTool({ name: "list_chats", arguments: {} });
-        expect(listed.isError, JSON.stringify(listed.content)).toBeFalsy();
-        expect(home.login().dpopKey).toEqual(before.dpopKey);
-      } finally {
-        await bridge.close();
-      }
-      expect(bridge.stderr()).not.toMatch(/device|sign in at/i);
-    });
-
     it("a token copied out of the store is refused as Bearer and with another key; a replayed proof is refused", async () => {
       const server = servers[era]!;
       const login = home.login();
@@ -139,6 +122,23 @@ describe.each(["modern", "legacy"] as const)(
       const replayed = await ping(server, { authorization: `DPoP ${token}`, dpop: proof });
       expect(replayed.status).toBe(401);
       expect(await replayed.text()).toContain("already used");
+    });
+
+    it("started again with the stored login, answers the resource's nonce request (nonces are on by default) and calls tools", async () => {
+      const server = servers[era]!;
+      const before = home.login();
+      const bridge = await connectThroughBridge(
+        ["--debug", "--token-store", "file", "--no-browser", "--auth-timeout", "20", server.mcpUrl],
+        { env: home.env },
+      );
+      try {
+        const listed = await bridge.client.callTool({ name: "list_chats", arguments: {} });
+        expect(listed.isError, JSON.stringify(listed.content)).toBeFalsy();
+        expect(home.login().dpopKey).toEqual(before.dpopKey);
+      } finally {
+        await bridge.close();
+      }
+      expect(bridge.stderr()).not.toMatch(/device|sign in at/i);
     });
   },
 );

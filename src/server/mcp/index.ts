@@ -230,7 +230,7 @@ async function authenticateMcp(
   if (auth.principal.resource && auth.principal.resource !== `${ctx.baseUrl}/mcp`) {
     return { problem: "The access token was issued for another resource" };
   }
-  const verdict = ctx.credentialCheck?.({
+  const verdict = await ctx.credentialCheck?.({
     ...auth,
     proof: request.headers.get("dpop"),
     method: request.method,

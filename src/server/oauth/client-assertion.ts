@@ -57,10 +57,10 @@ export class ClientAssertions {
   ) {}
 
   /** Throws `invalid_client` unless the assertion is signed by one of `keys` and its claims hold for `clientId`. */
-  check(assertion: string, clientId: string, keys: KeyObject[]): void {
+  async check(assertion: string, clientId: string, keys: KeyObject[]): Promise<void> {
     const jwt = parseCompact(assertion);
     const { payload } = jwt;
-    if (!signedByOneOf(jwt, keys)) {
+    if (!(await signedByOneOf(jwt, keys))) {
       throw refused("the assertion's signature does not match a key registered for this client");
     }
     if (payload.iss !== clientId || payload.sub !== clientId)

@@ -1,20 +1,22 @@
-/** RFC 9449 §4.3 checks of one DPoP proof JWT (signature, `typ`, `jwk`, `htm`, `htu`, `iat`, `ath`, `nonce`) with node:crypto only. */
-import { constants, createHash, createPublicKey, type JsonWebKey, type KeyObject, verify } from "node:crypto";
+/** RFC 9449 §4.3 checks of one DPoP proof JWT: the JWS (signature, `typ`, `alg`, the embedded `jwk`) with `jose`, then `jti`, `htm`, `htu`, `iat`, `ath` and `nonce`. */
+import { createHash, createPublicKey, type JsonWebKey, type KeyObject } from "node:crypto";
+import { calculateJwkThumbprint, errors, type JWK, type JWTHeaderParameters, jwtVerify } from "jose";
 
 /** The algorithms proofs may be signed with (what P-256, Ed25519 and RSA keys sign with; never symmetric or `none`). */
 export const DPOP_ALGORITHMS = ["ES256", "EdDSA", "RS256", "PS256"] as const;
-type DpopAlgorithm = (typeof DPOP_ALGORITHMS)[number];
 /** Longest proof read: an RSA-4096 key and signature fit well under it. */
 const MAX_PROOF_CHARS = 8 * 1024;
 const MAX_JTI_CHARS = 256;
 
 /** Why a proof is refused: `use_dpop_nonce` asks the client to retry with the server's nonce. */
 export class DpopProofError extends Error {
-  constructor(
-    readonly error: "invalid_dpop_proof" | "use_dpop_nonce",
-    readonly description: string,
-  ) {
+  readonly error: "invalid_dpop_proof" | "use_dpop_nonce";
+  readonly description: string;
+
+  constructor(error: "invalid_dpop_proof" | "use_dpop_nonce", description: string) {
     super(`${error}: ${description}`);
+    this.error = error;
+    this.description = description;
   }
 }
 
@@ -47,31 +49,20 @@ export interface CheckedProof {
 
 const invalid = (description: string) => new DpopProofError("invalid_dpop_proof", description);
 
-/** Checks the `DPoP` header's value (one proof) against the request; throws DpopProofError. */
-export function checkDpopProof(proof: string, expected: ProofExpectation): CheckedProof {
+/** Checks the `DPoP` header's value (one proof) against the request; rejects with DpopProofError. */
+export async function checkDpopProof(proof: string, expected: ProofExpectation): Promise<CheckedProof> {
   if (proof.length > MAX_PROOF_CHARS) throw invalid("the DPoP proof is too long");
-  const parts = proof.split(".");
-  if (parts.length !== 3 || parts.some((part) => !/^[A-Za-z0-9_-]+$/.test(part))) {
-    throw invalid("the DPoP header is not one compact JWS");
+  let verified: Awaited<ReturnType<typeof jwtVerify>>;
+  try {
+    verified = await jwtVerify(proof, embeddedPublicKey, {
+      typ: "dpop+jwt",
+      algorithms: [...DPOP_ALGORITHMS],
+    });
+  } catch (error) {
+    throw error instanceof DpopProofError ? error : invalid(whyRefused(error));
   }
-  const [encodedHeader, encodedPayload, encodedSignature] = parts as [string, string, string];
-  const header = jsonObject(encodedHeader, "header");
-  const payload = jsonObject(encodedPayload, "payload");
-  if (header.typ !== "dpop+jwt") throw invalid('the proof\'s typ must be "dpop+jwt"');
-  const alg = header.alg;
-  if (typeof alg !== "string" || !(DPOP_ALGORITHMS as readonly string[]).includes(alg)) {
-    throw invalid(`the proof's alg must be one of ${DPOP_ALGORITHMS.join(", ")}`);
-  }
-  const jwk = header.jwk;
-  if (typeof jwk !== "object" || jwk === null || Array.isArray(jwk)) throw invalid("the proof has no jwk");
-  const publicJwk = jwk as Record<string, unknown>;
-  if ("d" in publicJwk || "p" in publicJwk || "k" in publicJwk)
-    throw invalid("the proof's jwk is not a public key");
-  const key = publicKeyOf(publicJwk);
-  if (!signedBy(key, alg as DpopAlgorithm, `${encodedHeader}.${encodedPayload}`, encodedSignature)) {
-    throw invalid("the proof's signature does not verify with its jwk");
-  }
-  const { jti, htm, htu, iat } = payload;
+  const { payload, protectedHeader } = verified;
+  const { jti, htm, htu, iat } = payload as Record<string, unknown>;
   if (typeof jti !== "string" || jti.length === 0 || jti.length > MAX_JTI_CHARS)
     throw invalid("the proof needs a jti");
   if (htm !== expected.method.toUpperCase()) throw invalid("the proof's htm is not the request's method");
@@ -89,7 +80,7 @@ export function checkDpopProof(proof: string, expected: ProofExpectation): Check
     const ath = createHash("sha256").update(expected.accessToken, "ascii").digest("base64url");
     if (payload.ath !== ath) throw invalid("the proof's ath is not the hash of the access token");
   }
-  const jkt = jwkThumbprint(publicJwk);
+  const jkt = await calculateJwkThumbprint(protectedHeader.jwk as JWK, "sha256");
   // Another key than the token's is refused as such, before any nonce round trip.
   if (expected.boundTo !== undefined && jkt !== expected.boundTo) {
     throw invalid("the proof is signed by another key than the token is bound to");
@@ -104,25 +95,8 @@ export function checkDpopProof(proof: string, expected: ProofExpectation): Check
   return { jkt, jti, iat };
 }
 
-/** RFC 7638 SHA-256 thumbprint of a public JWK: its required members, sorted, without whitespace. */
-export function jwkThumbprint(jwk: Record<string, unknown>): string {
-  const members: Record<string, readonly string[]> = {
-    EC: ["crv", "kty", "x", "y"],
-    OKP: ["crv", "kty", "x"],
-    RSA: ["e", "kty", "n"],
-  };
-  const names = members[String(jwk.kty)];
-  if (!names) throw invalid("the proof's jwk has an unsupported kty");
-  const required: Record<string, unknown> = {};
-  for (const name of names) {
-    if (typeof jwk[name] !== "string") throw invalid(`the proof's jwk lacks ${name}`);
-    required[name] = jwk[name];
-  }
-  return createHash("sha256").update(JSON.stringify(required)).digest("base64url");
-}
-
 /** `htu` compared as RFC 9449 §4.3 says: scheme and host case-folded, default ports dropped, no query or fragment. */
-export function normalisedUri(value: string): string | undefined {
+function normalisedUri(value: string): string | undefined {
   try {
     const url = new URL(value);
     return `${url.origin}${url.pathname}`;
@@ -131,22 +105,34 @@ export function normalisedUri(value: string): string | undefined {
   }
 }
 
-function jsonObject(encoded: string, part: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(encoded, "base64url").toString("utf8"));
-    if (typeof value === "object" && value !== null && !Array.isArray(value))
-      return value as Record<string, unknown>;
-  } catch {
-    // Answered below.
+/** What the client is told of a JWS jose refused, in the words of RFC 9449 §4.3. */
+function whyRefused(error: unknown): string {
+  if (error instanceof errors.JWSSignatureVerificationFailed)
+    return "the proof's signature does not verify with its jwk";
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return `the proof's alg must be one of ${DPOP_ALGORITHMS.join(", ")}`;
+  if (error instanceof errors.JWTClaimValidationFailed && error.claim === "typ")
+    return 'the proof\'s typ must be "dpop+jwt"';
+  if (error instanceof errors.JWTExpired || error instanceof errors.JWTClaimValidationFailed) {
+    return `the proof's ${(error as errors.JWTClaimValidationFailed).claim} claim is not valid now`;
   }
-  throw invalid(`the proof's ${part} is not a JSON object`);
+  if (error instanceof errors.JOSEError && error.code === "ERR_JOSE_NOT_SUPPORTED")
+    return "the proof's jwk is not a usable public key";
+  return "the DPoP header is not one compact JWS with a JSON header and claims";
 }
 
-/** Keys of recent proofs: a client signs every request with the same key, and importing a JWK costs more than verifying. */
+/**
+ * Keys of recent proofs: a client signs every request with the same key, and importing a JWK costs about as much as
+ * verifying a signature (jose's `EmbeddedJWK` imports it each time), so the key objects of the last 1024 are kept.
+ */
 const recentKeys = new Map<string, KeyObject>();
 const MAX_RECENT_KEYS = 1024;
 
-function publicKeyOf(jwk: Record<string, unknown>): KeyObject {
+/** The proof's embedded `jwk` as a public key (RFC 9449 §4.2: a public key, never a private or symmetric one). */
+function embeddedPublicKey(header: JWTHeaderParameters): KeyObject {
+  const jwk = header.jwk as Record<string, unknown> | undefined;
+  if (typeof jwk !== "object" || jwk === null || Array.isArray(jwk)) throw invalid("the proof has no jwk");
+  if ("d" in jwk || "p" in jwk || "k" in jwk) throw invalid("the proof's jwk is not a public key");
   const id = ["kty", "crv", "x", "y", "n", "e"].map((name) => String(jwk[name] ?? "")).join(".");
   const known = recentKeys.get(id);
   if (known) return known;
@@ -159,31 +145,4 @@ function publicKeyOf(jwk: Record<string, unknown>): KeyObject {
   if (recentKeys.size >= MAX_RECENT_KEYS) recentKeys.delete(recentKeys.keys().next().value as string);
   recentKeys.set(id, key);
   return key;
-}
-
-function signedBy(key: KeyObject, alg: DpopAlgorithm, signingInput: string, signature: string): boolean {
-  const data = Buffer.from(signingInput, "ascii");
-  const bytes = Buffer.from(signature, "base64url");
-  const type = key.asymmetricKeyType;
-  try {
-    switch (alg) {
-      case "ES256":
-        return (
-          type === "ec" &&
-          key.asymmetricKeyDetails?.namedCurve === "prime256v1" &&
-          verify("sha256", data, { key, dsaEncoding: "ieee-p1363" }, bytes)
-        );
-      case "EdDSA":
-        return type === "ed25519" && verify(null, data, key, bytes);
-      case "RS256":
-        return type === "rsa" && verify("sha256", data, key, bytes);
-      case "PS256":
-        return (
-          type === "rsa" &&
-          verify("sha256", data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }, bytes)
-        );
-    }
-  } catch {
-    return false;
-  }
 }

@@ -86,6 +86,15 @@ export class DpopReplayLedger {
     if (used.nonceGeneration !== undefined) this.#withNonce += 1;
   }
 
+  /** Forgets a proof remembered for a request that was then refused: it was never used, so it may be used once. */
+  forget(jkt: string, jti: string): void {
+    const proofs = this.#byKey.get(jkt);
+    const used = proofs?.get(jti);
+    if (!proofs || !used) return;
+    this.#drop(proofs, jti, used);
+    if (proofs.size === 0) this.#byKey.delete(jkt);
+  }
+
   /** Drops every entry whose nonce generation is below `generation`: the server no longer accepts those nonces. */
   forgetNonceGenerationsBefore(generation: number): void {
     for (const [jkt, proofs] of this.#byKey) {

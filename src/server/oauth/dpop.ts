@@ -33,10 +33,13 @@ interface RoomRefusal {
   retryAfterSeconds: number;
 }
 
-/** A token request's proof, checked: its key, and `spend` to remember it once the tokens are issued. */
+/**
+ * A token request's proof, checked and already remembered (two requests with one proof cannot both pass the awaits
+ * before the grant): `release` forgets it again when the request is refused after all, as it was never used.
+ */
 export interface TokenRequestProof {
   jkt: string;
-  spend(): void;
+  release(): void;
 }
 
 export interface DpopPolicyOptions {
@@ -78,7 +81,7 @@ export class DpopPolicy {
    * The key thumbprint a token request's proof binds the new tokens to, or undefined for Bearer tokens. A bound
    * refresh token needs a proof by its key; `dpop: "required"` needs a proof on every token request.
    */
-  tokenRequestKey(request: Request, form: URLSearchParams): TokenRequestProof | undefined {
+  async tokenRequestKey(request: Request, form: URLSearchParams): Promise<TokenRequestProof | undefined> {
     if (!this.offered) return undefined;
     const refreshToken = form.get("grant_type") === "refresh_token" ? form.get("refresh_token") : null;
     const boundTo = refreshToken ? this.#options.bindings.keyOf(refreshToken) : undefined;
@@ -95,15 +98,17 @@ export class DpopPolicy {
       return undefined;
     }
     try {
-      const checked = this.#check(proof, {
+      const checked = await this.#check(proof, {
         method: request.method,
         url: this.#options.tokenEndpoint,
         nonce: this.#options.nonces !== "off",
       });
+      if (this.#ledger.used(checked.jkt, checked.jti))
+        throw new DpopProofError("invalid_dpop_proof", "This DPoP proof was already used");
       if (boundTo && boundTo !== checked.jkt) {
         throw new DpopProofError("invalid_dpop_proof", "The refresh token is bound to another key");
       }
-      // Room is made (or refused) before the grant is spent; the proof is remembered only with the tokens issued.
+      // Room is made (or refused) and the proof remembered before the grant is spent; a refused grant releases it.
       const full = this.#makeRoom(checked);
       if (full) {
         throw new OAuthError(
@@ -111,7 +116,8 @@ export class DpopPolicy {
           full.description,
         );
       }
-      return { jkt: checked.jkt, spend: () => this.#remember(checked) };
+      this.#remember(checked);
+      return { jkt: checked.jkt, release: () => this.#ledger.forget(checked.jkt, checked.jti) };
     } catch (error) {
       if (error instanceof DpopProofError) throw new OAuthError(error.error, error.description);
       throw error;
@@ -125,7 +131,6 @@ export class DpopPolicy {
     client: RegisteredClient,
   ): TokenResponseBody {
     if (!proof) return body;
-    proof.spend();
     const { jkt } = proof;
     const { bindings } = this.#options;
     bindings.bind(body.access_token, jkt, body.expires_in * 1000);
@@ -153,8 +158,8 @@ export class DpopPolicy {
    * passes is not yet used: the route calls `spend` once its own checks (resource, rate) passed, so refused requests
    * fill no memory, and `spend` refuses a proof used in the meantime.
    */
-  readonly checkCredential: CredentialCheck = (presented) => {
-    const verdict = this.#verdict(presented);
+  readonly checkCredential: CredentialCheck = async (presented) => {
+    const verdict = await this.#verdict(presented);
     if (verdict === undefined) return { spend: () => undefined };
     if ("error" in verdict) return { refusal: verdict };
     return {
@@ -170,7 +175,7 @@ export class DpopPolicy {
     };
   };
 
-  #verdict(presented: PresentedCredential): CredentialRefusal | CheckedUse | undefined {
+  async #verdict(presented: PresentedCredential): Promise<CredentialRefusal | CheckedUse | undefined> {
     const { principal, scheme } = presented;
     if (principal.via !== "oauth") {
       return scheme === "dpop"
@@ -204,7 +209,7 @@ export class DpopPolicy {
     if (presented.proof === null)
       return this.#refusal(presented, "invalid_dpop_proof", "A DPoP proof is required");
     try {
-      return this.#check(presented.proof, {
+      return await this.#check(presented.proof, {
         method: presented.method,
         url: presented.url,
         accessToken: presented.token,
@@ -218,12 +223,12 @@ export class DpopPolicy {
   }
 
   /** Checks a proof, its key and that it was not used before; remembering it is the caller's `spend`. */
-  #check(
+  async #check(
     proof: string,
     expected: { method: string; url: string; accessToken?: string; nonce: boolean; boundTo?: string },
-  ): CheckedUse {
+  ): Promise<CheckedUse> {
     const nowSeconds = this.#options.now() / 1000;
-    const checked = checkDpopProof(proof, {
+    const checked = await checkDpopProof(proof, {
       method: expected.method,
       url: expected.url,
       ...(expected.accessToken !== undefined ? { accessToken: expected.accessToken } : {}),

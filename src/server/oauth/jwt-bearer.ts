@@ -99,7 +99,7 @@ export class JwtBearerGrant {
     return this.#options.trusted.length > 0;
   }
 
-  redeem(client: RegisteredClient, form: URLSearchParams): TokenResponseBody {
+  async redeem(client: RegisteredClient, form: URLSearchParams): Promise<TokenResponseBody> {
     const assertion = form.get("assertion");
     if (!assertion) throw new OAuthError("invalid_request", "assertion is required (a JWT)");
     const jwt = decodeJwt(assertion);
@@ -107,7 +107,7 @@ export class JwtBearerGrant {
     const { header, payload } = jwt;
     const trusted = this.#options.trusted.find((entry) => entry.issuer === payload.iss);
     if (!trusted) throw refused("the assertion's issuer (iss) is not trusted here");
-    if (!signedByOneOf(jwt, trusted.keys))
+    if (!(await signedByOneOf(jwt, trusted.keys)))
       throw refused("the assertion's signature does not match a key of its issuer");
     const isIdJag = header.typ === ID_JAG_TYPE;
     if ((trusted.kind === "enterprise") !== isIdJag) {

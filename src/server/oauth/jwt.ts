@@ -1,5 +1,6 @@
-/** Compact JWS for the jwt-bearer grant and the reference IdP, on `node:crypto` alone (the server needs no JOSE package). */
-import { createPublicKey, type KeyObject, type JsonWebKey as NodeJwk, sign, verify } from "node:crypto";
+/** Compact JWS for client assertions, the jwt-bearer grant and the reference IdP, on `jose`: decoding, verifying with the keys of a JWKS, signing. */
+import { createPublicKey, type KeyObject, type JsonWebKey as NodeJwk } from "node:crypto";
+import { compactVerify, decodeJwt as decodeClaims, decodeProtectedHeader, SignJWT } from "jose";
 
 /** Algorithms taken and made: what RSA, P-256 and Ed25519 keys sign with. */
 export const JWT_ALGORITHMS = ["RS256", "ES256", "EdDSA"] as const;
@@ -7,28 +8,21 @@ export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
 /** Largest JWT read: an identity token with a few dozen claims and an RSA-4096 signature is well under 4 KiB. */
 const MAX_JWT_CHARS = 16 * 1024;
 
+/** A compact JWS with its header and claims read (not yet verified). */
 export interface DecodedJwt {
+  compact: string;
   header: Record<string, unknown>;
   payload: Record<string, unknown>;
-  signedPart: string;
-  signature: Buffer;
 }
 
-/** The three parts of a compact JWS, parsed; undefined for anything else (too large, not base64url, not objects). */
+/** The header and claims of a compact JWS; undefined for anything else (too large, not three parts, not JSON objects). */
 export function decodeJwt(jwt: string): DecodedJwt | undefined {
-  if (jwt.length > MAX_JWT_CHARS) return undefined;
-  const parts = jwt.split(".");
-  if (parts.length !== 3 || parts.some((part) => !/^[A-Za-z0-9_-]*$/.test(part))) return undefined;
-  const [headerPart, payloadPart, signaturePart] = parts as [string, string, string];
-  const header = jsonObject(headerPart);
-  const payload = jsonObject(payloadPart);
-  if (!header || !payload) return undefined;
-  return {
-    header,
-    payload,
-    signedPart: `${headerPart}.${payloadPart}`,
-    signature: Buffer.from(signaturePart, "base64url"),
-  };
+  if (jwt.length > MAX_JWT_CHARS || jwt.split(".").length !== 3) return undefined;
+  try {
+    return { compact: jwt, header: decodeProtectedHeader(jwt), payload: decodeClaims(jwt) };
+  } catch {
+    return undefined;
+  }
 }
 
 /** The public keys of a JWKS; a private key, or a key of a type this server cannot check, is a configuration error. */
@@ -51,31 +45,33 @@ export function algorithmOf(key: KeyObject): JwtAlgorithm | undefined {
   return undefined;
 }
 
-/** True when one of `keys` (of the header's algorithm) verifies the signature. */
-export function signedByOneOf(jwt: DecodedJwt, keys: readonly KeyObject[]): boolean {
-  const data = Buffer.from(jwt.signedPart);
-  return keys.some(
-    (key) => algorithmOf(key) === jwt.header.alg && verifies(jwt.header.alg, data, key, jwt.signature),
-  );
+/** True when one of `keys` verifies the signature with the algorithm that key signs with (the header's `alg`). */
+export async function signedByOneOf(jwt: DecodedJwt, keys: readonly KeyObject[]): Promise<boolean> {
+  for (const key of keys) {
+    const alg = algorithmOf(key);
+    if (alg === undefined || alg !== jwt.header.alg) continue;
+    try {
+      await compactVerify(jwt.compact, key, { algorithms: [alg] });
+      return true;
+    } catch {
+      // Another key of the set may have signed it.
+    }
+  }
+  return false;
 }
 
 /** Signs a JWT with a private key (RS256, ES256 or EdDSA from the key's type). */
-export function signJwt(
+export async function signJwt(
   header: Record<string, unknown>,
   payload: Record<string, unknown>,
   privateKey: KeyObject,
   kid?: string,
-): string {
+): Promise<string> {
   const alg = algorithmOf(privateKey);
   if (!alg) throw new Error("signJwt: the key is not an RSA, P-256 or Ed25519 key");
-  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
-  const signedPart = `${encode({ ...header, alg, ...(kid ? { kid } : {}) })}.${encode(payload)}`;
-  const data = Buffer.from(signedPart);
-  const signature =
-    alg === "ES256"
-      ? sign("sha256", data, { key: privateKey, dsaEncoding: "ieee-p1363" })
-      : sign(alg === "RS256" ? "sha256" : null, data, privateKey);
-  return `${signedPart}.${signature.toString("base64url")}`;
+  return new SignJWT(payload)
+    .setProtectedHeader({ ...header, alg, ...(kid ? { kid } : {}) })
+    .sign(privateKey);
 }
 
 /** The `aud` claim as a list of strings (a single string or an array, RFC 7519 §4.1.3). */
@@ -83,22 +79,4 @@ export function audiencesOf(payload: Record<string, unknown>): string[] {
   const aud = payload.aud;
   if (typeof aud === "string") return [aud];
   return Array.isArray(aud) ? aud.filter((value): value is string => typeof value === "string") : [];
-}
-
-function jsonObject(part: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(part, "base64url").toString("utf8"));
-    if (typeof value === "object" && value !== null && !Array.isArray(value))
-      return value as Record<string, unknown>;
-  } catch {}
-  return undefined;
-}
-
-function verifies(alg: unknown, data: Buffer, key: KeyObject, signature: Buffer): boolean {
-  try {
-    if (alg === "RS256") return verify("sha256", data, key, signature);
-    if (alg === "ES256") return verify("sha256", data, { key, dsaEncoding: "ieee-p1363" }, signature);
-    if (alg === "EdDSA") return verify(null, data, key, signature);
-  } catch {}
-  return false;
 }

@@ -72,7 +72,7 @@ export function createReferenceIdp(
         401,
       );
     }
-    const token = signJwt(
+    const token = await signJwt(
       { typ: "JWT" },
       {
         iss: issuer,
@@ -109,9 +109,9 @@ export function createReferenceIdp(
     if (resource && !resource.startsWith(`${ctx.baseUrl}/`)) {
       throw new OAuthError("invalid_target", `resource must be one of ${ctx.baseUrl}`);
     }
-    const subject = checkedIdToken(form.get("subject_token"));
+    const subject = await checkedIdToken(form.get("subject_token"));
     const scope = form.get("scope");
-    const jag = signJwt(
+    const jag = await signJwt(
       { typ: ID_JAG_TYPE },
       {
         iss: issuer,
@@ -158,10 +158,10 @@ export function createReferenceIdp(
   }
 
   /** The subject of an ID token this IdP issued to its client, unexpired; `invalid_grant` otherwise. */
-  function checkedIdToken(token: string | null): string {
+  async function checkedIdToken(token: string | null): Promise<string> {
     if (!token) throw new OAuthError("invalid_request", "subject_token is required (an ID token)");
     const jwt = decodeJwt(token);
-    if (!jwt || !signedByOneOf(jwt, [publicKey]))
+    if (!jwt || !(await signedByOneOf(jwt, [publicKey])))
       throw new OAuthError("invalid_grant", "the ID token is not one this IdP issued");
     const { payload } = jwt;
     if (payload.iss !== issuer || !audiencesOf(payload).includes(options.clientId)) {

@@ -28,66 +28,78 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
     const form = await formOf(request);
     const client = await authenticateClient(parts, request, form);
     // Before the grant is used: a proof refused (or asking for a nonce) leaves the code or refresh token unspent.
-    const proof = parts.dpop.tokenRequestKey(request, form);
-    const issued = (body: TokenResponseBody) =>
-      jsonResponse(200, parts.dpop.bind(body, proof, client), NO_STORE);
-    const grantType = form.get("grant_type");
-    if (!grantType) throw new OAuthError("invalid_request", "grant_type is required");
-    const offered =
-      grantType === JWT_BEARER_GRANT_TYPE ? parts.jwtBearer.offered : GRANT_TYPES.has(grantType);
-    if (!offered || (grantType === DEVICE_CODE_GRANT_TYPE && !parts.offersDeviceGrant)) {
-      throw new OAuthError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
-    }
-    if (!client.grant_types.includes(grantType)) {
-      throw new OAuthError("unauthorized_client", `the client is not registered for ${grantType}`);
-    }
-    if (grantType === JWT_BEARER_GRANT_TYPE) {
-      return issued(parts.jwtBearer.redeem(client, form));
-    }
-    if (grantType === "client_credentials") {
-      return issued(parts.flows.grantClientCredentials(client, form.get("scope"), form.get("resource")));
-    }
-    if (grantType === "authorization_code") {
-      const code = form.get("code");
-      const verifier = form.get("code_verifier");
-      if (!code) throw new OAuthError("invalid_request", "code is required");
-      if (!verifier || !/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) {
-        throw new OAuthError(
-          "invalid_request",
-          "code_verifier is required (43 to 128 unreserved characters)",
-        );
-      }
-      const body = parts.flows.exchangeCode(
-        client,
-        code,
-        verifier,
-        form.get("redirect_uri"),
-        form.get("resource"),
+    const proof = await parts.dpop.tokenRequestKey(request, form);
+    try {
+      return await grant(parts, form, client, (body: TokenResponseBody) =>
+        jsonResponse(200, parts.dpop.bind(body, proof, client), NO_STORE),
       );
-      return issued(body);
+    } catch (error) {
+      // Refused: the proof was not used, so it takes no room and may come again.
+      proof?.release();
+      throw error;
     }
-    if (grantType === DEVICE_CODE_GRANT_TYPE) {
-      const deviceCode = form.get("device_code");
-      if (!deviceCode) throw new OAuthError("invalid_request", "device_code is required");
-      const resource = form.get("resource");
-      const tokens = parts.devices.redeem(
-        client.client_id,
-        deviceCode,
-        resource ? parts.flows.ourResource(resource) : undefined,
-      );
-      return issued(tokenResponse(tokens));
+  });
+  return parts.dpop.withNonce(answer);
+}
+
+/** The grant of a token request whose client and proof passed; `issued` makes the answer of the tokens. */
+async function grant(
+  parts: OAuthParts,
+  form: URLSearchParams,
+  client: RegisteredClient,
+  issued: (body: TokenResponseBody) => Response,
+): Promise<Response> {
+  const grantType = form.get("grant_type");
+  if (!grantType) throw new OAuthError("invalid_request", "grant_type is required");
+  const offered = grantType === JWT_BEARER_GRANT_TYPE ? parts.jwtBearer.offered : GRANT_TYPES.has(grantType);
+  if (!offered || (grantType === DEVICE_CODE_GRANT_TYPE && !parts.offersDeviceGrant)) {
+    throw new OAuthError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
+  }
+  if (!client.grant_types.includes(grantType)) {
+    throw new OAuthError("unauthorized_client", `the client is not registered for ${grantType}`);
+  }
+  if (grantType === JWT_BEARER_GRANT_TYPE) {
+    return issued(await parts.jwtBearer.redeem(client, form));
+  }
+  if (grantType === "client_credentials") {
+    return issued(parts.flows.grantClientCredentials(client, form.get("scope"), form.get("resource")));
+  }
+  if (grantType === "authorization_code") {
+    const code = form.get("code");
+    const verifier = form.get("code_verifier");
+    if (!code) throw new OAuthError("invalid_request", "code is required");
+    if (!verifier || !/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) {
+      throw new OAuthError("invalid_request", "code_verifier is required (43 to 128 unreserved characters)");
     }
-    const refreshToken = form.get("refresh_token");
-    if (!refreshToken) throw new OAuthError("invalid_request", "refresh_token is required");
-    const body = parts.flows.exchangeRefreshToken(
+    const body = parts.flows.exchangeCode(
       client,
-      refreshToken,
-      form.get("scope"),
+      code,
+      verifier,
+      form.get("redirect_uri"),
       form.get("resource"),
     );
     return issued(body);
-  });
-  return parts.dpop.withNonce(answer);
+  }
+  if (grantType === DEVICE_CODE_GRANT_TYPE) {
+    const deviceCode = form.get("device_code");
+    if (!deviceCode) throw new OAuthError("invalid_request", "device_code is required");
+    const resource = form.get("resource");
+    const tokens = parts.devices.redeem(
+      client.client_id,
+      deviceCode,
+      resource ? parts.flows.ourResource(resource) : undefined,
+    );
+    return issued(tokenResponse(tokens));
+  }
+  const refreshToken = form.get("refresh_token");
+  if (!refreshToken) throw new OAuthError("invalid_request", "refresh_token is required");
+  const body = parts.flows.exchangeRefreshToken(
+    client,
+    refreshToken,
+    form.get("scope"),
+    form.get("resource"),
+  );
+  return issued(body);
 }
 
 export async function handleRevoke(parts: OAuthParts, request: Request): Promise<Response> {
@@ -188,7 +200,7 @@ async function authenticateByAssertion(
   if (client.token_endpoint_auth_method !== "private_key_jwt" || !client.jwks) {
     throw refused("This client has no registered keys for private_key_jwt");
   }
-  parts.assertions.check(assertion, clientId, publicKeysOf(client.jwks, clientId));
+  await parts.assertions.check(assertion, clientId, publicKeysOf(client.jwks, clientId));
   return client;
 }
 

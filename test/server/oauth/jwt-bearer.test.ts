@@ -26,7 +26,7 @@ afterAll(() => server.close());
 
 const now = () => Math.floor(Date.now() / 1000);
 
-function workloadToken(claims: Record<string, unknown> = {}, key = workloadKey.privateKey): string {
+function workloadToken(claims: Record<string, unknown> = {}, key = workloadKey.privateKey): Promise<string> {
   return signJwt(
     { typ: "JWT" },
     {
@@ -81,7 +81,7 @@ describe("workload identity tokens", () => {
     const answer = await token({
       grant_type: JWT_BEARER,
       client_id: "workload-app",
-      assertion: workloadToken(),
+      assertion: await workloadToken(),
       resource: server.mcpUrl,
     });
     expect(answer.status).toBe(200);
@@ -91,7 +91,7 @@ describe("workload identity tokens", () => {
     const again = await token({
       grant_type: JWT_BEARER,
       client_id: "workload-app",
-      assertion: workloadToken(),
+      assertion: await workloadToken(),
     });
     expect(again.status).toBe(200);
   });
@@ -105,7 +105,7 @@ describe("workload identity tokens", () => {
     ["no subject", () => workloadToken({ sub: "" }), /sub/],
     ["not a JWT", () => "not-a-jwt", /JWT/],
   ])("refuses %s with invalid_grant, never echoing the assertion", async (_, make, why) => {
-    const assertion = make();
+    const assertion = await make();
     const answer = await token({ grant_type: JWT_BEARER, client_id: "workload-app", assertion });
     expect(answer.status).toBe(400);
     expect(answer.body.error).toBe("invalid_grant");
@@ -117,12 +117,16 @@ describe("workload identity tokens", () => {
     expect((await token({ grant_type: JWT_BEARER, client_id: "workload-app" })).body.error).toBe(
       "invalid_request",
     );
-    const stranger = await token({ grant_type: JWT_BEARER, client_id: "nobody", assertion: workloadToken() });
+    const stranger = await token({
+      grant_type: JWT_BEARER,
+      client_id: "nobody",
+      assertion: await workloadToken(),
+    });
     expect(stranger.body.error).toBe("invalid_client");
   });
 
   it("refuses an ID-JAG from a workload issuer", async () => {
-    const jag = signJwt(
+    const jag = await signJwt(
       { typ: "oauth-id-jag+jwt" },
       {
         iss: WORKLOAD_ISSUER,
@@ -159,7 +163,7 @@ describe("ID-JAGs of a trusted enterprise IdP", () => {
     );
 
   it("are redeemed once, for the client they name, with no more than their scope", async () => {
-    const assertion = jag();
+    const assertion = await jag();
     const first = await token({ grant_type: JWT_BEARER, assertion }, basic("xaa-app", "xaa-secret"));
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ account: "studio", scope: "chat:read" });
@@ -169,7 +173,7 @@ describe("ID-JAGs of a trusted enterprise IdP", () => {
       error_description: expect.stringMatching(/already/),
     });
     const wider = await token(
-      { grant_type: JWT_BEARER, assertion: jag(), scope: "chat:write" },
+      { grant_type: JWT_BEARER, assertion: await jag(), scope: "chat:write" },
       basic("xaa-app", "xaa-secret"),
     );
     expect(wider.body.error).toBe("invalid_scope");
@@ -177,7 +181,7 @@ describe("ID-JAGs of a trusted enterprise IdP", () => {
 
   it("refuses one issued to another client, or for another audience", async () => {
     const other = await token(
-      { grant_type: JWT_BEARER, assertion: jag({ client_id: "someone" }) },
+      { grant_type: JWT_BEARER, assertion: await jag({ client_id: "someone" }) },
       basic("xaa-app", "xaa-secret"),
     );
     expect(other.body).toMatchObject({
@@ -185,7 +189,7 @@ describe("ID-JAGs of a trusted enterprise IdP", () => {
       error_description: expect.stringMatching(/client_id/),
     });
     const audience = await token(
-      { grant_type: JWT_BEARER, assertion: jag({ aud: `${server.url}/token` }) },
+      { grant_type: JWT_BEARER, assertion: await jag({ aud: `${server.url}/token` }) },
       basic("xaa-app", "xaa-secret"),
     );
     expect(audience.body.error).toBe("invalid_grant");
@@ -242,7 +246,7 @@ describe("the reference IdP", () => {
     expect((await idToken(server.apiKeys.studio!)).status).toBe(401);
     const id = (await idToken(server.apiKeys.acme!)).body.id_token!;
     expect((await exchange(id, { client_secret: "wrong" })).body.error).toBe("invalid_client");
-    expect((await exchange(workloadToken())).body.error).toBe("invalid_grant");
+    expect((await exchange(await workloadToken())).body.error).toBe("invalid_grant");
     expect((await exchange(id, { audience: "https://elsewhere.example" })).body.error).toBe("invalid_target");
   });
 });
