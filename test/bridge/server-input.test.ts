@@ -115,3 +115,27 @@ describe("a 2025 server's URL-mode elicitation/create, to a 2025 host", () => {
     });
   });
 });
+
+describe("a 2025 server's URL-mode elicitation/create, to a 2026-07-28 host (the translator's input_required)", () => {
+  async function modernHostCall(url: string) {
+    const relays = legacySessionRelay({ ...NO_STEPS, serverAsks: urlElicitation(url) });
+    const answer = await relays.modern.request(2, "tools/call", call);
+    return { ...relays, answer };
+  }
+
+  it("with user info never reaches the host: the server is answered with an error", async () => {
+    const { modern, sent, answer } = await modernHostCall("https://chat.example.com@evil.example/device");
+    expect(JSON.stringify(modern.toClient)).not.toContain("evil.example");
+    expect((answer.result as Json | undefined)?.resultType).not.toBe("input_required");
+    expect((sent as Json[]).some((message) => !("method" in message) && "error" in message)).toBe(true);
+  });
+
+  it("with a good link reaches the host in the round as its normalised href, naming its site", async () => {
+    const { answer } = await modernHostCall("https://Chat.Example.com/device");
+    const requests = (answer.result as { inputRequests: Record<string, { params: Json }> }).inputRequests;
+    expect(Object.values(requests)[0]!.params).toMatchObject({
+      url: "https://chat.example.com/device",
+      message: "Sign in to continue (The link opens chat.example.com.)",
+    });
+  });
+});
