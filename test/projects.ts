@@ -28,7 +28,6 @@ export const INTEGRATION_FILES = [
   "test/auth/session/provider-quirks.test.ts",
   "test/bridge/assertion-sign-in.test.ts",
   "test/bridge/bin-stdio.test.ts",
-  "test/bridge/bin-v8-tuning.test.ts",
   "test/bridge/client-credentials.test.ts",
   "test/bridge/confirm-tool-notification.test.ts",
   "test/bridge/confirm-tool.test.ts",
