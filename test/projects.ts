@@ -18,6 +18,7 @@ export const INTEGRATION_FOLDERS = [
 
 /** Single files elsewhere that start a process (a bin, a fake browser, a child server). */
 export const INTEGRATION_FILES = [
+  "test/structure/architecture-hops.test.ts",
   "test/auth/browser-command.test.ts",
   "test/auth/login-lock.test.ts",
   "test/auth/loopback-requests.test.ts",

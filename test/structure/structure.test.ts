@@ -82,6 +82,12 @@ describe("the source tree", () => {
     expect(tuning).toEqual([]);
   });
 
+  it("names the package's version in one place, package.json: the source asks packageVersion()", () => {
+    const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
+    const literal = new RegExp(`["'\`]${version.replaceAll(".", "\\.")}["'\`]`);
+    expect(modules.filter((module) => literal.test(module.text)).map((m) => m.path)).toEqual([]);
+  });
+
   it("keeps tests under test/, never beside the source", () => {
     const misplaced = listFiles(join(root, "src")).filter((path) => /\.test\.[cm]?[jt]s$/.test(path));
     expect(misplaced).toEqual([]);
