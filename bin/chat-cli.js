@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The chat-cli bin (CommonJS: bin/package.json); the bundle it runs is dist/bin/chat-cli.cjs.
 try {
-  // Node's compile cache (Node >= 22.1): Node 24 spawn -> first answer 67 ms with it, 85 ms without.
+  // Node's compile cache (Node >= 22.1): a later start reads the bundle's compiled code instead of compiling it again.
   require("node:module").enableCompileCache?.();
 } catch {
   // A cache that cannot be set up only costs speed.

@@ -18,6 +18,7 @@ export const INTEGRATION_FOLDERS = [
 
 /** Single files elsewhere that start a process (a bin, a fake browser, a child server). */
 export const INTEGRATION_FILES = [
+  "test/structure/architecture-hops.test.ts",
   "test/auth/browser-command.test.ts",
   "test/auth/login-lock.test.ts",
   "test/auth/loopback-requests.test.ts",
@@ -28,7 +29,6 @@ export const INTEGRATION_FILES = [
   "test/auth/session/provider-quirks.test.ts",
   "test/bridge/assertion-sign-in.test.ts",
   "test/bridge/bin-stdio.test.ts",
-  "test/bridge/bin-v8-tuning.test.ts",
   "test/bridge/client-credentials.test.ts",
   "test/bridge/confirm-tool-notification.test.ts",
   "test/bridge/confirm-tool.test.ts",

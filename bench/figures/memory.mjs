@@ -61,8 +61,8 @@ function waves(running, chatIds, concurrency) {
 }
 
 /**
- * Runs the profile on `relay` (our bridge), three processes: one with only the memoryUsage() probe (clean peaks, and
- * the sockets open with a tenth of a wave answered), one with 1 MB semi-spaces, one with two heap snapshots (idle after a warm-up wave, and
+ * Runs the profile on `relay` (our bridge), two processes: one with only the memoryUsage() probe (clean peaks, and
+ * the sockets open with a tenth of a wave answered), one with two heap snapshots (idle after a warm-up wave, and
  * with a tenth of a wave answered: every call sent, most still pending).
  */
 export async function profileMemory({ relay, chatIds, concurrency }) {
@@ -87,19 +87,6 @@ export async function profileMemory({ relay, chatIds, concurrency }) {
       await stopRelay(probed);
     }
     const peak = JSON.parse(await readFile(probeOut, "utf8"));
-
-    // The same waves with V8's young generation held to 1 MB semi-spaces: how much of the peak is garbage in flight.
-    const smallYoung = spawnRelay(relay, ["--max-semi-space-size=1"]);
-    let peakRssSmallYoungMB;
-    try {
-      await initializeRelay(smallYoung);
-      const wave = waves(smallYoung, chatIds, concurrency);
-      await wave();
-      await wave();
-      peakRssSmallYoungMB = mibToMB(readMemory(smallYoung.child.pid)?.peakRssMiB);
-    } finally {
-      await stopRelay(smallYoung);
-    }
 
     const snapshotted = spawnRelay(relay, ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${dir}`]);
     try {
@@ -127,7 +114,6 @@ export async function profileMemory({ relay, chatIds, concurrency }) {
       concurrency,
       rssIdleMB,
       peakRssMB,
-      peakRssSmallYoungMB,
       socketsMidWave: sockets,
       peakOfMemoryUsageMB: Object.fromEntries(Object.entries(peak).map(([key, bytes]) => [key, bytes / 1e6])),
       heapIdleMB: total(idle) / 1e6,
@@ -148,7 +134,6 @@ export function formatMemoryProfile(profile) {
       Object.entries(profile.peakOfMemoryUsageMB)
         .map(([key, mb]) => `${key} ${mb.toFixed(1)} MB`)
         .join(", "),
-    `  peak RSS with --max-semi-space-size=1 (young generation held small): ${profile.peakRssSmallYoungMB.toFixed(1)} MB`,
     `  V8 heap, live objects (snapshots, after a GC) idle ${profile.heapIdleMB.toFixed(1)} MB, mid-wave ${profile.heapMidWaveMB.toFixed(1)} MB; grew most with the wave in flight:`,
     ...profile.heapGrowthTop.map(
       (row) =>

@@ -186,10 +186,19 @@ export async function measureRelayOverhead({
       }
     }
     if (wrong > 0) throw new Error(`${wrong} calls answered with the wrong chat or an error`);
+    // An ordinary session: initialize, tools/list and these few hundred calls one after another; its peak RSS is
+    // what the host's machine gives the relay for a day's use.
+    const sessionCalls = 1 + warmup + calls;
     return {
       era,
       directMs: summarize(samples.direct),
       relays: Object.fromEntries(timedRelays.map((relay) => [relay.name, summarize(samples[relay.name])])),
+      session: {
+        calls: sessionCalls,
+        peakRssMB: Object.fromEntries(
+          timedRelays.map((relay) => [relay.name, mibToMB(readMemory(relay.child.pid)?.peakRssMiB)]),
+        ),
+      },
       notInEra,
     };
   } finally {
@@ -200,7 +209,8 @@ export async function measureRelayOverhead({
 
 /**
  * Figure 3: waves of `concurrency` calls written at once to each relay's stdin, relays (and the direct client)
- * taking turns wave by wave; calls/s over the waves, peak RSS (VmHWM) and RSS after the first and last wave.
+ * taking turns wave by wave: the proof that nothing is lost (every call answered with its own chat, none twice);
+ * calls/s, peak RSS (VmHWM) and RSS after the first and last wave are shown, not targets.
  */
 export async function measureConcurrency({ relays, mcpUrl, token, chatIds, concurrency, waves }) {
   const running = [];
@@ -246,7 +256,12 @@ export async function measureConcurrency({ relays, mcpUrl, token, chatIds, concu
         if (target && wave === 0) result.afterFirstWave = readMemory(target.child.pid);
       }
     }
-    for (const target of running) results[target.name].afterLastWave = readMemory(target.child.pid);
+    // A second answer to a call would come after its first: give it a moment (bounded) before counting.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    for (const target of running) {
+      results[target.name].afterLastWave = readMemory(target.child.pid);
+      results[target.name].answeredTwice = target.rpc.answeredTwice;
+    }
   } finally {
     await direct.close();
     await Promise.all(running.map(stopRelay));
@@ -265,6 +280,7 @@ export async function measureConcurrency({ relays, mcpUrl, token, chatIds, concu
             answered: result.answered,
             failed: result.failed,
             mismatched: result.mismatched,
+            answeredTwice: result.answeredTwice ?? 0,
             failures: [...result.failures],
             callsPerSecond: sent / (totalMs / 1000),
             waveMs: summarize(result.waveMs),

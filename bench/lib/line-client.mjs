@@ -6,6 +6,10 @@ export class LineRpcClient {
   #nextId = 1;
   /** id -> { resolve, reject } of requests still waiting. */
   #pending = new Map();
+  /** Ids already answered: a second answer to one is counted in `answeredTwice` (and kept in `strays`). */
+  #answered = new Set();
+  /** Answers to a request that had its answer already: the wave's proof that nothing is answered twice. */
+  answeredTwice = 0;
   /** Answers whose id was never sent or was already answered, and lines that are not JSON-RPC. */
   strays = [];
   /** Requests the server sent to us (none are expected for tools/call). */
@@ -70,10 +74,12 @@ export class LineRpcClient {
     }
     const waiting = this.#pending.get(message.id);
     if (!waiting) {
+      if (this.#answered.has(message.id)) this.answeredTwice++;
       this.strays.push(line.slice(0, 200));
       return;
     }
     this.#pending.delete(message.id);
+    this.#answered.add(message.id);
     waiting.resolve(message);
   }
 }

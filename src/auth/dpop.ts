@@ -17,8 +17,7 @@ export function offersDpop(metadata: unknown): boolean {
 /** A new key for a login; the private half is written only to the login's store (keychain or 0600 file). */
 export async function newDpopKey(): Promise<StoredDpopKey> {
   // Imported when first needed, here and in sessionOf: in the bins' bundle the SDK's modules (hundreds of zod schemas)
-  // then run only when a sign-in or a DPoP login needs them. Imported at the top instead, the bridge's spawn ->
-  // initialize took 31 ms longer (Node 20, 21 alternating rounds of bench/ab-start.mjs: 128 -> 160 ms).
+  // then run only when a sign-in or a DPoP login needs them, not at every start (bench/HISTORY.md, round 11).
   const { generateDpopKeyPair } = await import("@modelcontextprotocol/client");
   // Extractable only so that the key can live with the login; it is never printed or sent.
   const pair = await generateDpopKeyPair({ alg: DPOP_ALGORITHM, extractable: true });

@@ -1,4 +1,9 @@
 /** A cross-process lock file per login, so one process at a time signs in or spends the refresh token. */
+// Ours, not proper-lockfile (4.1.2, the maintained choice), for three reasons measured in bench/HISTORY.md: its lock
+// is a `<file>.lock` folder, which an installed older chat-cli or bridge (this JSON file) would not see, so both
+// would spend one refresh token; it knows no holder's pid, so the lock of a crashed sign-in is taken over only once
+// its mtime is stale (default 10 s, at least 2 s, and a holder whose heartbeat is late then loses it), where the pid
+// check takes it at once; and it would install 4 packages (graceful-fs, retry, signal-exit) for that.
 import { randomUUID } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
 import { type FileHandle, open, readFile, rm, stat, utimes } from "node:fs/promises";

@@ -1,6 +1,7 @@
 /** Telling a wrong bridge URL from the MCP endpoint: whether a URL answers as one, and which nearby URL does. */
 import { readBoundedText } from "../internal/bounded-body.js";
 import { describeError } from "./log.js";
+import { BRIDGE_INFO } from "./request-model.js";
 import { type HttpExchange, nodeHttpExchange } from "./upstream/http/index.js";
 
 /** The most of a protected resource metadata document read (as in OAuth discovery). */
@@ -12,9 +13,6 @@ const CHECK_TIMEOUT_MS = 5000;
 export class SignInUrlRefused extends Error {
   override readonly name = "SignInUrlRefused";
 }
-
-/** Who asks, on the `initialize` the bridge sends before a client has spoken. */
-const BRIDGE_INFO = { name: "chat-mcp-bridge", version: "0" };
 
 /** The 2025 `initialize` parameters, naming `clientInfo` as the one asking. */
 export function initializeParams(clientInfo: { name: string; version: string } = BRIDGE_INFO) {

@@ -4,15 +4,6 @@ import { sanitizeForTerminal } from "../internal/redact.js";
 import { isCommanderError, parseBridgeArgs, relayTerminalHint, UsageError } from "./cli.js";
 import { describeError } from "./log.js";
 
-let started: () => void = () => {};
-/**
- * Resolves once a relay has written its first answer: the bin (bin/chat-mcp-bridge.js) tunes V8 for relaying from
- * then on, in its own process only.
- */
-export const relayStarted = new Promise<void>((resolve) => {
-  started = resolve;
-});
-
 async function main(): Promise<void> {
   let command: ReturnType<typeof parseBridgeArgs>;
   try {
@@ -46,7 +37,6 @@ async function main(): Promise<void> {
     });
     for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
       process.on(signal, () => relay.close(signal));
-    void relay.firstAnswer.then(started);
     process.exit(await relay.closed);
   } else process.exitCode = await runAccountCommand(command.kind, command.options);
 }

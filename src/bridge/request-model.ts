@@ -7,7 +7,11 @@ import type {
   LoggingLevel,
   RequestId,
 } from "@modelcontextprotocol/client";
+import { packageVersion } from "../internal/package-version.js";
 import { isJsonObject as isObject, type JsonObject as Json } from "./jsonrpc.js";
+
+/** The bridge's own name and version, on what it sends or answers as itself. */
+export const BRIDGE_INFO = { name: "chat-mcp-bridge", version: packageVersion() };
 
 /** Protocol revisions of the 2026 era: stateless, `server/discover`, per-request `_meta`. */
 export const MODERN_PROTOCOL_VERSIONS = ["2026-07-28"] as const;

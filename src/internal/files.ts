@@ -95,7 +95,9 @@ function pauseThread(ms: number): void {
 
 /**
  * Writes `contents` to `file` as a 0600 file: a temporary file, fsync, rename over the target, fsync the directory,
- * so a crash or a reader sees the old content or the new, never half. A failure (full disk, file too large)
+ * so a crash or a reader sees the old content or the new, never half. Not write-file-atomic (7, for Node 22.12; 8 wants
+ * 22.22): its rename is not retried while Windows holds the target open (renameReplacing, test/internal/files.test.ts),
+ * it does not fsync the directory, and it would install signal-exit beside it. A failure (full disk, file too large)
  * leaves no temporary file behind. The directory is created (with `dirMode`) when missing.
  */
 export function writeFileAtomic(

@@ -21,8 +21,16 @@ function findPackage(from: string): { root: string; version: string } | undefine
   return undefined;
 }
 
+/** The package's version, read once per module asking (both bins, the bridge's own name on the wire, the server's). */
+const versions = new Map<string, string>();
+
 export function packageVersion(from: string = import.meta.url): string {
-  return findPackage(from)?.version ?? "0.0.0";
+  let version = versions.get(from);
+  if (version === undefined) {
+    version = findPackage(from)?.version ?? "0.0.0";
+    versions.set(from, version);
+  }
+  return version;
 }
 
 /** The folder holding the package's package.json (and bin/), or undefined when it cannot be found. */

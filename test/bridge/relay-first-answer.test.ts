@@ -1,4 +1,4 @@
-/** runRelay's `firstAnswer`: resolved by the first line written to the client, not before (the bin tunes V8 then). */
+/** runRelay's `firstAnswer`: resolved by the first line written to the client, not before. */
 import { afterEach, describe, expect, it } from "vitest";
 import { type InProcessRelay, startRelayInProcess } from "../support/relay-in-process.js";
 import { initializeLine } from "./fixtures/spawn-bridge.js";

@@ -122,7 +122,14 @@ describe("the tarball holds only what users need", () => {
   it("carries the licences of the code its bundles hold, the vendored packages among them", () => {
     expect(packed).toContain("dist/THIRD-PARTY-LICENSES.txt");
     const licences = readFileSync(join(installedPackage, "dist/THIRD-PARTY-LICENSES.txt"), "utf8");
-    for (const name of ["undici", "https-proxy-agent", "zod", "@modelcontextprotocol/client"])
+    for (const name of [
+      "undici",
+      "https-proxy-agent",
+      "tough-cookie",
+      "tldts",
+      "zod",
+      "@modelcontextprotocol/client",
+    ])
       expect(licences).toContain(`\n${name}@`);
   });
 
@@ -196,9 +203,17 @@ describe("what `npx -y chat-mcp-bridge` installs", () => {
     expect(tree.map(([path]) => path).filter((path) => path.includes("@modelcontextprotocol/"))).toEqual([]);
   });
 
-  it("depends at run time on the packages users name only: the proxy agents and the SSE parser travel inside it", () => {
+  it("depends at run time on the packages users name only: the proxy agents, the cookie jar and the SSE parser travel inside it", () => {
     expect(Object.keys(pkg.dependencies ?? {}).sort()).toEqual(["ky", "open", "zod"]);
-    const carried = new Set(["undici", "https-proxy-agent", "agent-base", "eventsource-parser"]);
+    const carried = new Set([
+      "undici",
+      "https-proxy-agent",
+      "agent-base",
+      "tough-cookie",
+      "tldts",
+      "tldts-core",
+      "eventsource-parser",
+    ]);
     const installed = tree.map(([path]) =>
       path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length),
     );

@@ -1,17 +1,12 @@
-/** The house rules of ARCHITECTURE.md that a machine can check: file size, import cycles, purpose lines, no V8 flags, test placement. */
-import { mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+/** The house rules of ARCHITECTURE.md that a machine can check: arrows, import cycles, purpose lines, no V8 flags, test placement. */
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { scratchDir } from "../support/scratch-dir.js";
 import { importCycles, readSourceGraph, type SourceModule } from "./source-graph.js";
 
 const root = join(import.meta.dirname, "..", "..");
 const modules = readSourceGraph(root);
-const MAX_LINES = 400;
-
-function lineCount(module: SourceModule): number {
-  return module.text.split("\n").length - (module.text.endsWith("\n") ? 1 : 0);
-}
 
 function listFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -21,11 +16,6 @@ function listFiles(dir: string): string[] {
 }
 
 describe("the source tree", () => {
-  it("has no module over 400 lines", () => {
-    const over = modules.filter((module) => lineCount(module) > MAX_LINES);
-    expect(over.map((m) => `${m.path} (${lineCount(m)})`)).toEqual([]);
-  });
-
   it("has no import cycle, type-only imports included", () => {
     expect(importCycles(modules)).toEqual([]);
   });
@@ -74,11 +64,28 @@ describe("the source tree", () => {
     expect(silent).toEqual([]);
   });
 
-  it("sets no V8 flag at run time: no setFlagsFromString, no node:v8 (a package others import must not change their V8)", () => {
-    const tuning = modules
-      .filter((module) => /setFlagsFromString|["'](node:)?v8["']/.test(module.text))
-      .map((m) => m.path);
+  it("sets no V8 flag by any path: no setFlagsFromString, no node:v8, no flag in a bin or its spawn (Node: 'may result in unpredictable behavior')", () => {
+    const shipped = [
+      ...modules.map((module) => ({ path: module.path, text: module.text })),
+      ...listFiles(join(root, "bin")).map((path) => ({
+        path: relative(root, path),
+        text: readFileSync(path, "utf8"),
+      })),
+    ];
+    const tuning = shipped
+      .filter(({ text }) =>
+        /setFlagsFromString|["'](node:)?v8["']|--(no-)?(turbofan|maglev|max-semi-space|max-old-space|semi-space|heap-growing)/.test(
+          text,
+        ),
+      )
+      .map(({ path }) => path);
     expect(tuning).toEqual([]);
+  });
+
+  it("names the package's version in one place, package.json: the source asks packageVersion()", () => {
+    const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
+    const literal = new RegExp(`["'\`]${version.replaceAll(".", "\\.")}["'\`]`);
+    expect(modules.filter((module) => literal.test(module.text)).map((m) => m.path)).toEqual([]);
   });
 
   it("keeps tests under test/, never beside the source", () => {

@@ -1,15 +1,13 @@
 /** Where a legacy client's `initialize` is answered from a modern server's `server/discover` result (and the bridge's own discover). */
 import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
 import {
+  BRIDGE_INFO,
   LATEST_LEGACY_VERSION,
   LATEST_MODERN_VERSION,
   LEGACY_PROTOCOL_VERSIONS,
   META_SERVER_INFO,
   MODERN_PROTOCOL_VERSIONS,
 } from "../request-model.js";
-
-/** The bridge's name on answers it makes itself. */
-const BRIDGE_INFO = { name: "chat-mcp-bridge", version: "0.1.0" };
 
 /** The revision a legacy client gets: the one it asked for when the bridge speaks it, else the newest legacy one. */
 export function negotiatedLegacyVersion(requested: unknown): string {

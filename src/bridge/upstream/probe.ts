@@ -7,7 +7,7 @@ import { configDir } from "../../config/index.js";
 import { writeFileAtomic } from "../../internal/files.js";
 import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
 import type { ClientContext } from "../request-model.js";
-import { LATEST_MODERN_VERSION, withEnvelope } from "../request-model.js";
+import { BRIDGE_INFO, LATEST_MODERN_VERSION, withEnvelope } from "../request-model.js";
 import { RemoteHttpError } from "./http/index.js";
 import type { ModernUpstream } from "./modern.js";
 
@@ -24,7 +24,7 @@ export const BRIDGE_CLIENT: ClientContext = {
   era: "modern",
   protocolVersion: LATEST_MODERN_VERSION,
   capabilities: {},
-  clientInfo: { name: "chat-mcp-bridge", version: "0.1.0" },
+  clientInfo: BRIDGE_INFO,
 };
 
 /**

@@ -7,6 +7,7 @@ import {
   type McpHttpHandler,
   McpServer,
 } from "@modelcontextprotocol/server";
+import { packageVersion } from "../../internal/package-version.js";
 import type { CredentialRefusal, Principal, ServerContext } from "../context.js";
 import { type RequestInfo, type RouteHandler, readBodyText } from "../http.js";
 import type { McpEndpointOptions, McpEra } from "../options.js";
@@ -26,7 +27,7 @@ export type { McpEndpointOptions, McpEra } from "../options.js";
 export { ResumableEventStore } from "./event-store.js";
 export { registerChatTools } from "./tools.js";
 
-export const SERVER_INFO = { name: "chat-reference-server", version: "0.1.0" };
+export const SERVER_INFO = { name: "chat-reference-server", version: packageVersion() };
 
 /** Scopes a `/mcp` token carries when the test-only switch stands in for sign-in. */
 const ALL_CHAT_SCOPES = ["chat:read", "chat:write"];

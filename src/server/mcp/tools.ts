@@ -25,8 +25,14 @@ import {
   TOOL_INPUTS,
   type ToolName,
 } from "../../wire/index.js";
-import { type ChatService, type Principal, ServiceError, type SsoGate } from "../context.js";
-import { watchOf } from "./assistant-watch.js";
+import {
+  type AssistantWatch,
+  type ChatService,
+  type OnAssistantProgress,
+  type Principal,
+  ServiceError,
+  type SsoGate,
+} from "../context.js";
 import type { ClaimedState } from "./request-state.js";
 import {
   type ResolveElicitation,
@@ -372,4 +378,27 @@ function envelopeCapabilities(envelope: object | undefined): ClientCapabilities 
 
 export function failure(text: string): CallToolResult {
   return { isError: true, content: [{ type: "text", text }] };
+}
+
+/**
+ * The assistant's wait as the request sees it: its progress, and its cancellation (a 2025 `notifications/cancelled`
+ * or a 2026-07-28 request whose stream the client closed), which calls the wait off before anything is written.
+ */
+function watchOf(ctx: ServerContext): AssistantWatch {
+  return { onProgress: progressOf(ctx), signal: ctx.mcpReq.signal };
+}
+
+/**
+ * MCP progress for a call whose request carries a `progressToken` (the MCP progress utility): each of the
+ * assistant's steps becomes a `notifications/progress` on the request's own stream, in either era.
+ */
+function progressOf(ctx: ServerContext): OnAssistantProgress | undefined {
+  const progressToken = ctx.mcpReq._meta?.progressToken;
+  if (progressToken === undefined) return undefined;
+  return ({ progress, total, message }) => {
+    if (ctx.mcpReq.signal.aborted) return;
+    void ctx.mcpReq
+      .notify({ method: "notifications/progress", params: { progressToken, progress, total, message } })
+      .catch(() => undefined);
+  };
 }

@@ -13,9 +13,8 @@ import { watchExchange } from "./time-outs.js";
 
 /**
  * At most this many connections carry `pooled` requests to one server at once (answer streams open longer than
- * LONG_STREAM_MS no longer count); more wait for a free one. With 1,000 calls in flight (bench figure 3, alternating
- * runs) 16 relayed about a tenth more calls/s than 8 and as many as 32, at the same peak RSS; a socket per call
- * costs far more memory.
+ * LONG_STREAM_MS no longer count); more wait for a free one: a socket per call costs far more memory, and 16 was
+ * measured against 8 and 32 (bench/HISTORY.md).
  */
 export const POOLED_CONNECTIONS = 16;
 /**
@@ -34,8 +33,8 @@ interface Client {
 
 /**
  * The pool's free connections, counted before a request object exists: a pooled request waits here as the message it
- * will send, not as a node:http request queued in the agent with its headers and buffers (896 of those held ~10 MB
- * with 1,000 calls in flight).
+ * will send, not as a node:http request queued in the agent with its headers and buffers, which a burst of calls
+ * would hold by the hundred.
  */
 class PoolSlots {
   #free = POOLED_CONNECTIONS;
