@@ -13,7 +13,14 @@ export const relayStarted = new Promise<void>((resolve) => {
   started = resolve;
 });
 
+/** The argument that makes the bin a relay's sign-in process (sign-in-process.ts): the relay passes it, never a person. */
+const SIGN_IN_PROCESS_ARG = "--internal-sign-in-process";
+
 async function main(): Promise<void> {
+  if (process.argv[2] === SIGN_IN_PROCESS_ARG && process.send) {
+    const { runSignInProcess } = await import("./sign-in-process.js");
+    process.exit(await runSignInProcess());
+  }
   let command: ReturnType<typeof parseBridgeArgs>;
   try {
     command = parseBridgeArgs(process.argv);
@@ -43,6 +50,9 @@ async function main(): Promise<void> {
       stdin: process.stdin,
       stdout: process.stdout,
       env: process.env,
+      ...(process.argv[1]
+        ? { signInProcess: { command: process.execPath, args: [process.argv[1], SIGN_IN_PROCESS_ARG] } }
+        : {}),
     });
     for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
       process.on(signal, () => relay.close(signal));

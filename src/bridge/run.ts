@@ -18,6 +18,7 @@ import { ModernServerRelay } from "./modern-server-relay.js";
 import { bridgeLoginCommand, createBridgeAuth, refuseRestApiUrl, restApiUrlRefusal } from "./oauth.js";
 import type { ToClient } from "./request-model.js";
 import { SignInGate } from "./sign-in-gate.js";
+import type { SignInProcessCommand } from "./sign-in-process.js";
 import { createLineWriter, LineSplitter, lineError, MAX_LINE_BYTES, parseClientLine } from "./stdio/index.js";
 import { createToolPolicy } from "./steps/policy.js";
 import { toolRulesWarnings } from "./tool-rules-audit.js";
@@ -47,6 +48,11 @@ export interface RelayIO {
   /** The log's lines (default: the process's stderr). */
   stderr?: Writable;
   env: Record<string, string | undefined>;
+  /**
+   * How to start a sign-in process of its own (the bin passes itself): a sign-in with a person then outlives this
+   * relay. Without it (tests in process), the relay signs in in its own process.
+   */
+  signInProcess?: SignInProcessCommand;
 }
 
 /** A running relay. */
@@ -62,7 +68,7 @@ export interface RelayHandle {
 /** Relays `io.stdin`/`io.stdout` to `options.url` until stdin ends or `close` is called; the caller ends the process. */
 export async function runRelay(
   options: BridgeOptions,
-  { stdin, stdout, stderr, env }: RelayIO,
+  { stdin, stdout, stderr, env, signInProcess }: RelayIO,
 ): Promise<RelayHandle> {
   const log = await openBridgeLog(options, env, stderr);
   // Lines written in one event-loop turn go out in one write, in order.
@@ -94,7 +100,14 @@ export async function runRelay(
   const relay = await recordingFatal(log, async () => {
     const auth = userAuthorization
       ? undefined
-      : await createBridgeAuth(options, log, env, "relay", (prompt) => gate?.showPrompt(prompt));
+      : await createBridgeAuth(
+          options,
+          log,
+          env,
+          "relay",
+          (prompt) => gate?.showPrompt(prompt),
+          signInProcess,
+        );
     // Nothing signs in before the client sends something besides `server/discover`: a probing host's discover is
     // answered with the stored login only (never a browser, never the sign-in lock), whatever the server's era.
     const gatedAuth = (quiet: boolean): BridgeAuth | undefined =>
@@ -219,6 +232,7 @@ export async function runRelay(
         authorizationAsked: () => authorizationAsked,
       }),
       callWaitMs: positiveNumber(env.CHAT_MCP_BRIDGE_SIGN_IN_WAIT_MS) ?? SIGNED_OUT_CALL_WAIT_MS,
+      listWaitMs: positiveNumber(env.CHAT_MCP_BRIDGE_LIST_WAIT_MS),
       loginCommand: bridgeLoginCommand(options),
     });
     return gate;

@@ -44,7 +44,10 @@ export class HostSignInLink {
     const params = isObject(message.params) ? message.params : {};
     if (message.method === "initialize" && isObject(params.clientInfo)) this.hostInfo = params.clientInfo;
     else if (hasModernEnvelope(params)) this.hostInfo ??= clientFromEnvelope(params).clientInfo as Json;
-    if (message.method === "logging/setLevel") this.#takesLogs = true;
+    if (message.method !== "logging/setLevel" || this.#takesLogs) return;
+    this.#takesLogs = true;
+    // Asked for after the link was shown: it hears of it now.
+    if (this.prompt) this.notify(this.prompt.message);
   }
 
   /** The host's `notifications/initialized`: from now on it may be asked and told. */
