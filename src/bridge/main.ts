@@ -37,7 +37,8 @@ async function main(): Promise<void> {
     throw error;
   }
   // What runs a command loads once commander has parsed it (as changesets does).
-  const { runAccountCommand, runDoctorCommand, runRelay } = await import("./run.js");
+  const { runRelay } = await import("./run.js");
+  const { runAccountCommand, runDoctorCommand } = await import("./account-commands.js");
   if (command.kind === "doctor") process.exitCode = await runDoctorCommand(command.target, command.options);
   else if (command.kind === "relay") {
     const hint = relayTerminalHint({

@@ -291,21 +291,8 @@ export class OAuthSession {
   }
 
   /** What is stored for this server, without a single secret: for `chat-mcp-bridge doctor`. */
-  async describeLogin(): Promise<StoredLoginSummary | undefined> {
-    const login = await this.#storage.reload();
-    if (!login) return undefined;
-    const tokens = login.tokens;
-    return {
-      authorizationServerUrl: login.authorizationServerUrl,
-      resource: login.resource,
-      clientSource: login.client?.source,
-      signedIn: tokens !== undefined,
-      scope: tokens?.scope ?? login.requestedScope,
-      expiresAt: tokens?.expiresAt,
-      refreshable: tokens?.refreshToken !== undefined,
-      account: tokens?.account,
-      dpopBound: isDpopBound(login),
-    };
+  describeLogin(): Promise<StoredLoginSummary | undefined> {
+    return this.#storage.summary();
   }
 
   /** Where tokens live, for `whoami` / `auth status`. */
