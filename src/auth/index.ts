@@ -11,6 +11,7 @@ export {
   OAuthSession,
   type OAuthSessionOptions,
   type SignInPrompt,
+  type SignInRequest,
   type SignInSummary,
 } from "./session/index.js";
 export { checkShownUrl, type ShownUrl } from "./shown-url.js";

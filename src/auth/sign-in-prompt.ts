@@ -52,8 +52,10 @@ export async function presentSignInUrl(
   const lead = (options.env ?? process.env).BROWSER?.trim()
     ? `Opening the sign-in URL (${shown.site}) with the $BROWSER command. If the sign-in does not go on, visit this URL:`
     : `Opening your browser to sign in at ${shown.site}. If it does not open, visit this URL:`;
-  process.stderr.write(`${lead}\n`);
-  process.stderr.write(`  ${url}\n`);
+  // With a device code to fall back on, a link is shown only once a browser took it: a link no browser opened
+  // would sit above the device code's URL, the one that works.
+  const showLink = () => process.stderr.write(`${lead}\n  ${url}\n`);
+  if (!options.deviceCodeFallback) showLink();
   const ignore = () => undefined;
   try {
     // Openers such as xdg-open exit at once, non-zero, when they find no browser.
@@ -65,6 +67,7 @@ export async function presentSignInUrl(
       }),
       options.answered?.then(ignore, ignore) ?? new Promise(ignore),
     ]);
+    if (options.deviceCodeFallback) showLink();
     return "opened";
   } catch (error) {
     if (error instanceof UnsafeUrlError) throw error;

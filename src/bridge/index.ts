@@ -1,7 +1,9 @@
 /** The stdio <-> streamable-HTTP relay: its pieces for the bin, the benchmarks and tests. */
+
+export { runAccountCommand } from "./account-commands.js";
 export { type BridgeCommand, type BridgeOptions, parseBridgeArgs, parseMcpUrl, UsageError } from "./cli.js";
 export { isJsonRpcMessage } from "./jsonrpc.js";
-export { runAccountCommand, runRelay } from "./run.js";
+export { runRelay } from "./run.js";
 export {
   createLineWriter,
   LineSplitter,

@@ -4,7 +4,14 @@ import { sanitizeForTerminal } from "../internal/redact.js";
 import { isCommanderError, parseBridgeArgs, relayTerminalHint, UsageError } from "./cli.js";
 import { describeError } from "./log.js";
 
+/** The argument that makes the bin a relay's sign-in process (sign-in-process.ts): the relay passes it, never a person. */
+const SIGN_IN_PROCESS_ARG = "--internal-sign-in-process";
+
 async function main(): Promise<void> {
+  if (process.argv[2] === SIGN_IN_PROCESS_ARG && process.send) {
+    const { runSignInProcess } = await import("./sign-in-process.js");
+    process.exit(await runSignInProcess());
+  }
   let command: ReturnType<typeof parseBridgeArgs>;
   try {
     command = parseBridgeArgs(process.argv);
@@ -21,7 +28,8 @@ async function main(): Promise<void> {
     throw error;
   }
   // What runs a command loads once commander has parsed it (as changesets does).
-  const { runAccountCommand, runDoctorCommand, runRelay } = await import("./run.js");
+  const { runRelay } = await import("./run.js");
+  const { runAccountCommand, runDoctorCommand } = await import("./account-commands.js");
   if (command.kind === "doctor") process.exitCode = await runDoctorCommand(command.target, command.options);
   else if (command.kind === "relay") {
     const hint = relayTerminalHint({
@@ -34,6 +42,9 @@ async function main(): Promise<void> {
       stdin: process.stdin,
       stdout: process.stdout,
       env: process.env,
+      ...(process.argv[1]
+        ? { signInProcess: { command: process.execPath, args: [process.argv[1], SIGN_IN_PROCESS_ARG] } }
+        : {}),
     });
     for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
       process.on(signal, () => relay.close(signal));

@@ -2,12 +2,13 @@
 
 import { basename, isAbsolute } from "node:path";
 import { readClientPrivateKey } from "../auth/client-key.js";
-import type { SignInPrompt } from "../auth/index.js";
+import type { OAuthSessionOptions, SignInPrompt } from "../auth/index.js";
 import { OAuthSession } from "../auth/session/index.js";
 import { configDir } from "../config/index.js";
 import type { BridgeOptions } from "./cli.js";
 import { SignInUrlRefused, suggestedMcpUrl } from "./endpoint-check.js";
 import type { BridgeLog } from "./log.js";
+import type { SignInProcessCommand } from "./sign-in-process.js";
 
 /**
  * Creates the OAuth session for `options.url`, keyed by the URL and the names (never values) of custom headers.
@@ -20,6 +21,7 @@ export async function createBridgeAuth(
   env: Record<string, string | undefined> = process.env,
   use: "relay" | "terminal" = "terminal",
   onSignInPrompt?: (prompt: SignInPrompt) => void,
+  signInProcess?: SignInProcessCommand,
 ): Promise<OAuthSession> {
   // The key is read (and its file's permissions checked) once, here: it never travels in argv or the environment.
   const clientCredentials = options.clientCredentials
@@ -29,7 +31,7 @@ export async function createBridgeAuth(
           : {}),
       }
     : undefined;
-  const session = new OAuthSession({
+  const sessionOptions: OAuthSessionOptions = {
     serverUrl: options.url.href,
     tokenStore: options.tokenStore,
     configDir: configDir(env),
@@ -64,7 +66,21 @@ export async function createBridgeAuth(
     ...(onSignInPrompt ? { onSignInPrompt } : {}),
     log: (level, message) => (level === "debug" ? log.debug(message) : log.info(message)),
     env: env as NodeJS.ProcessEnv,
-  });
+  };
+  // The relay's sign-ins with a person run in their own process, which outlives a bridge a one-shot host stops.
+  if (use === "relay" && signInProcess) {
+    const data = async () => (await import("./sign-in-process.js")).signInProcessOptions(sessionOptions);
+    sessionOptions.signInElsewhere = async (request, prompt) => {
+      const { signInInOwnProcess } = await import("./sign-in-process.js");
+      const run = signInInOwnProcess(signInProcess, await data(), {
+        env,
+        stderr: process.stderr,
+        log: (level, message) => (level === "debug" ? log.debug(message) : log.info(message)),
+      });
+      return run(request, prompt);
+    };
+  }
+  const session = new OAuthSession(sessionOptions);
   // The relay reads the stored login while the rest of its start goes on: the first answer does not wait for it.
   if (use === "relay") session.readAhead();
   return session;

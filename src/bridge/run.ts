@@ -6,18 +6,18 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { configDir } from "../config/index.js";
 import { withinDeadline } from "../internal/deadline.js";
 import { describeProxyFor } from "../internal/proxy.js";
-import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "./cli.js";
+import type { BridgeOptions } from "./cli.js";
 import { ClientRequests } from "./client-requests.js";
-import { probeEndpoint, wrongEndpointMessage } from "./endpoint-check.js";
 import { EraRouter } from "./era-router.js";
 import { firstSignIn, SIGNED_OUT_CALL_WAIT_MS } from "./first-sign-in.js";
 import { LegacyServerRelay } from "./legacy-server-relay.js";
 import { type BridgeLog, createBridgeLog, describeError, describeMessage } from "./log.js";
 import type { LogFile } from "./log-file.js";
 import { ModernServerRelay } from "./modern-server-relay.js";
-import { bridgeLoginCommand, createBridgeAuth, refuseRestApiUrl, restApiUrlRefusal } from "./oauth.js";
+import { bridgeLoginCommand, createBridgeAuth, refuseRestApiUrl } from "./oauth.js";
 import type { ToClient } from "./request-model.js";
 import { SignInGate } from "./sign-in-gate.js";
+import type { SignInProcessCommand } from "./sign-in-process.js";
 import { createLineWriter, LineSplitter, lineError, MAX_LINE_BYTES, parseClientLine } from "./stdio/index.js";
 import { createToolPolicy } from "./steps/policy.js";
 import { toolRulesWarnings } from "./tool-rules-audit.js";
@@ -47,6 +47,11 @@ export interface RelayIO {
   /** The log's lines (default: the process's stderr). */
   stderr?: Writable;
   env: Record<string, string | undefined>;
+  /**
+   * How to start a sign-in process of its own (the bin passes itself): a sign-in with a person then outlives this
+   * relay. Without it (tests in process), the relay signs in in its own process.
+   */
+  signInProcess?: SignInProcessCommand;
 }
 
 /** A running relay. */
@@ -62,7 +67,7 @@ export interface RelayHandle {
 /** Relays `io.stdin`/`io.stdout` to `options.url` until stdin ends or `close` is called; the caller ends the process. */
 export async function runRelay(
   options: BridgeOptions,
-  { stdin, stdout, stderr, env }: RelayIO,
+  { stdin, stdout, stderr, env, signInProcess }: RelayIO,
 ): Promise<RelayHandle> {
   const log = await openBridgeLog(options, env, stderr);
   // Lines written in one event-loop turn go out in one write, in order.
@@ -94,7 +99,14 @@ export async function runRelay(
   const relay = await recordingFatal(log, async () => {
     const auth = userAuthorization
       ? undefined
-      : await createBridgeAuth(options, log, env, "relay", (prompt) => gate?.showPrompt(prompt));
+      : await createBridgeAuth(
+          options,
+          log,
+          env,
+          "relay",
+          (prompt) => gate?.showPrompt(prompt),
+          signInProcess,
+        );
     // Nothing signs in before the client sends something besides `server/discover`: a probing host's discover is
     // answered with the stored login only (never a browser, never the sign-in lock), whatever the server's era.
     const gatedAuth = (quiet: boolean): BridgeAuth | undefined =>
@@ -219,6 +231,7 @@ export async function runRelay(
         authorizationAsked: () => authorizationAsked,
       }),
       callWaitMs: positiveNumber(env.CHAT_MCP_BRIDGE_SIGN_IN_WAIT_MS) ?? SIGNED_OUT_CALL_WAIT_MS,
+      listWaitMs: positiveNumber(env.CHAT_MCP_BRIDGE_LIST_WAIT_MS),
       loginCommand: bridgeLoginCommand(options),
     });
     return gate;
@@ -277,75 +290,8 @@ export async function runRelay(
   return { closed: closedPromise, close: shutdown, firstAnswer };
 }
 
-/** `chat-mcp-bridge login|logout`: one line of result on stderr; returns the exit code. */
-export async function runAccountCommand(
-  kind: "login" | "logout",
-  options: BridgeOptions,
-  env: Record<string, string | undefined> = process.env,
-): Promise<number> {
-  const log = await openBridgeLog(options, env);
-  const profile = options.profile ? ` (profile ${options.profile})` : "";
-  return recordingFatal(log, async () => {
-    const session = await createBridgeAuth(options, log);
-    if (kind === "login") {
-      // A URL that is not the MCP endpoint would take the user through the browser for nothing.
-      const restApi = await restApiUrlRefusal(options.url);
-      if (restApi) throw new Error(restApi);
-      const probe = await probeEndpoint(options.url);
-      if (probe.unreachable)
-        throw new Error(
-          `cannot reach ${options.url.origin}: ${probe.unreachable}. Is the server running, and is ${options.url.href} the right URL?`,
-        );
-      if (probe.status === 404)
-        throw new Error(await wrongEndpointMessage(options.url, "it answers HTTP 404"));
-      try {
-        await session.signIn();
-      } catch (error) {
-        if (!/\binvalid_target\b/.test(describeError(error))) throw error;
-        throw new Error(
-          await wrongEndpointMessage(
-            options.url,
-            "the authorization server refused it as a resource: invalid_target",
-          ),
-        );
-      }
-      log.info(`signed in to ${options.url.origin}${profile}`);
-    } else {
-      // The remembered era goes with the login: the next start probes again (the server may have moved on).
-      await eraVerdictStore(options, env).forget();
-      if (!(await session.signOut())) {
-        log.info(
-          await noStoredLoginMessage(options.url.href, "the MCP URL, --header names and --profile", env),
-        );
-        return 1;
-      }
-      log.info(
-        `signed out of ${options.url.href}${profile}; its stored login (tokens and client registration) was removed`,
-      );
-    }
-    return 0;
-  });
-}
-
-/** `logout` of a URL with no stored login: say so, and which logins there are (a typo or a trailing slash). */
-async function noStoredLoginMessage(url: string, mustMatch: string, env = process.env): Promise<string> {
-  const { storedLoginUrls } = await import("../auth/index.js");
-  const stored = await storedLoginUrls(configDir(env));
-  const listed = stored.length > 0 ? `stored logins: ${stored.join(", ")}` : "there are no stored logins";
-  return `no stored login for ${url}, so nothing was removed (${mustMatch} must match the sign-in); ${listed}`;
-}
-
-/** `chat-mcp-bridge doctor`: its checks load only now; returns the exit code. */
-export async function runDoctorCommand(target: DoctorTarget, options: DoctorCommandOptions): Promise<number> {
-  const { runDoctor } = await import("./doctor/index.js");
-  const restApi = target.url ? await restApiUrlRefusal(target.url) : undefined;
-  // The REST API's own Bearer challenge would pass the endpoint check: it fails as the URL check instead.
-  if (restApi) target = { raw: target.raw, problem: restApi };
-  return runDoctor(target, options);
-}
-
 /** Runs `task`; an error it throws is recorded in the log file (the bin prints it on stderr) and thrown on. */
-async function recordingFatal<T>(log: BridgeLog, task: () => Promise<T>): Promise<T> {
+export async function recordingFatal<T>(log: BridgeLog, task: () => Promise<T>): Promise<T> {
   try {
     return await task();
   } catch (error) {
@@ -390,7 +336,7 @@ export async function openBridgeLog(
   return log;
 }
 
-function positiveNumber(value: string | undefined): number | undefined {
+export function positiveNumber(value: string | undefined): number | undefined {
   const number = Number(value);
   return value && Number.isFinite(number) && number > 0 ? number : undefined;
 }

@@ -1,23 +1,24 @@
-/** The host is never kept waiting by a sign-in: signed out, the bridge answers `initialize` and lists itself, signs in beside them, then hands over to the relay and tells the host its lists changed. */
-import { randomUUID } from "node:crypto";
+/** The host is never held past its patience by a sign-in: signed out, the bridge answers `initialize` itself, holds the first lists while a sign-in may end in time, then hands over to the relay. */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { SignInPrompt } from "../auth/index.js";
 import type { EraRelay } from "./era-router.js";
+import { listWaitMs } from "./host-patience.js";
 import { isJsonObject as isObject, isRequest, isResponse, type JsonObject as Json } from "./jsonrpc.js";
 import { type BridgeLog, describeError } from "./log.js";
-import { BridgeRequestIds, requestKey } from "./request-ids.js";
+import { requestKey } from "./request-ids.js";
 import { hasModernEnvelope, type ToClient } from "./request-model.js";
+import { HostSignInLink } from "./sign-in-link.js";
 import {
   acknowledgedListen,
   emptyListResult,
   isListMethod,
   listChangeNotifications,
   listenAcknowledgment,
-  SignInRounds,
+  queueFullAnswer,
   signedOutAnswer,
   signedOutText,
-  signInElicitation,
 } from "./signed-out-messages.js";
+import { HeldRequests, SignedOutQueue } from "./signed-out-queue.js";
 import { signedOutInitializeResult } from "./translate/discover.js";
 
 /**
@@ -44,37 +45,31 @@ export interface SignInGateOptions {
   callWaitMs: number;
   /** The terminal command that signs in, named in what the host is told. */
   loginCommand: string;
+  /** How long a list may be held for the sign-in (default: by the host, `listWaitMs`). */
+  listWaitMs?: number | undefined;
 }
 
-interface HeldCall {
-  message: Extract<JSONRPCMessage, { id: RequestId; method: string }>;
-  timer: NodeJS.Timeout;
-}
+type HostRequest = Extract<JSONRPCMessage, { id: RequestId; method: string }>;
 
 export class SignInGate {
   readonly #options: SignInGateOptions;
   #state: "unknown" | "checking" | "grace" | "signed-out" | "open" = "unknown";
   /** Arrived while the stored login was read, or while a sign-in that may need no person runs. */
-  #early: JSONRPCMessage[] = [];
+  #early: SignedOutQueue;
   #graceTimer: NodeJS.Timeout | undefined;
   /** What the relay gets once signed in, in the order the host sent it. */
-  #replay: JSONRPCMessage[] = [];
+  #replay: SignedOutQueue;
+  /** Lists held for the sign-in, each until its host's patience runs out (timed from its arrival). */
+  readonly #held = new HeldRequests();
+  /** The lists the host got empty: a list change follows the sign-in for these only. */
+  readonly #answeredEmpty = new Set<string>();
   /** Requests the gate answered itself whose relay answer the host must not see again (its `initialize`). */
   readonly #swallow = new Set<string>();
-  readonly #heldCalls = new Map<string, HeldCall>();
   #discover: Json | undefined;
-  #hostOpensUrls = false;
-  #hostInitialized = false;
-  #legacyHost = false;
-  readonly #listed = new Set<string>();
   readonly #listens: Array<{ id: RequestId; filter: Json }> = [];
   /** Listens the bridge acknowledged itself: the server's own acknowledgment later goes no further. */
   readonly #acknowledged = new Set<string>();
-  readonly #signInRounds = new SignInRounds();
-  #prompt: SignInPrompt | undefined;
-  #elicitedPrompt: SignInPrompt | undefined;
-  readonly #elicitations = new Map<string, string>();
-  readonly #elicitationIds = new BridgeRequestIds("sign-in");
+  readonly #link: HostSignInLink;
   #signingIn: Promise<void> | undefined;
   #lastFailure: Error | undefined;
   /** True while the messages held during the grace are answered after the sign-in failed. */
@@ -82,12 +77,15 @@ export class SignInGate {
 
   constructor(options: SignInGateOptions) {
     this.#options = options;
+    this.#link = new HostSignInLink(options.toClient, options.log);
+    this.#early = new SignedOutQueue(options.log);
+    this.#replay = new SignedOutQueue(options.log);
   }
 
   fromClient(message: JSONRPCMessage): void {
     if (this.#state === "open") {
       // The host's answer to a sign-in link it was shown while signed out: nothing for the server.
-      if (isResponse(message) && this.#elicitations.delete(requestKey(message.id))) return;
+      if (isResponse(message) && this.#link.answered(message)) return;
       this.#options.relay.fromClient(message);
       return;
     }
@@ -96,12 +94,28 @@ export class SignInGate {
       this.#options.relay.fromClient(message);
       return;
     }
+    this.#link.observe(message);
     if (this.#state === "signed-out") {
       this.#handle(message);
       return;
     }
-    this.#early.push(message);
+    if (isRequest(message) && isListMethod(message.method)) this.#timeList(message);
+    this.#keep(this.#early, message);
     if (this.#state === "unknown") void this.#check();
+  }
+
+  /** Keeps a message for the server; past the queue's bound a request is refused, a notification dropped. */
+  #keep(queue: SignedOutQueue, message: JSONRPCMessage): boolean {
+    const kept = queue.push(message, (earlier) => {
+      if (isRequest(earlier)) this.#swallow.delete(requestKey(earlier.id));
+    });
+    if (kept !== "full") return kept === "queued";
+    if (isRequest(message)) {
+      this.#held.release(message);
+      const { serverUrl, loginCommand } = this.#options;
+      this.#options.toClient(queueFullAnswer(message.id, queue.limit, serverUrl, loginCommand));
+    }
+    return false;
   }
 
   /** What the relay sends the host, less the answers to requests the gate already answered. */
@@ -115,7 +129,7 @@ export class SignInGate {
 
   /** A sign-in shows the person where to go: the host hears of it too (its URL dialog, its log). */
   showPrompt(prompt: SignInPrompt): void {
-    this.#prompt = prompt;
+    this.#link.prompt = prompt;
     if (this.#state === "grace") {
       clearTimeout(this.#graceTimer);
       this.#graceTimer = setTimeout(
@@ -125,12 +139,17 @@ export class SignInGate {
       return;
     }
     if (this.#state !== "signed-out") return;
-    this.#notifyHost(prompt.message);
-    this.#offerUrl();
+    this.#link.notify(prompt.message);
+    this.#link.offerUrl();
+    if (!this.#link.mustActOutsideHost()) return;
+    for (const held of this.#held.releaseAll((message) => !isListMethod(message.method))) {
+      this.#replay.remove(held);
+      this.#answerSignedOut(held);
+    }
   }
 
   async close(timeoutMs?: number): Promise<void> {
-    for (const held of this.#heldCalls.values()) clearTimeout(held.timer);
+    this.#held.releaseAll();
     clearTimeout(this.#graceTimer);
     await this.#options.relay.close(timeoutMs);
   }
@@ -145,7 +164,8 @@ export class SignInGate {
     this.#discover = discover;
     if (signedIn) {
       this.#state = "open";
-      for (const message of this.#early.splice(0)) this.#options.relay.fromClient(message);
+      this.#held.releaseAll();
+      for (const message of this.#early.drain()) this.#options.relay.fromClient(message);
       return;
     }
     this.#state = "grace";
@@ -159,19 +179,12 @@ export class SignInGate {
     clearTimeout(this.#graceTimer);
     this.#state = "signed-out";
     this.#options.log.debug("not signed in: the bridge answers the client itself until the sign-in ends");
-    for (const message of this.#early.splice(0)) this.#handle(message);
+    for (const message of this.#early.drain()) this.#handle(message);
   }
 
   #handle(message: JSONRPCMessage): void {
     if (isResponse(message)) {
-      const elicitationId = this.#elicitations.get(requestKey(message.id));
-      if (elicitationId) {
-        this.#elicitations.delete(requestKey(message.id));
-        const action = isObject((message as Json).result)
-          ? ((message as Json).result as Json).action
-          : "error";
-        this.#options.log.debug(`the client answered the sign-in link with ${String(action)}`);
-      }
+      this.#link.answered(message);
       return;
     }
     if (!isRequest(message)) {
@@ -180,7 +193,6 @@ export class SignInGate {
     }
     const { id, method } = message;
     const params = isObject(message.params) ? message.params : {};
-    const modern = hasModernEnvelope(params);
     if (method === "initialize") {
       this.#initialize(message);
       return;
@@ -194,15 +206,20 @@ export class SignInGate {
       return;
     }
     if (isListMethod(method)) {
-      this.#listed.add(method);
-      this.#startSignIn();
-      this.#answer(id, emptyListResult(method, modern));
+      // The sign-in that just failed is the answer; otherwise the list waits for the sign-in, within its host's patience.
+      if (this.#failedJustNow) {
+        this.#held.release(message);
+        this.#answerEmptyList(message);
+        return;
+      }
+      this.#timeList(message);
+      if (this.#keep(this.#replay, message)) this.#startSignIn();
       return;
     }
     if (method === "subscriptions/listen") {
       const filter = isObject(params.notifications) ? params.notifications : {};
+      if (!this.#keep(this.#replay, message)) return;
       this.#listens.push({ id, filter });
-      this.#replay.push(message);
       // Acknowledged at once (a host waits for it): the list changes are the bridge's to announce until signed in.
       this.#acknowledged.add(requestKey(id));
       this.#options.toClient(listenAcknowledgment(id, filter));
@@ -210,7 +227,7 @@ export class SignInGate {
       return;
     }
     if (method === "logging/setLevel") {
-      this.#replay.push(message);
+      if (!this.#keep(this.#replay, message)) return;
       this.#swallow.add(requestKey(id));
       this.#answer(id, {});
       return;
@@ -223,20 +240,17 @@ export class SignInGate {
     if (method === "notifications/cancelled" && isObject(params)) {
       const requestId = params.requestId;
       if (typeof requestId === "string" || typeof requestId === "number") {
-        const held = this.#heldCalls.get(requestKey(requestId));
+        const held = this.#held.get(requestId);
         if (held) {
-          clearTimeout(held.timer);
-          this.#heldCalls.delete(requestKey(requestId));
-          this.#replay = this.#replay.filter((queued) => queued !== held.message);
+          this.#held.release(held);
+          this.#replay.remove(held);
           return;
         }
       }
     }
-    this.#replay.push(message);
+    this.#keep(this.#replay, message);
     if (method === "notifications/initialized") {
-      this.#hostInitialized = true;
-      if (this.#prompt) this.#notifyHost(this.#prompt.message);
-      this.#offerUrl();
+      this.#link.ready();
     }
   }
 
@@ -244,12 +258,11 @@ export class SignInGate {
    * A legacy host's `initialize`: answered by the bridge (the remembered server's face, else its own, with list
    * changes declared); the server gets it once signed in, and its answer goes no further.
    */
-  #initialize(message: HeldCall["message"]): void {
+  #initialize(message: HostRequest): void {
     const params = isObject(message.params) ? message.params : {};
     const capabilities = isObject(params.capabilities) ? params.capabilities : {};
-    this.#legacyHost = true;
-    this.#hostOpensUrls = isObject(capabilities.elicitation) && isObject(capabilities.elicitation.url);
-    this.#replay.push(message);
+    this.#link.initialized(capabilities);
+    if (!this.#keep(this.#replay, message)) return;
     this.#swallow.add(requestKey(message.id));
     this.#answer(
       message.id,
@@ -259,7 +272,7 @@ export class SignInGate {
   }
 
   /** A request that needs the server: it waits for the sign-in within the host's patience, then says what to do. */
-  #holdCall(original: HeldCall["message"]): void {
+  #holdCall(original: HostRequest): void {
     // The sign-in that just failed is the answer; a later call starts a new one.
     if (this.#failedJustNow) {
       this.#answerSignedOut(original);
@@ -267,23 +280,43 @@ export class SignInGate {
     }
     let message = original;
     const params = isObject(message.params) ? message.params : {};
+    let retried = false;
     if (message.method === "tools/call" && hasModernEnvelope(params)) {
-      const retried = this.#signInRounds.after(params);
-      if (retried) message = { ...message, params: retried };
-      else if (this.#prompt && this.#signInRounds.canAsk(params, this.#prompt)) {
-        this.#answer(message.id, this.#signInRounds.ask(this.#prompt));
+      const after = this.#link.rounds.after(params);
+      if (after) {
+        message = { ...message, params: after };
+        retried = true;
+      } else if (this.#link.prompt && this.#link.rounds.canAsk(params, this.#link.prompt)) {
+        this.#answer(message.id, this.#link.rounds.ask(this.#link.prompt));
         return;
       }
     }
-    this.#replay.push(message);
-    const key = requestKey(message.id);
-    const timer = setTimeout(() => {
-      this.#heldCalls.delete(key);
-      this.#replay = this.#replay.filter((queued) => queued !== message);
+    // The person must act and this host shows no dialog for it: waiting would only stall the host's agent.
+    if (!retried && this.#link.mustActOutsideHost()) {
       this.#answerSignedOut(message);
-    }, this.#options.callWaitMs);
-    this.#heldCalls.set(key, { message, timer });
+      this.#startSignIn();
+      return;
+    }
+    if (!this.#keep(this.#replay, message)) return;
+    this.#held.hold(message, this.#options.callWaitMs, () => {
+      this.#replay.remove(message);
+      this.#answerSignedOut(message);
+    });
     this.#startSignIn();
+  }
+
+  /** Starts the patience of a held list at its arrival: its host's time-out runs from when it sent it. */
+  #timeList(message: HostRequest): void {
+    this.#held.hold(message, this.#options.listWaitMs ?? listWaitMs(this.#link.hostInfo), () => {
+      if (this.#early.remove(message) || this.#replay.remove(message)) this.#answerEmptyList(message);
+    });
+  }
+
+  /** A list answered by the bridge before the sign-in ended: empty, and a list change follows the sign-in. */
+  #answerEmptyList(message: HostRequest): void {
+    const params = isObject(message.params) ? message.params : {};
+    this.#answeredEmpty.add(message.method);
+    this.#answer(message.id, emptyListResult(message.method, hasModernEnvelope(params)));
   }
 
   #startSignIn(): void {
@@ -305,28 +338,22 @@ export class SignInGate {
       // Signed in without the person (or no sign-in needed): everything goes to the server as it was sent.
       clearTimeout(this.#graceTimer);
       this.#state = "open";
-      for (const message of this.#early.splice(0)) this.#options.relay.fromClient(message);
+      this.#held.releaseAll();
+      for (const message of this.#early.drain()) this.#options.relay.fromClient(message);
+      // A host with little patience may have had a list answered empty meanwhile.
+      this.#announceListChanges();
       return;
     }
     this.#options.log.info(`Signed in to ${this.#options.serverUrl}.`);
     this.#state = "open";
-    for (const held of this.#heldCalls.values()) clearTimeout(held.timer);
-    this.#heldCalls.clear();
-    const replay = this.#replay;
-    this.#replay = [];
-    for (const message of replay) this.#options.relay.fromClient(message);
-    for (const [, elicitationId] of this.#elicitations) {
-      this.#options.toClient({
-        jsonrpc: "2.0",
-        method: "notifications/elicitation/complete",
-        params: { elicitationId },
-      } as JSONRPCMessage);
-    }
+    this.#held.releaseAll();
+    for (const message of this.#replay.drain()) this.#options.relay.fromClient(message);
+    this.#link.completed();
     this.#announceListChanges();
   }
 
   #announceListChanges(): void {
-    const host = { legacy: this.#legacyHost, listed: this.#listed, listens: this.#listens };
+    const host = { legacy: this.#link.legacyHost, listed: this.#answeredEmpty, listens: this.#listens };
     for (const message of listChangeNotifications(host)) this.#options.toClient(message);
   }
 
@@ -334,18 +361,16 @@ export class SignInGate {
     this.#signingIn = undefined;
     if (this.#state === "open") return;
     this.#lastFailure = error instanceof Error ? error : new Error(String(error));
-    this.#prompt = undefined;
-    this.#elicitedPrompt = undefined;
+    this.#link.forget();
     this.#options.log.info(`Sign-in to ${this.#options.serverUrl} did not complete: ${describeError(error)}`);
-    this.#notifyHost(this.#signedOutText(undefined));
+    this.#link.notify(this.#signedOutText(undefined));
     this.#failedJustNow = true;
     this.#endGrace();
     this.#failedJustNow = false;
-    for (const [key, held] of this.#heldCalls) {
-      clearTimeout(held.timer);
-      this.#heldCalls.delete(key);
-      this.#replay = this.#replay.filter((queued) => queued !== held.message);
-      this.#answerSignedOut(held.message);
+    for (const held of this.#held.releaseAll()) {
+      this.#replay.remove(held);
+      if (isListMethod(held.method)) this.#answerEmptyList(held);
+      else this.#answerSignedOut(held);
     }
   }
 
@@ -355,41 +380,16 @@ export class SignInGate {
       serverUrl,
       loginCommand,
       lastFailure: this.#lastFailure,
-      prompt: this.#prompt,
+      prompt: this.#link.prompt,
       tool,
     });
   }
 
-  #answerSignedOut(message: HeldCall["message"]): void {
+  #answerSignedOut(message: HostRequest): void {
     const params = isObject(message.params) ? message.params : {};
     const tool = message.method === "tools/call" && typeof params.name === "string" ? params.name : undefined;
     const text = this.#signedOutText(tool);
     this.#options.toClient(signedOutAnswer(message.id, message.method, text, hasModernEnvelope(params)));
-  }
-
-  /** The host's log (`notifications/message`), for hosts that show it; a legacy host hears it once initialized. */
-  #notifyHost(text: string): void {
-    if (!this.#legacyHost || !this.#hostInitialized) return;
-    this.#options.toClient({
-      jsonrpc: "2.0",
-      method: "notifications/message",
-      params: { level: "warning", logger: "chat-mcp-bridge", data: text },
-    } as JSONRPCMessage);
-  }
-
-  /**
-   * URL-mode elicitation (MCP 2025-11-25): the host's own "open this link" dialog. Only for a URL no browser was
-   * opened on: the one-time page must be opened by one browser only.
-   */
-  #offerUrl(): void {
-    const prompt = this.#prompt;
-    if (!prompt || prompt.browserOpened || !this.#hostOpensUrls || !this.#hostInitialized) return;
-    if (this.#elicitedPrompt === prompt) return;
-    this.#elicitedPrompt = prompt;
-    const id = this.#elicitationIds.next();
-    const elicitationId = randomUUID();
-    this.#elicitations.set(requestKey(id), elicitationId);
-    this.#options.toClient(signInElicitation(id, elicitationId, prompt));
   }
 
   #answer(id: RequestId, result: Json): void {

@@ -40,22 +40,24 @@ export function emptyListResult(method: string, modern: boolean): Json {
   return modern ? asModernResult(method, result) : result;
 }
 
-/** The list changes a host hears once signed in: a legacy host's notifications, or on each of a modern host's listens. */
+/**
+ * The list changes a host hears once signed in, for the lists it was answered empty (`listed`): a legacy host's
+ * notifications, or on each of a modern host's listens. A list the server answered needs none (and some hosts
+ * fail on a notification: the Vercel AI SDK).
+ */
 export function listChangeNotifications(host: {
   legacy: boolean;
   listed: Iterable<string>;
   listens: Array<{ id: RequestId; filter: Json }>;
 }): JSONRPCMessage[] {
-  if (host.legacy) {
-    const changed = new Set(["notifications/tools/list_changed"]);
-    for (const method of host.listed) if (LISTS[method]) changed.add(LISTS[method].changed);
-    return [...changed].map((method) => ({ jsonrpc: "2.0", method }) as JSONRPCMessage);
-  }
+  const changedLists = new Set<string>();
+  for (const method of host.listed) if (LISTS[method]) changedLists.add(LISTS[method].changed);
+  if (host.legacy) return [...changedLists].map((method) => ({ jsonrpc: "2.0", method }) as JSONRPCMessage);
   const messages: JSONRPCMessage[] = [];
   for (const listen of host.listens) {
     const changed = new Set<string>();
     for (const list of Object.values(LISTS))
-      if (listen.filter[list.filter] === true) changed.add(list.changed);
+      if (listen.filter[list.filter] === true && changedLists.has(list.changed)) changed.add(list.changed);
     for (const method of changed) {
       messages.push({
         jsonrpc: "2.0",
@@ -156,8 +158,26 @@ export function signedOutText(state: {
       `Not signed in to ${state.serverUrl}: ${failure} ` +
       `To sign in, ${again} (a new sign-in starts), or run \`${state.loginCommand}\` in a terminal.`
     );
-  if (state.prompt) return `${state.prompt.message} When you have signed in, ${again}.`;
-  return `Signing in to ${state.serverUrl}: the sign-in page is being prepared. Finish signing in, then ${again}.`;
+  // A host that cannot wait (one process per request) still has the terminal: the login command is named.
+  const orLogin = `If this MCP host cannot wait for the sign-in, run \`${state.loginCommand}\` in a terminal.`;
+  if (state.prompt) {
+    const named = state.prompt.message.includes(state.loginCommand) ? "" : ` ${orLogin}`;
+    return `${state.prompt.message} When you have signed in, ${again}.${named}`;
+  }
+  return `Signing in to ${state.serverUrl}: the sign-in page is being prepared. Finish signing in, then ${again}. ${orLogin}`;
+}
+
+/** A request past the signed-out queue's bound: refused, saying what to do. */
+export function queueFullAnswer(
+  id: RequestId,
+  limit: number,
+  serverUrl: string,
+  loginCommand: string,
+): JSONRPCMessage {
+  const message =
+    `chat-mcp-bridge: ${limit} requests are already waiting for the sign-in to ${serverUrl}; this one was not ` +
+    `kept. Finish signing in (or run \`${loginCommand}\` in a terminal), then send it again.`;
+  return { jsonrpc: "2.0", id, error: { code: -32000, message } } as JSONRPCMessage;
 }
 
 /** What a call gets when the sign-in has not ended in time: a tool error the host shows, else a JSON-RPC error. */

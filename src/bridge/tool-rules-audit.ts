@@ -153,10 +153,13 @@ export function warningNotification(warning: string): JSONRPCMessage {
   };
 }
 
-/** A client that asked for no level gets warnings; one that asked for a level above `warning` does not. */
+/**
+ * Only a client that asked for log messages at `warning` or below gets the warning as one: some hosts fail on a
+ * notification they did not ask for (the Vercel AI SDK); the log and stderr always have it.
+ */
 function wantsWarnings(client: ClientContext): boolean {
   return (
-    client.logLevel === undefined || LOG_LEVELS.indexOf(client.logLevel) <= LOG_LEVELS.indexOf("warning")
+    client.logLevel !== undefined && LOG_LEVELS.indexOf(client.logLevel) <= LOG_LEVELS.indexOf("warning")
   );
 }
 

@@ -123,3 +123,29 @@ describe("openUrl on Windows starts the opener as browserInvocation says", () =>
     expect(calls[0]!.options).toMatchObject({ shell: false, windowsVerbatimArguments: true });
   });
 });
+
+describe("an opener that fails where the device code can take over", () => {
+  it("shows no loopback link on stderr (the device code's URL is the one that works)", async () => {
+    const { presentSignInUrl } = await import("../../src/auth/sign-in-prompt.js");
+    const written: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
+    try {
+      const shown = await presentSignInUrl("http://127.0.0.1:20000/start/abc", {
+        openBrowser: true,
+        env: { PATH: process.env.PATH ?? "", BROWSER: "false" },
+        authTimeoutMs: 60_000,
+        log: () => {},
+        deviceCodeFallback: true,
+      });
+      expect(shown).toBe("device-code");
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(written.join("")).not.toContain("/start/abc");
+    expect(written.join("")).toContain("device code instead");
+  });
+});

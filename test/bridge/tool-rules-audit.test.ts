@@ -167,9 +167,9 @@ describe.each(["legacy", "modern"] as const)("a %s client, the warning on both e
   }
 
   it.each(["modern", "legacy"] as const)(
-    "over a %s server: on stderr/log and as a notifications/message warning before the list, once",
+    "over a %s server, a client that set a level: on stderr/log and as a notifications/message warning before the list, once",
     async (server) => {
-      const { logged, written, side, list } = setup(server);
+      const { logged, written, side, list } = setup(server, "warning");
       await list(2);
       await list(3);
       expect(logged).toEqual([expect.stringContaining('--confirm-tool "send-message" matches no tool')]);
@@ -191,6 +191,13 @@ describe.each(["legacy", "modern"] as const)("a %s client, the warning on both e
       ]);
     },
   );
+
+  it("a client that asked for no log messages is not sent one (the Vercel AI SDK fails on it); the log has it", async () => {
+    const { logged, written, list } = setup("modern");
+    await list(2);
+    expect(logged).toHaveLength(1);
+    expect(written).toEqual([]);
+  });
 
   it("a client that asked for errors only is not sent the warning; the log still has it", async () => {
     const { logged, written, list } = setup("modern", "error");

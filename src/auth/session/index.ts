@@ -5,6 +5,7 @@ export type {
   AuthChallenge,
   OAuthSessionOptions,
   SignInPrompt,
+  SignInRequest,
   SignInSummary,
   StoredLoginSummary,
 } from "./options.js";

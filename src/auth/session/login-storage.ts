@@ -1,9 +1,11 @@
 /** The session's login as stored: read back for this server only, saved strictly or kept in memory, its secrets kept out of every message. */
 import { rememberSecret } from "../../internal/redact.js";
 import type { DiscoveredServer } from "../discovery.js";
+import { isDpopBound } from "../dpop.js";
 import { TokenStoreError } from "../errors.js";
 import type { StoredClient, StoredLogin } from "../stored-login.js";
 import type { AuthLog, LoginStore } from "../token-store.js";
+import type { StoredLoginSummary } from "./options.js";
 
 export class SessionStorage {
   #login?: StoredLogin;
@@ -47,6 +49,24 @@ export class SessionStorage {
       // The next process will have to sign in again.
       this.log("warn", `${error.message} The login is kept in memory only.`);
     }
+  }
+
+  /** What is stored for this server, without a single secret. */
+  async summary(): Promise<StoredLoginSummary | undefined> {
+    const login = await this.reload();
+    if (!login) return undefined;
+    const tokens = login.tokens;
+    return {
+      authorizationServerUrl: login.authorizationServerUrl,
+      resource: login.resource,
+      clientSource: login.client?.source,
+      signedIn: tokens !== undefined,
+      scope: tokens?.scope ?? login.requestedScope,
+      expiresAt: tokens?.expiresAt,
+      refreshable: tokens?.refreshToken !== undefined,
+      account: tokens?.account,
+      dpopBound: isDpopBound(login),
+    };
   }
 
   /** Deletes the login (tokens and client registration) from every place it may be. */

@@ -11,7 +11,7 @@ import {
   parseBearerChallenge,
 } from "../checks.js";
 import { dpopSessionOf, isDpopBound } from "../dpop.js";
-import { AuthRequiredError, type SignInWaitingError, UnsafeUrlError } from "../errors.js";
+import { AuthRequiredError, SignInWaitingError, UnsafeUrlError } from "../errors.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "../login-key.js";
 import { withFileLock } from "../login-lock.js";
 import { checkShownUrl } from "../shown-url.js";
@@ -25,6 +25,7 @@ import {
   type AuthChallenge,
   DEFAULT_AUTH_TIMEOUT_MS,
   type OAuthSessionOptions,
+  type SignInRequest,
   type SignInSummary,
   type StoredLoginSummary,
 } from "./options.js";
@@ -166,8 +167,8 @@ export class OAuthSession {
     }
     if (this.#waiting) throw this.#waiting;
     const rejected = challenge.rejectedToken ?? this.#storage.current?.tokens?.accessToken;
-    const recovery = this.#guard(() =>
-      this.#locked(async () => {
+    const recovery = this.#guard(async () => {
+      const recovered = await this.#locked(async (): Promise<string | SignInRequest> => {
         const login = await this.#storage.reload();
         const tokens = login?.tokens;
         if (
@@ -186,15 +187,19 @@ export class OAuthSession {
           if (refreshed?.tokens) return refreshed.tokens.accessToken;
         }
         const granted = stepUp ? (tokens?.scope ?? login?.requestedScope) : undefined;
-        const signedIn = await this.#signIn({
+        const request = {
           challengeScope: bearer.scope,
           alreadyGranted: granted,
           resourceMetadataUrl: bearer.resourceMetadataUrl,
-          strictSave: false,
-        });
+        };
+        // A person's sign-in runs in its own process, which takes the lock: this one lets go of it first.
+        if (this.#options.signInElsewhere && !this.#signsInWithoutPerson())
+          return { ...request, rejectedToken: rejected };
+        const signedIn = await this.#signIn({ ...request, strictSave: false });
         return signedIn.tokens!.accessToken;
-      }),
-    );
+      });
+      return typeof recovered === "string" ? recovered : this.#signInElsewhere(recovered);
+    });
     this.#recovery = recovery;
     recovery.then(
       () => this.#settleRecovery(recovery),
@@ -223,6 +228,36 @@ export class OAuthSession {
 
   #settleRecovery(recovery: Promise<string>): void {
     if (this.#recovery === recovery) this.#recovery = undefined;
+  }
+
+  /** Runs the sign-in in the process `signInElsewhere` starts, then reads the login it stored. */
+  async #signInElsewhere(request: SignInRequest): Promise<string> {
+    await this.#options.signInElsewhere!(request, (prompt) => {
+      if (prompt.browserOpened) this.#options.onSignInPrompt?.(prompt);
+      else this.#userMustAct(new SignInWaitingError(prompt.message, prompt.url, "no-browser"));
+    });
+    const tokens = (await this.#storage.reload())?.tokens;
+    if (!tokens || isExpired(tokens))
+      throw new AuthRequiredError(
+        "The sign-in ended, but no login was stored for this server; sign in again.",
+        "failed",
+      );
+    return tokens.accessToken;
+  }
+
+  /**
+   * The sign-in another process asked for (`signInElsewhere`), under the lock: none when a usable login other than
+   * the refused token was stored meanwhile; the login is stored strictly (the asking process reads it back).
+   */
+  async signInFor(request: SignInRequest): Promise<void> {
+    await this.#guard(() =>
+      this.#locked(async () => {
+        const tokens = (await this.#storage.reload())?.tokens;
+        if (tokens && tokens.accessToken !== request.rejectedToken && !isExpired(tokens)) return;
+        const { rejectedToken: _refused, ...input } = request;
+        await this.#signIn({ ...input, strictSave: true });
+      }),
+    );
   }
 
   /** Interactive sign-in now (for `login` commands), even when tokens exist. */
@@ -257,21 +292,8 @@ export class OAuthSession {
   }
 
   /** What is stored for this server, without a single secret: for `chat-mcp-bridge doctor`. */
-  async describeLogin(): Promise<StoredLoginSummary | undefined> {
-    const login = await this.#storage.reload();
-    if (!login) return undefined;
-    const tokens = login.tokens;
-    return {
-      authorizationServerUrl: login.authorizationServerUrl,
-      resource: login.resource,
-      clientSource: login.client?.source,
-      signedIn: tokens !== undefined,
-      scope: tokens?.scope ?? login.requestedScope,
-      expiresAt: tokens?.expiresAt,
-      refreshable: tokens?.refreshToken !== undefined,
-      account: tokens?.account,
-      dpopBound: isDpopBound(login),
-    };
+  describeLogin(): Promise<StoredLoginSummary | undefined> {
+    return this.#storage.summary();
   }
 
   /** Where tokens live, for `whoami` / `auth status`. */

@@ -106,6 +106,23 @@ export interface OAuthSessionOptions {
    * themselves), so a bridge can show it in its MCP client too.
    */
   onSignInPrompt?: (prompt: SignInPrompt) => void;
+  /**
+   * A person's sign-in (a browser or a device code) run in another process that outlives this one: it takes the
+   * login lock itself, signs in unless a login was stored meanwhile, stores it, and tells each prompt. Resolves
+   * once the login is stored; rejects with AuthRequiredError. The bridge sets it, so that a one-shot host that
+   * stops the bridge does not take the sign-in down with it.
+   */
+  signInElsewhere?: (request: SignInRequest, prompt: (prompt: SignInPrompt) => void) => Promise<void>;
+}
+
+/** One sign-in asked for by a refused token: the scope the challenge asked for, and what it refused. */
+export interface SignInRequest {
+  challengeScope?: string | undefined;
+  /** Step-up: the scope the current tokens already have, kept in the new request. */
+  alreadyGranted?: string | undefined;
+  resourceMetadataUrl?: string | undefined;
+  /** The token the server refused: a login stored with another one meanwhile is used instead of signing in. */
+  rejectedToken?: string | undefined;
 }
 
 /** Where a sign-in in progress asks the person to go: a one-time loopback URL, or a verification page. */

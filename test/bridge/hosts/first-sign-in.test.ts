@@ -1,7 +1,8 @@
 /**
  * The first sign-in as MCP hosts run it: SDK v2 clients with their default 60 s request time-out start the bridge
- * signed out; a person who needs more than a minute, and a host that opens the sign-in link itself (URL-mode
- * elicitation), both end with the server's tools in the same host and bridge process, no request timed out.
+ * signed out; a person who approves within the host's patience gives it the tools on its first list; a person who
+ * needs more than a minute, and a host that opens the sign-in link itself (URL-mode elicitation), both end with the
+ * server's tools in the same host and bridge process, no request timed out.
  */
 import { execFile } from "node:child_process";
 import { resolve } from "node:path";
@@ -114,6 +115,25 @@ describe.concurrent.each(["legacy", "auto"] as const)(
       }
     }, 120_000);
 
+    it("a person who approves after 5 s: the host's FIRST tools/list has the seven tools, and no list change follows", async () => {
+      const host = await startHost(mode, {
+        BROWSER: `"${process.execPath}" "${SLOW_BROWSER}"`,
+        SLOW_BROWSER_DELAY_MS: "5000",
+      });
+      try {
+        const { tools } = await host.client.listTools();
+        const toolsAfter = Date.now() - host.started;
+        expect(tools).toHaveLength(7);
+        expect(toolsAfter).toBeGreaterThan(4_000);
+        expect(host.relisted).toEqual([]);
+        console.info(
+          `${mode} host, person approves after 5 s: tools on the first list after ${(toolsAfter / 1000).toFixed(1)} s`,
+        );
+      } finally {
+        await host.client.close();
+      }
+    }, 60_000);
+
     it("no browser, a host that declares URL elicitation: the host is asked to open the sign-in link, and the tools follow", async () => {
       const opened: string[] = [];
       const host = await startHost(mode, { BROWSER: "" }, { elicitation: { url: {} } }, (url) => {
@@ -124,7 +144,7 @@ describe.concurrent.each(["legacy", "auto"] as const)(
         // A legacy host is asked once initialized; a modern one in its first call's input_required round.
         const result = await host.client.callTool({ name: "list_chats", arguments: {} });
         expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
-        await host.toolsChanged;
+        // The host had listed no tools while signed out: its first list, now, has them (no list change needed).
         expect(opened).toHaveLength(1);
         expect(opened[0]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/start\//);
         const { tools } = await host.client.listTools();
