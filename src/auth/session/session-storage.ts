@@ -2,8 +2,8 @@
 import { rememberSecret } from "../../internal/redact.js";
 import type { DiscoveredServer } from "../discovery.js";
 import { TokenStoreError } from "../errors.js";
+import type { AuthLog, LoginStore } from "../login-store.js";
 import type { StoredClient, StoredLogin } from "../stored-login.js";
-import type { AuthLog, LoginStore } from "../token-store.js";
 
 export class SessionStorage {
   #login?: StoredLogin;
