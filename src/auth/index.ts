@@ -3,8 +3,8 @@ export { parseBearerChallenge } from "./checks.js";
 export { type ClientPrivateKey, readClientPrivateKey } from "./client-key.js";
 export { AuthRequiredError, TokenStoreError, UnsafeUrlError } from "./errors.js";
 export { canonicalServerUrl, hasStoredLogin, loginKey, restServerUrl, storedLoginUrls } from "./login-key.js";
+export type { AuthLog, TokenStoreMode } from "./login-store.js";
 export { assertBrowsableUrl, openUrl, splitCommandWords } from "./open-url.js";
-export { storedAccessToken } from "./rest-credentials.js";
 export {
   type AuthChallenge,
   derivedCallbackPort,
@@ -15,4 +15,4 @@ export {
   type SignInSummary,
 } from "./session/index.js";
 export { checkShownUrl, type ShownUrl } from "./shown-url.js";
-export type { AuthLog, TokenStoreMode } from "./token-store.js";
+export { storedAccessToken } from "./stored-access-token.js";

@@ -10,7 +10,7 @@ import { type FileHandle, open, readFile, rm, stat, utimes } from "node:fs/promi
 import { dirname } from "node:path";
 import { ensureDirectory, isProcessAlive } from "../internal/files.js";
 import { TokenStoreError } from "./errors.js";
-import { describeFsError } from "./token-store.js";
+import { describeFsError } from "./login-store.js";
 
 export interface LockOptions {
   /** Give up waiting for another holder after this long. */
@@ -28,12 +28,12 @@ interface LockContent {
 }
 
 /** Runs `task` while holding the lock file at `path`; the lock is released however `task` ends. */
-export async function withFileLock<T>(
+export async function withLoginLock<T>(
   path: string,
   options: LockOptions,
   task: () => Promise<T>,
 ): Promise<T> {
-  const release = await acquireFileLock(path, options);
+  const release = await acquireLoginLock(path, options);
   try {
     return await task();
   } finally {
@@ -42,7 +42,7 @@ export async function withFileLock<T>(
 }
 
 /** Acquires the lock, waiting for (or recovering from) another holder; resolves with the release function. */
-export async function acquireFileLock(path: string, options: LockOptions): Promise<() => Promise<void>> {
+export async function acquireLoginLock(path: string, options: LockOptions): Promise<() => Promise<void>> {
   const staleMs = options.staleMs ?? 30_000;
   const deadline = Date.now() + options.waitMs;
   const content: LockContent = { pid: process.pid, token: randomUUID(), createdAt: Date.now() };

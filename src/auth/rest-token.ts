@@ -30,7 +30,7 @@ export async function resolveRestToken(
   const env = options.env ?? process.env;
   const fromEnv = envApiKey(env);
   if (fromEnv) return { token: fromEnv, source: "env" };
-  const { storedAccessToken } = await import("./rest-credentials.js");
+  const { storedAccessToken } = await import("./stored-access-token.js");
   const stored =
     options.env || options.fetch
       ? await storedAccessToken(baseUrl, {

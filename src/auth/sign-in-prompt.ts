@@ -2,9 +2,9 @@
 import { existsSync } from "node:fs";
 import { sanitizeForTerminal } from "../internal/redact.js";
 import { UnsafeUrlError } from "./errors.js";
+import type { AuthLog } from "./login-store.js";
 import { openUrl } from "./open-url.js";
 import { checkShownUrl } from "./shown-url.js";
-import type { AuthLog } from "./token-store.js";
 
 /**
  * Shows `url` on stderr and opens it, unless there is no browser to open (`--no-browser`, no desktop session and

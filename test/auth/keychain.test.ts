@@ -2,8 +2,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadKeychainBackend } from "../../src/auth/keychain.js";
 import { loginKey, loginPaths } from "../../src/auth/login-key.js";
+import { LoginStore } from "../../src/auth/login-store.js";
 import type { StoredLogin } from "../../src/auth/stored-login.js";
-import { LoginStore } from "../../src/auth/token-store.js";
 import { scratchDir } from "../support/scratch-dir.js";
 
 /** An in-memory Secret Service: counts reads, and can stop answering. */

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { acquireFileLock } from "../../src/auth/login-lock.js";
+import { acquireLoginLock } from "../../src/auth/login-lock.js";
 import { scratchDir } from "../support/scratch-dir.js";
 import { buildChildScript } from "./fixtures/build-child.js";
 
@@ -46,7 +46,7 @@ describe("lock: stale lock recovery", () => {
       "process.stdout.write(String(process.pid))",
     ]).stdout.toString();
     writeFileSync(lock, JSON.stringify({ pid: Number(dead), token: "old", createdAt: Date.now() }));
-    const release = await acquireFileLock(lock, { waitMs: 5_000 });
+    const release = await acquireLoginLock(lock, { waitMs: 5_000 });
     expect(JSON.parse(readFileSync(lock, "utf8")).pid).toBe(process.pid);
     await release();
   });
@@ -57,7 +57,7 @@ describe("lock: stale lock recovery", () => {
     writeFileSync(lock, JSON.stringify({ pid: process.ppid, token: "old", createdAt: 0 }));
     const longAgo = new Date(Date.now() - 10 * 60_000);
     utimesSync(lock, longAgo, longAgo);
-    const release = await acquireFileLock(lock, { waitMs: 5_000, staleMs: 30_000 });
+    const release = await acquireLoginLock(lock, { waitMs: 5_000, staleMs: 30_000 });
     expect(JSON.parse(readFileSync(lock, "utf8")).token).not.toBe("old");
     await release();
   });
@@ -65,8 +65,8 @@ describe("lock: stale lock recovery", () => {
   it("waits for a live, fresh holder and gives up with a clear message", async () => {
     const dir = scratchDir("cmb-lock-");
     const lock = join(dir, "login.lock");
-    const release = await acquireFileLock(lock, { waitMs: 1_000 });
-    await expect(acquireFileLock(lock, { waitMs: 200 })).rejects.toThrow(
+    const release = await acquireLoginLock(lock, { waitMs: 1_000 });
+    await expect(acquireLoginLock(lock, { waitMs: 200 })).rejects.toThrow(
       /Timed out waiting for another process/,
     );
     await release();

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { canonicalServerUrl, loginKey, loginPaths } from "../../src/auth/login-key.js";
-import { writeFileAtomic } from "../../src/auth/token-store.js";
+import { writeFileAtomic } from "../../src/auth/login-store.js";
 import { BRIDGE_BIN, connectThroughBridge } from "../bridge/fixtures/spawn-bridge.js";
 import { scratchDir } from "../support/scratch-dir.js";
 import { type ProxiedService, startProxiedService } from "./fixtures/proxied-service.js";

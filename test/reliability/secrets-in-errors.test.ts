@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { OAuthSession } from "../../src/auth/index.js";
 import { loginKey, loginPaths } from "../../src/auth/login-key.js";
-import { writeFileAtomic } from "../../src/auth/token-store.js";
+import { writeFileAtomic } from "../../src/auth/login-store.js";
 import { startTinyOAuthServer, type TinyOAuthServer } from "../auth/fixtures/tiny-oauth-server.js";
 import { cleanEnv, runCli } from "../cli/helpers.js";
 import { scratchDir } from "../support/scratch-dir.js";

@@ -10,12 +10,12 @@ import {
 } from "@modelcontextprotocol/client";
 import * as z from "zod";
 import { rememberSecret } from "../../internal/redact.js";
+import { accountRecordingFetch } from "../account-recording-fetch.js";
 import { assertSecureUrl } from "../checks.js";
 import { boundedMetadataFetch, type DiscoveredServer } from "../discovery.js";
 import { dpopKeyForSignIn, withDpopProof } from "../dpop.js";
 import { AuthRequiredError } from "../errors.js";
 import type { StoredLogin } from "../stored-login.js";
-import { accountRecordingFetch } from "../token-account.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { SessionContext } from "./context.js";
 import { messageOf } from "./error-text.js";

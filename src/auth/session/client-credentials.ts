@@ -6,10 +6,10 @@ import {
   type OAuthTokens,
   PrivateKeyJwtProvider,
 } from "@modelcontextprotocol/client";
+import { accountRecordingFetch } from "../account-recording-fetch.js";
 import { dpopKeyForSignIn, withDpopProof } from "../dpop.js";
 import { AuthRequiredError } from "../errors.js";
 import type { StoredLogin } from "../stored-login.js";
-import { accountRecordingFetch } from "../token-account.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { SessionContext } from "./context.js";
 import { messageOf } from "./error-text.js";

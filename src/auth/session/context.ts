@@ -1,8 +1,8 @@
 /** What every flow of a session (refresh, sign-in, registration, sign-out) works with, handed over by OAuthSession. */
-import type { AuthLog } from "../token-store.js";
-import type { SessionStorage } from "./login-storage.js";
+import type { AuthLog } from "../login-store.js";
 import type { OAuthSessionOptions } from "./options.js";
 import type { ServerMetadata } from "./server-metadata.js";
+import type { SessionStorage } from "./session-storage.js";
 
 export interface SessionContext {
   /** The canonical protected resource URL. */

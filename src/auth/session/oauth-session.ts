@@ -13,14 +13,13 @@ import {
 import { dpopSessionOf, isDpopBound } from "../dpop.js";
 import { AuthRequiredError, SignInWaitingError, UnsafeUrlError } from "../errors.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "../login-key.js";
-import { withFileLock } from "../login-lock.js";
+import { withLoginLock } from "../login-lock.js";
+import { LoginStore } from "../login-store.js";
 import { checkShownUrl } from "../shown-url.js";
 import type { StoredLogin } from "../stored-login.js";
 import { isDue, isExpired } from "../token-lifetime.js";
-import { LoginStore } from "../token-store.js";
 import type { SessionContext } from "./context.js";
 import { messageOf, networkErrorCode } from "./error-text.js";
-import { SessionStorage } from "./login-storage.js";
 import {
   type AuthChallenge,
   DEFAULT_AUTH_TIMEOUT_MS,
@@ -31,6 +30,7 @@ import {
 } from "./options.js";
 import { assertProviderOptions } from "./provider-options.js";
 import { ServerMetadata } from "./server-metadata.js";
+import { SessionStorage } from "./session-storage.js";
 
 // A saved, fresh token is the common path (every bridge start): it loads neither the SDK's OAuth client nor
 // discovery's zod schemas nor the callback server. Each flow loads on its first use.
@@ -349,7 +349,7 @@ export class OAuthSession {
   #locked<T>(task: () => Promise<T>): Promise<T> {
     // The holder is most often refreshing (a moment, said with --debug); a wait that lasts is a sign-in.
     let lasting: NodeJS.Timeout | undefined;
-    return withFileLock(
+    return withLoginLock(
       this.#lockPath,
       {
         waitMs: this.#context.authTimeoutMs + LOCK_MARGIN_MS,

@@ -1,8 +1,8 @@
 /** What an OAuthSession is built from and what it tells: its options, a resource's challenge, sign-in and stored-login summaries. */
 
 import type { ClientPrivateKey } from "../client-key.js";
+import type { AuthLog } from "../login-store.js";
 import type { StoredClient } from "../stored-login.js";
-import type { AuthLog } from "../token-store.js";
 
 export interface OAuthSessionOptions {
   /** The protected resource URL (MCP URL for the bridge, `restServerUrl(baseUrl)` for chat-cli). */

@@ -1,8 +1,8 @@
 /** Staying signed in: a refresh token spent for new tokens (loaded only when one is due), or the login dropped when the server refuses it. */
 import { OAuthError, type OAuthTokens, refreshAuthorization } from "@modelcontextprotocol/client";
+import { accountRecordingFetch } from "../account-recording-fetch.js";
 import { dpopSessionOf } from "../dpop.js";
 import type { StoredLogin } from "../stored-login.js";
-import { accountRecordingFetch } from "../token-account.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { SessionContext } from "./context.js";
 import { resourceParameter } from "./provider-options.js";

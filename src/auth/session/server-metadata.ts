@@ -1,6 +1,6 @@
 /** What the session learned of its server (protected-resource and authorization server metadata): asked once, asked again after a refusal. */
 import type { DiscoveredServer } from "../discovery.js";
-import type { AuthLog } from "../token-store.js";
+import type { AuthLog } from "../login-store.js";
 
 export interface ServerMetadataOptions {
   resource?: string | undefined;

@@ -3,7 +3,7 @@ import { chooseScope, type DiscoveredServer } from "../discovery.js";
 import { AuthRequiredError } from "../errors.js";
 import type { StoredLogin } from "../stored-login.js";
 import type { SessionContext } from "./context.js";
-import type { SessionStorage } from "./login-storage.js";
+import type { SessionStorage } from "./session-storage.js";
 
 /**
  * The login stored before a sign-in (reloaded), whether it is the same authorization server's, and the scope to ask

@@ -5,8 +5,8 @@ import { join, resolve } from "node:path";
 import { vi } from "vitest";
 import { OAuthSession, type OAuthSessionOptions } from "../../../src/auth/index.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "../../../src/auth/login-key.js";
+import { writeFileAtomic } from "../../../src/auth/login-store.js";
 import { type StoredLogin, StoredLoginSchema } from "../../../src/auth/stored-login.js";
-import { writeFileAtomic } from "../../../src/auth/token-store.js";
 import { scratchDir } from "../../support/scratch-dir.js";
 import {
   startTinyOAuthServer,

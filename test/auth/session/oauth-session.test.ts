@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { resolve } from "node:path";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { OAuthSession, UnsafeUrlError } from "../../../src/auth/index.js";
-import { LoginStore } from "../../../src/auth/token-store.js";
+import { LoginStore } from "../../../src/auth/login-store.js";
 import { buildChildScript } from "../fixtures/build-child.js";
 import { cleanUpSessions, type SessionSetup, setup } from "./helpers.js";
 

@@ -2,7 +2,7 @@
 
 import { discoverOAuthProtectedResourceMetadata } from "@modelcontextprotocol/client";
 import { loadKeychainBackend } from "../../../auth/keychain.js";
-import { privateFile } from "../../../auth/token-store.js";
+import { privateFile } from "../../../auth/login-store.js";
 import { proxyAwareFetch } from "../../../internal/proxy.js";
 import { describeError } from "../../log.js";
 import {

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { restServerUrl, storedAccessToken, TokenStoreError } from "../../src/auth/index.js";
 import { loginKey, loginPaths } from "../../src/auth/login-key.js";
+import { LoginStore, writeFileAtomic } from "../../src/auth/login-store.js";
 import type { StoredLogin } from "../../src/auth/stored-login.js";
-import { LoginStore, writeFileAtomic } from "../../src/auth/token-store.js";
 import { scratchDir } from "../support/scratch-dir.js";
 
 const serverUrl = "http://127.0.0.1:9/mcp";

@@ -3,8 +3,8 @@ import { rememberSecret } from "../../internal/redact.js";
 import type { DiscoveredServer } from "../discovery.js";
 import { isDpopBound } from "../dpop.js";
 import { TokenStoreError } from "../errors.js";
+import type { AuthLog, LoginStore } from "../login-store.js";
 import type { StoredClient, StoredLogin } from "../stored-login.js";
-import type { AuthLog, LoginStore } from "../token-store.js";
 import type { StoredLoginSummary } from "./options.js";
 
 export class SessionStorage {
