@@ -152,6 +152,13 @@ describe("A sign-in waiting for the browser, seen by another local user", () => 
       expect(tiny.authorizations).toHaveLength(authorizationsBefore);
       writeFileSync(goFile, "");
       await bridge.waitAnswered([id], 30_000);
+      // The sign-in runs in its own process, apart from the answer to initialize: wait for the victim's browser.
+      for (
+        let waited = 0;
+        waited < 30_000 && tiny.authorizations.length === authorizationsBefore;
+        waited += 100
+      )
+        await new Promise((done) => setTimeout(done, 100));
     } else {
       expect(attack.hops.map((hop) => hop.status)).toEqual([404]);
     }
