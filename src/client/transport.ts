@@ -202,7 +202,7 @@ export async function failureOf(
         : "Retry it.";
     return new ChatConnectionError(
       `${label} to ${baseUrl}: the connection was lost after the request was sent; it may have been processed. ${next}`,
-      { cause: error },
+      { cause: error, requestSent: true },
     );
   }
   const reason = (error as { cause?: { code?: string } }).cause?.code ?? error.message;

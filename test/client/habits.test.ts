@@ -160,6 +160,7 @@ describe("Idempotency keys through the msw handlers of chat-mcp-bridge/testing",
     const c = client({ fetch: faulty.fetch, maxRetries: 0 });
     const error = await c.createChat({ message: "lost" }, { idempotencyKey: "key-lost" }).catch((e) => e);
     expect(error).toBeInstanceOf(ChatConnectionError);
+    expect(error.requestSent).toBe(true);
     expect(error.message).toMatch(
       /the connection was lost after the request was sent; it may have been processed/,
     );

@@ -136,10 +136,20 @@ describe("chat-cli create, send and resolve survive a lost answer; --debug shows
     proxy.swallowNextPostAnswers(`/v2/chats/${chat.id}/messages`, 1);
     const sent = await cli("send", chat.id, "cli lost send");
     expect(sent.code).toBe(0);
+    // Every attempt's answer lost: the message says the request was sent and may have run, not "cannot reach".
+    proxy.swallowNextPostAnswers(`/v2/chats/${chat.id}/messages`, 3);
+    const lost = await cli("send", chat.id, "cli lost every time");
+    expect(lost.code).toBe(1);
+    expect(lost.io.err).toMatch(
+      /the connection was lost after the request was sent; it may have been processed/,
+    );
+    expect(lost.io.err).not.toMatch(/Is the server running|cannot reach/);
+    proxy.swallowNextPostAnswers(`/v2/chats/${chat.id}/messages`, 0);
     const messages = await direct().listMessages(chat.id, { limit: 100 });
     const users = messages.data.filter((m) => m.role === "user").map((m) => m.content);
     expect(users.filter((text) => text === "cli lost send")).toHaveLength(1);
     // create's answer, resolve's answer (the permission request), send's user message and answer: five messages.
-    expect(messages.data).toHaveLength(5);
+    // The lost send ran once too (its key kept it to one run): two more.
+    expect(messages.data).toHaveLength(7);
   }, 30_000);
 });
