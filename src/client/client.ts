@@ -317,7 +317,14 @@ export class ChatClient {
     if (this.#getHeaders === undefined) await this.#loadToken();
     const label = `${method} ${path.split("?")[0]}`;
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const key = method === "POST" ? (options?.idempotencyKey ?? newIdempotencyKey()) : undefined;
+    // A key given in `headers` wins; `null` there removes it (and with it the retries of a POST that may have run).
+    const given = Object.entries(options?.headers ?? {}).find(
+      ([name]) => name.toLowerCase() === "idempotency-key",
+    );
+    const key =
+      method !== "POST" || given?.[1] === null
+        ? undefined
+        : (given?.[1] ?? options?.idempotencyKey ?? newIdempotencyKey());
     const call: Call = { method, path, label, payload, idempotencyKey: key };
     try {
       return await this.#send(call, options);
