@@ -63,6 +63,7 @@ export const INTEGRATION_FILES = [
   "test/reliability/bridge-faults.test.ts",
   "test/reliability/bridge-hostile-answers.test.ts",
   "test/reliability/bridge-lost-answer.test.ts",
+  "test/reliability/client-lost-answer.test.ts",
   "test/reliability/bridge-malicious-metadata.test.ts",
   "test/reliability/bridge-quiet-probes.test.ts",
   "test/reliability/bridge-sign-in-faults.test.ts",

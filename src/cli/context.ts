@@ -1,8 +1,9 @@
 /** What every command receives: the terminal, the global options, and the ChatClient built from them. */
 import { type RestToken, resolveRestToken } from "../auth/rest-token.js";
 import type { ChatClient } from "../client/client.js";
+import type { Logger } from "../client/logger.js";
 import { describeProxyFor } from "../internal/proxy.js";
-import { rememberSecret } from "../internal/redact.js";
+import { rememberSecret, sanitizeForTerminal } from "../internal/redact.js";
 import { CliError, EXIT, UsageError } from "./errors.js";
 import type { CliIo } from "./io.js";
 
@@ -64,7 +65,20 @@ export async function openClient(ctx: CliContext, token?: RestToken): Promise<Ch
   }
   // ky (whose import builds a Request to detect features) and the client load only for a command that sends one.
   const { ChatClient: Client } = await import("../client/client.js");
-  return new Client({ baseUrl: ctx.globals.baseUrl, token: resolved.token });
+  return new Client({
+    baseUrl: ctx.globals.baseUrl,
+    token: resolved.token,
+    logger: stderrLogger(ctx.io),
+    // --debug shows each request and answer with its request id; otherwise $CHAT_LOG, else warnings only.
+    ...(ctx.globals.debug ? { logLevel: "debug" as const } : {}),
+  });
+}
+
+/** The client's log on stderr, one line each, made safe for a terminal (a server's request id is outside text). */
+export function stderrLogger(io: CliIo): Logger {
+  const line = (level: string) => (message: string) =>
+    io.stderr(`${level}: ${sanitizeForTerminal(message, { oneLine: true })}\n`);
+  return { debug: line("debug"), info: line("info"), warn: line("warning"), error: line("error") };
 }
 
 /**
@@ -74,7 +88,13 @@ export async function openClient(ctx: CliContext, token?: RestToken): Promise<Ch
 export async function notSignedIn(ctx: CliContext): Promise<never> {
   const { ChatClient: Client } = await import("../client/client.js");
   const { ChatConnectionError } = await import("../client/errors.js");
-  const probe = new Client({ baseUrl: ctx.globals.baseUrl, maxRetries: 0, timeoutMs: REACHABLE_TIMEOUT_MS });
+  const probe = new Client({
+    baseUrl: ctx.globals.baseUrl,
+    maxRetries: 0,
+    timeoutMs: REACHABLE_TIMEOUT_MS,
+    logger: stderrLogger(ctx.io),
+    ...(ctx.globals.debug ? { logLevel: "debug" as const } : {}),
+  });
   try {
     await probe.listChats({ limit: 1 });
   } catch (error) {

@@ -111,6 +111,11 @@ export async function reportError(
     say(network);
     return EXIT.error;
   }
+  // Reached, but the answer was lost: the client's message says the request may have run (and its key).
+  if (error instanceof ChatConnectionError && error.requestSent) {
+    say(message);
+    return EXIT.error;
+  }
   // The same judgement for every command, login included: a server that cannot be reached is exit 1.
   const unreachable = describeUnreachable(error, baseUrl);
   if (unreachable) {

@@ -21,29 +21,26 @@ import {
   rejectedStepsFor,
   type Task,
 } from "../wire/index.js";
+import { APIPromise } from "./api-promise.js";
 import { MissingHostProjectError, NoPendingTaskError } from "./errors.js";
+import { ClientLog, type Logger, type LogLevel } from "./logger.js";
 import { Page, PagePromise } from "./pagination.js";
+import { DEFAULT_MAX_RETRIES, type HttpMethod, retryPolicy } from "./retry.js";
 import {
-  DEFAULT_MAX_RETRIES,
-  type HttpMethod,
-  retriesFailure,
-  retriesStatus,
-  retryDelayMs,
-} from "./retry.js";
-import {
+  type TransportCall as Call,
   createKy,
   type FetchLike,
   failureOf,
   type HeadersOption,
   HTTPError,
   mergeHeaders,
+  newIdempotencyKey,
   parseBody,
   pathId,
   queryString,
-  TimeoutError,
 } from "./transport.js";
 
-export type { FetchLike, HeadersOption };
+export type { FetchLike, HeadersOption, Logger, LogLevel };
 
 export interface ChatClientOptions {
   /** Service root, without `/v2`. Default: `$CHAT_API_URL`, else `http://127.0.0.1:8787`. */
@@ -73,6 +70,13 @@ export interface ChatClientOptions {
    * proxied. Ignored when you pass your own `fetch`.
    */
   proxy?: string | false;
+  /** Where log lines go: anything with debug/info/warn/error (pino, winston...). Default `console`. */
+  logger?: Logger;
+  /**
+   * How much is logged: "off", "error", "warn", "info" (each retry) or "debug" (each request and answer: method,
+   * URL, status, request id, time, retry). Default `$CHAT_LOG`, else "warn". Never a token, a key or a body.
+   */
+  logLevel?: LogLevel;
   /** Waits between retries instead of ky's timer; a test seam (tests record the waits instead of sleeping). */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
@@ -83,6 +87,11 @@ export interface RequestOptions {
   timeoutMs?: number;
   maxRetries?: number;
   headers?: HeadersOption;
+  /**
+   * The `Idempotency-Key` of a create, send or resolve (default: a new random key per call, the same on each of
+   * its retries). Pass the key of a call whose answer was lost to get that answer without running it twice.
+   */
+  idempotencyKey?: string;
 }
 
 export const DEFAULT_TIMEOUT_MS = 60_000;
@@ -98,6 +107,7 @@ export class ChatClient {
   readonly waitTimeoutMs: number;
   readonly maxRetries: number;
   readonly validateResponses: boolean;
+  readonly #log: ClientLog;
   readonly #ky: ReturnType<typeof createKy>;
   readonly #sleep: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
   readonly #defaultHeaders: Record<string, string>;
@@ -117,7 +127,8 @@ export class ChatClient {
     this.waitTimeoutMs = Math.max(this.timeoutMs, DEFAULT_WAIT_TIMEOUT_MS);
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.validateResponses = options.validateResponses ?? true;
-    this.#ky = createKy(options.fetch, options.proxy);
+    this.#log = new ClientLog(options.logger, options.logLevel, globalThis.process?.env?.CHAT_LOG);
+    this.#ky = createKy(options.fetch, options.proxy, this.#log);
     this.#sleep = options.sleep;
     this.#defaultHeaders = mergeHeaders(
       { accept: "application/json", "user-agent": USER_AGENT },
@@ -129,28 +140,28 @@ export class ChatClient {
   // ---- chats -------------------------------------------------------------------------------------------
 
   /** Starts a chat; resolves once the assistant has answered the first message. */
-  createChat(body: CreateChatBody, options?: RequestOptions): Promise<Chat> {
-    return this.#request("POST", "/v2/chats", ChatSchema, options, body);
+  createChat(body: CreateChatBody, options?: RequestOptions): APIPromise<Chat> {
+    return this.#call("POST", "/v2/chats", ChatSchema, options, body);
   }
 
   /** Chats of the credential's account or team, newest-updated first; `for await` it to walk every page. */
   listChats(params: ListChatsParams = {}, options?: RequestOptions): PagePromise<Chat> {
-    const fetchPage = (cursor: string | undefined): Promise<Page<Chat>> =>
-      this.#request(
-        "GET",
-        `/v2/chats${queryString({ topic: params.topic, limit: params.limit, cursor })}`,
-        ChatListSchema,
-        options,
-      ).then((body) => new Page(body, fetchPage, cursor));
-    return new PagePromise(fetchPage(params.cursor));
+    const fetchPage = (cursor: string | undefined): PagePromise<Chat> => {
+      const path = `/v2/chats${queryString({ topic: params.topic, limit: params.limit, cursor })}`;
+      return new PagePromise(this.#answer("GET", path, options), async (response) => {
+        const body = await this.#parse(response, ChatListSchema, "GET /v2/chats");
+        return new Page(body, fetchPage, cursor);
+      });
+    };
+    return fetchPage(params.cursor);
   }
 
-  getChat(chatId: string, options?: RequestOptions): Promise<Chat> {
-    return this.#request("GET", `/v2/chats/${pathId("chatId", chatId)}`, ChatSchema, options);
+  getChat(chatId: string, options?: RequestOptions): APIPromise<Chat> {
+    return this.#call("GET", `/v2/chats/${pathId("chatId", chatId)}`, ChatSchema, options);
   }
 
-  getPreview(chatId: string, options?: RequestOptions): Promise<Preview> {
-    return this.#request("GET", `/v2/chats/${pathId("chatId", chatId)}/preview`, PreviewSchema, options);
+  getPreview(chatId: string, options?: RequestOptions): APIPromise<Preview> {
+    return this.#call("GET", `/v2/chats/${pathId("chatId", chatId)}/preview`, PreviewSchema, options);
   }
 
   // ---- messages ----------------------------------------------------------------------------------------
@@ -162,36 +173,31 @@ export class ChatClient {
     options?: RequestOptions,
   ): PagePromise<Message> {
     const path = `/v2/chats/${pathId("chatId", chatId)}/messages`;
-    const fetchPage = (cursor: string | undefined): Promise<Page<Message>> =>
-      this.#request(
-        "GET",
-        `${path}${queryString({ limit: params.limit, cursor })}`,
-        MessageListSchema,
-        options,
-      ).then((body) => new Page(body, fetchPage, cursor));
-    return new PagePromise(fetchPage(params.cursor));
+    const fetchPage = (cursor: string | undefined): PagePromise<Message> =>
+      new PagePromise(
+        this.#answer("GET", `${path}${queryString({ limit: params.limit, cursor })}`, options),
+        async (response) => {
+          const body = await this.#parse(response, MessageListSchema, `GET ${path}`);
+          return new Page(body, fetchPage, cursor);
+        },
+      );
+    return fetchPage(params.cursor);
   }
 
-  getMessage(chatId: string, messageId: string, options?: RequestOptions): Promise<Message> {
+  getMessage(chatId: string, messageId: string, options?: RequestOptions): APIPromise<Message> {
     const path = `/v2/chats/${pathId("chatId", chatId)}/messages/${pathId("messageId", messageId)}`;
-    return this.#request("GET", path, MessageSchema, options);
+    return this.#call("GET", path, MessageSchema, options);
   }
 
   /** Sends a message; resolves to the assistant's reply. While the chat is paused, this rejects the pending request. */
-  sendMessage(chatId: string, body: { message: string }, options?: RequestOptions): Promise<Message> {
-    return this.#request(
-      "POST",
-      `/v2/chats/${pathId("chatId", chatId)}/messages`,
-      MessageSchema,
-      options,
-      body,
-    );
+  sendMessage(chatId: string, body: { message: string }, options?: RequestOptions): APIPromise<Message> {
+    return this.#call("POST", `/v2/chats/${pathId("chatId", chatId)}/messages`, MessageSchema, options, body);
   }
 
   /** Resolves the pause of the latest blocked assistant message; the task is sent unchanged, the service judges it. */
-  resolveTask(chatId: string, task: Task, options?: RequestOptions): Promise<Message> {
+  resolveTask(chatId: string, task: Task, options?: RequestOptions): APIPromise<Message> {
     const path = `/v2/chats/${pathId("chatId", chatId)}/messages/resolve`;
-    return this.#request("POST", path, MessageSchema, options, { task });
+    return this.#call("POST", path, MessageSchema, options, { task });
   }
 
   // ---- flow helpers ------------------------------------------------------------------------------------
@@ -210,29 +216,39 @@ export class ChatClient {
    * they differ from the request). Throws `NoPendingTaskError` when the chat does not wait for integrations, and
    * `MissingHostProjectError` when it has no `hostProjectId` (seed §4 rule 4); neither sends anything.
    */
-  async confirmIntegrations(
+  confirmIntegrations(
     chatId: string,
     names?: readonly string[],
     options?: RequestOptions,
-  ): Promise<Message> {
-    const [pending, chat] = await Promise.all([
-      this.#expectPending(chatId, "integration", options),
-      this.getChat(chatId, options),
-    ]);
-    if (!chat.hostProjectId) throw new MissingHostProjectError(chatId);
-    return this.resolveTask(chatId, confirmedStepsFor(pending, names), options);
+  ): APIPromise<Message> {
+    return APIPromise.after(
+      (async () => {
+        const [pending, chat] = await Promise.all([
+          this.#expectPending(chatId, "integration", options),
+          this.getChat(chatId, options),
+        ]);
+        if (!chat.hostProjectId) throw new MissingHostProjectError(chatId);
+        return { call: this.resolveTask(chatId, confirmedStepsFor(pending, names), options) };
+      })(),
+    );
   }
 
   /** Rejects the pending integration request (`confirmed-steps` with no names); the assistant goes on without it. */
-  async rejectIntegrations(chatId: string, options?: RequestOptions): Promise<Message> {
-    const pending = await this.#expectPending(chatId, "integration", options);
-    return this.resolveTask(chatId, rejectedStepsFor(pending), options);
+  rejectIntegrations(chatId: string, options?: RequestOptions): APIPromise<Message> {
+    return APIPromise.after(
+      this.#expectPending(chatId, "integration", options).then((pending) => ({
+        call: this.resolveTask(chatId, rejectedStepsFor(pending), options),
+      })),
+    );
   }
 
   /** Approves the pending script permissions, passed back exactly as the assistant suggested them. */
-  async approvePermissions(chatId: string, options?: RequestOptions): Promise<Message> {
-    const pending = await this.#expectPending(chatId, "permissions", options);
-    return this.resolveTask(chatId, approvedPermissionsFor(pending), options);
+  approvePermissions(chatId: string, options?: RequestOptions): APIPromise<Message> {
+    return APIPromise.after(
+      this.#expectPending(chatId, "permissions", options).then((pending) => ({
+        call: this.resolveTask(chatId, approvedPermissionsFor(pending), options),
+      })),
+    );
   }
 
   async #expectPending<K extends PendingTask["kind"]>(
@@ -270,79 +286,97 @@ export class ChatClient {
     return this.#tokenLoad;
   }
 
-  async #request<S extends z.ZodType>(
+  /** One call: its answer (sent now) and how its body is parsed (when the result is asked for). */
+  #call<S extends z.ZodType>(
     method: HttpMethod,
     path: string,
     schema: S,
     options: RequestOptions | undefined,
     body?: unknown,
-  ): Promise<z.output<S>> {
+  ): APIPromise<z.output<S>> {
+    const label = `${method} ${path.split("?")[0]}`;
+    return new APIPromise(this.#answer(method, path, options, body), (response) =>
+      this.#parse(response, schema, label),
+    );
+  }
+
+  async #parse<S extends z.ZodType>(response: Response, schema: S, label: string): Promise<z.output<S>> {
+    return parseBody(this.validateResponses ? schema : undefined, await response.text(), label);
+  }
+
+  /**
+   * The 2xx answer of one call, its body read but not parsed; rejects with the typed error. A POST carries one
+   * `Idempotency-Key` across all its attempts (the token re-read included), so the service runs it at most once.
+   */
+  async #answer(
+    method: HttpMethod,
+    path: string,
+    options: RequestOptions | undefined,
+    body?: unknown,
+  ): Promise<Response> {
     if (this.#getHeaders === undefined) await this.#loadToken();
     const label = `${method} ${path.split("?")[0]}`;
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const checkedBy = this.validateResponses ? schema : undefined;
+    // A key given in `headers` wins; `null` there removes it (and with it the retries of a POST that may have run).
+    const given = Object.entries(options?.headers ?? {}).find(
+      ([name]) => name.toLowerCase() === "idempotency-key",
+    );
+    const key =
+      method !== "POST" || given?.[1] === null
+        ? undefined
+        : (given?.[1] ?? options?.idempotencyKey ?? newIdempotencyKey());
+    const call: Call = { method, path, label, payload, idempotencyKey: key };
     try {
-      return parseBody(checkedBy, await this.#send(method, path, payload, options), label);
+      return await this.#send(call, options);
     } catch (error) {
       // A stored OAuth token may have expired since it was read: read it again (refreshing it) once.
       if (!(error instanceof HTTPError) || error.response.status !== 401 || this.#tokenSource !== "login")
-        throw await this.#failure(error, method, label, options);
+        throw await this.#failure(error, call, options);
       const before = this.#getHeaders?.authorization;
       this.#tokenLoad = undefined;
       await this.#loadToken();
       if (!this.#getHeaders?.authorization || this.#getHeaders.authorization === before)
-        throw await this.#failure(error, method, label, options);
+        throw await this.#failure(error, call, options);
     }
     try {
-      return parseBody(checkedBy, await this.#send(method, path, payload, options), label);
+      return await this.#send(call, options);
     } catch (error) {
-      throw await this.#failure(error, method, label, options);
+      throw await this.#failure(error, call, options);
     }
   }
 
   /**
    * One call through ky: ky sends, times each attempt out and schedules the retries; our policy decides which
-   * failures are retried (a POST only when it certainly never ran) and how long to wait (`Retry-After`, else
-   * backoff with full jitter). Resolves to the body of a 2xx answer; rejects with ky's or fetch's error.
+   * failures are retried (a GET, or a POST with its idempotency key; a POST without one only when it certainly
+   * never ran) and how long to wait (`Retry-After`, else backoff with full jitter). Resolves to a 2xx answer;
+   * rejects with ky's or fetch's error.
    */
-  async #send(
-    method: HttpMethod,
-    path: string,
-    payload: string | undefined,
-    options: RequestOptions | undefined,
-  ): Promise<string> {
+  async #send(call: Call, options: RequestOptions | undefined): Promise<Response> {
+    const { method } = call;
     const signal = options?.signal;
     signal?.throwIfAborted();
     let headers = (method === "GET" ? this.#getHeaders : this.#postHeaders) as Record<string, string>;
+    if (call.idempotencyKey !== undefined) headers = { ...headers, "idempotency-key": call.idempotencyKey };
     if (options?.headers) headers = mergeHeaders(headers, options.headers);
-    let nextDelayMs = 0;
-    const response = await this.#ky(this.baseUrl + path, {
+    // A key removed by the caller's headers (`{ "idempotency-key": null }`) makes the POST unsafe to repeat again.
+    const keyed = method === "GET" || "idempotency-key" in headers;
+    return this.#ky(this.baseUrl + call.path, {
       method,
       headers,
-      body: payload,
+      body: call.payload,
       signal,
       timeout: this.#timeoutMs(method, options),
-      retry: {
+      retry: retryPolicy({
+        method,
+        label: call.label,
+        keyed,
+        idempotencyKey: headers["idempotency-key"],
         limit: options?.maxRetries ?? this.maxRetries,
-        methods: ["get", "post"],
-        delay: () => nextDelayMs,
-        shouldRetry: async ({ error, retryCount }) => {
-          if (signal?.aborted) return false;
-          const answer = error instanceof HTTPError ? error.response : undefined;
-          const retries = answer
-            ? retriesStatus(method, answer.status)
-            : retriesFailure(method, error instanceof TimeoutError ? undefined : error);
-          if (!retries) return false;
-          nextDelayMs = retryDelayMs(retryCount, answer?.headers.get("retry-after") ?? null);
-          if (this.#sleep) {
-            await this.#sleep(nextDelayMs, signal);
-            nextDelayMs = 0;
-          }
-          return true;
-        },
-      },
+        signal,
+        log: this.#log,
+        sleep: this.#sleep,
+      }),
     });
-    return response.text();
   }
 
   /** Every POST of /v2 (create, send, resolve) waits for the assistant's reply: those get the long timeout. */
@@ -350,8 +384,14 @@ export class ChatClient {
     return options?.timeoutMs ?? (method === "POST" ? this.waitTimeoutMs : this.timeoutMs);
   }
 
-  #failure(error: unknown, method: HttpMethod, label: string, options: RequestOptions | undefined) {
-    const timeoutMs = this.#timeoutMs(method, options);
-    return failureOf(error, { label, baseUrl: this.baseUrl, timeoutMs, signal: options?.signal });
+  #failure(error: unknown, call: Call, options: RequestOptions | undefined) {
+    const timeoutMs = this.#timeoutMs(call.method, options);
+    return failureOf(error, {
+      label: call.label,
+      baseUrl: this.baseUrl,
+      timeoutMs,
+      signal: options?.signal,
+      idempotencyKey: call.idempotencyKey,
+    });
   }
 }

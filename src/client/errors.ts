@@ -199,6 +199,12 @@ function errorClassFor(status: number): typeof ChatApiError {
 /** No answer from the service: refused, reset, DNS failure. `cause` holds the underlying error. */
 export class ChatConnectionError extends ChatError {
   override readonly name: string = "ChatConnectionError";
+  /** True when the connection was lost after the request was sent: the service may have run it. */
+  readonly requestSent: boolean;
+  constructor(message: string, options?: ErrorOptions & { requestSent?: boolean }) {
+    super(message, options);
+    this.requestSent = options?.requestSent ?? false;
+  }
 }
 
 /** No answer within `timeoutMs` (per attempt). A kind of connection error. */

@@ -1,4 +1,5 @@
 /** The typed SDK of the /v2 API: ChatClient, its pages and its errors. */
+export { APIPromise, type APIResponse, type WithRequestId } from "./api-promise.js";
 export {
   ChatClient,
   type ChatClientOptions,
@@ -25,5 +26,6 @@ export {
   ResponseValidationError,
   UnprocessableEntityError,
 } from "./errors.js";
+export { DEFAULT_LOG_LEVEL, type Logger, type LogLevel } from "./logger.js";
 export { Page, type PageFetcher, PagePromise } from "./pagination.js";
 export { BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, DEFAULT_MAX_RETRIES, RETRY_AFTER_MAX_MS } from "./retry.js";

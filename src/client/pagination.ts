@@ -1,8 +1,9 @@
 /** Cursor pages of the list endpoints: a page is async-iterable over every item of every page, and so is the promise of one. */
 import type { ListPage } from "../wire/index.js";
+import { APIPromise } from "./api-promise.js";
 
 /** Fetches the page that starts at `cursor`. */
-export type PageFetcher<T> = (cursor: string) => Promise<Page<T>>;
+export type PageFetcher<T> = (cursor: string) => PromiseLike<Page<T>>;
 
 /** One page of a list (`{ object, data, nextCursor }`), able to fetch the pages after it. */
 export class Page<T> implements AsyncIterable<T> {
@@ -27,11 +28,10 @@ export class Page<T> implements AsyncIterable<T> {
   }
 
   /** The next page; throws when there is none (check `hasNextPage()` first). */
-  getNextPage(): Promise<Page<T>> {
-    if (this.nextCursor === null) {
-      return Promise.reject(new Error("No next page: check hasNextPage() before calling getNextPage()."));
-    }
-    return this.#fetchPage(this.nextCursor);
+  async getNextPage(): Promise<Page<T>> {
+    if (this.nextCursor === null)
+      throw new Error("No next page: check hasNextPage() before calling getNextPage().");
+    return await this.#fetchPage(this.nextCursor);
   }
 
   /** This page and every page after it, fetched one at a time as the loop asks for them. */
@@ -54,35 +54,12 @@ export class Page<T> implements AsyncIterable<T> {
   }
 }
 
-/** The pending first page of a list: `await` it for the page, or `for await` it for every item of every page. */
-export class PagePromise<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
-  readonly #page: Promise<Page<T>>;
-
-  constructor(page: Promise<Page<T>>) {
-    this.#page = page;
-  }
-
-  // biome-ignore lint/suspicious/noThenProperty: a thenable on purpose, so `await client.listChats()` gives the page.
-  then<R1 = Page<T>, R2 = never>(
-    onfulfilled?: ((page: Page<T>) => R1 | PromiseLike<R1>) | null,
-    onrejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,
-  ): Promise<R1 | R2> {
-    return this.#page.then(onfulfilled, onrejected);
-  }
-
-  catch<R = never>(onrejected?: ((reason: unknown) => R | PromiseLike<R>) | null): Promise<Page<T> | R> {
-    return this.#page.catch(onrejected);
-  }
-
-  finally(onfinally?: (() => void) | null): Promise<Page<T>> {
-    return this.#page.finally(onfinally);
-  }
-
+/**
+ * The pending first page of a list, an `APIPromise` (as openai-node's PagePromise): `await` it for the page,
+ * `.withResponse()` / `.asResponse()` for the first page's answer, or `for await` it for every item of every page.
+ */
+export class PagePromise<T> extends APIPromise<Page<T>> implements AsyncIterable<T> {
   async *[Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {
-    yield* await this.#page;
-  }
-
-  get [Symbol.toStringTag](): string {
-    return "PagePromise";
+    yield* await this;
   }
 }

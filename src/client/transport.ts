@@ -1,8 +1,10 @@
 /** The client's request/response plumbing: its ky instance, body parsing, paths, queries, headers and failures. */
-import ky, { HTTPError, type KyInstance, TimeoutError } from "ky";
+import ky, { HTTPError, type KyInstance, NetworkError, TimeoutError } from "ky";
 import type * as z from "zod";
 import { describeNetworkFailure } from "../internal/network-errors.js";
 import { proxyAwareFetch } from "../internal/proxy.js";
+import { classifyRequestFailure } from "../internal/request-failure.js";
+import { type ErrorBody, ErrorBodySchema } from "../wire/index.js";
 import {
   apiErrorFor,
   ChatConnectionError,
@@ -12,6 +14,7 @@ import {
   ResponseValidationError,
   readErrorBody,
 } from "./errors.js";
+import { type ClientLog, loggedFailure, loggedUrl } from "./logger.js";
 
 /** The `fetch` the client calls (through ky, with a `Request`); pass your own (a test double, an app's) as `fetch`. */
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -19,23 +22,55 @@ export type FetchLike = (input: string | URL | Request, init?: RequestInit) => P
 /** Header values to add; `null` removes a default header (e.g. `{ "user-agent": null }`), undefined is skipped. */
 export type HeadersOption = Record<string, string | null | undefined>;
 
-export { HTTPError, TimeoutError };
+export { HTTPError, NetworkError, TimeoutError };
+
+/** The error fetch itself threw: ky 2 wraps a network failure in `NetworkError`, the original as its cause. */
+export function fetchFailureOf(error: unknown): unknown {
+  return error instanceof NetworkError ? error.cause : error;
+}
 
 /** Answers with no body by definition; a Response built with one throws. */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /**
  * The ky instance of a client. Its fetch reads each answer's whole body within the attempt, so ky's per-attempt
- * timeout covers the body too. This is the one place the client's default fetch is chosen.
+ * timeout covers the body too, and logs each attempt at debug. This is the one place the client's default fetch
+ * is chosen.
  */
-export function createKy(fetch: FetchLike | undefined, proxy: string | false | undefined): KyInstance {
+export function createKy(
+  fetch: FetchLike | undefined,
+  proxy: string | false | undefined,
+  log: ClientLog,
+): KyInstance {
   // The platform fetch, through the proxy the option or the environment chooses (nothing loads without one).
   const send: FetchLike = fetch ?? proxyAwareFetch({ proxy });
   return ky.create({
     fetch: async (input, init) => {
-      const answer = await send(input, init);
-      const body = NULL_BODY_STATUSES.has(answer.status) ? null : await answer.arrayBuffer();
-      return new Response(body, answer);
+      const request = input instanceof Request ? input : undefined;
+      const method = request?.method ?? init?.method ?? "GET";
+      const url = loggedUrl(request?.url ?? String(input));
+      const retry = request?.headers.get("x-retry-count") ?? "0";
+      const key = request?.headers.get("idempotency-key");
+      const started = performance.now();
+      if (log.enabled("debug"))
+        log.debug(`-> ${method} ${url} (retry ${retry}${key ? `, idempotency key ${key}` : ""})`);
+      try {
+        const answer = await send(input, init);
+        const body = NULL_BODY_STATUSES.has(answer.status) ? null : await answer.arrayBuffer();
+        if (log.enabled("debug"))
+          log.debug(
+            `<- ${method} ${url} ${answer.status} in ${Math.round(performance.now() - started)} ms ` +
+              `(request id ${answer.headers.get("x-request-id") ?? "none"}, retry ${retry})`,
+          );
+        return new Response(body, answer);
+      } catch (error) {
+        if (log.enabled("debug"))
+          log.debug(
+            `<- ${method} ${url} failed after ${Math.round(performance.now() - started)} ms: ` +
+              `${loggedFailure(error)} (retry ${retry})`,
+          );
+        throw error;
+      }
     },
     hooks: {
       beforeRetry: [
@@ -96,6 +131,13 @@ export function queryString(params: Record<string, string | number | undefined>)
   return out;
 }
 
+/** ky 2's `HTTPError.data` as the wire's error body, the raw text when it is not one (undefined when empty). */
+function errorBodyOf(data: unknown): ErrorBody | string | undefined {
+  if (data === undefined || typeof data === "string") return readErrorBody(data ?? "");
+  const parsed = ErrorBodySchema.safeParse(data);
+  return parsed.success ? parsed.data : JSON.stringify(data);
+}
+
 /** Lower-cased merge so `Authorization` and `authorization` are one header; null removes, undefined is skipped. */
 export function mergeHeaders(
   base: Record<string, string>,
@@ -119,27 +161,28 @@ export interface FailedCall {
   /** The per-attempt timeout the call had. */
   timeoutMs: number;
   signal?: AbortSignal;
+  /** The `Idempotency-Key` the call was sent with (a POST), named so the user can send it again safely. */
+  idempotencyKey?: string | undefined;
 }
 
 /** The typed error for a failed call: the service's answer, a timeout, the caller's abort, or no connection. */
 export async function failureOf(
   error: unknown,
-  { label, baseUrl, timeoutMs, signal }: FailedCall,
+  { label, baseUrl, timeoutMs, signal, idempotencyKey }: FailedCall,
 ): Promise<unknown> {
   if (error instanceof HTTPError) {
     const { response } = error;
-    return apiErrorFor(
-      response.status,
-      readErrorBody(await response.text()),
-      response.headers,
-      label,
-      baseUrl,
-    );
+    // ky 2 has read the body already (`data`: parsed JSON, or the text).
+    return apiErrorFor(response.status, errorBodyOf(error.data), response.headers, label, baseUrl);
   }
+  const again = idempotencyKey
+    ? `Send it again with the same key ({ idempotencyKey: ${JSON.stringify(idempotencyKey)} }) to get its ` +
+      "answer without running it twice"
+    : undefined;
   if (error instanceof TimeoutError) {
     const next = label.startsWith("POST")
-      ? "The request was sent and may still complete: check the chat's messages before sending it again, " +
-        "and pass a larger timeoutMs to wait longer."
+      ? `The request was sent and may still complete. ${again ?? "Check the chat's messages before sending it again"}, ` +
+        "or pass a larger timeoutMs to wait longer."
       : "Raise timeoutMs, or check that the service is reachable.";
     return new ChatTimeoutError(
       `${label} timed out after ${timeoutMs} ms with no complete answer from ${baseUrl}. ${next}`,
@@ -147,13 +190,40 @@ export async function failureOf(
     );
   }
   if (signal?.aborted) return signal.reason;
+  error = fetchFailureOf(error);
   if (error instanceof ChatError || !(error instanceof Error)) return error;
   const network = describeNetworkFailure(error, baseUrl);
   if (network) return new ChatConnectionError(`${label} failed: ${network}`, { cause: error });
+  if (classifyRequestFailure(error) === "maybe-sent") {
+    const next = again
+      ? `${again}.`
+      : label.startsWith("POST")
+        ? "Check the chat's messages before sending it again."
+        : "Retry it.";
+    return new ChatConnectionError(
+      `${label} to ${baseUrl}: the connection was lost after the request was sent; it may have been processed. ${next}`,
+      { cause: error, requestSent: true },
+    );
+  }
   const reason = (error as { cause?: { code?: string } }).cause?.code ?? error.message;
   return new ChatConnectionError(
     `${label} could not reach ${baseUrl}${reason ? ` (${reason})` : ""}. ` +
       "Check that the service runs there (`chat-cli serve` starts a local one) or set CHAT_API_URL.",
     { cause: error },
   );
+}
+
+/** One call as the transport sees it. */
+export interface TransportCall {
+  method: "GET" | "POST";
+  path: string;
+  /** `METHOD /path`, without the query. */
+  label: string;
+  payload: string | undefined;
+  idempotencyKey: string | undefined;
+}
+
+/** A new key per call (a UUID, as openai-node's `stainless-node-retry-<uuid>`). */
+export function newIdempotencyKey(): string {
+  return `cmb-${globalThis.crypto.randomUUID()}`;
 }

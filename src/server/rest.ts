@@ -8,8 +8,10 @@ import {
   type TokenVerifier,
 } from "./context.js";
 import { errorJsonResponse, jsonResponse, type RouteHandler, readBodyText } from "./http.js";
+import { IDEMPOTENCY_COLLECTION, IdempotencyKeys } from "./idempotency.js";
 import { newId } from "./ids.js";
 import type { TokenBucketLimiter } from "./rate-limit.js";
+import type { Store } from "./store.js";
 import { createV2Handler, MAX_BODY_BYTES } from "./v2-api.js";
 
 export interface RestContext {
@@ -19,6 +21,8 @@ export interface RestContext {
   tokenVerifiers: TokenVerifier[];
   sso: SsoGate;
   rateLimiter?: TokenBucketLimiter;
+  /** Where the POSTs' idempotency keys are kept (persisted with the rest when the store has a data file). */
+  store: Store;
 }
 
 /** RFC 9728 metadata URL of the `/v2` resource (served by the OAuth part). */
@@ -35,6 +39,7 @@ export function createRestRoutes(ctx: RestContext): RouteHandler {
     resourceMetadataUrl: () => restResourceMetadataUrl(ctx.baseUrl),
     resource: () => `${ctx.baseUrl}/v2`,
     credentialCheck: () => ctx.credentialCheck,
+    idempotency: new IdempotencyKeys(ctx.store.collection(IDEMPOTENCY_COLLECTION)),
   });
   return async (request, info) => {
     // Not url.pathname: WHATWG URLs fold "." and "%2e%2e" segments, so "/v2/chats/%2e%2e" would reach another route.
@@ -62,6 +67,7 @@ export function createRestRoutes(ctx: RestContext): RouteHandler {
       url: `${ctx.baseUrl}${path}`,
       body,
       requestId: info.requestId,
+      idempotencyKey: request.headers.get("idempotency-key"),
     });
     // Chats are private to a credential: no shared or browser cache may keep them (jsonResponse: no-store).
     return jsonResponse(response.status, response.body, response.headers);

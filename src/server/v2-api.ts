@@ -19,6 +19,7 @@ import {
   type SsoGate,
   type TokenVerifier,
 } from "./context.js";
+import type { IdempotencyKeys } from "./idempotency.js";
 import { newId } from "./ids.js";
 import type { TokenBucketLimiter } from "./rate-limit.js";
 
@@ -38,6 +39,8 @@ export interface V2Request {
   /** Raw body text; undefined or empty when the request had none. */
   body: string | undefined;
   requestId: string;
+  /** The `Idempotency-Key` header of a POST, when sent. */
+  idempotencyKey?: string | null;
 }
 
 export interface V2Response {
@@ -57,6 +60,8 @@ export interface V2ApiOptions {
   resource: () => string;
   /** DPoP-bound tokens checked against their proofs (read at each request: the OAuth part sets it). */
   credentialCheck?: () => CredentialCheck | undefined;
+  /** Where POSTs with an `Idempotency-Key` are remembered; without it the header is ignored. */
+  idempotency?: IdempotencyKeys;
 }
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -187,8 +192,7 @@ export function errorResponse(error: unknown, requestId: string): V2Response {
       : new ServiceError("internal", "The server failed to handle the request.");
   const headers: Record<string, string> = {};
   const retryAfter = failure.extra.retryAfter;
-  if (failure.code === "rate_limited" && typeof retryAfter === "number")
-    headers["retry-after"] = String(retryAfter);
+  if (typeof retryAfter === "number") headers["retry-after"] = String(retryAfter);
   return {
     status: ERROR_STATUS[failure.code],
     headers,
@@ -238,7 +242,15 @@ export function createV2Handler(options: V2ApiOptions): V2Handler {
       const unspent = verdict && "spend" in verdict ? verdict.spend() : undefined;
       if (unspent) return unprovenResponse(unspent, request.requestId);
       options.sso?.assertVerified(principal);
-      return await route(options.service, principal, request);
+      const key = request.idempotencyKey;
+      if (key == null || request.method.toUpperCase() !== "POST" || !options.idempotency)
+        return await route(options.service, principal, request);
+      return await options.idempotency.run(principal.account, key, request, () =>
+        route(options.service, principal, request).catch((error: unknown) => {
+          if (!(error instanceof ServiceError)) console.error("reference server: /v2 handler failed:", error);
+          return errorResponse(error, request.requestId);
+        }),
+      );
     } catch (error) {
       if (!(error instanceof ServiceError)) console.error("reference server: /v2 handler failed:", error);
       return errorResponse(error, request.requestId);

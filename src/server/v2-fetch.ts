@@ -1,6 +1,7 @@
 /** The `/v2` API as one fetch-shaped handler (`Request` in, `Response` out) over an in-memory chat core, with test controls. */
 import { type ChatService, type RateLimitOptions, ServiceError } from "./context.js";
 import { createChatCore } from "./core.js";
+import { IDEMPOTENCY_COLLECTION, IdempotencyKeys } from "./idempotency.js";
 import { TokenBucketLimiter } from "./rate-limit.js";
 import { Store } from "./store.js";
 import { createV2Handler, errorResponse, MAX_BODY_BYTES, requestIdFrom, type V2Response } from "./v2-api.js";
@@ -41,6 +42,7 @@ export function createV2FetchHandler(options: V2FetchHandlerOptions): V2FetchHan
       ...(limits ? { rateLimiter: new TokenBucketLimiter(limits) } : {}),
       resourceMetadataUrl: () => `${baseUrl}/.well-known/oauth-protected-resource/v2`,
       resource: () => `${baseUrl}/v2`,
+      idempotency: new IdempotencyKeys(core.store.collection(IDEMPOTENCY_COLLECTION)),
     });
     return { core, handle };
   };
@@ -68,6 +70,7 @@ export function createV2FetchHandler(options: V2FetchHandlerOptions): V2FetchHan
               authorization: request.headers.get("authorization"),
               body,
               requestId,
+              idempotencyKey: request.headers.get("idempotency-key"),
             });
       return Response.json(response.body, {
         status: response.status,

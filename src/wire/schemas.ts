@@ -9,6 +9,10 @@ export const ERROR_STATUS = {
   sso_required: 403,
   not_found: 404,
   conflict: 409,
+  /** An `Idempotency-Key` sent again with another request. */
+  idempotency_key_reused: 409,
+  /** An `Idempotency-Key` whose first request still runs (retry after `Retry-After`). */
+  idempotency_key_in_progress: 409,
   payload_too_large: 413,
   unprocessable: 422,
   rate_limited: 429,

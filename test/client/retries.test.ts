@@ -1,4 +1,4 @@
-/** Retries and timeouts: GETs retry on failures, POSTs only when the service surely did not run them. */
+/** Retries and timeouts: GETs and keyed POSTs retry on failures, unkeyed POSTs only when surely not run. */
 import { delay, HttpResponse, http } from "msw";
 import { describe, expect, it } from "vitest";
 import {
@@ -21,16 +21,18 @@ function answerInOrder(
   answers: Array<() => Response | Promise<Response>>,
 ) {
   const retryCounts: Array<string | null> = [];
+  const keys: Array<string | null> = [];
   let calls = 0;
   server.use(
     http[method](`${BASE_URL}${path}`, ({ request }) => {
       retryCounts.push(request.headers.get("x-retry-count"));
+      keys.push(request.headers.get("idempotency-key"));
       const answer = answers[Math.min(calls, answers.length - 1)]!;
       calls++;
       return answer();
     }),
   );
-  return { retryCounts, calls: () => calls };
+  return { retryCounts, keys, calls: () => calls };
 }
 
 const ok = () => HttpResponse.json(chat());
@@ -159,11 +161,16 @@ describe("429 honours Retry-After", () => {
   });
 });
 
-describe("POST never runs twice", () => {
+/** A caller who removes the key (`headers: { "idempotency-key": null }`) gets the old, cautious policy. */
+const UNKEYED = { headers: { "idempotency-key": null } };
+
+describe("A POST without an idempotency key never runs twice", () => {
   it("503 on a POST is not retried", async () => {
     const { client } = testClient();
     const log = answerInOrder("post", "/v2/chats/chat_1/messages", [unavailable, reply]);
-    await expect(client.sendMessage("chat_1", { message: "hi" })).rejects.toBeInstanceOf(InternalServerError);
+    await expect(client.sendMessage("chat_1", { message: "hi" }, UNKEYED)).rejects.toBeInstanceOf(
+      InternalServerError,
+    );
     expect(log.calls()).toBe(1);
   });
 
@@ -173,7 +180,10 @@ describe("POST never runs twice", () => {
       networkError,
       () => HttpResponse.json(chat(), { status: 201 }),
     ]);
-    await expect(client.createChat({ message: "hi" })).rejects.toBeInstanceOf(ChatConnectionError);
+    const error = await client.createChat({ message: "hi" }, UNKEYED).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ChatConnectionError);
+    // No key was sent, so none is offered to send it again with.
+    expect((error as Error).message).toMatch(/Check the chat's messages before sending it again/);
     expect(log.calls()).toBe(1);
   });
 
@@ -212,10 +222,91 @@ describe("POST never runs twice", () => {
       },
     ]);
     // A send waits for the assistant (10 minutes by default): this one gets a short timeout of its own.
-    await expect(client.sendMessage("chat_1", { message: "hi" }, { timeoutMs: 20 })).rejects.toBeInstanceOf(
-      ChatTimeoutError,
-    );
+    await expect(
+      client.sendMessage("chat_1", { message: "hi" }, { ...UNKEYED, timeoutMs: 20 }),
+    ).rejects.toBeInstanceOf(ChatTimeoutError);
     expect(log.calls()).toBe(1);
+  });
+});
+
+describe("A POST with its idempotency key retries like a GET, with the same key each time", () => {
+  it("503 twice, then the answer: one call, three attempts, one key", async () => {
+    const { client, waits } = testClient();
+    const log = answerInOrder("post", "/v2/chats/chat_1/messages", [unavailable, unavailable, reply]);
+    await expect(client.sendMessage("chat_1", { message: "hi" })).resolves.toMatchObject({
+      object: "message",
+    });
+    expect(log.retryCounts).toEqual([null, "1", "2"]);
+    expect(new Set(log.keys).size).toBe(1);
+    expect(log.keys[0]).toMatch(/^cmb-[0-9a-f-]{36}$/);
+    expect(waits).toHaveLength(2);
+  });
+
+  it("a connection lost after the request was sent is retried with the same key", async () => {
+    const { client } = testClient();
+    const log = answerInOrder("post", "/v2/chats", [
+      networkError,
+      () => HttpResponse.json(chat(), { status: 201 }),
+    ]);
+    await expect(client.createChat({ message: "hi" })).resolves.toMatchObject({ id: "chat_1" });
+    expect(log.calls()).toBe(2);
+    expect(log.keys[0]).toBe(log.keys[1]);
+  });
+
+  it("a timed-out attempt is retried with the same key", async () => {
+    const { client } = testClient({ maxRetries: 1 });
+    const log = answerInOrder("post", "/v2/chats/chat_1/messages", [
+      async () => {
+        await delay("infinite");
+        return reply();
+      },
+      reply,
+    ]);
+    await expect(client.sendMessage("chat_1", { message: "hi" }, { timeoutMs: 50 })).resolves.toMatchObject({
+      object: "message",
+    });
+    expect(log.calls()).toBe(2);
+    expect(log.keys[0]).toBe(log.keys[1]);
+  });
+
+  it("each call gets a new key; { idempotencyKey } sets it", async () => {
+    const { client } = testClient();
+    const log = answerInOrder("post", "/v2/chats", [() => HttpResponse.json(chat(), { status: 201 })]);
+    await client.createChat({ message: "a" });
+    await client.createChat({ message: "b" });
+    await client.createChat({ message: "c" }, { idempotencyKey: "my-key-1" });
+    expect(log.keys[0]).not.toBe(log.keys[1]);
+    expect(log.keys[2]).toBe("my-key-1");
+  });
+
+  it("GETs carry no key", async () => {
+    const { client } = testClient();
+    const log = answerInOrder("get", "/v2/chats/chat_1", [ok]);
+    await client.getChat("chat_1");
+    expect(log.keys).toEqual([null]);
+  });
+
+  it("409 idempotency_key_in_progress is retried after Retry-After; 409 idempotency_key_reused is not", async () => {
+    const { client, waits } = testClient();
+    const inProgress = () =>
+      HttpResponse.json(errorBody("idempotency_key_in_progress", "still running"), {
+        status: 409,
+        headers: { "retry-after": "1" },
+      });
+    const log = answerInOrder("post", "/v2/chats/chat_1/messages", [inProgress, reply]);
+    await expect(client.sendMessage("chat_1", { message: "hi" })).resolves.toMatchObject({
+      object: "message",
+    });
+    expect(waits).toEqual([1000]);
+    expect(log.calls()).toBe(2);
+    const reused = () =>
+      HttpResponse.json(errorBody("idempotency_key_reused", "other body"), { status: 409 });
+    const second = answerInOrder("post", "/v2/chats/chat_2/messages", [reused, reply]);
+    await expect(client.sendMessage("chat_2", { message: "hi" })).rejects.toMatchObject({
+      status: 409,
+      code: "idempotency_key_reused",
+    });
+    expect(second.calls()).toBe(1);
   });
 });
 

@@ -2,6 +2,7 @@
 import { TimeoutError } from "ky";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
+import { ClientLog } from "../../src/client/logger.js";
 import {
   createKy,
   failureOf,
@@ -68,13 +69,19 @@ describe("paths, queries and headers", () => {
   });
 });
 
+const quietLog = new ClientLog(undefined, "off", undefined);
+
 describe("createKy", () => {
   it("hands ky's Request to the given fetch and reads the whole body within the attempt", async () => {
     const seen: string[] = [];
-    const send = createKy(async (input) => {
-      seen.push(input instanceof Request ? `${input.method} ${input.url}` : String(input));
-      return new Response('{"ok":true}', { status: 200 });
-    }, false);
+    const send = createKy(
+      async (input) => {
+        seen.push(input instanceof Request ? `${input.method} ${input.url}` : String(input));
+        return new Response('{"ok":true}', { status: 200 });
+      },
+      false,
+      quietLog,
+    );
     const answer = await send("http://127.0.0.1:9/v2/chats", { method: "GET", retry: 0 });
     expect(await answer.text()).toBe('{"ok":true}');
     expect(seen).toEqual(["GET http://127.0.0.1:9/v2/chats"]);
@@ -92,6 +99,7 @@ describe("failureOf", () => {
           headers: { "content-type": "application/json" },
         }),
       false,
+      quietLog,
     );
     const error = await ky("http://127.0.0.1:9/v2/chats", { retry: 0 }).catch((e: unknown) => e);
     const failure = await failureOf(error, call);
