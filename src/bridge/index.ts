@@ -6,7 +6,6 @@ export {
   createLineWriter,
   LineSplitter,
   type LineWriter,
-  MAX_LINE_BYTES,
   parseClientLine,
 } from "./stdio/index.js";
 export {
