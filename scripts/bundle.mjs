@@ -55,6 +55,21 @@ const bins = await build({
   logLevel: "warning",
 });
 
+// What the bin shims load first, alone and in syntax a Node of years ago parses: on a Node too old for the package,
+// each bin says which Node it needs (the bridge also to the host) instead of failing in the bundle with a stack trace.
+await build({
+  entryPoints: { "start-refusal": "src/internal/start-refusal.ts" },
+  outdir,
+  outExtension: { ".js": ".cjs" },
+  bundle: true,
+  platform: "node",
+  target: "node10",
+  format: "cjs",
+  minifySyntax: true,
+  legalComments: "none",
+  logLevel: "warning",
+});
+
 // The library's exports, over tsc's output of the same paths: one ES module pass with the shared code in chunks, so the
 // MCP SDK parts the reference server and the sign-in use travel inside the package (the SDK ships ESM, CJS, types and
 // maps, about 7 MB a package). What users name or share with us (zod, ky, open, msw, ...) stays their package.

@@ -8,6 +8,7 @@ const RELAY_ONLY_FLAGS = [
   "--confirm-tool",
   "--keep-alive",
   "--ping-interval",
+  "--max-message-size",
 ];
 const SIGN_IN_FLAGS = [
   ...["--callback-port", "--no-browser", "--auth-timeout", "--host", "--device-code"],

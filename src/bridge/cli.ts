@@ -8,8 +8,9 @@ import { packageVersion } from "../internal/package-version.js";
 import { UsageError } from "../internal/usage-error.js";
 import { ASSERTION_HELP, type AssertionBridgeOptions, assertionOptionsOf } from "./assertion-options.js";
 import { ENVIRONMENT_HELP, hideFlagsOf } from "./cli-help.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_SIZE_HELP } from "./message-size.js";
 import { type NetworkFlagOptions, networkFlagsOf, withNetworkFlags } from "./network-flags.js";
-import { parsePort, parseProfile, parseResource, parseSeconds } from "./option-values.js";
+import { parseMessageSize, parsePort, parseProfile, parseResource, parseSeconds } from "./option-values.js";
 import {
   authorizeParamsOf,
   checkClientCredentials,
@@ -63,6 +64,8 @@ export interface BridgeOptions extends AssertionBridgeOptions, NetworkFlagOption
   disableResourceParameter?: boolean;
   /** `--static-oauth-client-metadata`: registration metadata merged over the bridge's. */
   clientMetadata?: Record<string, unknown>;
+  /** `--max-message-size`, in bytes: the largest message relayed either way. */
+  maxMessageBytes: number;
 }
 
 /** `doctor`'s options: the URL stays raw (a bad one is its first failed check), plus `--json` and `--sign-in`. */
@@ -251,6 +254,7 @@ function withConnectionOptions(command: Command): Command {
       collect,
       [],
     )
+    .option("--max-message-size <MiB>", MAX_MESSAGE_SIZE_HELP, parseMessageSize)
     .option("--log-file <path>", "write the log to this file (with --debug: <config>/logs/<server-key>.log)")
     .option("--silent", "nothing on stderr but fatal errors")
     .addOption(new Option("--host <name>", "host name of the OAuth callback").choices(CALLBACK_HOSTS))
@@ -358,6 +362,7 @@ function toConnectionOptions(
         ? undefined
         : parseClientMetadataOption(opts.staticOauthClientMetadata as string),
     ...networkFlagsOf(opts, allowHttp),
+    maxMessageBytes: (opts.maxMessageSize as number | undefined) ?? DEFAULT_MAX_MESSAGE_BYTES,
   };
 }
 

@@ -8,7 +8,6 @@ export {
   createLineWriter,
   LineSplitter,
   type LineWriter,
-  MAX_LINE_BYTES,
   parseClientLine,
 } from "./stdio/index.js";
 export {

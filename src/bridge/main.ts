@@ -1,11 +1,26 @@
 /** Entry point of the `chat-mcp-bridge` bin: parse the command line, then relay, log in or log out. */
 
 import { sanitizeForTerminal } from "../internal/redact.js";
+import { answerHostWithError } from "../internal/start-refusal.js";
 import { isCommanderError, parseBridgeArgs, relayTerminalHint, UsageError } from "./cli.js";
 import { describeError } from "./log.js";
 
 /** The argument that makes the bin a relay's sign-in process (sign-in-process.ts): the relay passes it, never a person. */
 const SIGN_IN_PROCESS_ARG = "--internal-sign-in-process";
+
+/** The account and doctor commands: run from a terminal or a script, never by an MCP host. */
+const NOT_FOR_HOSTS = new Set(["login", "logout", "doctor"]);
+
+/**
+ * A usage error: commander or we said it on stderr; an MCP host, which hides stderr and would show only
+ * "Connection closed", also gets it as the error of its `initialize` (and of anything else it asks) before the exit.
+ */
+async function refuseUsage(message: string, argv: string[]): Promise<void> {
+  process.exitCode = 2;
+  if (argv.slice(2).some((arg) => NOT_FOR_HOSTS.has(arg))) return;
+  await answerHostWithError(`chat-mcp-bridge: ${message}`);
+  process.exit(2);
+}
 
 async function main(): Promise<void> {
   if (process.argv[2] === SIGN_IN_PROCESS_ARG && process.send) {
@@ -17,13 +32,13 @@ async function main(): Promise<void> {
     command = parseBridgeArgs(process.argv);
   } catch (error) {
     if (isCommanderError(error)) {
-      process.exitCode = error.exitCode === 0 ? 0 : 2;
-      return;
+      if (error.exitCode === 0) return;
+      // Commander's message carries its "Did you mean" suggestion.
+      return refuseUsage(`${error.message.replace(/^error: /, "").replace(/\s*\n\s*/g, " ")}`, process.argv);
     }
     if (error instanceof UsageError) {
       process.stderr.write(`chat-mcp-bridge: ${error.message}\n`);
-      process.exitCode = 2;
-      return;
+      return refuseUsage(error.message, process.argv);
     }
     throw error;
   }
@@ -32,6 +47,12 @@ async function main(): Promise<void> {
   const { runAccountCommand, runDoctorCommand } = await import("./account-commands.js");
   if (command.kind === "doctor") process.exitCode = await runDoctorCommand(command.target, command.options);
   else if (command.kind === "relay") {
+    // The REST API's URL (`<base>/v2`) instead of the MCP endpoint's: a usage error, said before anything starts.
+    const restApi = await (await import("./oauth.js")).restApiUrlRefusal(command.options.url);
+    if (restApi) {
+      process.stderr.write(`chat-mcp-bridge: ${restApi}\n`);
+      return refuseUsage(restApi, process.argv);
+    }
     const hint = relayTerminalHint({
       stdinIsTTY: process.stdin.isTTY === true,
       silent: command.options.silent,

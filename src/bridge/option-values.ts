@@ -1,6 +1,7 @@
 /** The bridge's option values as commander hands them over: ports, seconds, resource URLs, profile names. */
 import { InvalidArgumentError } from "commander";
 import { portNumber } from "../internal/port.js";
+import { MAX_MESSAGE_MIB_LIMIT } from "./message-size.js";
 
 /** `--profile` names: letters, digits, `.`, `_` and `-`, up to 64, starting with a letter or digit. */
 const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -30,6 +31,14 @@ export function parseProfile(value: string): string {
   if (!PROFILE_NAME.test(value))
     throw new InvalidArgumentError("expected a name of letters, digits, '.', '_' or '-' (up to 64)");
   return value;
+}
+
+/** `--max-message-size <MiB>`, in bytes. */
+export function parseMessageSize(value: string): number {
+  const mib = Number(value);
+  if (value.trim() === "" || !Number.isFinite(mib) || mib < 1 || mib > MAX_MESSAGE_MIB_LIMIT)
+    throw new InvalidArgumentError(`expected a size in MiB, 1-${MAX_MESSAGE_MIB_LIMIT}`);
+  return Math.round(mib * 1024 * 1024);
 }
 
 export function parseSeconds(value: string): number {

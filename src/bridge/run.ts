@@ -18,7 +18,7 @@ import { bridgeLoginCommand, createBridgeAuth, refuseRestApiUrl } from "./oauth.
 import type { ToClient } from "./request-model.js";
 import { SignInGate } from "./sign-in-gate.js";
 import type { SignInProcessCommand } from "./sign-in-process.js";
-import { createLineWriter, LineSplitter, lineError, MAX_LINE_BYTES, parseClientLine } from "./stdio/index.js";
+import { createLineWriter, LineSplitter, oversizedLineAnswer, parseClientLine } from "./stdio/index.js";
 import { createToolPolicy } from "./steps/policy.js";
 import { toolRulesWarnings } from "./tool-rules-audit.js";
 import { type BridgeAuth, createAuthorizedExchange, withRequestTimeout } from "./upstream/http/index.js";
@@ -26,7 +26,7 @@ import { LegacySessionRelay } from "./upstream/legacy/index.js";
 import { ModernUpstream } from "./upstream/modern.js";
 import { type EraVerdict, eraVerdictStore, probeServerEra } from "./upstream/probe.js";
 import { DEFAULT_RECONNECT_WINDOW_MS } from "./upstream/reconnect-window.js";
-import { keptAliveTransports, upstreamExchangeFor } from "./upstream-exchange.js";
+import { legacyTransports, upstreamExchangeFor } from "./upstream-exchange.js";
 
 /** How long a probing host's `server/discover` may wait on the server before the bridge answers it itself. */
 const QUIET_PROBE_TIMEOUT_MS = 5000;
@@ -162,6 +162,7 @@ export async function runRelay(
         exchange: use === "relay" ? exchange : probeExchange(use === "quiet probe"),
         log,
         onNotification,
+        maxMessageBytes: options.maxMessageBytes,
         // Probes never wait for a server that is away (a network failure is no evidence of its era).
         ...(use === "relay" ? { reconnectWindowMs: reconnectWindow ?? DEFAULT_RECONNECT_WINDOW_MS } : {}),
       });
@@ -190,7 +191,7 @@ export async function runRelay(
               log,
               toClient: toBridge,
               reconnectWindowMs: reconnectWindow,
-              ...keptAliveTransports(options, log),
+              ...legacyTransports(options, log),
             }),
           toClient,
           log,
@@ -260,7 +261,7 @@ export async function runRelay(
     void relay.close(SHUTDOWN_DEADLINE_MS).finally(exit);
   };
 
-  const splitter = new LineSplitter({
+  const clientLines: ConstructorParameters<typeof LineSplitter>[0] = {
     onLine: (line) => {
       const parsed = parseClientLine(line);
       if ("error" in parsed) {
@@ -275,11 +276,13 @@ export async function runRelay(
         relay.fromClient(parsed.message);
       }
     },
-    onOversizedLine: (bytes) => {
-      log.info(`ignored a line of ${bytes} bytes from the client (limit ${MAX_LINE_BYTES})`);
-      writeLine(lineError(null, -32600, `Invalid Request: line longer than ${MAX_LINE_BYTES} bytes`));
+    onOversizedLine: (bytes, fields) => {
+      log.info(`a message of ${bytes} bytes from the client was not relayed (over --max-message-size)`);
+      const answer = oversizedLineAnswer(bytes, fields, options.maxMessageBytes);
+      if (answer) writeLine(answer);
     },
-  });
+  };
+  const splitter = new LineSplitter(clientLines, options.maxMessageBytes);
   stdin.on("data", (chunk: Buffer) => splitter.push(chunk));
   stdin.on("end", () => {
     splitter.end();

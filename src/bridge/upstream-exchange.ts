@@ -1,4 +1,4 @@
-/** The upstream as the command line shapes it: node:http bounded by the time-outs, the cookie jar, and the 2025 session's keep-alive pings. */
+/** The upstream as the command line shapes it: node:http bounded by the time-outs, the cookie jar, the message size cap, and the 2025 session's keep-alive pings. */
 import type { BridgeLog } from "./log.js";
 import type { NetworkFlagOptions } from "./network-flags.js";
 import { CookieJar, withCookieJar } from "./upstream/http/cookie-jar.js";
@@ -24,15 +24,24 @@ export function upstreamExchangeFor(options: NetworkFlagOptions): HttpExchange {
   return options.disableCookies ? timed : withCookieJar(timed, new CookieJar());
 }
 
-/** The 2025 relay's `createTransport` under `--keep-alive`: each session pinged once idle for the interval. */
-export function keptAliveTransports(
-  options: NetworkFlagOptions,
+/**
+ * The 2025 relay's `createTransport`: messages up to `--max-message-size`, and under `--keep-alive` each session
+ * pinged once idle for the interval.
+ */
+export function legacyTransports(
+  options: NetworkFlagOptions & { maxMessageBytes?: number },
   log: BridgeLog,
-): { createTransport?: (url: URL, exchange: HttpExchange) => RemoteTransport } {
+): { createTransport: (url: URL, exchange: HttpExchange) => RemoteTransport } {
   const intervalMs = options.pingIntervalMs;
-  if (!intervalMs) return {};
+  const { maxMessageBytes } = options;
   return {
-    createTransport: (url, exchange) =>
-      withKeepAlive(new StreamableHttpTransport(url, exchange), { intervalMs, log }),
+    createTransport: (url, exchange) => {
+      const transport = new StreamableHttpTransport(
+        url,
+        exchange,
+        maxMessageBytes ? { maxMessageBytes } : {},
+      );
+      return intervalMs ? withKeepAlive(transport, { intervalMs, log }) : transport;
+    },
   };
 }

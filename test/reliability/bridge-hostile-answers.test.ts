@@ -85,7 +85,7 @@ describe("answers nested 5000 levels deep", () => {
   });
 });
 
-describe("a server-to-client message over the cap (4 MiB)", () => {
+describe("a server-to-client message over the cap (--max-message-size, default 64 MiB)", () => {
   for (const tool of ["huge-sse", "huge-json"]) {
     it(`${tool}: a JSON-RPC error naming the size, without buffering the 256 MiB`, async () => {
       const driver = await connect();
@@ -93,7 +93,7 @@ describe("a server-to-client message over the cap (4 MiB)", () => {
       await driver.waitAnswered([huge], 30_000);
       const answer = driver.answersTo(huge)[0]!;
       expect(answer.result).toBeUndefined();
-      expect(answer.error?.message).toMatch(/larger than 4 MiB|4194304 bytes/);
+      expect(answer.error?.message).toMatch(/larger than --max-message-size \(64 MiB\)/);
       expect(peakRssMiB(driver.child.pid!)).toBeLessThan(200);
       const after = callTool(driver, "ok");
       await driver.waitAnswered([after], 15_000);

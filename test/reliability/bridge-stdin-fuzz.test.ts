@@ -1,4 +1,4 @@
-/** Hostile bytes on the bridge's stdin (fast-check): random and truncated JSON-RPC lines and 10 MB lines get -32700/-32600 and the bridge keeps relaying. */
+/** Hostile bytes on the bridge's stdin (fast-check): random and truncated JSON-RPC lines and 10 MB lines over the cap get -32700/-32600 and the bridge keeps relaying. */
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,7 +22,9 @@ let bridge: BridgeDriver;
 beforeAll(async () => {
   server = await startReferenceServer({ port: 0, autoApprove: "acme", rateLimit: false });
   const home = scratchDir("cmb-fuzz-");
-  bridge = spawnBridgeDriver(["--token-store", "file", "--auth-timeout", "30", server.mcpUrl], {
+  // A cap below the 10 MB lines below (the default, 64 MiB, would relay them).
+  const args = ["--token-store", "file", "--auth-timeout", "30", "--max-message-size", "8", server.mcpUrl];
+  bridge = spawnBridgeDriver(args, {
     CHAT_CONFIG_DIR: join(home, "config"),
     BROWSER: `${process.execPath} ${HTTP_BROWSER}`,
   });
@@ -132,7 +134,7 @@ describe("JSON that is not a JSON-RPC message: -32600, never relayed", () => {
   }, 60_000);
 });
 
-describe("10 MB lines: -32600 without buffering them, and the next line still works", () => {
+describe("10 MB lines over --max-message-size 8: -32600 without buffering them, and the next line still works", () => {
   it("a 10 MB line of garbage, then a 10 MB valid-looking request, then a normal call", async () => {
     const before = bridge.nullIdAnswers.length;
     bridge.send("x".repeat(10 * 1024 * 1024));
@@ -144,8 +146,12 @@ describe("10 MB lines: -32600 without buffering them, and the next line still wo
         params: { name: "create_chat", arguments: { message: "y".repeat(10 * 1024 * 1024) } },
       }),
     );
-    await bridge.waitNullIdAnswers(before + 2, 30_000);
+    // The garbage has no id to answer; the request is answered by its id (read as the line streamed past).
+    await bridge.waitNullIdAnswers(before + 1, 30_000);
     for (const answer of bridge.nullIdAnswers.slice(before)) expect(answer.error?.code).toBe(-32600);
+    await bridge.waitAnswered([77_777], 30_000);
+    expect(bridge.answersTo(77_777)[0]?.error?.code).toBe(-32600);
+    expect(bridge.answersTo(77_777)[0]?.error?.message).toMatch(/--max-message-size \(8 MiB\)/);
     const id = callTool(bridge, "list_chats", { limit: 1 });
     await bridge.waitAnswered([id], 15_000);
     expect(bridge.answersTo(id)[0]?.result?.isError).toBeFalsy();

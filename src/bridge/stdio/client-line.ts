@@ -1,6 +1,8 @@
 /** One line from the client: parsed into a JSON-RPC message, or the error to answer it with. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { isJsonRpcMessage } from "../jsonrpc.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, nestedTooDeep, TOO_DEEP, tooLargeText } from "../message-size.js";
+import { type OversizedLineFields, TopLevelFieldScanner } from "./oversized-line.js";
 
 /** A parse failure answered on stdout: JSON-RPC allows `id: null` when the request's id is unknown. */
 export interface LineError {
@@ -11,6 +13,13 @@ export interface LineError {
 
 /** Parses one stdin line into a JSON-RPC message, or the error to answer it with. */
 export function parseClientLine(line: string): { message: JSONRPCMessage } | { error: LineError } {
+  if (nestedTooDeep(line)) {
+    // Its id, read without parsing it, so that a request is answered rather than left waiting.
+    const scanner = new TopLevelFieldScanner();
+    scanner.push(Buffer.from(line));
+    const { id } = scanner.fields();
+    return { error: lineError(id ?? null, -32600, `Invalid Request: a message ${TOO_DEEP}`) };
+  }
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -28,4 +37,22 @@ export function parseClientLine(line: string): { message: JSONRPCMessage } | { e
 
 export function lineError(id: string | number | null, code: number, message: string): LineError {
   return { jsonrpc: "2.0", id, error: { code, message: `chat-mcp-bridge: ${message}` } };
+}
+
+/**
+ * The answer to a message from the client over the cap: its request gets an error naming the flag; a notification or
+ * an answer cannot be answered (said in the log only); a line whose id could not be read gets `id: null`.
+ */
+export function oversizedLineAnswer(
+  bytes: number,
+  fields: OversizedLineFields,
+  maxBytes = DEFAULT_MAX_MESSAGE_BYTES,
+): LineError | undefined {
+  if (fields.id === undefined && fields.hasMethod) return undefined;
+  if (fields.id !== undefined && !fields.hasMethod) return undefined;
+  return lineError(
+    fields.id ?? null,
+    -32600,
+    `the message was not sent to the server: ${tooLargeText(maxBytes, bytes)}`,
+  );
 }

@@ -10,6 +10,7 @@ import {
   type JsonObject as Json,
 } from "../jsonrpc.js";
 import { type BridgeLog, describeError } from "../log.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, nestedTooDeep, TOO_DEEP, tooLargeText } from "../message-size.js";
 import { BridgeRequestIds } from "../request-ids.js";
 import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../request-model.js";
 import {
@@ -17,7 +18,6 @@ import {
   type HttpAnswer,
   type HttpExchange,
   isNetworkError,
-  MAX_MESSAGE_BYTES,
   RemoteHttpError,
   readBounded,
   ServerSentEventParser,
@@ -56,6 +56,8 @@ export interface ModernUpstreamOptions {
    * reconnect-window.ts); absent: no waiting, it is answered "cannot reach" at once (the era probes).
    */
   reconnectWindowMs?: number;
+  /** `--max-message-size` in bytes: a larger answer is refused with an error naming the flag. */
+  maxMessageBytes?: number;
 }
 
 /** What the upstream knows of each tool from `tools/list`: its `Mcp-Param-*` headers, and whether a retry is harmless. */
@@ -76,6 +78,10 @@ export class ModernUpstream {
 
   constructor(options: ModernUpstreamOptions) {
     this.#options = options;
+  }
+
+  get #maxMessageBytes(): number {
+    return this.#options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   }
 
   /** The revision stamped on requests (one the server listed in `supportedVersions`). */
@@ -232,13 +238,14 @@ export class ModernUpstream {
     if (type === "application/json") {
       let text: string | undefined;
       try {
-        text = await readBounded(response, MAX_MESSAGE_BYTES, { whole: true });
+        text = await readBounded(response, this.#maxMessageBytes, { whole: true });
       } catch (error) {
         // Cut off mid-answer: as unknown as a stream that broke before its answer, never a malformed answer.
         return { broke: describeNetworkFailure(error, this.#options.url) ?? describeError(error) };
       }
       if (text === undefined)
-        return bridgeError(`the server's answer was larger than ${MAX_MESSAGE_BYTES} bytes`);
+        return bridgeError(`the server's answer was not relayed: ${tooLargeText(this.#maxMessageBytes)}`);
+      if (nestedTooDeep(text)) return bridgeError(`the server's answer was not relayed: ${TOO_DEEP}`);
       return answerOf(parseJson(text), id);
     }
     if (type === "text/event-stream")
@@ -255,9 +262,14 @@ export class ModernUpstream {
   ): Promise<UpstreamAnswer | StreamBroke> {
     let answer: UpstreamAnswer | undefined;
     let oversized = false;
+    let tooDeep = false;
     const parser = new ServerSentEventParser({
       onEvent: (event) => {
         if (answer || !event.data || (event.event && event.event !== "message")) return;
+        if (nestedTooDeep(event.data)) {
+          tooDeep = true;
+          return;
+        }
         const message = parseJson(event.data);
         if (!isJsonRpcMessage(message)) return;
         if (isResponse(message)) {
@@ -267,7 +279,7 @@ export class ModernUpstream {
         }
       },
     });
-    const cap = new EventSizeCap(MAX_MESSAGE_BYTES, {
+    const cap = new EventSizeCap(this.#maxMessageBytes, {
       feed: (bytes) => parser.push(bytes),
       discard: () => {
         parser.discardEvent();
@@ -279,7 +291,7 @@ export class ModernUpstream {
     try {
       for await (const chunk of response.body ?? []) {
         cap.push(chunk);
-        if (answer || oversized) break;
+        if (answer || oversized || tooDeep) break;
       }
     } catch (error) {
       // A broken stream: said below, as one with no answer.
@@ -288,7 +300,8 @@ export class ModernUpstream {
     await response.body?.cancel().catch(() => undefined);
     if (answer) return answer;
     if (oversized)
-      return bridgeError(`the server's answer was larger than ${MAX_MESSAGE_BYTES} bytes; not relayed`);
+      return bridgeError(`the server's answer was not relayed: ${tooLargeText(this.#maxMessageBytes)}`);
+    if (tooDeep) return bridgeError(`the server's answer was not relayed: ${TOO_DEEP}`);
     return { broke };
   }
 }

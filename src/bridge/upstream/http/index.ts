@@ -14,6 +14,5 @@ export {
   withRequestTimeout,
 } from "./http-exchange.js";
 export { isNetworkError, RemoteHttpError } from "./http-failure.js";
-export { MAX_MESSAGE_BYTES, TOO_LARGE } from "./message-size.js";
 export { nodeHttpExchange } from "./node-http-exchange.js";
 export { parseServerSentEvents, type ServerSentEvent, ServerSentEventParser } from "./sse.js";

@@ -3,10 +3,10 @@
 // Read under the size cap, resumed with Last-Event-ID after the server's `retry` delay, bounded when they keep
 // closing empty.
 import type { RequestId } from "@modelcontextprotocol/client";
+import { nestedTooDeep, TOO_DEEP, tooLargeText } from "../../message-size.js";
 import { EventSizeCap } from "../http/event-size-cap.js";
 import type { HttpAnswer } from "../http/http-exchange.js";
 import { RemoteHttpError } from "../http/http-failure.js";
-import { MAX_MESSAGE_BYTES, TOO_LARGE } from "../http/message-size.js";
 import { ServerSentEventParser } from "../http/sse.js";
 
 /** One stream's progress, kept across its resumptions. */
@@ -34,6 +34,8 @@ export interface EventStreamHost {
   error(error: Error): void;
   /** A request's answer can no longer arrive. */
   lost(id: RequestId, reason: string): void;
+  /** `--max-message-size` in bytes: a larger event is dropped as it arrives. */
+  readonly maxMessageBytes: number;
 }
 
 const DEFAULT_RETRY_MS = 1000;
@@ -122,6 +124,11 @@ export class EventStreams {
         events++;
         if (event.id !== undefined) state.lastEventId = event.id;
         if (!event.data || (event.event && event.event !== "message")) return;
+        if (nestedTooDeep(event.data)) {
+          if (state.standalone) host.error(new Error(`the server sent an event ${TOO_DEEP}; dropped`));
+          else this.#loseAll(state, `the server's answer (${TOO_DEEP}) was not relayed`);
+          return;
+        }
         let value: unknown;
         try {
           value = JSON.parse(event.data);
@@ -135,16 +142,20 @@ export class EventStreams {
     // An event over the cap is dropped as it arrives. On a request's stream its answer is lost (said at once,
     // and the stream closed); the standalone stream skips the event and goes on (a reconnect would replay it).
     let abandoned = false;
-    const cap = new EventSizeCap(MAX_MESSAGE_BYTES, {
+    const cap = new EventSizeCap(host.maxMessageBytes, {
       feed: (bytes) => parser.push(bytes),
       discard: () => {
         parser.discardEvent();
         if (state.standalone) return;
         abandoned = true;
-        this.#loseAll(state, `the server's answer (${TOO_LARGE}) was not relayed`);
+        this.#loseAll(state, `the server's answer was not relayed: ${tooLargeText(host.maxMessageBytes)}`);
       },
       dropped: (bytes) =>
-        host.error(new Error(`the server sent an event of ${bytes} bytes (${TOO_LARGE}); dropped`)),
+        host.error(
+          new Error(
+            `the server sent an event that was dropped: ${tooLargeText(host.maxMessageBytes, bytes)}`,
+          ),
+        ),
     });
     let failure: unknown;
     try {

@@ -237,11 +237,17 @@ export class LegacySessionRelay {
     this.#answers.answerWithError(message, `chat-mcp-bridge: ${this.#answers.describe(error)}`);
   }
 
-  /** The error text of a request that cannot reach the server, with what to check when it never could. */
+  /**
+   * The error text of a request that cannot reach the server. Never reached, it is the `initialize` error: every MCP
+   * client drops a server whose start failed and never asks it again, so the text says to restart it there. (A
+   * start that succeeded without the server would be worse: hosts keep the first tool list, an empty one.)
+   */
   #unreachableMessage(reason: string): string {
     const url = this.#url;
-    const check = this.#reached ? "" : ` Is the server running, and is ${url.href} the right URL?`;
-    return `chat-mcp-bridge: cannot reach ${url.origin}: ${reason}.${check} The bridge keeps running and retries on the next request.`;
+    const next = this.#reached
+      ? "The bridge keeps running and retries on the next request."
+      : `Is the server running, and is ${url.href} the right URL? Your MCP client will not retry: once the server is up, restart or reconnect this server in the client.`;
+    return `chat-mcp-bridge: cannot reach ${url.origin}: ${reason}. ${next}`;
   }
 
   /** Reopens the session and/or waits for the server, then sends the held messages in order. */

@@ -6,9 +6,9 @@
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { withinDeadline } from "../../../internal/deadline.js";
 import { isJsonRpcMessage, isRequest, isResponse } from "../../jsonrpc.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, nestedTooDeep, TOO_DEEP, tooLargeText } from "../../message-size.js";
 import { type HttpAnswer, type HttpExchange, readBounded } from "../http/http-exchange.js";
 import { RemoteHttpError } from "../http/http-failure.js";
-import { MAX_MESSAGE_BYTES, TOO_LARGE } from "../http/message-size.js";
 import { EventStreams, type StreamState } from "./event-stream.js";
 
 /** The most of an error body read (300 characters of it are shown): a 1 GiB error page costs nothing. */
@@ -47,11 +47,20 @@ export class StreamableHttpTransport {
   #eventStreamOpening: Promise<void> | undefined;
   readonly #eventStreamOpenWaitMs: number;
 
-  constructor(url: URL, exchange: HttpExchange, options: { eventStreamOpenWaitMs?: number } = {}) {
+  /** `--max-message-size` in bytes. */
+  readonly #maxMessageBytes: number;
+
+  constructor(
+    url: URL,
+    exchange: HttpExchange,
+    options: { eventStreamOpenWaitMs?: number; maxMessageBytes?: number } = {},
+  ) {
     this.#url = url;
     this.#exchange = exchange;
     this.#eventStreamOpenWaitMs = options.eventStreamOpenWaitMs ?? EVENT_STREAM_OPEN_WAIT_MS;
+    this.#maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
     this.#streams = new EventStreams({
+      maxMessageBytes: this.#maxMessageBytes,
       isClosed: () => this.#closed,
       get: (lastEventId) => this.#getEventStream(lastEventId),
       deliver: (value, state, raw) => this.#deliver(value, state, raw),
@@ -208,16 +217,19 @@ export class StreamableHttpTransport {
   }
 
   /**
-   * A JSON answer's text, read up to MAX_MESSAGE_BYTES; past that (or when Content-Length says so) the body is
+   * A JSON answer's text, read up to `--max-message-size`; past that (or when Content-Length says so) the body is
    * dropped unread and the request answered with an error naming the size, so a huge answer costs no memory. A body
    * that breaks mid-way throws, as the stream does: a cut JSON answer is no answer.
    */
   async #readCapped(response: HttpAnswer, id: RequestId): Promise<string | undefined> {
-    const text = await readBounded(response, MAX_MESSAGE_BYTES, { whole: true });
-    if (text !== undefined) return text;
+    const text = await readBounded(response, this.#maxMessageBytes, { whole: true });
+    if (text !== undefined && !nestedTooDeep(text)) return text;
     const declared = Number(response.headers.get("content-length") ?? Number.NaN);
-    const size = declared > MAX_MESSAGE_BYTES ? `${declared} bytes, ` : "";
-    this.onrequestlost?.(id, `the server's answer (${size}${TOO_LARGE}) was not relayed`);
+    const why =
+      text !== undefined
+        ? TOO_DEEP
+        : tooLargeText(this.#maxMessageBytes, declared > this.#maxMessageBytes ? declared : undefined);
+    this.onrequestlost?.(id, `the server's answer was not relayed: ${why}`);
     return undefined;
   }
 

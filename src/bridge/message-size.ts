@@ -1,0 +1,58 @@
+/** How big and how deep a message the bridge relays may be (`--max-message-size`), and how a refusal says so. */
+
+/** `--max-message-size`'s default, in MiB: screenshots, files and long lists run past a few MiB in real tools. */
+export const DEFAULT_MAX_MESSAGE_MIB = 64;
+export const DEFAULT_MAX_MESSAGE_BYTES = DEFAULT_MAX_MESSAGE_MIB * 1024 * 1024;
+export const MAX_MESSAGE_SIZE_HELP = `the largest message relayed either way, in MiB; a larger one is answered with an error (default ${DEFAULT_MAX_MESSAGE_MIB})`;
+/** The largest cap accepted: V8 cannot hold a string much longer than 512 MiB. */
+export const MAX_MESSAGE_MIB_LIMIT = 500;
+
+/**
+ * The deepest nesting of arrays and objects relayed. JSON.parse of a message nested millions deep takes seconds
+ * and JSON.stringify of it overflows the stack; real MCP messages (JSON Schemas included) nest a few dozen deep.
+ */
+export const MAX_NESTING_DEPTH = 1000;
+
+/** Ends "... was not relayed" and the like: the size, the cap, and the flag that raises it. */
+export function tooLargeText(maxBytes: number, bytes?: number): string {
+  const size = bytes === undefined ? "" : `${bytes} bytes, `;
+  return `${size}larger than --max-message-size (${maxBytes / 1024 / 1024} MiB); start the bridge with a larger --max-message-size <MiB> to relay it`;
+}
+
+/** The message of a refusal of a message nested deeper than MAX_NESTING_DEPTH. */
+export const TOO_DEEP = `nested deeper than ${MAX_NESTING_DEPTH} levels of arrays and objects, more than the bridge relays`;
+
+const QUOTE = 34;
+const BACKSLASH = 92;
+const OPEN_ARRAY = 91;
+const OPEN_OBJECT = 123;
+const CLOSE_ARRAY = 93;
+const CLOSE_OBJECT = 125;
+
+/**
+ * True when JSON text nests arrays and objects deeper than `maxDepth`: one linear scan outside strings (a string is
+ * skipped with indexOf), so the check costs far less than the JSON.parse it guards. Malformed text is left to
+ * JSON.parse to refuse.
+ */
+export function nestedTooDeep(text: string, maxDepth = MAX_NESTING_DEPTH): boolean {
+  // Each level takes a character: a shorter text cannot be too deep.
+  if (text.length <= maxDepth) return false;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === QUOTE) {
+      let end = i;
+      for (;;) {
+        end = text.indexOf('"', end + 1);
+        if (end === -1) return false;
+        let backslashes = 0;
+        while (text.charCodeAt(end - 1 - backslashes) === BACKSLASH) backslashes++;
+        if (backslashes % 2 === 0) break;
+      }
+      i = end;
+    } else if (code === OPEN_ARRAY || code === OPEN_OBJECT) {
+      if (++depth > maxDepth) return true;
+    } else if (code === CLOSE_ARRAY || code === CLOSE_OBJECT) depth--;
+  }
+  return false;
+}

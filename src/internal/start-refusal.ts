@@ -1,0 +1,101 @@
+/** A bin that cannot start (a Node too old, a usage error) says why on stderr and, to an MCP host, as the answer to its requests. */
+
+// Bundled alone for the bin shims to load before anything else (dist/bin/start-refusal.cjs, built for old Node):
+// so it imports nothing, and uses nothing a Node of years ago lacks (no `node:` specifiers, no fetch, no streams API).
+
+/** The oldest Node the package runs on: package.json's `engines.node` says the same (test/pack checks it). */
+export const REQUIRED_NODE = { major: 22, minor: 12 };
+
+/** How long a refused bridge waits for the host's first requests before it exits anyway. */
+export const REFUSAL_WAIT_MS = 30_000;
+/** The most of a host's line kept to read its id (an `initialize` is a few hundred bytes). */
+const MAX_REFUSAL_LINE_CHARS = 64 * 1024;
+
+interface RefusalStreams {
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  stdout: { write(text: string): unknown };
+}
+
+/** True when `version` (`process.version`, e.g. "v20.20.2") is older than REQUIRED_NODE. */
+export function nodeTooOld(version: string): boolean {
+  const match = /^v?(\d+)\.(\d+)/.exec(version);
+  if (!match) return false;
+  const major = Number(match[1]);
+  const minor = Number(match[2]);
+  return major < REQUIRED_NODE.major || (major === REQUIRED_NODE.major && minor < REQUIRED_NODE.minor);
+}
+
+/** What `bin` says on a Node too old for it: which Node it needs, which it found, and how to get one. */
+export function oldNodeMessage(bin: string, version: string, execPath: string): string {
+  const needed = `${REQUIRED_NODE.major}.${REQUIRED_NODE.minor}`;
+  return (
+    `${bin} needs Node.js ${needed} or newer; it was started by Node.js ${version} (${execPath}). ` +
+    `Install a current Node.js (https://nodejs.org/en/download, or \`nvm install 22\`, \`fnm install 22\`, ` +
+    "`brew install node`), make it the `node` on your PATH (the one an MCP client's `npx` runs), and start it again."
+  );
+}
+
+/**
+ * Answers every request the host sends (`initialize`, `server/discover`, anything) with `message` as its JSON-RPC
+ * error, so the host shows it instead of "Connection closed"; resolves when stdin ends or after `waitMs`. On a
+ * terminal nobody reads JSON-RPC: it resolves at once.
+ */
+export function answerHostWithError(
+  message: string,
+  streams: RefusalStreams = { stdin: process.stdin, stdout: process.stdout },
+  waitMs: number = REFUSAL_WAIT_MS,
+): Promise<void> {
+  const { stdin, stdout } = streams;
+  if (stdin.isTTY) return Promise.resolve();
+  return new Promise((resolve) => {
+    let pending = "";
+    let skipping = false;
+    const answer = (line: string) => {
+      let request: unknown;
+      try {
+        request = JSON.parse(line);
+      } catch (_error) {
+        return;
+      }
+      const { id, method } = (request ?? {}) as { id?: unknown; method?: unknown };
+      if (typeof method !== "string" || (typeof id !== "string" && typeof id !== "number")) return;
+      stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32000, message } })}\n`);
+    };
+    const onData = (chunk: Buffer | string) => {
+      const lines = (pending + chunk.toString()).split("\n");
+      pending = lines.pop() || "";
+      for (const line of lines) {
+        if (!skipping) answer(line);
+        skipping = false;
+      }
+      if (pending.length > MAX_REFUSAL_LINE_CHARS) {
+        pending = "";
+        skipping = true;
+      }
+    };
+    const timer = setTimeout(() => finish(), waitMs);
+    const finish = () => {
+      clearTimeout(timer);
+      stdin.removeListener("data", onData);
+      stdin.removeListener("end", finish);
+      stdin.removeListener("error", finish);
+      resolve();
+    };
+    stdin.on("data", onData);
+    stdin.on("end", finish);
+    stdin.on("error", finish);
+  });
+}
+
+/**
+ * The bin shims' first step: true on a Node new enough. Otherwise it says which Node `bin` needs on stderr (and,
+ * with `answerHost`, to the host's requests) and exits 1.
+ */
+export function nodeIsSupported(bin: string, options: { answerHost?: boolean } = {}): boolean {
+  if (!nodeTooOld(process.version)) return true;
+  const message = oldNodeMessage(bin, process.version, process.execPath);
+  process.stderr.write(`${message}\n`);
+  if (!options.answerHost) process.exit(1);
+  void answerHostWithError(message).then(() => process.exit(1));
+  return false;
+}

@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { nestedTooDeep } from "../../../src/bridge/message-size.js";
+import { TopLevelFieldScanner } from "../../../src/bridge/stdio/oversized-line.js";
+
+const fieldsOf = (line: string, pieceBytes = 3) => {
+  const scanner = new TopLevelFieldScanner();
+  const bytes = Buffer.from(line);
+  for (let start = 0; start < bytes.length; start += pieceBytes)
+    scanner.push(bytes.subarray(start, start + pieceBytes));
+  return scanner.fields();
+};
+
+describe("the nesting check before JSON.parse", () => {
+  it("refuses a text nested deeper than the limit, counting brackets outside strings only", () => {
+    const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+    expect(nestedTooDeep(nested(1000))).toBe(false);
+    expect(nestedTooDeep(nested(1001))).toBe(true);
+    expect(nestedTooDeep(`["${"[".repeat(5000)}"]`)).toBe(false);
+    // An escaped quote does not end the string; an escaped backslash before a quote does.
+    expect(nestedTooDeep(`["\\"${"[".repeat(5000)}"]`)).toBe(false);
+    expect(nestedTooDeep(`["\\\\"${"[".repeat(1001)}`)).toBe(true);
+  });
+
+  it("scans two million levels in far less time than parsing them takes", () => {
+    const started = performance.now();
+    expect(nestedTooDeep(`${"[".repeat(2_000_000)}${"]".repeat(2_000_000)}`)).toBe(true);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe("the id of a line too long to keep", () => {
+  it("is read from the line's own members, wherever they stand, never from params", () => {
+    expect(fieldsOf('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"id":9}}')).toEqual({
+      id: 7,
+      hasMethod: true,
+    });
+    expect(
+      fieldsOf('{"method":"tools/call","params":{"id":"x","a":[{"id":1}]},"jsonrpc":"2.0","id":"req-1"}'),
+    ).toEqual({ id: "req-1", hasMethod: true });
+    expect(fieldsOf('{ "id" : "a\\"b" , "method" : "x" }')).toEqual({ id: 'a"b', hasMethod: true });
+    expect(fieldsOf('{"method":"notifications/x","params":{"id":3}}')).toEqual({ hasMethod: true });
+    expect(fieldsOf("xxxxxxxx")).toEqual({ hasMethod: false });
+  });
+});
