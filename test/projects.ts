@@ -14,6 +14,7 @@ export const INTEGRATION_FOLDERS = [
   "test/pack",
   "test/inspector",
   "test/bridge/hosts",
+  "test/hosts",
 ];
 
 /** Single files elsewhere that start a process (a bin, a fake browser, a child server). */
