@@ -59,6 +59,12 @@ export interface RunningHost {
 
 export interface HostLibrary {
   name: string;
+  /**
+   * Lists tools again on every agent run (the OpenAI Agents SDK, `cacheToolsList` false by default:
+   * node_modules/@openai/agents-core/dist/shims/mcp-server/node.mjs:313), so its first list may be empty as long as
+   * it succeeds and the next run has the tools.
+   */
+  listsEveryRun?: boolean;
   /** `longCalls`: the option a user sets for calls longer than the default time-out (docs/hosts.md's last column). */
   start(server: StdioServer, options?: { longCalls?: boolean }): Promise<RunningHost>;
 }
@@ -112,17 +118,28 @@ const aiSdk: HostLibrary = {
 /** OpenAI Agents SDK: `MCPServerStdio`; an agent lists its tools (`listTools`) on every run, calls `callTool`. */
 const openAiAgents: HostLibrary = {
   name: "OpenAI Agents",
+  listsEveryRun: true,
   async start(server, options = {}) {
     const started = Date.now();
     const mcp = new MCPServerStdio({
       command: server.command,
       args: server.args,
       env: server.env,
-      // node_modules/@openai/agents-core/dist/shims/mcp-server/node.mjs:250: tools/call defaults to the SDK's 60 s.
-      ...(options.longCalls ? { timeout: LONG_CALL_TIMEOUT_MS } : {}),
+      // node_modules/@openai/agents-core/dist/shims/mcp-server/node.mjs:250: tools/call defaults to the SDK's 60 s;
+      // :249: initialize and tools/list get 5 s, which a loaded machine starting many bridges at once can miss.
+      ...(options.longCalls ? { timeout: LONG_CALL_TIMEOUT_MS, clientSessionTimeoutSeconds: 30 } : {}),
     });
-    await mcp.connect();
-    const firstList = names(await mcp.listTools());
+    // node.mjs:249: initialize and tools/list get `clientSessionTimeoutSeconds`, default 5.
+    await mcp.connect().catch((error: unknown) => {
+      throw new Error(`initialize failed: ${error instanceof Error ? error.message : String(error)}`);
+    });
+    const firstList = names(
+      await mcp.listTools().catch((error: unknown) => {
+        throw new Error(
+          `the first tools/list failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }),
+    );
     const listedAfterMs = Date.now() - started;
     return {
       firstList,

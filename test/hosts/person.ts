@@ -32,6 +32,12 @@ export async function openedUrl(urlFile: string, timeoutMs = 60_000): Promise<st
   throw new Error(`no sign-in link was opened within ${timeoutMs / 1000} s`);
 }
 
+/** When the link was seen and when the callback page showed (epoch ms), for the report of each host's times. */
+export interface Approval {
+  linkSeenAt: number;
+  approvedAt: number;
+}
+
 export interface Person {
   /**
    * Waits for the link, lets `thinkMs` pass (a person reading, typing a password, a second factor), then signs in
@@ -40,7 +46,7 @@ export interface Person {
   approve(
     urlFile: string,
     options: { thinkMs: number; team?: string; before?: Promise<unknown> },
-  ): Promise<void>;
+  ): Promise<Approval>;
   close(): Promise<void>;
 }
 
@@ -62,6 +68,7 @@ export async function startPerson(): Promise<Person> {
   return {
     async approve(urlFile, { thinkMs, team = "acme", before }) {
       const url = await openedUrl(urlFile);
+      const linkSeenAt = Date.now();
       await before;
       await sleep(thinkMs);
       const context = await browser.newContext();
@@ -82,6 +89,7 @@ export async function startPerson(): Promise<Person> {
       } finally {
         await context.close();
       }
+      return { linkSeenAt, approvedAt: Date.now() };
     },
     close: () => browser.close(),
   };
