@@ -40,17 +40,23 @@ afterAll(async () => {
   await server?.close();
 });
 
+/** One host's long call; a host that fails before the call (its own start-up time-out) is a failed call too. */
 async function longCall(host: HostLibrary, longCalls: boolean) {
-  const running = await host.start(
-    bridgeServer(server.mcpUrl, { CHAT_CONFIG_DIR: scratchDir("cmb-host-long-") }),
-    {
-      longCalls,
-    },
-  );
+  const started = Date.now();
+  let running: Awaited<ReturnType<HostLibrary["start"]>>;
   try {
-    const started = Date.now();
+    running = await host.start(
+      bridgeServer(server.mcpUrl, { CHAT_CONFIG_DIR: scratchDir("cmb-host-long-") }),
+      { longCalls },
+    );
+  } catch (error) {
+    const text = `the host did not start: ${error instanceof Error ? error.message : String(error)}`;
+    return { ok: false, text, seconds: (Date.now() - started) / 1000, uncaught: [] as string[] };
+  }
+  try {
+    const called = Date.now();
     const result = await running.call("create_chat", { message: `A long answer for ${host.name}` });
-    return { ...result, seconds: (Date.now() - started) / 1000, uncaught: running.uncaught };
+    return { ...result, seconds: (Date.now() - called) / 1000, uncaught: running.uncaught };
   } finally {
     await running.close();
   }
@@ -75,7 +81,7 @@ describe("a 70 s create_chat", () => {
     const rows = HOST_LIBRARIES.map((host, index) => {
       const plain = byDefault[index];
       const raised = withOption[index];
-      return `${host.name}: defaults ${plain?.ok ? "completed" : "failed"} after ${plain?.seconds} s; with the option ${raised?.ok ? "completed" : "failed"} after ${raised?.seconds} s`;
+      return `${host.name}: defaults ${plain?.ok ? "completed" : "failed"} after ${plain?.seconds} s (${plain?.ok ? "" : plain?.text.slice(0, 120)}); with the option ${raised?.ok ? "completed" : "failed"} after ${raised?.seconds} s`;
     });
     console.info(
       [...rows, `Inspector CLI: exit ${inspector.code} after ${inspector.elapsedMs} ms`].join("\n"),
