@@ -14,6 +14,7 @@ export const INTEGRATION_FOLDERS = [
   "test/pack",
   "test/inspector",
   "test/bridge/hosts",
+  "test/hosts",
 ];
 
 /** Single files elsewhere that start a process (a bin, a fake browser, a child server). */
@@ -99,6 +100,9 @@ export const SLOW_FILES_FIRST = [
   "test/conformance-client/conformance.test.ts",
   "test/bridge/hosts/first-sign-in.test.ts",
   "test/bridge/hosts/long-calls-real-time.test.ts",
+  "test/hosts/long-calls.test.ts",
+  "test/hosts/slow-sign-in.test.ts",
+  "test/hosts/first-sign-in.test.ts",
   "test/pack/pack.test.ts",
   "test/conformance-server/conformance.test.ts",
   "test/reliability/bridge-faults.test.ts",
