@@ -38,6 +38,8 @@ export interface CliContext {
   io: CliIo;
   globals: GlobalOptions;
   env?: Record<string, string | undefined>;
+  /** The fetch every request of this run goes through (tests pass the reference server's handler); default the global one. */
+  fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
 
 /** The token by the one precedence (`resolveRestToken`): `--token`, then `$CHAT_API_KEY`, then the `chat-cli login` credentials. */
@@ -64,7 +66,11 @@ export async function openClient(ctx: CliContext, token?: RestToken): Promise<Ch
   }
   // ky (whose import builds a Request to detect features) and the client load only for a command that sends one.
   const { ChatClient: Client } = await import("../client/client.js");
-  return new Client({ baseUrl: ctx.globals.baseUrl, token: resolved.token });
+  return new Client({
+    baseUrl: ctx.globals.baseUrl,
+    token: resolved.token,
+    ...(ctx.fetch ? { fetch: ctx.fetch } : {}),
+  });
 }
 
 /**
@@ -74,7 +80,12 @@ export async function openClient(ctx: CliContext, token?: RestToken): Promise<Ch
 export async function notSignedIn(ctx: CliContext): Promise<never> {
   const { ChatClient: Client } = await import("../client/client.js");
   const { ChatConnectionError } = await import("../client/errors.js");
-  const probe = new Client({ baseUrl: ctx.globals.baseUrl, maxRetries: 0, timeoutMs: REACHABLE_TIMEOUT_MS });
+  const probe = new Client({
+    baseUrl: ctx.globals.baseUrl,
+    maxRetries: 0,
+    timeoutMs: REACHABLE_TIMEOUT_MS,
+    ...(ctx.fetch ? { fetch: ctx.fetch } : {}),
+  });
   try {
     await probe.listChats({ limit: 1 });
   } catch (error) {

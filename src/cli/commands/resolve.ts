@@ -214,9 +214,10 @@ function wrongKind(chat: Chat, pending: PendingTask, flag: string, expected: str
     pending.kind === "integration"
       ? `Use --connected (or --integrations) once connected, or --reject.`
       : `Use --approve, or reject it with \`chat-cli send ${hintArgument(chat.id)} <text>\`.`;
+  // The chat waits for another task type: a conflict (exit 3), as the same task sent as --task would get from the service.
   return new CliError(
     `${flag} needs a pause on ${expected}, but chat ${chat.id} waits for ${pendingSummary(pending)}`,
-    EXIT.error,
+    EXIT.conflict,
     hint,
   );
 }

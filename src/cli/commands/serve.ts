@@ -1,4 +1,5 @@
 /** `chat-cli serve`: the reference server in the foreground, with its URLs, seeded accounts, dev keys and client configs. */
+import { existsSync } from "node:fs";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../../internal/package-version.js";
@@ -31,22 +32,37 @@ function eraNote(era: "both" | "modern" | "legacy"): string {
 }
 
 /**
- * The word beside an `npx -y chat-mcp-bridge` config: the package is not on the npm registry yet, so `npx` cannot
- * fetch it; the config can run this checkout's bin with node, or `npm link` puts `chat-mcp-bridge` on the PATH.
+ * The words beside the stdio config: the package is not on the npm registry yet, so `npx -y chat-mcp-bridge` cannot
+ * fetch it (npm answers E404 outside a project that has it); the config that works from any folder runs this
+ * package's own bin with node. `npm link` is offered only in a checkout, where it puts the bin on the PATH.
  */
-export function notOnRegistryNote(bridgeBin: string | undefined): string[] {
-  const bin = bridgeBin ?? "<this checkout>/bin/chat-mcp-bridge.js";
+export function notOnRegistryNote(
+  bridgeBin: string | undefined,
+  { checkout = true, mcpUrl = "<mcp-url>" }: { checkout?: boolean; mcpUrl?: string } = {},
+): string[] {
+  const bin =
+    bridgeBin ?? (checkout ? "<this checkout>/bin/chat-mcp-bridge.js" : "<package>/bin/chat-mcp-bridge.js");
+  const npx = JSON.stringify({
+    mcpServers: { chat: { command: "npx", args: ["-y", "chat-mcp-bridge", mcpUrl] } },
+  });
   return [
     "  chat-mcp-bridge is not on the npm registry yet, so `npx -y chat-mcp-bridge` cannot fetch it. Until it is,",
-    `  use {"command":"node","args":[${JSON.stringify(bin)},"<mcp-url>"]}, or run \`npm link\` in this checkout`,
-    '  and use {"command":"chat-mcp-bridge","args":["<mcp-url>"]}.',
+    checkout
+      ? `  use {"command":"node","args":[${JSON.stringify(bin)},"<mcp-url>"]}, or run \`npm link\` in this checkout`
+      : `  use {"command":"node","args":[${JSON.stringify(bin)},"<mcp-url>"]} (this installed package's bin; it works from any folder).`,
+    ...(checkout ? ['  and use {"command":"chat-mcp-bridge","args":["<mcp-url>"]}.'] : []),
+    `  Once it is published: ${npx}`,
   ];
 }
 
 /** This package's bridge bin (bin/chat-mcp-bridge.js), or undefined when the package folder cannot be found. */
-export function bridgeBinPath(): string | undefined {
-  const root = packageRoot();
+export function bridgeBinPath(root: string | undefined = packageRoot()): string | undefined {
   return root ? join(root, "bin", "chat-mcp-bridge.js") : undefined;
+}
+
+/** A checkout of the repository has the TypeScript sources; the published package ships none. */
+export function isCheckout(root: string | undefined = packageRoot()): boolean {
+  return root !== undefined && existsSync(join(root, "src", "cli"));
 }
 
 /** Hosts that listen on every interface of the machine. */
@@ -113,8 +129,16 @@ export async function serve(options: ServeOptions, ctx: CliContext): Promise<voi
     );
   });
   const apiKeys: Record<string, string> = { ...server.apiKeys };
+  const bridgeBin = bridgeBinPath();
   const configs = {
-    stdio: { mcpServers: { chat: { command: "npx", args: ["-y", "chat-mcp-bridge", server.mcpUrl] } } },
+    // What works today from any folder: this package's bin run with node (npx cannot fetch the package yet).
+    stdio: {
+      mcpServers: {
+        chat: bridgeBin
+          ? { command: "node", args: [bridgeBin, server.mcpUrl] }
+          : { command: "npx", args: ["-y", "chat-mcp-bridge", server.mcpUrl] },
+      },
+    },
     remote: { mcpServers: { chat: { url: server.mcpUrl } } },
   };
   const accountNote = (slug: string): string => {
@@ -152,7 +176,7 @@ export async function serve(options: ServeOptions, ctx: CliContext): Promise<voi
       ``,
       `MCP client config (stdio bridge):`,
       `  ${JSON.stringify(configs.stdio)}`,
-      ...notOnRegistryNote(bridgeBinPath()),
+      ...notOnRegistryNote(bridgeBin, { checkout: isCheckout(), mcpUrl: server.mcpUrl }),
       `MCP client config (clients with remote support):`,
       `  ${JSON.stringify(configs.remote)}`,
     ];
