@@ -36,6 +36,7 @@ export const INTEGRATION_FILES = [
   "test/bridge/dpop.test.ts",
   "test/bridge/doctor/diagnose.test.ts",
   "test/bridge/help-texts.test.ts",
+  "test/bridge/login-interrupted.test.ts",
   "test/bridge/eras/concurrent-listens.test.ts",
   "test/bridge/eras/legacy-server.test.ts",
   "test/bridge/eras/modern-client-legacy-streams.test.ts",
