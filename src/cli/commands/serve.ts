@@ -4,26 +4,54 @@ import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../../internal/package-version.js";
 import type { CliContext } from "../context.js";
+import { type CommandInput, defineCommand, valueFlag, withDefault } from "../define-command.js";
 import { CliError, EXIT } from "../errors.js";
+import { parseDpopMode, parseMcpEra, parseMilliseconds, parsePort, parseSeconds } from "../flag-values.js";
 import { printJson } from "../output.js";
 
-export interface ServeOptions {
-  port: number;
-  host: string;
-  autoApprove?: string;
-  data?: string;
-  assistantDelay?: number;
+const serveFlags = {
+  port: withDefault(valueFlag("--port <port>", "port to listen on (0 picks a free one)", parsePort), 8787),
+  host: withDefault(valueFlag("--host <host>", "interface to listen on"), "127.0.0.1"),
+  autoApprove: valueFlag(
+    "--auto-approve <slug>",
+    "approve OAuth sign-ins for this account or team without a consent page",
+  ),
+  data: valueFlag("--data <file>", "keep the server's data in this JSON file"),
+  assistantDelay: valueFlag(
+    "--assistant-delay <ms>",
+    "make the scripted assistant take this long to answer (to try long waits)",
+    parseMilliseconds,
+  ),
   /** `--token-ttl <s>`: access-token lifetime in seconds. */
-  tokenTtl?: number;
-  /** `--mcp-era`: which MCP protocol eras `/mcp` serves. */
-  mcpEra?: "both" | "modern" | "legacy";
-  /** `--dpop`: whether the authorization server offers DPoP-bound tokens, or insists on them. */
-  dpop?: "off" | "allowed" | "required";
+  tokenTtl: valueFlag(
+    "--token-ttl <s>",
+    "OAuth access tokens expire after this many seconds (to exercise refresh)",
+    parseSeconds,
+  ),
+  mcpEra: withDefault(
+    valueFlag(
+      "--mcp-era <era>",
+      "MCP protocol eras /mcp serves: both (default), modern (2026-07-28) or legacy (2025-11-25)",
+      parseMcpEra,
+    ),
+    "both",
+  ),
+  dpop: valueFlag(
+    "--dpop <mode>",
+    "DPoP-bound tokens (RFC 9449): allowed (default), required or off",
+    parseDpopMode,
+  ),
   /** `--public-url`: the base URL clients reach the server at (behind a proxy). */
-  publicUrl?: string;
-  /** `--oauth-config`: a JSON file of pre-registered clients and the issuers the jwt-bearer grant trusts. */
-  oauthConfig?: string;
-}
+  publicUrl: valueFlag(
+    "--public-url <url>",
+    "base URL for links and OAuth metadata when the server sits behind a proxy",
+  ),
+  oauthConfig: valueFlag(
+    "--oauth-config <file>",
+    "a JSON file (yours alone) of oauthClients, trustedWorkloadIssuers, trustedEnterpriseIdps and referenceIdp",
+  ),
+};
+export type ServeOptions = CommandInput<Record<never, never>, typeof serveFlags>;
 
 function eraNote(era: "both" | "modern" | "legacy"): string {
   if (era === "modern") return "2026-07-28 only (stateless; 2025-era initialize is refused)";
@@ -194,3 +222,5 @@ export async function serve(options: ServeOptions, ctx: CliContext): Promise<voi
   ctx.io.stderr("Stopping…\n");
   await server.close();
 }
+
+export const serveCommand = defineCommand({ arguments: {}, options: serveFlags, run: serve });
