@@ -1,4 +1,4 @@
-/** `resolve` with a flag for the other kind of pause: exit 3 (docs/chat-cli.md: "waits for another task type"), nothing sent. */
+/** `resolve` with a flag or a task for the other kind of pause: exit 3 (docs/chat-cli.md: "waits for another task type"), nothing sent; in-process on the reference server's handler. */
 import { afterAll, describe, expect, it } from "vitest";
 import { ChatClient } from "../../src/client/index.js";
 import { createInProcessReferenceServer } from "../../src/server/in-process.js";
@@ -26,5 +26,19 @@ describe("a flag for the other task type", () => {
     expect(result.stderr).toContain("--connected needs a pause on an integration");
     expect(result.code).toBe(3);
     expect((await acme.getPendingTask(chat.id))?.kind).toBe("permissions");
+  });
+});
+
+describe("resolve --task of another type than the chat waits for", () => {
+  it("exit 3 saying what the chat waits for and which task type answers it", async () => {
+    const chat = await acme.createChat({ message: "Add a database to my app" });
+    const result = await cli(["--token", token, "resolve", chat.id, "--task", '{"type":"nope"}']);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `chat ${chat.id} waits for integration: .+, answered by a "confirmed-steps" task, not "nope"`,
+      ),
+    );
+    expect(result.stderr).not.toMatch(/moved on/);
   });
 });
