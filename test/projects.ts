@@ -39,6 +39,7 @@ export const INTEGRATION_FILES = [
   "test/bridge/help-texts.test.ts",
   "test/bridge/host-visible-errors.test.ts",
   "test/bridge/large-messages.test.ts",
+  "test/bridge/login-interrupted.test.ts",
   "test/bridge/eras/concurrent-listens.test.ts",
   "test/bridge/eras/legacy-server.test.ts",
   "test/bridge/eras/modern-client-legacy-streams.test.ts",

@@ -70,7 +70,16 @@ async function main(): Promise<void> {
     for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
       process.on(signal, () => relay.close(signal));
     process.exit(await relay.closed);
-  } else process.exitCode = await runAccountCommand(command.kind, command.options);
+  } else {
+    // Ctrl-C while login waits for the browser: say so, and exit through process.exit so the lock file goes too
+    // (login-lock.ts releases held locks on exit; a process killed by the signal would leave it behind).
+    if (command.kind === "login")
+      process.once("SIGINT", () => {
+        process.stderr.write("\nchat-mcp-bridge: Sign-in cancelled; nothing was stored.\n");
+        process.exit(130);
+      });
+    process.exitCode = await runAccountCommand(command.kind, command.options);
+  }
 }
 
 main().catch((error: unknown) => {

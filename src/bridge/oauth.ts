@@ -107,10 +107,26 @@ export function bridgeLoginCommand(
 ): string {
   const words = [...invocationWords(env, argv), "login"];
   if (options.profile) words.push("--profile", options.profile);
+  // Where the login is kept: a login stored elsewhere is one the relay never reads.
+  if (options.tokenStore !== "auto") words.push("--token-store", options.tokenStore);
   if (options.deviceCode) words.push("--device-code");
-  // A sign-in with an assertion needs its flags again (file paths only; the secrets stay in the environment).
+  // The client and its redirect URI are part of the registration the login is made with; secrets stay in the
+  // environment, and an assertion's flags are file paths only.
+  if (options.clientId) words.push("--client-id", quoted(options.clientId));
+  if (options.clientMetadataUrl) words.push("--client-metadata-url", quoted(options.clientMetadataUrl));
+  if (options.clientMetadata) words.push("(your --static-oauth-client-metadata)");
+  // The stored token is the ID token with --use-id-token: the same flag, the same login.
+  if (options.useIdToken) words.push("--use-id-token");
+  if (options.callbackPort !== undefined) words.push("--callback-port", String(options.callbackPort));
+  if (options.callbackHost) words.push("--host", quoted(options.callbackHost));
+  if (options.callbackPath) words.push("--callback-path", quoted(options.callbackPath));
+  // What changes the sign-in's requests, so the token is the one the relay asks for.
+  if (options.resource) words.push("--resource", quoted(options.resource));
+  if (options.disableResourceParameter) words.push("--disable-resource-parameter");
+  for (const [key, value] of Object.entries(options.authorizeParams ?? {}))
+    words.push("--authorize-param", quoted(`${key}=${value}`));
+  if (options.allowHttp) words.push("--allow-http");
   if (options.clientId && (options.workloadTokenFile !== undefined || options.enterpriseIdp)) {
-    words.push("--client-id", quoted(options.clientId));
     if (options.workloadTokenFile !== undefined)
       words.push("--workload-token-file", quoted(options.workloadTokenFile));
     const idp = options.enterpriseIdp;
@@ -119,9 +135,7 @@ export function bridgeLoginCommand(
       words.push("--idp-id-token-file", quoted(idp.idTokenFile));
     }
   }
-  // The stored token is the ID token, and the registration holds the redirect URI: the same flags, the same login.
-  if (options.useIdToken) words.push("--use-id-token");
-  if (options.callbackPath) words.push("--callback-path", quoted(options.callbackPath));
+  // The header names are part of the login's key: the same files, the same login.
   for (const file of new Set(options.headers.flatMap((header) => (header.file ? [header.file] : []))))
     words.push("--header-file", quoted(file));
   if (options.headers.some((header) => !header.file)) words.push("(your --header options)");
@@ -140,7 +154,7 @@ function invocationWords(env: Record<string, string | undefined>, argv: readonly
   return ["node", quoted(script)];
 }
 
-const quoted = (word: string): string => (/^[\w./:@+-]+$/.test(word) ? word : JSON.stringify(word));
+const quoted = (word: string): string => (/^[\w./:@+=-]+$/.test(word) ? word : JSON.stringify(word));
 
 /**
  * `<base>/v2` (and any path under it) is the chat service's REST API: it answers an unauthenticated request with a Bearer challenge for

@@ -39,6 +39,8 @@ export interface CliContext {
   io: CliIo;
   globals: GlobalOptions;
   env?: Record<string, string | undefined>;
+  /** The fetch every request of this run goes through (tests pass the reference server's handler); default the global one. */
+  fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
 
 /** The token by the one precedence (`resolveRestToken`): `--token`, then `$CHAT_API_KEY`, then the `chat-cli login` credentials. */
@@ -68,6 +70,7 @@ export async function openClient(ctx: CliContext, token?: RestToken): Promise<Ch
   return new Client({
     baseUrl: ctx.globals.baseUrl,
     token: resolved.token,
+    ...(ctx.fetch ? { fetch: ctx.fetch } : {}),
     logger: stderrLogger(ctx.io),
     // --debug shows each request and answer with its request id; otherwise $CHAT_LOG, else warnings only.
     ...(ctx.globals.debug ? { logLevel: "debug" as const } : {}),
@@ -92,6 +95,7 @@ export async function notSignedIn(ctx: CliContext): Promise<never> {
     baseUrl: ctx.globals.baseUrl,
     maxRetries: 0,
     timeoutMs: REACHABLE_TIMEOUT_MS,
+    ...(ctx.fetch ? { fetch: ctx.fetch } : {}),
     logger: stderrLogger(ctx.io),
     ...(ctx.globals.debug ? { logLevel: "debug" as const } : {}),
   });

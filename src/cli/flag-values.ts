@@ -1,5 +1,6 @@
 /** The parsers of chat-cli's flag values: each returns the value or throws OptionValueError with what is wrong. */
 import { portNumber } from "../internal/port.js";
+import { valueFlag } from "./define-command.js";
 
 /** A flag value the option's parser refused; commander reports it as its own InvalidArgumentError. */
 export class OptionValueError extends Error {
@@ -21,10 +22,12 @@ export function parseAuthTimeout(value: string): number {
   return seconds;
 }
 
-export function parseTokenStore(value: string): string {
-  if (!["auto", "keychain", "file"].includes(value))
-    throw new OptionValueError("must be auto, keychain or file.");
-  return value;
+const TOKEN_STORES = ["auto", "keychain", "file"] as const;
+
+export function parseTokenStore(value: string): (typeof TOKEN_STORES)[number] {
+  const store = TOKEN_STORES.find((name) => name === value);
+  if (!store) throw new OptionValueError("must be auto, keychain or file.");
+  return store;
 }
 
 export function parsePort(value: string): number {
@@ -78,3 +81,6 @@ export function parseBaseUrl(value: string): string {
   }
   return value.replace(/\/+$/, "");
 }
+
+/** `--limit <n>` of the commands that list. */
+export const limitFlag = valueFlag("--limit <n>", "page size, 1-100 (default 20)", parseLimit);

@@ -1,22 +1,34 @@
-/** The commander program of chat-cli, built from the command table: usage errors, help and every unusual argv. */
-import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+/** The commander program of chat-cli: the global options, every command by name, and the named one's flags once it loads. */
+import { Command, CommanderError, Help, InvalidArgumentError, Option } from "commander";
 import { packageVersion } from "../internal/package-version.js";
-import {
-  COMMANDS,
-  GLOBAL_OPTIONS,
-  type Operand,
-  type OptionSpec,
-  OptionValueError,
-} from "./command-table.js";
+import { COMMANDS, type CommandEntry } from "./commands/index.js";
 import { type CliContext, type GivenGlobals, type GlobalOptions, globalOptionsFrom } from "./context.js";
+import type { CommandDefinition, CommandInput, FlagSpec } from "./define-command.js";
 import { EXIT, type ExitCode } from "./errors.js";
+import { OptionValueError, parseBaseUrl } from "./flag-values.js";
 import type { CliIo } from "./io.js";
 
 /** Builds the context a command runs with from the options commander parsed. */
 export type ContextFactory = (globals: GlobalOptions) => CliContext;
 
+/** The program's own options (besides -h and -V), recognised before and after the command name. */
+const GLOBAL_OPTIONS: FlagSpec<unknown>[] = [
+  {
+    flags: "--base-url <url>",
+    description: "service base URL (default: $CHAT_API_URL or http://127.0.0.1:8787)",
+    parse: parseBaseUrl,
+  },
+  {
+    flags: "--token <token>",
+    description: "API key or access token (default: $CHAT_API_KEY, then the stored login)",
+  },
+  { flags: "--json", description: "print exactly the response JSON on stdout" },
+  { flags: "--no-color", description: "never use colour (NO_COLOR is honoured too)" },
+  { flags: "--debug", description: "details and stack traces on stderr" },
+];
+
 /** A commander Option from its spec; a refused value becomes commander's InvalidArgumentError (exit 2). */
-function optionOf(spec: OptionSpec): Option {
+function optionOf(spec: FlagSpec<unknown>): Option {
   const option = new Option(spec.flags, spec.description);
   const parse = spec.parse;
   if (parse) {
@@ -56,7 +68,7 @@ export function buildProgram(
   output: ProgramOutput,
   contextFor: ContextFactory,
   defaultBaseUrl: () => string,
-): Command {
+): { program: Command; declareNamed(name: string | undefined): Promise<void> } {
   const program = new Command("chat-cli")
     .description("Work with the AI-assisted chat service from a terminal or a script.")
     .version(version, "-V, --version", "print the version")
@@ -78,18 +90,67 @@ export function buildProgram(
   const ctx = (command: Command): CliContext =>
     contextFor(globalOptionsFrom(command.optsWithGlobals() as GivenGlobals, defaultBaseUrl));
 
-  for (const spec of COMMANDS) {
-    const command = program.command(spec.name).description(spec.description);
-    for (const argument of spec.arguments) command.argument(argument.name, argument.description);
-    for (const option of spec.options) command.addOption(optionOf(option));
-    // commander calls an action with the operands, then the options, then the command itself.
-    command.action(async (...params: unknown[]) => {
-      const self = params.at(-1) as Command;
-      const opts = params.at(-2) as Record<string, unknown>;
-      await spec.run(params.slice(0, -2) as Operand[], opts, ctx(self));
-    });
+  const entries = new Map<string, CommandEntry>();
+  for (const entry of COMMANDS) {
+    entries.set(entry.name, entry);
+    program.command(entry.name).description(entry.description);
   }
-  return program;
+  // The program's help lists each command with its usage without loading the command's module.
+  const helpConfig = program.configureHelp();
+  program.configureHelp({
+    ...helpConfig,
+    subcommandTerm: (command) => {
+      const usage = entries.get(command.name())?.usage;
+      if (usage === undefined) return new Help().subcommandTerm(command);
+      return usage ? `${command.name()} ${usage}` : command.name();
+    },
+  });
+  // commander names the command before it parses the command's own words: load its module then, and declare
+  // its arguments and flags (help for it, `help <command>` and its usage errors need them).
+  const declared = new Set<string>();
+  const declareNamed = async (name: string | undefined): Promise<void> => {
+    const entry = name === undefined ? undefined : entries.get(name);
+    const command = program.commands.find((candidate) => candidate.name() === name);
+    if (!entry || !command || declared.has(entry.name)) return;
+    declared.add(entry.name);
+    declare(command, await entry.load(), ctx);
+  };
+  program.hook("preSubcommand", (_program, command) => declareNamed(command.name()));
+  return { program, declareNamed };
+}
+
+/** A command's arguments, flags and action from its definition; its run gets the values under the definition's keys. */
+export function declare(
+  command: Command,
+  definition: CommandDefinition,
+  ctx: (command: Command) => CliContext,
+): void {
+  const argumentKeys = Object.keys(definition.arguments);
+  for (const spec of Object.values(definition.arguments)) command.argument(spec.name, spec.description);
+  const flagKeys: [key: string, attribute: string][] = [];
+  for (const [key, spec] of Object.entries(definition.options)) {
+    const option = optionOf(spec);
+    command.addOption(option);
+    flagKeys.push([key, option.attributeName()]);
+  }
+  // commander calls an action with the operands, then the options, then the command itself.
+  command.action(async (...params: unknown[]) => {
+    const self = params.at(-1) as Command;
+    const given = self.opts();
+    const input: Record<string, unknown> = {};
+    argumentKeys.forEach((key, index) => {
+      const operand = params[index];
+      // A variadic argument's words are one text.
+      input[key] = Array.isArray(operand) ? operand.join(" ") : (operand ?? "");
+    });
+    for (const [key, attribute] of flagKeys)
+      if (given[attribute] !== undefined) input[key] = given[attribute];
+    // The one place the parsed values meet the types: commander parsed them by the very specs the type comes from.
+    await definition.run(
+      input as CommandInput<typeof definition.arguments, typeof definition.options>,
+      ctx(self),
+    );
+  });
 }
 
 /**
@@ -102,18 +163,23 @@ export async function runProgram(
   contextFor: ContextFactory,
   defaultBaseUrl: () => string,
 ): Promise<ExitCode> {
-  const program = buildProgram(
+  const { program, declareNamed } = buildProgram(
     packageVersion(),
     { writeOut: io.stdout, writeErr: io.stderr },
     contextFor,
     defaultBaseUrl,
   );
   try {
+    // `help <command>` prints the command's help without the hook that loads it: load the named one first.
+    const help = argv.indexOf("help");
+    if (help >= 0) await declareNamed(argv[help + 1]);
     await program.parseAsync(argv, { from: "user" });
     return EXIT.ok;
   } catch (error) {
     if (!(error instanceof CommanderError)) throw error;
-    if (error.code === "commander.helpDisplayed" || error.code === "commander.version") return EXIT.ok;
+    // `--help` ends as helpDisplayed, `help [command]` as help (commander's two words for one request): both exit 0.
+    if (["commander.helpDisplayed", "commander.help", "commander.version"].includes(error.code))
+      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     return EXIT.usage;
   }
 }

@@ -14,20 +14,32 @@ import { type CliIo, isYes, processIo } from "./io.js";
 import { runProgram } from "./program.js";
 import { describeUnreachable } from "./unreachable.js";
 
+/** What a run touches besides argv, injectable as gh's IOStreams: tests pass fake streams, an env and a fetch. */
+export interface RunSeams {
+  env?: Record<string, string | undefined>;
+  fetch?: CliContext["fetch"];
+}
+
 /** Runs the program on `argv` (without node and script) and resolves to the exit code. */
-export async function run(argv: string[], ioOverride?: CliIo): Promise<ExitCode> {
+export async function run(argv: string[], ioOverride?: CliIo, seams: RunSeams = {}): Promise<ExitCode> {
   const io = ioOverride ?? processIo(!argv.includes("--no-color"));
   let globals: GlobalOptions | undefined;
   const contextFor = (parsed: GlobalOptions): CliContext => {
     globals = parsed;
-    return { io, globals: parsed };
+    return {
+      io,
+      globals: parsed,
+      ...(seams.env ? { env: seams.env } : {}),
+      ...(seams.fetch ? { fetch: seams.fetch } : {}),
+    };
   };
+  const baseUrlDefault = () => defaultBaseUrl(seams.env ?? process.env);
   try {
     // commander parses every command line, and prints help, the version and usage errors itself.
-    return await runProgram(argv, io, contextFor, defaultBaseUrl);
+    return await runProgram(argv, io, contextFor, baseUrlDefault);
   } catch (error) {
     const debug = globals?.debug ?? argv.includes("--debug");
-    const code = await reportError(error, io, { debug, baseUrl: globals?.baseUrl ?? defaultBaseUrl() });
+    const code = await reportError(error, io, { debug, baseUrl: globals?.baseUrl ?? baseUrlDefault() });
     if (debug) printDebug(error, io);
     return code;
   }

@@ -333,7 +333,7 @@ describe("--profile: two logins for one URL", () => {
     };
     const login = report.checks.find((check) => check.id === "login");
     expect(login).toMatchObject({ status: "fail" });
-    expect(login?.fix).toContain(`chat-mcp-bridge login --profile acme ${server.mcpUrl}`);
+    expect(login?.fix).toContain(`chat-mcp-bridge login --profile acme --token-store file ${server.mcpUrl}`);
     expect(home.codes()).toHaveLength(2);
   });
 });

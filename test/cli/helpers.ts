@@ -154,3 +154,15 @@ export function recordingIo(overrides: Partial<CliIo> = {}): CliIo & { out: stri
   };
   return io;
 }
+
+/** The reference server's handler and chat-cli in one process: no port, no spawned bin (gh's in-process command tests). */
+export function inProcessCli(
+  server: { url: string; fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response> },
+  env: Record<string, string | undefined> = cleanEnv(),
+) {
+  return async (args: string[], io = recordingIo()): Promise<CliResult & { io: typeof io }> => {
+    const { run } = await import("../../src/cli/run.js");
+    const code = await run(["--base-url", server.url, ...args], io, { env, fetch: server.fetch });
+    return { code, stdout: io.out, stderr: io.err, io };
+  };
+}

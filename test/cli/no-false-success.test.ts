@@ -1,9 +1,9 @@
-/** Commands that used to claim success for nothing: logout of an unknown URL, "Opening" without a browser, a busy port, a task of another type. */
+/** Commands that used to claim success for nothing: logout of an unknown URL, "Opening" without a browser, a busy port (a task of another type: resolve-wrong-kind.test.ts, in-process). */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ChatClient } from "../../src/client/index.js";
 import { BRIDGE_BIN } from "../bridge/fixtures/spawn-bridge.js";
-import { DATABASE_PROMPT, useReferenceServer } from "../server/helpers.js";
+import { useReferenceServer } from "../server/helpers.js";
 import { cleanEnv, ROOT, runCli, runProcess } from "./helpers.js";
 
 const HTTP_BROWSER = join(ROOT, "test/auth/fixtures/http-browser.mjs");
@@ -84,28 +84,5 @@ describe("serve on a busy port", () => {
     expect(result.stderr).toContain(`cannot listen on 127.0.0.1:${port}`);
     expect(result.stderr).toContain("--port 0");
     expect(result.stderr).not.toMatch(/EADDRINUSE|--debug/);
-  });
-});
-
-describe("resolve --task of another type than the chat waits for", () => {
-  it("exit 3 saying what the chat waits for and which task type answers it", async () => {
-    const key = running.server.apiKeys.acme!;
-    const chat = await new ChatClient({ baseUrl: running.server.url, token: key }).createChat({
-      message: DATABASE_PROMPT,
-    });
-    const env = cleanEnv({ CHAT_API_KEY: key });
-    const result = await runCli(
-      ["--base-url", running.server.url, "resolve", chat.id, "--task", '{"type":"nope"}'],
-      {
-        env,
-      },
-    );
-    expect(result.code).toBe(3);
-    expect(result.stderr).toMatch(
-      new RegExp(
-        `chat ${chat.id} waits for integration: .+, answered by a "confirmed-steps" task, not "nope"`,
-      ),
-    );
-    expect(result.stderr).not.toMatch(/moved on/);
   });
 });

@@ -18,8 +18,12 @@ describe("serve --port 0", () => {
     const baseUrl = /Base URL:\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)?.[1];
     expect(baseUrl).toBeDefined();
     expect(stdout).toContain(`MCP URL:   ${baseUrl}/mcp`);
+    // The config that works today, from any folder: this checkout's bin run with node.
     expect(stdout).toContain(
-      `{"mcpServers":{"chat":{"command":"npx","args":["-y","chat-mcp-bridge","${baseUrl}/mcp"]}}}`,
+      `{"mcpServers":{"chat":{"command":"node","args":[${JSON.stringify(join(ROOT, "bin", "chat-mcp-bridge.js"))},"${baseUrl}/mcp"]}}}`,
+    );
+    expect(stdout).toContain(
+      `Once it is published: {"mcpServers":{"chat":{"command":"npx","args":["-y","chat-mcp-bridge","${baseUrl}/mcp"]}}}`,
     );
     expect(stdout).toContain(`{"mcpServers":{"chat":{"url":"${baseUrl}/mcp"}}}`);
     // Beside the npx config: the package is not on the registry yet, and what to run instead.
@@ -54,5 +58,16 @@ describe("notOnRegistryNote (serve and the demo print it beside the npx config)"
     expect(text).toContain('{"command":"node","args":["/opt/cmb/bin/chat-mcp-bridge.js","<mcp-url>"]}');
     expect(text).toContain("`npm link`");
     expect(text).toContain('{"command":"chat-mcp-bridge","args":["<mcp-url>"]}');
+  });
+
+  it("from an installed package: no `npm link`, the installed bin to run with node", () => {
+    const text = notOnRegistryNote("/app/node_modules/chat-mcp-bridge/bin/chat-mcp-bridge.js", {
+      checkout: false,
+    }).join("\n");
+    expect(text).not.toContain("npm link");
+    expect(text).not.toContain("checkout");
+    expect(text).toContain(
+      '{"command":"node","args":["/app/node_modules/chat-mcp-bridge/bin/chat-mcp-bridge.js","<mcp-url>"]}',
+    );
   });
 });

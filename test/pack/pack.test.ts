@@ -263,6 +263,72 @@ describe("both bins run from a fresh install", () => {
   });
 });
 
+describe("chat-cli serve from a fresh install (not a checkout)", () => {
+  it("offers no `npm link`, and its stdio config starts the bridge from an empty folder", async () => {
+    const child = spawn(
+      process.execPath,
+      [join(installedPackage, "bin/chat-cli.js"), "serve", "--port", "0"],
+      {
+        cwd: installDir,
+        env: { ...process.env, CHAT_CONFIG_DIR: join(work, "serve-config") },
+      },
+    );
+    let stdout = "";
+    child.stdout.setEncoding("utf8");
+    const printed = new Promise<void>((done) =>
+      child.stdout.on("data", (text: string) => {
+        stdout += text;
+        if (stdout.includes("clients with remote support")) done();
+      }),
+    );
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    try {
+      await printed;
+      await startsFromEmptyFolder(stdout);
+    } finally {
+      child.kill("SIGTERM");
+      await exited;
+    }
+  });
+});
+
+/** The printed stdio config, run as an MCP client runs it: from an empty folder, answering `initialize`. */
+async function startsFromEmptyFolder(stdout: string): Promise<void> {
+  expect(stdout).not.toContain("npm link");
+  expect(stdout).not.toContain("this checkout");
+  const configLine = stdout.split("MCP client config (stdio bridge):\n")[1]?.split("\n")[0] ?? "";
+  const config = z
+    .object({ mcpServers: z.object({ chat: z.object({ command: z.string(), args: z.array(z.string()) }) }) })
+    .parse(JSON.parse(configLine)).mcpServers.chat;
+  expect(config).toEqual({
+    command: "node",
+    args: [
+      join(installedPackage, "bin/chat-mcp-bridge.js"),
+      expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/),
+    ],
+  });
+  // An MCP client starts it from wherever it runs: an empty folder with no package.json.
+  const elsewhere = join(work, "elsewhere");
+  mkdirSync(elsewhere, { recursive: true });
+  const bridge = spawn(config.command === "node" ? process.execPath : config.command, config.args, {
+    cwd: elsewhere,
+    env: {
+      ...process.env,
+      CHAT_CONFIG_DIR: join(work, "serve-config"),
+      BROWSER: join(work, "no-such-browser"),
+    },
+  });
+  const bridgeExited = new Promise((resolve) => bridge.once("exit", resolve));
+  bridge.stdin.write(`${initializeLine(1)}\n`);
+  const [answer] = (await once(bridge.stdout.setEncoding("utf8"), "data")) as [string];
+  bridge.stdin.end();
+  await bridgeExited;
+  expect(JSON.parse(answer.split("\n")[0] ?? "")).toMatchObject({
+    id: 1,
+    result: { serverInfo: expect.anything() },
+  });
+}
+
 describe("every export imports from a fresh install", () => {
   it('import { ChatClient } from "chat-mcp-bridge" gives a working client class', async () => {
     const out = await nodeIn(installDir, [

@@ -111,7 +111,9 @@ export function asDetailAndFix(message: string, fallbackFix: string): { detail: 
 /** The command that signs in again for this URL and profile. */
 export function loginCommand(url: URL, options: DoctorOptions): string {
   const profile = options.profile && options.profile !== "default" ? ` --profile ${options.profile}` : "";
-  return `chat-mcp-bridge login${profile} ${url.href}`;
+  // The store doctor read: a login kept in another one is a login doctor would not find.
+  const store = options.tokenStore !== "auto" ? ` --token-store ${options.tokenStore}` : "";
+  return `chat-mcp-bridge login${profile}${store} ${url.href}`;
 }
 
 /** How long a browser sign-in may take (`--auth-timeout`), for the checks that may start one under `--sign-in`. */

@@ -1,12 +1,14 @@
 /** `chat-cli create <prompt...> [--title]`: start a chat; the assistant has answered when it returns. */
 import { type CliContext, openClient } from "../context.js";
+import { type CommandInput, defineCommand, valueFlag } from "../define-command.js";
 import { printChat, printJson, printNextStep } from "../output.js";
 import { waitForAssistant } from "../waiting.js";
 
-export interface CreateOptions {
-  prompt: string;
-  title?: string;
-}
+const createArguments = { prompt: { name: "<prompt...>", description: "the first message" } };
+const createFlags = {
+  title: valueFlag("--title <title>", "chat title (default: the start of the prompt)"),
+};
+export type CreateOptions = CommandInput<typeof createArguments, typeof createFlags>;
 
 export async function create(options: CreateOptions, ctx: CliContext): Promise<void> {
   const client = await openClient(ctx);
@@ -20,3 +22,5 @@ export async function create(options: CreateOptions, ctx: CliContext): Promise<v
   printChat(ctx.io, chat, pending);
   printNextStep(ctx.io, chat, pending);
 }
+
+export const createCommand = defineCommand({ arguments: createArguments, options: createFlags, run: create });

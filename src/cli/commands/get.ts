@@ -1,13 +1,13 @@
 /** `chat-cli get <chatId> [--web]`: a chat's summary with its URL and pending task, or open it in the browser. */
 import { openInBrowser } from "../browser.js";
 import { type CliContext, openClient } from "../context.js";
+import { type CommandInput, chatIdArgument, defineCommand, switchFlag } from "../define-command.js";
 import { aboutChat, CliError, EXIT } from "../errors.js";
 import { printChat, printJson, printNextStep } from "../output.js";
 
-export interface GetOptions {
-  chatId: string;
-  web?: boolean;
-}
+const getArguments = { chatId: chatIdArgument };
+const getFlags = { web: switchFlag("--web", "open the chat in the browser") };
+export type GetOptions = CommandInput<typeof getArguments, typeof getFlags>;
 
 export async function get(options: GetOptions, ctx: CliContext): Promise<void> {
   const client = await openClient(ctx);
@@ -22,3 +22,5 @@ export async function get(options: GetOptions, ctx: CliContext): Promise<void> {
   printChat(ctx.io, chat, pending);
   printNextStep(ctx.io, chat, pending);
 }
+
+export const getCommand = defineCommand({ arguments: getArguments, options: getFlags, run: get });

@@ -1,13 +1,16 @@
 /** `chat-cli list [--topic] [--limit] [--all]`: chats, newest-updated first. */
 import type { Chat, ListPage } from "../../wire/index.js";
 import { type CliContext, openClient } from "../context.js";
+import { type CommandInput, defineCommand, switchFlag, valueFlag } from "../define-command.js";
+import { limitFlag } from "../flag-values.js";
 import { printChatList, printHint, printJson } from "../output.js";
 
-export interface ListOptions {
-  topic?: string;
-  limit?: number;
-  all?: boolean;
-}
+const listFlags = {
+  topic: valueFlag("--topic <text>", "only chats whose title or messages mention this"),
+  limit: limitFlag,
+  all: switchFlag("--all", "every chat, all pages"),
+};
+export type ListOptions = CommandInput<Record<never, never>, typeof listFlags>;
 
 export async function list(options: ListOptions, ctx: CliContext): Promise<void> {
   const client = await openClient(ctx);
@@ -32,3 +35,5 @@ export async function list(options: ListOptions, ctx: CliContext): Promise<void>
   printChatList(ctx.io, page.data);
   if (page.nextCursor) printHint(ctx.io, "More chats: use --all, or a larger --limit.");
 }
+
+export const listCommand = defineCommand({ arguments: {}, options: listFlags, run: list });

@@ -4,31 +4,64 @@ import { configDir } from "../../config/index.js";
 import { redactForTerminal } from "../../internal/redact.js";
 import { UsageError } from "../../internal/usage-error.js";
 import { assertBaseUrl, type CliContext } from "../context.js";
+import {
+  type CommandInput,
+  defineCommand,
+  negatedSwitch,
+  switchFlag,
+  valueFlag,
+  withDefault,
+} from "../define-command.js";
 import { CliError, EXIT } from "../errors.js";
+import { parseAuthTimeout, parseTokenStore } from "../flag-values.js";
 import { printHint, printJson, shown } from "../output.js";
 
-export interface LoginOptions {
+const loginFlags = {
   /** false after `--no-browser`: print the sign-in URL instead of opening it. */
-  browser: boolean;
-  /** `--device-code`: sign in with a device code (RFC 8628) entered in a browser on any device. */
-  deviceCode?: boolean | undefined;
-  /** `--auth-timeout` in milliseconds; default 300 s. */
-  authTimeoutMs?: number | undefined;
-  /** `--token-store`; default auto (keychain, else a 0600 file). */
-  tokenStore?: "auto" | "keychain" | "file" | undefined;
-  /** `--client-credentials`: the `client_credentials` grant as `clientId` (secret or key), no browser. */
-  clientCredentials?: boolean | undefined;
-  /** `--client-id`: a pre-registered client; its secret, if any, from `$CHAT_MCP_CLIENT_SECRET`. */
-  clientId?: string | undefined;
-  /** `--client-private-key`: the PEM file of a `private_key_jwt` client. */
-  clientPrivateKeyFile?: string | undefined;
-  /** `--workload-token-file`: the jwt-bearer grant as `clientId` with the token a platform writes there. */
-  workloadTokenFile?: string | undefined;
-  /** `--callback-path`: the redirect URI's path on the loopback callback. */
-  callbackPath?: string | undefined;
-  /** `--auth-success-url`: where the browser goes after a successful sign-in. */
-  authSuccessUrl?: string | undefined;
-}
+  browser: negatedSwitch("--no-browser", "print the sign-in URL instead of opening a browser"),
+  deviceCode: switchFlag(
+    "--device-code",
+    "sign in with a code entered in a browser on any device (OAuth device code, RFC 8628); also used by itself when no browser can open here and the server offers it",
+  ),
+  authTimeoutMs: valueFlag(
+    "--auth-timeout <seconds>",
+    "how long to wait for the sign-in, in a browser or with a device code (default 300)",
+    (value) => parseAuthTimeout(value) * 1000,
+  ),
+  tokenStore: withDefault(
+    valueFlag(
+      "--token-store <store>",
+      "where the credentials are kept: auto (keychain, else a 0600 file), keychain or file",
+      parseTokenStore,
+    ),
+    "auto",
+  ),
+  clientCredentials: switchFlag(
+    "--client-credentials",
+    "sign in as the --client-id client itself, with no browser (for CI jobs)",
+  ),
+  clientId: valueFlag(
+    "--client-id <id>",
+    "the pre-registered OAuth client (its secret, if any, from $CHAT_MCP_CLIENT_SECRET)",
+  ),
+  clientPrivateKeyFile: valueFlag(
+    "--client-private-key <pem-file>",
+    "with --client-credentials: sign private_key_jwt assertions with this key (a file only you can read)",
+  ),
+  workloadTokenFile: valueFlag(
+    "--workload-token-file <path>",
+    "sign in as --client-id with the workload identity token a platform writes to this file (Kubernetes, CI OIDC)",
+  ),
+  callbackPath: valueFlag(
+    "--callback-path <path>",
+    "path of the OAuth callback's redirect URI (default /callback)",
+  ),
+  authSuccessUrl: valueFlag(
+    "--auth-success-url <url>",
+    "http(s) page the browser is sent to after a successful sign-in",
+  ),
+};
+export type LoginOptions = CommandInput<Record<never, never>, typeof loginFlags>;
 
 const AUTH_TIMEOUT_MS = 5 * 60_000;
 
@@ -140,3 +173,5 @@ async function untilInterrupted<T>(signIn: Promise<T>): Promise<T> {
     if (onInterrupt) process.off("SIGINT", onInterrupt);
   }
 }
+
+export const loginCommand = defineCommand({ arguments: {}, options: loginFlags, run: login });

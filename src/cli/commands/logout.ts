@@ -1,13 +1,14 @@
 /** `chat-cli logout`: forget (and revoke where possible) the stored login for the base URL. */
 import { configDir } from "../../config/index.js";
 import type { CliContext } from "../context.js";
+import { defineCommand } from "../define-command.js";
 import { CliError, EXIT } from "../errors.js";
 import { printHint, printJson } from "../output.js";
 import { loginSession } from "./login.js";
 
 /** Exit 1, naming the stored logins, when none matched the base URL (a typo, a trailing path). */
 export async function logout(_options: object, ctx: CliContext): Promise<void> {
-  const session = await loginSession(ctx, { browser: false });
+  const session = await loginSession(ctx, { browser: false, tokenStore: "auto" });
   if (!(await session.signOut())) {
     const { storedLoginUrls } = await import("../../auth/index.js");
     const stored = await storedLoginUrls(configDir(ctx.env ?? process.env));
@@ -24,3 +25,5 @@ export async function logout(_options: object, ctx: CliContext): Promise<void> {
   if (process.env.CHAT_API_KEY)
     printHint(ctx.io, "Note: CHAT_API_KEY is still set and is used when present.");
 }
+
+export const logoutCommand = defineCommand({ arguments: {}, options: {}, run: logout });

@@ -1,14 +1,14 @@
 /** `chat-cli messages <chatId> [--limit] [--all]`: a chat's messages, newest first. */
 import type { ListPage, Message } from "../../wire/index.js";
 import { type CliContext, openClient } from "../context.js";
+import { type CommandInput, chatIdArgument, defineCommand, switchFlag } from "../define-command.js";
 import { aboutChat } from "../errors.js";
+import { limitFlag } from "../flag-values.js";
 import { printHint, printJson, printMessageList } from "../output.js";
 
-export interface MessagesOptions {
-  chatId: string;
-  limit?: number;
-  all?: boolean;
-}
+const messagesArguments = { chatId: chatIdArgument };
+const messagesFlags = { limit: limitFlag, all: switchFlag("--all", "every message, all pages") };
+export type MessagesOptions = CommandInput<typeof messagesArguments, typeof messagesFlags>;
 
 export async function messages(options: MessagesOptions, ctx: CliContext): Promise<void> {
   const client = await openClient(ctx);
@@ -26,3 +26,9 @@ export async function messages(options: MessagesOptions, ctx: CliContext): Promi
   printMessageList(ctx.io, page.data);
   if (page.nextCursor) printHint(ctx.io, "More messages: use --all, or a larger --limit.");
 }
+
+export const messagesCommand = defineCommand({
+  arguments: messagesArguments,
+  options: messagesFlags,
+  run: messages,
+});

@@ -1,11 +1,11 @@
 /** `chat-cli pending <chatId>`: what the latest assistant message waits for, and whether the flow can proceed. */
 import { type CliContext, openClient } from "../context.js";
+import { type CommandInput, chatIdArgument, defineCommand } from "../define-command.js";
 import { aboutChat } from "../errors.js";
 import { printJson, printNextStep, printPending } from "../output.js";
 
-export interface PendingOptions {
-  chatId: string;
-}
+const pendingArguments = { chatId: chatIdArgument };
+export type PendingOptions = CommandInput<typeof pendingArguments, Record<never, never>>;
 
 /** With --json: `{ chat, pending }`, `chat` as getChat returns it and `pending` as getPendingTask does (or null). */
 export async function pending(options: PendingOptions, ctx: CliContext): Promise<void> {
@@ -16,3 +16,5 @@ export async function pending(options: PendingOptions, ctx: CliContext): Promise
   printPending(ctx.io, chat, task);
   printNextStep(ctx.io, chat, task);
 }
+
+export const pendingCommand = defineCommand({ arguments: pendingArguments, options: {}, run: pending });

@@ -16,7 +16,15 @@ import {
   TaskSchema,
 } from "../../wire/index.js";
 import { type CliContext, openClient } from "../context.js";
+import {
+  type CommandInput,
+  chatIdArgument,
+  defineCommand,
+  switchFlag,
+  valueFlag,
+} from "../define-command.js";
 import { aboutChat, CliError, EXIT, serverMessage, statusOf, UsageError } from "../errors.js";
+import { parseNames } from "../flag-values.js";
 import { isYes } from "../io.js";
 import {
   hintArgument,
@@ -30,19 +38,22 @@ import {
 } from "../output.js";
 import { waitForAssistant } from "../waiting.js";
 
-export interface ResolveOptions {
-  chatId: string;
-  /** `--integrations a,b`: the names connected (integrations, and MCP presets where the request asks for them). */
-  integrations?: string[];
-  /** `--connected`: exactly the requested names. */
-  connected?: boolean;
-  /** `--reject`: an empty confirmed-steps on an integration pause. */
-  reject?: boolean;
-  /** `--approve`: the pending permissions, unchanged. */
-  approve?: boolean;
-  /** `--task <json|@file>`: any task, sent as given. */
-  task?: string;
-}
+const resolveArguments = { chatId: chatIdArgument };
+const resolveFlags = {
+  integrations: valueFlag(
+    "--integrations <a,b>",
+    "confirm these integrations (and MCP presets) as connected; must match the request, whose presets go with it",
+    parseNames,
+  ),
+  connected: switchFlag(
+    "--connected",
+    "confirm exactly the requested integrations and MCP presets as connected",
+  ),
+  reject: switchFlag("--reject", "reject the integration request"),
+  approve: switchFlag("--approve", "approve the pending script permissions, unchanged"),
+  task: valueFlag("--task <json|@file>", "send this task as is (JSON, or @path to a JSON file)"),
+};
+export type ResolveOptions = CommandInput<typeof resolveArguments, typeof resolveFlags>;
 
 const CHOICES = "--integrations <a,b>, --connected, --reject, --approve or --task <json|@file>";
 
@@ -214,9 +225,10 @@ function wrongKind(chat: Chat, pending: PendingTask, flag: string, expected: str
     pending.kind === "integration"
       ? `Use --connected (or --integrations) once connected, or --reject.`
       : `Use --approve, or reject it with \`chat-cli send ${hintArgument(chat.id)} <text>\`.`;
+  // The chat waits for another task type: a conflict (exit 3), as the same task sent as --task would get from the service.
   return new CliError(
     `${flag} needs a pause on ${expected}, but chat ${chat.id} waits for ${pendingSummary(pending)}`,
-    EXIT.error,
+    EXIT.conflict,
     hint,
   );
 }
@@ -333,3 +345,9 @@ async function readTaskFile(path: string): Promise<string> {
     await file.close();
   }
 }
+
+export const resolveCommand = defineCommand({
+  arguments: resolveArguments,
+  options: resolveFlags,
+  run: resolve,
+});

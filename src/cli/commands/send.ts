@@ -1,14 +1,13 @@
 /** `chat-cli send <chatId> <text...>`: send a message and print the assistant's reply (a follow-up rejects any pause). */
 import { pendingTaskOf } from "../../wire/index.js";
 import { type CliContext, openClient } from "../context.js";
+import { type CommandInput, chatIdArgument, defineCommand } from "../define-command.js";
 import { aboutChat } from "../errors.js";
 import { hintArgument, printJson, printMessage, printNextStep } from "../output.js";
 import { waitForAssistant } from "../waiting.js";
 
-export interface SendOptions {
-  chatId: string;
-  text: string;
-}
+const sendArguments = { chatId: chatIdArgument, text: { name: "<text...>", description: "the message" } };
+export type SendOptions = CommandInput<typeof sendArguments, Record<never, never>>;
 
 export async function send(options: SendOptions, ctx: CliContext): Promise<void> {
   const client = await openClient(ctx);
@@ -25,3 +24,5 @@ export async function send(options: SendOptions, ctx: CliContext): Promise<void>
   printMessage(ctx.io, reply, pending);
   if (pending) printNextStep(ctx.io, await client.getChat(options.chatId), pending);
 }
+
+export const sendCommand = defineCommand({ arguments: sendArguments, options: {}, run: send });

@@ -1,28 +1,57 @@
 /** `chat-cli serve`: the reference server in the foreground, with its URLs, seeded accounts, dev keys and client configs. */
+import { existsSync } from "node:fs";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../../internal/package-version.js";
 import type { CliContext } from "../context.js";
+import { type CommandInput, defineCommand, valueFlag, withDefault } from "../define-command.js";
 import { CliError, EXIT } from "../errors.js";
+import { parseDpopMode, parseMcpEra, parseMilliseconds, parsePort, parseSeconds } from "../flag-values.js";
 import { printJson } from "../output.js";
 
-export interface ServeOptions {
-  port: number;
-  host: string;
-  autoApprove?: string;
-  data?: string;
-  assistantDelay?: number;
+const serveFlags = {
+  port: withDefault(valueFlag("--port <port>", "port to listen on (0 picks a free one)", parsePort), 8787),
+  host: withDefault(valueFlag("--host <host>", "interface to listen on"), "127.0.0.1"),
+  autoApprove: valueFlag(
+    "--auto-approve <slug>",
+    "approve OAuth sign-ins for this account or team without a consent page",
+  ),
+  data: valueFlag("--data <file>", "keep the server's data in this JSON file"),
+  assistantDelay: valueFlag(
+    "--assistant-delay <ms>",
+    "make the scripted assistant take this long to answer (to try long waits)",
+    parseMilliseconds,
+  ),
   /** `--token-ttl <s>`: access-token lifetime in seconds. */
-  tokenTtl?: number;
-  /** `--mcp-era`: which MCP protocol eras `/mcp` serves. */
-  mcpEra?: "both" | "modern" | "legacy";
-  /** `--dpop`: whether the authorization server offers DPoP-bound tokens, or insists on them. */
-  dpop?: "off" | "allowed" | "required";
+  tokenTtl: valueFlag(
+    "--token-ttl <s>",
+    "OAuth access tokens expire after this many seconds (to exercise refresh)",
+    parseSeconds,
+  ),
+  mcpEra: withDefault(
+    valueFlag(
+      "--mcp-era <era>",
+      "MCP protocol eras /mcp serves: both (default), modern (2026-07-28) or legacy (2025-11-25)",
+      parseMcpEra,
+    ),
+    "both",
+  ),
+  dpop: valueFlag(
+    "--dpop <mode>",
+    "DPoP-bound tokens (RFC 9449): allowed (default), required or off",
+    parseDpopMode,
+  ),
   /** `--public-url`: the base URL clients reach the server at (behind a proxy). */
-  publicUrl?: string;
-  /** `--oauth-config`: a JSON file of pre-registered clients and the issuers the jwt-bearer grant trusts. */
-  oauthConfig?: string;
-}
+  publicUrl: valueFlag(
+    "--public-url <url>",
+    "base URL for links and OAuth metadata when the server sits behind a proxy",
+  ),
+  oauthConfig: valueFlag(
+    "--oauth-config <file>",
+    "a JSON file (yours alone) of oauthClients, trustedWorkloadIssuers, trustedEnterpriseIdps and referenceIdp",
+  ),
+};
+export type ServeOptions = CommandInput<Record<never, never>, typeof serveFlags>;
 
 function eraNote(era: "both" | "modern" | "legacy"): string {
   if (era === "modern") return "2026-07-28 only (stateless; 2025-era initialize is refused)";
@@ -31,22 +60,37 @@ function eraNote(era: "both" | "modern" | "legacy"): string {
 }
 
 /**
- * The word beside an `npx -y chat-mcp-bridge` config: the package is not on the npm registry yet, so `npx` cannot
- * fetch it; the config can run this checkout's bin with node, or `npm link` puts `chat-mcp-bridge` on the PATH.
+ * The words beside the stdio config: the package is not on the npm registry yet, so `npx -y chat-mcp-bridge` cannot
+ * fetch it (npm answers E404 outside a project that has it); the config that works from any folder runs this
+ * package's own bin with node. `npm link` is offered only in a checkout, where it puts the bin on the PATH.
  */
-export function notOnRegistryNote(bridgeBin: string | undefined): string[] {
-  const bin = bridgeBin ?? "<this checkout>/bin/chat-mcp-bridge.js";
+export function notOnRegistryNote(
+  bridgeBin: string | undefined,
+  { checkout = true, mcpUrl = "<mcp-url>" }: { checkout?: boolean; mcpUrl?: string } = {},
+): string[] {
+  const bin =
+    bridgeBin ?? (checkout ? "<this checkout>/bin/chat-mcp-bridge.js" : "<package>/bin/chat-mcp-bridge.js");
+  const npx = JSON.stringify({
+    mcpServers: { chat: { command: "npx", args: ["-y", "chat-mcp-bridge", mcpUrl] } },
+  });
   return [
     "  chat-mcp-bridge is not on the npm registry yet, so `npx -y chat-mcp-bridge` cannot fetch it. Until it is,",
-    `  use {"command":"node","args":[${JSON.stringify(bin)},"<mcp-url>"]}, or run \`npm link\` in this checkout`,
-    '  and use {"command":"chat-mcp-bridge","args":["<mcp-url>"]}.',
+    checkout
+      ? `  use {"command":"node","args":[${JSON.stringify(bin)},"<mcp-url>"]}, or run \`npm link\` in this checkout`
+      : `  use {"command":"node","args":[${JSON.stringify(bin)},"<mcp-url>"]} (this installed package's bin; it works from any folder).`,
+    ...(checkout ? ['  and use {"command":"chat-mcp-bridge","args":["<mcp-url>"]}.'] : []),
+    `  Once it is published: ${npx}`,
   ];
 }
 
 /** This package's bridge bin (bin/chat-mcp-bridge.js), or undefined when the package folder cannot be found. */
-export function bridgeBinPath(): string | undefined {
-  const root = packageRoot();
+export function bridgeBinPath(root: string | undefined = packageRoot()): string | undefined {
   return root ? join(root, "bin", "chat-mcp-bridge.js") : undefined;
+}
+
+/** A checkout of the repository has the TypeScript sources; the published package ships none. */
+export function isCheckout(root: string | undefined = packageRoot()): boolean {
+  return root !== undefined && existsSync(join(root, "src", "cli"));
 }
 
 /** Hosts that listen on every interface of the machine. */
@@ -113,8 +157,16 @@ export async function serve(options: ServeOptions, ctx: CliContext): Promise<voi
     );
   });
   const apiKeys: Record<string, string> = { ...server.apiKeys };
+  const bridgeBin = bridgeBinPath();
   const configs = {
-    stdio: { mcpServers: { chat: { command: "npx", args: ["-y", "chat-mcp-bridge", server.mcpUrl] } } },
+    // What works today from any folder: this package's bin run with node (npx cannot fetch the package yet).
+    stdio: {
+      mcpServers: {
+        chat: bridgeBin
+          ? { command: "node", args: [bridgeBin, server.mcpUrl] }
+          : { command: "npx", args: ["-y", "chat-mcp-bridge", server.mcpUrl] },
+      },
+    },
     remote: { mcpServers: { chat: { url: server.mcpUrl } } },
   };
   const accountNote = (slug: string): string => {
@@ -152,7 +204,7 @@ export async function serve(options: ServeOptions, ctx: CliContext): Promise<voi
       ``,
       `MCP client config (stdio bridge):`,
       `  ${JSON.stringify(configs.stdio)}`,
-      ...notOnRegistryNote(bridgeBinPath()),
+      ...notOnRegistryNote(bridgeBin, { checkout: isCheckout(), mcpUrl: server.mcpUrl }),
       `MCP client config (clients with remote support):`,
       `  ${JSON.stringify(configs.remote)}`,
     ];
@@ -170,3 +222,5 @@ export async function serve(options: ServeOptions, ctx: CliContext): Promise<voi
   ctx.io.stderr("Stopping…\n");
   await server.close();
 }
+
+export const serveCommand = defineCommand({ arguments: {}, options: serveFlags, run: serve });

@@ -1,5 +1,6 @@
 /** `chat-cli whoami`: the account or team the token acts for (from a chat URL, else the login), and where the token came from. */
 import { type CliContext, maskToken, notSignedIn, openClient, resolveToken } from "../context.js";
+import { defineCommand } from "../define-command.js";
 import { printJson, shown } from "../output.js";
 
 export interface WhoamiResult {
@@ -66,8 +67,10 @@ async function describeStoredLogin(
   ctx: CliContext,
 ): Promise<{ kind: "keychain" | "file"; location: string; account?: string | undefined }> {
   const { loginSession } = await import("./login.js");
-  const session = await loginSession(ctx, { browser: false });
+  const session = await loginSession(ctx, { browser: false, tokenStore: "auto" });
   const storage = await session.describeStorage();
   const account = (await session.describeLogin())?.account;
   return { kind: storage.kind === "keychain" ? "keychain" : "file", location: storage.location, account };
 }
+
+export const whoamiCommand = defineCommand({ arguments: {}, options: {}, run: whoami });

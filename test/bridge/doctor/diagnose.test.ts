@@ -102,7 +102,7 @@ describe("doctor", () => {
     const stored = check(report, "login");
     expect(stored.status).toBe("fail");
     expect(stored.detail).toMatch(/expired at .* and cannot be refreshed \(no refresh token\)/);
-    expect(stored.fix).toContain(`chat-mcp-bridge login ${server.mcpUrl}`);
+    expect(stored.fix).toContain(`chat-mcp-bridge login --token-store file ${server.mcpUrl}`);
     expect(check(report, "live").status).toBe("skip");
     expect(report.checks.filter((entry) => entry.status === "fail")).toHaveLength(1);
   });

@@ -96,7 +96,9 @@ describe("doctor against a 2026-07-28-only server", () => {
     const era = checkOf(report, "era");
     expect(era.status).toBe("fail");
     expect(era.detail).toMatch(/^server\/discover failed: /);
-    expect(era.fix).toBe(`sign in again with: chat-mcp-bridge login ${modern.server.mcpUrl}`);
+    expect(era.fix).toBe(
+      `sign in again with: chat-mcp-bridge login --token-store file ${modern.server.mcpUrl}`,
+    );
     expect(checkOf(report, "live").status).toBe("skip");
   });
 
