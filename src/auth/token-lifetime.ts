@@ -5,13 +5,18 @@ import type { StoredTokens } from "./stored-login.js";
 
 const MAX_REFRESH_AHEAD_MS = 60_000;
 
-/** The tokens to keep; with `useIdToken` (`--use-id-token`), the ID token is the one handed out as the bearer. */
+/**
+ * The tokens to keep; with `useIdToken` (`--use-id-token`), the ID token is the one handed out as the bearer.
+ * `requestedAt` (when the token request was sent) starts the lifetime: `expires_in` counts from when the server
+ * issued the token, so a slow answer must not make the token look younger than it is.
+ */
 export function toStoredTokens(
   answer: OAuthTokens,
   options: { useIdToken?: boolean | undefined } = {},
+  requestedAt: number = Date.now(),
 ): StoredTokens {
   const tokens = options.useIdToken ? idTokenAsBearer(answer) : answer;
-  const now = Date.now();
+  const now = Math.min(requestedAt, Date.now());
   const lifetime = clampedLifetimeSeconds(tokens.expires_in);
   return {
     accessToken: tokens.access_token,

@@ -27,6 +27,7 @@ export async function refreshLogin(
   const answer = accountRecordingFetch(context.fetchFn);
   const dpop = login.dpopKey ? await dpopSessionOf(login.dpopKey) : undefined;
   const endpoint = tokenEndpointArguments(server, answer.fetchFn, dpop);
+  const requestedAt = Date.now();
   try {
     fresh = await refreshAuthorization(endpoint.authorizationServerUrl, {
       metadata: endpoint.metadata,
@@ -57,7 +58,7 @@ export async function refreshLogin(
   const refreshed: StoredLogin = {
     ...login,
     tokens: {
-      ...toStoredTokens(fresh, context.options),
+      ...toStoredTokens(fresh, context.options, requestedAt),
       scope: fresh.scope ?? tokens.scope,
       account: answer.account() ?? tokens.account,
     },

@@ -1,4 +1,4 @@
-/** The upstream's HTTP exchange with credentials: bearer token and custom headers added, one auth recovery per request. */
+/** The upstream's HTTP exchange with credentials: bearer token and custom headers added, a refused token recovered and the request sent again. */
 import type { BridgeLog } from "../../log.js";
 import type { CustomHeader } from "./custom-headers.js";
 import { askedForNonce, credentialHeaders, type ProofSigner } from "./dpop-credentials.js";
@@ -21,6 +21,14 @@ export interface BridgeAuth {
 
 /** How long a token from the session is reused before asking it again (it checks the token store's files). */
 const TOKEN_REUSE_MS = 5000;
+
+/**
+ * How many recoveries one request may wait for. A token can be refused again after its recovery: a refresh
+ * answer that arrived late (a slow authorization server, a busy machine) brings a token with little life left,
+ * and the retry reaches the server after it expired. A 401 means the server did not run the request, so sending
+ * it again is safe; the bound keeps a server that refuses every token from looping.
+ */
+const MAX_RECOVERIES_PER_REQUEST = 3;
 
 /**
  * Wraps `exchange` (node:http by default) for the remote transport. While one request recovers authorization, the others wait before
@@ -61,7 +69,7 @@ export function createAuthorizedExchange(options: {
 
   /**
    * The one recovery for a rejected token: every request refused with the same token waits for it, so a burst
-   * of 401s costs one refresh (or one sign-in), and each request is retried once with its result.
+   * of 401s costs one refresh (or one sign-in), and each request is retried with its result.
    */
   const recovered = (response: HttpAnswer, rejected: string | undefined): Promise<string> => {
     if (latest && latest !== rejected && !recovery) return Promise.resolve(latest); // already recovered
@@ -115,9 +123,19 @@ export function createAuthorizedExchange(options: {
     // Ending a session is best-effort: never sign in on the way out.
     if (!auth || !isAuthChallenge(response) || init.method === "DELETE") return response;
 
-    await response.body?.cancel().catch(() => undefined);
-    const fresh = await recovered(response, token);
-    log.debug(`retrying ${init.method} with new credentials`);
-    return send(url, init, fresh);
+    let refused = response;
+    let rejected = token;
+    for (let recoveries = 1; ; recoveries++) {
+      await refused.body?.cancel().catch(() => undefined);
+      const fresh = await recovered(refused, rejected);
+      log.debug(`retrying ${init.method} with new credentials`);
+      const retried = await send(url, init, fresh);
+      // Refused again (401: the token; a 403 for scopes is not asked twice): sent again only with a token newer
+      // than the one just refused, and within the bound.
+      if (retried.status !== 401 || fresh === rejected || recoveries >= MAX_RECOVERIES_PER_REQUEST)
+        return retried;
+      refused = retried;
+      rejected = fresh;
+    }
   };
 }

@@ -66,3 +66,74 @@ describe("createAuthorizedExchange: concurrent 401s", () => {
     expect(sent.filter((header) => header === "Bearer t2")).toHaveLength(200);
   });
 });
+
+describe("createAuthorizedExchange: a recovered token refused too (a slow refresh, a busy machine)", () => {
+  /** A session whose tokens t1, t2, ... each outlive only `good` requests, and an exchange that counts them. */
+  function rotatingTokens(refuse: (token: string) => boolean) {
+    let generation = 1;
+    let recoveries = 0;
+    const auth: BridgeAuth = {
+      accessToken: async () => `t${generation}`,
+      recover: async ({ rejectedToken }) => {
+        if (rejectedToken !== `t${generation}`) return `t${generation}`;
+        recoveries += 1;
+        generation += 1;
+        return `t${generation}`;
+      },
+    };
+    const sent: string[] = [];
+    const exchange = createAuthorizedExchange({
+      auth,
+      headers: [],
+      log: createBridgeLog({ debug: false, silent: true }),
+      exchange: async (_url, request) => {
+        const token = (request.headers.authorization ?? "").replace(/^Bearer /, "");
+        sent.push(token);
+        return answer(refuse(token) ? 401 : 200);
+      },
+    });
+    const post = () =>
+      exchange(new URL("http://127.0.0.1:1/mcp"), { method: "POST", headers: {}, body: "{}" }).then(
+        (response) => response.status,
+      );
+    return { post, sent, recoveries: () => recoveries };
+  }
+
+  it("a request refused again with the token its recovery brought is sent again with the next one", async () => {
+    // t1 expired, and t2 had expired too by the time the retry reached the server (it arrived late): t3 works.
+    const tokens = rotatingTokens((token) => token === "t1" || token === "t2");
+    expect(await tokens.post()).toBe(200);
+    expect(tokens.sent).toEqual(["t1", "t2", "t3"]);
+    expect(tokens.recoveries()).toBe(2);
+  });
+
+  it("gives up after three recoveries for one request: a server that refuses every token gets its 401 back", async () => {
+    const tokens = rotatingTokens(() => true);
+    expect(await tokens.post()).toBe(401);
+    expect(tokens.sent).toEqual(["t1", "t2", "t3", "t4"]);
+  });
+
+  it("a recovery that brings back the token just refused ends the retries at once", async () => {
+    let recoveries = 0;
+    const sent: string[] = [];
+    const exchange = createAuthorizedExchange({
+      auth: {
+        accessToken: async () => "same",
+        recover: async () => {
+          recoveries += 1;
+          return "same";
+        },
+      },
+      headers: [],
+      log: createBridgeLog({ debug: false, silent: true }),
+      exchange: async (_url, request) => {
+        sent.push(request.headers.authorization ?? "");
+        return answer(401);
+      },
+    });
+    const status = (await exchange(new URL("http://127.0.0.1:1/mcp"), { method: "GET", headers: {} })).status;
+    expect(status).toBe(401);
+    expect(sent).toHaveLength(2);
+    expect(recoveries).toBe(1);
+  });
+});
