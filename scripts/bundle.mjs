@@ -12,6 +12,23 @@ const pkg = JSON.parse(readFileSync("package.json", "utf8"));
  * when a proxy applies, a request is pinned to an address or a server sets a cookie.
  */
 const VENDORED = ["undici", "https-proxy-agent", "tough-cookie"];
+/**
+ * A vendored package's file when it carries only part of the package, as an ES module entry. Of undici, the
+ * dispatchers we hand to Node's fetch and nothing else: its index also loads its own fetch, whose decompression
+ * needs zlib's zstd (Node 22.15+), so the whole package would not even load on Node 22.12-22.14, which we support.
+ * The entry does what undici's index does for these (its request/connect methods on every dispatcher: ProxyAgent
+ * opens its tunnel with them). undici has no "exports" map; a module that moves fails this build, not a user.
+ */
+const VENDORED_PARTS = {
+  undici: [
+    'import Dispatcher from "undici/lib/dispatcher/dispatcher.js";',
+    'import api from "undici/lib/api/index.js";',
+    "Object.assign(Dispatcher.prototype, api);",
+    'export { default as Agent } from "undici/lib/dispatcher/agent.js";',
+    'export { default as ProxyAgent } from "undici/lib/dispatcher/proxy-agent.js";',
+    'export { default as Dispatcher1Wrapper } from "undici/lib/dispatcher/dispatcher1-wrapper.js";',
+  ].join("\n"),
+};
 for (const name of VENDORED)
   if (pkg.imports?.[`#${name}`] !== `./dist/vendor/${name}.cjs`)
     throw new Error(`package.json "imports" must map #${name} to ./dist/vendor/${name}.cjs`);
@@ -38,7 +55,7 @@ const bins = await build({
   outExtension: { ".js": ".cjs" },
   bundle: true,
   platform: "node",
-  target: "node20",
+  target: "node22.12",
   // CommonJS, one file per bin: spawn -> first answer 126-131 ms vs 149 ms as split ES modules (Node 20), 69 vs 99 (24).
   format: "cjs",
   external: ["keytar", "@napi-rs/keyring", "open", "express", "playwright-core", "fsevents"],
@@ -91,7 +108,7 @@ const library = await build({
   splitting: true,
   chunkNames: "chunks/[name]-[hash]",
   platform: "node",
-  target: "node20",
+  target: "node22.12",
   format: "esm",
   external: userPackages,
   plugins: [vendoredImports],
@@ -109,6 +126,8 @@ const vendorEntries = {
   setup(build) {
     build.onResolve({ filter: /^vendor:/ }, (args) => ({ path: args.path.slice(7), namespace: "vendor" }));
     build.onLoad({ filter: /.*/, namespace: "vendor" }, async (args) => {
+      const part = VENDORED_PARTS[args.path];
+      if (part) return { contents: part, resolveDir: resolve("."), loader: "js" };
       const names = Object.keys(await import(args.path)).filter((name) => /^[A-Za-z_$][\w$]*$/.test(name));
       return {
         contents: `export { ${names.filter((name) => name !== "default").join(", ")} } from "${args.path}";`,
@@ -125,7 +144,7 @@ const vendor = await build({
   outExtension: { ".js": ".cjs" },
   bundle: true,
   platform: "node",
-  target: "node20",
+  target: "node22.12",
   format: "cjs",
   plugins: [vendorEntries],
   minifyWhitespace: true,

@@ -1,5 +1,6 @@
-// Node binaries of other release lines for the suite, npm's builds of Node (`node-<os>-<arch>@<major>`), fetched once
-// into the user's cache dir (outside the repo). `node scripts/node-release.mjs 26` prints the path of a Node 26 binary.
+// Node binaries of other release lines, npm's builds of Node (`node-<os>-<arch>@<major>`), fetched once into the user's
+// cache dir (outside the repo): .ci/run runs the suite on 22, 24 and 26 whatever the machine's own Node is.
+// `node scripts/node-release.mjs 26` prints the path of a Node 26 binary.
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
@@ -64,11 +65,6 @@ export function ensureNode(major) {
   if (!existsSync(binary))
     throw new Error(`npm installed ${name}@${major} into ${prefix} but ${binary} is missing`);
   return binary;
-}
-
-/** The Node >= 22 binary the MCP conformance suite needs: this Node when new enough, else node@24. */
-export function ensureNode24() {
-  return majorOf(process.versions.node) >= 22 ? process.execPath : ensureNode(24);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

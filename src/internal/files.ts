@@ -15,8 +15,8 @@ import { dirname } from "node:path";
 import { UsageError } from "./usage-error.js";
 
 /**
- * `mkdir -p` that fails instead of spinning: Node 20's `mkdirSync(dir, { recursive: true })` loops forever when
- * mkdir answers ENOENT under an existing parent (e.g. anywhere under /proc). `mode` applies to what it creates.
+ * `mkdir -p` that fails instead of spinning: `mkdirSync(dir, { recursive: true })` loops forever on Node 22 and 24
+ * (Node 26 throws) when mkdir answers ENOENT under an existing parent (e.g. anywhere under /proc). `mode` applies to what it creates.
  */
 export function ensureDirectory(dir: string, mode?: number): void {
   try {

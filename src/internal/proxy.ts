@@ -187,11 +187,19 @@ function matchesAddresses(block: BlockList, host: string): boolean {
 const dispatchers = new Map<string, Promise<unknown>>();
 const agents = new Map<string, Promise<HttpAgent>>();
 
-/** The undici dispatcher for `choice` (npm undici's ProxyAgent, which Node's global fetch accepts as `dispatcher`). */
+/**
+ * The undici dispatcher for `choice`: npm undici's ProxyAgent, behind undici's Dispatcher1Wrapper because Node's
+ * global fetch (undici 6 on Node 22, 7 on Node 24) calls dispatchers with the handler API undici 8 dropped.
+ * `proxyTunnel`: a CONNECT tunnel for http:// targets too (undici 8 forwards them in absolute form by default), as
+ * the node:http path below does, so both paths meet the proxy, and fail at it, the same way.
+ */
 export function proxyDispatcher(choice: ProxyChoice): Promise<unknown> {
   let dispatcher = dispatchers.get(choice.url.href);
   if (!dispatcher) {
-    dispatcher = import("undici").then(({ ProxyAgent }) => new ProxyAgent({ uri: choice.url.href }));
+    dispatcher = import("undici").then(
+      ({ ProxyAgent, Dispatcher1Wrapper }) =>
+        new Dispatcher1Wrapper(new ProxyAgent({ uri: choice.url.href, proxyTunnel: true })),
+    );
     dispatchers.set(choice.url.href, dispatcher);
   }
   return dispatcher;

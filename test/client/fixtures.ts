@@ -10,7 +10,7 @@ export const TOKEN = "test-token-not-secret";
 /** An msw server started for the calling test file, failing on any request no handler serves. */
 export function useMockService() {
   const server = setupServer();
-  beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
+  beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
   afterEach(() => server.resetHandlers());
   afterAll(() => server.close());
   return server;

@@ -16,7 +16,7 @@ import { createChatHandlers } from "../../src/testing/index.js";
 const BASE = "http://habits.test";
 const service = createChatHandlers({ baseUrl: BASE });
 const server = setupServer(...service.handlers);
-beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
+beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
 afterEach(() => service.reset());
 afterAll(() => server.close());
 

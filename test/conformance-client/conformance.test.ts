@@ -6,10 +6,8 @@ import { execFile, execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { needs, node24 } from "../support/requirements.js";
 
 const root = resolve(import.meta.dirname, "../..");
-const NODE24 = node24();
 const conformance = resolve(root, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
 const client = `${process.execPath} ${resolve(import.meta.dirname, "client.mjs")}`;
 
@@ -40,9 +38,13 @@ function expectedReason(scenario: string, revision: string, driver: Driver): str
  * ones it runs and reports without scoring (extensions, scenarios added after the release).
  */
 function clientScenarios(revision: string): string[] {
-  const listing = execFileSync(NODE24.path!, [conformance, "list", "--client", "--requirements", revision], {
-    encoding: "utf8",
-  });
+  const listing = execFileSync(
+    process.execPath,
+    [conformance, "list", "--client", "--requirements", revision],
+    {
+      encoding: "utf8",
+    },
+  );
   const scored = listing.split(/Client scenarios[^\n]*\n/)[1]?.split(/\n\s*\n/)[0] ?? "";
   const notScored = listing.split(/never scored:\n/)[1] ?? "";
   return [
@@ -77,7 +79,7 @@ function runScenario(
     () =>
       new Promise((done) => {
         execFile(
-          NODE24.path!,
+          process.execPath,
           args,
           {
             cwd: root,
@@ -91,50 +93,46 @@ function runScenario(
   );
 }
 
-describe(
-  "MCP conformance suite, client scenarios, through the bridge",
-  needs("node24", NODE24.missing),
-  () => {
-    const scenarios = Object.fromEntries(
-      REQUIREMENT_SETS.map((revision) => [revision, NODE24.path ? clientScenarios(revision) : []]),
-    ) as Record<(typeof REQUIREMENT_SETS)[number], string[]>;
+describe("MCP conformance suite, client scenarios, through the bridge", () => {
+  const scenarios = Object.fromEntries(
+    REQUIREMENT_SETS.map((revision) => [revision, clientScenarios(revision)]),
+  ) as Record<(typeof REQUIREMENT_SETS)[number], string[]>;
 
-    it("knows the scenarios this project targets, and every expected failure is one of them", () => {
-      for (const target of ["initialize", "tools_call", "sse-retry", "auth/metadata-default"]) {
-        expect(scenarios["2025-11-25"]).toContain(target);
-      }
-      for (const target of ["http-custom-headers", "auth/iss-supported", "json-schema-ref-no-deref"]) {
-        expect(scenarios["2026-07-28"]).toContain(target);
-      }
-      const known = new Set(Object.values(scenarios).flat());
-      for (const listed of Object.keys(expectedFailures)) expect(known).toContain(listed);
-      for (const expectation of Object.values(expectedFailures)) {
-        if (typeof expectation === "string") continue;
-        for (const cell of expectation.cells) {
-          const [revision, driver] = cell.split(" ");
-          expect(REQUIREMENT_SETS as readonly string[]).toContain(revision);
-          expect(DRIVERS as readonly string[]).toContain(driver);
-        }
-      }
-    });
-
-    for (const revision of REQUIREMENT_SETS) {
-      for (const driver of DRIVERS) {
-        describe.concurrent(`requirement set ${revision}, ${driver} stdio driver`, () => {
-          for (const scenario of scenarios[revision]) {
-            const reason = expectedReason(scenario, revision, driver);
-            const title = reason
-              ? `${scenario} (expected to fail: ${reason.slice(0, 60)}…)`
-              : `${scenario} passes`;
-            // One retry: a few scenarios check timing (sse-retry's `retry` delay), which a loaded machine can skew.
-            it(title, { timeout: 180_000, retry: 1 }, async () => {
-              const { passed, output } = await runScenario(scenario, revision, driver);
-              // An expected failure that starts passing must leave the list, as the suite's own baseline demands.
-              expect(passed, output.slice(-4000)).toBe(!reason);
-            });
-          }
-        });
+  it("knows the scenarios this project targets, and every expected failure is one of them", () => {
+    for (const target of ["initialize", "tools_call", "sse-retry", "auth/metadata-default"]) {
+      expect(scenarios["2025-11-25"]).toContain(target);
+    }
+    for (const target of ["http-custom-headers", "auth/iss-supported", "json-schema-ref-no-deref"]) {
+      expect(scenarios["2026-07-28"]).toContain(target);
+    }
+    const known = new Set(Object.values(scenarios).flat());
+    for (const listed of Object.keys(expectedFailures)) expect(known).toContain(listed);
+    for (const expectation of Object.values(expectedFailures)) {
+      if (typeof expectation === "string") continue;
+      for (const cell of expectation.cells) {
+        const [revision, driver] = cell.split(" ");
+        expect(REQUIREMENT_SETS as readonly string[]).toContain(revision);
+        expect(DRIVERS as readonly string[]).toContain(driver);
       }
     }
-  },
-);
+  });
+
+  for (const revision of REQUIREMENT_SETS) {
+    for (const driver of DRIVERS) {
+      describe.concurrent(`requirement set ${revision}, ${driver} stdio driver`, () => {
+        for (const scenario of scenarios[revision]) {
+          const reason = expectedReason(scenario, revision, driver);
+          const title = reason
+            ? `${scenario} (expected to fail: ${reason.slice(0, 60)}…)`
+            : `${scenario} passes`;
+          // One retry: a few scenarios check timing (sse-retry's `retry` delay), which a loaded machine can skew.
+          it(title, { timeout: 180_000, retry: 1 }, async () => {
+            const { passed, output } = await runScenario(scenario, revision, driver);
+            // An expected failure that starts passing must leave the list, as the suite's own baseline demands.
+            expect(passed, output.slice(-4000)).toBe(!reason);
+          });
+        }
+      });
+    }
+  }
+});

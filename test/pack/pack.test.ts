@@ -417,6 +417,77 @@ describe("types resolve for every export (strict, skipLibCheck off)", () => {
   }, 180_000);
 });
 
+describe("a user's project still on msw 2 (the peer range takes 2 and 3)", () => {
+  const msw2Dir = join(work, "app-msw2");
+
+  beforeAll(async () => {
+    mkdirSync(msw2Dir);
+    writeFileSync(
+      join(msw2Dir, "package.json"),
+      JSON.stringify({ name: "msw2-check", private: true, type: "module" }),
+    );
+    await npmRun(
+      [
+        "install",
+        tarball,
+        "msw@^2",
+        `@types/node@${installedVersion("@types/node")}`,
+        "--prefer-offline",
+        "--omit=optional",
+        "--ignore-scripts",
+      ],
+      msw2Dir,
+    );
+  }, 300_000);
+
+  it("the handlers serve a ChatClient through msw 2's setupServer, and type-check against msw 2's types", async () => {
+    const mswMajor = z
+      .object({ version: z.string() })
+      .parse(JSON.parse(readFileSync(join(msw2Dir, "node_modules/msw/package.json"), "utf8")))
+      .version.split(".")[0];
+    expect(mswMajor).toBe("2");
+    const script = [
+      'import { setupServer } from "msw/node";',
+      'import { ChatClient } from "chat-mcp-bridge";',
+      'import { createChatHandlers } from "chat-mcp-bridge/testing";',
+      'const chat = createChatHandlers({ baseUrl: "http://chat.test" });',
+      "const server = setupServer(...chat.handlers);",
+      'server.listen({ onUnhandledRequest: "error" });',
+      "const client = new ChatClient({ baseUrl: chat.baseUrl, token: chat.apiKeys.acme });",
+      'const created = await client.createChat({ message: "hello" });',
+      "const page = await client.listChats();",
+      "server.close();",
+      "console.log(page.data.some((c: { id: string }) => c.id === created.id));",
+      "",
+    ].join("\n");
+    writeFileSync(join(msw2Dir, "uses-msw2.ts"), script);
+    writeFileSync(
+      join(msw2Dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          target: "ES2022",
+          noEmit: true,
+          skipLibCheck: true,
+          types: ["node"],
+        },
+        files: ["uses-msw2.ts"],
+      }),
+    );
+    const tsc = join(repo, "node_modules/typescript/bin/tsc");
+    const typeErrors = await run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: msw2Dir }).then(
+      () => "",
+      (error: { stdout?: string }) => error.stdout ?? String(error),
+    );
+    expect(typeErrors).toBe("");
+    // The same code as plain JavaScript: the types are gone, what runs is msw 2 under our handlers.
+    const js = script.replace("(c: { id: string })", "(c)");
+    expect(await nodeIn(msw2Dir, ["--input-type=module", "-e", js])).toBe("true");
+  }, 180_000);
+});
+
 describe("without the optional keychain modules, tokens go to the 0600 file store", () => {
   let server: ReferenceServer;
   const configDir = scratchDir("cmb-pack-config-");

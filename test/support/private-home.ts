@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { testCacheDir } from "../../scripts/node-release.mjs";
 import { scratchDir } from "./scratch-dir.js";
 
-// Fetched test tools (Node 24 and 26) stay in the person's cache, found by path, not by the home folder.
+// Fetched test tools (Node binaries of other release lines) stay in the person's cache, found by path, not by the home folder.
 process.env.CHAT_TEST_CACHE_DIR ??= testCacheDir();
 // A scratch folder: removed after the test file's own hooks, when what used it has stopped.
 const home = scratchDir("cmb-home-");

@@ -1,16 +1,9 @@
-/** Tests that need something a machine may lack (a keychain, Chromium, Node 22+) skip with a named reason the run summarises. */
-import { inject } from "vitest";
+/** Tests that need something a machine may lack (a keychain, Chromium, python3, openssl) skip with a named reason the run summarises. */
 
 declare module "vitest" {
   interface TaskMeta {
     /** `[requirement] why it is missing`, read by test/support/skip-summary.ts. */
     skipReason?: string;
-  }
-  interface ProvidedContext {
-    /** A Node >= 22 binary for the MCP conformance suite (test/global-setup.ts fetches node@24 when needed). */
-    node24?: string;
-    /** Why there is none, when fetching node@24 failed. */
-    node24Missing?: string;
   }
 }
 
@@ -25,10 +18,4 @@ export function needs(
   return missing === undefined
     ? { skip: false, meta: {} }
     : { skip: true, meta: { skipReason: `[${requirement}] ${missing}` } };
-}
-
-/** The Node >= 22 binary the conformance suites run on, or why there is none. */
-export function node24(): { path?: string; missing?: string } {
-  const path = inject("node24");
-  return path ? { path } : { missing: inject("node24Missing") ?? "no Node >= 22 binary" };
 }

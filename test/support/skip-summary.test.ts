@@ -3,13 +3,10 @@ import { describe, expect, it } from "vitest";
 import { FIXES, fixFor } from "./skip-summary.js";
 
 describe("skip line fixes", () => {
-  it.each(["chromium", "keychain", "python3", "node24", "openssl"])(
-    "[%s] comes with how to install it",
-    (name) => {
-      expect(fixFor(`[${name}] missing here`)).toBe(` (fix: ${FIXES[name]})`);
-      expect(FIXES[name]).toMatch(/install|fetch|run/);
-    },
-  );
+  it.each(["chromium", "keychain", "python3", "openssl"])("[%s] comes with how to install it", (name) => {
+    expect(fixFor(`[${name}] missing here`)).toBe(` (fix: ${FIXES[name]})`);
+    expect(FIXES[name]).toMatch(/install|fetch|run/);
+  });
 
   it("a keychain module that is not installed: the fix installs it, not gnome-keyring", () => {
     const fix = fixFor("[keychain-module] keytar: Cannot find module 'keytar'");

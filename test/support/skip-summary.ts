@@ -11,8 +11,6 @@ export const FIXES: Record<string, string> = {
   keychain:
     "run under `npm test` on a desktop session, or install gnome-keyring and dbus (apt-get install gnome-keyring dbus-x11)",
   python3: "install python3 (its pty module comes with it): apt-get install python3",
-  node24:
-    "allow `node scripts/node-release.mjs 24` to fetch node@24 from the npm registry once, or run the suite on Node 22+",
   openssl: "install openssl: apt-get install openssl",
   "conformance-expected-failure":
     "nothing to do: a known failure of the conformance suite, listed in its test",

@@ -12,7 +12,7 @@ const limited = createChatHandlers({
 });
 const server = setupServer(...chat.handlers, ...limited.handlers);
 
-beforeAll(() => server.listen({ onUnhandledRequest: "error" }));
+beforeAll(() => server.listen({ onUnhandledFrame: "error" }));
 afterEach(() => chat.reset());
 afterAll(() => server.close());
 

@@ -122,13 +122,16 @@ function withSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pr
  * still verifies the certificate for the URL's host name. Close it when the response is read.
  */
 export async function pinnedDispatcher(address: LookupAddress): Promise<{ destroy(): Promise<void> }> {
-  const { Agent } = await import("undici");
-  return new Agent({
-    connect: {
-      lookup: (_hostname, options, callback) => {
-        if ((options as { all?: boolean }).all) callback(null, [address]);
-        else callback(null, address.address, address.family);
+  const { Agent, Dispatcher1Wrapper } = await import("undici");
+  // Wrapped: Node's global fetch (undici 6 on Node 22, 7 on Node 24) speaks the handler API undici 8 dropped.
+  return new Dispatcher1Wrapper(
+    new Agent({
+      connect: {
+        lookup: (_hostname, options, callback) => {
+          if ((options as { all?: boolean }).all) callback(null, [address]);
+          else callback(null, address.address, address.family);
+        },
       },
-    },
-  });
+    }),
+  );
 }

@@ -7,11 +7,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../../src/server/index.js";
-import { needs, node24 } from "../../support/requirements.js";
 import { startTestServer } from "./helpers.js";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
-const NODE24 = node24();
 const CONFORMANCE_CLI = join(repoRoot, "node_modules/@modelcontextprotocol/conformance/dist/index.js");
 
 /** Every authorization-server scenario of 0.2.0-alpha.12; all must pass. */
@@ -59,7 +57,7 @@ function runSuite(
 ): Promise<{ exitCode: number; output: string }> {
   return new Promise((resolve) => {
     const child = spawn(
-      NODE24.path!,
+      process.execPath,
       [
         CONFORMANCE_CLI,
         "authorization",
@@ -110,47 +108,43 @@ async function openLikeABrowser(url: string): Promise<void> {
   }
 }
 
-describe(
-  "official MCP conformance suite, authorization-server scenarios, against the reference authorization server",
-  needs("node24", NODE24.missing),
-  () => {
-    let server: ReferenceServer;
-    let outputDir: string;
-    let run: { exitCode: number; output: string };
-    let checks: Check[];
+describe("official MCP conformance suite, authorization-server scenarios, against the reference authorization server", () => {
+  let server: ReferenceServer;
+  let outputDir: string;
+  let run: { exitCode: number; output: string };
+  let checks: Check[];
 
-    beforeAll(async () => {
-      const port = await freePort();
-      server = await startTestServer({
-        autoApprove: "personal",
-        oauthClients: [{ client_id: CLIENT_ID, redirect_uris: [`http://127.0.0.1:${port}/callback`] }],
-      });
-      outputDir = mkdtempSync(join(tmpdir(), "as-conformance-"));
-      run = await runSuite(server.url, port, outputDir);
-      checks = checksIn(outputDir);
-    }, 90_000);
-
-    afterAll(async () => {
-      await server?.close();
-      if (outputDir) rmSync(outputDir, { recursive: true, force: true });
+  beforeAll(async () => {
+    const port = await freePort();
+    server = await startTestServer({
+      autoApprove: "personal",
+      oauthClients: [{ client_id: CLIENT_ID, redirect_uris: [`http://127.0.0.1:${port}/callback`] }],
     });
+    outputDir = mkdtempSync(join(tmpdir(), "as-conformance-"));
+    run = await runSuite(server.url, port, outputDir);
+    checks = checksIn(outputDir);
+  }, 90_000);
 
-    it("runs every scenario and exits 0", () => {
-      expect(run.exitCode, run.output).toBe(0);
-      for (const scenario of SCENARIOS) expect(run.output).toContain(scenario);
-    });
+  afterAll(async () => {
+    await server?.close();
+    if (outputDir) rmSync(outputDir, { recursive: true, force: true });
+  });
 
-    it("every check succeeds (none failed, none skipped)", () => {
-      // 0.2.0-alpha.12 writes these three; a newer suite may add more, which must pass too.
-      expect(checks.map((check) => check.id)).toEqual(
-        expect.arrayContaining([
-          "authorization-server-metadata",
-          "authorization-server-metadata-cimd",
-          "authorization-code-grant",
-        ]),
-      );
-      const notPassed = checks.filter((check) => check.status !== "SUCCESS" && check.status !== "INFO");
-      expect(notPassed, JSON.stringify(notPassed, null, 2)).toEqual([]);
-    });
-  },
-);
+  it("runs every scenario and exits 0", () => {
+    expect(run.exitCode, run.output).toBe(0);
+    for (const scenario of SCENARIOS) expect(run.output).toContain(scenario);
+  });
+
+  it("every check succeeds (none failed, none skipped)", () => {
+    // 0.2.0-alpha.12 writes these three; a newer suite may add more, which must pass too.
+    expect(checks.map((check) => check.id)).toEqual(
+      expect.arrayContaining([
+        "authorization-server-metadata",
+        "authorization-server-metadata-cimd",
+        "authorization-code-grant",
+      ]),
+    );
+    const notPassed = checks.filter((check) => check.status !== "SUCCESS" && check.status !== "INFO");
+    expect(notPassed, JSON.stringify(notPassed, null, 2)).toEqual([]);
+  });
+});
