@@ -4,7 +4,7 @@ import type { Implementation } from "@modelcontextprotocol/client";
 /** The MCP SDKs (v1 and v2) time a request out at 60 s: a list held this long is still answered in time. */
 export const DEFAULT_LIST_WAIT_MS = 50_000;
 /** The OpenAI Agents SDK gives a request 5 s (`clientSessionTimeoutSeconds`) and lists again on every agent run. */
-export const SHORT_LIST_WAIT_MS = 4_000;
+export const SHORT_LIST_WAIT_MS = 3_000;
 /**
  * The Vercel AI SDK has no request time-out: its list waits for the sign-in itself, which `--auth-timeout` ends;
  * this bound only keeps the wait finite.

@@ -6,14 +6,18 @@
 /** The oldest Node the package runs on: package.json's `engines.node` says the same (test/pack checks it). */
 export const REQUIRED_NODE = { major: 22, minor: 12 };
 
-/** How long a refused bridge waits for the host's first requests before it exits anyway. */
-export const REFUSAL_WAIT_MS = 30_000;
+/**
+ * How long a refused bridge waits for the host's first request before it exits anyway. A host writes `initialize`
+ * as soon as it has started the process, so it is usually in the pipe already; a script that never writes one
+ * (or never closes stdin) gets the exit a few seconds later.
+ */
+export const REFUSAL_WAIT_MS = 5_000;
 /** The most of a host's line kept to read its id (an `initialize` is a few hundred bytes). */
 const MAX_REFUSAL_LINE_CHARS = 64 * 1024;
 
 interface RefusalStreams {
   stdin: NodeJS.ReadableStream & { isTTY?: boolean };
-  stdout: { write(text: string): unknown };
+  stdout: { write(text: string, done?: () => void): unknown };
 }
 
 /** True when `version` (`process.version`, e.g. "v20.20.2") is older than REQUIRED_NODE. */
@@ -37,8 +41,8 @@ export function oldNodeMessage(bin: string, version: string, execPath: string): 
 
 /**
  * Answers every request the host sends (`initialize`, `server/discover`, anything) with `message` as its JSON-RPC
- * error, so the host shows it instead of "Connection closed"; resolves when stdin ends or after `waitMs`. On a
- * terminal nobody reads JSON-RPC: it resolves at once.
+ * error, so the host shows it instead of "Connection closed"; resolves once the answer to `initialize` is written
+ * (the host gives up on the server after it), when stdin ends, or after `waitMs`. On a terminal nobody reads JSON-RPC: it resolves at once.
  */
 export function answerHostWithError(
   message: string,
@@ -59,7 +63,11 @@ export function answerHostWithError(
       }
       const { id, method } = (request ?? {}) as { id?: unknown; method?: unknown };
       if (typeof method !== "string" || (typeof id !== "string" && typeof id !== "number")) return;
-      stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32000, message } })}\n`);
+      // A host gives up after `initialize` fails; after `server/discover` some (the AI SDK) still try `initialize`.
+      const opening = method === "initialize";
+      stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32000, message } })}\n`, () => {
+        if (opening) finish();
+      });
     };
     const onData = (chunk: Buffer | string) => {
       const lines = (pending + chunk.toString()).split("\n");

@@ -146,8 +146,12 @@ describe("the tarball holds only what users need", () => {
     expect(unwanted).toEqual([]);
   });
 
-  it("ships one CommonJS bundle per bin, which loads ES-only packages with import()", () => {
-    expect(binBundles().sort()).toEqual(["dist/bin/chat-cli.cjs", "dist/bin/chat-mcp-bridge.cjs"]);
+  it("ships one CommonJS bundle per bin, which loads ES-only packages with import(), and the old-Node check the shims load first", () => {
+    expect(binBundles().sort()).toEqual([
+      "dist/bin/chat-cli.cjs",
+      "dist/bin/chat-mcp-bridge.cjs",
+      "dist/bin/start-refusal.cjs",
+    ]);
     // `require` of an ES module package works only on Node >= 20.19 and 22.12.
     const requiresEsOnly = binBundles().filter((bundle) =>
       /\brequire\(\s*["'](?:open|https-proxy-agent)["']\s*\)/.test(

@@ -52,7 +52,9 @@ function startBridge(name: string, args: string[], env: Record<string, string>):
 }
 
 /** The login command as the bridge names it when run as `node <path>/bin/chat-mcp-bridge.js`. */
-const loginCommandOf = (url: string) => new RegExp(`node \\S*bin/chat-mcp-bridge\\.js login ${url}`);
+/** The login command as the bridge was started, with the sign-in flags it keeps (`--token-store file`) before the URL. */
+const loginCommandOf = (url: string) =>
+  new RegExp(`node \\S*bin/chat-mcp-bridge\\.js login (?:--\\S+ \\S+ )*${url}`);
 
 /** `initialize` is answered at once (no sign-in holds it), declaring tool list changes; then `initialized`. */
 async function initializeAtOnce(bridge: BridgeDriver): Promise<void> {
