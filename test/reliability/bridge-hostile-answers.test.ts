@@ -30,9 +30,9 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function connect(options: HostileOptions = {}): Promise<BridgeDriver> {
+async function connect(options: HostileOptions = {}, flags: string[] = []): Promise<BridgeDriver> {
   server = await startHostileMcpServer(options);
-  bridge = spawnBridgeDriver(["--token-store", "file", server.url], { CHAT_CONFIG_DIR: configDir });
+  bridge = spawnBridgeDriver(["--token-store", "file", ...flags, server.url], { CHAT_CONFIG_DIR: configDir });
   const id = bridge.request("initialize", {
     protocolVersion: PROTOCOL_VERSION,
     capabilities: {},
@@ -85,15 +85,17 @@ describe("answers nested 5000 levels deep", () => {
   });
 });
 
-describe("a server-to-client message over the cap (--max-message-size, default 64 MiB)", () => {
+describe("a server-to-client message over the cap (--max-message-size, 16 MiB here)", () => {
   for (const tool of ["huge-sse", "huge-json"]) {
     it(`${tool}: a JSON-RPC error naming the size, without buffering the 256 MiB`, async () => {
-      const driver = await connect();
+      // A cap well below the body, so that what the bridge may hold up to it (bytes, then text) stays far from
+      // what buffering the whole 256 MiB would take.
+      const driver = await connect({}, ["--max-message-size", "16"]);
       const huge = callTool(driver, tool);
       await driver.waitAnswered([huge], 30_000);
       const answer = driver.answersTo(huge)[0]!;
       expect(answer.result).toBeUndefined();
-      expect(answer.error?.message).toMatch(/larger than --max-message-size \(64 MiB\)/);
+      expect(answer.error?.message).toMatch(/larger than --max-message-size \(16 MiB\)/);
       expect(peakRssMiB(driver.child.pid!)).toBeLessThan(200);
       const after = callTool(driver, "ok");
       await driver.waitAnswered([after], 15_000);
