@@ -21,10 +21,8 @@ describe("the nesting check before JSON.parse", () => {
     expect(nestedTooDeep(`["\\\\"${"[".repeat(1001)}`)).toBe(true);
   });
 
-  it("scans two million levels in far less time than parsing them takes", () => {
-    const started = performance.now();
+  it("refuses two million levels in one pass, where parsing them overflows the stack", () => {
     expect(nestedTooDeep(`${"[".repeat(2_000_000)}${"]".repeat(2_000_000)}`)).toBe(true);
-    expect(performance.now() - started).toBeLessThan(1000);
   });
 });
 
