@@ -29,6 +29,7 @@ export default defineConfig({
           exclude: INTEGRATION_GLOBS,
           // In-process tests start nothing of their own: a worker thread per file costs less than a process.
           pool: "threads" as const,
+          setupFiles: [...shared.setupFiles, "test/support/no-ports.ts"],
         },
       },
       {
