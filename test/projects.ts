@@ -30,6 +30,8 @@ export const INTEGRATION_FILES = [
   "test/auth/session/mix-up.test.ts",
   "test/auth/session/oauth-session.test.ts",
   "test/auth/session/provider-quirks.test.ts",
+  "test/auth/session/reference-server.test.ts",
+  "test/auth/session/sign-in-client.test.ts",
   "test/bridge/assertion-sign-in.test.ts",
   "test/bridge/bin-stdio.test.ts",
   "test/bridge/client-credentials.test.ts",

@@ -27,14 +27,6 @@ export const PORTS_PENDING = new Set([
   "test/reliability/v2-limits-and-tenancy.test.ts",
   "test/e2e-client/flows.test.ts",
 
-  // auth, client and cli
-  "test/auth/session/index.test.ts",
-  "test/auth/session/reference-server.test.ts",
-  "test/auth/session/refresh.test.ts",
-  "test/auth/session/registration.test.ts",
-  "test/auth/session/revocation.test.ts",
-  "test/auth/session/server-metadata.test.ts",
-
   // bridge
   "test/bridge/client-ids.test.ts",
   "test/bridge/confirm-tool-cli.test.ts",
