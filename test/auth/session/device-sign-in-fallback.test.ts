@@ -1,14 +1,11 @@
 /** When a browser sign-in turns to the device code, and when it keeps the loopback URL: integration, since the loopback callback listens and $BROWSER is a process. */
-import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { OAuthSession, type OAuthSessionOptions } from "../../../src/auth/index.js";
-import { loginKey, loginPaths } from "../../../src/auth/login-key.js";
-import { StoredLoginSchema } from "../../../src/auth/stored-login.js";
+import type { OAuthSessionOptions } from "../../../src/auth/index.js";
 import {
   createRequestableReferenceServer,
   type RequestableReferenceServer,
 } from "../../support/reference-request.js";
-import { scratchDir } from "../../support/scratch-dir.js";
+import { referenceSession } from "./helpers.js";
 
 let server: RequestableReferenceServer | undefined;
 afterEach(async () => {
@@ -38,25 +35,9 @@ function captureStderr(): () => string {
   return () => written;
 }
 
+/** A session that signs in with a browser (on the loopback callback), falling back as the sign-in decides. */
 function browserSession(extra: Partial<OAuthSessionOptions>) {
-  const configDir = scratchDir("cmb-device-");
-  const serverUrl = server!.mcpUrl;
-  const session = new OAuthSession({
-    serverUrl,
-    configDir,
-    tokenStore: "file",
-    authTimeoutMs: 30_000,
-    deviceCode: false,
-    loginCommand: "chat-mcp-bridge login --device-code <url>",
-    env: { PATH: process.env.PATH ?? "" },
-    fetch: ((input, init) => server!.fetch(input, init)) as typeof fetch,
-    ...extra,
-  });
-  const stored = () =>
-    StoredLoginSchema.parse(
-      JSON.parse(readFileSync(loginPaths(configDir, loginKey(serverUrl)).file, "utf8")),
-    );
-  return { session, stored };
+  return referenceSession(server!, { authTimeoutMs: 30_000, deviceCode: false, ...extra });
 }
 
 describe("without --device-code", () => {

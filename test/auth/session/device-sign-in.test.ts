@@ -1,17 +1,14 @@
 /** Sign-in with a device code (src/auth/session/device-sign-in.ts) through OAuthSession against the reference server's handler, in-process: what the person sees, polling, and each way it ends. */
-import { readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { SignInWaitingError } from "../../../src/auth/errors.js";
-import { AuthRequiredError, OAuthSession, type OAuthSessionOptions } from "../../../src/auth/index.js";
-import { loginKey, loginPaths } from "../../../src/auth/login-key.js";
-import { StoredLoginSchema } from "../../../src/auth/stored-login.js";
+import { AuthRequiredError, type OAuthSessionOptions } from "../../../src/auth/index.js";
 import { hiddenField, TestBrowser } from "../../server/oauth/helpers.js";
 import {
   createRequestableReferenceServer,
   type InProcessOptions,
   type RequestableReferenceServer,
 } from "../../support/reference-request.js";
-import { scratchDir } from "../../support/scratch-dir.js";
+import { referenceSession } from "./helpers.js";
 
 const DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code";
 
@@ -113,26 +110,9 @@ function captureStderr() {
   return text;
 }
 
+/** A session that signs in with a device code on the server's handler; the skipped polls pass the clock quickly while a person decides, and the default wait (300 s) leaves them time. */
 function deviceSession(extra: Partial<OAuthSessionOptions> = {}) {
-  const configDir = scratchDir("cmb-device-");
-  const serverUrl = server!.mcpUrl;
-  const session = new OAuthSession({
-    serverUrl,
-    configDir,
-    tokenStore: "file",
-    // Skipped polls pass the clock quickly while a person decides: the default wait leaves them time.
-    authTimeoutMs: 300_000,
-    deviceCode: true,
-    loginCommand: "chat-mcp-bridge login --device-code <url>",
-    env: { PATH: process.env.PATH ?? "" },
-    fetch: serverFetch as typeof fetch,
-    ...extra,
-  });
-  const stored = () =>
-    StoredLoginSchema.parse(
-      JSON.parse(readFileSync(loginPaths(configDir, loginKey(serverUrl)).file, "utf8")),
-    );
-  return { session, stored };
+  return referenceSession({ mcpUrl: server!.mcpUrl, fetch: serverFetch as typeof fetch }, extra);
 }
 
 /**

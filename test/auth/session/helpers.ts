@@ -6,6 +6,7 @@ import { vi } from "vitest";
 import { OAuthSession, type OAuthSessionOptions } from "../../../src/auth/index.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "../../../src/auth/login-key.js";
 import { writeFileAtomic } from "../../../src/auth/login-store.js";
+import { storedLoginOf } from "../../../src/auth/session/session-storage.js";
 import { type StoredLogin, StoredLoginSchema } from "../../../src/auth/stored-login.js";
 import { scratchDir } from "../../support/scratch-dir.js";
 import {
@@ -121,15 +122,11 @@ function sessionsOn(
     client: StoredLogin["client"];
     tokens: { accessToken: string; refreshToken?: string | undefined; expiresAt: number };
   }) => {
-    const stored: StoredLogin = {
-      version: 1,
-      serverUrl: canonicalServerUrl(tiny.resourceUrl),
-      authorizationServerUrl: tiny.url,
-      resource: tiny.resourceUrl,
-      client: login.client,
-      tokens: { ...login.tokens, tokenType: "Bearer", issuedAt: Date.now() },
-      savedAt: Date.now(),
-    };
+    const stored = storedLoginOf(
+      { serverUrl: canonicalServerUrl(tiny.resourceUrl), options: {} },
+      { authorizationServerUrl: tiny.url, resource: tiny.resourceUrl },
+      { client: login.client, tokens: { ...login.tokens, tokenType: "Bearer", issuedAt: Date.now() } },
+    );
     await writeFileAtomic(paths.file, JSON.stringify(stored));
   };
   // The saved-token path alone: a client and a refresh token the server never issued.
@@ -150,6 +147,34 @@ function sessionsOn(
     writeLogin,
     writeStoredLogin,
   };
+}
+
+/**
+ * A file-store session on the reference server's handler (`server.fetch`, no port) that signs in with a device code
+ * unless `extra` says otherwise, and its stored login.
+ */
+export function referenceSession(
+  server: { mcpUrl: string; fetch: typeof fetch },
+  extra: Partial<OAuthSessionOptions> = {},
+) {
+  const configDir = scratchDir("cmb-device-");
+  const serverUrl = server.mcpUrl;
+  const session = new OAuthSession({
+    serverUrl,
+    configDir,
+    tokenStore: "file",
+    authTimeoutMs: 300_000,
+    deviceCode: true,
+    loginCommand: "chat-mcp-bridge login --device-code <url>",
+    env: { PATH: process.env.PATH ?? "" },
+    fetch: (input, init) => server.fetch(input, init),
+    ...extra,
+  });
+  const stored = () =>
+    StoredLoginSchema.parse(
+      JSON.parse(readFileSync(loginPaths(configDir, loginKey(serverUrl)).file, "utf8")),
+    );
+  return { session, stored };
 }
 
 export type SessionSetup = Awaited<ReturnType<typeof setup>>;
