@@ -164,7 +164,11 @@ describe("--device-code: the person approves in a browser anywhere", () => {
     const { url, code } = await shownCode(stderr, signingIn);
     expect(url).toBe(`${server!.url}/device?user_code=${code}`);
     expect(stderr()).toContain(`and check that it shows the code ${code}`);
-    await polls.held;
+    // The sign-in ending first (an error, or tokens with no decision) fails here, with its reason.
+    await Promise.race([
+      polls.held,
+      signingIn.then(() => Promise.reject(new Error("the sign-in ended before the person decided"))),
+    ]);
     await decide(url, "approve", "acme");
     polls.decided();
     const summary = await signingIn;
