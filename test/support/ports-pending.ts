@@ -27,24 +27,6 @@ export const PORTS_PENDING = new Set([
   "test/reliability/v2-limits-and-tenancy.test.ts",
   "test/e2e-client/flows.test.ts",
 
-  // auth, client and cli
-  "test/auth/callback-path.test.ts",
-  "test/auth/discovery.test.ts",
-  "test/auth/loopback-callback.test.ts",
-  "test/auth/session/device-sign-in.test.ts",
-  "test/auth/session/index.test.ts",
-  "test/auth/session/reference-server.test.ts",
-  "test/auth/session/refresh.test.ts",
-  "test/auth/session/registration.test.ts",
-  "test/auth/session/revocation.test.ts",
-  "test/auth/session/server-metadata.test.ts",
-  "test/client/connection.test.ts",
-  "test/client/not-the-service.test.ts",
-  "test/client/recorded-shapes.test.ts",
-  "test/cli/output.test.ts",
-  "test/cli/resolve-presets.test.ts",
-  "test/cli/small-things.test.ts",
-
   // bridge
   "test/bridge/client-ids.test.ts",
   "test/bridge/confirm-tool-cli.test.ts",
