@@ -27,8 +27,11 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** `login --no-browser`: waits for the printed URL, then "visits" it with the headless browser fixture. */
-function loginWithoutBrowser(env: Record<string, string>): Promise<CliResult & { printedUrl: string }> {
+/** `login --no-browser`, with `onUrl` called once the sign-in URL is printed. */
+function loginPrintingUrl(
+  env: Record<string, string>,
+  onUrl: (url: string, child: ReturnType<typeof spawn>) => void,
+): Promise<CliResult & { printedUrl: string }> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, [BIN, "--base-url", server.url, "login", "--no-browser"], { env });
     let stdout = "";
@@ -43,16 +46,23 @@ function loginWithoutBrowser(env: Record<string, string>): Promise<CliResult & {
     });
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
       stderr += chunk;
-      const found = /(https?:\/\/\S+)/.exec(stderr);
-      if (found && !printedUrl) {
-        printedUrl = found[1]!;
-        spawn(process.execPath, [HTTP_BROWSER, printedUrl], { stdio: "ignore" });
+      const found = /sign in at \S+: (https?:\/\/\S+)/.exec(stderr);
+      if (found?.[1] && !printedUrl) {
+        printedUrl = found[1];
+        onUrl(printedUrl, child);
       }
     });
     child.on("close", (code) => {
       clearTimeout(timer);
       done({ code, stdout, stderr, printedUrl });
     });
+  });
+}
+
+/** `login --no-browser`: waits for the printed URL, then "visits" it with the headless browser fixture. */
+function loginWithoutBrowser(env: Record<string, string>): Promise<CliResult & { printedUrl: string }> {
+  return loginPrintingUrl(env, (url) => {
+    spawn(process.execPath, [HTTP_BROWSER, url], { stdio: "ignore" });
   });
 }
 
@@ -224,38 +234,6 @@ describe("login --callback-path, --auth-success-url", () => {
     );
   });
 });
-
-/** `login --no-browser`, with `onUrl` called once the sign-in URL is printed. */
-function loginPrintingUrl(
-  env: Record<string, string>,
-  onUrl: (url: string, child: ReturnType<typeof spawn>) => void,
-): Promise<CliResult> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, "--base-url", server.url, "login", "--no-browser"], { env });
-    let stdout = "";
-    let stderr = "";
-    let seen = false;
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      fail(new Error(`login did not finish\n${stderr}`));
-    }, 20_000);
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-      const found = /sign in at \S+: (https?:\/\/\S+)/.exec(stderr);
-      if (found?.[1] && !seen) {
-        seen = true;
-        onUrl(found[1], child);
-      }
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-  });
-}
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: "utf8" });
