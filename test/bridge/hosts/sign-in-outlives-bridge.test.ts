@@ -6,18 +6,15 @@
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../../../src/server/index.js";
 import { type BridgeDriver, spawnBridgeDriver } from "../../reliability/fixtures/bridge-driver.js";
+import { chromiumMissing, launchChromium } from "../../support/chromium.js";
 import { needs } from "../../support/requirements.js";
 import { scratchDir } from "../../support/scratch-dir.js";
 
-const CHROMIUM = process.env.CHAT_TEST_CHROMIUM || "/usr/bin/chromium";
 const HAND_URL_BROWSER = resolve(import.meta.dirname, "../../browser/fixtures/hand-url-browser.mjs");
-const chromiumMissing = existsSync(CHROMIUM)
-  ? undefined
-  : `${CHROMIUM} is not installed (apt-get install chromium, or set CHAT_TEST_CHROMIUM to a Chromium binary)`;
 const NO_DESKTOP = { BROWSER: "", DISPLAY: "", WAYLAND_DISPLAY: "" };
 
 let server: ReferenceServer;
@@ -31,16 +28,7 @@ beforeAll(async () => {
     rateLimit: false,
     deviceAuthorization: { intervalSeconds: 1 },
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--no-first-run",
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
