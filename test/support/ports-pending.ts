@@ -46,7 +46,4 @@ export const PORTS_PENDING = new Set([
   "test/cli/small-things.test.ts",
 
   // bridge
-  "test/bridge/confirm-tool-cli.test.ts",
-  "test/bridge/doctor/checks/authorization-server.test.ts",
-  "test/bridge/doctor/checks/endpoint.test.ts",
 ]);
