@@ -21,6 +21,11 @@ afterEach(async () => {
   await server.close();
 });
 
+/** Every timer the relay arms is on the fake clock, a ping's included: the intervals pass as the test says. */
+const FAKE_CLOCK: Parameters<typeof vi.useFakeTimers>[0] = {
+  toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"],
+};
+
 const pingsIn = (seen: SeenRequest[]) => seen.filter((request) => request.rpc.includes("ping"));
 const initializesIn = (seen: SeenRequest[]) => seen.filter((request) => request.rpc.includes("initialize"));
 
@@ -34,8 +39,12 @@ async function initialized(args: string[]): Promise<InProcessRelay> {
 
 describe("--ping-interval <s> on a 2025-era session", () => {
   it("pings the idle session at the interval, on its session id; the client sees none of it", async () => {
+    vi.useFakeTimers(FAKE_CLOCK);
     relay = await initialized(["--ping-interval", "0.05"]);
-    await server.seenUntil((seen) => pingsIn(seen).length >= 2);
+    const twoPings = server.seenUntil((seen) => pingsIn(seen).length >= 2);
+    // Twenty intervals: an idle session gets a ping in each.
+    await vi.advanceTimersByTimeAsync(1_000);
+    await twoPings;
     const session = server.seen.find((request) => request.sessionId)?.sessionId;
     expect(session).toBeDefined();
     for (const ping of pingsIn(server.seen)) expect(ping.sessionId).toBe(session);
@@ -51,11 +60,17 @@ describe("--ping-interval <s> on a 2025-era session", () => {
   });
 
   it("a failed ping (the server forgot the session) is logged, and a new session is opened", async () => {
+    vi.useFakeTimers(FAKE_CLOCK);
     relay = await initialized(["--ping-interval", "0.2"]);
-    await server.seenUntil((seen) => pingsIn(seen).length >= 1);
+    const pinged = server.seenUntil((seen) => pingsIn(seen).length >= 1);
+    await vi.advanceTimersByTimeAsync(400);
+    await pinged;
     const before = initializesIn(server.seen).length;
     await server.dropSessions();
-    await server.seenUntil((seen) => initializesIn(seen).length === before + 1);
+    const reopened = server.seenUntil((seen) => initializesIn(seen).length === before + 1);
+    // The next ping finds the session gone; the relay opens a new one (its waits included).
+    await vi.advanceTimersByTimeAsync(5_000);
+    await reopened;
     expect(relay.stderr()).toMatch(/keep-alive ping .* failed/);
     relay.send(
       JSON.stringify({
@@ -80,8 +95,7 @@ describe("--ping-interval with a 2026-07-28 server", () => {
   });
 
   it("sends no ping: the era has no session to keep", async () => {
-    // On a fake clock from the start, so every timer the relay arms (a ping's too, were there one) is on it.
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
+    vi.useFakeTimers(FAKE_CLOCK);
     modern = createModernMcpServer();
     relay = await startRelayInProcess(["--ping-interval", "0.02", modern.url], {}, { fetch: modern.fetch });
     relay.send(initializeLine(1));
