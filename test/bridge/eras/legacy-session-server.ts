@@ -1,7 +1,7 @@
 /** A 2025-era (sessionful) SDK v2 server for the eras tests: a call that waits to be released, a call that elicits on its own stream, list changes of tools and prompts, resource subscriptions; in process (a fetch handler) or listening. */
 import { McpServer } from "@modelcontextprotocol/server";
 import * as z from "zod";
-import { handlerFetch, IN_PROCESS_ORIGIN, listenOnLoopback } from "../fixtures/fetch-endpoint.js";
+import { alsoListening, handlerFetch, IN_PROCESS_ORIGIN } from "../fixtures/fetch-endpoint.js";
 import { type LegacySession, serveLegacySessionRequest } from "../fixtures/legacy-sessions.js";
 
 export interface LegacySessionServer {
@@ -31,16 +31,7 @@ const WAIT_BOUND_MS = 15_000;
 
 /** The server listening on a loopback port, for tests that spawn the bin. */
 export async function startLegacySessionServer(): Promise<LegacySessionServer> {
-  const server = createLegacySessionServer();
-  const listening = await listenOnLoopback(server.fetch);
-  return {
-    ...server,
-    url: `${listening.origin}/mcp`,
-    close: async () => {
-      await server.close();
-      await listening.close();
-    },
-  };
+  return alsoListening(createLegacySessionServer());
 }
 
 /** The server in process: its `fetch` is the way to reach it. */
