@@ -54,22 +54,6 @@ function hugeBody(
 
 const MiB = 1024 * 1024;
 
-/**
- * The transport's waits on a fake clock: each is run as soon as it is the next one due (in order, at its length
- * on the clock), with real I/O between them, until `until` settles.
- */
-async function runWaitsUntil(until: Promise<unknown>): Promise<void> {
-  let settled = false;
-  void until.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  while (!settled) {
-    await new Promise((resolve) => setImmediate(resolve));
-    vi.advanceTimersToNextTimer();
-  }
-}
-
 /** `exchange`, counting the GETs the transport asks for (when it asks, before a byte is sent). */
 function countingGets(exchange: HttpExchange): { fetch: HttpExchange; asked: () => number } {
   let asked = 0;
@@ -115,18 +99,19 @@ describe("`retry: 0` on streams that close at once (legacy transport)", () => {
     const transport = new StreamableHttpTransport(url, counted.fetch);
     const lost: Array<{ id: unknown; reason: string }> = [];
     transport.onerror = () => undefined;
-    const answered = new Promise<void>((done) => {
-      transport.onrequestlost = (id, reason) => {
-        lost.push({ id, reason });
-        done();
-      };
-    });
+    let getsWhenLost = Number.NaN;
+    let askedWhenLost = Number.NaN;
+    transport.onrequestlost = (id, reason) => {
+      lost.push({ id, reason });
+      getsWhenLost = gets;
+      askedWhenLost = counted.asked();
+    };
     await transport.send({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "x" } });
-    await runWaitsUntil(answered);
-    const getsWhenLost = gets;
-    const askedWhenLost = counted.asked();
-    // Past the longest wait a stream may choose (30 s): no resumption is left to run.
-    vi.advanceTimersByTime(60_000);
+    // The waits after each empty stream, on the fake clock: the bound is reached well within a minute.
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(lost).toHaveLength(1);
+    // Past the longest wait a stream may choose (30 s) once more: no resumption is left to run.
+    await vi.advanceTimersByTimeAsync(60_000);
     expect(counted.asked()).toBe(askedWhenLost);
     expect(lost).toEqual([
       { id: 7, reason: expect.stringMatching(/closed the event stream without an event/) },
@@ -154,7 +139,9 @@ describe("`retry: 0` on the standalone GET stream that closes at once (legacy tr
     const transport = new StreamableHttpTransport(url, exchange);
     transport.onerror = () => undefined;
     await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    await runWaitsUntil(threeGets);
+    // Waits of 250 and 500 ms on the fake clock bring the third GET well within two seconds.
+    await vi.advanceTimersByTimeAsync(2_000);
+    await threeGets;
     await transport.close();
     // Waits of 250, 500, 1000 ms... between GETs, where `retry: 0` alone would reconnect at once.
     const [first, second, third] = getTimes as [number, number, number];
