@@ -5,6 +5,11 @@ import { IN_PROCESS_ORIGIN, neverAnswers } from "./fixtures/fetch-endpoint.js";
 import { initializeLine } from "./fixtures/spawn-bridge.js";
 import { createStickyLegacyServer } from "./fixtures/sticky-legacy-server.js";
 
+/** Every timer the relay arms is on the fake clock: the time-outs pass as the test says, not in real time. */
+const FAKE_CLOCK: Parameters<typeof vi.useFakeTimers>[0] = {
+  toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"],
+};
+
 let relay: InProcessRelay | undefined;
 afterEach(async () => {
   vi.useRealTimers();
@@ -14,6 +19,7 @@ afterEach(async () => {
 
 describe("--headers-timeout through the relay", () => {
   it("a server that takes the request and never answers: the client's error names --headers-timeout and the host", async () => {
+    // In real time, about half a second: five requests of 0.1 s (the era probe three times, initialize twice).
     const host = new URL(IN_PROCESS_ORIGIN).host;
     // The error of one try; the retries within the reconnect window are covered by
     // test/bridge/upstream/reconnect-window.test.ts and test/bridge/eras/modern-reconnect-window.test.ts.
@@ -32,8 +38,8 @@ describe("--headers-timeout through the relay", () => {
 
 describe("--body-timeout through the relay", () => {
   it("a quiet GET event stream is cut at the time-out and opened again; the session goes on", async () => {
-    // On a fake clock: the time-out and the wait before the stream is opened again pass at once.
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
+    // On the fake clock: the time-out and the wait before the stream is opened again pass at once.
+    vi.useFakeTimers(FAKE_CLOCK);
     const sticky = createStickyLegacyServer();
     const gets = (count: number) =>
       sticky.seenUntil((seen) => seen.filter((request) => request.http === "GET").length >= count);
