@@ -28,18 +28,4 @@ export const PORTS_PENDING = new Set([
   "test/e2e-client/flows.test.ts",
 
   // bridge
-  "test/bridge/client-ids.test.ts",
-  "test/bridge/confirm-tool-cli.test.ts",
-  "test/bridge/doctor/checks/authorization-server.test.ts",
-  "test/bridge/doctor/checks/endpoint.test.ts",
-  "test/bridge/keep-alive.test.ts",
-  "test/bridge/pipeline.test.ts",
-  "test/bridge/relay-first-answer.test.ts",
-  "test/bridge/upstream-cookies.test.ts",
-  "test/bridge/upstream-time-outs.test.ts",
-  "test/bridge/upstream/http/node-http-exchange.test.ts",
-  "test/bridge/upstream/http/time-outs.test.ts",
-  "test/bridge/upstream/legacy/relay.test.ts",
-  "test/bridge/upstream/legacy/resend-policy.test.ts",
-  "test/reliability/bridge-bounded-reads.test.ts",
 ]);
