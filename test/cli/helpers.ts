@@ -1,12 +1,10 @@
 /** Shared by the chat-cli tests: run the built bin as a process, and start the reference server on a free port. */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
 import { createConnection, createServer, type Server, type Socket } from "node:net";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll } from "vitest";
 import type { CliIo } from "../../src/cli/io.js";
 import type { RunSeams } from "../../src/cli/run.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 export const BIN = join(ROOT, "bin/chat-cli.js");
@@ -22,20 +20,13 @@ export interface RunOptions {
   timeoutMs?: number;
 }
 
-/** Config folders cleanEnv made in this test file: removed after its last test (the suite lists any leftover). */
-const configDirs: string[] = [];
-afterAll(() => {
-  for (const dir of configDirs.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
-});
-
 /** A clean environment: no token, no browser, no colour forcing, config in a fresh temp dir (removed after the file). */
 export function cleanEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
   const env: Record<string, string | undefined> = { ...process.env };
   for (const name of ["CHAT_API_KEY", "CHAT_API_URL", "CHAT_MCP_URL", "BROWSER", "NO_COLOR", "FORCE_COLOR"]) {
     delete env[name];
   }
-  env.CHAT_CONFIG_DIR = mkdtempSync(join(tmpdir(), "chat-cli-test-"));
-  configDirs.push(env.CHAT_CONFIG_DIR);
+  env.CHAT_CONFIG_DIR = scratchDir("chat-cli-test-");
   Object.assign(env, extra);
   return Object.fromEntries(
     Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
