@@ -1,8 +1,11 @@
-/** `/mcp` while the assistant is slow: progress on every call that waits for it, and a cancelled call that writes nothing. */
+/** `/mcp` while the assistant is slow: progress on every call that waits for it, and a cancelled call that writes nothing; through the server's handler (no port). */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ReferenceServer, startReferenceServer } from "../../../src/server/index.js";
 import { confirmedStepsFor, type Message, pendingTaskOf } from "../../../src/wire/index.js";
+import {
+  createRequestableReferenceServer,
+  type RequestableReferenceServer,
+} from "../../support/reference-request.js";
 
 /** Long enough for a few progress steps, short enough for a unit test. */
 const ASSISTANT_MS = 600;
@@ -14,9 +17,9 @@ interface Step {
   message?: string;
 }
 
-let server: ReferenceServer;
-beforeAll(async () => {
-  server = await startReferenceServer({
+let server: RequestableReferenceServer;
+beforeAll(() => {
+  server = createRequestableReferenceServer({
     assistantDelayMs: ASSISTANT_MS,
     testOnlyUnauthenticatedMcpAccount: "acme",
   });
@@ -28,7 +31,7 @@ async function connect(era: Era): Promise<Client> {
     { name: `long-calls-${era}`, version: "1.0.0" },
     era === "modern" ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
   );
-  await client.connect(new StreamableHTTPClientTransport(new URL(server.mcpUrl)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.mcpUrl), { fetch: server.fetch }));
   return client;
 }
 
