@@ -1,6 +1,6 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
-import { INTEGRATION_GLOBS } from "./test/projects.js";
+import { INTEGRATION_GLOBS, ISOLATED_UNIT_FILES } from "./test/projects.js";
 import { SlowFirstSequencer } from "./test/support/slow-first-sequencer.js";
 
 /** What both projects share; the root global setup and the reporters belong to the run, not to a project. */
@@ -9,6 +9,15 @@ const shared = {
   testTimeout: 30_000,
   hookTimeout: 60_000,
   pool: "forks" as const,
+};
+
+/** The unit project's files: in-process, no port (test/support/no-ports.ts), a worker thread each. */
+const unit = {
+  ...shared,
+  include: ["test/**/*.test.ts"],
+  // In-process tests start nothing of their own: a worker thread per file costs less than a process.
+  pool: "threads" as const,
+  setupFiles: [...shared.setupFiles, "test/support/no-ports.ts"],
 };
 
 export default defineConfig({
@@ -23,13 +32,19 @@ export default defineConfig({
     projects: [
       {
         test: {
-          ...shared,
+          ...unit,
           name: "unit",
-          include: ["test/**/*.test.ts"],
-          exclude: INTEGRATION_GLOBS,
-          // In-process tests start nothing of their own: a worker thread per file costs less than a process.
-          pool: "threads" as const,
-          setupFiles: [...shared.setupFiles, "test/support/no-ports.ts"],
+          exclude: [...INTEGRATION_GLOBS, ...ISOLATED_UNIT_FILES],
+          // One module graph per worker: the files leave no state behind them (test/support sets a home folder per
+          // file), and each file re-importing the SDK, zod and the server cost a third of the project's time.
+          isolate: false,
+        },
+      },
+      {
+        test: {
+          ...unit,
+          name: "unit-isolated",
+          include: ISOLATED_UNIT_FILES,
         },
       },
       {

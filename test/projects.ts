@@ -90,6 +90,19 @@ export const INTEGRATION_FILES = [
   "test/server/serve-flags.test.ts",
 ];
 
+/**
+ * Unit test files that mock modules (vi.mock) or count what a fresh import loads: they get a module graph of their
+ * own (the `unit-isolated` project). The rest of the unit project shares one module graph per worker (isolate: false),
+ * as hono's and ky's suites do: each file re-importing the SDK, zod and the server was a third of the project's time.
+ */
+export const ISOLATED_UNIT_FILES = [
+  "test/auth/keychain.test.ts",
+  "test/auth/open-url.test.ts",
+  "test/auth/session/device-sign-in.test.ts",
+  "test/auth/session/index.test.ts",
+  "test/client/requests.test.ts",
+];
+
 /** The integration project's globs, for vitest.config.ts. */
 export const INTEGRATION_GLOBS = [
   ...INTEGRATION_FOLDERS.map((folder) => `${folder}/**/*.test.ts`),

@@ -22,6 +22,7 @@ export async function createBridgeAuth(
   use: "relay" | "terminal" = "terminal",
   onSignInPrompt?: (prompt: SignInPrompt) => void,
   signInProcess?: SignInProcessCommand,
+  fetch?: typeof globalThis.fetch,
 ): Promise<OAuthSession> {
   // The key is read (and its file's permissions checked) once, here: it never travels in argv or the environment.
   const clientCredentials = options.clientCredentials
@@ -66,6 +67,7 @@ export async function createBridgeAuth(
     ...(onSignInPrompt ? { onSignInPrompt } : {}),
     log: (level, message) => (level === "debug" ? log.debug(message) : log.info(message)),
     env: env as NodeJS.ProcessEnv,
+    ...(fetch ? { fetch } : {}),
   };
   // The relay's sign-ins with a person run in their own process, which outlives a bridge a one-shot host stops.
   if (use === "relay" && signInProcess) {

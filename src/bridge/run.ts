@@ -52,6 +52,12 @@ export interface RelayIO {
    * relay. Without it (tests in process), the relay signs in in its own process.
    */
   signInProcess?: SignInProcessCommand;
+  /**
+   * The network: every request of the relay (to the MCP server and to its authorization server) goes through this
+   * fetch instead of node:http and Node's own fetch; a test passes the in-process reference server's. A sign-in
+   * with a browser still listens on the loopback callback.
+   */
+  fetch?: typeof globalThis.fetch;
 }
 
 /** A running relay. */
@@ -67,7 +73,7 @@ export interface RelayHandle {
 /** Relays `io.stdin`/`io.stdout` to `options.url` until stdin ends or `close` is called; the caller ends the process. */
 export async function runRelay(
   options: BridgeOptions,
-  { stdin, stdout, stderr, env, signInProcess }: RelayIO,
+  { stdin, stdout, stderr, env, signInProcess, fetch }: RelayIO,
 ): Promise<RelayHandle> {
   const log = await openBridgeLog(options, env, stderr);
   // Lines written in one event-loop turn go out in one write, in order.
@@ -106,6 +112,7 @@ export async function runRelay(
           "relay",
           (prompt) => gate?.showPrompt(prompt),
           signInProcess,
+          fetch,
         );
     // Nothing signs in before the client sends something besides `server/discover`: a probing host's discover is
     // answered with the stored login only (never a browser, never the sign-in lock), whatever the server's era.
@@ -119,7 +126,7 @@ export async function runRelay(
           return auth.recover(challenge);
         },
       };
-    const upstreamExchange = upstreamExchangeFor(options);
+    const upstreamExchange = upstreamExchangeFor(options, fetch);
     const exchange = createAuthorizedExchange({
       auth: gatedAuth(false),
       headers: options.headers,

@@ -2,6 +2,7 @@
 import type { BridgeLog } from "./log.js";
 import type { NetworkFlagOptions } from "./network-flags.js";
 import { CookieJar, withCookieJar } from "./upstream/http/cookie-jar.js";
+import { fetchExchange } from "./upstream/http/fetch-exchange.js";
 import type { HttpExchange } from "./upstream/http/http-exchange.js";
 import { nodeHttpExchange } from "./upstream/http/node-http-exchange.js";
 import { withUpstreamTimeouts } from "./upstream/http/time-outs.js";
@@ -13,10 +14,13 @@ import {
 
 /**
  * One per process: the relay, its probes and its pings share the jar, so the load balancer's cookie set on the
- * first exchange holds for the session's every request.
+ * first exchange holds for the session's every request. With `fetch`, requests go through it instead of node:http.
  */
-export function upstreamExchangeFor(options: NetworkFlagOptions): HttpExchange {
-  const timed = withUpstreamTimeouts(nodeHttpExchange, {
+export function upstreamExchangeFor(
+  options: NetworkFlagOptions,
+  fetch?: typeof globalThis.fetch,
+): HttpExchange {
+  const timed = withUpstreamTimeouts(fetch ? fetchExchange(fetch) : nodeHttpExchange, {
     connectMs: options.connectTimeoutMs,
     headersMs: options.headersTimeoutMs,
     bodyMs: options.bodyTimeoutMs,

@@ -11,13 +11,12 @@ import { BRIDGE_BIN, bridgeTransport } from "./fixtures/spawn-bridge.js";
 async function initializeError(args: string[], options: { node?: string } = {}): Promise<string> {
   const { transport, stderr } = bridgeTransport(args, {}, undefined, options.node);
   const client = new Client({ name: "host", version: "1.0.0" });
-  const started = Date.now();
+  // The usage error in the message proves initialize was answered: a bridge that only exited would be "Connection closed".
   const error = await client.connect(transport).then(
     () => new Error("initialize succeeded"),
     (reason: unknown) => reason as Error,
   );
   await client.close().catch(() => undefined);
-  expect(Date.now() - started).toBeLessThan(15_000);
   expect(stderr()).not.toBe("");
   return error.message;
 }

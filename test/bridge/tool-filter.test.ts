@@ -75,6 +75,18 @@ describe("ToolFilter", () => {
 function relayOver(tools: () => typeof TOOLS, filter: ToolFilter | undefined) {
   const sent: JSONRPCMessage[] = [];
   const toClient: JSONRPCMessage[] = [];
+  const onSent = new Set<() => void>();
+  /** Resolves once a message sent to the remote matches. */
+  const sentWhen = (match: (message: JSONRPCMessage) => boolean) =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        if (!sent.some(match)) return;
+        onSent.delete(check);
+        resolve();
+      };
+      onSent.add(check);
+      check();
+    });
   let transport: RemoteTransport | undefined;
   const log = { info() {}, debug() {}, debugEnabled: false };
   const createTransport = () => {
@@ -86,6 +98,7 @@ function relayOver(tools: () => typeof TOOLS, filter: ToolFilter | undefined) {
       setProtocolVersion() {},
       async send(message) {
         sent.push(message);
+        for (const check of onSent) check();
         if (!("id" in message) || !("method" in message)) return;
         const result =
           message.method === "tools/list" ? { tools: tools() } : { content: [{ type: "text", text: "ran" }] };
@@ -94,6 +107,7 @@ function relayOver(tools: () => typeof TOOLS, filter: ToolFilter | undefined) {
     } as RemoteTransport;
     return transport;
   };
+  const answered = new Map<number, (message: Record<string, unknown>) => void>();
   const relay = new LegacyServerRelay({
     openUpstream: (toBridge) =>
       new LegacySessionRelay({
@@ -105,20 +119,28 @@ function relayOver(tools: () => typeof TOOLS, filter: ToolFilter | undefined) {
         toClient: toBridge,
         createTransport,
       }),
-    toClient: (message) => toClient.push(message),
+    toClient: (message) => {
+      toClient.push(message);
+      if ("id" in message && typeof message.id === "number")
+        answered.get(message.id)?.(message as Record<string, unknown>);
+    },
     log,
     policy: toolPolicy(filter ? { toolFilter: filter, steps: [toolFilterStep(filter)] } : {}),
   });
-  const answer = async (message: JSONRPCMessage & { id: number }) => {
-    relay.fromClient(message);
-    for (let turn = 0; turn < 100; turn++) {
-      const found = toClient.find((m) => "id" in m && m.id === message.id);
-      if (found) return found as Record<string, unknown>;
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    throw new Error(`no answer to ${message.id}`);
+  /** Resolves with the relay's answer to `message`, when the relay writes it to the client. */
+  const answer = (message: JSONRPCMessage & { id: number }) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      answered.set(message.id, resolve);
+      relay.fromClient(message);
+    });
+  return {
+    relay,
+    sent,
+    sentWhen,
+    toClient,
+    answer,
+    notify: (m: JSONRPCMessage) => transport?.onmessage?.(m),
   };
-  return { relay, sent, toClient, answer, notify: (m: JSONRPCMessage) => transport?.onmessage?.(m) };
 }
 
 describe("the relay with a tool filter", () => {
@@ -169,6 +191,9 @@ describe("the relay with a tool filter", () => {
       method: "tools/call",
       params: { name: "list_chats", arguments: {} },
     } as JSONRPCMessage);
+    await remote.sentWhen(
+      (message) => (message as { params?: { name?: string } }).params?.name === "list_chats",
+    );
     const ping = await remote.answer({ jsonrpc: "2.0", id: 9, method: "ping" });
     expect(ping).toMatchObject({ id: 9 });
     const sentNames = remote.sent.map((message) => (message as { params?: { name?: string } }).params?.name);

@@ -2,44 +2,26 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { ChatSchema } from "../../src/wire/index.js";
 import { connectThroughBridge } from "../bridge/fixtures/spawn-bridge.js";
+import { chromiumMissing, launchChromium } from "../support/chromium.js";
 import { needs } from "../support/requirements.js";
 import { scratchDir } from "../support/scratch-dir.js";
 
-/** Debian's chromium, or any Chromium or Chrome binary named by CHAT_TEST_CHROMIUM. */
-const CHROMIUM = process.env.CHAT_TEST_CHROMIUM || "/usr/bin/chromium";
 const HAND_URL_BROWSER = resolve(import.meta.dirname, "fixtures/hand-url-browser.mjs");
 const CHAT_CLI = resolve(import.meta.dirname, "../../bin/chat-cli.js");
 const ARTIFACTS = resolve(import.meta.dirname, "../../test-artifacts");
-const hasChromium = existsSync(CHROMIUM);
-
-const chromiumMissing = hasChromium
-  ? undefined
-  : `${CHROMIUM} is not installed (apt-get install chromium, or set CHAT_TEST_CHROMIUM to a Chromium binary)`;
 
 let server: ReferenceServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!hasChromium) return;
+  if (chromiumMissing) return;
   server = await startReferenceServer({ port: 0, rateLimit: false });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

@@ -1,41 +1,27 @@
 /** Sign-in with a device code end to end: the bins print a URL and a code, a real browser (Debian's chromium via playwright-core) enters it and decides on the consent page. */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { BRIDGE_BIN, connectThroughBridge } from "../bridge/fixtures/spawn-bridge.js";
+import { chromiumMissing, launchChromium } from "../support/chromium.js";
 import { needs } from "../support/requirements.js";
 import { scratchDir } from "../support/scratch-dir.js";
 
-const CHROMIUM = process.env.CHAT_TEST_CHROMIUM || "/usr/bin/chromium";
 const CHAT_CLI = resolve(import.meta.dirname, "../../bin/chat-cli.js");
-const hasChromium = existsSync(CHROMIUM);
-const chromiumMissing = hasChromium
-  ? undefined
-  : `${CHROMIUM} is not installed (apt-get install chromium, or set CHAT_TEST_CHROMIUM to a Chromium binary)`;
 
 let server: ReferenceServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!hasChromium) return;
+  if (chromiumMissing) return;
   server = await startReferenceServer({
     port: 0,
     rateLimit: false,
     deviceAuthorization: { intervalSeconds: 1 },
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--no-first-run",
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

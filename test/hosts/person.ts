@@ -1,13 +1,10 @@
 /** A person at a real headless Chromium: opens the sign-in link the bridge handed to `$BROWSER`, signs in as dev/dev, approves a team. */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { launchChromium } from "../support/chromium.js";
 
-/** Debian's chromium, or any Chromium or Chrome binary named by CHAT_TEST_CHROMIUM. */
-export const CHROMIUM = process.env.CHAT_TEST_CHROMIUM || "/usr/bin/chromium";
-export const chromiumMissing = existsSync(CHROMIUM)
-  ? undefined
-  : `${CHROMIUM} is not installed (apt-get install chromium, or set CHAT_TEST_CHROMIUM to a Chromium binary)`;
+export { chromiumMissing } from "../support/chromium.js";
 
 /** A `$BROWSER` that appends the URL to `$HAND_URL_FILE` for the person below (test/browser's fixture). */
 const HAND_URL_BROWSER = resolve(import.meta.dirname, "../browser/fixtures/hand-url-browser.mjs");
@@ -52,19 +49,7 @@ export interface Person {
 
 /** One headless Chromium for a test file; each approval gets its own browser context (its own cookies). */
 export async function startPerson(): Promise<Person> {
-  const browser: Browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  const browser: Browser = await launchChromium();
   return {
     async approve(urlFile, { thinkMs, team = "acme", before }) {
       const url = await openedUrl(urlFile);

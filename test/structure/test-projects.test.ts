@@ -2,7 +2,12 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
-import { INTEGRATION_FILES, INTEGRATION_FOLDERS, SLOW_FILES_FIRST } from "../projects.js";
+import {
+  INTEGRATION_FILES,
+  INTEGRATION_FOLDERS,
+  ISOLATED_UNIT_FILES,
+  SLOW_FILES_FIRST,
+} from "../projects.js";
 
 const root = join(import.meta.dirname, "..", "..");
 
@@ -31,6 +36,17 @@ describe("the unit project", () => {
     expect(unit.length).toBeGreaterThan(50);
     const starting = unit.filter((file) => STARTS_A_PROCESS.test(readFileSync(join(root, file), "utf8")));
     expect(starting).toEqual([]);
+  });
+
+  it("shares a module graph only among files that mock no module (those are ISOLATED_UNIT_FILES)", () => {
+    const self = relative(root, import.meta.filename)
+      .split("\\")
+      .join("/");
+    const unit = testFiles(join(root, "test")).filter((file) => !isIntegration(file) && file !== self);
+    const mocking = unit.filter((file) =>
+      /\bvi\.(mock|doMock|resetModules)\(/.test(readFileSync(join(root, file), "utf8")),
+    );
+    expect(mocking.sort()).toEqual([...ISOLATED_UNIT_FILES].sort());
   });
 
   it("would catch a unit test file that spawns", () => {

@@ -39,11 +39,13 @@ export interface InProcessRelay {
 
 /**
  * Starts the relay as `chat-mcp-bridge <args>` would (URL last), with `env` as its whole environment; the config
- * folder is a scratch folder unless `env` names one. Rejects as the bin would exit 1 (a fatal start error).
+ * folder is a scratch folder unless `env` names one. Rejects as the bin would exit 1 (a fatal start error). With
+ * `fetch` (an in-process server's), the relay opens no socket: its every request goes through it.
  */
 export async function startRelayInProcess(
   args: string[],
   env: Record<string, string | undefined> = {},
+  { fetch }: { fetch?: typeof globalThis.fetch } = {},
 ): Promise<InProcessRelay> {
   const relayEnv = { CHAT_CONFIG_DIR: scratchDir("relay-config-"), ...env };
   const command = parseBridgeArgs(["node", "chat-mcp-bridge", ...args], relayEnv, () => {});
@@ -66,7 +68,13 @@ export async function startRelayInProcess(
   stderr.setEncoding("utf8").on("data", (chunk: string) => {
     logged += chunk;
   });
-  const relay = await runRelay(command.options, { stdin, stdout, stderr, env: relayEnv });
+  const relay = await runRelay(command.options, {
+    stdin,
+    stdout,
+    stderr,
+    env: relayEnv,
+    ...(fetch ? { fetch } : {}),
+  });
   return {
     lines,
     stderr: () => logged,
@@ -159,9 +167,14 @@ export interface InProcessBridgeClient {
 /** Connects an SDK Client to `args` (URL last) through an in-process relay. */
 export async function connectThroughRelayInProcess(
   args: string[],
-  options: { env?: Record<string, string>; capabilities?: ConstructorParameters<typeof Client>[1] } = {},
+  options: {
+    env?: Record<string, string>;
+    capabilities?: ConstructorParameters<typeof Client>[1];
+    /** The network the relay uses instead of sockets (an in-process server's fetch). */
+    fetch?: typeof globalThis.fetch;
+  } = {},
 ): Promise<InProcessBridgeClient> {
-  const relay = await startRelayInProcess(args, options.env);
+  const relay = await startRelayInProcess(args, options.env, options.fetch ? { fetch: options.fetch } : {});
   const client = new Client({ name: "bridge-test-client", version: "1.0.0" }, options.capabilities);
   await client.connect(new InProcessRelayTransport(relay));
   return { client, relay, stderr: relay.stderr, close: () => client.close() };

@@ -19,6 +19,7 @@ import type { StoredLogin } from "../stored-login.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { SessionContext } from "./context.js";
 import { messageOf } from "./error-text.js";
+import { storedLoginOf } from "./session-storage.js";
 import { unattendedLoginAndScope } from "./sign-in-scope.js";
 import { tokenEndpointArguments } from "./token-endpoint.js";
 
@@ -129,18 +130,12 @@ export async function signInWithAssertion(
       { cause: error },
     );
   }
-  const login: StoredLogin = {
-    version: 1,
-    serverUrl: context.serverUrl,
-    ...(options.profile && options.profile !== "default" ? { profile: options.profile } : {}),
-    authorizationServerUrl: server.authorizationServerUrl,
-    resource: server.resource,
+  const login = storedLoginOf(context, server, {
     client: { client_id: clientId, redirect_uris: [], source: "pre-registered" },
     tokens: { ...toStoredTokens(tokens), scope: tokens.scope ?? scope, account: answer.account() },
     dpopKey,
     requestedScope: scope,
-    savedAt: Date.now(),
-  };
+  });
   await context.storage.persist(login, input.strictSave);
   context.log("debug", `Got an access token for ${context.serverUrl} with the ${what}.`);
   return login;

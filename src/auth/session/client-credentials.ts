@@ -13,6 +13,7 @@ import type { StoredLogin } from "../stored-login.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { SessionContext } from "./context.js";
 import { messageOf } from "./error-text.js";
+import { storedLoginOf } from "./session-storage.js";
 import { unattendedLoginAndScope } from "./sign-in-scope.js";
 
 export interface ClientCredentialsInput {
@@ -87,12 +88,7 @@ export async function signInWithClientCredentials(
       { cause: error },
     );
   }
-  const login: StoredLogin = {
-    version: 1,
-    serverUrl: context.serverUrl,
-    ...(options.profile && options.profile !== "default" ? { profile: options.profile } : {}),
-    authorizationServerUrl: server.authorizationServerUrl,
-    resource: server.resource,
+  const login = storedLoginOf(context, server, {
     // Neither the secret nor the key is stored: each new token is asked for with them again.
     client: {
       client_id: clientId,
@@ -110,8 +106,7 @@ export async function signInWithClientCredentials(
     },
     dpopKey,
     requestedScope: scope,
-    savedAt: Date.now(),
-  };
+  });
   await context.storage.persist(login, input.strictSave);
   context.log("debug", `Got an access token for ${context.serverUrl} with client credentials.`);
   return login;

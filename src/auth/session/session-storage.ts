@@ -100,19 +100,31 @@ export async function saveClientBeforeSignIn(
     strictSave: boolean;
   },
 ): Promise<StoredLogin> {
-  const { server, client, current, options } = { ...input, options: context.options };
-  const login: StoredLogin = {
-    version: 1,
-    serverUrl: context.serverUrl,
-    ...(options.profile && options.profile !== "default" ? { profile: options.profile } : {}),
-    authorizationServerUrl: server.authorizationServerUrl,
-    resource: server.resource,
+  const { server, client, current } = input;
+  const login = storedLoginOf(context, server, {
     client,
     tokens: input.sameServer ? current?.tokens : undefined,
     dpopKey: input.sameServer ? current?.dpopKey : undefined,
     requestedScope: input.scope,
-    savedAt: Date.now(),
-  };
+  });
   if (client !== current?.client) await context.storage.persist(login, input.strictSave);
   return login;
+}
+
+/** A login of `context`'s server and profile, as discovered in `server`, with the client and tokens given, saved now. */
+export function storedLoginOf(
+  context: { serverUrl: string; options: { profile?: string | undefined } },
+  server: Pick<DiscoveredServer, "authorizationServerUrl" | "resource">,
+  fields: Pick<StoredLogin, "client" | "tokens" | "dpopKey" | "requestedScope">,
+): StoredLogin {
+  const { profile } = context.options;
+  return {
+    version: 1,
+    serverUrl: context.serverUrl,
+    ...(profile && profile !== "default" ? { profile } : {}),
+    authorizationServerUrl: server.authorizationServerUrl,
+    resource: server.resource,
+    ...fields,
+    savedAt: Date.now(),
+  };
 }

@@ -157,7 +157,8 @@ describe("--auth-timeout bounds the whole sign-in, discovery included", () => {
     expect(error).toMatchObject({ name: "AuthRequiredError", reason: "timeout" });
     expect((error as Error).message).toMatch(/timed out after 2 s while asking the server where to sign in/);
     expect((error as Error).message).toContain("--auth-timeout");
-    expect(seconds).toBeLessThan(4);
+    // Before the first document's own 10 s time-out could have fired: the deadline, not the document, ended it.
+    expect(seconds).toBeLessThan(9);
   });
 });
 

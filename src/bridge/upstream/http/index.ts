@@ -4,6 +4,7 @@ export { type BridgeAuth, createAuthorizedExchange } from "./authorized-exchange
 export { type CustomHeader, HeaderOptionError, parseHeaderOption } from "./custom-headers.js";
 export type { ProofSigner } from "./dpop-credentials.js";
 export { EventSizeCap } from "./event-size-cap.js";
+export { fetchExchange } from "./fetch-exchange.js";
 export {
   type HttpAnswer,
   type HttpAnswerBody,

@@ -7,6 +7,11 @@ import {
 } from "../../../../src/bridge/upstream/http/authorized-exchange.js";
 import type { HttpAnswer } from "../../../../src/bridge/upstream/http/http-exchange.js";
 
+/** Lets the event loop turn `count` times: answers and recoveries interleave in a set order, with no clock. */
+async function turns(count: number): Promise<void> {
+  for (let turn = 0; turn < count; turn++) await new Promise((resolve) => setImmediate(resolve));
+}
+
 function answer(status: number): HttpAnswer {
   return {
     status,
@@ -35,7 +40,7 @@ describe("createAuthorizedExchange: concurrent 401s", () => {
       recover: async ({ rejectedToken }) => {
         if (rejectedToken !== stored) return stored;
         recoveries += 1;
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await turns(20);
         stored = valid;
         return stored;
       },
@@ -48,7 +53,7 @@ describe("createAuthorizedExchange: concurrent 401s", () => {
       exchange: async (_url, request) => {
         sent.push(request.headers.authorization ?? "");
         // Answers come back spread over time, some after the recovery has finished.
-        await new Promise((resolve) => setTimeout(resolve, sent.length % 7));
+        await turns(sent.length % 7);
         return answer(request.headers.authorization === `Bearer ${valid}` ? 200 : 401);
       },
     });

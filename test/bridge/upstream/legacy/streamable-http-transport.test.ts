@@ -16,13 +16,28 @@ const accepted: HttpAnswer = {
   json: async () => undefined,
 };
 
-function recordingExchange(): { exchange: HttpExchange; sent: HttpRequest[] } {
+function recordingExchange(): {
+  exchange: HttpExchange;
+  sent: HttpRequest[];
+  /** Resolves with the first request made with `method`. */
+  first(method: HttpRequest["method"]): Promise<HttpRequest>;
+} {
   const sent: HttpRequest[] = [];
+  const waiting: Array<{ method: HttpRequest["method"]; resolve: (request: HttpRequest) => void }> = [];
   return {
     sent,
     exchange: async (_url, request) => {
       sent.push(request);
+      for (const waiter of waiting.filter((w) => w.method === request.method)) waiter.resolve(request);
       return accepted;
+    },
+    first: (method) => {
+      const made = sent.find((request) => request.method === method);
+      return made
+        ? Promise.resolve(made)
+        : new Promise((resolve) => {
+            waiting.push({ method, resolve });
+          });
     },
   };
 }
@@ -39,15 +54,12 @@ describe("which POSTs share the pool", () => {
   });
 
   it("the event stream (GET) is not pooled: it stays open for the session's life", async () => {
-    const { exchange, sent } = recordingExchange();
+    const { exchange, first } = recordingExchange();
     const transport = new StreamableHttpTransport(new URL("http://127.0.0.1:9/mcp"), exchange);
     await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    for (let turn = 0; turn < 50 && !sent.some((request) => request.method === "GET"); turn++)
-      await new Promise((resolve) => setTimeout(resolve, 10));
+    const get = await first("GET");
     await transport.close();
-    const get = sent.find((request) => request.method === "GET");
-    expect(get).toBeDefined();
-    expect(get?.pooled).not.toBe(true);
+    expect(get.pooled).not.toBe(true);
   });
 });
 

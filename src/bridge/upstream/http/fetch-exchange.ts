@@ -1,0 +1,78 @@
+/** The upstream's HTTP exchange over a `fetch` of the caller's: the relay with no socket of its own (tests in process, an embedder's network). */
+
+import type { HttpAnswer, HttpAnswerBody, HttpExchange } from "./http-exchange.js";
+import { UpstreamTimeoutError } from "./time-outs.js";
+
+/**
+ * An exchange that sends each request through `fetch`: the answer is fetch's Response, whose body is read as chunks.
+ * `--headers-timeout` bounds the wait for the answer (there is no connection of ours to time); `--connect-timeout`
+ * belongs to whatever network `fetch` uses.
+ */
+export function fetchExchange(fetch: typeof globalThis.fetch): HttpExchange {
+  return async (url, request) => {
+    const headersMs = request.timeouts?.headersMs;
+    const headersTimeout = new AbortController();
+    const timer = headersMs
+      ? setTimeout(
+          () => headersTimeout.abort(new UpstreamTimeoutError("--headers-timeout", url.host, headersMs)),
+          headersMs,
+        )
+      : undefined;
+    const signal = request.signal
+      ? AbortSignal.any([request.signal, headersTimeout.signal])
+      : headersTimeout.signal;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: request.method,
+        headers: request.headers,
+        ...(request.body !== undefined ? { body: request.body } : {}),
+        signal,
+      });
+    } catch (error) {
+      if (headersTimeout.signal.aborted && !request.signal?.aborted)
+        throw new TypeError("fetch failed", { cause: headersTimeout.signal.reason });
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    return toHttpAnswer(response);
+  };
+}
+
+function toHttpAnswer(response: Response): HttpAnswer {
+  const stream = response.body;
+  const body: HttpAnswerBody | null = stream && {
+    async *[Symbol.asyncIterator]() {
+      const reader = stream.getReader();
+      try {
+        for (;;) {
+          const next = await reader.read();
+          if (next.done) return;
+          yield next.value;
+        }
+      } catch (error) {
+        throw new TypeError("terminated", { cause: error });
+      } finally {
+        reader.releaseLock();
+      }
+    },
+    cancel: () => stream.cancel().catch(() => undefined),
+  };
+  const text = async () => {
+    const chunks: Uint8Array[] = [];
+    if (body) for await (const chunk of body) chunks.push(chunk);
+    return Buffer.concat(chunks).toString("utf8");
+  };
+  return {
+    status: response.status,
+    ok: response.ok,
+    headers: {
+      get: (name) => response.headers.get(name),
+      getSetCookie: () => response.headers.getSetCookie(),
+    },
+    body,
+    text,
+    json: async () => JSON.parse(await text()) as unknown,
+  };
+}
