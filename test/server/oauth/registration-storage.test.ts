@@ -31,8 +31,8 @@ const start = async () => {
 };
 
 /** The padded registration's bytes, made once per size: the same request is sent hundreds of times. */
-const paddedBodies = new Map<number, Uint8Array>();
-function paddedBody(padding: number): Uint8Array {
+const paddedBodies = new Map<number, Uint8Array<ArrayBuffer>>();
+function paddedBody(padding: number): Uint8Array<ArrayBuffer> {
   let body = paddedBodies.get(padding);
   if (!body) {
     body = new TextEncoder().encode(
