@@ -34,10 +34,9 @@ export function startTestServer(options: TestServerOptions = {}): Promise<Refere
  * need two `url`s.
  */
 export function startInProcessTestServer(
-  options: TestServerOptions & { url?: string } = {},
+  options: Omit<TestServerOptions, "port" | "host" | "publicUrl"> & { url?: string } = {},
 ): RequestableReferenceServer {
-  const { port: _port, host: _host, publicUrl: _publicUrl, ...rest } = options;
-  const server = createRequestableReferenceServer({ rateLimit: false, ...rest });
+  const server = createRequestableReferenceServer({ rateLimit: false, ...options });
   const unroute = routeOrigin(server.url, (request) => server.fetch(request));
   return {
     ...server,
