@@ -84,6 +84,9 @@ export const INTEGRATION_FILES = [
   "test/reliability/sign-in-takeover.test.ts",
   "test/reliability/small-hostile-inputs.test.ts",
   "test/reliability/terminal-escapes.test.ts",
+  "test/server/listening-server.test.ts",
+  "test/server/node-http.test.ts",
+  "test/server/oauth/client-metadata-pinned-address.test.ts",
   "test/server/oauth/conformance-authorization.test.ts",
   "test/server/serve-flags.test.ts",
 ];

@@ -13,6 +13,11 @@ export interface InProcessReferenceServer {
    * `fetch` option, or call it directly.
    */
   fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
+  /**
+   * The same `fetch` for a client at `clientAddress` instead of 127.0.0.1: the address the server's per-client limits
+   * count by, as another machine would be (`fetch` is `fetchFrom("127.0.0.1")`).
+   */
+  fetchFrom(clientAddress: string): (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
   /** Publishes `notifications/tools/list_changed` to open `subscriptions/listen` streams and 2025-era sessions. */
   toolsChanged(): void;
   /** Withdraws the tools that write from `/mcp` (read-only) or restores them, as `ReferenceServer.setReadOnly`. */
@@ -28,20 +33,24 @@ export function createInProcessReferenceServer(
   const ctx = createReferenceContext(options, baseUrl);
   const handler = createReferenceHandler(ctx);
   let closing: Promise<void> | undefined;
-  return {
-    url: baseUrl,
-    mcpUrl: `${baseUrl}/mcp`,
-    apiKeys: { ...ctx.apiKeysBySlug },
-    fetch: (input, init) => {
+  const fetchFrom =
+    (clientAddress: string) =>
+    (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
       const request = new Request(input, init);
       // A request built here has no Host header of its own: give it the one a client would send.
       if (!request.headers.has("host")) {
         const headers = new Headers(request.headers);
         headers.set("host", new URL(request.url).host);
-        return handler.fetch(new Request(request, { headers }), "127.0.0.1");
+        return handler.fetch(new Request(request, { headers }), clientAddress);
       }
-      return handler.fetch(request, "127.0.0.1");
-    },
+      return handler.fetch(request, clientAddress);
+    };
+  return {
+    url: baseUrl,
+    mcpUrl: `${baseUrl}/mcp`,
+    apiKeys: { ...ctx.apiKeysBySlug },
+    fetch: fetchFrom("127.0.0.1"),
+    fetchFrom,
     toolsChanged: () => handler.toolsChanged(),
     setReadOnly: (readOnly) => handler.setReadOnly(readOnly),
     close: () => {
