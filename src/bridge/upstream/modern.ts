@@ -210,7 +210,9 @@ export class ModernUpstream {
       if (!this.#repeatable(method, params)) return bridgeError(outcomeUnknownMessage(origin, outcome.broke));
       if (attempt >= MAX_REISSUES)
         return bridgeError(`the server closed the response stream before answering, ${attempt + 1} times`);
-      this.#options.log.debug(`${method}: the response stream broke; sending it again with a new id`);
+      this.#options.log.debug(
+        `${method}: no answer (${outcome.broke}); sending it again with a new id (${attempt + 2} of ${MAX_REISSUES + 1})`,
+      );
     }
   }
 
