@@ -84,6 +84,7 @@ export const INTEGRATION_FILES = [
   "test/reliability/small-hostile-inputs.test.ts",
   "test/reliability/terminal-escapes.test.ts",
   "test/reliability/token-lifetimes.test.ts",
+  "test/reliability/v2-hostile-http.test.ts",
   "test/reliability/v2-limits-over-socket.test.ts",
   "test/server/oauth/conformance-authorization.test.ts",
   "test/server/serve-flags.test.ts",

@@ -13,6 +13,12 @@ export interface InProcessReferenceServer {
    * `fetch` option, or call it directly.
    */
   fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
+  /**
+   * `fetch` of `url` + `target`, the server told the target as a client sent it on the wire (still percent-encoded,
+   * `.` and `..` segments not folded), as node:http tells it: a URL folds those segments, so `fetch` cannot send
+   * them. For tests of hostile paths (`/v2/chats/%2e%2e`).
+   */
+  fetchTarget(target: string, init?: RequestInit): Promise<Response>;
   /** Publishes `notifications/tools/list_changed` to open `subscriptions/listen` streams and 2025-era sessions. */
   toolsChanged(): void;
   /** Withdraws the tools that write from `/mcp` (read-only) or restores them, as `ReferenceServer.setReadOnly`. */
@@ -28,20 +34,21 @@ export function createInProcessReferenceServer(
   const ctx = createReferenceContext(options, baseUrl);
   const handler = createReferenceHandler(ctx);
   let closing: Promise<void> | undefined;
+  const send = (request: Request, rawTarget?: string): Promise<Response> => {
+    // A request built here has no Host header of its own: give it the one a client would send.
+    if (!request.headers.has("host")) {
+      const headers = new Headers(request.headers);
+      headers.set("host", new URL(request.url).host);
+      return handler.fetch(new Request(request, { headers }), "127.0.0.1", rawTarget);
+    }
+    return handler.fetch(request, "127.0.0.1", rawTarget);
+  };
   return {
     url: baseUrl,
     mcpUrl: `${baseUrl}/mcp`,
     apiKeys: { ...ctx.apiKeysBySlug },
-    fetch: (input, init) => {
-      const request = new Request(input, init);
-      // A request built here has no Host header of its own: give it the one a client would send.
-      if (!request.headers.has("host")) {
-        const headers = new Headers(request.headers);
-        headers.set("host", new URL(request.url).host);
-        return handler.fetch(new Request(request, { headers }), "127.0.0.1");
-      }
-      return handler.fetch(request, "127.0.0.1");
-    },
+    fetch: (input, init) => send(new Request(input, init)),
+    fetchTarget: (target, init) => send(new Request(`${baseUrl}${target}`, init), target),
     toolsChanged: () => handler.toolsChanged(),
     setReadOnly: (readOnly) => handler.setReadOnly(readOnly),
     close: () => {

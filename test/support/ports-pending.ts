@@ -18,9 +18,7 @@ export const PORTS_PENDING = new Set([
   "test/server/token-audience-and-scope.test.ts",
 
   // reliability and e2e-client
-  "test/reliability/mcp-hostile-input.test.ts",
   "test/reliability/mcp-session-limits.test.ts",
-  "test/reliability/v2-hostile-input.test.ts",
 
   // auth, client and cli
   "test/auth/callback-path.test.ts",
