@@ -17,9 +17,6 @@ export const PORTS_PENDING = new Set([
   "test/server/persistence.test.ts",
   "test/server/token-audience-and-scope.test.ts",
 
-  // reliability and e2e-client
-  "test/reliability/mcp-session-limits.test.ts",
-
   // auth, client and cli
   "test/auth/callback-path.test.ts",
   "test/auth/discovery.test.ts",
