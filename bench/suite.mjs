@@ -10,6 +10,7 @@ import { measureCli } from "./figures/cli.mjs";
 import { measureChatClient } from "./figures/client.mjs";
 import { measureDpop } from "./figures/dpop.mjs";
 import { measureInstall } from "./figures/install.mjs";
+import { measureLargeAnswers } from "./figures/large-answers.mjs";
 import { formatMemoryProfile, profileMemory } from "./figures/memory.mjs";
 import { profileFigures } from "./figures/profiles.mjs";
 import { measureConcurrency, measureRelayOverhead, measureStart } from "./figures/relays.mjs";
@@ -41,6 +42,7 @@ export const SAMPLES = {
   installRounds: 1,
   soakSeconds: 120,
   soakInFlight: 20,
+  largeRounds: 3,
 };
 
 /** CPU profiling runs only while the whole bench stays inside its budget. */
@@ -76,7 +78,7 @@ export async function runBench({ profile = "auto", only, measure = true, soakSec
     progress(`reference server on ${server.url}, ${chatIds.length} chats seeded`);
 
     let peers;
-    if (measure && ["1", "2", "3", "9"].some(wants)) {
+    if (measure && ["1", "2", "3", "9", "11"].some(wants)) {
       try {
         peers = ensurePeers({ progress });
       } catch (error) {
@@ -195,6 +197,14 @@ export async function runBench({ profile = "auto", only, measure = true, soakSec
     await figure("install", "7 npx -y: install from the packed tarball vs mcp-remote", () =>
       measureInstall(undefined, samples.installRounds),
     );
+    await figure("large", `11 large messages (${samples.largeRounds} rounds)`, async () => {
+      const largeDir = mkdtempSync(join(os.tmpdir(), "chat-mcp-bridge-bench-large-"));
+      try {
+        return await measureLargeAnswers({ peers, configDir: largeDir, rounds: samples.largeRounds });
+      } finally {
+        rmSync(largeDir, { recursive: true, force: true });
+      }
+    });
     await figure("soak", `8 soak (${samples.soakSeconds} s, access token expiring every 2 s)`, async () => {
       const soakDir = mkdtempSync(join(os.tmpdir(), "chat-mcp-bridge-bench-soak-"));
       try {

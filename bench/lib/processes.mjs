@@ -42,17 +42,20 @@ export function timeToExit(command, args, options = {}) {
 
 /** Calls `onLine` for every newline-terminated line of `stream`. */
 export function onLines(stream, onLine) {
-  let buffered = "";
+  // The pieces of the line not yet ended: each chunk is searched once, so a 20 MB line costs its length, not its
+  // length times the number of chunks it came in.
+  let pieces = [];
   stream.setEncoding("utf8");
   stream.on("data", (chunk) => {
-    buffered += chunk;
-    let newline = buffered.indexOf("\n");
-    while (newline !== -1) {
-      const line = buffered.slice(0, newline);
-      buffered = buffered.slice(newline + 1);
+    let start = 0;
+    for (let newline = chunk.indexOf("\n"); newline !== -1; newline = chunk.indexOf("\n", start)) {
+      pieces.push(chunk.slice(start, newline));
+      const line = pieces.join("");
+      pieces = [];
       if (line.trim()) onLine(line);
-      newline = buffered.indexOf("\n");
+      start = newline + 1;
     }
+    if (start < chunk.length) pieces.push(chunk.slice(start));
   });
 }
 

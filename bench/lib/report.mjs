@@ -411,7 +411,40 @@ export function buildRows(figures) {
     ...(figures.install ? installRows(figures.install) : []),
     ...(figures.soak ? soakRows(figures.soak) : []),
     ...(figures.dpop ? dpopRows(figures.dpop) : []),
+    ...(figures.large ? largeRows(figures.large) : []),
   ];
+}
+
+/**
+ * Figure 11: each large call through each relay against the direct client (ours within 1.5x of it; a relay that
+ * failed the call says why: MISSED for ours, N/A for a peer), then each relay's peak RSS over the run.
+ */
+function largeRows(large) {
+  const rows = [];
+  for (const call of large.calls) {
+    const direct = large.directMs[call];
+    for (const [name, relay] of Object.entries(large.relays)) {
+      const ours = name === OURS;
+      const summary = relay.ms[call];
+      const failed = relay.failed[call];
+      rows.push(
+        row(
+          "11 large",
+          `${name}: ${call}, median${summary ? ` (n=${summary.n})` : ""}`,
+          "ms",
+          failed ? Number.NaN : (summary?.median ?? Number.NaN),
+          direct.median,
+          "direct SDK v2 client",
+          ours ? { op: "<=", limit: 1.5, on: "ratio" } : undefined,
+          !ours && failed ? `failed: ${failed}` : undefined,
+          ours && failed ? `failed: ${failed}` : undefined,
+        ),
+      );
+    }
+  }
+  for (const [name, relay] of Object.entries(large.relays))
+    rows.push(row("11 large", `${name}: peak RSS over the run`, "MB", relay.peakRssMB, Number.NaN, ""));
+  return rows;
 }
 
 function chatClientRows(client) {

@@ -41,6 +41,14 @@ export interface CliContext {
   env?: Record<string, string | undefined>;
   /** The fetch every request of this run goes through (tests pass the reference server's handler); default the global one. */
   fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+  /** Where Ctrl-C arrives (`SIGINT`); default the process. Tests pass an emitter to interrupt a run in-process. */
+  signals?: InterruptSource;
+}
+
+/** The part of `process` a command listens on for Ctrl-C. */
+export interface InterruptSource {
+  once(event: "SIGINT", listener: () => void): unknown;
+  off(event: "SIGINT", listener: () => void): unknown;
 }
 
 /** The token by the one precedence (`resolveRestToken`): `--token`, then `$CHAT_API_KEY`, then the `chat-cli login` credentials. */
@@ -48,6 +56,7 @@ export async function resolveToken(ctx: CliContext): Promise<RestToken | undefin
   const resolved = await resolveRestToken(ctx.globals.baseUrl, {
     token: ctx.globals.token,
     env: ctx.env ?? process.env,
+    ...(ctx.fetch ? { fetch: ctx.fetch as typeof fetch } : {}),
   });
   // Whatever the source, the token is redacted from every message this process shows.
   rememberSecret(resolved?.token);

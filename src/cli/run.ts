@@ -18,6 +18,7 @@ import { describeUnreachable } from "./unreachable.js";
 export interface RunSeams {
   env?: Record<string, string | undefined>;
   fetch?: CliContext["fetch"];
+  signals?: CliContext["signals"];
 }
 
 /** Runs the program on `argv` (without node and script) and resolves to the exit code. */
@@ -31,6 +32,7 @@ export async function run(argv: string[], ioOverride?: CliIo, seams: RunSeams = 
       globals: parsed,
       ...(seams.env ? { env: seams.env } : {}),
       ...(seams.fetch ? { fetch: seams.fetch } : {}),
+      ...(seams.signals ? { signals: seams.signals } : {}),
     };
   };
   const baseUrlDefault = () => defaultBaseUrl(seams.env ?? process.env);

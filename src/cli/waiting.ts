@@ -15,6 +15,7 @@ export async function waitForAssistant<T>(
 ): Promise<T> {
   // A person at a terminal sees the wait; `--json` and a pipe get the answer alone.
   const spinner = ctx.io.isTTY && !ctx.globals.json ? ctx.io.spinner(wait.label) : { stop() {} };
+  const signals = ctx.signals ?? process;
   let onInterrupt: (() => void) | undefined;
   const interrupted = new Promise<never>((_resolve, reject) => {
     onInterrupt = () =>
@@ -25,12 +26,12 @@ export async function waitForAssistant<T>(
           `\`${wait.checkCommand}\` shows it only once the assistant has answered, which can take minutes: look there before you run this again.`,
         ),
       );
-    process.once("SIGINT", onInterrupt);
+    signals.once("SIGINT", onInterrupt);
   });
   try {
     return await Promise.race([request(), interrupted]);
   } finally {
-    if (onInterrupt) process.off("SIGINT", onInterrupt);
+    if (onInterrupt) signals.off("SIGINT", onInterrupt);
     spinner.stop();
   }
 }

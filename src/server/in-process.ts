@@ -14,6 +14,11 @@ export interface InProcessReferenceServer {
    */
   fetch(input: string | URL | Request, init?: RequestInit): Promise<Response>;
   /**
+   * The same `fetch` for a client at `clientAddress` instead of 127.0.0.1: the address the server's per-client limits
+   * count by, as another machine would be (`fetch` is `fetchFrom("127.0.0.1")`).
+   */
+  fetchFrom(clientAddress: string): (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+  /**
    * `fetch` of `url` + `target`, the server told the target as a client sent it on the wire (still percent-encoded,
    * `.` and `..` segments not folded), as node:http tells it: a URL folds those segments, so `fetch` cannot send
    * them. For tests of hostile paths (`/v2/chats/%2e%2e`).
@@ -34,21 +39,26 @@ export function createInProcessReferenceServer(
   const ctx = createReferenceContext(options, baseUrl);
   const handler = createReferenceHandler(ctx);
   let closing: Promise<void> | undefined;
-  const send = (request: Request, rawTarget?: string): Promise<Response> => {
+  const send = (request: Request, clientAddress: string, rawTarget?: string): Promise<Response> => {
     // A request built here has no Host header of its own: give it the one a client would send.
     if (!request.headers.has("host")) {
       const headers = new Headers(request.headers);
       headers.set("host", new URL(request.url).host);
-      return handler.fetch(new Request(request, { headers }), "127.0.0.1", rawTarget);
+      return handler.fetch(new Request(request, { headers }), clientAddress, rawTarget);
     }
-    return handler.fetch(request, "127.0.0.1", rawTarget);
+    return handler.fetch(request, clientAddress, rawTarget);
   };
+  const fetchFrom =
+    (clientAddress: string) =>
+    (input: string | URL | Request, init?: RequestInit): Promise<Response> =>
+      send(new Request(input, init), clientAddress);
   return {
     url: baseUrl,
     mcpUrl: `${baseUrl}/mcp`,
     apiKeys: { ...ctx.apiKeysBySlug },
-    fetch: (input, init) => send(new Request(input, init)),
-    fetchTarget: (target, init) => send(new Request(`${baseUrl}${target}`, init), target),
+    fetch: fetchFrom("127.0.0.1"),
+    fetchFrom,
+    fetchTarget: (target, init) => send(new Request(`${baseUrl}${target}`, init), "127.0.0.1", target),
     toolsChanged: () => handler.toolsChanged(),
     setReadOnly: (readOnly) => handler.setReadOnly(readOnly),
     close: () => {

@@ -1,29 +1,8 @@
-/** `--callback-path` and `--auth-success-url` on the loopback callback: the redirect URI's path, and where the browser lands after success. */
-import { afterEach, describe, expect, it } from "vitest";
-import { type LoopbackCallback, startLoopbackCallback } from "../../src/auth/loopback-callback.js";
+/** `--callback-path` and `--auth-success-url` as given: the paths and pages refused before the loopback callback starts (what it answers with them: test/auth/loopback-callback.test.ts). */
+import { describe, expect, it } from "vitest";
 import { callbackPathProblem, successUrlProblem } from "../../src/auth/loopback-requests.js";
-import { answerCallback, beginSignIn } from "./fixtures/loopback.js";
-
-let callback: LoopbackCallback | undefined;
-afterEach(async () => {
-  await callback?.close();
-  callback = undefined;
-});
 
 describe("callbackPath (--callback-path)", () => {
-  it("is the redirect URI's path, and the only path that takes an answer", async () => {
-    callback = await startLoopbackCallback({}, "127.0.0.1", { callbackPath: "/oauth/callback" });
-    expect(new URL(callback.redirectUri).pathname).toBe("/oauth/callback");
-    const { answer, cookie } = await beginSignIn(callback, "s1");
-    const elsewhere = await fetch(
-      `${new URL(callback.redirectUri).origin}/callback?${new URLSearchParams({ state: "s1", code: "c" })}`,
-      { headers: { cookie } },
-    );
-    expect(elsewhere.status).toBe(404);
-    expect((await answerCallback(callback, { state: "s1", code: "the-code" }, cookie)).status).toBe(200);
-    await expect(answer).resolves.toEqual({ state: "s1", code: "the-code" });
-  });
-
   it("refuses a path that is not absolute, carries a query, or would shadow the start page", () => {
     expect(callbackPathProblem("oauth/callback")).toMatch(/start with "\/"/);
     expect(callbackPathProblem("/cb?x=1")).toMatch(/query/);
@@ -46,28 +25,6 @@ describe("callbackPath (--callback-path)", () => {
 });
 
 describe("successUrl (--auth-success-url)", () => {
-  it("sends the browser there after a successful answer, the start page's cookie cleared", async () => {
-    callback = await startLoopbackCallback({}, "127.0.0.1", { successUrl: "https://example.com/done" });
-    const { answer, cookie } = await beginSignIn(callback, "s2");
-    const landed = await fetch(
-      `${callback.redirectUri}?${new URLSearchParams({ state: "s2", code: "c2" })}`,
-      { headers: { cookie }, redirect: "manual" },
-    );
-    expect(landed.status).toBe(302);
-    expect(landed.headers.get("location")).toBe("https://example.com/done");
-    expect(landed.headers.get("set-cookie")).toMatch(/Max-Age=0/);
-    await expect(answer).resolves.toMatchObject({ code: "c2" });
-  });
-
-  it("is not used for a denial: the person reads why on our page", async () => {
-    callback = await startLoopbackCallback({}, "127.0.0.1", { successUrl: "https://example.com/done" });
-    const { answer, cookie } = await beginSignIn(callback, "s3");
-    const page = await answerCallback(callback, { state: "s3", error: "access_denied" }, cookie);
-    expect(page.status).toBe(200);
-    expect(await page.text()).toMatch(/cancelled/i);
-    await expect(answer).rejects.toMatchObject({ reason: "denied" });
-  });
-
   it("must be http(s) without credentials; plain http only to loopback", () => {
     expect(successUrlProblem("javascript:alert(1)")).toMatch(/http/);
     expect(successUrlProblem("file:///etc/passwd")).toMatch(/http/);

@@ -1,9 +1,9 @@
-/** The loopback callback server (src/auth/loopback-callback.ts): where it listens, its ports and host names, its deadline. */
+/** The loopback callback server (src/auth/loopback-callback.ts): where it listens, its ports and host names, its deadline, --callback-path and --auth-success-url; integration, since its listening socket is the subject. */
 import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { AuthRequiredError } from "../../src/auth/index.js";
 import { type LoopbackCallback, startLoopbackCallback } from "../../src/auth/loopback-callback.js";
-import { answerCallback } from "./fixtures/loopback.js";
+import { answerCallback, beginSignIn } from "./fixtures/loopback.js";
 
 let callback: LoopbackCallback | undefined;
 afterEach(async () => {
@@ -81,5 +81,44 @@ describe("the callback port", () => {
     } finally {
       holder.close();
     }
+  });
+});
+
+describe("callbackPath (--callback-path)", () => {
+  it("is the redirect URI's path, and the only path that takes an answer", async () => {
+    callback = await startLoopbackCallback({}, "127.0.0.1", { callbackPath: "/oauth/callback" });
+    expect(new URL(callback.redirectUri).pathname).toBe("/oauth/callback");
+    const { answer, cookie } = await beginSignIn(callback, "s1");
+    const elsewhere = await fetch(
+      `${new URL(callback.redirectUri).origin}/callback?${new URLSearchParams({ state: "s1", code: "c" })}`,
+      { headers: { cookie } },
+    );
+    expect(elsewhere.status).toBe(404);
+    expect((await answerCallback(callback, { state: "s1", code: "the-code" }, cookie)).status).toBe(200);
+    await expect(answer).resolves.toEqual({ state: "s1", code: "the-code" });
+  });
+});
+
+describe("successUrl (--auth-success-url)", () => {
+  it("sends the browser there after a successful answer, the start page's cookie cleared", async () => {
+    callback = await startLoopbackCallback({}, "127.0.0.1", { successUrl: "https://example.com/done" });
+    const { answer, cookie } = await beginSignIn(callback, "s2");
+    const landed = await fetch(
+      `${callback.redirectUri}?${new URLSearchParams({ state: "s2", code: "c2" })}`,
+      { headers: { cookie }, redirect: "manual" },
+    );
+    expect(landed.status).toBe(302);
+    expect(landed.headers.get("location")).toBe("https://example.com/done");
+    expect(landed.headers.get("set-cookie")).toMatch(/Max-Age=0/);
+    await expect(answer).resolves.toMatchObject({ code: "c2" });
+  });
+
+  it("is not used for a denial: the person reads why on our page", async () => {
+    callback = await startLoopbackCallback({}, "127.0.0.1", { successUrl: "https://example.com/done" });
+    const { answer, cookie } = await beginSignIn(callback, "s3");
+    const page = await answerCallback(callback, { state: "s3", error: "access_denied" }, cookie);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toMatch(/cancelled/i);
+    await expect(answer).rejects.toMatchObject({ reason: "denied" });
   });
 });

@@ -186,6 +186,54 @@ describe("bench verdicts", () => {
   });
 });
 
+describe("large messages (figure 11)", () => {
+  const large = {
+    calls: ["8 MB result", "20 MB result"],
+    directMs: { "8 MB result": summary(400), "20 MB result": summary(1000) },
+    relays: {
+      "chat-mcp-bridge": {
+        ms: { "8 MB result": summary(560) },
+        failed: { "20 MB result": "error -32000: over --max-message-size" },
+        peakRssMB: 180,
+      },
+      "mcp-remote": {
+        ms: { "8 MB result": summary(740) },
+        failed: { "20 MB result": "Connection closed" },
+        peakRssMB: 300,
+      },
+    },
+  };
+
+  it("judges our time within 1.5x of the direct client's, and shows the peers' beside it with no target", () => {
+    const rows = buildRows({ large });
+    const ours = find(rows, "11 large", "chat-mcp-bridge: 8 MB result");
+    expect(ours.ratio).toBeCloseTo(1.4);
+    expect(ours.status).toBe("MET");
+    expect(find(rows, "11 large", "mcp-remote: 8 MB result").status).toBe("-");
+    const slower = buildRows({
+      large: {
+        ...large,
+        relays: {
+          "chat-mcp-bridge": { ...large.relays["chat-mcp-bridge"], ms: { "8 MB result": summary(620) } },
+        },
+      },
+    });
+    expect(find(slower, "11 large", "chat-mcp-bridge: 8 MB result").status).toBe("MISSED");
+  });
+
+  it("a call we failed is MISSED with the reason; a peer's failure is N/A with its reason", () => {
+    const rows = buildRows({ large });
+    const ours = find(rows, "11 large", "chat-mcp-bridge: 20 MB result");
+    expect(ours.status).toBe("MISSED");
+    expect(ours.note).toBe("failed: error -32000: over --max-message-size");
+    const peer = find(rows, "11 large", "mcp-remote: 20 MB result");
+    expect(peer.status).toBe("N/A");
+    expect(peer.note).toBe("failed: Connection closed");
+    expect(find(rows, "11 large", "mcp-remote: peak RSS").value).toBe(300);
+    expect(formatTable(rows)).toContain("failed: Connection closed");
+  });
+});
+
 describe("heap snapshot reader", () => {
   let dir: string | undefined;
   afterEach(() => {

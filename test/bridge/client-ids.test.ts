@@ -1,13 +1,13 @@
-/** Client request ids are the client's: any string, including ones that look like the bridge's own, is answered. */
+/** Client request ids are the client's: any string, including ones that look like the bridge's own, is answered (in process). */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type InProcessRelay, startRelayInProcess } from "../support/relay-in-process.js";
 import { initializeLine } from "./fixtures/spawn-bridge.js";
-import { startTestMcpServer, type TestMcpServer } from "./fixtures/test-mcp-server.js";
+import { createTestMcpServer, type TestMcpServer } from "./fixtures/test-mcp-server.js";
 
 let server: TestMcpServer;
 let raw: InProcessRelay | undefined;
-beforeEach(async () => {
-  server = await startTestMcpServer();
+beforeEach(() => {
+  server = createTestMcpServer();
 });
 afterEach(async () => {
   await raw?.end();
@@ -17,7 +17,7 @@ afterEach(async () => {
 
 describe("client ids that start with chat-mcp-bridge/ are relayed and answered", () => {
   it("initialize, ping and tools/call with ids shaped like the bridge's internal ones all get their answers", async () => {
-    raw = await startRelayInProcess([server.url]);
+    raw = await startRelayInProcess([server.url], {}, { fetch: server.fetch });
     raw.send(initializeLine("chat-mcp-bridge/initialize/1"));
     const init = await raw.waitFor((m) => m.id === "chat-mcp-bridge/initialize/1");
     expect(init.result).toBeDefined();

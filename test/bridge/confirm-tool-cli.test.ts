@@ -3,7 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseBridgeArgs } from "../../src/bridge/cli.js";
 import { type DoctorReport, diagnose, runDoctor } from "../../src/bridge/doctor/index.js";
 import { toolsToConfirm } from "../../src/bridge/steps/confirm-tool.js";
-import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import {
+  createRequestableReferenceServer,
+  type RequestableReferenceServer,
+} from "../support/reference-request.js";
 
 const quiet = () => undefined;
 const argv = (...args: string[]) => ["node", "chat-mcp-bridge", ...args];
@@ -67,9 +70,9 @@ describe("toolsToConfirm: the --ignore-tool wildcard rules", () => {
 });
 
 describe("doctor lists what needs confirming", () => {
-  let server: ReferenceServer;
-  beforeAll(async () => {
-    server = await startReferenceServer({ port: 0, testOnlyUnauthenticatedMcpAccount: "personal" });
+  let server: RequestableReferenceServer;
+  beforeAll(() => {
+    server = createRequestableReferenceServer({ testOnlyUnauthenticatedMcpAccount: "personal" });
   });
   afterAll(async () => {
     await server?.close();
@@ -87,7 +90,7 @@ describe("doctor lists what needs confirming", () => {
       HOME: process.env.HOME ?? "",
       CHAT_CONFIG_DIR: "/nonexistent",
     };
-    return diagnose(command.target, command.options, env);
+    return diagnose(command.target, command.options, env, undefined, { fetch: server.fetch });
   }
 
   it("names the listed tools the patterns match, after --ignore-tool", async () => {
@@ -131,9 +134,15 @@ describe("doctor lists what needs confirming", () => {
       HOME: process.env.HOME ?? "",
       CHAT_CONFIG_DIR: "/nonexistent",
     };
-    const code = await runDoctor(command.target, command.options, env, (text) => {
-      printed += text;
-    });
+    const code = await runDoctor(
+      command.target,
+      command.options,
+      env,
+      (text) => {
+        printed += text;
+      },
+      { fetch: server.fetch },
+    );
     expect(code).toBe(1);
     expect(printed).toContain('✗ Tools that need confirming: --confirm-tool "send-message" matches no tool');
     expect(printed).toContain("did you mean send_message?");

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type InProcessRelay, startRelayInProcess } from "../support/relay-in-process.js";
 import { initializeLine } from "./fixtures/spawn-bridge.js";
-import { startTestMcpServer, type TestMcpServer } from "./fixtures/test-mcp-server.js";
+import { createTestMcpServer, type TestMcpServer } from "./fixtures/test-mcp-server.js";
 
 let server: TestMcpServer | undefined;
 let relay: InProcessRelay | undefined;
@@ -15,8 +15,8 @@ afterEach(async () => {
 
 describe("a relay's first answer", () => {
   it("is pending until a line is written to the client, then resolved", async () => {
-    server = await startTestMcpServer();
-    relay = await startRelayInProcess([server.url]);
+    server = createTestMcpServer();
+    relay = await startRelayInProcess([server.url], {}, { fetch: server.fetch });
     let started = false;
     void relay.firstAnswer.then(() => {
       started = true;

@@ -1,17 +1,17 @@
 /** The upstream cookie jar through the relay: a load balancer's cookie set on `initialize` comes back on the session's POSTs, its GET stream and its DELETE, and never reaches a log. */
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type InProcessRelay, startRelayInProcess } from "../support/relay-in-process.js";
 import { initializeLine } from "./fixtures/spawn-bridge.js";
 import {
+  createStickyLegacyServer,
   STICKY_COOKIE,
   type StickyLegacyServer,
-  startStickyLegacyServer,
 } from "./fixtures/sticky-legacy-server.js";
 
 let server: StickyLegacyServer;
 let relay: InProcessRelay | undefined;
-beforeEach(async () => {
-  server = await startStickyLegacyServer();
+beforeEach(() => {
+  server = createStickyLegacyServer();
 });
 afterEach(async () => {
   await relay?.end();
@@ -21,7 +21,7 @@ afterEach(async () => {
 
 /** initialize, initialized, one tools/call, the GET stream open, then the end of stdin (the session's DELETE). */
 async function oneSession(args: string[]): Promise<void> {
-  relay = await startRelayInProcess([...args, server.url]);
+  relay = await startRelayInProcess([...args, server.url], {}, { fetch: server.fetch });
   relay.send(initializeLine(1));
   await relay.waitFor((message) => message.id === 1);
   relay.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
@@ -34,7 +34,7 @@ async function oneSession(args: string[]): Promise<void> {
     }),
   );
   await relay.waitFor((message) => message.id === 2);
-  await vi.waitFor(() => expect(server.seen.some((request) => request.http === "GET")).toBe(true));
+  await server.seenUntil((seen) => seen.some((request) => request.http === "GET"));
   await relay.end();
 }
 

@@ -1,33 +1,33 @@
-/** The time-outs through the relay: the client's error names the time-out and the host. */
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+/** The time-outs through the relay, in process: the client's error names the time-out and the host. */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { type InProcessRelay, startRelayInProcess } from "../support/relay-in-process.js";
+import { IN_PROCESS_ORIGIN, neverAnswers } from "./fixtures/fetch-endpoint.js";
 import { initializeLine } from "./fixtures/spawn-bridge.js";
-import { startStickyLegacyServer } from "./fixtures/sticky-legacy-server.js";
+import { createStickyLegacyServer } from "./fixtures/sticky-legacy-server.js";
 
-let server: Server | undefined;
+/** Every timer the relay arms is on the fake clock: the time-outs pass as the test says, not in real time. */
+const FAKE_CLOCK: Parameters<typeof vi.useFakeTimers>[0] = {
+  toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"],
+};
+
 let relay: InProcessRelay | undefined;
 afterEach(async () => {
+  vi.useRealTimers();
   await relay?.end();
   relay = undefined;
-  const listening = server;
-  server = undefined;
-  if (!listening) return;
-  listening.closeAllConnections();
-  await new Promise((resolve) => listening.close(resolve));
 });
 
 describe("--headers-timeout through the relay", () => {
   it("a server that takes the request and never answers: the client's error names --headers-timeout and the host", async () => {
-    server = createServer(() => {});
-    await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
-    const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+    // In real time, about half a second: five requests of 0.1 s (the era probe three times, initialize twice).
+    const host = new URL(IN_PROCESS_ORIGIN).host;
     // The error of one try; the retries within the reconnect window are covered by
     // test/bridge/upstream/reconnect-window.test.ts and test/bridge/eras/modern-reconnect-window.test.ts.
-    relay = await startRelayInProcess(["--headers-timeout", "0.1", `http://${host}/mcp`], {
-      CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS: "1",
-    });
+    relay = await startRelayInProcess(
+      ["--headers-timeout", "0.1", `${IN_PROCESS_ORIGIN}/mcp`],
+      { CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS: "1" },
+      { fetch: neverAnswers },
+    );
     relay.send(initializeLine(1));
     const answer = await relay.waitFor((message) => message.id === 1);
     expect(JSON.stringify(answer.error)).toContain(
@@ -38,17 +38,21 @@ describe("--headers-timeout through the relay", () => {
 
 describe("--body-timeout through the relay", () => {
   it("a quiet GET event stream is cut at the time-out and opened again; the session goes on", async () => {
-    const sticky = await startStickyLegacyServer();
+    // On the fake clock: the time-out and the wait before the stream is opened again pass at once.
+    vi.useFakeTimers(FAKE_CLOCK);
+    const sticky = createStickyLegacyServer();
+    const gets = (count: number) =>
+      sticky.seenUntil((seen) => seen.filter((request) => request.http === "GET").length >= count);
     try {
-      relay = await startRelayInProcess(["--body-timeout", "0.3", sticky.url]);
+      relay = await startRelayInProcess(["--body-timeout", "0.3", sticky.url], {}, { fetch: sticky.fetch });
       relay.send(initializeLine(1));
       await relay.waitFor((message) => message.id === 1);
       relay.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
-      await vi.waitFor(
-        () =>
-          expect(sticky.seen.filter((request) => request.http === "GET").length).toBeGreaterThanOrEqual(2),
-        { timeout: 10_000 },
-      );
+      await gets(1);
+      const reopened = gets(2);
+      // The stream's 0.3 s of quiet, then the server's default wait of 1 s before a GET is sent again.
+      await vi.advanceTimersByTimeAsync(1_300);
+      await reopened;
       relay.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
       const listed = await relay.waitFor((message) => message.id === 2);
       expect(listed.error).toBeUndefined();

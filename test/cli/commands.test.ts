@@ -1,26 +1,19 @@
-/** chat-cli commands as a process against the reference server: --json equals ChatClient, plain text is stable. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+/** chat-cli commands in-process on the reference server's handler: --json equals ChatClient, plain text is stable. */
+import { afterAll, describe, expect, it } from "vitest";
 import { ChatClient } from "../../src/client/index.js";
-import { startReferenceServer } from "../../src/server/index.js";
 import { ChatSchema, MessageSchema } from "../../src/wire/index.js";
-import { type CliResult, cleanEnv, jsonOf, runCli } from "./helpers.js";
+import { createRequestableReferenceServer } from "../support/reference-request.js";
+import { type CliResult, cleanEnv, jsonOf, runInProcess } from "./helpers.js";
 
-let server: Awaited<ReturnType<typeof startReferenceServer>>;
-let client: ChatClient;
-let env: Record<string, string>;
+const server = createRequestableReferenceServer();
+afterAll(() => server.close());
+const token = server.apiKeys.acme!;
+const client = new ChatClient({ baseUrl: server.url, token, fetch: server.fetch });
 /** Runs chat-cli as the acme team, through CHAT_API_URL/CHAT_API_KEY. */
-const cli = (...args: string[]): Promise<CliResult> => runCli(args, { env });
-
-beforeAll(async () => {
-  server = await startReferenceServer({ port: 0, host: "127.0.0.1" });
-  const token = server.apiKeys.acme!;
-  client = new ChatClient({ baseUrl: server.url, token });
-  env = cleanEnv({ CHAT_API_URL: server.url, CHAT_API_KEY: token });
+const run = runInProcess(cleanEnv({ CHAT_API_URL: server.url, CHAT_API_KEY: token }), {
+  fetch: server.fetch,
 });
-
-afterAll(async () => {
-  await server?.close();
-});
+const cli = (...args: string[]): Promise<CliResult> => run(args);
 
 function expectOk(result: CliResult): void {
   expect(result.stderr.includes("error:") ? result.stderr : "").toBe("");

@@ -1,23 +1,15 @@
-/** Exit codes and error messages of chat-cli: usage 2, error 1, conflict 3 (see flow), authentication 4. */
+/** Exit codes and error messages of chat-cli, in-process on the reference server's handler: usage 2, error 1, conflict 3 (see flow), authentication 4. */
 import { readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startReferenceServer } from "../../src/server/index.js";
-import { type CliResult, cleanEnv, ROOT, runCli } from "./helpers.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { createRequestableReferenceServer } from "../support/reference-request.js";
+import { type CliResult, cleanEnv, ROOT, refusingFetch, runInProcess } from "./helpers.js";
 
-let server: Awaited<ReturnType<typeof startReferenceServer>>;
-let env: Record<string, string>;
-const cli = (...args: string[]): Promise<CliResult> => runCli(args, { env });
-
-beforeAll(async () => {
-  server = await startReferenceServer({ port: 0, host: "127.0.0.1" });
-  env = cleanEnv({ CHAT_API_URL: server.url, CHAT_API_KEY: server.apiKeys.acme! });
-});
-
-afterAll(async () => {
-  await server?.close();
-});
+const server = createRequestableReferenceServer();
+afterAll(() => server.close());
+const env = cleanEnv({ CHAT_API_URL: server.url, CHAT_API_KEY: server.apiKeys.acme! });
+const run = runInProcess(env, { fetch: server.fetch });
+const cli = (...args: string[]): Promise<CliResult> => run(args);
 
 function expectOneLine(result: CliResult, code: number, pattern: RegExp): void {
   expect(result.code).toBe(code);
@@ -31,8 +23,8 @@ function expectOneLine(result: CliResult, code: number, pattern: RegExp): void {
 describe("-V / -h", () => {
   it("-V prints the package version, exit 0", async () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
-    const result = await cli("-V");
-    expect(result).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });
+    const { code, stdout, stderr } = await cli("-V");
+    expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });
   });
 
   it("-h lists every command, exit 0", async () => {
@@ -102,20 +94,23 @@ describe("exit 1: error", () => {
   });
 
   it("a server that cannot be reached", async () => {
-    const port = await new Promise<number>((done) => {
-      const probe = createServer().listen(0, "127.0.0.1", () => {
-        const address = probe.address() as { port: number };
-        probe.close(() => done(address.port));
-      });
-    });
-    const result = await cli("--base-url", `http://127.0.0.1:${port}`, "list");
+    const port = 9;
+    const result = await runInProcess(env, { fetch: refusingFetch })([
+      "--base-url",
+      `http://127.0.0.1:${port}`,
+      "list",
+    ]);
     expectOneLine(result, 1, /^error: cannot reach http:\/\/127\.0\.0\.1:\d+/);
   });
 });
 
 describe("exit 4: authentication needed", () => {
   it("no token anywhere says to run chat-cli login or set CHAT_API_KEY", async () => {
-    const result = await runCli(["--base-url", server.url, "list"], { env: cleanEnv() });
+    const result = await runInProcess(cleanEnv(), { fetch: server.fetch })([
+      "--base-url",
+      server.url,
+      "list",
+    ]);
     expectOneLine(result, 4, /^error: not signed in/);
     expect(result.stderr).toMatch(/chat-cli login.*CHAT_API_KEY/);
   });

@@ -1,31 +1,22 @@
-/** The integration flow through chat-cli (seed §4), and resolve's refusals, each checked before anything is sent. */
+/** The integration flow through chat-cli (seed §4), in-process on the reference server's handler, and resolve's refusals, each checked before anything is sent. */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { ChatClient } from "../../src/client/index.js";
-import { startReferenceServer } from "../../src/server/index.js";
 import { MessageSchema } from "../../src/wire/index.js";
-import { type CliResult, cleanEnv, jsonOf, runCli } from "./helpers.js";
+import { createRequestableReferenceServer } from "../support/reference-request.js";
+import { type CliResult, cleanEnv, jsonOf, runInProcess } from "./helpers.js";
 
-let server: Awaited<ReturnType<typeof startReferenceServer>>;
-let acme: ChatClient;
-let studio: ChatClient;
-let env: Record<string, string>;
+const server = createRequestableReferenceServer();
+afterAll(() => server.close());
+const acme = new ChatClient({ baseUrl: server.url, token: server.apiKeys.acme!, fetch: server.fetch });
+const studio = new ChatClient({ baseUrl: server.url, token: server.apiKeys.studio!, fetch: server.fetch });
+const env = cleanEnv();
+const run = runInProcess(env, { fetch: server.fetch });
 
 /** As the acme team, through --base-url and --token. */
 const cli = (...args: string[]): Promise<CliResult> =>
-  runCli(["--base-url", server.url, "--token", server.apiKeys.acme!, ...args], { env });
-
-beforeAll(async () => {
-  server = await startReferenceServer({ port: 0, host: "127.0.0.1" });
-  acme = new ChatClient({ baseUrl: server.url, token: server.apiKeys.acme! });
-  studio = new ChatClient({ baseUrl: server.url, token: server.apiKeys.studio! });
-  env = cleanEnv();
-});
-
-afterAll(async () => {
-  await server?.close();
-});
+  run(["--base-url", server.url, "--token", server.apiKeys.acme!, ...args]);
 
 function expectOneLineError(result: CliResult, code: number, pattern: RegExp): void {
   expect(result.code).toBe(code);
@@ -88,15 +79,10 @@ describe("resolve refuses before sending anything", () => {
   it("a chat without hostProjectId: pending says the flow cannot proceed, --connected exits 1", async () => {
     const chat = await studio.createChat({ message: "database please" });
     const token = server.apiKeys.studio!;
-    const pending = await runCli(["--base-url", server.url, "--token", token, "pending", chat.id], { env });
+    const pending = await run(["--base-url", server.url, "--token", token, "pending", chat.id]);
     expect(pending.stdout).toContain("hostProjectId:\tnone: the integration flow cannot proceed\n");
     expect(pending.stderr).toContain("the integration flow cannot proceed");
-    const result = await runCli(
-      ["--base-url", server.url, "--token", token, "resolve", chat.id, "--connected"],
-      {
-        env,
-      },
-    );
+    const result = await run(["--base-url", server.url, "--token", token, "resolve", chat.id, "--connected"]);
     expectOneLineError(result, 1, /no hostProjectId: the integration flow cannot proceed/);
     expect((await studio.getPendingTask(chat.id))?.kind).toBe("integration");
   });

@@ -1,11 +1,10 @@
 /** Shared by the chat-cli tests: run the built bin as a process, and start the reference server on a free port. */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createConnection, createServer, type Server } from "node:net";
-import { tmpdir } from "node:os";
+import { createConnection, createServer, type Server, type Socket } from "node:net";
 import { join, resolve } from "node:path";
-import { afterAll } from "vitest";
 import type { CliIo } from "../../src/cli/io.js";
+import type { RunSeams } from "../../src/cli/run.js";
+import { scratchDir } from "../support/scratch-dir.js";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 export const BIN = join(ROOT, "bin/chat-cli.js");
@@ -19,17 +18,7 @@ export interface RunOptions {
   env?: Record<string, string | undefined>;
   input?: string;
   timeoutMs?: number;
-  /** Sends SIGINT (what Ctrl-C sends) this long after the start. */
-  sigintAfterMs?: number;
-  /** Sends SIGINT when this settles (an event, such as the request reaching the server: see `requestWatch`). */
-  sigintOn?: Promise<unknown>;
 }
-
-/** Config folders cleanEnv made in this test file: removed after its last test (the suite lists any leftover). */
-const configDirs: string[] = [];
-afterAll(() => {
-  for (const dir of configDirs.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
-});
 
 /** A clean environment: no token, no browser, no colour forcing, config in a fresh temp dir (removed after the file). */
 export function cleanEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
@@ -37,8 +26,7 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): Record
   for (const name of ["CHAT_API_KEY", "CHAT_API_URL", "CHAT_MCP_URL", "BROWSER", "NO_COLOR", "FORCE_COLOR"]) {
     delete env[name];
   }
-  env.CHAT_CONFIG_DIR = mkdtempSync(join(tmpdir(), "chat-cli-test-"));
-  configDirs.push(env.CHAT_CONFIG_DIR);
+  env.CHAT_CONFIG_DIR = scratchDir("chat-cli-test-");
   Object.assign(env, extra);
   return Object.fromEntries(
     Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
@@ -61,11 +49,6 @@ export function runProcess(command: string, args: string[], options: RunOptions 
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
       stderr += chunk;
     });
-    if (options.sigintAfterMs !== undefined) setTimeout(() => child.kill("SIGINT"), options.sigintAfterMs);
-    options.sigintOn?.then(
-      () => child.kill("SIGINT"),
-      () => child.kill("SIGINT"),
-    );
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       fail(new Error(`timed out: ${args.join(" ")}\nstdout: ${stdout}\nstderr: ${stderr}`));
@@ -98,29 +81,50 @@ export function stderrLines(result: CliResult): string[] {
 }
 
 /**
- * A TCP pass-through in front of `target` (a server's URL) that notices the first request of a method: a test
- * waits for "the CLI's POST reached the server" as an event instead of guessing a delay.
+ * A TCP pass-through in front of `target` (a server's URL) that notices requests of a method: a test waits for "the
+ * CLI's POST reached the server" (`requested`) and "the server answered it" (`answered`) as events instead of
+ * guessing a delay. A connection whose client has gone (an interrupted CLI) stays open to the server until the
+ * server answers, as the server sees no difference: its answer is read here and dropped.
  */
 export async function requestWatch(
   target: string,
   method: string,
-): Promise<{ url: string; requested: Promise<void>; close(): Promise<void> }> {
+): Promise<{ url: string; requested: Promise<void>; answered: Promise<void>; close(): Promise<void> }> {
   const { hostname, port } = new URL(target);
   let noticed: () => void = () => {};
   const requested = new Promise<void>((resolve) => {
     noticed = resolve;
   });
+  let heard: () => void = () => {};
+  const answered = new Promise<void>((resolve) => {
+    heard = resolve;
+  });
+  const connections = new Set<Socket>();
   const server: Server = createServer((socket) => {
     const upstream = createConnection({ host: hostname, port: Number(port) });
-    socket.once("data", (head: Buffer) => {
-      if (head.toString("latin1").startsWith(`${method} `)) noticed();
+    connections.add(upstream);
+    let asked = false;
+    socket.on("data", (chunk: Buffer) => {
+      if (chunk.toString("latin1").startsWith(`${method} `)) {
+        asked = true;
+        noticed();
+      }
+      upstream.write(chunk);
     });
-    socket.pipe(upstream).pipe(socket);
+    upstream.on("data", (chunk: Buffer) => {
+      if (asked) heard();
+      if (!socket.destroyed) socket.write(chunk);
+    });
     const end = () => {
       socket.destroy();
       upstream.destroy();
     };
-    socket.on("error", end).on("close", end);
+    socket
+      .on("error", () => {})
+      .on("close", () => {
+        // The server still owes an answer to the method watched: keep listening for it.
+        if (!asked) upstream.destroy();
+      });
     upstream.on("error", end).on("close", end);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -129,7 +133,11 @@ export async function requestWatch(
   return {
     url,
     requested,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    answered,
+    close: () => {
+      for (const connection of connections) connection.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }
 
@@ -155,14 +163,47 @@ export function recordingIo(overrides: Partial<CliIo> = {}): CliIo & { out: stri
   return io;
 }
 
-/** The reference server's handler and chat-cli in one process: no port, no spawned bin (gh's in-process command tests). */
-export function inProcessCli(
-  server: { url: string; fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response> },
+/** What an in-process run is given besides argv and the streams (src/cli/run.ts `RunSeams`). */
+export type InProcessSeams = Omit<RunSeams, "env">;
+
+/**
+ * chat-cli in this process: `run(argv, io, seams)` with fake streams, the given environment and seams (the reference
+ * server's fetch, an emitter for Ctrl-C); no port, no spawned bin (gh's in-process command tests).
+ */
+export function runInProcess(
   env: Record<string, string | undefined> = cleanEnv(),
+  seams: InProcessSeams = {},
 ) {
   return async (args: string[], io = recordingIo()): Promise<CliResult & { io: typeof io }> => {
     const { run } = await import("../../src/cli/run.js");
-    const code = await run(["--base-url", server.url, ...args], io, { env, fetch: server.fetch });
+    const code = await run(args, io, { env, ...seams });
     return { code, stdout: io.out, stderr: io.err, io };
   };
+}
+
+/** The reference server's handler and chat-cli in one process, addressed with `--base-url`. */
+export function inProcessCli(
+  server: { url: string; fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response> },
+  env: Record<string, string | undefined> = cleanEnv(),
+  seams: InProcessSeams = {},
+) {
+  const cli = runInProcess(env, { fetch: server.fetch, ...seams });
+  return (args: string[], io = recordingIo()) => cli(["--base-url", server.url, ...args], io);
+}
+
+/**
+ * A fetch that fails as undici's does when nothing listens at the address (ECONNREFUSED): the in-process stand-in
+ * for a server that cannot be reached (test/cli/process.test.ts dials a closed port for real).
+ */
+export async function refusingFetch(input: string | URL | Request): Promise<Response> {
+  const url = new URL(input instanceof Request ? input.url : input);
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  const cause = Object.assign(new Error(`connect ECONNREFUSED ${url.hostname}:${port}`), {
+    code: "ECONNREFUSED",
+    errno: -111,
+    syscall: "connect",
+    address: url.hostname,
+    port: Number(port),
+  });
+  throw new TypeError("fetch failed", { cause });
 }

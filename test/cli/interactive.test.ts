@@ -1,84 +1,63 @@
-/** chat-cli on a pseudo-terminal: resolve asks (default No), tables and colour appear, NO_COLOR turns colour off. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+/** chat-cli at a terminal, in-process with fake terminal streams: resolve asks (default No) and answers by the reply; off a terminal it is a usage error (the real pty: process.test.ts). */
+import { afterAll, describe, expect, it } from "vitest";
 import { ChatClient } from "../../src/client/index.js";
-import { startReferenceServer } from "../../src/server/index.js";
-import { BIN, type CliResult, cleanEnv, runCli, runProcess, stripAnsi } from "./helpers.js";
-import { needsPty, PTY_RUN, ptyPython } from "./pty.js";
+import { createRequestableReferenceServer } from "../support/reference-request.js";
+import { cleanEnv, recordingIo, runInProcess, stripAnsi } from "./helpers.js";
 
-let server: Awaited<ReturnType<typeof startReferenceServer>>;
-let client: ChatClient;
-let env: Record<string, string>;
+const server = createRequestableReferenceServer();
+afterAll(() => server.close());
+const client = new ChatClient({ baseUrl: server.url, token: server.apiKeys.acme!, fetch: server.fetch });
+const run = runInProcess(
+  cleanEnv({ CHAT_API_URL: server.url, CHAT_API_KEY: server.apiKeys.acme!, TERM: "xterm" }),
+  {
+    fetch: server.fetch,
+  },
+);
 
-/** Runs chat-cli on a PTY; once `prompt` shows, types `answer` and Enter. Output is stdout and stderr together. */
-function onTerminal(args: string[], prompt = "", answer = "", extraEnv = {}): Promise<CliResult> {
-  return runProcess(ptyPython!, [PTY_RUN, prompt, answer, "--", process.execPath, BIN, ...args], {
-    env: { ...env, ...extraEnv },
+/** Runs chat-cli on fake terminal streams; the prompt gets `answer`. Output is stdout and stderr together, as on a pty. */
+async function onTerminal(args: string[], answer: string) {
+  const questions: string[] = [];
+  const io = recordingIo({
+    isTTY: true,
+    interactive: true,
+    color: true,
+    errColor: true,
+    prompt: async (question) => {
+      questions.push(question);
+      return answer;
+    },
   });
+  const result = await run(args, io);
+  return { code: result.code, output: stripAnsi(result.stdout + result.stderr), questions };
 }
 
-beforeAll(async () => {
-  server = await startReferenceServer({ port: 0, host: "127.0.0.1" });
-  client = new ChatClient({ baseUrl: server.url, token: server.apiKeys.acme! });
-  env = cleanEnv({ CHAT_API_URL: server.url, CHAT_API_KEY: server.apiKeys.acme!, TERM: "xterm" });
-});
-
-afterAll(async () => {
-  await server?.close();
-});
-
-describe("resolve with no flag on a terminal", needsPty, () => {
+describe("resolve with no flag on a terminal", () => {
   it("shows what is pending and asks; Enter (default No) sends nothing", async () => {
     const chat = await client.createChat({ message: "database please" });
-    const result = await onTerminal(["resolve", chat.id], "Resolve? [y/N]", "");
-    const output = stripAnsi(result.stdout);
+    const result = await onTerminal(["resolve", chat.id], "");
+    expect(result.questions.join("")).toContain("Resolve? [y/N]");
     expect(result.code).toBe(0);
-    expect(output).toMatch(/integrations:\s+Neon/);
-    expect(output).toContain("Nothing sent.");
+    expect(result.output).toMatch(/integrations:\s+Neon/);
+    expect(result.output).toContain("Nothing sent.");
     expect((await client.getPendingTask(chat.id))?.kind).toBe("integration");
   });
 
   it('"y" resolves what is pending', async () => {
     const chat = await client.createChat({ message: "database please" });
-    const result = await onTerminal(["resolve", chat.id], "Resolve? [y/N]", "y");
+    const result = await onTerminal(["resolve", chat.id], "y");
+    expect(result.questions.join("")).toContain("Resolve? [y/N]");
     expect(result.code).toBe(0);
     expect((await client.getPendingTask(chat.id))?.kind).toBe("permissions");
-    const again = await onTerminal(["resolve", chat.id], "Resolve? [y/N]", "y");
-    expect(stripAnsi(again.stdout)).toContain("/scripts/setup-db.sql");
+    const again = await onTerminal(["resolve", chat.id], "y");
+    expect(again.output).toContain("/scripts/setup-db.sql");
     expect(again.code).toBe(0);
     expect(await client.getPendingTask(chat.id)).toBeNull();
   });
 
-  it("Ctrl-C at the prompt is an interruption (exit 130) and sends nothing", async () => {
-    const chat = await client.createChat({ message: "database please" });
-    const result = await onTerminal(["resolve", chat.id], "Resolve? [y/N]", "\u0003");
-    expect(result.code, result.stdout).toBe(130);
-    expect(stripAnsi(result.stdout)).toMatch(/nothing (was )?sent/i);
-    expect((await client.getPendingTask(chat.id))?.kind).toBe("integration");
-  });
-
   it("off a terminal the same command is a usage error (exit 2) and sends nothing", async () => {
     const chat = await client.createChat({ message: "database please" });
-    const result = await runCli(["resolve", chat.id], { env });
+    const result = await run(["resolve", chat.id]);
     expect(result.code).toBe(2);
     expect((await client.getPendingTask(chat.id))?.kind).toBe("integration");
-  });
-});
-
-describe("tables and colour on a terminal", needsPty, () => {
-  it("list prints a table with headers, coloured", async () => {
-    const chat = await client.createChat({ message: "hello", title: "Table row" });
-    const result = await onTerminal(["list", "--limit", "1"]);
-    expect(result.code).toBe(0);
-    expect(result.stdout).toContain("\u001b[");
-    const lines = stripAnsi(result.stdout).split(/\r?\n/);
-    expect(lines[0]).toMatch(/^ID\s+UPDATED\s+TITLE$/);
-    expect(lines[1]).toMatch(new RegExp(`^${chat.id}\\s+\\S+\\s+Table row$`));
-  });
-
-  it("NO_COLOR and --no-color turn colour off", async () => {
-    expect(
-      (await onTerminal(["list", "--limit", "1"], undefined, undefined, { NO_COLOR: "1" })).stdout,
-    ).not.toContain("\u001b[");
-    expect((await onTerminal(["list", "--limit", "1", "--no-color"])).stdout).not.toContain("\u001b[");
   });
 });

@@ -1,35 +1,18 @@
-/** Issue 40, chat-cli: what it says when a server cannot be reached, at Ctrl-C, after login, and in its help. */
-import { spawn } from "node:child_process";
-import { readdirSync } from "node:fs";
-import { createServer, type Server } from "node:net";
+/** Issue 40, chat-cli in-process: what it says when a server cannot be reached, after a wrong name, at SSO, and in its help (Ctrl-C and sign-in: browser.test.ts; a busy port: process.test.ts). */
 import type { networkInterfaces } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { everyInterfaceNote } from "../../src/cli/commands/serve.js";
 import { reportError } from "../../src/cli/run.js";
 import { ChatConnectionError } from "../../src/client/errors.js";
-import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
-import { BIN, type CliResult, cleanEnv, ROOT, recordingIo, runCli } from "./helpers.js";
+import { createRequestableReferenceServer } from "../support/reference-request.js";
+import { type CliResult, cleanEnv, recordingIo, refusingFetch, runInProcess } from "./helpers.js";
 
-const HTTP_BROWSER = join(ROOT, "test/auth/fixtures/http-browser.mjs");
+const server = createRequestableReferenceServer();
+afterAll(() => server.close());
 
-let server: ReferenceServer;
-beforeAll(async () => {
-  server = await startReferenceServer({ port: 0, host: "127.0.0.1", autoApprove: "acme" });
-});
-afterAll(async () => {
-  await server?.close();
-});
-
-/** A loopback port nothing listens on (bound, then closed). */
-function closedPort(): Promise<number> {
-  return new Promise((done) => {
-    const probe = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => done(port));
-    });
-  });
-}
+/** chat-cli where nothing answers at `url`: every request fails as a refused connection does. */
+const unreachable = (args: string[]) => runInProcess(cleanEnv(), { fetch: refusingFetch })(args);
+const UNREACHABLE_URL = "http://127.0.0.1:9";
 
 function expectCannotReach(result: CliResult, url: string): void {
   expect(result.code, result.stderr).toBe(1);
@@ -42,21 +25,27 @@ function expectCannotReach(result: CliResult, url: string): void {
 
 describe("a server that cannot be reached: one judgement, exit 1, one hint", () => {
   it("with a key set", async () => {
-    const url = `http://127.0.0.1:${await closedPort()}`;
-    const result = await runCli(["--base-url", url, "--token", "chat_sk_x", "list"]);
-    expectCannotReach(result, url);
+    const result = await unreachable(["--base-url", UNREACHABLE_URL, "--token", "chat_sk_x", "list"]);
+    expectCannotReach(result, UNREACHABLE_URL);
   });
 
   it("with no key set: cannot reach, not 'not signed in'", async () => {
-    const url = `http://127.0.0.1:${await closedPort()}`;
-    const result = await runCli(["--base-url", url, "list"]);
-    expectCannotReach(result, url);
+    const result = await unreachable(["--base-url", UNREACHABLE_URL, "list"]);
+    expectCannotReach(result, UNREACHABLE_URL);
   });
 
   it("login", async () => {
-    const url = `http://127.0.0.1:${await closedPort()}`;
-    const result = await runCli(["--base-url", url, "login", "--no-browser"]);
-    expectCannotReach(result, url);
+    // The sign-in's requests go through the run's fetch too (no connection is dialled from this test).
+    const asked: string[] = [];
+    const fetch = (input: string | URL | Request) => {
+      asked.push(input instanceof Request ? input.url : String(input));
+      return refusingFetch(input);
+    };
+    const result = await runInProcess(cleanEnv(), { fetch })([
+      ...["--base-url", UNREACHABLE_URL, "login", "--no-browser"],
+    ]);
+    expectCannotReach(result, UNREACHABLE_URL);
+    expect(asked.length).toBeGreaterThan(0);
   });
 
   it("a host name that does not resolve says so, and does not suggest chat-cli serve", async () => {
@@ -78,66 +67,13 @@ describe("a server that cannot be reached: one judgement, exit 1, one hint", () 
   });
 });
 
-/** `login --no-browser`, with `onUrl` called once the sign-in URL is printed. */
-function login(
-  env: Record<string, string>,
-  onUrl: (url: string, child: ReturnType<typeof spawn>) => void,
-): Promise<CliResult> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [BIN, "--base-url", server.url, "login", "--no-browser"], { env });
-    let stdout = "";
-    let stderr = "";
-    let seen = false;
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      fail(new Error(`login did not finish\n${stderr}`));
-    }, 20_000);
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-      const found = /sign in at \S+: (https?:\/\/\S+)/.exec(stderr);
-      if (found?.[1] && !seen) {
-        seen = true;
-        onUrl(found[1], child);
-      }
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      done({ code, stdout, stderr });
-    });
-  });
-}
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: "utf8" });
-}
-
-describe("login", () => {
-  it("Ctrl-C while it waits for the browser exits 130 and leaves no .lock file", async () => {
-    const env = cleanEnv();
-    const result = await login(env, (_url, child) => child.kill("SIGINT"));
-    expect(result.code, result.stderr).toBe(130);
-    expect(filesUnder(env.CHAT_CONFIG_DIR as string).filter((name) => name.endsWith(".lock"))).toEqual([]);
-  });
-
-  it("success names the account or team chosen at consent", async () => {
-    const env = cleanEnv();
-    const result = await login(env, (url) => {
-      spawn(process.execPath, [HTTP_BROWSER, url], { stdio: "ignore" });
-    });
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(/Signed in to http:\/\/127\.0\.0\.1:\d+ as acme\./);
-  });
-});
-
 describe("resolve --integrations with the wrong case", () => {
   it("suggests the requested name", async () => {
     const env = cleanEnv({ CHAT_API_URL: server.url, CHAT_API_KEY: server.apiKeys.acme as string });
-    const created = await runCli(["create", "database please", "--json"], { env });
+    const cli = runInProcess(env, { fetch: server.fetch });
+    const created = await cli(["create", "database please", "--json"]);
     const chatId = (JSON.parse(created.stdout) as { id: string }).id;
-    const result = await runCli(["resolve", chatId, "--integrations", "neon"], { env });
+    const result = await cli(["resolve", chatId, "--integrations", "neon"]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/Did you mean Neon\?/);
   });
@@ -145,7 +81,7 @@ describe("resolve --integrations with the wrong case", () => {
 
 describe("sso_required", () => {
   it("says to open this link, and prints it", async () => {
-    const result = await runCli([
+    const result = await runInProcess(cleanEnv(), { fetch: server.fetch })([
       "--base-url",
       server.url,
       "--token",
@@ -158,33 +94,17 @@ describe("sso_required", () => {
   });
 });
 
-describe("serve on a busy port", () => {
-  let other: Server;
-  beforeAll(async () => {
-    other = createServer();
-    await new Promise<void>((done) => other.listen(0, "127.0.0.1", done));
-  });
-  afterAll(() => new Promise<void>((done) => other.close(() => done())));
-
-  it("does not assume the other program is a chat server", async () => {
-    const { port } = other.address() as { port: number };
-    const result = await runCli(["serve", "--host", "127.0.0.1", "--port", String(port)]);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/already in use/);
-    expect(result.stderr).not.toMatch(/Use that one/);
-    expect(result.stderr).toMatch(/--port 0/);
-  });
-});
-
 describe("subcommand help", () => {
+  const cli = runInProcess(cleanEnv());
+
   it("list --help shows --json", async () => {
-    const result = await runCli(["list", "--help"]);
+    const result = await cli(["list", "--help"]);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/--json/);
   });
 
   it("send --help describes chatId", async () => {
-    const result = await runCli(["send", "--help"]);
+    const result = await cli(["send", "--help"]);
     expect(result.stdout).toMatch(/^ {2}chatId +\S/m);
   });
 });
@@ -206,15 +126,5 @@ describe("serve --host 0.0.0.0", () => {
 
   it("says nothing for a loopback host", () => {
     expect(everyInterfaceNote("127.0.0.1", 8787, interfaces)).toEqual([]);
-  });
-});
-
-describe("a sign-in through a headless $BROWSER (shared by chat-cli and the bridge)", () => {
-  it('does not say "Opening your browser"; it names $BROWSER and still prints the URL', async () => {
-    const env = cleanEnv({ BROWSER: `${process.execPath} ${HTTP_BROWSER}` });
-    const result = await runCli(["--base-url", server.url, "login"], { env });
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).not.toMatch(/Opening your browser/);
-    expect(result.stderr).toMatch(/\$BROWSER[^\n]*\n {2}http:\/\/127\.0\.0\.1:\d+\//);
   });
 });

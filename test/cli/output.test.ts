@@ -1,5 +1,5 @@
 /** chat-cli's output in-process: commands called as plain functions with a recording IO, and the formatting rules. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { colorAllowed } from "../../src/cli/ansi.js";
 import { list } from "../../src/cli/commands/list.js";
 import { parseTaskFlag } from "../../src/cli/commands/resolve.js";
@@ -8,8 +8,8 @@ import { type CliContext, maskToken } from "../../src/cli/context.js";
 import { UsageError } from "../../src/cli/errors.js";
 import { printChatList } from "../../src/cli/output.js";
 import { ChatClient } from "../../src/client/index.js";
-import { startReferenceServer } from "../../src/server/index.js";
 import type { Chat } from "../../src/wire/index.js";
+import { useRequestableReferenceServer } from "../support/reference-request.js";
 import { recordingIo } from "./helpers.js";
 
 const chat = (id: string, title: string): Chat => ({
@@ -23,22 +23,18 @@ const chat = (id: string, title: string): Chat => ({
 });
 
 describe("commands are plain async functions (no argv)", () => {
-  let server: Awaited<ReturnType<typeof startReferenceServer>>;
-  beforeAll(async () => {
-    server = await startReferenceServer({ port: 0, host: "127.0.0.1" });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+  const reference = useRequestableReferenceServer();
 
   it("list({ limit }, ctx) writes the page as JSON to the given IO", async () => {
+    const { server } = reference;
     const token = server.apiKeys.acme!;
-    const client = new ChatClient({ baseUrl: server.url, token });
+    const client = new ChatClient({ baseUrl: server.url, token, fetch: server.fetch });
     await client.createChat({ message: "hello" });
     const io = recordingIo();
     const ctx: CliContext = {
       io,
       globals: { baseUrl: server.url, token, json: true, color: false, debug: false },
+      fetch: server.fetch,
     };
     await list({ limit: 5 }, ctx);
     const page = await client.listChats({ limit: 5 });

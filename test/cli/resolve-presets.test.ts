@@ -1,22 +1,21 @@
-/** `resolve --integrations` with MCP presets: a preset name is accepted where a preset is asked for, and what is sent is said first. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { run } from "../../src/cli/run.js";
+/** `resolve --integrations` with MCP presets: a preset name is accepted where a preset is asked for, and what is sent is said first; in-process on the reference server's handler. */
+import { afterAll, describe, expect, it } from "vitest";
 import { ChatClient } from "../../src/client/index.js";
-import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
-import { recordingIo } from "./helpers.js";
+import { createRequestableReferenceServer } from "../support/reference-request.js";
+import { inProcessCli } from "./helpers.js";
 
-let server: ReferenceServer;
-let acme: ChatClient;
-beforeAll(async () => {
-  server = await startReferenceServer({ port: 0, host: "127.0.0.1" });
-  acme = new ChatClient({ baseUrl: server.url, token: server.apiKeys.acme as string });
+const server = createRequestableReferenceServer();
+afterAll(() => server.close());
+const acme = new ChatClient({
+  baseUrl: server.url,
+  token: server.apiKeys.acme as string,
+  fetch: server.fetch,
 });
-afterAll(() => server?.close());
+const inProcess = inProcessCli(server);
 
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const io = recordingIo();
-  const code = await run(["--base-url", server.url, "--token", server.apiKeys.acme as string, ...args], io);
-  return { code, out: io.out, err: io.err };
+async function cli(...args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  const { code, stdout, stderr } = await inProcess(["--token", server.apiKeys.acme as string, ...args]);
+  return { code, out: stdout, err: stderr };
 }
 
 describe("a presets-only request (Linear)", () => {

@@ -1,10 +1,10 @@
 /** Issue 26 item 9, chat-cli's smaller rough edges: the help's exit codes, what a bad --task lacks, --debug redaction. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseTaskFlag } from "../../src/cli/commands/resolve.js";
 import { run } from "../../src/cli/run.js";
 import { redact } from "../../src/internal/redact.js";
-import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
-import { recordingIo } from "./helpers.js";
+import { useRequestableReferenceServer } from "../support/reference-request.js";
+import { inProcessCli, recordingIo } from "./helpers.js";
 
 describe("--help lists every exit code", () => {
   it("130 (interrupted while waiting; the request may still complete) is among them", async () => {
@@ -35,17 +35,19 @@ describe("--debug redacts the values of secret fields only", () => {
   });
 
   describe("through the CLI", () => {
-    let server: ReferenceServer;
-    beforeAll(async () => {
-      server = await startReferenceServer({ port: 0, host: "127.0.0.1" });
-    });
-    afterAll(() => server?.close());
+    const reference = useRequestableReferenceServer();
 
     it("a 404's debug line shows its code", async () => {
-      const io = recordingIo();
-      const argv = ["--base-url", server.url, "--token", server.apiKeys.acme as string, "--debug"];
-      expect(await run([...argv, "get", "chat_missing"], io)).toBe(1);
-      expect(io.err).toMatch(/debug: \{"status":404,"code":"not_found"/);
+      const { server } = reference;
+      const { code, stderr } = await inProcessCli(server)([
+        "--token",
+        server.apiKeys.acme as string,
+        "--debug",
+        "get",
+        "chat_missing",
+      ]);
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/debug: \{"status":404,"code":"not_found"/);
     });
   });
 });

@@ -1,29 +1,21 @@
-/** ChatClient and chat-cli pointed at some other web server: one sentence saying it is not the chat service, with the URL. */
-import { createServer, type Server } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+/** ChatClient and chat-cli pointed at some other web server (a fetch handler standing in for it): one sentence saying it is not the chat service, with the URL. */
+import { describe, expect, it } from "vitest";
 import { run } from "../../src/cli/run.js";
 import { ChatClient, NotFoundError } from "../../src/client/index.js";
 import { isNotChatService } from "../../src/internal/service-shape.js";
 import { recordingIo } from "../cli/helpers.js";
 
-let site: Server;
-let siteUrl: string;
+/** Never dialed: every request goes to `site`. */
+const siteUrl = "http://127.0.0.1:8089";
 const PAGE = `<!doctype html><html><head><title>Not Found</title></head><body>${"<p>lorem</p>".repeat(200)}</body></html>`;
 
-beforeAll(async () => {
-  // A plain web site: every path is an HTML 404 page.
-  site = createServer((_request, response) => {
-    response.writeHead(404, { "content-type": "text/html; charset=utf-8" });
-    response.end(PAGE);
-  });
-  await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
-  siteUrl = `http://127.0.0.1:${(site.address() as { port: number }).port}`;
-});
-afterAll(() => new Promise<void>((resolve) => site.close(() => resolve())));
+/** A plain web site: every path is an HTML 404 page. */
+const site = async () =>
+  new Response(PAGE, { status: 404, headers: { "content-type": "text/html; charset=utf-8" } });
 
 describe("ChatClient against an unrelated web server", () => {
   it("listChats fails saying the server does not look like the chat service, naming the URL, no id advice", async () => {
-    const client = new ChatClient({ baseUrl: siteUrl, token: "t0ken-for-test", maxRetries: 0 });
+    const client = new ChatClient({ baseUrl: siteUrl, token: "t0ken-for-test", maxRetries: 0, fetch: site });
     const error = await client.listChats().then(
       () => undefined,
       (e: unknown) => e,
@@ -41,7 +33,9 @@ describe("ChatClient against an unrelated web server", () => {
 describe("chat-cli list against an unrelated web server", () => {
   it("says so once, with the URL, and suggests checking the base URL; exit 1", async () => {
     const io = recordingIo();
-    expect(await run(["--base-url", siteUrl, "--token", "t0ken-for-test", "list"], io)).toBe(1);
+    expect(await run(["--base-url", siteUrl, "--token", "t0ken-for-test", "list"], io, { fetch: site })).toBe(
+      1,
+    );
     expect(io.out).toBe("");
     expect(io.err).toContain("does not look like the chat service");
     expect(io.err.split(siteUrl)).toHaveLength(2);
@@ -51,7 +45,9 @@ describe("chat-cli list against an unrelated web server", () => {
 
   it("get <id> says the same, not that the chat was not found", async () => {
     const io = recordingIo();
-    expect(await run(["--base-url", siteUrl, "--token", "t0ken-for-test", "get", "chat_1"], io)).toBe(1);
+    expect(
+      await run(["--base-url", siteUrl, "--token", "t0ken-for-test", "get", "chat_1"], io, { fetch: site }),
+    ).toBe(1);
     expect(io.err).toContain("does not look like the chat service");
     expect(io.err).not.toContain("not found for this account");
   });

@@ -1,13 +1,12 @@
 /**
- * ChatClient against bodies it did not design: a plain node:http server (not the reference server) answering in the
+ * ChatClient against bodies it did not design: a plain fetch handler (not the reference server) answering in the
  * /v2 envelopes with bodies as a beta service sends them: extra fields everywhere, unknown part types, permissions
  * with extra fields, finishReason absent, null or unknown, chats without projectId or title.
  */
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import {
   ChatClient,
+  type FetchLike,
   type Message,
   MissingHostProjectError,
   NoPendingTaskError,
@@ -108,17 +107,11 @@ const USER = {
   ...extras,
 };
 
-let server: Server;
-let baseUrl: string;
+/** Never dialed: every request goes to `recorded`. */
+const baseUrl = "http://recorded.test";
 let requests: Recorded[] = [];
 /** The chat's messages, newest first, as the list endpoint pages them (two per page). */
 let messages: Array<Record<string, unknown>> = [];
-
-async function readBody(req: IncomingMessage): Promise<unknown> {
-  let text = "";
-  for await (const chunk of req) text += chunk;
-  return text ? JSON.parse(text) : undefined;
-}
 
 function route(method: string, url: URL, body: unknown): [number, unknown] {
   const path = url.pathname;
@@ -149,32 +142,26 @@ function route(method: string, url: URL, body: unknown): [number, unknown] {
   return [404, { error: { code: "not_found", message: `No route ${method} ${path}` } }];
 }
 
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    void (async () => {
-      const url = new URL(req.url ?? "/", "http://recorded.test");
-      const body = await readBody(req);
-      requests.push({ method: req.method ?? "", path: url.pathname, body });
-      const [status, payload] = route(req.method ?? "", url, body);
-      const text = JSON.stringify(payload);
-      res.writeHead(status, { "content-type": "application/json", "x-request-id": "req_recorded" });
-      res.end(text);
-    })();
+/** The recorded service: each request is noted, then answered from `route`. */
+const recorded: FetchLike = async (input, init) => {
+  const request = new Request(input, init);
+  const url = new URL(request.url);
+  const text = await request.text();
+  const body: unknown = text ? JSON.parse(text) : undefined;
+  requests.push({ method: request.method, path: url.pathname, body });
+  const [status, payload] = route(request.method, url, body);
+  return new Response(JSON.stringify(payload), {
+    status,
+    headers: { "content-type": "application/json", "x-request-id": "req_recorded" },
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-
-afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
-});
+};
 
 beforeEach(() => {
   requests = [];
   messages = [INTEGRATION_PAUSE, USER];
 });
 
-const client = () => new ChatClient({ baseUrl, token: "recorded-token", maxRetries: 0 });
+const client = () => new ChatClient({ baseUrl, token: "recorded-token", maxRetries: 0, fetch: recorded });
 const posts = () => requests.filter((request) => request.method === "POST");
 
 describe("every method reads the recorded bodies and keeps every field", () => {
@@ -218,7 +205,7 @@ describe("every method reads the recorded bodies and keeps every field", () => {
   });
 
   it("validateResponses: false hands back the same bodies", async () => {
-    const raw = new ChatClient({ baseUrl, token: "t", validateResponses: false });
+    const raw = new ChatClient({ baseUrl, token: "t", validateResponses: false, fetch: recorded });
     expect(await raw.getChat(CHAT.id)).toEqual(CHAT);
     expect(await raw.getMessage(CHAT.id, "msg_int")).toEqual(INTEGRATION_PAUSE);
   });

@@ -1,89 +1,76 @@
 /**
  * Hostile servers, round two: every read of a server's body is bounded (a huge error page, huge OAuth metadata),
  * OAuth discovery against a server that never answers fails within a bound, and a stream that closes at once
- * with `retry: 0` does not make the legacy transport resume forever: the call is answered, exactly once.
+ * with `retry: 0` does not make the legacy transport resume forever: the call is answered, exactly once. The
+ * hostile servers are fetch handlers in process: a body is made only as the reader pulls it.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { discoverServer } from "../../src/auth/discovery.js";
+import { fetchExchange } from "../../src/bridge/upstream/http/fetch-exchange.js";
 import type { HttpExchange } from "../../src/bridge/upstream/http/http-exchange.js";
 import { RemoteHttpError } from "../../src/bridge/upstream/http/http-failure.js";
-import { nodeHttpExchange } from "../../src/bridge/upstream/http/node-http-exchange.js";
 import { StreamableHttpTransport } from "../../src/bridge/upstream/legacy/streamable-http-transport.js";
+import { handlerFetch, IN_PROCESS_ORIGIN, neverAnswers } from "../bridge/fixtures/fetch-endpoint.js";
 
-let server: Server | undefined;
-afterEach(async () => {
+afterEach(() => {
   vi.useRealTimers();
-  server?.closeAllConnections();
-  await new Promise((done) => server?.close(done) ?? done(undefined));
-  server = undefined;
 });
 
-async function listen(handler: (request: IncomingMessage, response: ServerResponse) => void): Promise<URL> {
-  server = createServer(handler);
-  await new Promise<void>((done) => server!.listen(0, "127.0.0.1", done));
-  return new URL(`http://127.0.0.1:${(server!.address() as AddressInfo).port}/mcp`);
-}
+const url = new URL(`${IN_PROCESS_ORIGIN}/mcp`);
 
-/** Streams `total` bytes of `fill` as the reader takes them (backpressure honoured); returns the bytes written so far. */
-function streamHuge(response: ServerResponse, total: number, fill = "x"): () => number {
-  const chunk = Buffer.alloc(64 * 1024, fill);
-  let written = 0;
-  let closed = false;
-  response.on("close", () => {
-    closed = true;
+/** The exchange (and fetch) of a server whose every request `handle` answers. */
+const serverOf = (handle: (request: Request) => Response | Promise<Response>) => {
+  const fetch = handlerFetch(async (request) => handle(request));
+  return { fetch, exchange: fetchExchange(fetch) };
+};
+
+/** A body of `total` bytes of `fill`, made only as the reader pulls it: how much was made, and when the reader gave up. */
+function hugeBody(
+  total: number,
+  fill = "x",
+): { body: ReadableStream<Uint8Array>; made: () => number; cancelled: Promise<void> } {
+  const chunk = new Uint8Array(64 * 1024).fill(fill.charCodeAt(0));
+  let made = 0;
+  let onCancel = () => {};
+  const cancelled = new Promise<void>((resolve) => {
+    onCancel = resolve;
   });
-  const pump = () => {
-    while (!closed && written < total) {
-      written += chunk.length;
-      if (!response.write(chunk)) {
-        response.once("drain", pump);
-        return;
-      }
-    }
-    if (!closed) response.end();
-  };
-  pump();
-  return () => written;
+  const body = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (made >= total) {
+          controller.close();
+          return;
+        }
+        made += chunk.length;
+        controller.enqueue(chunk.slice());
+      },
+      cancel: () => onCancel(),
+    },
+    { highWaterMark: 0 },
+  );
+  return { body, made: () => made, cancelled };
 }
 
 const MiB = 1024 * 1024;
 
-/**
- * The transport's waits on a fake clock: each is run as soon as it is the next one due (in order, at its length
- * on the clock), with real I/O between them, until `until` settles.
- */
-async function runWaitsUntil(until: Promise<unknown>): Promise<void> {
-  let settled = false;
-  void until.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  while (!settled) {
-    await new Promise((resolve) => setImmediate(resolve));
-    vi.advanceTimersToNextTimer();
-  }
-}
-
-/** nodeHttpExchange, counting the GETs the transport asks for (when it asks, before a byte is sent). */
-function countingGets(): { fetch: HttpExchange; asked: () => number } {
+/** `exchange`, counting the GETs the transport asks for (when it asks, before a byte is sent). */
+function countingGets(exchange: HttpExchange): { fetch: HttpExchange; asked: () => number } {
   let asked = 0;
-  const fetch: HttpExchange = (url, request) => {
+  const fetch: HttpExchange = (target, request) => {
     if (request.method === "GET") asked++;
-    return nodeHttpExchange(url, request);
+    return exchange(target, request);
   };
   return { fetch, asked: () => asked };
 }
 
 describe("a non-2xx answer on the legacy path is read only up to a bound", () => {
   it("a 1 GiB error page: the call fails with the status and 300 characters, the rest is never read", async () => {
-    let written = () => 0;
-    const url = await listen((_request, response) => {
-      response.writeHead(500, { "content-type": "text/html" });
-      written = streamHuge(response, 1024 * MiB);
-    });
-    const transport = new StreamableHttpTransport(url, nodeHttpExchange);
+    const page = hugeBody(1024 * MiB);
+    const { exchange } = serverOf(
+      () => new Response(page.body, { status: 500, headers: { "content-type": "text/html" } }),
+    );
+    const transport = new StreamableHttpTransport(url, exchange);
     const failure = await transport.send({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }).then(
       () => undefined,
       (error: unknown) => error,
@@ -91,9 +78,9 @@ describe("a non-2xx answer on the legacy path is read only up to a bound", () =>
     expect(failure).toBeInstanceOf(RemoteHttpError);
     expect((failure as RemoteHttpError).status).toBe(500);
     expect((failure as Error).message).toMatch(/^the server answered HTTP 500: x{300}$/);
-    await new Promise((done) => setTimeout(done, 200));
-    // What the sockets' buffers held at most: nowhere near the gigabyte.
-    expect(written()).toBeLessThan(64 * MiB);
+    // The reader gave the rest up, having taken nowhere near the gigabyte.
+    await page.cancelled;
+    expect(page.made()).toBeLessThan(64 * MiB);
     await transport.close();
   });
 });
@@ -102,32 +89,29 @@ describe("`retry: 0` on streams that close at once (legacy transport)", () => {
   it("backs off after each empty stream, gives up after a bound, and answers the call exactly once", async () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     let gets = 0;
-    const url = await listen((request, response) => {
-      if (request.method === "POST") {
-        response.writeHead(200, { "content-type": "text/event-stream" });
-        response.end("id: 1\nretry: 0\ndata: \n\n");
-        return;
-      }
+    const events = { "content-type": "text/event-stream" };
+    const { exchange } = serverOf((request) => {
+      if (request.method === "POST") return new Response("id: 1\nretry: 0\ndata: \n\n", { headers: events });
       gets++;
-      response.writeHead(200, { "content-type": "text/event-stream" });
-      response.end("retry: 0\n\n");
+      return new Response("retry: 0\n\n", { headers: events });
     });
-    const counted = countingGets();
+    const counted = countingGets(exchange);
     const transport = new StreamableHttpTransport(url, counted.fetch);
     const lost: Array<{ id: unknown; reason: string }> = [];
     transport.onerror = () => undefined;
-    const answered = new Promise<void>((done) => {
-      transport.onrequestlost = (id, reason) => {
-        lost.push({ id, reason });
-        done();
-      };
-    });
+    let getsWhenLost = Number.NaN;
+    let askedWhenLost = Number.NaN;
+    transport.onrequestlost = (id, reason) => {
+      lost.push({ id, reason });
+      getsWhenLost = gets;
+      askedWhenLost = counted.asked();
+    };
     await transport.send({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "x" } });
-    await runWaitsUntil(answered);
-    const getsWhenLost = gets;
-    const askedWhenLost = counted.asked();
-    // Past the longest wait a stream may choose (30 s): no resumption is left to run.
-    vi.advanceTimersByTime(60_000);
+    // The waits after each empty stream, on the fake clock: the bound is reached well within a minute.
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(lost).toHaveLength(1);
+    // Past the longest wait a stream may choose (30 s) once more: no resumption is left to run.
+    await vi.advanceTimersByTimeAsync(60_000);
     expect(counted.asked()).toBe(askedWhenLost);
     expect(lost).toEqual([
       { id: 7, reason: expect.stringMatching(/closed the event stream without an event/) },
@@ -146,21 +130,18 @@ describe("`retry: 0` on the standalone GET stream that closes at once (legacy tr
     const threeGets = new Promise<void>((done) => {
       thirdGet = done;
     });
-    const url = await listen((request, response) => {
-      request.resume();
-      if (request.method === "POST") {
-        response.writeHead(202).end();
-        return;
-      }
+    const { exchange } = serverOf((request) => {
+      if (request.method === "POST") return new Response(null, { status: 202 });
       getTimes.push(Date.now());
       if (getTimes.length === 3) thirdGet();
-      response.writeHead(200, { "content-type": "text/event-stream" });
-      response.end("retry: 0\n\n");
+      return new Response("retry: 0\n\n", { headers: { "content-type": "text/event-stream" } });
     });
-    const transport = new StreamableHttpTransport(url, nodeHttpExchange);
+    const transport = new StreamableHttpTransport(url, exchange);
     transport.onerror = () => undefined;
     await transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    await runWaitsUntil(threeGets);
+    // Waits of 250 and 500 ms on the fake clock bring the third GET well within two seconds.
+    await vi.advanceTimersByTimeAsync(2_000);
+    await threeGets;
     await transport.close();
     // Waits of 250, 500, 1000 ms... between GETs, where `retry: 0` alone would reconnect at once.
     const [first, second, third] = getTimes as [number, number, number];
@@ -170,19 +151,16 @@ describe("`retry: 0` on the standalone GET stream that closes at once (legacy tr
 });
 
 describe("OAuth discovery is bounded in time and size", () => {
-  const discover = (url: URL, timeoutMs?: number) =>
+  const discover = (fetchFn: typeof globalThis.fetch, timeoutMs?: number) =>
     discoverServer(url.href, {
-      fetchFn: fetch,
+      fetchFn,
       allowHttp: true,
       log: () => undefined,
       ...(timeoutMs ? { timeoutMs } : {}),
     });
 
   it("metadata that never answers fails within the bound, naming what did not answer", async () => {
-    const url = await listen(() => {
-      // Never answers.
-    });
-    const failure = await discover(url, 300).then(
+    const failure = await discover(neverAnswers, 300).then(
       () => undefined,
       (error: unknown) => error as Error,
     );
@@ -192,24 +170,22 @@ describe("OAuth discovery is bounded in time and size", () => {
   }, 10_000);
 
   it("metadata of hundreds of megabytes is refused as it arrives, the rest never read", async () => {
-    let written = 0;
-    const url = await listen((request, response) => {
-      if (!request.url?.startsWith("/.well-known/")) {
-        response.writeHead(404).end();
-        return;
-      }
-      response.writeHead(200, { "content-type": "application/json" });
-      const counter = streamHuge(response, 700 * MiB, " ");
-      response.on("close", () => {
-        written = Math.max(written, counter());
-      });
+    const documents: Array<ReturnType<typeof hugeBody>> = [];
+    const { fetch } = serverOf((request) => {
+      if (!new URL(request.url).pathname.startsWith("/.well-known/"))
+        return new Response(null, { status: 404 });
+      const document = hugeBody(700 * MiB, " ");
+      documents.push(document);
+      return new Response(document.body, { headers: { "content-type": "application/json" } });
     });
-    const failure = await discover(url).then(
+    const failure = await discover(fetch).then(
       () => undefined,
       (error: unknown) => error as Error,
     );
     expect(failure?.message).toMatch(/larger than \d+ bytes; not read/);
-    await new Promise((done) => setTimeout(done, 200));
-    expect(written).toBeLessThan(64 * MiB);
+    expect(documents.length).toBeGreaterThan(0);
+    // Each document read was given up, having taken nowhere near its 700 MiB.
+    await Promise.all(documents.map((document) => document.cancelled));
+    for (const document of documents) expect(document.made()).toBeLessThan(64 * MiB);
   }, 30_000);
 });

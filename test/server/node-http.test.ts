@@ -1,4 +1,4 @@
-/** The node:http edge of the fetch handler: streaming without buffering, every Set-Cookie, client aborts reaching the handler and the body. */
+/** The node:http edge of the fetch handler over a real socket, its subject (integration): streaming without buffering, every Set-Cookie, the client's address, client aborts reaching the handler and the body. */
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
@@ -63,6 +63,25 @@ describe("the node edge", () => {
     });
     expect(cookies).toEqual(["a=1", "b=2"]);
     expect(seenTarget).toBe("/v2/chats/%2e%2e?x=1");
+  });
+
+  it("hands the handler the address the client connected from (what the per-client limits count by)", async () => {
+    let seenAddress = "";
+    const url = await serve(async (_request, clientIp) => {
+      seenAddress = clientIp;
+      return new Response("ok");
+    });
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const { port } = new URL(url);
+      request({ host: "127.0.0.1", port, path: "/", localAddress: "127.0.0.2" }, (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      })
+        .on("error", reject)
+        .end();
+    });
+    expect(status).toBe(200);
+    expect(seenAddress).toBe("127.0.0.2");
   });
 
   it("a client that goes away aborts the request's signal and cancels the response body", async () => {

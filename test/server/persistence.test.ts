@@ -1,9 +1,9 @@
-/** `dataFile`: a restart with the same file keeps chats, messages, pauses and API keys. */
+/** `dataFile`: a restart with the same file keeps chats, messages, pauses and API keys; the server in-process (no port). */
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { startReferenceServer } from "../../src/server/index.js";
 import { Store } from "../../src/server/store.js";
+import { createRequestableReferenceServer } from "../support/reference-request.js";
 import { scratchDir } from "../support/scratch-dir.js";
 import { apiFor, DATABASE_PROMPT } from "./helpers.js";
 
@@ -13,14 +13,14 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe("Persistence across a server restart with dataFile", () => {
   it("the same chats, messages, pending task and API keys come back", async () => {
     const dataFile = join(dir, "state.json");
-    const first = await startReferenceServer({ dataFile });
+    const first = createRequestableReferenceServer({ dataFile });
     const api = apiFor(first, "acme");
     const chat = (await api.post("/v2/chats", { message: DATABASE_PROMPT })).body;
     const messagesBefore = (await api.get(`/v2/chats/${chat.id}/messages`)).body;
     const keysBefore = first.apiKeys;
     await first.close();
 
-    const second = await startReferenceServer({ dataFile });
+    const second = createRequestableReferenceServer({ dataFile });
     try {
       expect(second.apiKeys).toEqual(keysBefore);
       const again = apiFor(second, "acme");
@@ -39,7 +39,7 @@ describe("Persistence across a server restart with dataFile", () => {
 
   it("writes atomically: no temp files are left next to the data file", async () => {
     const dataFile = join(dir, "atomic.json");
-    const server = await startReferenceServer({ dataFile });
+    const server = createRequestableReferenceServer({ dataFile });
     await apiFor(server, "personal").post("/v2/chats", { message: "hello" });
     await server.close();
     expect(readdirSync(dir).filter((name) => name.startsWith("atomic.json"))).toEqual(["atomic.json"]);
@@ -60,7 +60,7 @@ describe("Persistence across a server restart with dataFile", () => {
     const dataFile = join(dir, "foreign.json");
     const { writeFileSync } = await import("node:fs");
     writeFileSync(dataFile, JSON.stringify({ something: "else" }));
-    await expect(startReferenceServer({ dataFile })).rejects.toThrow(/not a reference-server store/);
+    expect(() => createRequestableReferenceServer({ dataFile })).toThrow(/not a reference-server store/);
     expect(JSON.parse(readFileSync(dataFile, "utf8"))).toEqual({ something: "else" });
   });
 });

@@ -1,9 +1,9 @@
-/** `/v2` and `/mcp` each take OAuth tokens issued for themselves only, with the scope the call needs; API keys keep `/v2`. */
+/** `/v2` and `/mcp` each take OAuth tokens issued for themselves only, with the scope the call needs; API keys keep `/v2`; through the server's handler (no port). */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ChatClient, PermissionDeniedError } from "../../src/index.js";
 import type { ReferenceServer } from "../../src/server/index.js";
 import { mcpHeaders, openSession, postMcp, SseReader } from "./mcp/raw-mcp.js";
-import { signInRaw, startTestServer } from "./oauth/helpers.js";
+import { signInRaw, startInProcessTestServer } from "./oauth/helpers.js";
 
 let server: ReferenceServer;
 /** Access tokens by the resource they were issued for and their scope. */
@@ -16,7 +16,7 @@ const tokens: Record<"v2" | "v2ReadOnly" | "mcp" | "mcpReadOnly" | "noResource",
 };
 
 beforeAll(async () => {
-  server = await startTestServer({ autoApprove: "acme" });
+  server = startInProcessTestServer({ autoApprove: "acme" });
   const v2 = `${server.url}/v2`;
   const signIn = async (extra: { resource?: string; scope?: string }) =>
     String((await signInRaw(server.url, extra)).tokens.access_token);

@@ -5,11 +5,14 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { afterAll } from "vitest";
 import { testCacheDir } from "../../scripts/node-release.mjs";
-import { scratchDir } from "./scratch-dir.js";
+import { removeScratchDirs, scratchDir } from "./scratch-dir.js";
 
 // Fetched test tools (Node binaries of other release lines) stay in the person's cache, found by path, not by the home folder.
 process.env.CHAT_TEST_CACHE_DIR ??= testCacheDir();
+// Registered by this setup file before the test file's own hooks, so it runs after them (after hooks run in stack order).
+afterAll(removeScratchDirs);
 // A scratch folder: removed after the test file's own hooks, when what used it has stopped.
 const home = scratchDir("cmb-home-");
 process.env.HOME = home;

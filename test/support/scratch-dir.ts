@@ -2,12 +2,15 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll } from "vitest";
 
 const made: string[] = [];
-// Registered when a test file imports this module (each file gets its own copy), so it runs after that file's
-// own afterAll hooks: servers and children using the folders have stopped by then.
-afterAll(() => {
+
+/**
+ * Removes the folders made so far; test/support/private-home.ts (a setup file, run for every test file) calls it
+ * after the file's own afterAll hooks, when servers and children using the folders have stopped. Not an afterAll
+ * here: where test files share one module graph, this module is evaluated once for all of them.
+ */
+export function removeScratchDirs(): void {
   for (const dir of made.splice(0)) {
     try {
       rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
@@ -15,7 +18,7 @@ afterAll(() => {
       // Something another user made inside (the takeover test's attacker): the suite's leftover check names it.
     }
   }
-});
+}
 
 /** `mkdtempSync(join(tmpdir(), prefix))`, removed after the test file. */
 export function scratchDir(prefix: string): string {

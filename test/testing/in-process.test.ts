@@ -55,3 +55,31 @@ describe("the whole server in-process", () => {
     await client.close();
   });
 });
+
+describe("fetchFrom(clientAddress)", () => {
+  it("is another client to the per-client limits: one address refused, another still served", async () => {
+    const limited = createInProcessReferenceServer({
+      oauthRateLimit: { register: { capacity: 1, refillPerSecond: 0.001 } },
+    });
+    try {
+      const register = async (send: typeof server.fetch) => {
+        const response = await send(`${limited.url}/register`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            client_name: "one of two",
+            redirect_uris: ["http://127.0.0.1:33418/callback"],
+            token_endpoint_auth_method: "none",
+          }),
+        });
+        await response.body?.cancel();
+        return response.status;
+      };
+      expect(await register(limited.fetch)).toBe(201);
+      expect(await register(limited.fetchFrom("127.0.0.1"))).toBe(429);
+      expect(await register(limited.fetchFrom("192.0.2.7"))).toBe(201);
+    } finally {
+      await limited.close();
+    }
+  });
+});

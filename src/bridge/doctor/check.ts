@@ -4,6 +4,7 @@ import type { DiscoveredServer } from "../../auth/discovery.js";
 import type { OAuthSession } from "../../auth/session/index.js";
 import type { ProxyChoice } from "../../internal/proxy.js";
 import type { DoctorCommandOptions, DoctorTarget } from "../cli.js";
+import { fetchExchange, type HttpExchange, nodeHttpExchange } from "../upstream/http/index.js";
 import type { EraVerdict } from "../upstream/probe.js";
 
 /** A check's outcome as the report shows it (the `--json` shape: `pass`, `fail` or `skip`). */
@@ -66,6 +67,16 @@ export interface DoctorContext {
   session(): Promise<OAuthSession>;
   /** The status each check ended with so far, by id. */
   statusOf(id: string): CheckStatus | undefined;
+  /**
+   * The network, when it is not this machine's: every request goes through this fetch (a test's in-process server),
+   * and the checks that would open connections of their own (DNS, TCP, TLS) say they did not.
+   */
+  fetch?: typeof globalThis.fetch;
+}
+
+/** The HTTP exchange doctor's own requests go through: the given network's, else node:http's. */
+export function doctorExchange(context: DoctorContext): HttpExchange {
+  return context.fetch ? fetchExchange(context.fetch) : nodeHttpExchange;
 }
 
 /** A check another one needs, and what the dependent says when that one failed. */

@@ -38,14 +38,23 @@ export const DOCTOR_CHECKS: readonly Check[] = [
   confirmCheck,
 ];
 
+/** What doctor runs and through what: both the bin's own unless a caller (a test) gives them. */
+export interface DoctorDependencies {
+  /** The checks, in order (default: DOCTOR_CHECKS). */
+  checks?: readonly Check[];
+  /** The network: every request of doctor's (to the MCP server and its authorization server) goes through it. */
+  fetch?: typeof globalThis.fetch;
+}
+
 /** Runs the checks and prints them (text or `--json`) on stdout; resolves with the exit code: 0 all passed, 1 otherwise. */
 export async function runDoctor(
   target: DoctorTarget,
   options: DoctorOptions,
   env: Record<string, string | undefined> = process.env,
   write: (text: string) => void = (text) => process.stdout.write(text),
+  dependencies: DoctorDependencies = {},
 ): Promise<number> {
-  const report = await diagnose(target, options, env, options.json ? undefined : write);
+  const report = await diagnose(target, options, env, options.json ? undefined : write, dependencies);
   write(options.json ? formatJson(report) : formatSummary(report));
   return report.ok ? 0 : 1;
 }
@@ -56,7 +65,7 @@ export async function diagnose(
   options: DoctorOptions,
   env: Record<string, string | undefined>,
   write?: (text: string) => void,
-  checks: readonly Check[] = DOCTOR_CHECKS,
+  { checks = DOCTOR_CHECKS, fetch }: DoctorDependencies = {},
 ): Promise<DoctorReport> {
   const profile = options.profile ?? "default";
   write?.(formatHeading(target.raw, profile));
@@ -69,6 +78,7 @@ export async function diagnose(
       options,
       env,
       found,
+      ...(fetch ? { fetch } : {}),
       session: () => {
         const url = found.url;
         if (!url)
@@ -78,6 +88,10 @@ export async function diagnose(
           { ...options, url },
           createBridgeLog({ debug: false, silent: true }),
           env,
+          "terminal",
+          undefined,
+          undefined,
+          fetch,
         );
         return session;
       },

@@ -3,7 +3,7 @@ import { callbackPathProblem, successUrlProblem } from "../../auth/loopback-requ
 import { configDir } from "../../config/index.js";
 import { redactForTerminal } from "../../internal/redact.js";
 import { UsageError } from "../../internal/usage-error.js";
-import { assertBaseUrl, type CliContext } from "../context.js";
+import { assertBaseUrl, type CliContext, type InterruptSource } from "../context.js";
 import {
   type CommandInput,
   defineCommand,
@@ -109,6 +109,9 @@ export async function loginSession(ctx: CliContext, options: LoginOptions) {
       if (level !== "debug" || ctx.globals.debug) ctx.io.stderr(`${redactForTerminal(message)}\n`);
     },
     clientName: "chat-cli",
+    // A run given an environment and a fetch (in-process tests) signs in through them: $BROWSER, proxies, requests.
+    ...(ctx.env ? { env: ctx.env as NodeJS.ProcessEnv } : {}),
+    ...(ctx.fetch ? { fetch: ctx.fetch as typeof fetch } : {}),
     callbackPath: options.callbackPath,
     authSuccessUrl: options.authSuccessUrl,
     ...(options.clientId ? { clientId: options.clientId } : {}),
@@ -132,7 +135,7 @@ function checkCallbackPages(options: LoginOptions): void {
 
 export async function login(options: LoginOptions, ctx: CliContext): Promise<void> {
   const session = await loginSession(ctx, options);
-  const summary = await untilInterrupted(session.signIn());
+  const summary = await untilInterrupted(session.signIn(), ctx.signals ?? process);
   const storage = await session.describeStorage();
   // The account or team chosen at consent, as the token response named it (whoami shows the same).
   const account = (await session.describeLogin())?.account;
@@ -161,16 +164,16 @@ export async function login(options: LoginOptions, ctx: CliContext): Promise<voi
  * Ctrl-C while the sign-in waits (for the browser, say) ends the command with exit 130; the process exits at
  * once, and the login lock is released on the way out (see login-lock.ts).
  */
-async function untilInterrupted<T>(signIn: Promise<T>): Promise<T> {
+async function untilInterrupted<T>(signIn: Promise<T>, signals: InterruptSource): Promise<T> {
   let onInterrupt: (() => void) | undefined;
   const interrupted = new Promise<never>((_resolve, reject) => {
     onInterrupt = () => reject(new CliError("sign-in interrupted; nothing was saved.", EXIT.interrupted));
-    process.once("SIGINT", onInterrupt);
+    signals.once("SIGINT", onInterrupt);
   });
   try {
     return await Promise.race([signIn, interrupted]);
   } finally {
-    if (onInterrupt) process.off("SIGINT", onInterrupt);
+    if (onInterrupt) signals.off("SIGINT", onInterrupt);
   }
 }
 

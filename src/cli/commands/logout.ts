@@ -22,7 +22,7 @@ export async function logout(_options: object, ctx: CliContext): Promise<void> {
   }
   if (ctx.globals.json) return printJson(ctx.io, { baseUrl: ctx.globals.baseUrl, signedIn: false });
   printHint(ctx.io, `Signed out of ${ctx.globals.baseUrl}; its stored login was removed.`);
-  if (process.env.CHAT_API_KEY)
+  if ((ctx.env ?? process.env).CHAT_API_KEY)
     printHint(ctx.io, "Note: CHAT_API_KEY is still set and is used when present.");
 }
 

@@ -1,4 +1,4 @@
-/** Shared by the session flow tests: a tiny OAuth server, a scratch config dir, an HTTP "browser", and sessions on them. */
+/** Shared by the session flow tests: a tiny OAuth server (listening, or its handler in-process), a scratch config dir, an HTTP "browser", and sessions on them. */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -6,9 +6,11 @@ import { vi } from "vitest";
 import { OAuthSession, type OAuthSessionOptions } from "../../../src/auth/index.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "../../../src/auth/login-key.js";
 import { writeFileAtomic } from "../../../src/auth/login-store.js";
+import { storedLoginOf } from "../../../src/auth/session/session-storage.js";
 import { type StoredLogin, StoredLoginSchema } from "../../../src/auth/stored-login.js";
 import { scratchDir } from "../../support/scratch-dir.js";
 import {
+  createTinyOAuthServer,
   startTinyOAuthServer,
   type TinyOAuthOptions,
   type TinyOAuthServer,
@@ -39,7 +41,54 @@ export async function setup(options: TinyOAuthOptions = {}) {
     BROWSER: `"${process.execPath}" "${browserScript}"`,
     HTTP_BROWSER_LOG: browserLog,
   };
-  const configDir = join(dir, "config");
+  const browserOpens = () =>
+    existsSync(browserLog) ? readFileSync(browserLog, "utf8").trim().split("\n").length : 0;
+  return { ...sessionsOn(tiny, join(dir, "config"), env, fetch), env, browserOpens };
+}
+
+/**
+ * The tiny server's handler in-process (no port, no browser) and sessions on it, for tests whose subject comes after
+ * a sign-in: `signedIn()` stores the login a sign-in would have. A session that tried to sign in would open the
+ * loopback callback, which the unit project refuses; `signInPrompts()` counts what it would have shown the person.
+ */
+export function setupInProcess(options: TinyOAuthOptions = {}) {
+  const tiny = createTinyOAuthServer(options);
+  const dir = scratchDir("cmb-session-");
+  scratchDirs.push(dir);
+  const prompts: unknown[] = [];
+  const sessions = sessionsOn(tiny, join(dir, "config"), { PATH: process.env.PATH ?? "" }, tiny.fetch, {
+    onSignInPrompt: (prompt) => prompts.push(prompt),
+  });
+  /** Registers a client and stores the tokens issued to it, as a finished sign-in would have. */
+  const signedIn = async () => {
+    const registered = await tiny.fetch(`${tiny.url}/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ redirect_uris: ["http://127.0.0.1:20000/callback"], client_name: "test" }),
+    });
+    const client = (await registered.json()) as { client_id: string; redirect_uris: string[] };
+    const tokens = tiny.grant(client.client_id);
+    await sessions.writeLogin({
+      client: { client_id: client.client_id, redirect_uris: client.redirect_uris, source: "dynamic" },
+      tokens: {
+        accessToken: tokens.access_token,
+        refreshToken: tokens.refresh_token,
+        expiresAt: Date.now() + tokens.expires_in * 1000,
+      },
+    });
+    return tokens.access_token;
+  };
+  return { ...sessions, signedIn, signInPrompts: () => prompts.length };
+}
+
+/** Sessions on `tiny` through `fetchFn`, and what the tests read and write of their stored login. */
+function sessionsOn(
+  tiny: TinyOAuthServer,
+  configDir: string,
+  env: NodeJS.ProcessEnv,
+  fetchFn: typeof fetch,
+  defaults: Partial<OAuthSessionOptions> = {},
+) {
   const session = (extra: Partial<OAuthSessionOptions> = {}) =>
     new OAuthSession({
       serverUrl: tiny.resourceUrl,
@@ -47,12 +96,12 @@ export async function setup(options: TinyOAuthOptions = {}) {
       tokenStore: "file",
       authTimeoutMs: 10_000,
       env,
+      ...(fetchFn === fetch ? {} : { fetch: fetchFn }),
+      ...defaults,
       ...extra,
     });
-  const browserOpens = () =>
-    existsSync(browserLog) ? readFileSync(browserLog, "utf8").trim().split("\n").length : 0;
   const challenge = async (token?: string) => {
-    const response = await fetch(
+    const response = await fetchFn(
       tiny.resourceUrl,
       token ? { headers: { Authorization: `Bearer ${token}` } } : {},
     );
@@ -68,32 +117,64 @@ export async function setup(options: TinyOAuthOptions = {}) {
     login.tokens!.expiresAt = Date.now() - 1_000;
     await writeFileAtomic(paths.file, JSON.stringify(login));
   };
-  // A login as a sign-in would have saved it, without one: the saved-token path alone.
-  const writeStoredLogin = async (tokens: { accessToken: string; expiresAt: number }) => {
-    const login: StoredLogin = {
-      version: 1,
-      serverUrl: canonicalServerUrl(tiny.resourceUrl),
-      authorizationServerUrl: tiny.url,
-      resource: tiny.resourceUrl,
-      client: { client_id: "saved-client", redirect_uris: [], source: "dynamic" },
-      tokens: { ...tokens, tokenType: "Bearer", refreshToken: "saved-refresh", issuedAt: Date.now() },
-      savedAt: Date.now(),
-    };
-    await writeFileAtomic(paths.file, JSON.stringify(login));
+  /** A login as a sign-in would have saved it, without one. */
+  const writeLogin = async (login: {
+    client: StoredLogin["client"];
+    tokens: { accessToken: string; refreshToken?: string | undefined; expiresAt: number };
+  }) => {
+    const stored = storedLoginOf(
+      { serverUrl: canonicalServerUrl(tiny.resourceUrl), options: {} },
+      { authorizationServerUrl: tiny.url, resource: tiny.resourceUrl },
+      { client: login.client, tokens: { ...login.tokens, tokenType: "Bearer", issuedAt: Date.now() } },
+    );
+    await writeFileAtomic(paths.file, JSON.stringify(stored));
   };
+  // The saved-token path alone: a client and a refresh token the server never issued.
+  const writeStoredLogin = (tokens: { accessToken: string; expiresAt: number }) =>
+    writeLogin({
+      client: { client_id: "saved-client", redirect_uris: [], source: "dynamic" },
+      tokens: { ...tokens, refreshToken: "saved-refresh" },
+    });
   return {
     tiny,
     configDir,
-    env,
     session,
-    browserOpens,
     challenge,
     resourceStatus,
     paths,
     storedLogin,
     expireStoredToken,
+    writeLogin,
     writeStoredLogin,
   };
+}
+
+/**
+ * A file-store session on the reference server's handler (`server.fetch`, no port) that signs in with a device code
+ * unless `extra` says otherwise, and its stored login.
+ */
+export function referenceSession(
+  server: { mcpUrl: string; fetch: typeof fetch },
+  extra: Partial<OAuthSessionOptions> = {},
+) {
+  const configDir = scratchDir("cmb-device-");
+  const serverUrl = server.mcpUrl;
+  const session = new OAuthSession({
+    serverUrl,
+    configDir,
+    tokenStore: "file",
+    authTimeoutMs: 300_000,
+    deviceCode: true,
+    loginCommand: "chat-mcp-bridge login --device-code <url>",
+    env: { PATH: process.env.PATH ?? "" },
+    fetch: (input, init) => server.fetch(input, init),
+    ...extra,
+  });
+  const stored = () =>
+    StoredLoginSchema.parse(
+      JSON.parse(readFileSync(loginPaths(configDir, loginKey(serverUrl)).file, "utf8")),
+    );
+  return { session, stored };
 }
 
 export type SessionSetup = Awaited<ReturnType<typeof setup>>;

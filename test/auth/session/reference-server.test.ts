@@ -1,4 +1,4 @@
-/** Full sign-in through OAuthSession (src/auth/session/) against the real reference server (autoApprove) with the headless http-browser. */
+/** Full sign-in through OAuthSession (src/auth/session/) against the real reference server (autoApprove) with the headless http-browser, then refresh and sign-out on that login: integration, since the browser sign-in runs the loopback callback and a browser process. */
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";

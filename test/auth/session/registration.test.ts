@@ -1,47 +1,7 @@
-/** Which client signs in (src/auth/session/registration.ts): the stored registration, a pre-registered client, a client ID metadata document. */
-import { afterEach, describe, expect, it } from "vitest";
+/** Reading an authorization server's refusal of a client (src/auth/session/registration.ts); which client a browser sign-in uses is in sign-in-client.test.ts (integration). */
+import { describe, expect, it } from "vitest";
 import type { SessionContext } from "../../../src/auth/session/context.js";
 import { refusesClient } from "../../../src/auth/session/registration.js";
-import { cleanUpSessions, setup } from "./helpers.js";
-
-afterEach(cleanUpSessions);
-
-describe("the client of a sign-in: registration", () => {
-  it("a later sign-in on the same callback port reuses the client registration", async () => {
-    const t = await setup();
-    await t.session().signIn();
-    await t.session().signIn();
-    expect(t.browserOpens()).toBe(2);
-    // The reused registration is first checked at /authorize (redirect not followed), then used by the browser.
-    expect(t.tiny.authorizations).toHaveLength(3);
-    expect(new Set(t.tiny.authorizations.map((a) => a.clientId)).size).toBe(1);
-    expect(t.tiny.registrations).toBe(1);
-  });
-
-  it("a pre-registered client (--client-id, secret from the environment) skips registration and authenticates", async () => {
-    const t = await setup({ preRegistered: { clientId: "pre-1", clientSecret: "s3cret" } });
-    const token = await t.session({ clientId: "pre-1", clientSecret: "s3cret" }).recover(await t.challenge());
-    expect(await t.resourceStatus(token)).toBe(200);
-    expect(t.tiny.registrations).toBe(0);
-    expect(t.tiny.authorizations[0]?.clientId).toBe("pre-1");
-    expect(t.tiny.tokenClientAuth).toEqual(["basic:pre-1:s3cret"]);
-  });
-
-  it("a client ID metadata document URL is the client_id where the server supports it", async () => {
-    const t = await setup({ clientIdMetadataDocuments: true });
-    const clientMetadataUrl = "https://client.example/chat-mcp-bridge.json";
-    const token = await t.session({ clientMetadataUrl }).recover(await t.challenge());
-    expect(await t.resourceStatus(token)).toBe(200);
-    expect(t.tiny.registrations).toBe(0);
-    expect(t.tiny.authorizations[0]?.clientId).toBe(clientMetadataUrl);
-  });
-
-  it("a client metadata URL is ignored (registration instead) where the server does not support it", async () => {
-    const t = await setup();
-    await t.session({ clientMetadataUrl: "https://client.example/m.json" }).recover(await t.challenge());
-    expect(t.tiny.registrations).toBe(1);
-  });
-});
 
 /** A 400 error page that says invalid_client first and then goes on for `totalBytes`, generated as it is read. */
 function hugeErrorPage(totalBytes: number) {

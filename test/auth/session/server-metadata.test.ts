@@ -1,29 +1,23 @@
 /** What a session learned of its server (src/auth/session/server-metadata.ts): asked once and shared, asked again after a failure or a refusal. */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ServerMetadata } from "../../../src/auth/session/server-metadata.js";
-import { startTinyOAuthServer, type TinyOAuthServer } from "../fixtures/tiny-oauth-server.js";
+import { createTinyOAuthServer, type TinyOAuthServer } from "../fixtures/tiny-oauth-server.js";
 
-let tiny: TinyOAuthServer | undefined;
-afterEach(async () => {
-  await tiny?.close();
-  tiny = undefined;
-});
-
-/** A fetch that counts the protected-resource metadata requests, and fails every request while `failing`. */
-function countingFetch() {
+/** The tiny server's handler, counting the protected-resource metadata requests and failing every one while `failing`. */
+function countingFetch(tiny: TinyOAuthServer) {
   const counter = { resourceMetadata: 0, failing: false };
   const fetchFn = (async (input: string | URL | Request, init?: RequestInit) => {
     const url = String(input instanceof Request ? input.url : input);
     if (url.includes("/.well-known/oauth-protected-resource")) counter.resourceMetadata++;
     if (counter.failing) throw new TypeError("fetch failed");
-    return fetch(input, init);
+    return tiny.fetch(input, init);
   }) as typeof fetch;
   return { fetchFn, counter };
 }
 
 async function metadataOf() {
-  tiny = await startTinyOAuthServer();
-  const { fetchFn, counter } = countingFetch();
+  const tiny = createTinyOAuthServer();
+  const { fetchFn, counter } = countingFetch(tiny);
   const metadata = new ServerMetadata(tiny.resourceUrl, { fetchFn, allowHttp: true, log: () => {} });
   return { metadata, counter, tiny };
 }

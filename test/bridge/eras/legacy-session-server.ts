@@ -1,13 +1,14 @@
-/** A 2025-era (sessionful) SDK v2 server for the eras tests: a call that waits to be released, a call that elicits on its own stream, list changes of tools and prompts, resource subscriptions. */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+/** A 2025-era (sessionful) SDK v2 server for the eras tests: a call that waits to be released, a call that elicits on its own stream, list changes of tools and prompts, resource subscriptions; in process (a fetch handler) or listening. */
 import { McpServer } from "@modelcontextprotocol/server";
 import * as z from "zod";
+import { alsoListening, handlerFetch, IN_PROCESS_ORIGIN } from "../fixtures/fetch-endpoint.js";
 import { type LegacySession, serveLegacySessionRequest } from "../fixtures/legacy-sessions.js";
 
 export interface LegacySessionServer {
-  /** The MCP endpoint, e.g. http://127.0.0.1:12345/mcp. */
+  /** The MCP endpoint: a loopback port's (startLegacySessionServer), or never dialed (createLegacySessionServer). */
   readonly url: string;
+  /** The network to reach it in process. */
+  readonly fetch: typeof globalThis.fetch;
   /** Calls of `wait` running now. */
   readonly waiting: () => number;
   /** Ends every running `wait` call with its own label. */
@@ -28,7 +29,13 @@ export interface LegacySessionServer {
 /** How long a `wait` call waits for `release()` at most, so a failed test leaves nothing running. */
 const WAIT_BOUND_MS = 15_000;
 
+/** The server listening on a loopback port, for tests that spawn the bin. */
 export async function startLegacySessionServer(): Promise<LegacySessionServer> {
+  return alsoListening(createLegacySessionServer());
+}
+
+/** The server in process: its `fetch` is the way to reach it. */
+export function createLegacySessionServer(): LegacySessionServer {
   const sessions = new Map<string, LegacySession>();
   const waiters = new Set<() => void>();
   const subscriptions: string[] = [];
@@ -92,22 +99,16 @@ export async function startLegacySessionServer(): Promise<LegacySessionServer> {
     return mcp;
   };
 
-  const handle = (req: IncomingMessage, res: ServerResponse) =>
-    serveLegacySessionRequest(sessions, newMcpServer, req, res, {
+  const handle = (request: Request) =>
+    serveLegacySessionRequest(sessions, newMcpServer, request, {
       onEventStream: () => {
         eventStreams++;
       },
     });
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) res.writeHead(500).end(String(error));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `${IN_PROCESS_ORIGIN}/mcp`,
+    fetch: handlerFetch(handle),
     waiting: () => waiters.size,
     eventStreams: () => eventStreams,
     subscriptions,
@@ -127,9 +128,6 @@ export async function startLegacySessionServer(): Promise<LegacySessionServer> {
       for (const done of [...waiters]) done();
       await Promise.all([...sessions.values()].map(({ mcp }) => mcp.close().catch(() => undefined)));
       sessions.clear();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
     },
   };
 }

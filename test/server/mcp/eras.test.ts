@@ -1,4 +1,4 @@
-/** `/mcp` serves MCP 2026-07-28 and 2025-11-25 at once: SDK v2 clients of each era over real sockets, elicitation, headers, caching, listen. */
+/** `/mcp` serves MCP 2026-07-28 and 2025-11-25 at once: SDK v2 clients of each era through the server's handler (no port), elicitation, headers, caching, listen. */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../../src/server/index.js";
@@ -10,7 +10,7 @@ import {
   pendingTaskOf,
   TOOL_NAMES,
 } from "../../../src/wire/index.js";
-import { signInRaw, startTestServer } from "../oauth/helpers.js";
+import { signInRaw, startInProcessTestServer } from "../oauth/helpers.js";
 
 const MODERN = "2026-07-28";
 
@@ -133,7 +133,7 @@ let server: ReferenceServer;
 let token: string;
 
 beforeAll(async () => {
-  server = await startTestServer({ autoApprove: "acme" });
+  server = startInProcessTestServer({ autoApprove: "acme" });
   ({
     tokens: { access_token: token },
   } = await signInRaw(server.url, { resource: server.mcpUrl, scope: "chat:read chat:write" }));
@@ -355,7 +355,11 @@ describe("modern requests: caching fields and subscriptions/listen", () => {
 
 describe("mcpEra restricts /mcp to one era", () => {
   it("modern: a legacy initialize is refused, a modern client is served", async () => {
-    const modernOnly = await startTestServer({ autoApprove: "acme", mcpEra: "modern" });
+    const modernOnly = startInProcessTestServer({
+      autoApprove: "acme",
+      mcpEra: "modern",
+      url: "http://127.0.0.1:8788",
+    });
     try {
       const { tokens } = await signInRaw(modernOnly.url, { resource: modernOnly.mcpUrl });
       await expect(connect(modernOnly.mcpUrl, tokens.access_token, "legacy")).rejects.toThrow();
@@ -368,7 +372,11 @@ describe("mcpEra restricts /mcp to one era", () => {
   });
 
   it("legacy: a modern-pinned client cannot connect, a legacy client is served", async () => {
-    const legacyOnly = await startTestServer({ autoApprove: "acme", mcpEra: "legacy" });
+    const legacyOnly = startInProcessTestServer({
+      autoApprove: "acme",
+      mcpEra: "legacy",
+      url: "http://127.0.0.1:8789",
+    });
     try {
       const { tokens } = await signInRaw(legacyOnly.url, { resource: legacyOnly.mcpUrl });
       await expect(connect(legacyOnly.mcpUrl, tokens.access_token, "modern")).rejects.toThrow();

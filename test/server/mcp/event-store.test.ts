@@ -1,7 +1,5 @@
-/** The /mcp event store: ids name their stream, so both POST streams and the standalone GET stream resume by Last-Event-ID. */
+/** The /mcp event store: ids name their stream, so both POST streams and the standalone GET stream resume by Last-Event-ID; the SDK's transport called in-process (no port). */
 import { randomUUID } from "node:crypto";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import {
   type JSONRPCMessage,
   McpServer,
@@ -9,7 +7,6 @@ import {
 } from "@modelcontextprotocol/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ResumableEventStore } from "../../../src/server/mcp/event-store.js";
-import { toNodeListener } from "../../../src/server/node-http.js";
 import { PROTOCOL_VERSION, SseReader } from "./raw-mcp.js";
 
 const note = (n: number): JSONRPCMessage => ({
@@ -50,9 +47,10 @@ describe("ResumableEventStore", () => {
 });
 
 describe("resuming the standalone GET stream through the SDK's transport", () => {
-  let http: Server;
-  let url: string;
+  const url = "http://127.0.0.1:8787/mcp";
   let mcp: McpServer;
+  /** The transport's handler, called as a fetch. */
+  let send: (input: string, init?: RequestInit) => Promise<Response>;
 
   beforeAll(async () => {
     mcp = new McpServer({ name: "t", version: "1" }, { capabilities: { logging: {} } });
@@ -61,25 +59,15 @@ describe("resuming the standalone GET stream through the SDK's transport", () =>
       eventStore: new ResumableEventStore(),
     });
     await mcp.connect(transport);
-    http = createServer(
-      toNodeListener(
-        (request) => transport.handleRequest(request),
-        () => origin,
-      ),
-    );
-    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-    const origin = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-    url = `${origin}/mcp`;
+    send = (input, init) => transport.handleRequest(new Request(input, init));
   });
   afterAll(async () => {
     await mcp.close();
-    http.closeAllConnections();
-    await new Promise((resolve) => http.close(resolve));
   });
 
   it("delivers a notification sent while the GET stream was down after reconnecting with Last-Event-ID", async () => {
     const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
-    const init = await fetch(url, {
+    const init = await send(url, {
       method: "POST",
       headers,
       body: JSON.stringify({
@@ -97,7 +85,7 @@ describe("resuming the standalone GET stream through the SDK's transport", () =>
     await init.text();
     const session = { "mcp-session-id": sessionId, "mcp-protocol-version": PROTOCOL_VERSION };
 
-    const get = await fetch(url, { headers: { accept: "text/event-stream", ...session } });
+    const get = await send(url, { headers: { accept: "text/event-stream", ...session } });
     const stream = new SseReader(get);
     await mcp.server.sendLoggingMessage({ level: "info", data: "first" });
     const first = await stream.nextMessage();
@@ -106,16 +94,11 @@ describe("resuming the standalone GET stream through the SDK's transport", () =>
 
     await mcp.server.sendLoggingMessage({ level: "info", data: "while disconnected" });
 
-    // Until the server notices the dropped connection it answers 409; a client retries after the SSE `retry` delay.
-    let resumed: Response;
-    for (let attempt = 0; ; attempt++) {
-      resumed = await fetch(url, {
-        headers: { accept: "text/event-stream", ...session, "last-event-id": first?.id ?? "" },
-      });
-      if (resumed.status !== 409 || attempt === 50) break;
-      await resumed.text();
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    // The reader's cancel reaches the transport at once here (no socket to notice closing first), so the first
+    // reconnection is the one that resumes.
+    const resumed = await send(url, {
+      headers: { accept: "text/event-stream", ...session, "last-event-id": first?.id ?? "" },
+    });
     expect(resumed.status).toBe(200);
     const replay = new SseReader(resumed);
     const missed = await replay.nextMessage();

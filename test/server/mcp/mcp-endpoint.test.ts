@@ -1,7 +1,6 @@
-/** The reference server's /mcp endpoint: OAuth sign-in by an MCP SDK client, the seven tools, sessions and streams. */
+/** The reference server's /mcp endpoint: OAuth sign-in by an MCP SDK client, the seven tools, sessions and streams, through its handler (no port). */
 import type { CallToolResult, Client } from "@modelcontextprotocol/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ReferenceServer } from "../../../src/server/index.js";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   type Chat,
   type ListPage,
@@ -10,11 +9,12 @@ import {
   pendingTaskOf,
   TOOL_NAMES,
 } from "../../../src/wire/index.js";
+import type { RequestableReferenceServer as ReferenceServer } from "../../support/reference-request.js";
 import {
   HeadlessOAuthProvider,
   postForm,
   signInRaw,
-  startTestServer,
+  startInProcessTestServer,
   TestBrowser,
   TestClock,
 } from "../oauth/helpers.js";
@@ -54,7 +54,11 @@ describe("an MCP SDK client signing in through OAuth (auto-approve)", () => {
   let client: Client;
 
   beforeAll(async () => {
-    server = await startTestServer({ autoApprove: "acme", oauthNow: clock.now, accessTokenTtlSeconds: 60 });
+    server = startInProcessTestServer({
+      autoApprove: "acme",
+      oauthNow: clock.now,
+      accessTokenTtlSeconds: 60,
+    });
     ({ client } = await connectMcp(server.mcpUrl, provider));
   });
   afterAll(async () => {
@@ -184,7 +188,7 @@ describe("tokens of one team cannot see another team's chats", () => {
   let studioProvider: HeadlessOAuthProvider;
 
   beforeAll(async () => {
-    server = await startTestServer();
+    server = startInProcessTestServer();
     const browser = new TestBrowser(server.url);
     await browser.signIn("dev");
     acmeProvider = new HeadlessOAuthProvider(undefined, { browser, account: "acme" });
@@ -235,7 +239,7 @@ describe("SSO through MCP", () => {
   let client: Client;
 
   beforeAll(async () => {
-    server = await startTestServer({ autoApprove: "secure-corp" });
+    server = startInProcessTestServer({ autoApprove: "secure-corp" });
     ({ client } = await connectMcp(server.mcpUrl, new HeadlessOAuthProvider()));
   });
   afterAll(async () => {
@@ -268,15 +272,15 @@ describe("the /mcp transport", () => {
   let token: string;
 
   beforeAll(async () => {
-    server = await startTestServer({ autoApprove: "personal", mcpSessionIdleMs: 150 });
+    server = startInProcessTestServer({ autoApprove: "personal" });
     token = String((await signInRaw(server.url)).tokens.access_token);
   });
   afterAll(() => server.close());
 
   it("rejects a foreign Host header with 403 (DNS rebinding) and accepts its own", async () => {
-    const evil = await requestWithHost(server.mcpUrl, "evil.example.com", token);
+    const evil = await requestWithHost(server.mcpUrl, "evil.example.com", token, server.fetch);
     expect(evil.status).toBe(403);
-    const own = await requestWithHost(server.mcpUrl, new URL(server.url).host, token);
+    const own = await requestWithHost(server.mcpUrl, new URL(server.url).host, token, server.fetch);
     expect(own.status).toBe(200);
   });
 
@@ -329,10 +333,28 @@ describe("the /mcp transport", () => {
   });
 
   it("closes idle sessions", async () => {
-    const sessionId = await openSession(server.mcpUrl, token);
-    await new Promise((resolve) => setTimeout(resolve, 600));
-    const after = await postMcp(server.mcpUrl, token, { jsonrpc: "2.0", id: 1, method: "ping" }, sessionId);
-    expect(after.status).toBe(404);
+    // The reaper's interval and the clock it reads are faked: the idle time passes without being waited for.
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval", "Date"] });
+    const idle = startInProcessTestServer({
+      autoApprove: "personal",
+      mcpSessionIdleMs: 150,
+      url: "http://127.0.0.1:8788",
+    });
+    try {
+      const idleToken = String((await signInRaw(idle.url)).tokens.access_token);
+      const sessionId = await openSession(idle.mcpUrl, idleToken);
+      const ping = { jsonrpc: "2.0", id: 1, method: "ping" };
+      await vi.advanceTimersByTimeAsync(100);
+      const alive = await postMcp(idle.mcpUrl, idleToken, ping, sessionId);
+      await alive.text();
+      expect(alive.status).toBe(200);
+      await vi.advanceTimersByTimeAsync(600);
+      const after = await postMcp(idle.mcpUrl, idleToken, ping, sessionId);
+      expect(after.status).toBe(404);
+    } finally {
+      vi.useRealTimers();
+      await idle.close();
+    }
   });
 
   it("resumes an interrupted POST stream by Last-Event-ID", async () => {

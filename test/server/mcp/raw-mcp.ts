@@ -115,11 +115,15 @@ export class SseReader {
   }
 }
 
-/** A request with a Host header of our choosing (fetch cannot set Host). */
-export function requestWithHost(
+/**
+ * A request with a Host header of our choosing: the network's fetch cannot set Host, so node:http sends it, unless
+ * `fetchFn` is the server's handler in-process, which reads the header as it would from a socket.
+ */
+export async function requestWithHost(
   url: string,
   host: string,
   token: string,
+  fetchFn?: (input: string, init: RequestInit) => Promise<Response>,
 ): Promise<{ status: number; body: string }> {
   const target = new URL(url);
   const payload = JSON.stringify({
@@ -132,6 +136,14 @@ export function requestWithHost(
       clientInfo: { name: "raw", version: "1" },
     },
   });
+  if (fetchFn) {
+    const response = await fetchFn(url, {
+      method: "POST",
+      headers: { ...mcpHeaders(token), host },
+      body: payload,
+    });
+    return { status: response.status, body: await response.text() };
+  }
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       {

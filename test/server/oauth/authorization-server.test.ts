@@ -1,6 +1,5 @@
-/** The reference server's OAuth 2.1 authorization server, endpoint by endpoint, over real HTTP. */
+/** The reference server's OAuth 2.1 authorization server, endpoint by endpoint, through its fetch handler (no port). */
 import { rmSync } from "node:fs";
-import { get } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../../src/server/index.js";
@@ -15,7 +14,7 @@ import {
   postForm,
   registerClient,
   signInRaw,
-  startTestServer,
+  startInProcessTestServer,
   TestBrowser,
   TestClock,
 } from "./helpers.js";
@@ -41,7 +40,7 @@ describe("the authorization server with auto-approve", () => {
   const clock = new TestClock();
 
   beforeAll(async () => {
-    server = await startTestServer({
+    server = startInProcessTestServer({
       autoApprove: "acme",
       oauthNow: clock.now,
       accessTokenTtlSeconds: 60,
@@ -447,7 +446,7 @@ describe("the authorization server with auto-approve", () => {
 describe("the consent page", () => {
   let server: ReferenceServer;
   beforeAll(async () => {
-    server = await startTestServer();
+    server = startInProcessTestServer();
   });
   afterAll(() => server.close());
 
@@ -595,7 +594,7 @@ describe("the consent page", () => {
 describe("a pre-registered confidential client", () => {
   let server: ReferenceServer;
   beforeAll(async () => {
-    server = await startTestServer({
+    server = startInProcessTestServer({
       autoApprove: "personal",
       oauthClients: [{ client_id: "ci-client", client_secret: "ci-secret", redirect_uris: [CALLBACK_URL] }],
     });
@@ -626,18 +625,17 @@ describe("sign-ins across a restart with a data file", () => {
     const dir = scratchDir("oauth-restart-");
     const dataFile = join(dir, "state.json");
     try {
-      const first = await startTestServer({ autoApprove: "acme", dataFile });
+      const first = startInProcessTestServer({ autoApprove: "acme", dataFile });
       const { clientId, tokens } = await signInRaw(first.url, { resource: `${first.url}/v2` });
       await first.close();
       // The same address, so the token's resource (`<base>/v2`) is this server's again.
-      const second = await startTestServer({
-        autoApprove: "acme",
-        dataFile,
-        port: Number(new URL(first.url).port),
-      });
+      const second = startInProcessTestServer({ autoApprove: "acme", dataFile, url: first.url });
       try {
-        // A fresh connection: fetch's pool may still hold a socket the first server closed.
-        expect(await statusOnFreshConnection(`${second.url}/v2/chats`, tokens.access_token)).toBe(200);
+        const chats = await fetch(`${second.url}/v2/chats`, {
+          headers: { authorization: `Bearer ${String(tokens.access_token)}` },
+        });
+        await chats.body?.cancel();
+        expect(chats.status).toBe(200);
         const refreshed = await postForm(`${second.url}/token`, {
           grant_type: "refresh_token",
           client_id: clientId,
@@ -652,12 +650,3 @@ describe("sign-ins across a restart with a data file", () => {
     }
   });
 });
-
-function statusOnFreshConnection(url: string, token: unknown): Promise<number | undefined> {
-  return new Promise((resolve, reject) => {
-    get(url, { agent: false, headers: { authorization: `Bearer ${String(token)}` } }, (response) => {
-      response.resume();
-      resolve(response.statusCode);
-    }).on("error", reject);
-  });
-}

@@ -1,58 +1,67 @@
-/** Client ID metadata documents: a URL client_id is fetched (bounded, same origin, cached) and checked before it is used. */
+/**
+ * Client ID metadata documents: a URL client_id is fetched (bounded, same origin, cached) and checked before it is
+ * used; the documents' host and the server are fetch handlers in-process (the connection to the checked address is
+ * client-metadata-pinned-address.test.ts's, over a socket).
+ */
 import type { LookupAddress } from "node:dns";
-import { createServer, type Server } from "node:http";
 import { hostname } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../../src/server/index.js";
 import { ClientMetadataDocuments } from "../../../src/server/oauth/client-metadata-documents.js";
 import { isNonPublicAddress } from "../../../src/server/oauth/document-address.js";
 import { createInProcessReferenceServer } from "../../../src/testing/index.js";
+import { routeOrigin } from "../../support/fetch-routes.js";
 import {
   authorizeUrl,
   CALLBACK_URL,
   followToCallback,
   pkcePair,
   postForm,
-  startTestServer,
+  startInProcessTestServer,
 } from "./helpers.js";
 
-/** Serves documents at chosen paths; counts requests per path. */
-let documents: Server;
-let documentsUrl = "";
+/** The documents' host: answers chosen paths, counts requests per path. */
+const documentsUrl = "http://127.0.0.1:8790";
 const served = new Map<
   string,
   { status?: number; body?: string; headers?: Record<string, string>; hang?: boolean }
 >();
 const hits = new Map<string, number>();
-/** TCP connections the document server accepted (a TLS attempt on it is one, though it never becomes a request). */
+/** Requests that reached the documents' host under any name (this machine's own host name too). */
 let connections = 0;
 
+async function serveDocument(request: Request): Promise<Response> {
+  connections += 1;
+  const path = new URL(request.url).pathname;
+  hits.set(path, (hits.get(path) ?? 0) + 1);
+  const answer = served.get(path);
+  if (!answer) return new Response(null, { status: 404 });
+  if (answer.hang) {
+    // Never answers: the fetch's own signal is all that ends it.
+    return new Promise((_resolve, reject) =>
+      request.signal.addEventListener("abort", () => reject(request.signal.reason), { once: true }),
+    );
+  }
+  return new Response(answer.body ?? "", {
+    status: answer.status ?? 200,
+    headers: { "content-type": "application/json", ...answer.headers },
+  });
+}
+
+/** The port the documents' host would listen on, reached by this machine's own name in the forgery test below. */
+const documentsPort = new URL(documentsUrl).port;
+const unroutes: Array<() => void> = [];
 let server: ReferenceServer;
-beforeAll(async () => {
-  documents = createServer((req, res) => {
-    const path = req.url ?? "/";
-    hits.set(path, (hits.get(path) ?? 0) + 1);
-    const answer = served.get(path);
-    if (!answer) {
-      res.writeHead(404).end();
-      return;
-    }
-    if (answer.hang) return;
-    res.writeHead(answer.status ?? 200, { "content-type": "application/json", ...answer.headers });
-    res.end(answer.body ?? "");
-  });
-  documents.on("connection", () => {
-    connections += 1;
-  });
-  await new Promise<void>((resolve) => documents.listen(0, "127.0.0.1", resolve));
-  const address = documents.address();
-  documentsUrl = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
-  server = await startTestServer({ autoApprove: "acme", testOnlyAllowHttpClientMetadataDocuments: true });
+beforeAll(() => {
+  unroutes.push(
+    routeOrigin(documentsUrl, serveDocument),
+    routeOrigin(`https://${hostname()}:${documentsPort}`, serveDocument),
+  );
+  server = startInProcessTestServer({ autoApprove: "acme", testOnlyAllowHttpClientMetadataDocuments: true });
 });
 afterAll(async () => {
   await server?.close();
-  documents.closeAllConnections();
-  await new Promise((resolve) => documents.close(resolve));
+  for (const unroute of unroutes) unroute();
 });
 
 /** Publishes a document at `path` naming itself (unless `fields` says otherwise); returns its URL. */
@@ -193,7 +202,7 @@ describe("https documents on local or private addresses (server-side request for
     "https://[fd00::1]/app.json",
   ])("%s is never fetched: an unknown client", async (clientId) => {
     // A server without the test-only loopback switch, as every real deployment runs.
-    const strict = await startTestServer({ autoApprove: "acme" });
+    const strict = startInProcessTestServer({ autoApprove: "acme", url: "http://127.0.0.1:8788" });
     let reply: { status: number; text: string };
     try {
       const response = await fetch(
@@ -216,7 +225,7 @@ describe("https documents on local or private addresses (server-side request for
 
 describe("plain http documents", () => {
   it("are refused unless the test-only option allows loopback ones", async () => {
-    const strict = await startTestServer({ autoApprove: "acme" });
+    const strict = startInProcessTestServer({ autoApprove: "acme", url: "http://127.0.0.1:8788" });
     try {
       const clientId = publish("/apps/strict.json");
       const response = await fetch(
@@ -268,9 +277,8 @@ describe("host names that resolve to this machine (server-side request forgery)"
   ])("the machine's own host name is never connected to, %s the test-only switch", async (_name, allow) => {
     const target = inProcess(allow);
     try {
-      const port = new URL(documentsUrl).port;
       const before = connections;
-      const reply = await authorizeInProcess(target, `https://${hostname()}:${port}/apps/self.json`);
+      const reply = await authorizeInProcess(target, `https://${hostname()}:${documentsPort}/apps/self.json`);
       expect(reply.status).toBe(400);
       expect(reply.location).toBeNull();
       expect(reply.text).toContain("invalid_client");
@@ -308,36 +316,6 @@ describe("the host is resolved once, every address checked, and the checked one 
     };
     return { lookup, calls };
   }
-
-  it("connects to the address it checked (127.0.0.2), not to what the system resolves for the name", async () => {
-    const pinned = createServer((req, res) => {
-      res.writeHead(200, { "content-type": "application/json" });
-      res.end(
-        JSON.stringify({
-          client_id: `http://localhost:${port}${req.url}`,
-          client_name: "Pinned",
-          redirect_uris: [CALLBACK_URL],
-        }),
-      );
-    });
-    await new Promise<void>((resolve) => pinned.listen(0, "127.0.0.2", resolve));
-    const address = pinned.address();
-    const port = typeof address === "object" && address ? address.port : 0;
-    try {
-      const { lookup, calls } = stubLookup([{ address: "127.0.0.2", family: 4 }]);
-      const documentsResolver = new ClientMetadataDocuments({
-        now: Date.now,
-        allowLoopbackHttp: true,
-        lookup,
-      });
-      const outcome = await documentsResolver.resolve(`http://localhost:${port}/apps/pinned.json`);
-      expect(outcome).toMatchObject({ ok: true, client: { client_name: "Pinned" } });
-      expect(calls).toEqual(["localhost"]);
-    } finally {
-      pinned.closeAllConnections();
-      await new Promise((resolve) => pinned.close(resolve));
-    }
-  });
 
   it.each([
     ["a loopback address", [{ address: "127.0.0.1", family: 4 }]],

@@ -1,4 +1,4 @@
-/** A consent request works only in the browser that opened `/authorize` (against consent phishing). */
+/** A consent request works only in the browser that opened `/authorize` (against consent phishing); through the server's handler (no port). */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../../src/server/index.js";
 import {
@@ -9,7 +9,7 @@ import {
   pkcePair,
   postForm,
   registerClient,
-  startTestServer,
+  startInProcessTestServer,
   TestBrowser,
 } from "./helpers.js";
 
@@ -18,7 +18,7 @@ const OTHER_BROWSER = "started in another browser";
 let server: ReferenceServer;
 let clientId: string;
 beforeAll(async () => {
-  server = await startTestServer();
+  server = startInProcessTestServer();
   clientId = (await registerClient(server.url, { client_name: "Bound Consent App" })).client_id;
 });
 afterAll(() => server.close());

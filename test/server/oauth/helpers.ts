@@ -15,12 +15,36 @@ import {
 } from "../../../src/server/index.js";
 import type { McpEndpointOptions } from "../../../src/server/mcp/index.js";
 import type { OAuthServerOptions } from "../../../src/server/oauth/index.js";
+import { routeOrigin } from "../../support/fetch-routes.js";
+import {
+  createRequestableReferenceServer,
+  type RequestableReferenceServer,
+} from "../../support/reference-request.js";
 import { connectMcpV2 } from "../mcp/connect-v2.js";
 
 export type TestServerOptions = ReferenceServerOptions & OAuthServerOptions & McpEndpointOptions;
 
 export function startTestServer(options: TestServerOptions = {}): Promise<ReferenceServer> {
   return startReferenceServer({ rateLimit: false, ...options });
+}
+
+/**
+ * startTestServer without a port: the whole server's handler in-process, and plain `fetch` to its `url` (the helpers
+ * here, the MCP SDK's transports, a ChatClient without a fetch of its own) answered by it until `close()`. Two at once
+ * need two `url`s.
+ */
+export function startInProcessTestServer(
+  options: Omit<TestServerOptions, "port" | "host" | "publicUrl"> & { url?: string } = {},
+): RequestableReferenceServer {
+  const server = createRequestableReferenceServer({ rateLimit: false, ...options });
+  const unroute = routeOrigin(server.url, (request) => server.fetch(request));
+  return {
+    ...server,
+    close: async () => {
+      unroute();
+      await server.close();
+    },
+  };
 }
 
 /** A clock tests can move forward (codes and tokens expire without waiting). */

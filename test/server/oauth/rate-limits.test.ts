@@ -1,16 +1,15 @@
-/** Rate limits of the OAuth endpoints (`/authorize`, `/token`, `/register`): per client IP, 429 with Retry-After, recovery. */
-import { request } from "node:http";
+/** Rate limits of the OAuth endpoints (`/authorize`, `/token`, `/register`): per client IP, 429 with Retry-After, recovery; through the server's handler (no port). */
 import { RegistrationRejectedError, registerClient as sdkRegisterClient } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ReferenceServer } from "../../../src/server/index.js";
 import type { OAuthRateLimits } from "../../../src/server/oauth/index.js";
+import type { RequestableReferenceServer as ReferenceServer } from "../../support/reference-request.js";
 import {
   authorizeUrl,
   CALLBACK_URL,
   pkcePair,
   postForm,
   registerClient,
-  startTestServer,
+  startInProcessTestServer,
   TestClock,
 } from "./helpers.js";
 
@@ -41,25 +40,18 @@ function tokenRequest(baseUrl: string) {
   });
 }
 
-/** A status from a request sent from another loopback address (127.0.0.2), i.e. another client IP. */
-function statusFromAddress(
-  url: string,
-  localAddress: string,
-  method = "GET",
-  body?: string,
-): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const outgoing = request(
-      url,
-      { method, localAddress, headers: body ? { "content-type": "application/json" } : {} },
-      (response) => {
-        response.resume();
-        resolve(response.statusCode ?? 0);
-      },
-    );
-    outgoing.on("error", reject);
-    outgoing.end(body);
+/**
+ * A registration sent from another client address (127.0.0.2), i.e. another client IP; that node:http hands the
+ * handler the socket's address is test/server/node-http.test.ts's.
+ */
+async function registerFrom(server: ReferenceServer, clientAddress: string): Promise<number> {
+  const response = await server.fetchFrom(clientAddress)(`${server.url}/register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(registration),
   });
+  await response.body?.cancel();
+  return response.status;
 }
 
 /** Sends requests until one is refused with 429 (bounded, so a missing limit fails instead of hanging). */
@@ -68,15 +60,15 @@ async function exhaust(send: () => Promise<{ status: number }>): Promise<void> {
   throw new Error("never rate limited");
 }
 
-async function startLimited(limits: OAuthRateLimits, clock: TestClock): Promise<ReferenceServer> {
-  return startTestServer({ autoApprove: "acme", oauthNow: clock.now, oauthRateLimit: limits });
+function startLimited(limits: OAuthRateLimits, clock: TestClock): ReferenceServer {
+  return startInProcessTestServer({ autoApprove: "acme", oauthNow: clock.now, oauthRateLimit: limits });
 }
 
 describe("/register past its limit", () => {
   const clock = new TestClock();
   let server: ReferenceServer;
   beforeAll(async () => {
-    server = await startLimited({ register: TIGHT }, clock);
+    server = startLimited({ register: TIGHT }, clock);
   });
   afterAll(() => server.close());
 
@@ -106,13 +98,7 @@ describe("/register past its limit", () => {
 
   it("counts per client IP: another address still registers", async () => {
     await exhaust(() => register(server.url));
-    const status = await statusFromAddress(
-      `${server.url}/register`,
-      "127.0.0.2",
-      "POST",
-      JSON.stringify(registration),
-    );
-    expect(status).toBe(201);
+    expect(await registerFrom(server, "127.0.0.2")).toBe(201);
   });
 });
 
@@ -120,7 +106,7 @@ describe("/token past its limit", () => {
   const clock = new TestClock();
   let server: ReferenceServer;
   beforeAll(async () => {
-    server = await startLimited({ token: TIGHT }, clock);
+    server = startLimited({ token: TIGHT }, clock);
   });
   afterAll(() => server.close());
 
@@ -154,7 +140,7 @@ describe("/authorize past its limit", () => {
   let server: ReferenceServer;
   let clientId: string;
   beforeAll(async () => {
-    server = await startLimited({ authorize: TIGHT }, clock);
+    server = startLimited({ authorize: TIGHT }, clock);
     clientId = (await registerClient(server.url)).client_id;
   });
   afterAll(() => server.close());
@@ -190,7 +176,7 @@ describe("/authorize past its limit", () => {
 describe("turning limits off", () => {
   it("`false` for one endpoint leaves it unlimited while the others keep theirs", async () => {
     const clock = new TestClock();
-    const server = await startLimited({ register: false, token: TIGHT }, clock);
+    const server = startLimited({ register: false, token: TIGHT }, clock);
     try {
       for (let i = 0; i < TIGHT.capacity * 5; i++) expect((await register(server.url)).status).toBe(201);
       await exhaust(() => tokenRequest(server.url));
@@ -200,7 +186,7 @@ describe("turning limits off", () => {
   });
 
   it("`oauthRateLimit: false` turns them all off", async () => {
-    const server = await startTestServer({ autoApprove: "acme", oauthRateLimit: false });
+    const server = startInProcessTestServer({ autoApprove: "acme", oauthRateLimit: false });
     try {
       for (let i = 0; i < 120; i++) expect((await register(server.url)).status).toBe(201);
     } finally {
@@ -211,7 +197,7 @@ describe("turning limits off", () => {
 
 describe("the defaults", () => {
   it("let a burst of sign-ins from one address through (as the test suites make)", async () => {
-    const server = await startTestServer({ autoApprove: "acme" });
+    const server = startInProcessTestServer({ autoApprove: "acme" });
     try {
       const replies = await Promise.all(
         Array.from({ length: 50 }, async () => {

@@ -1,4 +1,4 @@
-/** Bounded dynamic registrations: unused ones expire, used ones expire with their grants, and at the cap the oldest unused one makes room. */
+/** Bounded dynamic registrations: unused ones expire, used ones expire with their grants, and at the cap the oldest unused one makes room; through the server's handler (no port). */
 import { afterEach, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../../src/server/index.js";
 import type { OAuthRegistrationLimits } from "../../../src/server/oauth/index.js";
@@ -9,7 +9,7 @@ import {
   pkcePair,
   postForm,
   registerClient,
-  startTestServer,
+  startInProcessTestServer,
   TestClock,
 } from "./helpers.js";
 
@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 async function start(limits: OAuthRegistrationLimits, clock: TestClock): Promise<ReferenceServer> {
-  server = await startTestServer({
+  server = startInProcessTestServer({
     autoApprove: "acme",
     oauthNow: clock.now,
     oauthRegistrationLimits: limits,
@@ -189,7 +189,7 @@ describe("the cap on registrations", () => {
 
   it("does not count pre-registered clients, which never expire", async () => {
     const clock = new TestClock();
-    server = await startTestServer({
+    server = startInProcessTestServer({
       autoApprove: "acme",
       oauthNow: clock.now,
       oauthRegistrationLimits: { maxClients: 1, unusedTtlSeconds: 60 },

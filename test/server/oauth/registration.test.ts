@@ -1,4 +1,4 @@
-/** `/register` (RFC 7591) to MCP 2026-07-28: every registered field answered, unsupported values refused, unknown fields dropped, small. */
+/** `/register` (RFC 7591) to MCP 2026-07-28: every registered field answered, unsupported values refused, unknown fields dropped, small; through the server's handler (no port). */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../../src/server/index.js";
 import { MAX_REGISTRATION_BYTES } from "../../../src/server/oauth/index.js";
@@ -8,12 +8,12 @@ import {
   followToCallback,
   pkcePair,
   postForm,
-  startTestServer,
+  startInProcessTestServer,
 } from "./helpers.js";
 
 let server: ReferenceServer;
 beforeAll(async () => {
-  server = await startTestServer({ autoApprove: "acme", oauthRateLimit: false });
+  server = startInProcessTestServer({ autoApprove: "acme", oauthRateLimit: false });
 });
 afterAll(() => server.close());
 

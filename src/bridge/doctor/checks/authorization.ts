@@ -22,9 +22,9 @@ const NEEDS_A_SIGN_IN_ENDPOINT: Pick<Check, "needs" | "skipWhen"> = {
     context.found.needsAuth ? undefined : "the server answers without sign-in",
 };
 
-/** The fetch the OAuth session uses: through the proxy when one applies. */
+/** The fetch the OAuth session uses: the given network's, else through the proxy when one applies. */
 function discoveryFetch(context: DoctorContext): typeof fetch {
-  return proxyAwareFetch({ env: context.env });
+  return context.fetch ?? proxyAwareFetch({ env: context.env });
 }
 
 /** The protected resource metadata (RFC 9728): what the server says about itself and its authorization server. */

@@ -8,12 +8,7 @@ import { doesNotLookLikeChatService, notChatServiceMessage } from "../../../inte
 import { sendInitialize, suggestedMcpUrl } from "../../endpoint-check.js";
 import { createBridgeLog, describeError } from "../../log.js";
 import type { ClientContext } from "../../request-model.js";
-import {
-  createAuthorizedExchange,
-  type HttpAnswer,
-  type HttpExchange,
-  nodeHttpExchange,
-} from "../../upstream/http/index.js";
+import { createAuthorizedExchange, type HttpAnswer, type HttpExchange } from "../../upstream/http/index.js";
 import { ModernUpstream } from "../../upstream/modern.js";
 import { type EraVerdict, probeServerEra } from "../../upstream/probe.js";
 import {
@@ -22,6 +17,7 @@ import {
   type CheckResult,
   checkedUrl,
   type DoctorContext,
+  doctorExchange,
   type EndpointAnswer,
 } from "../check.js";
 
@@ -98,7 +94,7 @@ async function askDiscover(context: DoctorContext, signal: AbortSignal): Promise
     auth: undefined,
     headers: context.options.headers,
     log: quietLog(),
-    exchange: (url, request) => nodeHttpExchange(url, { ...request, signal: exchangeSignal(signal) }),
+    exchange: (url, request) => doctorExchange(context)(url, { ...request, signal: exchangeSignal(signal) }),
   });
   // The verdict waits for the era check, which asks with the login; here only the HTTP answer counts.
   const { last } = await probeEra(checkedUrl(context), exchange);
@@ -110,7 +106,7 @@ async function askInitialize(context: DoctorContext, signal: AbortSignal): Promi
   const headers: Record<string, string> = {};
   for (const header of context.options.headers) headers[header.name.toLowerCase()] = header.value;
   try {
-    const answer = await sendInitialize(checkedUrl(context), nodeHttpExchange, {
+    const answer = await sendInitialize(checkedUrl(context), doctorExchange(context), {
       headers,
       clientInfo: DOCTOR_CLIENT.clientInfo,
       signal,
@@ -176,7 +172,7 @@ async function endpointVerdict(
       { status: "pass", detail: `answers ${asked} (${status}) without sign-in` },
     );
   if (status === 404) {
-    const suggestion = await suggestedMcpUrl(url, nodeHttpExchange).catch(() => undefined);
+    const suggestion = await suggestedMcpUrl(url, doctorExchange(context)).catch(() => undefined);
     return fail(
       `nothing at ${url.pathname} (404 Not Found)`,
       suggestion

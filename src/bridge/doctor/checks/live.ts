@@ -175,7 +175,7 @@ async function listLegacy(context: DoctorContext, signal: AbortSignal): Promise<
       auth: await liveAuth(context),
       headers: context.options.headers,
       log: quietLog(),
-      exchange: upstreamExchangeFor(context.options),
+      exchange: upstreamExchangeFor(context.options, context.fetch),
     }),
   );
   const stop = () => void transport.close();
@@ -235,7 +235,7 @@ async function liveAuth(context: DoctorContext): Promise<BridgeAuth | undefined>
 
 /** The bridge's HTTP exchange with the login and `--header`s, every exchange stopped when the check's deadline passes. */
 async function liveExchange(context: DoctorContext, signal: AbortSignal): Promise<HttpExchange> {
-  const upstream = upstreamExchangeFor(context.options);
+  const upstream = upstreamExchangeFor(context.options, context.fetch);
   return createAuthorizedExchange({
     auth: await liveAuth(context),
     headers: context.options.headers,

@@ -15,6 +15,12 @@ const NETWORK_TIMEOUT_MS = 5_000;
 /** The runner's deadline for a network check: past the step's own timeout, so the check's words win. */
 const NETWORK_DEADLINE_MS = NETWORK_TIMEOUT_MS + 2_000;
 
+/** What the DNS, TCP and TLS checks say when doctor's requests go through a fetch it was given (no socket of its own). */
+const THROUGH_GIVEN_FETCH: CheckResult = {
+  status: "skip",
+  detail: "not checked: requests go through the fetch doctor was given, not a connection of its own",
+};
+
 /** Where the network checks connect: the server itself, or the proxy when there is one (only its host and port shown). */
 interface NetworkTarget {
   host: string;
@@ -91,6 +97,7 @@ export const dnsCheck: Check = {
   needs: [{ id: "proxy", whenFailed: "the proxy setting is not usable" }],
   deadlineMs: () => NETWORK_DEADLINE_MS,
   async run(context) {
+    if (context.fetch) return THROUGH_GIVEN_FETCH;
     const { host } = networkTarget(context);
     if (isIP(host)) return { status: "pass", detail: `${host} is an IP address: no lookup needed` };
     const proxy = context.found.proxy;
@@ -123,6 +130,7 @@ export const tcpCheck: Check = {
   needs: [{ id: "dns", whenFailed: "DNS failed" }],
   deadlineMs: () => NETWORK_DEADLINE_MS,
   async run(context, signal) {
+    if (context.fetch) return THROUGH_GIVEN_FETCH;
     const { host, port, what } = networkTarget(context);
     try {
       const socket = await connectTcp(host, port, signal);
@@ -192,6 +200,7 @@ export const tlsCheck: Check = {
   async run(context, signal) {
     const url = checkedUrl(context);
     if (url.protocol !== "https:") return { status: "skip", detail: "not used (plain http)" };
+    if (context.fetch) return THROUGH_GIVEN_FETCH;
     if (context.found.proxy)
       return { status: "skip", detail: "checked through the proxy by the endpoint check" };
     return handshake(url, networkTarget(context).port, signal);

@@ -42,9 +42,12 @@ export function fetchExchange(fetch: typeof globalThis.fetch): HttpExchange {
 
 function toHttpAnswer(response: Response): HttpAnswer {
   const stream = response.body;
+  // While the body is being read its stream is locked: a cancel must go through the reader, or it is refused.
+  let reading: ReadableStreamDefaultReader<Uint8Array> | undefined;
   const body: HttpAnswerBody | null = stream && {
     async *[Symbol.asyncIterator]() {
       const reader = stream.getReader();
+      reading = reader;
       try {
         for (;;) {
           const next = await reader.read();
@@ -54,10 +57,11 @@ function toHttpAnswer(response: Response): HttpAnswer {
       } catch (error) {
         throw new TypeError("terminated", { cause: error });
       } finally {
+        reading = undefined;
         reader.releaseLock();
       }
     },
-    cancel: () => stream.cancel().catch(() => undefined),
+    cancel: () => (reading ?? stream).cancel().catch(() => undefined),
   };
   const text = async () => {
     const chunks: Uint8Array[] = [];

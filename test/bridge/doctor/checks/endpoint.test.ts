@@ -1,37 +1,52 @@
-/** doctor pointed at some other web server: the endpoint check says it does not look like the chat service, with the URL. */
-import { rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+/** doctor pointed at some other web server (in process): the endpoint check says it does not look like the chat service, with the URL. */
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { scratchDir } from "../../../support/scratch-dir.js";
-import { runDoctorArgs } from "../fixtures/doctor-command.js";
+import { handlerFetch, IN_PROCESS_ORIGIN } from "../../fixtures/fetch-endpoint.js";
+import { checkOf, runDoctorArgs } from "../fixtures/doctor-command.js";
 
-let site: Server;
-let siteUrl: string;
-let home: string;
-beforeAll(async () => {
-  // A web app that fails every POST with its HTML error page (a dev server, say).
-  site = createServer((_request, response) => {
-    response.writeHead(500, { "content-type": "text/html" });
-    response.end("<html><body><h1>Internal Server Error</h1></body></html>");
-  });
-  await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
-  siteUrl = `http://127.0.0.1:${(site.address() as { port: number }).port}/mcp`;
-  home = scratchDir("cmb-doctor-site-");
-});
-afterAll(async () => {
-  await new Promise<void>((resolve) => site.close(() => resolve()));
-  rmSync(home, { recursive: true, force: true });
-});
+// A web app that fails every POST with its HTML error page (a dev server, say).
+const site = handlerFetch(
+  async () =>
+    new Response("<html><body><h1>Internal Server Error</h1></body></html>", {
+      status: 500,
+      headers: { "content-type": "text/html" },
+    }),
+);
+const siteUrl = `${IN_PROCESS_ORIGIN}/mcp`;
 
 describe("doctor against an unrelated web server", () => {
   it("the endpoint check fails with 'does not look like the chat service' and a fix to check the URL", async () => {
+    const home = scratchDir("cmb-doctor-site-");
     const env = { PATH: process.env.PATH ?? "", HOME: home, CHAT_CONFIG_DIR: join(home, "config") };
-    const report = await runDoctorArgs(["--token-store", "file", siteUrl], env, () => {});
+    const report = await runDoctorArgs(["--token-store", "file", siteUrl], env, () => {}, { fetch: site });
     const endpoint = report.checks.find((check) => check.id === "endpoint");
     expect(endpoint?.status).toBe("fail");
     expect(endpoint?.detail).toContain(`the server at ${siteUrl} does not look like the chat service`);
     expect(endpoint?.fix).not.toMatch(/try again later/);
     expect(endpoint?.fix).toMatch(/check the URL/);
+  });
+});
+
+describe("doctor given a fetch as its network", () => {
+  it("sends its requests through it, and the DNS and TCP checks say they opened no connection of their own", async () => {
+    const seen: string[] = [];
+    const recording: typeof globalThis.fetch = (input, init) => {
+      const request = new Request(input, init);
+      seen.push(`${request.method} ${new URL(request.url).pathname}`);
+      return site(request);
+    };
+    const home = scratchDir("cmb-doctor-fetch-");
+    const env = { PATH: process.env.PATH ?? "", HOME: home, CHAT_CONFIG_DIR: join(home, "config") };
+    const report = await runDoctorArgs(["--token-store", "file", siteUrl], env, () => {}, {
+      fetch: recording,
+    });
+    for (const id of ["dns", "tcp"])
+      expect(checkOf(report, id), id).toMatchObject({
+        status: "skip",
+        detail: expect.stringMatching(/not checked: requests go through the fetch doctor was given/),
+      });
+    expect(checkOf(report, "tls")).toMatchObject({ status: "skip", detail: "not used (plain http)" });
+    expect(seen).toContain("POST /mcp");
   });
 });

@@ -1,4 +1,4 @@
-/** nodeHttpExchange's connections: pooled requests share a bounded set, the others never wait behind them. */
+/** nodeHttpExchange's connections: pooled requests share a bounded set, the others never wait behind them (node:http's sockets are the subject: integration). */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -10,14 +10,20 @@ import {
 let server: Server;
 let url: URL;
 const connections = new Set<unknown>();
-/** Requests the server holds unanswered until `release()`. */
+/** Requests the server holds unanswered until the test ends them. */
 let held: ServerResponse[] = [];
 let peakHeld = 0;
+/** Once set, `/hold` requests are answered with this as they arrive (the held ones are ended by the test). */
+let answerHeldWith: string | undefined;
+/** Called as each request is held. */
+const onHeld = new Set<() => void>();
 
 beforeEach(async () => {
   connections.clear();
   held = [];
   peakHeld = 0;
+  answerHeldWith = undefined;
+  onHeld.clear();
   server = createServer((request: IncomingMessage, response: ServerResponse) => {
     request.resume();
     if (request.url === "/stream") {
@@ -28,8 +34,13 @@ beforeEach(async () => {
       return;
     }
     if (request.url === "/hold") {
+      if (answerHeldWith !== undefined) {
+        response.end(answerHeldWith);
+        return;
+      }
       held.push(response);
       peakHeld = Math.max(peakHeld, held.length);
+      for (const wake of [...onHeld]) wake();
       return;
     }
     response.writeHead(200, { "content-type": "text/plain" }).end("now");
@@ -45,9 +56,22 @@ afterEach(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-const waitFor = async (condition: () => boolean) => {
-  for (let turn = 0; turn < 500 && !condition(); turn++) await new Promise((r) => setTimeout(r, 10));
-  expect(condition()).toBe(true);
+/** Resolves once the server holds `count` requests (checked as each is held); the test's time-out bounds it. */
+const heldReaches = (count: number) =>
+  new Promise<void>((resolve) => {
+    const wake = () => {
+      if (held.length < count) return;
+      onHeld.delete(wake);
+      resolve();
+    };
+    onHeld.add(wake);
+    wake();
+  });
+
+/** Ends what the server holds and answers the `/hold` requests still to come at once. */
+const answerHeld = (text: string) => {
+  answerHeldWith = text;
+  for (const response of held.splice(0)) response.end(text);
 };
 
 describe("pooled requests share at most POOLED_CONNECTIONS connections", () => {
@@ -58,17 +82,11 @@ describe("pooled requests share at most POOLED_CONNECTIONS connections", () => {
         answer.text(),
       ),
     );
-    await waitFor(() => held.length === POOLED_CONNECTIONS);
+    await heldReaches(POOLED_CONNECTIONS);
     expect(connections.size).toBe(POOLED_CONNECTIONS);
-    // The server answers what it holds as more arrive: the queued requests go out on the freed connections.
-    const releaser = setInterval(() => {
-      for (const response of held.splice(0)) response.end("held");
-    }, 5);
-    try {
-      expect(await Promise.all(answers)).toEqual(Array(100).fill("held"));
-    } finally {
-      clearInterval(releaser);
-    }
+    // The server answers what it holds and what arrives: the queued requests go out on the freed connections.
+    answerHeld("held");
+    expect(await Promise.all(answers)).toEqual(Array(100).fill("held"));
     expect(peakHeld).toBe(POOLED_CONNECTIONS);
     expect(connections.size).toBe(POOLED_CONNECTIONS);
   });
@@ -80,19 +98,12 @@ describe("a request outside the pool never waits for it", () => {
     const pooled = Array.from({ length: POOLED_CONNECTIONS + 5 }, () =>
       nodeHttpExchange(hold, { method: "POST", headers: {}, body: "{}", pooled: true }),
     );
-    await waitFor(() => held.length === POOLED_CONNECTIONS);
+    await heldReaches(POOLED_CONNECTIONS);
     const answer = await nodeHttpExchange(url, { method: "POST", headers: {}, body: "{}" });
     expect(await answer.text()).toBe("now");
     expect(held.length).toBe(POOLED_CONNECTIONS);
-    for (const response of held.splice(0)) response.end();
-    const releaser = setInterval(() => {
-      for (const response of held.splice(0)) response.end();
-    }, 5);
-    try {
-      await Promise.all(pooled.map(async (request) => (await request).text()));
-    } finally {
-      clearInterval(releaser);
-    }
+    answerHeld("");
+    await Promise.all(pooled.map(async (request) => (await request).text()));
   });
 });
 
@@ -104,7 +115,7 @@ describe("a pooled request that waits for a free connection", () => {
         answer.text(),
       ),
     );
-    await waitFor(() => held.length === POOLED_CONNECTIONS);
+    await heldReaches(POOLED_CONNECTIONS);
     const controller = new AbortController();
     const cancelled = nodeHttpExchange(hold, {
       method: "POST",
@@ -118,7 +129,7 @@ describe("a pooled request that waits for a free connection", () => {
     await expect(cancelled).rejects.toThrow("cancelled by the client");
     // Freeing one connection lets the next waiter in (the cancelled one took no connection and holds no place).
     held.shift()?.end("first");
-    await waitFor(() => held.length === POOLED_CONNECTIONS);
+    await heldReaches(POOLED_CONNECTIONS);
     for (const response of held.splice(0)) response.end("done");
     expect(await (await waiting).text()).toBe("done");
     expect(await Promise.all(first)).toContain("first");

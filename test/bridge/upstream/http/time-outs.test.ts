@@ -1,89 +1,52 @@
-/** `--connect-timeout`, `--headers-timeout`, `--body-timeout`: each fires as named, saying which time-out and which host. */
-import { createServer as createHttpServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { createServer as createTcpServer, type Socket, type Server as TcpServer } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+/** `--body-timeout` on the upstream's exchanges (over a fetch handler, on a fake clock): it fires as named, saying which host; the socket time-outs are node-http-time-outs.test.ts's. */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { describeError } from "../../../../src/bridge/log.js";
-import { nodeHttpExchange } from "../../../../src/bridge/upstream/http/node-http-exchange.js";
+import { fetchExchange } from "../../../../src/bridge/upstream/http/fetch-exchange.js";
 import { withUpstreamTimeouts } from "../../../../src/bridge/upstream/http/time-outs.js";
 import { classifyRequestFailure } from "../../../../src/internal/request-failure.js";
+import { handlerFetch, IN_PROCESS_ORIGIN } from "../../fixtures/fetch-endpoint.js";
 
-let servers: Array<Server | TcpServer> = [];
-const sockets: Socket[] = [];
-afterEach(async () => {
-  for (const socket of sockets.splice(0)) socket.destroy();
-  await Promise.all(
-    servers.map((server) => {
-      if ("closeAllConnections" in server) server.closeAllConnections();
-      return new Promise((resolve) => server.close(resolve));
-    }),
-  );
-  servers = [];
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+});
+afterEach(() => {
+  vi.useRealTimers();
 });
 
-async function listening<T extends Server | TcpServer>(server: T): Promise<string> {
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
+const url = new URL(`${IN_PROCESS_ORIGIN}/mcp`);
+const host = url.host;
 const post = { method: "POST" as const, headers: { "content-type": "application/json" }, body: "{}" };
+const encoder = new TextEncoder();
 
-describe("--connect-timeout", () => {
-  it("fails a connection whose TLS handshake never finishes, as never sent, naming the flag and the host", async () => {
-    // Accepts the TCP connection and never says a word: the TLS handshake is part of connecting.
-    const host = await listening(
-      createTcpServer((socket) => {
-        sockets.push(socket);
-      }),
-    );
-    const fetch = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 200 });
-    const failure = await fetch(new URL(`https://${host}/mcp`), post).catch((error: unknown) => error);
-    expect(describeError(failure)).toMatch(
-      new RegExp(`could not connect to ${host} within 0.2 s \\(--connect-timeout\\)`),
-    );
-    expect(classifyRequestFailure(failure)).toBe("never-sent");
-  });
-});
-
-describe("--headers-timeout", () => {
-  it("fails a request the server takes but never answers, as maybe sent", async () => {
-    const host = await listening(createHttpServer(() => {}));
-    const fetch = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 5000, headersMs: 200 });
-    const failure = await fetch(new URL(`http://${host}/mcp`), post).catch((error: unknown) => error);
-    expect(describeError(failure)).toMatch(
-      new RegExp(`no answer from ${host} within 0.2 s of the request \\(--headers-timeout\\)`),
-    );
-    expect(classifyRequestFailure(failure)).toBe("maybe-sent");
-  });
-
-  it("0 (or absent) waits as long as the server takes", async () => {
-    const host = await listening(
-      createHttpServer((_request, response) => {
-        setTimeout(() => response.end("late"), 300);
-      }),
-    );
-    const fetch = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 5000, headersMs: 0 });
-    const answer = await fetch(new URL(`http://${host}/mcp`), post);
-    expect(await answer.text()).toBe("late");
-  });
-});
+/** An exchange with the server whose answer's body is `body`, bounded as `bodyMs` says. */
+const exchangeWith = (body: () => ReadableStream<Uint8Array>, bodyMs: number) =>
+  withUpstreamTimeouts(
+    fetchExchange(
+      handlerFetch(async () => new Response(body(), { headers: { "content-type": "text/event-stream" } })),
+    ),
+    { bodyMs },
+  );
 
 describe("--body-timeout", () => {
   it("breaks a body that goes quiet mid-way, naming the flag and the host", async () => {
-    const host = await listening(
-      createHttpServer((_request, response) => {
-        response.writeHead(200, { "content-type": "text/event-stream" });
-        response.write("data: first\n\n");
-      }),
+    const exchange = exchangeWith(
+      () =>
+        new ReadableStream({
+          start(controller) {
+            controller.enqueue(encoder.encode("data: first\n\n"));
+          },
+        }),
+      200,
     );
-    const fetch = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 5000, bodyMs: 200 });
-    const answer = await fetch(new URL(`http://${host}/mcp`), post);
+    const answer = await exchange(url, post);
     const chunks: string[] = [];
-    const failure = await (async () => {
+    const failed = (async () => {
       for await (const chunk of answer.body ?? []) chunks.push(Buffer.from(chunk).toString());
     })().catch((error: unknown) => error);
+    await vi.advanceTimersByTimeAsync(199);
     expect(chunks.join("")).toBe("data: first\n\n");
+    await vi.advanceTimersByTimeAsync(1);
+    const failure = await failed;
     expect(describeError(failure)).toMatch(
       new RegExp(`the answer from ${host} went 0.2 s without a byte \\(--body-timeout\\)`),
     );
@@ -91,21 +54,23 @@ describe("--body-timeout", () => {
   });
 
   it("does not cut a body that keeps coming, however long it lasts in all", async () => {
-    const host = await listening(
-      createHttpServer((_request, response) => {
-        let sent = 0;
-        const tick = setInterval(() => {
-          response.write(`${sent}\n`);
-          if (++sent === 10) {
-            clearInterval(tick);
-            response.end();
-          }
-        }, 30);
-      }),
-    );
-    // The body lasts longer than the time-out in all, while no pause between its parts comes near it.
-    const fetch = withUpstreamTimeouts(nodeHttpExchange, { connectMs: 5000, bodyMs: 250 });
-    const answer = await fetch(new URL(`http://${host}/mcp`), post);
-    expect(await answer.text()).toBe("0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n");
+    // Ten parts 30 ms apart: longer than the time-out in all, while no pause between its parts comes near it.
+    const exchange = exchangeWith(() => {
+      let sent = 0;
+      return new ReadableStream({
+        pull: (controller) =>
+          new Promise<void>((resolve) =>
+            setTimeout(() => {
+              controller.enqueue(encoder.encode(`${sent}\n`));
+              if (++sent === 10) controller.close();
+              resolve();
+            }, 30),
+          ),
+      });
+    }, 250);
+    const answer = await exchange(url, post);
+    const text = answer.text();
+    await vi.advanceTimersByTimeAsync(300);
+    expect(await text).toBe("0\n1\n2\n3\n4\n5\n6\n7\n8\n9\n");
   });
 });

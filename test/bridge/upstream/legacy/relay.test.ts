@@ -1,4 +1,4 @@
-/** The relay carries MCP both ways between a stdio client and a streamable-HTTP server, in-process on paired streams. */
+/** The relay carries MCP both ways between a stdio client and a streamable-HTTP server, in-process on paired streams and the server's fetch. */
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { withinDeadline } from "../../../../src/internal/deadline.js";
@@ -10,7 +10,7 @@ import {
 import { initializeLine } from "../../fixtures/spawn-bridge.js";
 import { freshTestServerEachTest } from "../../fixtures/test-mcp-server.js";
 
-const each = freshTestServerEachTest();
+const each = freshTestServerEachTest({ inProcess: true });
 /** The test's in-process client, closed after it (before the server stops: the hooks run in reverse). */
 let bridge: InProcessBridgeClient | undefined;
 afterEach(async () => {
@@ -19,9 +19,10 @@ afterEach(async () => {
 });
 
 async function connect(
-  ...args: Parameters<typeof connectThroughRelayInProcess>
+  args: string[],
+  options: Parameters<typeof connectThroughRelayInProcess>[1] = {},
 ): Promise<InProcessBridgeClient> {
-  bridge = await connectThroughRelayInProcess(...args);
+  bridge = await connectThroughRelayInProcess(args, { fetch: each.server.fetch, ...options });
   return bridge;
 }
 
@@ -67,12 +68,9 @@ describe("notifications flow both ways", () => {
     const changed = new Promise<void>((resolve) =>
       bridge!.client.setNotificationHandler("notifications/tools/list_changed", () => resolve()),
     );
-    // The GET stream opens after `notifications/initialized`; a round trip makes sure it is up.
-    await bridge!.client.ping();
-    await waitUntil(() => {
-      each.server.broadcastToolListChanged();
-      return Promise.race([changed.then(() => true), delay(200).then(() => false)]);
-    });
+    // The GET stream opens after `notifications/initialized`: what the server sends once it is open reaches it.
+    await each.server.until(() => each.server.eventStreams() >= 1);
+    each.server.broadcastToolListChanged();
     await changed;
   });
 
@@ -81,7 +79,9 @@ describe("notifications flow both ways", () => {
       capabilities: { capabilities: { roots: { listChanged: true } } },
     });
     await bridge!.client.sendRootsListChanged();
-    await waitUntil(async () => each.server.clientNotifications.includes("notifications/roots/list_changed"));
+    await each.server.until(() =>
+      each.server.clientNotifications.includes("notifications/roots/list_changed"),
+    );
   });
 });
 
@@ -106,7 +106,7 @@ describe("server-to-client requests round-trip through the bridge", () => {
 
 describe("a malformed stdin line gets -32700 and the bridge goes on", () => {
   it("answers garbage with a parse error (id null) and still serves the next request", async () => {
-    const raw = await startRelayInProcess([each.server.url]);
+    const raw = await startRelayInProcess([each.server.url], {}, { fetch: each.server.fetch });
     try {
       raw.send(initializeLine(1));
       await raw.waitFor((m) => m.id === 1);
@@ -130,7 +130,7 @@ describe("a malformed stdin line gets -32700 and the bridge goes on", () => {
   });
 
   it("answers JSON that is not JSON-RPC with -32600 and its id", async () => {
-    const raw = await startRelayInProcess([each.server.url]);
+    const raw = await startRelayInProcess([each.server.url], {}, { fetch: each.server.fetch });
     try {
       raw.send(JSON.stringify({ id: 7, hello: "world" }));
       const invalid = await raw.waitFor((m) => m.id === 7);
@@ -141,7 +141,7 @@ describe("a malformed stdin line gets -32700 and the bridge goes on", () => {
   });
 
   it("joins a message split across writes", async () => {
-    const raw = await startRelayInProcess([each.server.url]);
+    const raw = await startRelayInProcess([each.server.url], {}, { fetch: each.server.fetch });
     try {
       const line = initializeLine(3);
       raw.write(line.slice(0, 20));
@@ -157,7 +157,7 @@ describe("a malformed stdin line gets -32700 and the bridge goes on", () => {
 
 describe("close() and stdin EOF end the remote session and shut the relay down within 2 s", () => {
   it("close() ends the remote session, writes out what was queued and resolves with exit code 0", async () => {
-    const raw = await startRelayInProcess([each.server.url]);
+    const raw = await startRelayInProcess([each.server.url], {}, { fetch: each.server.fetch });
     raw.send(initializeLine(1));
     await raw.waitFor((m) => m.id === 1);
     raw.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
@@ -169,7 +169,7 @@ describe("close() and stdin EOF end the remote session and shut the relay down w
   });
 
   it("shuts down promptly on EOF even when the server is down", async () => {
-    const raw = await startRelayInProcess([each.server.url]);
+    const raw = await startRelayInProcess([each.server.url], {}, { fetch: each.server.fetch });
     raw.send(initializeLine(1));
     await raw.waitFor((m) => m.id === 1);
     await each.server.stop();
@@ -191,15 +191,3 @@ describe("custom headers reach the server and never the logs", () => {
     expect(bridge!.stderr()).not.toContain(secret);
   });
 });
-
-async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await delay(50);
-  }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}

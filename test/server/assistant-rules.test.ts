@@ -1,12 +1,6 @@
-/** The scripted assistant's rules table, and the server's lifecycle (prompt close with open connections). */
-import { connect } from "node:net";
+/** The scripted assistant's rules table (the listening server's lifecycle is in listening-server.test.ts). */
 import { describe, expect, it } from "vitest";
-import {
-  ASSISTANT_RULES,
-  type AssistantRule,
-  ScriptedAssistant,
-  startReferenceServer,
-} from "../../src/server/index.js";
+import { ASSISTANT_RULES, type AssistantRule, ScriptedAssistant } from "../../src/server/index.js";
 import { pendingTaskOf } from "../../src/wire/index.js";
 
 describe("Scripted assistant: a rules table that is easy to extend", () => {
@@ -46,31 +40,5 @@ describe("Scripted assistant: a rules table that is easy to extend", () => {
     expect(pendingTaskOf({ role: "assistant", ...assistant.reply("DataBase please") } as never)?.kind).toBe(
       "integration",
     );
-  });
-});
-
-describe("startReferenceServer(): url, mcpUrl, apiKeys, close()", () => {
-  it("resolves to loopback URLs and a key per seeded slug", async () => {
-    const server = await startReferenceServer();
-    try {
-      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      expect(server.mcpUrl).toBe(`${server.url}/mcp`);
-      expect(Object.keys(server.apiKeys).sort()).toEqual(["acme", "personal", "secure-corp", "studio"]);
-    } finally {
-      await server.close();
-    }
-  });
-
-  it("close() ends promptly even with a half-sent request holding a socket open", async () => {
-    const server = await startReferenceServer();
-    const { port } = new URL(server.url);
-    const socket = connect(Number(port), "127.0.0.1");
-    await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
-    socket.write("POST /v2/chats HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{");
-    const closedSocket = new Promise<void>((resolve) => socket.once("close", () => resolve()));
-    socket.on("error", () => {});
-    await server.close();
-    await closedSocket;
-    await expect(fetch(`${server.url}/v2/chats`)).rejects.toThrow();
   });
 });
