@@ -18,6 +18,12 @@ export interface InProcessReferenceServer {
    * count by, as another machine would be (`fetch` is `fetchFrom("127.0.0.1")`).
    */
   fetchFrom(clientAddress: string): (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+  /**
+   * `fetch` of `url` + `target`, the server told the target as a client sent it on the wire (still percent-encoded,
+   * `.` and `..` segments not folded), as node:http tells it: a URL folds those segments, so `fetch` cannot send
+   * them. For tests of hostile paths (`/v2/chats/%2e%2e`).
+   */
+  fetchTarget(target: string, init?: RequestInit): Promise<Response>;
   /** Publishes `notifications/tools/list_changed` to open `subscriptions/listen` streams and 2025-era sessions. */
   toolsChanged(): void;
   /** Withdraws the tools that write from `/mcp` (read-only) or restores them, as `ReferenceServer.setReadOnly`. */
@@ -33,24 +39,26 @@ export function createInProcessReferenceServer(
   const ctx = createReferenceContext(options, baseUrl);
   const handler = createReferenceHandler(ctx);
   let closing: Promise<void> | undefined;
+  const send = (request: Request, clientAddress: string, rawTarget?: string): Promise<Response> => {
+    // A request built here has no Host header of its own: give it the one a client would send.
+    if (!request.headers.has("host")) {
+      const headers = new Headers(request.headers);
+      headers.set("host", new URL(request.url).host);
+      return handler.fetch(new Request(request, { headers }), clientAddress, rawTarget);
+    }
+    return handler.fetch(request, clientAddress, rawTarget);
+  };
   const fetchFrom =
     (clientAddress: string) =>
-    (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-      const request = new Request(input, init);
-      // A request built here has no Host header of its own: give it the one a client would send.
-      if (!request.headers.has("host")) {
-        const headers = new Headers(request.headers);
-        headers.set("host", new URL(request.url).host);
-        return handler.fetch(new Request(request, { headers }), clientAddress);
-      }
-      return handler.fetch(request, clientAddress);
-    };
+    (input: string | URL | Request, init?: RequestInit): Promise<Response> =>
+      send(new Request(input, init), clientAddress);
   return {
     url: baseUrl,
     mcpUrl: `${baseUrl}/mcp`,
     apiKeys: { ...ctx.apiKeysBySlug },
     fetch: fetchFrom("127.0.0.1"),
     fetchFrom,
+    fetchTarget: (target, init) => send(new Request(`${baseUrl}${target}`, init), "127.0.0.1", target),
     toolsChanged: () => handler.toolsChanged(),
     setReadOnly: (readOnly) => handler.setReadOnly(readOnly),
     close: () => {

@@ -1,5 +1,5 @@
-/** ChatClient end to end against the real reference server on 127.0.0.1:0: every endpoint and every pause rule. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+/** ChatClient end to end against the whole reference server (its handler in-process, through the client's `fetch`): every endpoint and every pause rule. */
+import { describe, expect, it } from "vitest";
 import {
   AuthenticationError,
   BadRequestError,
@@ -13,25 +13,23 @@ import {
   type Task,
   UnprocessableEntityError,
 } from "../../src/index.js";
-import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import { useRequestableReferenceServer } from "../support/reference-request.js";
 
-let server: ReferenceServer;
+const held = useRequestableReferenceServer();
 const clients: Record<string, ChatClient> = {};
 
 /** The client of a seeded account or team, by slug. */
 function as(slug: string): ChatClient {
-  const token = server.apiKeys[slug];
+  const token = held.server.apiKeys[slug];
   if (!token) throw new Error(`the reference server seeds no API key for ${slug}`);
-  clients[slug] ??= new ChatClient({ baseUrl: server.url, token, maxRetries: 0 });
+  clients[slug] ??= new ChatClient({
+    baseUrl: held.server.url,
+    token,
+    maxRetries: 0,
+    fetch: held.server.fetch,
+  });
   return clients[slug];
 }
-
-beforeAll(async () => {
-  server = await startReferenceServer({ port: 0, host: "127.0.0.1" });
-});
-afterAll(async () => {
-  await server?.close();
-});
 
 const DATABASE_PROMPT = "Build a todo app that stores its items in a database";
 
@@ -278,7 +276,12 @@ describe("another account's or team's chat -> 404", () => {
 
 describe("credentials", () => {
   it("an unknown token -> AuthenticationError", async () => {
-    const client = new ChatClient({ baseUrl: server.url, token: "not-a-key", maxRetries: 0 });
+    const client = new ChatClient({
+      baseUrl: held.server.url,
+      token: "not-a-key",
+      maxRetries: 0,
+      fetch: held.server.fetch,
+    });
     await expect(client.listChats()).rejects.toBeInstanceOf(AuthenticationError);
   });
 
@@ -333,6 +336,6 @@ describe("preview", () => {
     const chat = await client.createChat({ message: "Say hello" });
     const preview = await client.getPreview(chat.id);
     expect(preview).toMatchObject({ object: "preview", chatId: chat.id });
-    expect(new URL(preview.url).origin).toBe(new URL(server.url).origin);
+    expect(new URL(preview.url).origin).toBe(new URL(held.server.url).origin);
   });
 });

@@ -1,9 +1,12 @@
-/** Attacks on the reference server's OAuth: malicious registrations, redirect-URI and state tampering, consent forgery, code and refresh-token reuse, cross-team and cross-resource tokens. */
+/** Attacks on the reference server's OAuth, on its handler in-process: malicious registrations, redirect-URI and state tampering, consent forgery, code and refresh-token reuse, cross-team and cross-resource tokens. */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { ChatSchema } from "../../src/wire/index.js";
 import { Browser, hiddenField } from "../server/helpers.js";
+import {
+  createRequestableReferenceServer,
+  type RequestableReferenceServer,
+} from "../support/reference-request.js";
 import {
   authorize,
   authorizeParams,
@@ -20,9 +23,9 @@ import {
 
 const CALLBACK = "http://127.0.0.1:49152/callback";
 
-let server: ReferenceServer;
-beforeAll(async () => {
-  server = await startReferenceServer({ port: 0, autoApprove: "acme", rateLimit: false });
+let server: RequestableReferenceServer;
+beforeAll(() => {
+  server = createRequestableReferenceServer({ autoApprove: "acme", rateLimit: false });
 });
 afterAll(() => server?.close());
 
@@ -36,7 +39,7 @@ describe("Malicious client registrations are refused", () => {
     "",
   ]) {
     it(`redirect URI ${JSON.stringify(uri)}`, async () => {
-      const reply = await registerClient(server.url, { redirect_uris: [uri] });
+      const reply = await registerClient(server, { redirect_uris: [uri] });
       expect(reply.status).toBe(400);
       expect(reply.body.error).toBe("invalid_redirect_uri");
       expect(reply.body.client_id).toBeUndefined();
@@ -44,19 +47,19 @@ describe("Malicious client registrations are refused", () => {
   }
 
   it("a javascript: URI hidden among good ones", async () => {
-    const reply = await registerClient(server.url, { redirect_uris: [CALLBACK, "javascript:alert(1)"] });
+    const reply = await registerClient(server, { redirect_uris: [CALLBACK, "javascript:alert(1)"] });
     expect(reply.status).toBe(400);
   });
 
   it("an oversized registration (5 000 redirect URIs) is refused without a server error", async () => {
     const uris = Array.from({ length: 5_000 }, (_, i) => `http://127.0.0.1:${1000 + i}/cb/${"x".repeat(20)}`);
-    const reply = await registerClient(server.url, { redirect_uris: uris });
+    const reply = await registerClient(server, { redirect_uris: uris });
     expect(reply.status).toBeGreaterThanOrEqual(400);
     expect(reply.status).toBeLessThan(500);
   });
 
   it("a body that is not JSON", async () => {
-    const response = await fetch(`${server.url}/register`, {
+    const response = await server.request("/register", {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: "{redirect_uris:",
@@ -69,7 +72,7 @@ describe("Malicious client registrations are refused", () => {
 describe("Redirect-URI tampering at /authorize: no redirect to anything not registered", () => {
   let client: RegisteredClient;
   beforeAll(async () => {
-    client = await registerPublicClient(server.url, CALLBACK);
+    client = await registerPublicClient(server, CALLBACK);
   });
 
   for (const tampered of [
@@ -86,10 +89,7 @@ describe("Redirect-URI tampering at /authorize: no redirect to anything not regi
     "file:///etc/passwd",
   ]) {
     it(tampered, async () => {
-      const reply = await authorize(
-        server.url,
-        authorizeParams(client, newPkce(), { redirect_uri: tampered }),
-      );
+      const reply = await authorize(server, authorizeParams(client, newPkce(), { redirect_uri: tampered }));
       expect(reply.status).toBe(400);
       expect(reply.location).toBeNull();
       expect(reply.text).not.toContain("code=");
@@ -98,7 +98,7 @@ describe("Redirect-URI tampering at /authorize: no redirect to anything not regi
 
   it("an unknown client_id gets a direct error, never a redirect", async () => {
     const reply = await authorize(
-      server.url,
+      server,
       authorizeParams({ ...client, client_id: "no-such-client" }, newPkce()),
     );
     expect(reply.status).toBe(400);
@@ -107,7 +107,7 @@ describe("Redirect-URI tampering at /authorize: no redirect to anything not regi
 
   it("the loopback port may differ (RFC 8252 §7.3), everything else must match", async () => {
     const reply = await authorize(
-      server.url,
+      server,
       authorizeParams(client, newPkce(), { redirect_uri: "http://127.0.0.1:50000/callback" }),
     );
     expect(reply.status).toBe(302);
@@ -116,7 +116,7 @@ describe("Redirect-URI tampering at /authorize: no redirect to anything not regi
 
   it("without PKCE, or with the plain method: an error page, no redirect (the server cannot vouch for this client)", async () => {
     for (const extra of [{ code_challenge: undefined }, { code_challenge_method: "plain" }]) {
-      const reply = await authorize(server.url, authorizeParams(client, newPkce(), extra));
+      const reply = await authorize(server, authorizeParams(client, newPkce(), extra));
       expect(reply.status).toBe(400);
       expect(reply.location).toBeNull();
       expect(reply.text).toContain("invalid_request");
@@ -126,7 +126,7 @@ describe("Redirect-URI tampering at /authorize: no redirect to anything not regi
 
   it("a resource on another origin is refused (invalid_target) on a page, no redirect, no code", async () => {
     const reply = await authorize(
-      server.url,
+      server,
       authorizeParams(client, newPkce(), { resource: "http://evil.example/mcp" }),
     );
     expect(reply.status).toBe(400);
@@ -138,8 +138,8 @@ describe("Redirect-URI tampering at /authorize: no redirect to anything not regi
 describe("State is echoed byte for byte, whatever it holds", () => {
   for (const state of ["a&b=c#d", "é ü 漢字 🙂", "x".repeat(2_000), "%41%2F", "state with spaces+plus"]) {
     it(JSON.stringify(state.length > 30 ? `${state.slice(0, 10)}... (${state.length})` : state), async () => {
-      const client = await registerPublicClient(server.url, CALLBACK);
-      const reply = await authorize(server.url, authorizeParams(client, newPkce(), { state }));
+      const client = await registerPublicClient(server, CALLBACK);
+      const reply = await authorize(server, authorizeParams(client, newPkce(), { state }));
       const location = new URL(reply.location ?? "http://missing/");
       expect(location.searchParams.get("code")).toBeTruthy();
       expect(location.searchParams.get("state")).toBe(state);
@@ -151,44 +151,44 @@ describe("Authorization codes: single use, bound to client, verifier and redirec
   let client: RegisteredClient;
   let other: RegisteredClient;
   beforeAll(async () => {
-    client = await registerPublicClient(server.url, CALLBACK);
-    other = await registerPublicClient(server.url, CALLBACK);
+    client = await registerPublicClient(server, CALLBACK);
+    other = await registerPublicClient(server, CALLBACK);
   });
 
   it("a code used twice: the second exchange fails and the tokens of the first are revoked", async () => {
     const pkce = newPkce();
-    const code = await codeFor(server.url, client, pkce, { resource: `${server.url}/v2` });
-    const first = await exchangeCode(server.url, client, code, pkce.verifier);
+    const code = await codeFor(server, client, pkce, { resource: `${server.url}/v2` });
+    const first = await exchangeCode(server, client, code, pkce.verifier);
     expect(first.status).toBe(200);
-    expect(await v2Status(server.url, first.body.access_token ?? "")).toBe(200);
-    const second = await exchangeCode(server.url, client, code, pkce.verifier);
+    expect(await v2Status(server, first.body.access_token ?? "")).toBe(200);
+    const second = await exchangeCode(server, client, code, pkce.verifier);
     expect(second.status).toBe(400);
     expect(second.body.error).toBe("invalid_grant");
     expect(second.body.access_token).toBeUndefined();
-    expect(await v2Status(server.url, first.body.access_token ?? "")).toBe(401);
-    expect((await refresh(server.url, client, first.body.refresh_token ?? "")).status).toBe(400);
+    expect(await v2Status(server, first.body.access_token ?? "")).toBe(401);
+    expect((await refresh(server, client, first.body.refresh_token ?? "")).status).toBe(400);
   });
 
   it("a wrong code_verifier", async () => {
     const pkce = newPkce();
-    const code = await codeFor(server.url, client, pkce);
-    const reply = await exchangeCode(server.url, client, code, newPkce().verifier);
+    const code = await codeFor(server, client, pkce);
+    const reply = await exchangeCode(server, client, code, newPkce().verifier);
     expect(reply.status).toBe(400);
     expect(reply.body.error).toBe("invalid_grant");
   });
 
   it("a code redeemed by another client", async () => {
     const pkce = newPkce();
-    const code = await codeFor(server.url, client, pkce);
-    const reply = await exchangeCode(server.url, other, code, pkce.verifier);
+    const code = await codeFor(server, client, pkce);
+    const reply = await exchangeCode(server, other, code, pkce.verifier);
     expect(reply.status).toBe(400);
     expect(reply.body.access_token).toBeUndefined();
   });
 
   it("a different redirect_uri at the token endpoint", async () => {
     const pkce = newPkce();
-    const code = await codeFor(server.url, client, pkce);
-    const reply = await exchangeCode(server.url, client, code, pkce.verifier, {
+    const code = await codeFor(server, client, pkce);
+    const reply = await exchangeCode(server, client, code, pkce.verifier, {
       redirect_uri: "http://127.0.0.1:49152/other",
     });
     expect(reply.status).toBe(400);
@@ -196,7 +196,7 @@ describe("Authorization codes: single use, bound to client, verifier and redirec
   });
 
   it("a made-up code", async () => {
-    const reply = await exchangeCode(server.url, client, "chat_code_made_up", newPkce().verifier);
+    const reply = await exchangeCode(server, client, "chat_code_made_up", newPkce().verifier);
     expect(reply.status).toBe(400);
     expect(reply.body.error).toBe("invalid_grant");
   });
@@ -205,50 +205,50 @@ describe("Authorization codes: single use, bound to client, verifier and redirec
 describe("Refresh tokens: rotation, and reuse revokes the whole sign-in", () => {
   let client: RegisteredClient;
   beforeAll(async () => {
-    client = await registerPublicClient(server.url, CALLBACK);
+    client = await registerPublicClient(server, CALLBACK);
   });
 
   it("a replayed refresh token fails and kills the tokens that descend from it", async () => {
-    const tokens = await signIn(server.url, client, { resource: `${server.url}/v2` });
-    const rotated = await refresh(server.url, client, tokens.refresh_token);
+    const tokens = await signIn(server, client, { resource: `${server.url}/v2` });
+    const rotated = await refresh(server, client, tokens.refresh_token);
     expect(rotated.status).toBe(200);
     expect(rotated.body.refresh_token).not.toBe(tokens.refresh_token);
-    expect(await v2Status(server.url, rotated.body.access_token ?? "")).toBe(200);
+    expect(await v2Status(server, rotated.body.access_token ?? "")).toBe(200);
 
-    const replay = await refresh(server.url, client, tokens.refresh_token);
+    const replay = await refresh(server, client, tokens.refresh_token);
     expect(replay.status).toBe(400);
     expect(replay.body.error).toBe("invalid_grant");
-    expect(await v2Status(server.url, rotated.body.access_token ?? "")).toBe(401);
-    expect((await refresh(server.url, client, rotated.body.refresh_token ?? "")).status).toBe(400);
+    expect(await v2Status(server, rotated.body.access_token ?? "")).toBe(401);
+    expect((await refresh(server, client, rotated.body.refresh_token ?? "")).status).toBe(400);
   });
 
   it("another client cannot use the refresh token, and the owner still can afterwards", async () => {
-    const tokens = await signIn(server.url, client);
-    const thief = await registerPublicClient(server.url, CALLBACK);
-    const stolen = await refresh(server.url, thief, tokens.refresh_token);
+    const tokens = await signIn(server, client);
+    const thief = await registerPublicClient(server, CALLBACK);
+    const stolen = await refresh(server, thief, tokens.refresh_token);
     expect(stolen.status).toBe(400);
     expect(stolen.body.access_token).toBeUndefined();
-    expect((await refresh(server.url, client, tokens.refresh_token)).status).toBe(200);
+    expect((await refresh(server, client, tokens.refresh_token)).status).toBe(200);
   });
 
   it("a refresh cannot widen the scopes", async () => {
-    const tokens = await signIn(server.url, client, { scope: "chat:read" });
-    const wider = await refresh(server.url, client, tokens.refresh_token, { scope: "chat:read chat:write" });
+    const tokens = await signIn(server, client, { scope: "chat:read" });
+    const wider = await refresh(server, client, tokens.refresh_token, { scope: "chat:read chat:write" });
     expect(wider.status).toBe(400);
     expect(wider.body.error).toBe("invalid_scope");
   });
 
   it("a revoked refresh token is dead, and so is its access token", async () => {
-    const tokens = await signIn(server.url, client);
-    const revoke = await fetch(`${server.url}/revoke`, {
+    const tokens = await signIn(server, client);
+    const revoke = await server.request("/revoke", {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams({ token: tokens.refresh_token, client_id: client.client_id }),
     });
     await revoke.body?.cancel();
     expect(revoke.status).toBe(200);
-    expect((await refresh(server.url, client, tokens.refresh_token)).status).toBe(400);
-    expect(await v2Status(server.url, tokens.access_token)).toBe(401);
+    expect((await refresh(server, client, tokens.refresh_token)).status).toBe(400);
+    expect(await v2Status(server, tokens.access_token)).toBe(401);
   });
 });
 
@@ -256,6 +256,7 @@ describe("Refresh tokens: rotation, and reuse revokes the whole sign-in", () => 
 async function mcpClientWith(token: string): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(server.mcpUrl), {
     requestInit: { headers: { authorization: `Bearer ${token}` } },
+    fetch: server.fetch,
   });
   const client = new Client({ name: "reliability-attacker", version: "1.0.0" });
   await client.connect(transport);
@@ -266,9 +267,9 @@ describe("A token for team A on team B's chats, through /v2 and through /mcp", (
   let acmeToken: string;
   let personalChatId: string;
   beforeAll(async () => {
-    const client = await registerPublicClient(server.url, CALLBACK);
-    acmeToken = (await signIn(server.url, client, { resource: server.mcpUrl })).access_token;
-    const created = await fetch(`${server.url}/v2/chats`, {
+    const client = await registerPublicClient(server, CALLBACK);
+    acmeToken = (await signIn(server, client, { resource: server.mcpUrl })).access_token;
+    const created = await server.request("/v2/chats", {
       method: "POST",
       headers: { authorization: `Bearer ${server.apiKeys.personal}`, "content-type": "application/json" },
       body: JSON.stringify({ message: "Personal secret: codename walrus" }),
@@ -299,17 +300,17 @@ describe("A token for team A on team B's chats, through /v2 and through /mcp", (
     } finally {
       await mcp.close();
     }
-    const messages = await fetch(`${server.url}/v2/chats/${personalChatId}/messages`, {
+    const messages = await server.request(`/v2/chats/${personalChatId}/messages`, {
       headers: { authorization: `Bearer ${server.apiKeys.personal}` },
     });
     expect((await messages.json()).data).toHaveLength(2);
   });
 
   it("an API key is not accepted on /mcp, and a token issued for /v2 is not accepted on /mcp", async () => {
-    const client = await registerPublicClient(server.url, CALLBACK);
-    const v2Token = (await signIn(server.url, client, { resource: `${server.url}/v2` })).access_token;
+    const client = await registerPublicClient(server, CALLBACK);
+    const v2Token = (await signIn(server, client, { resource: `${server.url}/v2` })).access_token;
     for (const token of [server.apiKeys.acme ?? "", v2Token]) {
-      const response = await fetch(server.mcpUrl, {
+      const response = await server.fetch(server.mcpUrl, {
         method: "POST",
         headers: {
           authorization: `Bearer ${token}`,
@@ -335,11 +336,11 @@ describe("A token for team A on team B's chats, through /v2 and through /mcp", (
 });
 
 describe("Consent page forgery (a person must approve; no autoApprove)", () => {
-  let manual: ReferenceServer;
+  let manual: RequestableReferenceServer;
   let client: RegisteredClient;
   beforeAll(async () => {
-    manual = await startReferenceServer({ port: 0, rateLimit: false });
-    const registered = await registerClient(manual.url, {
+    manual = createRequestableReferenceServer({ rateLimit: false });
+    const registered = await registerClient(manual, {
       redirect_uris: [CALLBACK],
       client_name: `<script>alert("x")</script><img src=x onerror=alert(1)>`,
     });
@@ -349,7 +350,7 @@ describe("Consent page forgery (a person must approve; no autoApprove)", () => {
 
   /** Signs `user` in, starts an authorization and returns the consent page's form fields. */
   async function consentFor(user: string) {
-    const browser = new Browser(manual.url);
+    const browser = new Browser(manual);
     await browser.signIn(user, user);
     const params = authorizeParams(client, newPkce());
     // The person's own browser opens /authorize, as the bridge and chat-cli make it do.

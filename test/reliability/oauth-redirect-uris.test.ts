@@ -1,9 +1,13 @@
 /**
  * Registration and /authorize refuse redirect URIs that no legitimate client needs and that
- * RFC 6749 §3.1.2 / OAuth 2.1 §2.3.1 / RFC 8252 §7 forbid (found by this suite, fixed in src/server/oauth).
+ * RFC 6749 §3.1.2 / OAuth 2.1 §2.3.1 / RFC 8252 §7 forbid (found by this suite, fixed in src/server/oauth); on the
+ * reference server's handler in-process.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
+import {
+  createRequestableReferenceServer,
+  type RequestableReferenceServer,
+} from "../support/reference-request.js";
 import {
   authorize,
   authorizeParams,
@@ -12,9 +16,9 @@ import {
   registerPublicClient,
 } from "./fixtures/oauth-flow.js";
 
-let server: ReferenceServer;
-beforeAll(async () => {
-  server = await startReferenceServer({ port: 0, autoApprove: "acme", rateLimit: false });
+let server: RequestableReferenceServer;
+beforeAll(() => {
+  server = createRequestableReferenceServer({ autoApprove: "acme", rateLimit: false });
 });
 afterAll(() => server?.close());
 
@@ -30,7 +34,7 @@ describe("Registration refuses redirect URIs that only an attacker would use", (
     "http://evil.example/callback",
   ]) {
     it(uri, async () => {
-      const reply = await registerClient(server.url, { redirect_uris: [uri] });
+      const reply = await registerClient(server, { redirect_uris: [uri] });
       expect(reply.status).toBe(400);
       expect(reply.body.error).toBe("invalid_redirect_uri");
     });
@@ -39,9 +43,9 @@ describe("Registration refuses redirect URIs that only an attacker would use", (
 
 describe("/authorize refuses a registered loopback redirect URI with a fragment added", () => {
   it("http://127.0.0.1:49152/callback#frag", async () => {
-    const client = await registerPublicClient(server.url, "http://127.0.0.1:49152/callback");
+    const client = await registerPublicClient(server, "http://127.0.0.1:49152/callback");
     const reply = await authorize(
-      server.url,
+      server,
       authorizeParams(client, newPkce(), { redirect_uri: "http://127.0.0.1:49152/callback#frag" }),
     );
     expect(reply.status).toBe(400);

@@ -1,4 +1,4 @@
-/** An authorization server that sends absurd `expires_in` values: the login stays readable and the browser stays shut. */
+/** An authorization server that sends absurd `expires_in` values: the login stays readable and the browser stays shut (integration: the sign-in runs a browser process and the loopback callback, and counting browser opens is the subject). */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";

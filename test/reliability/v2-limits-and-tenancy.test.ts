@@ -1,56 +1,94 @@
-/** Limits and tenancy under attack: oversized and compressed bodies (413), a flood past the rate limit (429, then recovery), and one team's credential on another team's chats (404). */
-import { deflateSync, gzipSync } from "node:zlib";
+/**
+ * Limits and tenancy under attack, on the reference server's handler in-process: oversized, compressed and endless
+ * bodies (413), a flood past the rate limit (429, then recovery), and one team's credential on another team's chats
+ * (404). The same refusals on a real connection (node:http answering before the body is read) are in
+ * v2-limits-over-socket.test.ts.
+ */
+import { once } from "node:events";
+import { createDeflate, createGzip } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { ErrorBodySchema } from "../../src/wire/index.js";
 import { Browser } from "../server/helpers.js";
 import {
   WrittenChatSchema as ChatSchema,
   WrittenMessageSchema as MessageSchema,
 } from "../server/written-shapes.js";
-import { rawRequest } from "./fixtures/raw-http.js";
+import {
+  createRequestableReferenceServer,
+  type RequestableReferenceServer,
+} from "../support/reference-request.js";
 import { problemWithReply, snapshotAccount } from "./fixtures/wire-checks.js";
 
 const MIB = 1024 * 1024;
 
-async function call(server: ReferenceServer, slug: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${server.apiKeys[slug]}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, text, body: JSON.parse(text) };
+async function replyOf(response: Response) {
+  return { status: response.status, headers: response.headers, body: await response.text() };
 }
 
-describe("Oversized bodies: 413 payload_too_large, the connection is answered and the server keeps serving", () => {
-  let server: ReferenceServer;
-  beforeAll(async () => {
-    server = await startReferenceServer({ port: 0, rateLimit: false });
+async function call(
+  server: RequestableReferenceServer,
+  slug: string,
+  method: string,
+  path: string,
+  body?: unknown,
+) {
+  const reply = await replyOf(
+    await server.request(path, {
+      method,
+      headers: {
+        authorization: `Bearer ${server.apiKeys[slug]}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    }),
+  );
+  return { status: reply.status, headers: reply.headers, text: reply.body, body: JSON.parse(reply.body) };
+}
+
+/**
+ * `{"message":"xxx..."}` with `bytes` x's, compressed as it is made: the same bytes as compressing
+ * `JSON.stringify({ message: "x".repeat(bytes) })`, without building a 20 MiB string first.
+ */
+async function compressedJson(format: "gzip" | "deflate", bytes: number): Promise<Uint8Array<ArrayBuffer>> {
+  const stream = format === "gzip" ? createGzip() : createDeflate();
+  const output: Buffer[] = [];
+  stream.on("data", (chunk: Buffer) => output.push(chunk));
+  const ended = once(stream, "end");
+  stream.write('{"message":"');
+  const chunk = Buffer.alloc(64 * 1024, "x");
+  for (let left = bytes; left > 0; left -= chunk.length)
+    stream.write(left >= chunk.length ? chunk : chunk.subarray(0, left));
+  stream.end('"}');
+  await ended;
+  return new Uint8Array(Buffer.concat(output));
+}
+
+describe("Oversized bodies: 413 payload_too_large, and the server keeps serving", () => {
+  let server: RequestableReferenceServer;
+  beforeAll(() => {
+    server = createRequestableReferenceServer({ rateLimit: false });
   });
   afterAll(() => server.close());
 
-  const acme = () => [["Authorization", `Bearer ${server.apiKeys.acme}`] as [string, string]];
-  const bigJson = (bytes: number) => JSON.stringify({ message: "x".repeat(bytes) });
+  const acme = () => ({ authorization: `Bearer ${server.apiKeys.acme}`, "content-type": "application/json" });
+  /** `JSON.stringify({ message: "x".repeat(bytes) })` as bytes, without escaping 5 MiB that needs none. */
+  const bigJson = (bytes: number) => Buffer.from(`{"message":"${"x".repeat(bytes)}"}`);
 
-  it("a 5 MiB JSON body on create, send and resolve", async () => {
+  it("a 5 MiB JSON body on create, send and resolve, its length declared or not", async () => {
     const chat = ChatSchema.parse((await call(server, "acme", "POST", "/v2/chats", { message: "hi" })).body);
+    const body = bigJson(5 * MIB);
     for (const path of [
       "/v2/chats",
       `/v2/chats/${chat.id}/messages`,
       `/v2/chats/${chat.id}/messages/resolve`,
     ]) {
-      const reply = await rawRequest(server.url, {
-        method: "POST",
-        target: path,
-        headers: [...acme(), ["Content-Type", "application/json"]],
-        body: bigJson(5 * MIB),
-      });
-      expect(problemWithReply(reply, undefined, "POST")).toBeNull();
-      expect(reply.status).toBe(413);
+      // Declared: refused before reading, as node:http hands the header on; undeclared: refused once 1 MiB is read.
+      for (const declared of [true, false]) {
+        const headers = { ...acme(), ...(declared ? { "content-length": String(body.length) } : {}) };
+        const reply = await replyOf(await server.request(path, { method: "POST", headers, body }));
+        expect(problemWithReply(reply, undefined, "POST")).toBeNull();
+        expect(reply.status).toBe(413);
+      }
     }
   });
 
@@ -64,47 +102,45 @@ describe("Oversized bodies: 413 payload_too_large, the connection is answered an
   });
 
   it("a compressed body that inflates past 1 MiB (gzip and deflate bombs)", async () => {
-    for (const [encoding, compress] of [
-      ["gzip", gzipSync],
-      ["deflate", deflateSync],
-    ] as const) {
-      const bomb = compress(Buffer.from(bigJson(20 * MIB)));
+    for (const encoding of ["gzip", "deflate"] as const) {
+      const bomb = await compressedJson(encoding, 20 * MIB);
       expect(bomb.length).toBeLessThan(MIB);
-      const reply = await rawRequest(server.url, {
-        method: "POST",
-        target: "/v2/chats",
-        headers: [...acme(), ["Content-Type", "application/json"], ["Content-Encoding", encoding]],
-        body: bomb,
-      });
+      const reply = await replyOf(
+        await server.request("/v2/chats", {
+          method: "POST",
+          headers: { ...acme(), "content-encoding": encoding, "content-length": String(bomb.length) },
+          body: bomb,
+        }),
+      );
       expect(problemWithReply(reply, undefined, "POST")).toBeNull();
       expect(reply.status).toBe(413);
     }
   });
 
-  it("a chunked body without Content-Length that grows past 1 MiB", async () => {
-    const { connect } = await import("node:net");
-    const { hostname, port } = new URL(server.url);
-    const reply = await new Promise<string>((resolve) => {
-      const socket = connect({ host: hostname, port: Number(port) });
-      let received = "";
-      socket.on("data", (chunk) => {
-        received += chunk.toString("latin1");
-      });
-      socket.on("error", () => {});
-      socket.on("close", () => resolve(received));
-      socket.write(
-        `POST /v2/chats HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.apiKeys.acme}\r\n` +
-          "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
-      );
-      const chunk = "a".repeat(64 * 1024);
-      // Bounded: 40 chunks of 64 KiB (2.5 MiB); the server answers 413 before the end.
-      for (let i = 0; i < 40 && !socket.destroyed; i++) {
-        socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`);
-      }
-      socket.write("0\r\n\r\n");
+  it("a streamed body without Content-Length that grows past 1 MiB: refused, and not read to its end", async () => {
+    const chunk = new TextEncoder().encode("a".repeat(64 * 1024));
+    let sent = 0;
+    // Bounded: 40 chunks of 64 KiB (2.5 MiB), each made only when the server reads on.
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 40) controller.close();
+        else {
+          sent += 1;
+          controller.enqueue(chunk);
+        }
+      },
     });
-    expect(reply).toMatch(/^HTTP\/1\.1 413 /);
-    expect(reply).toContain('"payload_too_large"');
+    const reply = await replyOf(
+      await server.request("/v2/chats", {
+        method: "POST",
+        headers: acme(),
+        body,
+        duplex: "half",
+      } as RequestInit),
+    );
+    expect(reply.status).toBe(413);
+    expect(reply.body).toContain('"payload_too_large"');
+    expect(sent).toBeLessThan(40);
   });
 
   it("nothing of the refused bodies was stored, and the server still answers", async () => {
@@ -117,13 +153,13 @@ describe("Oversized bodies: 413 payload_too_large, the connection is answered an
 });
 
 describe("A flood past the rate limit: 429 rate_limited with Retry-After, nothing stored, then recovery", () => {
-  let server: ReferenceServer;
+  let server: RequestableReferenceServer;
   /** How far the clock the rate limiter reads (Date.now, taken when the server starts) has been moved on. */
   let movedOnMs = 0;
-  beforeAll(async () => {
+  beforeAll(() => {
     const realNow = Date.now.bind(Date);
     vi.spyOn(Date, "now").mockImplementation(() => realNow() + movedOnMs);
-    server = await startReferenceServer({ port: 0, rateLimit: { capacity: 5, refillPerSecond: 1 } });
+    server = createRequestableReferenceServer({ rateLimit: { capacity: 5, refillPerSecond: 1 } });
   });
   afterAll(async () => {
     await server.close();
@@ -162,11 +198,11 @@ describe("A flood past the rate limit: 429 rate_limited with Retry-After, nothin
 });
 
 describe("A token for team A on team B's chats: 404 not_found on every route, and B's chats are untouched", () => {
-  let server: ReferenceServer;
+  let server: RequestableReferenceServer;
   let acmeChatId: string;
   let acmeMessageId: string;
   beforeAll(async () => {
-    server = await startReferenceServer({ port: 0, rateLimit: false });
+    server = createRequestableReferenceServer({ rateLimit: false });
     const chat = ChatSchema.parse(
       (await call(server, "acme", "POST", "/v2/chats", { message: "Add a DATABASE, codename zebra" })).body,
     );
@@ -228,14 +264,14 @@ describe("A token for team A on team B's chats: 404 not_found on every route, an
 
   it("the chat's page and preview are not shown to a signed-in person outside the team", async () => {
     const chat = ChatSchema.parse((await call(server, "acme", "GET", `/v2/chats/${acmeChatId}`)).body);
-    const outsider = new Browser(server.url);
+    const outsider = new Browser(server);
     await outsider.signIn("guest", "guest");
     for (const url of [chat.url, `${chat.url}/preview`]) {
       const page = await outsider.get(url);
       expect(page.status).toBe(404);
       expect(page.text).not.toContain("zebra");
     }
-    const anonymous = await new Browser(server.url).get(chat.url);
+    const anonymous = await new Browser(server).get(chat.url);
     expect(anonymous.text).not.toContain("zebra");
   });
 });

@@ -95,23 +95,33 @@ export class McpSessions {
       );
     }
     const scopes = this.#scopesOf(principal);
-    const full = await this.#makeRoomFor(scopes);
-    if (full) {
-      return jsonRpcErrorResponse(
-        429,
-        -32000,
-        `Too many open MCP sessions for this ${full.what} (${full.limit}); close one (DELETE /mcp) first`,
-      );
+    // Checked and reserved in one turn of the event loop: an await between them let a flood of concurrent
+    // initializes all see room before any of them counted.
+    const { evicted, full } = this.#makeRoomFor(scopes);
+    if (!full) {
+      for (const scope of scopes) this.#opening.set(scope.key, (this.#opening.get(scope.key) ?? 0) + 1);
     }
-    for (const scope of scopes) this.#opening.set(scope.key, (this.#opening.get(scope.key) ?? 0) + 1);
     try {
+      await Promise.all(evicted.map((session) => session.server.close().catch(() => undefined)));
+      if (full) {
+        return jsonRpcErrorResponse(
+          429,
+          -32000,
+          `Too many open MCP sessions for this ${full.what} (${full.limit}); close one (DELETE /mcp) first`,
+        );
+      }
       return await this.#open(request, principal.account, scopes, authInfo, body);
     } finally {
-      for (const scope of scopes) {
-        const left = (this.#opening.get(scope.key) ?? 1) - 1;
-        if (left > 0) this.#opening.set(scope.key, left);
-        else this.#opening.delete(scope.key);
-      }
+      if (!full) this.#release(scopes);
+    }
+  }
+
+  /** Gives back the places an initialize reserved once it has been answered (its session, if any, counts now). */
+  #release(scopes: SessionScope[]): void {
+    for (const scope of scopes) {
+      const left = (this.#opening.get(scope.key) ?? 1) - 1;
+      if (left > 0) this.#opening.set(scope.key, left);
+      else this.#opening.delete(scope.key);
     }
   }
 
@@ -137,10 +147,12 @@ export class McpSessions {
   }
 
   /**
-   * Below every cap, or made so by closing the least recently used idle sessions of a full scope; the first scope
-   * that stays full (all its sessions busy) when not.
+   * Below every cap, or made so by taking out the least recently used idle sessions of a full scope (the caller
+   * closes them); `full` is the first scope that stays full (all its sessions busy). Synchronous, so that the
+   * caller reserves its place before another request counts.
    */
-  async #makeRoomFor(scopes: SessionScope[]): Promise<SessionScope | undefined> {
+  #makeRoomFor(scopes: SessionScope[]): { evicted: McpSession[]; full?: SessionScope } {
+    const evicted: McpSession[] = [];
     for (const scope of scopes) {
       const own = [...this.#sessions].filter(([, session]) =>
         session.scopes.some((s) => s.key === scope.key),
@@ -151,13 +163,13 @@ export class McpSessions {
         .filter(([, session]) => session.openResponses === 0)
         .sort(([, a], [, b]) => a.lastActive - b.lastActive);
       const excess = count - scope.limit + 1;
-      if (idle.length < excess) return scope;
+      if (idle.length < excess) return { evicted, full: scope };
       for (const [id, session] of idle.slice(0, excess)) {
         this.#sessions.delete(id);
-        await session.server.close().catch(() => undefined);
+        evicted.push(session);
       }
     }
-    return undefined;
+    return { evicted };
   }
 
   /** Closes sessions that had no request or open stream for longer than the idle time. */

@@ -19,13 +19,26 @@ export function mcpHeaders(token: string, sessionId?: string): Record<string, st
   };
 }
 
-export function postMcp(mcpUrl: string, token: string, body: unknown, sessionId?: string): Promise<Response> {
-  return fetch(mcpUrl, { method: "POST", headers: mcpHeaders(token, sessionId), body: JSON.stringify(body) });
+/** Where the requests go: the network's `fetch` by default, or an in-process server's. */
+export type McpFetch = (input: string, init?: RequestInit) => Promise<Response>;
+
+export function postMcp(
+  mcpUrl: string,
+  token: string,
+  body: unknown,
+  sessionId?: string,
+  fetchFn: McpFetch = fetch,
+): Promise<Response> {
+  return fetchFn(mcpUrl, {
+    method: "POST",
+    headers: mcpHeaders(token, sessionId),
+    body: JSON.stringify(body),
+  });
 }
 
 /** Initializes a session by raw HTTP; returns its id. */
-export async function openSession(mcpUrl: string, token: string): Promise<string> {
-  const response = await postMcp(mcpUrl, token, {
+export async function openSession(mcpUrl: string, token: string, fetchFn: McpFetch = fetch): Promise<string> {
+  const initialize = {
     jsonrpc: "2.0",
     id: 0,
     method: "initialize",
@@ -34,7 +47,8 @@ export async function openSession(mcpUrl: string, token: string): Promise<string
       capabilities: {},
       clientInfo: { name: "raw", version: "1" },
     },
-  });
+  };
+  const response = await postMcp(mcpUrl, token, initialize, undefined, fetchFn);
   const sessionId = response.headers.get("mcp-session-id");
   await response.text();
   if (response.status !== 200 || !sessionId) throw new Error(`initialize failed: ${response.status}`);
@@ -43,6 +57,7 @@ export async function openSession(mcpUrl: string, token: string): Promise<string
     token,
     { jsonrpc: "2.0", method: "notifications/initialized" },
     sessionId,
+    fetchFn,
   );
   await initialized.text();
   return sessionId;
