@@ -2,10 +2,10 @@
  * Setup file of the unit project: a test file that opens a port (a listening socket) fails at once. The unit project
  * runs in-process: the reference server's fetch handler (test/support/reference-request.ts), msw, or the bridge's
  * fetch-backed upstream; a test whose subject is the socket itself belongs to the integration project (test/projects.ts).
+ * Nothing here calls the real listen: the unit project has no exception.
  */
 import net from "node:net";
 import { expect } from "vitest";
-import { PORTS_PENDING } from "./ports-pending.js";
 
 const patched = Symbol.for("chat-mcp-bridge.test.no-ports");
 const state = globalThis as { [patched]?: { file: string } };
@@ -14,15 +14,12 @@ const file = (expect.getState().testPath ?? "").replace(/\\/g, "/").replace(/^.*
 if (!state[patched]) {
   const current = { file };
   state[patched] = current;
-  const listen = net.Server.prototype.listen;
-  net.Server.prototype.listen = function (this: net.Server, ...args: unknown[]) {
-    if (!PORTS_PENDING.has(current.file))
-      throw new Error(
-        `${current.file} opened a port, and unit test files open none: use the reference server in-process ` +
-          "(test/support/reference-request.ts), msw, or the bridge's fetch-backed upstream; a test whose subject is " +
-          "the socket belongs to the integration project (test/projects.ts)",
-      );
-    return (listen as (...a: unknown[]) => net.Server).apply(this, args);
+  net.Server.prototype.listen = function (this: net.Server) {
+    throw new Error(
+      `${current.file} opened a port, and unit test files open none: use the reference server in-process ` +
+        "(test/support/reference-request.ts), msw, or the bridge's fetch-backed upstream; a test whose subject is " +
+        "the socket belongs to the integration project (test/projects.ts)",
+    );
   } as typeof net.Server.prototype.listen;
 } else {
   state[patched].file = file;
