@@ -54,6 +54,8 @@ export class LegacyServerRelay implements EraRelay {
   #toTranslator: ToClient | undefined;
   /** What follows a 2026-07-28 client's call once answered (`onResult` of the steps), by the client's request id. */
   readonly #followers = new Map<string, (result: Json) => void>();
+  /** Modern tools/calls the policy's steps are still judging, by client id: a cancellation meanwhile marks them unsent. */
+  readonly #judging = new Map<string, { cancelled: boolean }>();
   /** The tools/list requests in flight, by id: their answers pass the policy. */
   readonly #lists = new Set<string>();
   #closing = false;
@@ -79,6 +81,17 @@ export class LegacyServerRelay implements EraRelay {
       else this.#translatorFor().fromClient(message);
       return;
     }
+    if (method === "notifications/cancelled") {
+      const requestId = isObject(value.params) ? value.params.requestId : undefined;
+      const judged =
+        typeof requestId === "string" || typeof requestId === "number"
+          ? this.#judging.get(requestKey(requestId))
+          : undefined;
+      if (judged) {
+        judged.cancelled = true;
+        return;
+      }
+    }
     if (method === "notifications/cancelled" && this.#translator) {
       const requestId = isObject(value.params) ? value.params.requestId : undefined;
       if (typeof requestId === "string" || typeof requestId === "number")
@@ -97,8 +110,21 @@ export class LegacyServerRelay implements EraRelay {
   async #modernCall(id: RequestId, params: unknown): Promise<void> {
     const client = clientFromEnvelope(params);
     const judged = isObject(params) ? withoutEnvelope(params) : params;
-    const outcome = await runToolCallSteps(this.#options.policy.steps, { params: judged, client });
+    const judging = { cancelled: false };
+    this.#judging.set(requestKey(id), judging);
+    let outcome: Awaited<ReturnType<typeof runToolCallSteps>>;
+    try {
+      outcome = await runToolCallSteps(this.#options.policy.steps, { params: judged, client });
+    } finally {
+      if (this.#judging.get(requestKey(id)) === judging) this.#judging.delete(requestKey(id));
+    }
     if (this.#closing) return;
+    if (judging.cancelled) {
+      this.#options.log.debug(
+        `tools/call (${String(id)}) was cancelled by the client while judged: not sent`,
+      );
+      return;
+    }
     if (outcome.kind === "forward") {
       if (outcome.onResult) this.#followers.set(requestKey(id), outcome.onResult);
       this.#translatorFor().fromClient({

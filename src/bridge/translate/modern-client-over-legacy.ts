@@ -44,6 +44,12 @@ export class ModernClientOverLegacy implements EraRelay {
   #sessionAnswer: ((message: Json) => void) | undefined;
   /** Modern requests in flight upstream, by the bridge's id for them (a held call keeps its id across retries). */
   readonly #calls = new Map<string, ModernCall>();
+  /**
+   * Modern requests not yet sent on (waiting for the session to open), by client id: a cancellation that arrives
+   * meanwhile marks them, and they are never sent. Without this, the cancellation found no call and the request
+   * went out after it (a cancelled create_chat ran).
+   */
+  readonly #starting = new Map<string, { cancelled: boolean }>();
   /** Calls waiting for the client's retry, by their `requestState`. */
   readonly #held = new Map<string, ModernCall>();
   /** The modern client's `subscriptions/listen` requests, answered by the bridge from the session's notifications. */
@@ -83,7 +89,9 @@ export class ModernClientOverLegacy implements EraRelay {
       this.#relay.fromClient(message);
       return;
     }
-    void this.#modernRequest(value.id as RequestId, method, value.params);
+    const starting = { cancelled: false };
+    this.#starting.set(requestKey(value.id as RequestId), starting);
+    void this.#modernRequest(value.id as RequestId, method, value.params, starting);
   }
 
   close(timeoutMs?: number): Promise<void> | void {
@@ -92,11 +100,18 @@ export class ModernClientOverLegacy implements EraRelay {
     return this.#relay.close(timeoutMs);
   }
 
-  async #modernRequest(id: RequestId, method: string, params: unknown): Promise<void> {
+  async #modernRequest(
+    id: RequestId,
+    method: string,
+    params: unknown,
+    starting: { cancelled: boolean },
+  ): Promise<void> {
     let initialized: Json;
     try {
       initialized = await this.#openSession(params);
     } catch (error) {
+      this.#started(id, starting);
+      if (starting.cancelled) return;
       if (method === "server/discover") {
         // A probing host signed out (or a server not reachable yet): the bridge's own dual-era face answers.
         this.#log.debug(
@@ -106,6 +121,11 @@ export class ModernClientOverLegacy implements EraRelay {
         return;
       }
       this.#toClient({ jsonrpc: "2.0", id, error: error as { code: number; message: string } });
+      return;
+    }
+    this.#started(id, starting);
+    if (starting.cancelled) {
+      this.#log.debug(`${method} was cancelled by the client before it was sent to the server: not sent`);
       return;
     }
     if (method === "server/discover") {
@@ -198,7 +218,12 @@ export class ModernClientOverLegacy implements EraRelay {
       (candidate) =>
         candidate.clientId !== undefined && requestKey(candidate.clientId) === requestKey(requestId),
     );
-    if (!call) return false;
+    if (!call) {
+      const starting = this.#starting.get(requestKey(requestId));
+      if (!starting) return false;
+      starting.cancelled = true;
+      return true;
+    }
     this.#calls.delete(call.upstreamId);
     this.#relay.fromClient({
       jsonrpc: "2.0",
@@ -206,6 +231,11 @@ export class ModernClientOverLegacy implements EraRelay {
       params: { ...(params as Json), requestId: call.upstreamId },
     } as JSONRPCMessage);
     return true;
+  }
+
+  /** The request is past its wait for the session: from now on a cancellation finds it among the calls, or not at all. */
+  #started(id: RequestId, starting: { cancelled: boolean }): void {
+    if (this.#starting.get(requestKey(id)) === starting) this.#starting.delete(requestKey(id));
   }
 
   #answer(id: RequestId, body: { result: Json } | { error: unknown }): void {

@@ -1,0 +1,187 @@
+/** A modern client's cancellation of a call still waiting for the legacy session to open: the call is never sent. */
+import type { JSONRPCMessage } from "@modelcontextprotocol/client";
+import { describe, expect, it } from "vitest";
+import { LegacyServerRelay } from "../../../src/bridge/legacy-server-relay.js";
+import { createBridgeLog } from "../../../src/bridge/log.js";
+import { toolPolicy } from "../../../src/bridge/steps/policy.js";
+import { ModernClientOverLegacy } from "../../../src/bridge/translate/modern-client-over-legacy.js";
+import { LegacySessionRelay, type RemoteTransport } from "../../../src/bridge/upstream/legacy/relay.js";
+
+type Json = Record<string, unknown>;
+const envelope = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": { name: "cancel-test", version: "1" },
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+/** A translator over a fake legacy relay whose `initialize` is answered only when the test says so. */
+function setup() {
+  const toServer: Json[] = [];
+  const toClient: Json[] = [];
+  let answerInitialize: () => void = () => {};
+  let initializeWasSent: () => void = () => {};
+  const initializeSent = new Promise<void>((resolve) => {
+    initializeWasSent = resolve;
+  });
+  const translator = new ModernClientOverLegacy(
+    (send) => ({
+      fromClient: (message) => {
+        toServer.push(message as Json);
+        const value = message as Json;
+        // The server answers every call at once: an answer to a call the client cancelled would reach it.
+        if (value.method === "tools/call")
+          queueMicrotask(() =>
+            send({ jsonrpc: "2.0", id: value.id as string, result: { content: [] } } as JSONRPCMessage),
+          );
+        if (value.method !== "initialize") return;
+        answerInitialize = () =>
+          send({
+            jsonrpc: "2.0",
+            id: value.id as string,
+            result: {
+              protocolVersion: "2025-11-25",
+              capabilities: { tools: {} },
+              serverInfo: { name: "s", version: "1" },
+            },
+          } as JSONRPCMessage);
+        initializeWasSent();
+      },
+      close: () => undefined,
+    }),
+    (message) => toClient.push(message as Json),
+    createBridgeLog({ silent: true } as never),
+  );
+  const call = (id: number) =>
+    translator.fromClient({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { _meta: envelope, name: "create_chat", arguments: { message: "hi" } },
+    } as JSONRPCMessage);
+  const cancel = (id: number) =>
+    translator.fromClient({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: id, reason: "the person stopped it" },
+    } as JSONRPCMessage);
+  /** Lets the translator finish what the session's opening set going (turns of the event loop, no clock). */
+  const turns = async () => {
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+  };
+  return {
+    toServer,
+    toClient,
+    call,
+    cancel,
+    initializeSent,
+    answerInitialize: () => answerInitialize(),
+    turns,
+  };
+}
+
+describe("a call cancelled while the legacy session opens", () => {
+  it("is never sent to the server, and the client gets no answer for it", async () => {
+    const { toServer, toClient, call, cancel, initializeSent, answerInitialize, turns } = setup();
+    call(1);
+    await initializeSent;
+    cancel(1);
+    answerInitialize();
+    await turns();
+    expect(toServer.filter((message) => message.method === "tools/call")).toEqual([]);
+    // Nor is the cancellation sent on: the server never heard of the call.
+    expect(toServer.filter((message) => message.method === "notifications/cancelled")).toEqual([]);
+    expect(toClient.filter((message) => message.id === 1)).toEqual([]);
+  });
+
+  it("a call not cancelled beside it is sent and answered", async () => {
+    const { toServer, toClient, call, cancel, initializeSent, answerInitialize, turns } = setup();
+    call(1);
+    call(2);
+    await initializeSent;
+    cancel(1);
+    answerInitialize();
+    await turns();
+    expect(toServer.filter((message) => message.method === "tools/call")).toHaveLength(1);
+    expect(toClient.filter((message) => message.id === 2)).toHaveLength(1);
+    expect(toClient.filter((message) => message.id === 1)).toEqual([]);
+  });
+});
+
+describe("a call cancelled while the bridge's own steps judge it (a question to the person, say)", () => {
+  it("is never sent to the server, and the client gets no answer for it", async () => {
+    const sent: JSONRPCMessage[] = [];
+    const toClient: JSONRPCMessage[] = [];
+    let decide: () => void = () => {};
+    let judging: () => void = () => {};
+    const judged = new Promise<void>((resolve) => {
+      judging = resolve;
+    });
+    const log = { info() {}, debug() {}, debugEnabled: false };
+    const relay = new LegacyServerRelay({
+      openUpstream: (toBridge) =>
+        new LegacySessionRelay({
+          url: new URL("http://127.0.0.1:9/mcp"),
+          exchange: async () => {
+            throw new Error("unused");
+          },
+          log,
+          toClient: toBridge,
+          createTransport: () => {
+            const transport = {
+              sessionId: "s",
+              async start() {},
+              async close() {},
+              async terminateSession() {},
+              setProtocolVersion() {},
+              async send(message: JSONRPCMessage) {
+                sent.push(message);
+                if (!("id" in message) || !("method" in message)) return;
+                const result =
+                  message.method === "initialize"
+                    ? {
+                        protocolVersion: "2025-11-25",
+                        capabilities: { tools: {} },
+                        serverInfo: { name: "s", version: "1" },
+                      }
+                    : { content: [{ type: "text", text: "ran" }] };
+                queueMicrotask(() =>
+                  transport.onmessage?.({ jsonrpc: "2.0", id: message.id, result } as JSONRPCMessage),
+                );
+              },
+            } as RemoteTransport;
+            return transport;
+          },
+        }),
+      toClient: (message) => toClient.push(message),
+      log,
+      policy: toolPolicy({
+        steps: [
+          async ({ params }) => {
+            judging();
+            await new Promise<void>((resolve) => {
+              decide = resolve;
+            });
+            return { kind: "forward", params };
+          },
+        ],
+      }),
+    });
+    relay.fromClient({
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { _meta: envelope, name: "create_chat", arguments: { message: "hi" } },
+    } as JSONRPCMessage);
+    await judged;
+    relay.fromClient({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 7, reason: "the person stopped it" },
+    } as JSONRPCMessage);
+    decide();
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(sent.filter((message) => "method" in message && message.method === "tools/call")).toEqual([]);
+    expect(toClient.filter((message) => "id" in message && message.id === 7)).toEqual([]);
+    await relay.close(100);
+  });
+});
