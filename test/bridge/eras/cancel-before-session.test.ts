@@ -1,11 +1,9 @@
 /** A modern client's cancellation of a call still waiting for the legacy session to open: the call is never sent. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { LegacyServerRelay } from "../../../src/bridge/legacy-server-relay.js";
 import { createBridgeLog } from "../../../src/bridge/log.js";
-import { toolPolicy } from "../../../src/bridge/steps/policy.js";
 import { ModernClientOverLegacy } from "../../../src/bridge/translate/modern-client-over-legacy.js";
-import { LegacySessionRelay, type RemoteTransport } from "../../../src/bridge/upstream/legacy/relay.js";
+import { legacySessionRelay, MODERN_ENVELOPE } from "../fixtures/in-process-relays.js";
 
 type Json = Record<string, unknown>;
 const envelope = {
@@ -109,79 +107,38 @@ describe("a call cancelled while the legacy session opens", () => {
 
 describe("a call cancelled while the bridge's own steps judge it (a question to the person, say)", () => {
   it("is never sent to the server, and the client gets no answer for it", async () => {
-    const sent: JSONRPCMessage[] = [];
-    const toClient: JSONRPCMessage[] = [];
     let decide: () => void = () => {};
     let judging: () => void = () => {};
     const judged = new Promise<void>((resolve) => {
       judging = resolve;
     });
-    const log = { info() {}, debug() {}, debugEnabled: false };
-    const relay = new LegacyServerRelay({
-      openUpstream: (toBridge) =>
-        new LegacySessionRelay({
-          url: new URL("http://127.0.0.1:9/mcp"),
-          exchange: async () => {
-            throw new Error("unused");
-          },
-          log,
-          toClient: toBridge,
-          createTransport: () => {
-            const transport = {
-              sessionId: "s",
-              async start() {},
-              async close() {},
-              async terminateSession() {},
-              setProtocolVersion() {},
-              async send(message: JSONRPCMessage) {
-                sent.push(message);
-                if (!("id" in message) || !("method" in message)) return;
-                const result =
-                  message.method === "initialize"
-                    ? {
-                        protocolVersion: "2025-11-25",
-                        capabilities: { tools: {} },
-                        serverInfo: { name: "s", version: "1" },
-                      }
-                    : { content: [{ type: "text", text: "ran" }] };
-                queueMicrotask(() =>
-                  transport.onmessage?.({ jsonrpc: "2.0", id: message.id, result } as JSONRPCMessage),
-                );
-              },
-            } as RemoteTransport;
-            return transport;
-          },
-        }),
-      toClient: (message) => toClient.push(message),
-      log,
-      policy: toolPolicy({
-        steps: [
-          async ({ params }) => {
-            judging();
-            await new Promise<void>((resolve) => {
-              decide = resolve;
-            });
-            return { kind: "forward", params };
-          },
-        ],
-      }),
+    const { translated, sent, modern } = legacySessionRelay({
+      steps: [
+        async ({ params }) => {
+          judging();
+          await new Promise<void>((resolve) => {
+            decide = resolve;
+          });
+          return { kind: "forward", params };
+        },
+      ],
     });
-    relay.fromClient({
+    modern.send({
       jsonrpc: "2.0",
       id: 7,
       method: "tools/call",
-      params: { _meta: envelope, name: "create_chat", arguments: { message: "hi" } },
-    } as JSONRPCMessage);
+      params: { _meta: MODERN_ENVELOPE, name: "create_chat", arguments: { message: "hi" } },
+    });
     await judged;
-    relay.fromClient({
+    modern.send({
       jsonrpc: "2.0",
       method: "notifications/cancelled",
       params: { requestId: 7, reason: "the person stopped it" },
-    } as JSONRPCMessage);
+    });
     decide();
     for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
     expect(sent.filter((message) => "method" in message && message.method === "tools/call")).toEqual([]);
-    expect(toClient.filter((message) => "id" in message && message.id === 7)).toEqual([]);
-    await relay.close(100);
+    expect(modern.toClient.filter((message) => message.id === 7)).toEqual([]);
+    await translated.close(100);
   });
 });
