@@ -23,6 +23,8 @@ export interface RestContext {
   rateLimiter?: TokenBucketLimiter;
   /** Where the POSTs' idempotency keys are kept (persisted with the rest when the store has a data file). */
   store: Store;
+  /** The OAuth server's clock, by which a token's expiry is judged (`oauthNow`); default the real one. */
+  options?: { oauthNow?: (() => number) | undefined };
 }
 
 /** RFC 9728 metadata URL of the `/v2` resource (served by the OAuth part). */
@@ -34,6 +36,7 @@ export function createRestRoutes(ctx: RestContext): RouteHandler {
   const handle = createV2Handler({
     service: ctx.service,
     tokenVerifiers: ctx.tokenVerifiers,
+    now: ctx.options?.oauthNow ?? Date.now,
     sso: ctx.sso,
     ...(ctx.rateLimiter ? { rateLimiter: ctx.rateLimiter } : {}),
     resourceMetadataUrl: () => restResourceMetadataUrl(ctx.baseUrl),

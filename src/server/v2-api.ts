@@ -54,6 +54,8 @@ export interface V2ApiOptions {
   tokenVerifiers: readonly TokenVerifier[];
   sso?: SsoGate;
   rateLimiter?: TokenBucketLimiter;
+  /** The clock (ms) a token's expiry is judged by: the OAuth server's (`oauthNow`), so tests need not wait. */
+  now?: () => number;
   /** RFC 9728 metadata URL named in `WWW-Authenticate` on every 401 and 403 `insufficient_scope`. */
   resourceMetadataUrl: () => string;
   /** RFC 8707 resource identifier of `/v2` (`<base>/v2`): the only one an OAuth token here may be issued for. */
@@ -203,7 +205,11 @@ export function errorResponse(error: unknown, requestId: string): V2Response {
 export function createV2Handler(options: V2ApiOptions): V2Handler {
   return async (request) => {
     try {
-      const auth = await authenticateBearer(request.authorization, options.tokenVerifiers);
+      const auth = await authenticateBearer(
+        request.authorization,
+        options.tokenVerifiers,
+        (options.now ?? Date.now)() / 1000,
+      );
       if ("problem" in auth) {
         const response = errorResponse(
           new ServiceError(

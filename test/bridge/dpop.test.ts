@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { DpopSession } from "@modelcontextprotocol/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { dpopSessionOf } from "../../src/auth/dpop.js";
 import { parseStoredLogin, type StoredLogin } from "../../src/auth/stored-login.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
@@ -31,12 +31,18 @@ function newHome() {
 }
 
 const servers: Record<string, ReferenceServer> = {};
+/**
+ * The servers' OAuth clock, held at this instant while set: a test that uses a stored 2 s token by hand holds the
+ * clock where the token is fresh, so a loaded machine cannot expire it between two requests.
+ */
+let heldAt: number | undefined;
 beforeAll(async () => {
   const common = {
     port: 0,
     autoApprove: "acme",
     dpop: "required",
     accessTokenTtlSeconds: ACCESS_TOKEN_TTL_SECONDS,
+    oauthNow: () => heldAt ?? Date.now(),
   } as const;
   // Nonces on the resource too (the default): the bridge must answer use_dpop_nonce on /mcp without signing in again.
   servers.modern = await startReferenceServer({ ...common, mcpEra: "modern" });
@@ -96,6 +102,11 @@ describe.each(["modern", "legacy"] as const)(
       const server = servers[era]!;
       const login = home.login();
       const token = login.tokens!.accessToken;
+      // The token as the server saw it when it was issued: fresh for every request below, however slow the machine.
+      heldAt = login.tokens!.issuedAt;
+      onTestFinished(() => {
+        heldAt = undefined;
+      });
       const asBearer = await ping(server, { authorization: `Bearer ${token}` });
       expect(asBearer.status).toBe(401);
 
