@@ -1,6 +1,6 @@
 /** The upstream's HTTP exchange over a `fetch` of the caller's: the relay with no socket of its own (tests in process, an embedder's network). */
 
-import type { HttpAnswer, HttpAnswerBody, HttpExchange } from "./http-exchange.js";
+import { type HttpAnswer, type HttpAnswerBody, type HttpExchange, httpAnswer } from "./http-exchange.js";
 import { UpstreamTimeoutError } from "./time-outs.js";
 
 /**
@@ -63,20 +63,12 @@ function toHttpAnswer(response: Response): HttpAnswer {
     },
     cancel: () => (reading ?? stream).cancel().catch(() => undefined),
   };
-  const text = async () => {
-    const chunks: Uint8Array[] = [];
-    if (body) for await (const chunk of body) chunks.push(chunk);
-    return Buffer.concat(chunks).toString("utf8");
-  };
-  return {
-    status: response.status,
-    ok: response.ok,
-    headers: {
+  return httpAnswer(
+    response.status,
+    {
       get: (name) => response.headers.get(name),
       getSetCookie: () => response.headers.getSetCookie(),
     },
     body,
-    text,
-    json: async () => JSON.parse(await text()) as unknown,
-  };
+  );
 }

@@ -44,6 +44,27 @@ export interface HttpAnswer {
   json(): Promise<unknown>;
 }
 
+/** An answer from its status, headers and body: `ok`, `text()` and `json()` are read from them, as fetch's are. */
+export function httpAnswer(
+  status: number,
+  headers: HttpAnswer["headers"],
+  body: HttpAnswerBody | null,
+): HttpAnswer {
+  const text = async () => {
+    const chunks: Uint8Array[] = [];
+    if (body) for await (const chunk of body) chunks.push(chunk);
+    return Buffer.concat(chunks).toString("utf8");
+  };
+  return {
+    status,
+    ok: status >= 200 && status < 300,
+    headers,
+    body,
+    text,
+    json: async () => JSON.parse(await text()) as unknown,
+  };
+}
+
 /**
  * Sends one request and resolves with its answer: node:http in the bridge (node-http-exchange.ts), wrapped for
  * credentials, cookies and time-outs; not fetch, whose Request and Response it does not use.

@@ -8,7 +8,7 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { nodeProxyRoute, proxyFailureOf, watchProxyConnect } from "../../../internal/proxy.js";
 import { markNeverSent } from "../../../internal/request-failure.js";
-import type { HttpAnswer, HttpAnswerBody, HttpRequest } from "./http-exchange.js";
+import { type HttpAnswer, type HttpAnswerBody, type HttpRequest, httpAnswer } from "./http-exchange.js";
 import { watchExchange } from "./time-outs.js";
 
 /**
@@ -171,15 +171,9 @@ function toHttpAnswer(message: IncomingMessage): HttpAnswer {
       else message.destroy();
     },
   };
-  const text = async () => {
-    const chunks: Uint8Array[] = [];
-    for await (const chunk of body) chunks.push(chunk);
-    return Buffer.concat(chunks).toString("utf8");
-  };
-  return {
+  return httpAnswer(
     status,
-    ok: status >= 200 && status < 300,
-    headers: {
+    {
       get(name) {
         const value = message.headers[name.toLowerCase()];
         if (value === undefined) return null;
@@ -188,7 +182,5 @@ function toHttpAnswer(message: IncomingMessage): HttpAnswer {
       getSetCookie: () => message.headers["set-cookie"] ?? [],
     },
     body,
-    text,
-    json: async () => JSON.parse(await text()) as unknown,
-  };
+  );
 }

@@ -1,6 +1,6 @@
 /** `--connect-timeout`, `--headers-timeout` and `--body-timeout` on the upstream's exchanges, each failing with its own name and the host. */
 import type { ClientRequest } from "node:http";
-import type { HttpAnswer, HttpAnswerBody, HttpExchange } from "./http-exchange.js";
+import { type HttpAnswer, type HttpAnswerBody, type HttpExchange, httpAnswer } from "./http-exchange.js";
 
 /** Each in milliseconds; absent or 0: no limit. */
 export interface ExchangeTimeouts {
@@ -101,17 +101,5 @@ function withBodyTimeout(answer: HttpAnswer, body: HttpAnswerBody, host: string,
     },
     cancel: () => body.cancel(),
   };
-  const text = async () => {
-    const chunks: Uint8Array[] = [];
-    for await (const chunk of timedBody) chunks.push(chunk);
-    return Buffer.concat(chunks).toString("utf8");
-  };
-  return {
-    status: answer.status,
-    ok: answer.ok,
-    headers: answer.headers,
-    body: timedBody,
-    text,
-    json: async () => JSON.parse(await text()) as unknown,
-  };
+  return httpAnswer(answer.status, answer.headers, timedBody);
 }
