@@ -61,5 +61,5 @@ describe("The token step happens against the advertised token endpoint", () => {
     const before = evil.requests.filter((line) => line.startsWith("POST /token")).length;
     await signInAgainst(evil, root, {}, true);
     expect(evil.requests.filter((line) => line.startsWith("POST /token")).length).toBe(before + 1);
-  });
+  }, 60_000);
 });
