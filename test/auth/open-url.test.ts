@@ -5,30 +5,29 @@ import { openUrl, splitCommandWords, UnsafeUrlError } from "../../src/auth/index
 import { scratchDir } from "../support/scratch-dir.js";
 
 /** The real spawn, with its calls recorded: a refused URL must start no process at all. */
-const spawned = vi.hoisted(() => ({ calls: 0 }));
+const spawned = vi.hoisted(() => ({ calls: 0, exits: [] as Promise<unknown>[] }));
 vi.mock(import("node:child_process"), async (importOriginal) => {
   const original = await importOriginal();
   const spawn = ((...args: Parameters<typeof original.spawn>) => {
     spawned.calls++;
-    return original.spawn(...args);
+    const child = original.spawn(...args);
+    spawned.exits.push(new Promise((exited) => child.once("exit", exited)));
+    return child;
   }) as typeof original.spawn;
   return { ...original, spawn };
 });
 beforeEach(() => {
   spawned.calls = 0;
+  spawned.exits = [];
 });
 
 const recorder = resolve("test/auth/fixtures/record-args.mjs");
 
-async function waitForFile(path: string): Promise<string> {
-  for (let i = 0; i < 200; i++) {
-    if (existsSync(path)) {
-      const text = readFileSync(path, "utf8");
-      if (text) return text;
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`${path} never appeared`);
+/** What the recorder wrote, read once the process openUrl started has exited (openUrl does not wait for it). */
+async function recorded(path: string): Promise<string[]> {
+  expect(spawned.exits).toHaveLength(1);
+  await spawned.exits[0];
+  return JSON.parse(readFileSync(path, "utf8")) as string[];
 }
 
 function scratch() {
@@ -66,7 +65,7 @@ describe("openUrl runs $BROWSER without a shell, with the URL as its last argume
     const env = { BROWSER: `node "${recorder}" --new-window 'two words'`, RECORD_ARGS_FILE: argsFile };
     await openUrl("https://example.test/authorize?client_id=a&state=b", { env });
     expect(spawned.calls).toBe(1);
-    expect(JSON.parse(await waitForFile(argsFile))).toEqual([
+    expect(await recorded(argsFile)).toEqual([
       "--new-window",
       "two words",
       "https://example.test/authorize?client_id=a&state=b",
@@ -77,7 +76,7 @@ describe("openUrl runs $BROWSER without a shell, with the URL as its last argume
     const { argsFile, marker } = scratch();
     const url = `https://example.test/?q=$(touch%20${marker})&r=\`touch\${IFS}${marker}\`;touch\${IFS}${marker}|x`;
     await openUrl(url, { env: { BROWSER: `node ${recorder}`, RECORD_ARGS_FILE: argsFile } });
-    const args = JSON.parse(await waitForFile(argsFile)) as string[];
+    const args = await recorded(argsFile);
     expect(args).toHaveLength(1);
     expect(args[0]).toBe(new URL(url).href);
     expect(existsSync(marker)).toBe(false);
@@ -90,7 +89,7 @@ describe("openUrl runs $BROWSER without a shell, with the URL as its last argume
       RECORD_ARGS_FILE: argsFile,
     };
     await openUrl("https://example.test/", { env });
-    const args = JSON.parse(await waitForFile(argsFile)) as string[];
+    const args = await recorded(argsFile);
     expect(args).toEqual(["$(touch", `${marker})`, ";", "touch", marker, "https://example.test/"]);
     expect(existsSync(marker)).toBe(false);
   });

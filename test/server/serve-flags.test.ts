@@ -11,12 +11,16 @@ async function startServe(
   const child = spawn(process.execPath, [BIN, "--json", "serve", "--port", "0", ...args], {
     env: cleanEnv(),
   });
-  let stdout = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk;
-  });
   const exited = new Promise<number | null>((done) => child.on("close", (code) => done(code)));
-  for (let i = 0; i < 200 && !stdout.includes("}\n"); i++) await new Promise((r) => setTimeout(r, 50));
+  // `serve --json` prints one line once it listens; the wait ends at that line or at the process's end.
+  const stdout = await new Promise<string>((done) => {
+    let text = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      text += chunk;
+      if (text.includes("}\n")) done(text);
+    });
+    child.on("close", () => done(text));
+  });
   const printed = JSON.parse(stdout) as { url: string; mcpUrl: string };
   return {
     ...printed,
