@@ -94,7 +94,7 @@ const QUICK_CALL_WAIT = { CHAT_MCP_BRIDGE_SIGN_IN_WAIT_MS: "20000", CHAT_MCP_BRI
 /** The host asks for log messages: only then does the bridge send it `notifications/message`. */
 async function askForLogs(bridge: BridgeDriver): Promise<void> {
   const id = bridge.request("logging/setLevel", { level: "info" });
-  await bridge.waitAnswered([id], 5_000);
+  await bridge.waitAnswered([id], 15_000);
 }
 
 describe("No browser can open (no $BROWSER, no desktop)", () => {
@@ -104,7 +104,7 @@ describe("No browser can open (no $BROWSER, no desktop)", () => {
     await initializeAtOnce(bridge);
     await askForLogs(bridge);
     const tools = bridge.request("tools/list", {});
-    await bridge.waitAnswered([tools], 5_000);
+    await bridge.waitAnswered([tools], 15_000);
     expect(bridge.answersTo(tools)[0]?.result).toEqual({ tools: [] });
     const logged = await bridge.waitForMethod("notifications/message", 15_000);
     const message = await callErrorText(bridge);
