@@ -16,6 +16,8 @@ interface PendingRequest {
   method: string;
   /** The transport whose POST carried it, once the server accepted it; its answer can only come from there. */
   deliveredOn?: object;
+  /** The client's cancellations of it, waiting until the server has it (see `holdCancellation`). */
+  cancellations?: Array<() => void>;
 }
 
 /** Requests by id (a number 1 and a string "1" apart), each taken out when it is answered. */
@@ -39,16 +41,36 @@ export class PendingRequests {
     return pending;
   }
 
-  /** The server accepted the request on `transport`. */
+  /** The server accepted the request on `transport`: cancellations waiting for that go out now. */
   deliveredOn(id: RequestId, transport: object): void {
     const pending = this.#pending.get(requestKey(id));
-    if (pending) pending.deliveredOn = transport;
+    if (!pending) return;
+    pending.deliveredOn = transport;
+    release(pending);
+  }
+
+  /**
+   * Holds the client's cancellation of a request the server has not accepted yet (true), calling `send` once it
+   * has, or once the bridge answered it (its POST may have reached the server all the same). Sent at once, the
+   * cancellation could overtake its request (each is its own POST; a request may wait for a pooled connection or
+   * for the session's event stream, a notification never does): the server, not knowing the id yet, would drop
+   * the cancellation and then run the call. False when the request is unknown, answered or already accepted.
+   */
+  holdCancellation(id: RequestId, send: () => void): boolean {
+    const pending = this.#pending.get(requestKey(id));
+    if (!pending || pending.deliveredOn) return false;
+    (pending.cancellations ??= []).push(send);
+    return true;
   }
 
   /** Answers the request with a bridge error, unless it was answered already. */
   answerWithError(id: RequestId, message: string): boolean {
-    if (!this.#pending.delete(requestKey(id))) return false;
+    const key = requestKey(id);
+    const pending = this.#pending.get(key);
+    if (!pending) return false;
+    this.#pending.delete(key);
     this.#toClient(errorResponse(id, message));
+    release(pending);
     return true;
   }
 
@@ -61,4 +83,11 @@ export class PendingRequests {
       }
     }
   }
+}
+
+/** Sends the cancellations held for `pending`, once. */
+function release(pending: PendingRequest): void {
+  const waiting = pending.cancellations;
+  pending.cancellations = undefined;
+  for (const send of waiting ?? []) send();
 }

@@ -40,6 +40,14 @@ export interface LegacySessionRelayOptions {
   createTransport?: (url: URL, exchange: HttpExchange) => RemoteTransport;
 }
 
+/** The request a `notifications/cancelled` names, if it is one. */
+function cancelledRequestId(message: JSONRPCMessage): RequestId | undefined {
+  if (!("method" in message) || message.method !== "notifications/cancelled" || "id" in message)
+    return undefined;
+  const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+  return typeof requestId === "string" || typeof requestId === "number" ? requestId : undefined;
+}
+
 /** A client message on its way out, numbered in arrival order. */
 interface Outbound {
   seq: number;
@@ -129,6 +137,16 @@ export class LegacySessionRelay {
     if (isRequest(message)) {
       if (message.method === "initialize") this.#session.rememberInitialize(message);
       this.#pending.add(message.id, message.method);
+    }
+    const cancelled = cancelledRequestId(message);
+    if (
+      cancelled !== undefined &&
+      this.#pending.holdCancellation(cancelled, () => this.#sendOrHold({ seq: ++this.#seq, message }))
+    ) {
+      this.#log.debug(
+        `the cancellation of request ${String(cancelled)} waits until the server has the request`,
+      );
+      return;
     }
     this.#sendOrHold({ seq: ++this.#seq, message });
   }
