@@ -54,8 +54,11 @@ export class LegacyServerRelay implements EraRelay {
   #toTranslator: ToClient | undefined;
   /** What follows a 2026-07-28 client's call once answered (`onResult` of the steps), by the client's request id. */
   readonly #followers = new Map<string, (result: Json) => void>();
-  /** Modern tools/calls the policy's steps are still judging, by client id: a cancellation meanwhile marks them unsent. */
-  readonly #judging = new Map<string, { cancelled: boolean }>();
+  /**
+   * tools/calls the policy's steps are still judging, by client id: a cancellation meanwhile marks them unsent and
+   * withdraws a question a step put to the client (`abort`).
+   */
+  readonly #judging = new Map<string, { cancelled: boolean; abort?: AbortController }>();
   /** The tools/list requests in flight, by id: their answers pass the policy. */
   readonly #lists = new Set<string>();
   #closing = false;
@@ -89,6 +92,7 @@ export class LegacyServerRelay implements EraRelay {
           : undefined;
       if (judged) {
         judged.cancelled = true;
+        judged.abort?.abort();
         return;
       }
     }
@@ -185,9 +189,22 @@ export class LegacyServerRelay implements EraRelay {
     const steps = this.#options.policy.steps;
     const params = (message as { params?: unknown }).params;
     const call = { params, client: this.#face.client, notification: !isRequest(message) };
-    const outcome = isRequest(message)
-      ? await settleSteps(steps, call, this.#face.ask.bind(this.#face), neverAborted)
-      : await settleSteps(steps, call, refuseToAsk, neverAborted);
+    let outcome: Awaited<ReturnType<typeof settleSteps>>;
+    if (!isRequest(message)) outcome = await settleSteps(steps, call, refuseToAsk, neverAborted);
+    else {
+      const key = requestKey(message.id);
+      const judging = { cancelled: false, abort: new AbortController() };
+      this.#judging.set(key, judging);
+      try {
+        outcome = await settleSteps(steps, call, this.#face.ask.bind(this.#face), judging.abort.signal);
+      } finally {
+        if (this.#judging.get(key) === judging) this.#judging.delete(key);
+      }
+      if (judging.cancelled && !this.#closing) {
+        this.#options.log.debug(`${describeMessage(message)} was cancelled by the client while judged: not sent`);
+        return;
+      }
+    }
     if (this.#closing) return;
     if (outcome.kind === "forward")
       return this.#onward({ ...message, params: outcome.params } as JSONRPCMessage);

@@ -1,4 +1,4 @@
-/** A modern client's cancellation of a call still waiting for the legacy session to open: the call is never sent. */
+/** A client's cancellation of a call still waiting (for the legacy session to open, for the bridge's steps): the call is never sent. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { createBridgeLog } from "../../../src/bridge/log.js";
@@ -140,5 +140,60 @@ describe("a call cancelled while the bridge's own steps judge it (a question to 
     expect(sent.filter((message) => "method" in message && message.method === "tools/call")).toEqual([]);
     expect(modern.toClient.filter((message) => message.id === 7)).toEqual([]);
     await translated.close(100);
+  });
+
+  it("from a 2025 client too: never sent, never answered, and the next call goes on", async () => {
+    let decide: () => void = () => {};
+    let judging: () => void = () => {};
+    let judged = new Promise<void>((resolve) => {
+      judging = resolve;
+    });
+    const { relay, sent, legacy } = legacySessionRelay({
+      steps: [
+        async ({ params }) => {
+          judging();
+          await new Promise<void>((resolve) => {
+            decide = resolve;
+          });
+          return { kind: "forward", params };
+        },
+      ],
+    });
+    const calls = () => sent.filter((message) => "method" in message && message.method === "tools/call");
+    const turns = async () => {
+      for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    legacy.send({
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "create_chat", arguments: {} },
+    });
+    await judged;
+    legacy.send({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: 7, reason: "the person stopped it" },
+    });
+    decide();
+    await turns();
+    expect(calls()).toEqual([]);
+    expect(legacy.toClient.filter((message) => message.id === 7)).toEqual([]);
+
+    judged = new Promise<void>((resolve) => {
+      judging = resolve;
+    });
+    legacy.send({
+      jsonrpc: "2.0",
+      id: 8,
+      method: "tools/call",
+      params: { name: "create_chat", arguments: {} },
+    });
+    await judged;
+    decide();
+    await turns();
+    expect(calls()).toHaveLength(1);
+    expect(legacy.toClient.filter((message) => message.id === 8)).toHaveLength(1);
+    await relay.close(100);
   });
 });
