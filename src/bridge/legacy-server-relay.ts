@@ -201,7 +201,9 @@ export class LegacyServerRelay implements EraRelay {
         if (this.#judging.get(key) === judging) this.#judging.delete(key);
       }
       if (judging.cancelled && !this.#closing) {
-        this.#options.log.debug(`${describeMessage(message)} was cancelled by the client while judged: not sent`);
+        this.#options.log.debug(
+          `${describeMessage(message)} was cancelled by the client while judged: not sent`,
+        );
         return;
       }
     }

@@ -59,7 +59,8 @@ export class PendingRequests {
   holdCancellation(id: RequestId, send: () => void): boolean {
     const pending = this.#pending.get(requestKey(id));
     if (!pending || pending.deliveredOn) return false;
-    (pending.cancellations ??= []).push(send);
+    pending.cancellations ??= [];
+    pending.cancellations.push(send);
     return true;
   }
 
