@@ -32,14 +32,26 @@ export function routeOrigin(origin: string, handler: FetchHandler): () => void {
   };
 }
 
+/**
+ * The signal a fetch's caller passed, to wait on in place of `new Request(input, init).signal`: that one follows the
+ * caller's through a weak reference, so an in-process fetch (no socket holding it) can lose it to the GC mid-wait.
+ */
+export function callerSignal(input: string | URL | Request, init?: RequestInit): AbortSignal | undefined {
+  return init?.signal ?? (input instanceof Request ? input.signal : undefined);
+}
+
 async function routedFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
   let request = new Request(input, init);
   if (!routes.has(new URL(request.url).origin)) return (network ?? fetch)(input, init);
   const follow = request.redirect === "follow";
+  // The caller's own signal, not the Request's: undici's Request follows it through a weak reference, so with no
+  // socket to hold them, a hanging handler's Request, its signal and this wait can all be collected before the
+  // caller's AbortSignal.timeout fires, and the fetch then never ends (seen in a full run; test/support/fetch-routes.test.ts).
+  const signal = callerSignal(input, init) ?? request.signal;
   for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
     const handler = routes.get(new URL(request.url).origin);
     if (!handler) return (network ?? fetch)(request);
-    const response = await abortable(handler(request), request.signal);
+    const response = await abortable(handler(request), signal);
     const location = response.headers.get("location");
     if (!follow || !location || ![301, 302, 303, 307, 308].includes(response.status)) return response;
     await response.body?.cancel();
