@@ -2,6 +2,7 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { createBridgeLog } from "../../../src/bridge/log.js";
+import type { ToolCallStep } from "../../../src/bridge/steps/index.js";
 import { ModernClientOverLegacy } from "../../../src/bridge/translate/modern-client-over-legacy.js";
 import { legacySessionRelay, MODERN_ENVELOPE } from "../fixtures/in-process-relays.js";
 
@@ -105,93 +106,85 @@ describe("a call cancelled while the legacy session opens", () => {
   });
 });
 
+/** A step that holds each call until `decide()`; `judged()` resolves once the step holds the next call. */
+function holdingStep() {
+  let decide: () => void = () => {};
+  let judging: () => void = () => {};
+  let next = new Promise<void>((resolve) => {
+    judging = resolve;
+  });
+  const steps: ToolCallStep[] = [
+    async ({ params }) => {
+      judging();
+      await new Promise<void>((resolve) => {
+        decide = resolve;
+      });
+      return { kind: "forward", params };
+    },
+  ];
+  return {
+    steps,
+    judged: async () => {
+      await next;
+      next = new Promise<void>((resolve) => {
+        judging = resolve;
+      });
+    },
+    decide: () => decide(),
+  };
+}
+
+const cancelled = (requestId: number): JSONRPCMessage => ({
+  jsonrpc: "2.0",
+  method: "notifications/cancelled",
+  params: { requestId, reason: "the person stopped it" },
+});
+const eventLoopTurns = async () => {
+  for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+};
+
 describe("a call cancelled while the bridge's own steps judge it (a question to the person, say)", () => {
   it("is never sent to the server, and the client gets no answer for it", async () => {
-    let decide: () => void = () => {};
-    let judging: () => void = () => {};
-    const judged = new Promise<void>((resolve) => {
-      judging = resolve;
-    });
-    const { translated, sent, modern } = legacySessionRelay({
-      steps: [
-        async ({ params }) => {
-          judging();
-          await new Promise<void>((resolve) => {
-            decide = resolve;
-          });
-          return { kind: "forward", params };
-        },
-      ],
-    });
+    const step = holdingStep();
+    const { translated, sent, modern } = legacySessionRelay({ steps: step.steps });
     modern.send({
       jsonrpc: "2.0",
       id: 7,
       method: "tools/call",
       params: { _meta: MODERN_ENVELOPE, name: "create_chat", arguments: { message: "hi" } },
     });
-    await judged;
-    modern.send({
-      jsonrpc: "2.0",
-      method: "notifications/cancelled",
-      params: { requestId: 7, reason: "the person stopped it" },
-    });
-    decide();
-    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+    await step.judged();
+    modern.send(cancelled(7));
+    step.decide();
+    await eventLoopTurns();
     expect(sent.filter((message) => "method" in message && message.method === "tools/call")).toEqual([]);
     expect(modern.toClient.filter((message) => message.id === 7)).toEqual([]);
     await translated.close(100);
   });
 
   it("from a 2025 client too: never sent, never answered, and the next call goes on", async () => {
-    let decide: () => void = () => {};
-    let judging: () => void = () => {};
-    let judged = new Promise<void>((resolve) => {
-      judging = resolve;
-    });
-    const { relay, sent, legacy } = legacySessionRelay({
-      steps: [
-        async ({ params }) => {
-          judging();
-          await new Promise<void>((resolve) => {
-            decide = resolve;
-          });
-          return { kind: "forward", params };
-        },
-      ],
-    });
+    const step = holdingStep();
+    const { relay, sent, legacy } = legacySessionRelay({ steps: step.steps });
     const calls = () => sent.filter((message) => "method" in message && message.method === "tools/call");
-    const turns = async () => {
-      for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
-    };
-    legacy.send({
-      jsonrpc: "2.0",
-      id: 7,
-      method: "tools/call",
-      params: { name: "create_chat", arguments: {} },
-    });
-    await judged;
-    legacy.send({
-      jsonrpc: "2.0",
-      method: "notifications/cancelled",
-      params: { requestId: 7, reason: "the person stopped it" },
-    });
-    decide();
-    await turns();
+    const call = (id: number) =>
+      legacy.send({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: "create_chat", arguments: {} },
+      });
+    call(7);
+    await step.judged();
+    legacy.send(cancelled(7));
+    step.decide();
+    await eventLoopTurns();
     expect(calls()).toEqual([]);
     expect(legacy.toClient.filter((message) => message.id === 7)).toEqual([]);
 
-    judged = new Promise<void>((resolve) => {
-      judging = resolve;
-    });
-    legacy.send({
-      jsonrpc: "2.0",
-      id: 8,
-      method: "tools/call",
-      params: { name: "create_chat", arguments: {} },
-    });
-    await judged;
-    decide();
-    await turns();
+    call(8);
+    await step.judged();
+    step.decide();
+    await eventLoopTurns();
     expect(calls()).toHaveLength(1);
     expect(legacy.toClient.filter((message) => message.id === 8)).toHaveLength(1);
     await relay.close(100);
