@@ -71,6 +71,12 @@ export const isRequest = (
 ): message is Extract<JSONRPCMessage, { method: string; id: RequestId }> =>
   "method" in message && "id" in message;
 
+/** The request a `notifications/cancelled`'s params name, when they name one. */
+export function cancelledRequestId(params: unknown): RequestId | undefined {
+  const requestId = isJsonObject(params) ? params.requestId : undefined;
+  return typeof requestId === "string" || typeof requestId === "number" ? requestId : undefined;
+}
+
 /** A response (result or error) that names the request it answers. */
 export const isResponse = (
   message: JSONRPCMessage,

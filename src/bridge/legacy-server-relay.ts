@@ -4,7 +4,13 @@ import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { EraRelay } from "./era-router.js";
 import { LegacyFace } from "./faces/legacy.js";
 import { requestEra } from "./faces/modern.js";
-import { isJsonObject as isObject, isRequest, isResponse, type JsonObject as Json } from "./jsonrpc.js";
+import {
+  cancelledRequestId,
+  isJsonObject as isObject,
+  isRequest,
+  isResponse,
+  type JsonObject as Json,
+} from "./jsonrpc.js";
 import { type BridgeLog, describeMessage } from "./log.js";
 import { requestKey } from "./request-ids.js";
 import { clientFromEnvelope, type ToClient, withEnvelope, withoutEnvelope } from "./request-model.js";
@@ -58,7 +64,7 @@ export class LegacyServerRelay implements EraRelay {
    * tools/calls the policy's steps are still judging, by client id: a cancellation meanwhile marks them unsent and
    * withdraws a question a step put to the client (`abort`).
    */
-  readonly #judging = new Map<string, { cancelled: boolean; abort?: AbortController }>();
+  readonly #judging = new Map<string, AbortController>();
   /** The tools/list requests in flight, by id: their answers pass the policy. */
   readonly #lists = new Set<string>();
   #closing = false;
@@ -84,22 +90,14 @@ export class LegacyServerRelay implements EraRelay {
       else this.#translatorFor().fromClient(message);
       return;
     }
-    if (method === "notifications/cancelled") {
-      const requestId = isObject(value.params) ? value.params.requestId : undefined;
-      const judged =
-        typeof requestId === "string" || typeof requestId === "number"
-          ? this.#judging.get(requestKey(requestId))
-          : undefined;
-      if (judged) {
-        judged.cancelled = true;
-        judged.abort?.abort();
-        return;
-      }
+    const cancelled = method === "notifications/cancelled" ? cancelledRequestId(value.params) : undefined;
+    const judged = cancelled === undefined ? undefined : this.#judging.get(requestKey(cancelled));
+    if (judged) {
+      judged.abort();
+      return;
     }
     if (method === "notifications/cancelled" && this.#translator) {
-      const requestId = isObject(value.params) ? value.params.requestId : undefined;
-      if (typeof requestId === "string" || typeof requestId === "number")
-        this.#followers.delete(requestKey(requestId));
+      if (cancelled !== undefined) this.#followers.delete(requestKey(cancelled));
       this.#translator.fromClient(message);
       return;
     }
@@ -114,7 +112,7 @@ export class LegacyServerRelay implements EraRelay {
   async #modernCall(id: RequestId, params: unknown): Promise<void> {
     const client = clientFromEnvelope(params);
     const judged = isObject(params) ? withoutEnvelope(params) : params;
-    const judging = { cancelled: false };
+    const judging = new AbortController();
     this.#judging.set(requestKey(id), judging);
     let outcome: Awaited<ReturnType<typeof runToolCallSteps>>;
     try {
@@ -123,7 +121,7 @@ export class LegacyServerRelay implements EraRelay {
       if (this.#judging.get(requestKey(id)) === judging) this.#judging.delete(requestKey(id));
     }
     if (this.#closing) return;
-    if (judging.cancelled) {
+    if (judging.signal.aborted) {
       this.#options.log.debug(
         `tools/call (${String(id)}) was cancelled by the client while judged: not sent`,
       );
@@ -193,14 +191,14 @@ export class LegacyServerRelay implements EraRelay {
     if (!isRequest(message)) outcome = await settleSteps(steps, call, refuseToAsk, neverAborted);
     else {
       const key = requestKey(message.id);
-      const judging = { cancelled: false, abort: new AbortController() };
+      const judging = new AbortController();
       this.#judging.set(key, judging);
       try {
-        outcome = await settleSteps(steps, call, this.#face.ask.bind(this.#face), judging.abort.signal);
+        outcome = await settleSteps(steps, call, this.#face.ask.bind(this.#face), judging.signal);
       } finally {
         if (this.#judging.get(key) === judging) this.#judging.delete(key);
       }
-      if (judging.cancelled && !this.#closing) {
+      if (judging.signal.aborted && !this.#closing) {
         this.#options.log.debug(
           `${describeMessage(message)} was cancelled by the client while judged: not sent`,
         );

@@ -3,7 +3,7 @@
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { LegacyFace } from "./faces/legacy.js";
 import { modernRequest, requestEra } from "./faces/modern.js";
-import { isJsonObject as isObject, type JsonObject as Json } from "./jsonrpc.js";
+import { cancelledRequestId, isJsonObject as isObject, type JsonObject as Json } from "./jsonrpc.js";
 import type { BridgeLog } from "./log.js";
 import { describeError } from "./log.js";
 import { requestKey } from "./request-ids.js";
@@ -130,8 +130,8 @@ export class ModernServerRelay {
 
   #onNotification(method: string, params: unknown): void {
     if (method === "notifications/cancelled") {
-      const requestId = isObject(params) ? params.requestId : undefined;
-      if (typeof requestId === "string" || typeof requestId === "number")
+      const requestId = cancelledRequestId(params);
+      if (requestId !== undefined)
         this.#running.get(requestKey(requestId))?.abort(new Error("cancelled by the client"));
       return;
     }

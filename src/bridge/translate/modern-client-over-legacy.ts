@@ -8,7 +8,7 @@
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { EraRelay } from "../era-router.js";
 import { requestEra } from "../faces/modern.js";
-import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
+import { cancelledRequestId, isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
 import type { BridgeLog } from "../log.js";
 import { BridgeRequestIds, requestKey } from "../request-ids.js";
 import type { ToClient } from "../request-model.js";
@@ -211,8 +211,8 @@ export class ModernClientOverLegacy implements EraRelay {
 
   /** A modern client's `notifications/cancelled` for one of its calls (sent on under the bridge's id) or listens. */
   #cancel(params: unknown): boolean {
-    const requestId = isObject(params) ? params.requestId : undefined;
-    if (typeof requestId !== "string" && typeof requestId !== "number") return false;
+    const requestId = cancelledRequestId(params);
+    if (requestId === undefined) return false;
     if (this.#listens.cancel(requestId)) return true;
     const call = [...this.#calls.values()].find(
       (candidate) =>

@@ -10,7 +10,7 @@ import {
 import { packageVersion } from "../../internal/package-version.js";
 import type { CredentialRefusal, Principal, ServerContext } from "../context.js";
 import { type RequestInfo, type RouteHandler, readBodyText } from "../http.js";
-import type { McpEndpointOptions, McpEra, OAuthServerOptions } from "../options.js";
+import type { McpEndpointOptions, McpEra } from "../options.js";
 import { authenticateBearer, insufficientScopeChallenge } from "../v2-api.js";
 import { jsonRpcErrorResponse } from "./json-rpc.js";
 import { createResolveElicitation, type ResolveElicitation } from "./resolve-elicitation.js";
@@ -218,7 +218,7 @@ async function authenticateMcp(
   metadataUrl: string,
 ): Promise<{ principal: Principal } | { problem: string } | { refusal: CredentialRefusal }> {
   // A token's expiry by the OAuth server's clock, which issued it (`oauthNow` in tests).
-  const now = (ctx.options as OAuthServerOptions).oauthNow ?? Date.now;
+  const now = ctx.options.oauthNow ?? Date.now;
   const auth = await authenticateBearer(
     request.headers.get("authorization"),
     ctx.tokenVerifiers,

@@ -5,7 +5,7 @@
 // server is back and the rest follow; after the reconnect window, what waits is answered with an error and later
 // failures are answered at once.
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import { isRequest } from "../../jsonrpc.js";
+import { cancelledRequestId, isRequest } from "../../jsonrpc.js";
 import type { BridgeLog } from "../../log.js";
 import type { HttpExchange } from "../http/http-exchange.js";
 import { isNetworkError, RemoteHttpError } from "../http/http-failure.js";
@@ -38,14 +38,6 @@ export interface LegacySessionRelayOptions {
   reconnectWindowMs?: number;
   /** Builds the remote transport (tests inject fakes); defaults to the streamable-HTTP client. */
   createTransport?: (url: URL, exchange: HttpExchange) => RemoteTransport;
-}
-
-/** The request a `notifications/cancelled` names, if it is one. */
-function cancelledRequestId(message: JSONRPCMessage): RequestId | undefined {
-  if (!("method" in message) || message.method !== "notifications/cancelled" || "id" in message)
-    return undefined;
-  const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
-  return typeof requestId === "string" || typeof requestId === "number" ? requestId : undefined;
 }
 
 /** A client message on its way out, numbered in arrival order. */
@@ -138,7 +130,10 @@ export class LegacySessionRelay {
       if (message.method === "initialize") this.#session.rememberInitialize(message);
       this.#pending.add(message.id, message.method);
     }
-    const cancelled = cancelledRequestId(message);
+    const cancelled =
+      "method" in message && message.method === "notifications/cancelled" && !("id" in message)
+        ? cancelledRequestId(message.params)
+        : undefined;
     if (
       cancelled !== undefined &&
       this.#pending.holdCancellation(cancelled, () => this.#sendOrHold({ seq: ++this.#seq, message }))
