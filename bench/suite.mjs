@@ -39,7 +39,7 @@ export const SAMPLES = {
   serverSeconds: 3,
   serverWarmupSeconds: 1,
   seededChats: 10,
-  installRounds: 1,
+  installRounds: 5,
   soakSeconds: 120,
   soakInFlight: 20,
   largeRounds: 3,

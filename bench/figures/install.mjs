@@ -1,7 +1,8 @@
 /**
  * Figure 7, what `npx -y chat-mcp-bridge` installs on its first run: `npm pack`, then `npm install <tarball>` into an
- * empty folder with the warm npm cache (what npx does into its own cache folder), beside `npm install
- * mcp-remote@<pinned>` the same way (the baseline). `node bench/figures/install.mjs [repo-dir]` prints it.
+ * empty folder with the warm npm cache (what npx does into its own cache folder), beside mcp-remote@<pinned>
+ * installed the same way, from its own packed tarball, so both top-level packages take npm's path for a local file
+ * (which costs more than a registry name). `node bench/figures/install.mjs [repo-dir] [rounds]` prints it.
  */
 import { execFileSync } from "node:child_process";
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -38,14 +39,39 @@ function diskBytes(dir) {
   return total;
 }
 
+/** Files under `dir`, the other half of what an install writes. */
+function fileCount(dir) {
+  let count = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true }))
+    count += entry.isDirectory() ? fileCount(join(dir, entry.name)) : 1;
+  return count;
+}
+
+/**
+ * CPU seconds (user + system) of this process's finished children, on Linux (`/proc/self/stat`, cutime and cstime);
+ * undefined elsewhere. On a shared machine this moves far less with the load than the wall time does.
+ */
+function childCpuSeconds() {
+  try {
+    const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ");
+    // After "pid (comm) ", field 3 of proc(5) is index 0: cutime and cstime (fields 16 and 17) are indexes 13 and 14.
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Installs `spec` (a tarball or name@version) into a fresh folder and describes the tree npm wrote. */
 function installOnce(spec, extraArgs = []) {
   const dir = mkdtempSync(join(os.tmpdir(), "chat-mcp-bridge-install-"));
   try {
     writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "install-figure", private: true }));
+    const cpuBefore = childCpuSeconds();
     const started = nowMs();
     npm(["install", spec, "--prefer-offline", ...extraArgs], dir);
     const seconds = (nowMs() - started) / 1000;
+    const cpuAfter = childCpuSeconds();
+    const cpuSeconds = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore;
     const lock = JSON.parse(readFileSync(join(dir, "node_modules", ".package-lock.json"), "utf8"));
     const packages = Object.entries(lock.packages).filter(([path]) => path.startsWith("node_modules/"));
     const topLevel = readdirSync(join(dir, "node_modules"))
@@ -64,8 +90,10 @@ function installOnce(spec, extraArgs = []) {
     );
     return {
       seconds,
+      cpuSeconds,
       topLevelPackages: topLevel.length,
       treePackages: packages.length,
+      files: fileCount(join(dir, "node_modules")),
       diskMB: diskBytes(join(dir, "node_modules")) / 1e6,
       largestMB,
       withInstallScripts: packages
@@ -78,10 +106,10 @@ function installOnce(spec, extraArgs = []) {
 }
 
 /**
- * Packs the repo (dist/ as built) and installs the tarball and mcp-remote, each once to warm the cache, then
- * alternately `rounds` times; the median time and the tree of the last install.
+ * Packs the repo (dist/ as built) and mcp-remote, installs each tarball once to warm the cache, then alternately
+ * `rounds` times; the median wall and CPU times and the tree of the last install.
  */
-export async function measureInstall(from = repo, rounds = 3) {
+export async function measureInstall(from = repo, rounds = 5) {
   const work = mkdtempSync(join(os.tmpdir(), "chat-mcp-bridge-pack-"));
   try {
     mkdirSync(work, { recursive: true });
@@ -89,8 +117,10 @@ export async function measureInstall(from = repo, rounds = 3) {
       npm(["pack", "--json", "--ignore-scripts", "--pack-destination", work], from),
     );
     const tarball = join(work, packed.filename);
-    const peer = `mcp-remote@${PEER_VERSIONS["mcp-remote"]}`;
-    // warm-up: fills the npm cache for both, as a user who ran npx before would find it
+    const peerName = `mcp-remote@${PEER_VERSIONS["mcp-remote"]}`;
+    const [peerPacked] = JSON.parse(npm(["pack", peerName, "--json", "--pack-destination", work], work));
+    const peer = join(work, peerPacked.filename);
+    // warm-up: fills the npm cache for both trees, as a user who ran npx before would find it
     installOnce(tarball);
     installOnce(peer);
     const ours = [];
@@ -104,16 +134,26 @@ export async function measureInstall(from = repo, rounds = 3) {
         ours.push(installOnce(tarball));
       }
     }
+    const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
     const medianOf = (runs) => ({
       ...runs.at(-1),
-      seconds: runs.map((r) => r.seconds).sort((a, b) => a - b)[Math.floor(runs.length / 2)],
+      seconds: median(runs.map((r) => r.seconds)),
+      cpuSeconds: runs.every((r) => r.cpuSeconds !== undefined) ? median(runs.map((r) => r.cpuSeconds)) : undefined,
     });
-    return { tarball: packed.filename, rounds, default: medianOf(ours), mcpRemote: medianOf(theirs) };
+    return {
+      tarball: packed.filename,
+      tarballBytes: packed.size,
+      tarballFiles: packed.entryCount,
+      rounds,
+      default: medianOf(ours),
+      mcpRemote: medianOf(theirs),
+    };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  process.stdout.write(`${JSON.stringify(await measureInstall(process.argv[2]), null, 2)}\n`);
+  const rounds = process.argv[3] ? Number(process.argv[3]) : undefined;
+  process.stdout.write(`${JSON.stringify(await measureInstall(process.argv[2] || repo, rounds), null, 2)}\n`);
 }

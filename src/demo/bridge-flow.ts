@@ -2,7 +2,7 @@
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import type * as z from "zod";
-import { notOnRegistryNote } from "../cli/commands/serve.js";
+import { localBridgeNote } from "../cli/commands/serve.js";
 import {
   ChatSchema,
   type Message,
@@ -34,7 +34,7 @@ export async function runBridgeFlow(setup: DemoSetup, narrator: Narrator): Promi
   narrator.note(
     `(a client config runs the same: {"command":"npx","args":["-y","chat-mcp-bridge","<mcp-url>"]})`,
   );
-  for (const line of notOnRegistryNote(setup.bins.bridge)) narrator.note(line.trim());
+  for (const line of localBridgeNote(setup.bins.bridge)) narrator.note(line.trim());
 
   const transport = new StdioClientTransport({
     command: process.execPath,

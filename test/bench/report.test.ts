@@ -170,11 +170,13 @@ describe("bench verdicts", () => {
     expect(find(soak(0, 100), "8 soak", "mcp-remote").status).toBe("N/A");
   });
 
-  it("judges the npx install by its time below mcp-remote's, and shows its size on disk with no target", () => {
+  it("judges the npx install by its time below mcp-remote's, and shows its CPU, files and size on disk with no target", () => {
     const tree = (seconds: number, diskMB: number) => ({
       seconds,
+      cpuSeconds: seconds / 2,
       topLevelPackages: 17,
       treePackages: 17,
+      files: 1000,
       diskMB,
       withInstallScripts: [],
     });
@@ -183,6 +185,11 @@ describe("bench verdicts", () => {
     expect(find(install(tree(2.0, 19.3)), "7 npx -y", "size on disk").status).toBe("-");
     expect(find(install(tree(2.0, 19.3)), "7 npx -y", "warm cache").status).toBe("MET");
     expect(find(install(tree(3.5, 9.0)), "7 npx -y", "warm cache").status).toBe("MISSED");
+    expect(find(install(tree(3.5, 9.0)), "7 npx -y", "CPU")).toMatchObject({
+      status: "-",
+      ratio: 1.75 / 1.25,
+    });
+    expect(find(install(tree(3.5, 9.0)), "7 npx -y", "files on disk").status).toBe("-");
   });
 });
 

@@ -166,11 +166,11 @@ describe("serve --port 0", () => {
       `{"mcpServers":{"chat":{"command":"node","args":[${JSON.stringify(join(ROOT, "bin", "chat-mcp-bridge.js"))},"${baseUrl}/mcp"]}}}`,
     );
     expect(stdout).toContain(
-      `Once it is published: {"mcpServers":{"chat":{"command":"npx","args":["-y","chat-mcp-bridge","${baseUrl}/mcp"]}}}`,
+      `The release on npm: {"mcpServers":{"chat":{"command":"npx","args":["-y","chat-mcp-bridge","${baseUrl}/mcp"]}}}`,
     );
     expect(stdout).toContain(`{"mcpServers":{"chat":{"url":"${baseUrl}/mcp"}}}`);
-    // Beside the npx config: the package is not on the registry yet, and what to run instead.
-    expect(stdout).toContain("chat-mcp-bridge is not on the npm registry yet");
+    // Beside the stdio config: this checkout's bridge run with node or npm link, and the npx config of the release.
+    expect(stdout).toContain("This checkout's bridge, from any folder");
     expect(stdout).toContain(JSON.stringify(join(ROOT, "bin", "chat-mcp-bridge.js")));
     expect(stdout).toContain("npm link");
     const acmeKey = /^\s+acme\s+(\S+)/m.exec(stdout)?.[1];

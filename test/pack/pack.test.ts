@@ -133,10 +133,11 @@ describe("the tarball holds only what users need", () => {
       expect(licences).toContain(`\n${name}@`);
   });
 
-  it("has no tests, TypeScript sources, demo, source maps or repo tooling", () => {
+  it("has no tests, TypeScript sources, demo, manual, source maps or repo tooling", () => {
+    // The manual (docs/) stays in the repository: npm's page opens the README's links to it there.
     const unwanted = packed.filter(
       (path) =>
-        /^(src|test|bench|scripts|\.ci|node_modules)\//.test(path) ||
+        /^(src|test|bench|scripts|docs|\.ci|\.changeset|\.github|node_modules)\//.test(path) ||
         path.startsWith("dist/demo/") ||
         path.endsWith(".map") ||
         /\.test\.[cm]?[jt]s$/.test(path) ||

@@ -60,11 +60,11 @@ function eraNote(era: "both" | "modern" | "legacy"): string {
 }
 
 /**
- * The words beside the stdio config: the package is not on the npm registry yet, so `npx -y chat-mcp-bridge` cannot
- * fetch it (npm answers E404 outside a project that has it); the config that works from any folder runs this
- * package's own bin with node. `npm link` is offered only in a checkout, where it puts the bin on the PATH.
+ * The words beside the stdio config: how to run this copy's bridge (the config that works from any folder runs its
+ * bin with node; `npm link` is offered only in a checkout, where it puts the bin on the PATH), and the npx config,
+ * which runs the release published on npm instead.
  */
-export function notOnRegistryNote(
+export function localBridgeNote(
   bridgeBin: string | undefined,
   { checkout = true, mcpUrl = "<mcp-url>" }: { checkout?: boolean; mcpUrl?: string } = {},
 ): string[] {
@@ -73,13 +73,13 @@ export function notOnRegistryNote(
   const npx = JSON.stringify({
     mcpServers: { chat: { command: "npx", args: ["-y", "chat-mcp-bridge", mcpUrl] } },
   });
+  const node = `{"command":"node","args":[${JSON.stringify(bin)},"<mcp-url>"]}`;
   return [
-    "  chat-mcp-bridge is not on the npm registry yet, so `npx -y chat-mcp-bridge` cannot fetch it. Until it is,",
     checkout
-      ? `  use {"command":"node","args":[${JSON.stringify(bin)},"<mcp-url>"]}, or run \`npm link\` in this checkout`
-      : `  use {"command":"node","args":[${JSON.stringify(bin)},"<mcp-url>"]} (this installed package's bin; it works from any folder).`,
+      ? `  This checkout's bridge, from any folder: ${node}, or run \`npm link\` in this checkout`
+      : `  This installed package's bridge, from any folder: ${node}.`,
     ...(checkout ? ['  and use {"command":"chat-mcp-bridge","args":["<mcp-url>"]}.'] : []),
-    `  Once it is published: ${npx}`,
+    `  The release on npm: ${npx}`,
   ];
 }
 
@@ -204,7 +204,7 @@ export async function serve(options: ServeOptions, ctx: CliContext): Promise<voi
       ``,
       `MCP client config (stdio bridge):`,
       `  ${JSON.stringify(configs.stdio)}`,
-      ...notOnRegistryNote(bridgeBin, { checkout: isCheckout(), mcpUrl: server.mcpUrl }),
+      ...localBridgeNote(bridgeBin, { checkout: isCheckout(), mcpUrl: server.mcpUrl }),
       `MCP client config (clients with remote support):`,
       `  ${JSON.stringify(configs.remote)}`,
     ];
