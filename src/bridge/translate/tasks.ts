@@ -1,5 +1,7 @@
-/**
- * Tasks across eras. A 2025-11-25 client of a 2026-07-28 server gets the core's tasks from the server's Tasks
+/** Tasks across eras: a 2025 client's core tasks over a 2026-07-28 server's Tasks extension, and none offered where a pair cannot finish one. */
+
+/*
+ * A 2025-11-25 client of a 2026-07-28 server gets the core's tasks from the server's Tasks
  * extension: its `params.task` becomes the extension declared on the call, the server's task (or its plain answer,
  * kept as a finished task) the core's, and `tasks/result` a poll of `tasks/get` to the end. A 2026-07-28 client of a
  * 2025 server is offered no tasks (see `withoutLegacyTasks`): that server creates tasks only when asked by

@@ -1,7 +1,8 @@
-/**
- * `create_chat` and `send_message` as tasks, for a host that declares task support: the 2025-11-25 core (`params.task`,
- * `tasks/get|result|list|cancel`) and the 2026-07-28 extension (`io.modelcontextprotocol/tasks`, `tasks/get|update|cancel`).
- * The SDK has no task runtime: the route answers the call with a task at once and runs the same call, without the
+/** `create_chat` and `send_message` as tasks for a host that declares them: the 2025-11-25 core and the 2026-07-28 Tasks extension. */
+
+/*
+ * The 2025-11-25 core: `params.task`, `tasks/get|result|list|cancel`; the 2026-07-28 extension:
+ * `io.modelcontextprotocol/tasks`, `tasks/get|update|cancel`. The SDK has no task runtime: the route answers the call with a task at once and runs the same call, without the
  * task, through the SDK's own handler in the background (so every check of a call still applies); the `tasks/*`
  * methods are the SDK's custom request handlers on each server, reading one store scoped to the account.
  */

@@ -10,6 +10,7 @@ import { SkillsClient } from "@modelcontextprotocol/client/ext/skills";
 import { Client as V1Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as V1Transport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport as V1TransportType } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { CreateTaskResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as z from "zod";
 import type { McpEra } from "../../../src/server/index.js";
@@ -293,5 +294,59 @@ describe.each(SERVER_ERAS)("%s", (_, mcpEra) => {
         },
       );
     });
+  });
+});
+
+describe("a host cancels its task through the bridge (dual-era server, an assistant that would take 20 s)", () => {
+  let server: RequestableReferenceServer;
+  beforeAll(() => {
+    server = startInProcessTestServer({
+      testOnlyUnauthenticatedMcpAccount: "acme",
+      assistantDelayMs: 20_000,
+      url: `http://127.0.0.1:${port++}`,
+    });
+  });
+  afterAll(() => server?.close());
+
+  it("a 2026 host: tasks/cancel (Mcp-Name = taskId), then tasks/get says cancelled", async () => {
+    const host = await party(server, "2026", { flags: [] });
+    try {
+      const created = await host.modern(
+        "tools/call",
+        { name: "create_chat", arguments: { message: "never mind" } },
+        true,
+      );
+      const taskId = String((created.result as { taskId?: string }).taskId);
+      expect((await host.modern("tasks/cancel", { taskId })).result).toMatchObject({
+        resultType: "complete",
+      });
+      expect(((await host.modern("tasks/get", { taskId })).result as { status?: string }).status).toBe(
+        "cancelled",
+      );
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("a 2025 host (SDK v1): tasks/cancel answers the cancelled task, translated from the 2026 extension", async () => {
+    const host = await party(server, "2025", { flags: [] });
+    try {
+      const client = await host.v1();
+      const created = await client.request(
+        {
+          method: "tools/call",
+          params: { name: "create_chat", arguments: { message: "never mind" }, task: {} },
+        },
+        CreateTaskResultSchema,
+      );
+      expect(created.task.status).toBe("working");
+      const cancelled = await client.experimental.tasks.cancelTask(created.task.taskId);
+      expect(cancelled).toMatchObject({ taskId: created.task.taskId, status: "cancelled" });
+      await expect(
+        client.experimental.tasks.getTaskResult(created.task.taskId, z.object({})),
+      ).rejects.toThrow(/cancelled/i);
+    } finally {
+      await host.close();
+    }
   });
 });
