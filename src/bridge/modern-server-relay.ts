@@ -19,6 +19,7 @@ import {
   MAX_INPUT_ROUNDS,
 } from "./translate/input-required.js";
 import { LegacyListen, META_SUBSCRIPTION_ID } from "./translate/listen.js";
+import { LEGACY_TASKS_CAPABILITY, LegacyClientTasks, offersTasks } from "./translate/tasks.js";
 import { callTool, inputRound } from "./translate/tool-call.js";
 import {
   bridgeError,
@@ -59,10 +60,14 @@ export class ModernServerRelay {
   /** The legacy client's `subscriptions/listen`, opened once it is initialized. */
   #listen: LegacyListen | undefined;
   #closing = false;
+  /** A legacy client's tasks, when the server offers the Tasks extension. */
+  readonly #tasks: LegacyClientTasks | undefined;
 
   constructor(options: ModernServerRelayOptions) {
     this.#options = options;
     this.#legacy = new LegacyFace(options.toClient);
+    if (offersTasks(options.discover))
+      this.#tasks = new LegacyClientTasks((request, params) => this.#forward(request, params));
   }
 
   /** A message from the stdio client. */
@@ -162,7 +167,9 @@ export class ModernServerRelay {
     if (method === "initialize") {
       this.#legacy.initialize(params);
       const requested = isObject(params) ? params.protocolVersion : undefined;
-      return { result: initializeResultFromDiscover(this.#options.discover, requested) };
+      const result = initializeResultFromDiscover(this.#options.discover, requested);
+      if (this.#tasks) (result.capabilities as Json).tasks = LEGACY_TASKS_CAPABILITY;
+      return { result };
     }
     const request = this.#request(id, method, params, signal);
     const legacy = request.client.era === "legacy";
@@ -175,10 +182,15 @@ export class ModernServerRelay {
     if ((method === "resources/subscribe" || method === "resources/unsubscribe") && legacy)
       return this.#subscription(method, params);
     if (method === "subscriptions/listen" && !legacy) return this.#modernListen(request);
+    const tasks = legacy ? this.#tasks : undefined;
+    const asTask = method === "tools/call" ? tasks?.asExtensionCall(request) : undefined;
+    if (tasks && asTask) return tasks.created(await this.#callTool(asTask));
+    if (tasks?.handles(method)) return tasks.answer(request);
     const answer = method === "tools/call" ? await this.#callTool(request) : await this.#forward(request);
     if (!("result" in answer)) return legacy ? asLegacyError(answer) : answer;
     let result = answer.result;
     if (method === "tools/list") result = this.#options.policy.listed(result, request.client) as Json;
+    if (method === "tools/list" && tasks) result = withOptionalTasks(result);
     // A modern client requires resultType; a server that left it out meant complete.
     if (!legacy) return { result: "resultType" in result ? result : { ...result, resultType: "complete" } };
     if (method === "resources/read" || method === "prompts/get") {
@@ -276,4 +288,13 @@ export class ModernServerRelay {
     }
     return { result };
   }
+}
+
+/** A 2025 client may ask any tool for a task: the server decides, and the bridge keeps an at-once answer as one. */
+function withOptionalTasks(result: Json): Json {
+  if (!Array.isArray(result.tools)) return result;
+  const tools = result.tools.map((tool: unknown) =>
+    isObject(tool) && !isObject(tool.execution) ? { ...tool, execution: { taskSupport: "optional" } } : tool,
+  );
+  return { ...result, tools };
 }

@@ -18,6 +18,8 @@ export interface ToolRules {
 export interface ListedTool {
   name: string;
   readOnly: boolean;
+  /** Offered to its MCP App only (`_meta.ui.visibility` without `"model"`): the App calls it, the model never sees it. */
+  appOnly?: boolean;
 }
 
 /** A rule that matched no listed tool, and what the person reads about it. */
@@ -60,9 +62,21 @@ export function listedTools(result: unknown): ListedTool[] | undefined {
   if (!Array.isArray(tools)) return undefined;
   return tools.flatMap((tool: unknown) =>
     isObject(tool) && typeof tool.name === "string"
-      ? [{ name: tool.name, readOnly: isObject(tool.annotations) && tool.annotations.readOnlyHint === true }]
+      ? [
+          {
+            name: tool.name,
+            readOnly: isObject(tool.annotations) && tool.annotations.readOnlyHint === true,
+            appOnly: isAppOnly(tool._meta),
+          },
+        ]
       : [],
   );
+}
+
+function isAppOnly(meta: unknown): boolean {
+  const ui = isObject(meta) ? meta.ui : undefined;
+  const visibility = isObject(ui) ? ui.visibility : undefined;
+  return Array.isArray(visibility) && visibility.includes("app") && !visibility.includes("model");
 }
 
 /** The rules that match none of `tools`: each `--confirm-tool`, then each `--ignore-tool`, then `--read-only`. */
@@ -89,6 +103,14 @@ export function unmatchedToolRules(rules: ToolRules, tools: readonly ListedTool[
     unmatched.push({
       flag: "--read-only",
       warning: `--read-only: the server annotates no tool readOnlyHint: true, so every tool is hidden; ${listedNames(names)}`,
+    });
+  const appOnlyHidden = rules.readOnly === true ? tools.filter((tool) => tool.appOnly && !tool.readOnly) : [];
+  if (appOnlyHidden.length > 0)
+    unmatched.push({
+      flag: "--read-only",
+      warning:
+        `--read-only also hides the tools only MCP Apps call (${appOnlyHidden.map((tool) => shownName(tool.name)).join(", ")}): ` +
+        "not annotated readOnlyHint: true, they may write, so an App that calls them shows but cannot act",
     });
   return unmatched;
 }

@@ -68,6 +68,25 @@ describe("unmatchedToolRules", () => {
     expect(unmatchedToolRules({ readOnly: true }, tools)).toEqual([]);
   });
 
+  it('--read-only names the App-only tools it hides (visibility ["app"], not readOnlyHint), and only those', () => {
+    const withApp = listedTools({
+      tools: [
+        ...REFERENCE_TOOLS,
+        { name: "save_layout", _meta: { ui: { resourceUri: "ui://a", visibility: ["app"] } } },
+        { name: "show_chart", _meta: { ui: { visibility: ["app"] } }, annotations: { readOnlyHint: true } },
+        { name: "render", _meta: { ui: { visibility: ["model", "app"] } } },
+      ],
+    });
+    expect(unmatchedToolRules({ readOnly: true }, withApp ?? [])).toEqual([
+      {
+        flag: "--read-only",
+        warning:
+          "--read-only also hides the tools only MCP Apps call (save_layout): not annotated readOnlyHint: true, they may write, so an App that calls them shows but cannot act",
+      },
+    ]);
+    expect(unmatchedToolRules({ ignoreTools: ["save_layout"] }, withApp ?? [])).toEqual([]);
+  });
+
   it("rules that match say nothing; an empty list makes every rule unmatched", () => {
     expect(
       unmatchedToolRules({ confirmTools: ["*_chat"], ignoreTools: ["create_chat"], readOnly: true }, tools),

@@ -116,7 +116,7 @@ export async function startRelayInProcess(
 }
 
 /** An MCP client transport over an in-process relay's streams (the SDK's stdio transport spawns a process). */
-class InProcessRelayTransport implements Transport {
+export class InProcessRelayTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;

@@ -8,6 +8,7 @@ import {
   META_SERVER_INFO,
   MODERN_PROTOCOL_VERSIONS,
 } from "../request-model.js";
+import { withoutLegacyTasks } from "./tasks.js";
 
 /** The revision a legacy client gets: the one it asked for when the bridge speaks it, else the newest legacy one. */
 export function negotiatedLegacyVersion(requested: unknown): string {
@@ -79,23 +80,17 @@ export function bridgeDiscoverResult(
   };
 }
 
-/** Results a 2026-07-28 server must give cache hints on (server/utilities/caching). */
-const CACHEABLE_METHODS = new Set([
-  "server/discover",
-  "tools/list",
-  "prompts/list",
-  "resources/list",
-  "resources/templates/list",
-  "resources/read",
-]);
-
 /**
- * A 2025-era server's result as a 2026-07-28 client expects it: `resultType: "complete"`, and on cacheable
- * results the most conservative cache hints (nothing may be reused: the legacy server said nothing of it).
+ * A 2025-era server's result as a 2026-07-28 client expects it: `resultType: "complete"`, without the core's task
+ * vocabulary that era removed, and with cache hints. One rule for the hints, not a list of methods: every result
+ * but a call's outcome (`tools/call`, a task's state) tells what the server offers (the core's lists, discover and
+ * reads, an extension's `skills/list` and `skills/get`, whatever the next one adds), so it gets the most conservative
+ * hints: nothing may be reused, since the legacy server said nothing of it. Hints where a method defines none are
+ * harmless (a client ignores them); a missing one makes a client refuse the answer (the SDK's SkillsClient does).
  */
 export function asModernResult(method: string, result: Json): Json {
-  const modern: Json = { ...result, resultType: "complete" };
-  if (CACHEABLE_METHODS.has(method)) {
+  const modern: Json = { ...withoutLegacyTasks(method, result), resultType: "complete" };
+  if (method !== "tools/call" && !method.startsWith("tasks/")) {
     modern.ttlMs ??= 0;
     modern.cacheScope ??= "private";
   }
@@ -109,7 +104,9 @@ export function discoverFromInitializeResult(initialize: Json): Json {
     ttlMs: 0,
     cacheScope: "private",
     supportedVersions: [LATEST_MODERN_VERSION],
-    capabilities: isObject(initialize.capabilities) ? initialize.capabilities : {},
+    capabilities: isObject(initialize.capabilities)
+      ? withoutLegacyTasks("initialize", initialize).capabilities
+      : {},
     ...(typeof initialize.instructions === "string" ? { instructions: initialize.instructions } : {}),
     _meta: { [META_SERVER_INFO]: isObject(initialize.serverInfo) ? initialize.serverInfo : BRIDGE_INFO },
   };

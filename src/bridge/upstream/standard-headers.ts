@@ -91,6 +91,20 @@ function paramValue(args: unknown, path: string[]): string | undefined {
   return undefined;
 }
 
+/**
+ * The one table of the methods whose `Mcp-Name` header mirrors a body field, and which field: the core's
+ * (SEP-2243, the `Required For` column of Streamable HTTP's standard headers) and the Tasks extension's (SEP-2663:
+ * `Mcp-Name` MUST be `params.taskId`). The same table as the SDK's `MCP_NAME_HEADER_SOURCE`, which its servers check.
+ */
+export const MCP_NAME_SOURCE: Readonly<Record<string, "name" | "uri" | "taskId">> = {
+  "tools/call": "name",
+  "prompts/get": "name",
+  "resources/read": "uri",
+  "tasks/get": "taskId",
+  "tasks/update": "taskId",
+  "tasks/cancel": "taskId",
+};
+
 /** The standard headers of one modern request (names lower-case). */
 export function standardHeaders(
   method: string,
@@ -98,12 +112,8 @@ export function standardHeaders(
   paramHeaders: readonly ParamHeader[] = [],
 ): Record<string, string> {
   const headers: Record<string, string> = { "mcp-method": method };
-  const name =
-    method === "tools/call" || method === "prompts/get"
-      ? params?.name
-      : method === "resources/read"
-        ? params?.uri
-        : undefined;
+  const field = Object.hasOwn(MCP_NAME_SOURCE, method) ? MCP_NAME_SOURCE[method] : undefined;
+  const name = field === undefined ? undefined : params?.[field];
   if (typeof name === "string") headers["mcp-name"] = encodeHeaderValue(name);
   if (method === "tools/call") {
     for (const header of paramHeaders) {

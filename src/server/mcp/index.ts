@@ -12,7 +12,10 @@ import type { CredentialRefusal, Principal, ServerContext } from "../context.js"
 import { type RequestInfo, type RouteHandler, readBodyText } from "../http.js";
 import type { McpEndpointOptions, McpEra } from "../options.js";
 import { authenticateBearer, insufficientScopeChallenge } from "../v2-api.js";
+import { ChatTasks, TASKS_EXTENSION, taskRequestOf, withoutTaskRequest } from "./chat-tasks.js";
+import { integrationSkills } from "./integration-skill.js";
 import { jsonRpcErrorResponse } from "./json-rpc.js";
+import { registerPreviewApp } from "./preview-app.js";
 import { createResolveElicitation, type ResolveElicitation } from "./resolve-elicitation.js";
 import { DEFAULT_MAX_SESSIONS_PER_CREDENTIAL, DEFAULT_SESSION_IDLE_MS, McpSessions } from "./sessions.js";
 import {
@@ -64,11 +67,15 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
     throw new TypeError(`mcpEra must be "both", "modern" or "legacy" (got ${JSON.stringify(era)})`);
   }
   const elicitation = createResolveElicitation(randomBytes(32));
+  const skills = integrationSkills();
+  const tasks = new ChatTasks();
   let readOnly = false;
   /** The chat tools of each server built (one per legacy session, one per modern request), to withdraw them. */
   const chatToolsOf = new WeakMap<McpServer, ChatTools>();
   const buildServer = () => {
     const { server, tools } = buildMcpServer(ctx, elicitation);
+    skills.attach(server);
+    tasks.register(server);
     if (readOnly) setWriteToolsEnabled(tools, false);
     chatToolsOf.set(server, tools);
     return server;
@@ -158,9 +165,47 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
       // A GET or DELETE without a session is no 2025 session operation: the modern era has neither (405).
       return modernOnlyMethod();
     }
+    const asked = request.method === "POST" ? taskRequestOf(body, legacy) : undefined;
+    if (asked && (!legacy || request.headers.get("mcp-session-id") !== null)) {
+      return startTask(request, body as Record<string, unknown>, asked.era, principal, authInfo);
+    }
     if (legacy) return sessions.handle(request, principal, authInfo, body);
     if (request.method !== "POST") return modernOnlyMethod();
     return modern.fetch(request, { authInfo, parsedBody: body });
+  }
+
+  /**
+   * A long call for a host that declared tasks: the task is created and answered at once, and the same call,
+   * without the task, runs through the SDK's handler of its era behind it (every check of a call applies there).
+   */
+  function startTask(
+    request: Request,
+    body: Record<string, unknown>,
+    taskEra: "legacy" | "modern",
+    principal: Principal,
+    authInfo: AuthInfo,
+  ): Response {
+    const plain = withoutTaskRequest(body);
+    const headers = new Headers(request.headers);
+    headers.delete("content-length");
+    const task = tasks.start(
+      principal,
+      (signal) => {
+        const again = new Request(request.url, {
+          method: "POST",
+          headers,
+          body: JSON.stringify(plain),
+          signal,
+        });
+        return taskEra === "legacy"
+          ? sessions.handle(again, principal, authInfo, plain)
+          : modern.fetch(again, { authInfo, parsedBody: plain });
+      },
+      body.id,
+    );
+    const result =
+      taskEra === "modern" ? { resultType: "task", ...tasks.modern(task) } : { task: tasks.legacy(task) };
+    return Response.json({ jsonrpc: "2.0", id: body.id, result });
   }
 
   return {
@@ -180,6 +225,7 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
       modern.notify.toolsChanged();
     },
     close: async () => {
+      tasks.close();
       await modern.close();
       await sessions.closeAll();
     },
@@ -192,7 +238,12 @@ function buildMcpServer(
 ): { server: McpServer; tools: ChatTools } {
   const server = new McpServer(SERVER_INFO, {
     instructions: SERVER_INSTRUCTIONS,
-    capabilities: { tools: { listChanged: true } },
+    capabilities: {
+      tools: { listChanged: true },
+      // 2025-11-25 core tasks (the 2026-07-28 codec drops this member) and the 2026-07-28 Tasks extension.
+      tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+      extensions: { [TASKS_EXTENSION]: {} },
+    },
     cacheHints: {
       "server/discover": { ttlMs: MCP_CACHE_TTL_MS, cacheScope: "public" },
       "tools/list": { ttlMs: MCP_CACHE_TTL_MS, cacheScope: "public" },
@@ -202,6 +253,7 @@ function buildMcpServer(
     debouncedNotificationMethods: ["notifications/tools/list_changed"],
   });
   const tools = registerChatTools(server, { service: ctx.service, sso: ctx.sso, elicitation });
+  registerPreviewApp(server, ctx.baseUrl);
   return { server, tools };
 }
 

@@ -1,5 +1,6 @@
 /** The seven chat tools of the reference server, backed by the same ChatService as `/v2`; failures become `isError` results that say what to do next. */
 
+import { registerAppTool } from "@modelcontextprotocol/ext-apps/server";
 import {
   type AuthInfo,
   type CallToolResult,
@@ -10,6 +11,7 @@ import {
   type McpServer,
   type RegisteredTool,
   type ServerContext,
+  type StandardSchemaWithJSON,
 } from "@modelcontextprotocol/server";
 import * as z from "zod";
 import {
@@ -33,6 +35,7 @@ import {
   ServiceError,
   type SsoGate,
 } from "../context.js";
+import { PREVIEW_APP_URI } from "./preview-app.js";
 import type { ClaimedState } from "./request-state.js";
 import {
   type ResolveElicitation,
@@ -53,8 +56,25 @@ export const CHAT_ID_HEADER = "ChatId";
 /** `chatId` annotated for `Mcp-Param-ChatId`; the SDK's modern entry checks the header equals the argument. */
 const chatIdArgument = TOOL_INPUTS.get_chat.chatId.meta({ "x-mcp-header": CHAT_ID_HEADER });
 
+/**
+ * A schema whose JSON Schema has no `$schema` key: zod names its dialect on every conversion, and some host libraries'
+ * validators (Genkit's) refuse a tool whose input schema carries one; MCP's default dialect is 2020-12 anyway.
+ */
+function withoutDialect<S extends StandardSchemaWithJSON>(schema: S): S {
+  const standard = schema["~standard"];
+  type Convert = typeof standard.jsonSchema.input;
+  const strip =
+    (convert: Convert): Convert =>
+    (options) => {
+      const { $schema: _dialect, ...rest } = convert(options);
+      return rest;
+    };
+  const jsonSchema = { input: strip(standard.jsonSchema.input), output: strip(standard.jsonSchema.output) };
+  return { "~standard": { ...standard, validate: standard.validate, jsonSchema } } as unknown as S;
+}
+
 /** The input schemas as served: the wire shapes, `chatId` annotated, `resolve_task.task` optional (then it asks). */
-export const TOOL_INPUT_SCHEMAS = {
+const CHAT_TOOL_INPUTS = {
   create_chat: z.object(TOOL_INPUTS.create_chat),
   list_chats: z.object(TOOL_INPUTS.list_chats),
   get_chat: z.object({ ...TOOL_INPUTS.get_chat, chatId: chatIdArgument }),
@@ -69,6 +89,9 @@ export const TOOL_INPUT_SCHEMAS = {
   }),
   get_preview: z.object({ ...TOOL_INPUTS.get_preview, chatId: chatIdArgument }),
 };
+export const TOOL_INPUT_SCHEMAS = Object.fromEntries(
+  Object.entries(CHAT_TOOL_INPUTS).map(([name, schema]) => [name, withoutDialect(schema)]),
+) as typeof CHAT_TOOL_INPUTS;
 
 type Access = "chat:read" | "chat:write";
 
@@ -292,17 +315,22 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
       ),
   );
 
-  tools.get_preview = server.registerTool(
+  tools.get_preview = registerAppTool(
+    server,
     "get_preview",
     {
       title: "Get preview",
-      description: "The preview URL of a chat's app.",
+      description: "The preview URL of a chat's app (in a host that shows MCP Apps, the preview itself).",
       inputSchema: TOOL_INPUT_SCHEMAS.get_preview,
       outputSchema: PreviewSchema,
       annotations: READ_ONLY,
+      _meta: { ui: { resourceUri: PREVIEW_APP_URI } },
     },
     (args, ctx) => run("get_preview", args, ctx, (p) => service.getPreview(p, args.chatId)),
   );
+  // A 2025-11-25 host may ask for these as tasks (the 2026-07-28 codec drops this member: there the server decides).
+  for (const name of ["create_chat", "send_message"] as const)
+    tools[name].execution = { taskSupport: "optional" };
   return tools;
 }
 

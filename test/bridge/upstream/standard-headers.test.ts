@@ -123,6 +123,23 @@ describe("standard headers of a request", () => {
   });
 
   it.each([
+    ["tools/call", { name: "get_chat" }, "get_chat"],
+    ["prompts/get", { name: "review" }, "review"],
+    ["resources/read", { uri: "ui://chat/preview.html" }, "ui://chat/preview.html"],
+    ["tasks/get", { taskId: "t-1" }, "t-1"],
+    ["tasks/update", { taskId: "t-2", inputResponses: {} }, "t-2"],
+    ["tasks/cancel", { taskId: "t-3" }, "t-3"],
+  ])("%s carries Mcp-Name from its body, as the spec's table says", (method, params, name) => {
+    expect(standardHeaders(method, params)).toEqual({ "mcp-method": method, "mcp-name": name });
+  });
+
+  it("names nothing for methods off the table, nor for a field of the wrong type", () => {
+    expect(standardHeaders("skills/list", { name: "x" })).toEqual({ "mcp-method": "skills/list" });
+    expect(standardHeaders("tasks/get", { taskId: 7 })).toEqual({ "mcp-method": "tasks/get" });
+    expect(standardHeaders("constructor", { name: "x" })).toEqual({ "mcp-method": "constructor" });
+  });
+
+  it.each([
     ["us-west1", "us-west1"],
     ["Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="],
     ["line1\nline2", "=?base64?bGluZTEKbGluZTI=?="],
