@@ -274,7 +274,7 @@ export async function runRelay(
 
   const clientLines: ConstructorParameters<typeof LineSplitter>[0] = {
     onLine: (line) => {
-      const parsed = parseClientLine(line);
+      const parsed = parseClientLine(line, options.maxMessageBytes);
       if ("error" in parsed) {
         log.info(`ignored a malformed line from the client (${parsed.error.error.message})`);
         writeLine(parsed.error);
