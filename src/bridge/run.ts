@@ -3,9 +3,9 @@
 import type { Readable, Writable } from "node:stream";
 
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
-import { checkConfigDir, configDir } from "../config/index.js";
+import { configDir } from "../config/index.js";
 import { withinDeadline } from "../internal/deadline.js";
-import { UntrustedFolderError } from "../internal/files.js";
+import { checkConfigDir, UntrustedFolderError } from "../internal/files.js";
 import { describeProxyFor } from "../internal/proxy.js";
 import { answerHostWithError } from "../internal/start-refusal.js";
 import type { BridgeOptions } from "./cli.js";

@@ -1,8 +1,7 @@
 /** Defaults every part reads from the environment: base URL, MCP URL, API key, config dir. */
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
-import { join, posix, win32 } from "node:path";
-import { checkOwnFolder } from "../internal/files.js";
+import { posix, win32 } from "node:path";
 
 export const DEFAULT_BASE_URL = "http://127.0.0.1:8787";
 
@@ -48,16 +47,4 @@ export function configDir(env: Env = process.env, machine: ConfigPlatform = {}):
   if (platform !== "win32") return dotConfig;
   const appData = path.join(env.APPDATA?.trim() || path.join(home, "AppData", "Roaming"), "chat-mcp-bridge");
   return !exists(appData) && exists(dotConfig) ? dotConfig : appData;
-}
-
-/** The folders under the config dir that hold state: logins and locks, era verdicts, log files. */
-const STATE_FOLDERS = ["auth", "eras", "logs"];
-
-/**
- * Throws UntrustedFolderError (saying which folder, why, and what to do) when the config dir or one of its state
- * folders is another local user's or can be written by others: nothing in it is trusted, so nothing starts.
- */
-export function checkConfigDir(dir: string): void {
-  checkOwnFolder(dir);
-  for (const name of STATE_FOLDERS) checkOwnFolder(join(dir, name));
 }

@@ -15,7 +15,7 @@ import {
   writeSync,
 } from "node:fs";
 import { open } from "node:fs/promises";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { UsageError } from "./usage-error.js";
 
 /**
@@ -133,6 +133,18 @@ export async function readOwnFile(path: string, maxBytes: number): Promise<strin
   } finally {
     await handle.close();
   }
+}
+
+/** The folders under the config dir that hold state: logins and locks, era verdicts, log files. */
+const STATE_FOLDERS = ["auth", "eras", "logs"];
+
+/**
+ * Throws UntrustedFolderError (saying which folder, why, and what to do) when the config dir or one of its state
+ * folders is another local user's or can be written by others: nothing in it is trusted, so nothing starts.
+ */
+export function checkConfigDir(dir: string): void {
+  checkOwnFolder(dir);
+  for (const name of STATE_FOLDERS) checkOwnFolder(join(dir, name));
 }
 
 /** The temporary file `writeFileAtomic` writes first: `<file>.<pid>.tmp`, so a dead writer's leftovers can be told. */

@@ -19,8 +19,8 @@ import { writeFileAtomic as saveLogin } from "../../src/auth/login-store.js";
 import { OAuthSession } from "../../src/auth/session/index.js";
 import { parseBridgeArgs } from "../../src/bridge/cli.js";
 import { EraVerdictStore, eraVerdictStore } from "../../src/bridge/upstream/probe.js";
-import { checkConfigDir } from "../../src/config/index.js";
-import { temporaryFileOf, writeFileAtomic } from "../../src/internal/files.js";
+
+import { checkConfigDir, temporaryFileOf, writeFileAtomic } from "../../src/internal/files.js";
 import { startRelayInProcess } from "../support/relay-in-process.js";
 import { needs } from "../support/requirements.js";
 import { scratchDir } from "../support/scratch-dir.js";

@@ -1,6 +1,7 @@
 /** OAuthSession: one login to one protected resource, kept fresh across processes (sign-in, refresh, step-up, sign-out). */
 import type { DpopSession } from "@modelcontextprotocol/client";
-import { checkConfigDir, configDir as defaultConfigDir } from "../../config/index.js";
+import { configDir as defaultConfigDir } from "../../config/index.js";
+import { checkConfigDir } from "../../internal/files.js";
 import { proxyAwareFetch } from "../../internal/proxy.js";
 import { rememberSecret } from "../../internal/redact.js";
 import {
