@@ -6,9 +6,9 @@
 // check takes it at once; and it would install 4 packages (graceful-fs, retry, signal-exit) for that.
 import { randomUUID } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
-import { type FileHandle, open, readFile, rm, stat, utimes } from "node:fs/promises";
+import { type FileHandle, lstat, open, readFile, rm, stat, utimes } from "node:fs/promises";
 import { dirname } from "node:path";
-import { ensureDirectory, isProcessAlive } from "../internal/files.js";
+import { ensurePrivateDirectory, isProcessAlive, UntrustedFolderError } from "../internal/files.js";
 import { TokenStoreError } from "./errors.js";
 import { describeFsError } from "./login-store.js";
 
@@ -48,8 +48,9 @@ export async function acquireLoginLock(path: string, options: LockOptions): Prom
   const content: LockContent = { pid: process.pid, token: randomUUID(), createdAt: Date.now() };
   let announced = false;
   try {
-    ensureDirectory(dirname(path), 0o700);
+    ensurePrivateDirectory(dirname(path));
   } catch (error) {
+    if (error instanceof UntrustedFolderError) throw new TokenStoreError(error.message);
     throw new TokenStoreError(`Could not create ${dirname(path)}: ${describeFsError(error)}.`);
   }
   for (;;) {
@@ -145,15 +146,21 @@ async function readLock(path: string): Promise<LockContent | undefined> {
   return undefined;
 }
 
-/** Stale: the holder's process is gone, or the heartbeat stopped more than `staleMs` ago. */
+/**
+ * Stale: the holder's process is gone, or the heartbeat stopped more than `staleMs` ago. A lock that is not this
+ * user's, or whose heartbeat is in the future, is no live holder's either: anyone could write its pid and mtime.
+ */
 export async function isStale(path: string, staleMs: number): Promise<boolean> {
   let modifiedAt: number;
+  let owner: number;
   try {
-    modifiedAt = (await stat(path)).mtimeMs;
+    ({ mtimeMs: modifiedAt, uid: owner } = await lstat(path));
   } catch {
     return false; // Released meanwhile: the next attempt will take it.
   }
-  if (Date.now() - modifiedAt > staleMs) return true;
+  const uid = process.platform === "win32" ? undefined : process.getuid?.();
+  if (uid !== undefined && owner !== uid) return true;
+  if (Math.abs(Date.now() - modifiedAt) > staleMs) return true;
   const holder = await readLock(path);
   return holder !== undefined && !isProcessAlive(holder.pid);
 }

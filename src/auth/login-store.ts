@@ -1,12 +1,13 @@
 /** Where logins are kept: the OS keychain (keytar, then @napi-rs/keyring), else private files (0600 on POSIX). */
 
-import type { Stats } from "node:fs";
+import { constants, type Stats } from "node:fs";
 import { chmod, open, readFile, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import {
-  ensureDirectory,
+  ensurePrivateDirectory,
   FileInUseError,
   type RenameOptions,
+  UntrustedFolderError,
   writeFileAtomic as writeFileAtomicSync,
 } from "../internal/files.js";
 import { TokenStoreError } from "./errors.js";
@@ -248,7 +249,8 @@ export class LoginStore {
   async #readFile(): Promise<StoredLogin | undefined> {
     let text: string;
     try {
-      const handle = await open(this.paths.file, "r");
+      // Never through a link: its target's owner and mode are not the login's.
+      const handle = await open(this.paths.file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
       try {
         // Checked on the opened file: the tokens and the DPoP key are only as private as it is.
         const problem = exposure(await handle.stat());
@@ -281,10 +283,11 @@ export class LoginStore {
  */
 export async function writeFileAtomic(path: string, content: string, rename?: RenameOptions): Promise<void> {
   try {
-    ensureDirectory(dirname(path), 0o700);
+    ensurePrivateDirectory(dirname(path));
     await chmod(dirname(path), 0o700);
     writeFileAtomicSync(path, content, { rename });
   } catch (error) {
+    if (error instanceof UntrustedFolderError) throw new TokenStoreError(error.message);
     throw new TokenStoreError(
       error instanceof FileInUseError
         ? `Could not save the login to ${path}: ${describeFsError(error)} (another chat-mcp-bridge or chat-cli ` +

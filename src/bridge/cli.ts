@@ -340,7 +340,7 @@ function toConnectionOptions(
     callbackPort: opts.callbackPort as number | undefined,
     openBrowser: opts.browser !== false,
     deviceCode: opts.deviceCode === true,
-    authTimeoutMs: opts.authTimeout === undefined ? undefined : (opts.authTimeout as number) * 1000,
+    authTimeoutMs: opts.authTimeout as number | undefined,
     tokenStore: opts.tokenStore as TokenStoreChoice,
     allowHttp,
     debug: opts.debug === true,

@@ -22,6 +22,33 @@ export function tooLargeText(maxBytes: number, bytes?: number): string {
 /** The message of a refusal of a message nested deeper than MAX_NESTING_DEPTH. */
 export const TOO_DEEP = `nested deeper than ${MAX_NESTING_DEPTH} levels of arrays and objects, more than the bridge relays`;
 
+/**
+ * The bytes of message each array or object must come with. V8 spends 50 to 100 bytes on each one it parses, so
+ * 60 MB of `{"a":1},` parsed to over 700 MB: with at most one per 64 bytes of the cap, a message's parsed form stays
+ * within a few times `--max-message-size`, and a larger cap allows more.
+ */
+const CAP_BYTES_PER_CONTAINER = 64;
+
+/** The most arrays and objects a message may hold under a cap of `maxBytes`. */
+export const maxContainers = (maxBytes: number): number => Math.floor(maxBytes / CAP_BYTES_PER_CONTAINER);
+
+/** The message of a refusal of a message of more arrays and objects than maxContainers allows. */
+export function tooManyContainersText(maxBytes: number): string {
+  return `made of more than ${maxContainers(maxBytes)} arrays and objects (one per ${CAP_BYTES_PER_CONTAINER} bytes of --max-message-size, ${maxBytes / 1024 / 1024} MiB), more than the bridge parses; start the bridge with a larger --max-message-size <MiB> to relay it`;
+}
+
+/**
+ * Why JSON text is not parsed (TOO_DEEP, or too many arrays and objects for the cap `maxBytes`), or undefined: one
+ * cheap scan (jsonShape) decides before JSON.parse could build a tree many times the text's size.
+ */
+export function jsonShapeProblem(
+  text: string,
+  maxBytes: number = DEFAULT_MAX_MESSAGE_BYTES,
+): string | undefined {
+  const shape = jsonShape(text, MAX_NESTING_DEPTH, maxContainers(maxBytes));
+  return shape === "deep" ? TOO_DEEP : shape === "many" ? tooManyContainersText(maxBytes) : undefined;
+}
+
 const QUOTE = 34;
 const BACKSLASH = 92;
 const OPEN_ARRAY = 91;
@@ -30,29 +57,31 @@ const CLOSE_ARRAY = 93;
 const CLOSE_OBJECT = 125;
 
 /**
- * True when JSON text nests arrays and objects deeper than `maxDepth`: one linear scan outside strings (a string is
- * skipped with indexOf), so the check costs far less than the JSON.parse it guards. Malformed text is left to
- * JSON.parse to refuse.
+ * Whether JSON text nests arrays and objects deeper than `maxDepth` ("deep") or holds more than `maxCount` of them
+ * ("many"): one linear scan outside strings (a string is skipped with indexOf), so the check costs far less than the
+ * JSON.parse it guards. Malformed text is left to JSON.parse to refuse.
  */
-export function nestedTooDeep(text: string, maxDepth = MAX_NESTING_DEPTH): boolean {
-  // Each level takes a character: a shorter text cannot be too deep.
-  if (text.length <= maxDepth) return false;
+function jsonShape(text: string, maxDepth: number, maxCount: number): "deep" | "many" | undefined {
+  // Each level and each container takes a character: a shorter text can be neither.
+  if (text.length <= maxDepth && text.length <= maxCount) return undefined;
   let depth = 0;
+  let count = 0;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
     if (code === QUOTE) {
       let end = i;
       for (;;) {
         end = text.indexOf('"', end + 1);
-        if (end === -1) return false;
+        if (end === -1) return undefined;
         let backslashes = 0;
         while (text.charCodeAt(end - 1 - backslashes) === BACKSLASH) backslashes++;
         if (backslashes % 2 === 0) break;
       }
       i = end;
     } else if (code === OPEN_ARRAY || code === OPEN_OBJECT) {
-      if (++depth > maxDepth) return true;
+      if (++depth > maxDepth) return "deep";
+      if (++count > maxCount) return "many";
     } else if (code === CLOSE_ARRAY || code === CLOSE_OBJECT) depth--;
   }
-  return false;
+  return undefined;
 }

@@ -1,6 +1,7 @@
 /** mcp-remote's network and callback flags (time-outs, keep-alive, cookies, --use-id-token, the callback's path and success page), defined and checked. */
 import { type Command, InvalidArgumentError } from "commander";
 import { callbackPathProblem, successUrlProblem } from "../auth/loopback-requests.js";
+import { timerMilliseconds, timerSecondsRange } from "../internal/deadline.js";
 import { UsageError } from "../internal/usage-error.js";
 
 /** mcp-remote's default connection time-out, kept so configs behave the same. */
@@ -31,12 +32,10 @@ export interface NetworkFlagOptions {
 const seconds =
   (flag: string, zeroMeansNone: boolean) =>
   (value: string): number => {
-    const number = Number(value);
-    if (value.trim() === "" || !Number.isFinite(number) || number < 0 || (number === 0 && !zeroMeansNone))
-      throw new InvalidArgumentError(
-        `${flag} takes ${zeroMeansNone ? "a number of seconds, 0 for none" : "a positive number of seconds"}`,
-      );
-    return Math.round(number * 1000);
+    const ms = timerMilliseconds(value, { zeroMeansNone });
+    if (ms === undefined)
+      throw new InvalidArgumentError(`${flag} takes ${timerSecondsRange({ zeroMeansNone })}`);
+    return ms;
   };
 
 const callbackPath = (value: string): string => {

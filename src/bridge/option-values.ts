@@ -1,15 +1,11 @@
 /** The bridge's option values as commander hands them over: ports, seconds, resource URLs, profile names. */
 import { InvalidArgumentError } from "commander";
+import { timerMilliseconds, timerSecondsRange } from "../internal/deadline.js";
 import { portNumber } from "../internal/port.js";
 import { MAX_MESSAGE_MIB_LIMIT } from "./message-size.js";
 
 /** `--profile` names: letters, digits, `.`, `_` and `-`, up to 64, starting with a letter or digit. */
 const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-export function secondsOf(value: string): number | undefined {
-  const seconds = Number(value);
-  return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
-}
 
 export function parsePort(value: string): number {
   const port = portNumber(value, { allowZero: false });
@@ -41,8 +37,9 @@ export function parseMessageSize(value: string): number {
   return Math.round(mib * 1024 * 1024);
 }
 
+/** A seconds flag that becomes a timer, in milliseconds. */
 export function parseSeconds(value: string): number {
-  const seconds = secondsOf(value);
-  if (seconds === undefined) throw new InvalidArgumentError("expected a positive number of seconds");
-  return seconds;
+  const ms = timerMilliseconds(value);
+  if (ms === undefined) throw new InvalidArgumentError(`expected ${timerSecondsRange()}`);
+  return ms;
 }

@@ -5,7 +5,9 @@ import type { Readable, Writable } from "node:stream";
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { configDir } from "../config/index.js";
 import { withinDeadline } from "../internal/deadline.js";
+import { checkConfigDir, UntrustedFolderError } from "../internal/files.js";
 import { describeProxyFor } from "../internal/proxy.js";
+import { answerHostWithError } from "../internal/start-refusal.js";
 import type { BridgeOptions } from "./cli.js";
 import { ClientRequests } from "./client-requests.js";
 import { EraRouter } from "./era-router.js";
@@ -75,6 +77,8 @@ export async function runRelay(
   options: BridgeOptions,
   { stdin, stdout, stderr, env, signInProcess, fetch }: RelayIO,
 ): Promise<RelayHandle> {
+  const untrusted = untrustedConfigDir(env);
+  if (untrusted) return refuseStart(untrusted, { stdin, stdout, stderr });
   const log = await openBridgeLog(options, env, stderr);
   // Lines written in one event-loop turn go out in one write, in order.
   const writeLine = createLineWriter(stdout, (reason) => log.info(reason));
@@ -270,7 +274,7 @@ export async function runRelay(
 
   const clientLines: ConstructorParameters<typeof LineSplitter>[0] = {
     onLine: (line) => {
-      const parsed = parseClientLine(line);
+      const parsed = parseClientLine(line, options.maxMessageBytes);
       if ("error" in parsed) {
         log.info(`ignored a malformed line from the client (${parsed.error.error.message})`);
         writeLine(parsed.error);
@@ -298,6 +302,27 @@ export async function runRelay(
   stdin.on("error", (error) => shutdown(`stdin: ${describeError(error)}`));
   stdout.on("error", (error) => shutdown(`stdout: ${describeError(error)}`));
   return { closed: closedPromise, close: shutdown, firstAnswer };
+}
+
+/** Why the config dir may not be used (another user's, or one others can write), or undefined when it may. */
+function untrustedConfigDir(env: Record<string, string | undefined>): string | undefined {
+  try {
+    checkConfigDir(configDir(env));
+  } catch (error) {
+    if (error instanceof UntrustedFolderError) return error.message;
+    throw error;
+  }
+  return undefined;
+}
+
+/** A relay that may not start: says why on stderr, and to the host as the error of its `initialize`, then ends. */
+function refuseStart(
+  message: string,
+  { stdin, stdout, stderr = process.stderr }: Pick<RelayIO, "stdin" | "stdout" | "stderr">,
+): RelayHandle {
+  stderr.write(`chat-mcp-bridge: ${message}\n`);
+  const answered = answerHostWithError(`chat-mcp-bridge: ${message}`, { stdin, stdout });
+  return { closed: answered.then(() => 1), firstAnswer: answered, close: () => {} };
 }
 
 /** Runs `task`; an error it throws is recorded in the log file (the bin prints it on stderr) and thrown on. */

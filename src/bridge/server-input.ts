@@ -1,9 +1,13 @@
 /** What a server may put before the person through the bridge: URL-mode elicitations checked and their site named, and no input key of the bridge's own. */
 import { checkShownUrl } from "../auth/index.js";
+import { oneLineText } from "../internal/redact.js";
 import { isJsonObject as isObject, type JsonObject as Json } from "./jsonrpc.js";
 
 /** The prefix of the bridge's own input keys (`chat-mcp-bridge/sign-in`, `chat-mcp-bridge/confirm`): never a server's. */
 export const BRIDGE_INPUT_PREFIX = "chat-mcp-bridge/";
+
+/** The most of a server's message a URL-mode elicitation shows. */
+const MAX_SERVER_MESSAGE_CHARS = 300;
 
 /** Why the bridge will not pass a server's request for input to the host. */
 export class RefusedServerInput extends Error {
@@ -12,8 +16,10 @@ export class RefusedServerInput extends Error {
 
 /**
  * A server's `elicitation/create` params as the host may see them: a URL-mode request's `url` through the one URL
- * check (`checkShownUrl`), sent as its normalised `href`, and its `message` naming the site the link opens, so a
- * server's link cannot pass for the bridge's sign-in. Other modes are returned as they are. Throws RefusedServerInput.
+ * check (`checkShownUrl`), sent as its normalised `href`, and its `message` the bridge's own words naming the site the
+ * link opens, then the server's text as hostile text: one line, nothing hidden, bounded, quoted and labelled as the
+ * server's (a quote of its own escaped), so it cannot pass for the bridge's sign-in or push the site's name out of
+ * sight. Other modes are returned as they are. Throws RefusedServerInput.
  */
 export function checkedElicitation(params: Json): Json {
   if (params.mode !== "url") return params;
@@ -24,8 +30,10 @@ export function checkedElicitation(params: Json): Json {
   } catch (error) {
     throw new RefusedServerInput((error as Error).message);
   }
-  const message = typeof params.message === "string" ? params.message : "";
-  return { ...params, url: shown.href, message: `${message} (The link opens ${shown.site}.)`.trim() };
+  const text =
+    typeof params.message === "string" ? oneLineText(params.message, MAX_SERVER_MESSAGE_CHARS) : "";
+  const own = `The server sent a link to ${shown.site}.`;
+  return { ...params, url: shown.href, message: text ? `${own} Its message: ${JSON.stringify(text)}` : own };
 }
 
 /**

@@ -113,7 +113,7 @@ export class SignInGate {
     if (isRequest(message)) {
       this.#held.release(message);
       const { serverUrl, loginCommand } = this.#options;
-      this.#options.toClient(queueFullAnswer(message.id, queue.limit, serverUrl, loginCommand));
+      this.#options.toClient(queueFullAnswer(message.id, queue.size, serverUrl, loginCommand));
     }
     return false;
   }

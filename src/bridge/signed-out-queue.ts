@@ -1,4 +1,4 @@
-/** What a host sends while the bridge is signed out, kept for the server in order: bounded, and one notification of a kind. */
+/** What a host sends while the bridge is signed out, kept for the server in order: bounded in messages and bytes, and one notification of a kind. */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { isRequest } from "./jsonrpc.js";
 import type { BridgeLog } from "./log.js";
@@ -9,12 +9,18 @@ import { requestKey } from "./request-ids.js";
  * listen, a call or two); anything past this is a host in a loop, refused so that memory stays flat.
  */
 export const SIGNED_OUT_QUEUE_LIMIT = 256;
+/**
+ * How many bytes of messages wait for the sign-in at most (one message larger than this is still kept while nothing
+ * else waits: each is bounded by --max-message-size). 16 calls of 30 MB once took the bridge from 65 to 734 MB.
+ */
+export const SIGNED_OUT_QUEUE_BYTES = 64 * 1024 * 1024;
 
 export type Queued = "queued" | "collapsed" | "full";
 
 export class SignedOutQueue {
-  /** Insertion-ordered: the order the host sent them in, which is the order the server gets them. */
-  readonly #messages = new Set<JSONRPCMessage>();
+  /** Insertion-ordered (the order the host sent them in, which is the order the server gets them), with their bytes. */
+  readonly #messages = new Map<JSONRPCMessage, number>();
+  #bytes = 0;
   /** The one kept notification of each method: a second list change of a kind adds nothing. */
   readonly #notifications = new Map<string, JSONRPCMessage>();
   #setLevel: JSONRPCMessage | undefined;
@@ -24,6 +30,7 @@ export class SignedOutQueue {
   constructor(
     private readonly log: Pick<BridgeLog, "info">,
     readonly limit = SIGNED_OUT_QUEUE_LIMIT,
+    readonly maxBytes = SIGNED_OUT_QUEUE_BYTES,
   ) {}
 
   get size(): number {
@@ -38,26 +45,47 @@ export class SignedOutQueue {
     const method = (message as { method?: unknown }).method;
     if (!isRequest(message) && typeof method === "string") {
       if (this.#notifications.has(method)) return "collapsed";
-      if (this.#messages.size >= this.limit) return this.#full();
+      const bytes = bytesOf(message);
+      if (!this.#hasRoom(bytes)) return this.#full();
       this.#notifications.set(method, message);
-      this.#messages.add(message);
+      this.#add(message, bytes);
       return "queued";
     }
     if (method === "logging/setLevel" && this.#setLevel) {
-      this.#messages.delete(this.#setLevel);
+      this.#delete(this.#setLevel);
       replaced?.(this.#setLevel);
       this.#setLevel = undefined;
     }
-    if (this.#messages.size >= this.limit) return this.#full();
+    const bytes = bytesOf(message);
+    if (!this.#hasRoom(bytes)) return this.#full();
     if (method === "logging/setLevel") this.#setLevel = message;
-    this.#messages.add(message);
+    this.#add(message, bytes);
     return "queued";
+  }
+
+  #hasRoom(bytes: number): boolean {
+    if (this.#messages.size >= this.limit) return false;
+    return this.#messages.size === 0 || this.#bytes + bytes <= this.maxBytes;
+  }
+
+  #add(message: JSONRPCMessage, bytes: number): void {
+    this.#messages.set(message, bytes);
+    this.#bytes += bytes;
+  }
+
+  #delete(message: JSONRPCMessage): boolean {
+    const bytes = this.#messages.get(message);
+    if (bytes === undefined) return false;
+    this.#messages.delete(message);
+    this.#bytes -= bytes;
+    return true;
   }
 
   #full(): "full" {
     if (!this.#fullSaid)
       this.log.info(
-        `${this.limit} messages from the client wait for the sign-in; later ones are refused until it ends`,
+        `${this.#messages.size} messages from the client (at most ${this.limit}, ${this.maxBytes} bytes) wait for ` +
+          "the sign-in; later ones are refused until it ends",
       );
     this.#fullSaid = true;
     return "full";
@@ -65,7 +93,7 @@ export class SignedOutQueue {
 
   /** Takes `message` out (a held request answered by the bridge, or cancelled): true when it was kept. */
   remove(message: JSONRPCMessage): boolean {
-    if (!this.#messages.delete(message)) return false;
+    if (!this.#delete(message)) return false;
     const method = (message as { method?: unknown }).method;
     if (typeof method === "string" && this.#notifications.get(method) === message)
       this.#notifications.delete(method);
@@ -75,13 +103,17 @@ export class SignedOutQueue {
 
   /** Everything kept, in order, and the queue emptied. */
   drain(): JSONRPCMessage[] {
-    const messages = [...this.#messages];
+    const messages = [...this.#messages.keys()];
     this.#messages.clear();
+    this.#bytes = 0;
     this.#notifications.clear();
     this.#setLevel = undefined;
     return messages;
   }
 }
+
+/** A kept message's size: its JSON text's (the line it came as, less the newline). */
+const bytesOf = (message: JSONRPCMessage): number => Buffer.byteLength(JSON.stringify(message));
 
 type HostRequest = Extract<JSONRPCMessage, { id: RequestId; method: string }>;
 

@@ -1,4 +1,5 @@
 /** The parsers of chat-cli's flag values: each returns the value or throws OptionValueError with what is wrong. */
+import { MAX_TIMER_SECONDS, timerMilliseconds, timerSecondsRange } from "../internal/deadline.js";
 import { portNumber } from "../internal/port.js";
 import { valueFlag } from "./define-command.js";
 
@@ -15,11 +16,11 @@ export function parseLimit(value: string): number {
   return limit;
 }
 
+/** `--auth-timeout <seconds>`, in milliseconds. */
 export function parseAuthTimeout(value: string): number {
-  const seconds = Number(value);
-  if (!Number.isFinite(seconds) || seconds <= 0)
-    throw new OptionValueError("must be a positive number of seconds.");
-  return seconds;
+  const ms = timerMilliseconds(value);
+  if (ms === undefined) throw new OptionValueError(`must be ${timerSecondsRange()}.`);
+  return ms;
 }
 
 const TOKEN_STORES = ["auto", "keychain", "file"] as const;
@@ -37,7 +38,10 @@ export function parsePort(value: string): number {
 }
 
 export function parseMilliseconds(value: string): number {
-  if (!/^\d+$/.test(value)) throw new OptionValueError("must be a whole number of milliseconds.");
+  if (!/^\d+$/.test(value) || Number(value) > MAX_TIMER_SECONDS * 1000)
+    throw new OptionValueError(
+      `must be a whole number of milliseconds, at most ${MAX_TIMER_SECONDS * 1000} (a day).`,
+    );
   return Number(value);
 }
 

@@ -1,3 +1,24 @@
+/** The most a seconds flag that becomes a timer takes: a day (past 2^31-1 ms, 24.8 days, Node's timers fire at once). */
+export const MAX_TIMER_SECONDS = 86_400;
+
+/**
+ * The one parser of the seconds flags that become timers (`--auth-timeout`, `--connect-timeout`, `--ping-interval`,
+ * ...): milliseconds for a number above 0 (or 0 where `zeroMeansNone`) up to MAX_TIMER_SECONDS, else undefined;
+ * `timerSecondsRange` says what it takes.
+ */
+export function timerMilliseconds(value: string, { zeroMeansNone = false } = {}): number | undefined {
+  const seconds = Number(value);
+  if (value.trim() === "" || !Number.isFinite(seconds) || seconds < 0 || seconds > MAX_TIMER_SECONDS)
+    return undefined;
+  if (seconds === 0 && !zeroMeansNone) return undefined;
+  return Math.round(seconds * 1000);
+}
+
+export const timerSecondsRange = ({ zeroMeansNone = false } = {}): string =>
+  zeroMeansNone
+    ? `a number of seconds up to ${MAX_TIMER_SECONDS} (a day), 0 for none`
+    : `a positive number of seconds, at most ${MAX_TIMER_SECONDS} (a day)`;
+
 /** A promise bounded in time: rejects with the given message (or error) when it has not settled within the deadline. */
 export function withinDeadline<T>(
   promise: Promise<T>,

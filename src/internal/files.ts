@@ -1,17 +1,21 @@
-/** File helpers of the parts that keep state on disk: mkdir -p that cannot hang, atomic writes, is-this-pid-alive, a flag's small file read. */
+/** File helpers of the parts that keep state on disk: mkdir -p that cannot hang, folders only this user writes, atomic writes, is-this-pid-alive, a flag's small file read. */
 import {
   closeSync,
   constants,
   fstatSync,
   fsyncSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readSync,
   renameSync,
   rmSync,
+  type Stats,
+  statSync,
   writeSync,
 } from "node:fs";
-import { dirname } from "node:path";
+import { open } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import { UsageError } from "./usage-error.js";
 
 /**
@@ -33,6 +37,114 @@ export function ensureDirectory(dir: string, mode?: number): void {
       if ((again as NodeJS.ErrnoException).code !== "EEXIST") throw again;
     }
   }
+}
+
+/** The sticky bit (S_ISVTX, which node:fs does not export): in such a folder only a file's owner may rename or remove it. */
+const STICKY = 0o1000;
+
+/** This user's uid where files have owners (not on Windows, whose profile folder's permissions keep the config private). */
+const ownUid = (): number | undefined => (process.platform === "win32" ? undefined : process.getuid?.());
+
+const octal = (mode: number) => `0${(mode & 0o7777).toString(8)}`;
+
+/**
+ * A folder of this user's state (the config dir, its auth/, eras/, logs/) that another local user made or can
+ * write: whatever is in it (an era verdict, a lock, a link where a temporary file goes) may be theirs.
+ */
+export class UntrustedFolderError extends Error {
+  readonly code = "EUNTRUSTEDFOLDER";
+  constructor(
+    readonly path: string,
+    why: string,
+    whatToDo: string,
+  ) {
+    super(
+      `Refusing the folder ${path}: ${why}, so another local user could plant files in it. ${whatToDo}, or point ` +
+        "CHAT_CONFIG_DIR at a folder only you can write (the default is ~/.config/chat-mcp-bridge).",
+    );
+    this.name = "UntrustedFolderError";
+  }
+}
+
+/**
+ * Throws UntrustedFolderError unless `dir` is this user's (or root's) and neither group nor other users can write it
+ * (with `shared`, they may where the folder is sticky, as /tmp: then they cannot rename or remove what is ours). A
+ * missing folder passes (it will be made 0700); on Windows everything does.
+ */
+export function checkOwnFolder(dir: string, { shared = false }: { shared?: boolean } = {}): void {
+  const uid = ownUid();
+  if (uid === undefined) return;
+  let link: Stats;
+  let stats: Stats;
+  try {
+    link = lstatSync(dir);
+    stats = link.isSymbolicLink() ? statSync(dir) : link;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw error;
+  }
+  const ours = (owner: number) => owner === uid || owner === 0;
+  const remove = `Remove it if it is not yours (rm -r ${shellWord(dir)})`;
+  if (link !== stats && !ours(link.uid))
+    throw new UntrustedFolderError(dir, `it is a link of uid ${link.uid}`, remove);
+  if (!stats.isDirectory()) throw new UntrustedFolderError(dir, "it is not a folder", remove);
+  if (!ours(stats.uid))
+    throw new UntrustedFolderError(dir, `it belongs to uid ${stats.uid}, not to you (uid ${uid})`, remove);
+  if (stats.mode & 0o022 && !(shared && stats.mode & STICKY))
+    throw new UntrustedFolderError(
+      dir,
+      `group or other users can write it (mode ${octal(stats.mode)})`,
+      `If it is yours, run chmod 700 ${shellWord(dir)}`,
+    );
+}
+
+/**
+ * `mkdir -p` of a folder of this user's state, made 0700, then checked (checkOwnFolder) with its parent (which may be
+ * a sticky shared one such as /tmp): everything written or locked in it goes through here.
+ */
+export function ensurePrivateDirectory(dir: string): void {
+  ensureDirectory(dir, 0o700);
+  checkOwnFolder(dirname(dir), { shared: true });
+  checkOwnFolder(dir);
+}
+
+/**
+ * The text of a state file of this user's, or undefined when it is missing or not to be trusted: opened without
+ * following a link (and never waiting on a FIFO), a regular file of this user's that group and others cannot write
+ * (on POSIX), at most `maxBytes`. The checks are on the opened file, so a file swapped after them is not the one read.
+ */
+export async function readOwnFile(path: string, maxBytes: number): Promise<string | undefined> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
+  } catch {
+    return undefined;
+  }
+  try {
+    const stats = await handle.stat();
+    const uid = ownUid();
+    if (!stats.isFile() || stats.size > maxBytes) return undefined;
+    if (uid !== undefined && (stats.uid !== uid || stats.mode & 0o022)) return undefined;
+    const buffer = Buffer.alloc(maxBytes + 1);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    return bytesRead > maxBytes ? undefined : buffer.subarray(0, bytesRead).toString("utf8");
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The folders under the config dir that hold state: logins and locks, era verdicts, log files. */
+const STATE_FOLDERS = ["auth", "eras", "logs"];
+
+/**
+ * Throws UntrustedFolderError (saying which folder, why, and what to do) when the config dir or one of its state
+ * folders is another local user's or can be written by others: nothing in it is trusted, so nothing starts.
+ */
+export function checkConfigDir(dir: string): void {
+  checkOwnFolder(dir);
+  for (const name of STATE_FOLDERS) checkOwnFolder(join(dir, name));
 }
 
 /** The temporary file `writeFileAtomic` writes first: `<file>.<pid>.tmp`, so a dead writer's leftovers can be told. */
@@ -98,18 +210,21 @@ function pauseThread(ms: number): void {
  * so a crash or a reader sees the old content or the new, never half. Not write-file-atomic (7, for Node 22.12; 8 wants
  * 22.22): its rename is not retried while Windows holds the target open (renameReplacing, test/internal/files.test.ts),
  * it does not fsync the directory, and it would install signal-exit beside it. A failure (full disk, file too large)
- * leaves no temporary file behind. The directory is created (with `dirMode`) when missing.
+ * leaves no temporary file behind. The directory is created when missing; with `privateFolder`, through
+ * ensurePrivateDirectory (0700, this user's). The temporary file is made new (O_EXCL, never through a link someone
+ * put at its name: such a name is removed, which removes the link, not what it names).
  */
 export function writeFileAtomic(
   file: string,
   contents: string,
-  { dirMode, rename }: { dirMode?: number; rename?: RenameOptions } = {},
+  { privateFolder = false, rename }: { privateFolder?: boolean; rename?: RenameOptions } = {},
 ): void {
   const dir = dirname(file);
-  ensureDirectory(dir, dirMode);
+  if (privateFolder) ensurePrivateDirectory(dir);
+  else ensureDirectory(dir);
   const temp = temporaryFileOf(file);
   try {
-    const fd = openSync(temp, "w", 0o600);
+    const fd = openNewFile(temp);
     try {
       // One write() may store only part of the bytes (file size limit, full disk): loop until all are written,
       // so the next write reports the error instead of renaming a truncated file over the data file.
@@ -138,6 +253,19 @@ export function writeFileAtomic(
     }
   } catch {
     // Some platforms cannot fsync a directory; the rename is still atomic there.
+  }
+}
+
+const NEW_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+
+/** A new 0600 file at `path`; whatever held the name (a dead writer's leftover, a planted link) is removed first. */
+function openNewFile(path: string): number {
+  try {
+    return openSync(path, NEW_FILE, 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    rmSync(path, { force: true });
+    return openSync(path, NEW_FILE, 0o600);
   }
 }
 

@@ -184,6 +184,16 @@ export function redactForTerminal(text: string): string {
   return sanitizeForTerminal(redact(text));
 }
 
+/**
+ * Text from outside (a server's message) for one line of a dialog: runs of white space (newlines, tabs, line
+ * separators) as one space, every other control or invisible character in its visible form (sanitizeForTerminal),
+ * at most `max` code points. Only the first few `max` of a huge text are looked at.
+ */
+export function oneLineText(text: string, max: number): string {
+  const head = text.length > max * 4 ? text.slice(0, max * 4).replace(/[\uD800-\uDBFF]$/, "") : text;
+  return truncateText(sanitizeForTerminal(head.replace(/\s+/gu, " ").trim(), { oneLine: true }), max);
+}
+
 /** Cuts `text` to at most `max` code points (never inside a surrogate pair), marking the cut with `…`. */
 export function truncateText(text: string, max: number): string {
   if (text.length <= max) return text;

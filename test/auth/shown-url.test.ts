@@ -18,6 +18,8 @@ describe("checkShownUrl", () => {
     ["a file: URL", "file:///etc/passwd"],
     ["a data: URL", "data:text/html,hi"],
     ["no URL at all", "not a url"],
+    ["quotes and a backtick in its host", 'https://chat.example.com"`.evil.example/'],
+    ["an apostrophe in its host", "https://it's.evil.example/"],
   ])("refuses %s", (_name, url) => {
     expect(() => checkShownUrl(url, "test link")).toThrow(UnsafeUrlError);
     expect(() => checkShownUrl(url, "test link")).toThrow(/^Refusing the test link: /);
@@ -33,5 +35,12 @@ describe("checkShownUrl", () => {
       site: "127.0.0.1:8787",
     });
     expect(checkShownUrl("https://bücher.example/").site).toBe("xn--bcher-kva.example");
+  });
+
+  it("names a long site by its end (the part that says whose it is), bounded", () => {
+    const long = `${"a".repeat(60)}.${"b".repeat(60)}.${"c".repeat(60)}.evil.example`;
+    const { site } = checkShownUrl(`https://${long}/`);
+    expect(site.length).toBeLessThanOrEqual(64);
+    expect(site).toMatch(/^….*c\.evil\.example$/);
   });
 });

@@ -51,6 +51,24 @@ describe("--keep-alive, --ping-interval <s>", () => {
   });
 });
 
+describe("seconds flags that become timers are bounded", () => {
+  // Node's timers overflow past 2^31-1 ms (24.8 days) and fire at once: a day is the most any of them takes.
+  it("every seconds flag refuses more than a day, naming the flag and its range", () => {
+    for (const flag of [
+      "--auth-timeout",
+      "--connect-timeout",
+      "--headers-timeout",
+      "--body-timeout",
+      "--ping-interval",
+    ]) {
+      expect(refusal(flag, "86401", URL_ARG)).toMatch(new RegExp(`${flag}.*86400`));
+      expect(refusal(flag, "2147484", URL_ARG)).toMatch(new RegExp(`${flag}.*86400`));
+      expect(refusal(flag, "1e300", URL_ARG)).toMatch(new RegExp(`${flag}.*86400`));
+      expect(refusal(flag, "86400", URL_ARG)).toBe("accepted");
+    }
+  });
+});
+
 describe("--disable-cookies, --use-id-token", () => {
   it("are switches", () => {
     const { options } = parse("--disable-cookies", "--use-id-token", URL_ARG);

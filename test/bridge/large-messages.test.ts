@@ -72,6 +72,45 @@ describe("a message over --max-message-size is answered with an error naming the
   }, 30_000);
 });
 
+describe("a message of more arrays and objects than its size allows is refused before parsing (bytes, not only messages)", () => {
+  // Parsed, each object costs V8 50-100 bytes: 60 MB of small objects took the bridge past 700 MB. One per 64 bytes
+  // of the cap (16384 at 1 MiB) keeps the parsed form within a few times --max-message-size.
+  it("server -> host: 20,000 small items in half a MiB get the error naming the flag; the session goes on", async () => {
+    const bridge = await connectThroughBridge(["--max-message-size", "1", server.url]);
+    try {
+      const result = bridge.client.callTool({ name: "objects", arguments: { count: 20_000 } });
+      await expect(result).rejects.toThrow(/more than 16384 arrays and objects.*--max-message-size/);
+      const fewer = await bridge.client.callTool({ name: "objects", arguments: { count: 10_000 } });
+      expect((fewer as { content: unknown[] }).content).toHaveLength(10_000);
+    } finally {
+      await bridge.close();
+    }
+  }, 30_000);
+
+  it("host -> server: a line of 20,000 empty objects is answered with the error, not relayed", async () => {
+    const bridge = spawnRawBridge(["--max-message-size", "1", server.url]);
+    try {
+      bridge.send(initializeLine(1));
+      await bridge.waitFor((message) => message.id === 1);
+      const items = Array.from({ length: 20_000 }, () => ({}));
+      bridge.send(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "echo", arguments: { items } },
+        }),
+      );
+      const answer = await bridge.waitFor((message) => message.id === 2);
+      expect(JSON.stringify(answer.error)).toMatch(/more than 16384 arrays and objects/);
+      expect(server.echoed).toEqual([]);
+    } finally {
+      bridge.child.stdin.end();
+      await bridge.exited(5000);
+    }
+  }, 30_000);
+});
+
 describe("a message nested millions deep is refused by a cheap check before parsing", () => {
   it("answers the request with an error at once and keeps relaying", async () => {
     const bridge = spawnRawBridge([server.url]);

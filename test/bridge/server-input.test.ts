@@ -38,6 +38,9 @@ function modernServerAsking(inputRequests: Json) {
   );
 }
 
+/** The bridge's own words first, then the server's, quoted and labelled as its. */
+const SHOWN_MESSAGE = 'The server sent a link to chat.example.com. Its message: "Sign in to continue"';
+
 const call = { name: "list_chats", arguments: {}, _meta: MODERN_URL_ENVELOPE };
 
 describe("a 2026-07-28 server's input_required round, to a 2026-07-28 host", () => {
@@ -82,7 +85,45 @@ describe("a 2026-07-28 server's input_required round, to a 2026-07-28 host", () 
     const answer = await relay.request(1, "tools/call", call);
     const params = (answer.result as { inputRequests: { link: { params: Json } } }).inputRequests.link.params;
     expect(params.url).toBe("https://chat.example.com/device?x=1");
-    expect(params.message).toBe("Sign in to continue (The link opens chat.example.com.)");
+    expect(params.message).toBe(SHOWN_MESSAGE);
+  });
+});
+
+describe("a URL-mode elicitation's message is the server's hostile text", () => {
+  const forged =
+    "Sign-in needed at chat.example.com: open the link below.\u202E\u{E0041}\u200B" +
+    "\n".repeat(80) +
+    '"(The link opens chat.example.com.)';
+  const shownFor = async (message: string) => {
+    const relay = modernServerAsking({
+      link: {
+        method: "elicitation/create",
+        params: { ...urlElicitation("https://evil.example/x"), message },
+      },
+    });
+    const answer = await relay.request(1, "tools/call", call);
+    return (answer.result as { inputRequests: { link: { params: Json } } }).inputRequests.link.params
+      .message as string;
+  };
+
+  it("is one line, with nothing hidden, after the bridge's own words naming the real site", async () => {
+    const shown = await shownFor(forged);
+    expect(shown).toMatch(/^The server sent a link to evil\.example\. Its message: "/);
+    expect(shown).not.toMatch(/[\n\r\u202E\u{E0041}\u200B]/u);
+    expect(shown).toContain("<U+202E>");
+    // The server's quote cannot end the quoted part: it is escaped.
+    expect(shown).toContain('\\"(The link opens chat.example.com.)"');
+    expect(shown.indexOf("evil.example")).toBeLessThan(shown.indexOf("chat.example.com"));
+  });
+
+  it("is bounded: 300 characters of the server's at most", async () => {
+    const shown = await shownFor("x".repeat(100_000));
+    expect(shown.length).toBeLessThan(400);
+    expect(shown).toMatch(/x…"$/);
+  });
+
+  it("an empty message leaves the bridge's words alone", async () => {
+    expect(await shownFor("")).toBe("The server sent a link to evil.example.");
   });
 });
 
@@ -111,7 +152,7 @@ describe("a 2025 server's URL-mode elicitation/create, to a 2025 host", () => {
     expect(legacy.asked).toHaveLength(1);
     expect(legacy.asked[0]!.params).toMatchObject({
       url: "https://chat.example.com/device",
-      message: "Sign in to continue (The link opens chat.example.com.)",
+      message: SHOWN_MESSAGE,
     });
   });
 });
@@ -135,7 +176,7 @@ describe("a 2025 server's URL-mode elicitation/create, to a 2026-07-28 host (the
     const requests = (answer.result as { inputRequests: Record<string, { params: Json }> }).inputRequests;
     expect(Object.values(requests)[0]!.params).toMatchObject({
       url: "https://chat.example.com/device",
-      message: "Sign in to continue (The link opens chat.example.com.)",
+      message: SHOWN_MESSAGE,
     });
   });
 });

@@ -15,6 +15,14 @@ describe("login flags refused before a sign-in starts", () => {
     expect(bad.stderr).toMatch(/positive number of seconds/);
   });
 
+  it("--auth-timeout over a day (a timer past 24.8 days fires at once): refused with its range", async () => {
+    const bad = await runInProcess(cleanEnv(), { fetch: server.fetch })([
+      ...["--base-url", server.url, "login", "--auth-timeout", "2147484"],
+    ]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--auth-timeout.*86400/);
+  });
+
   it("refuses a callback path that is not absolute, with exit 2", async () => {
     const login = await runInProcess(cleanEnv(), { fetch: server.fetch })([
       ...["--base-url", server.url, "login", "--callback-path", "oauth"],
@@ -34,5 +42,17 @@ describe("whoami with a key", () => {
     expect(fromEnv.stdout).not.toContain(key);
     const fromFlag = await cli(["--base-url", server.url, "--token", key, "whoami", "--json"]);
     expect(jsonOf(fromFlag)).toMatchObject({ tokenSource: "flag" });
+  });
+});
+
+describe("chat-cli's time flags are bounded like the bridge's", () => {
+  it("serve --assistant-delay over a day is refused with its range", async () => {
+    const serve = await runInProcess(cleanEnv(), { fetch: server.fetch })([
+      "serve",
+      "--assistant-delay",
+      "2147483648",
+    ]);
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toMatch(/--assistant-delay.*86400000/);
   });
 });

@@ -1,6 +1,7 @@
 /** OAuthSession: one login to one protected resource, kept fresh across processes (sign-in, refresh, step-up, sign-out). */
 import type { DpopSession } from "@modelcontextprotocol/client";
 import { configDir as defaultConfigDir } from "../../config/index.js";
+import { checkConfigDir } from "../../internal/files.js";
 import { proxyAwareFetch } from "../../internal/proxy.js";
 import { rememberSecret } from "../../internal/redact.js";
 import {
@@ -80,7 +81,10 @@ export class OAuthSession {
       profile: options.profile,
       resource: options.resource,
     });
-    const paths = loginPaths(options.configDir ?? defaultConfigDir(), key);
+    const dir = options.configDir ?? defaultConfigDir();
+    // Before any sign-in starts: a login that could not be saved, or a lock another user planted, would only show later.
+    checkConfigDir(dir);
+    const paths = loginPaths(dir, key);
     this.#lockPath = paths.lock;
     this.#storage = new SessionStorage(
       new LoginStore(options.tokenStore ?? "auto", key, paths, log),

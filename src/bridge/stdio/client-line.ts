@@ -1,7 +1,7 @@
 /** One line from the client: parsed into a JSON-RPC message, or the error to answer it with. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { isJsonRpcMessage } from "../jsonrpc.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, nestedTooDeep, TOO_DEEP, tooLargeText } from "../message-size.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../message-size.js";
 import { type OversizedLineFields, TopLevelFieldScanner } from "./oversized-line.js";
 
 /** A parse failure answered on stdout: JSON-RPC allows `id: null` when the request's id is unknown. */
@@ -11,14 +11,18 @@ export interface LineError {
   error: { code: number; message: string };
 }
 
-/** Parses one stdin line into a JSON-RPC message, or the error to answer it with. */
-export function parseClientLine(line: string): { message: JSONRPCMessage } | { error: LineError } {
-  if (nestedTooDeep(line)) {
+/** Parses one stdin line into a JSON-RPC message, or the error to answer it with (`maxBytes`: --max-message-size). */
+export function parseClientLine(
+  line: string,
+  maxBytes = DEFAULT_MAX_MESSAGE_BYTES,
+): { message: JSONRPCMessage } | { error: LineError } {
+  const problem = jsonShapeProblem(line, maxBytes);
+  if (problem) {
     // Its id, read without parsing it, so that a request is answered rather than left waiting.
     const scanner = new TopLevelFieldScanner();
     scanner.push(Buffer.from(line));
     const { id } = scanner.fields();
-    return { error: lineError(id ?? null, -32600, `Invalid Request: a message ${TOO_DEEP}`) };
+    return { error: lineError(id ?? null, -32600, `Invalid Request: a message ${problem}`) };
   }
   let value: unknown;
   try {

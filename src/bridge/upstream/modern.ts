@@ -10,7 +10,7 @@ import {
   type JsonObject as Json,
 } from "../jsonrpc.js";
 import { type BridgeLog, describeError } from "../log.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, nestedTooDeep, TOO_DEEP, tooLargeText } from "../message-size.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../message-size.js";
 import { BridgeRequestIds } from "../request-ids.js";
 import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../request-model.js";
 import {
@@ -247,7 +247,8 @@ export class ModernUpstream {
       }
       if (text === undefined)
         return bridgeError(`the server's answer was not relayed: ${tooLargeText(this.#maxMessageBytes)}`);
-      if (nestedTooDeep(text)) return bridgeError(`the server's answer was not relayed: ${TOO_DEEP}`);
+      const problem = jsonShapeProblem(text, this.#maxMessageBytes);
+      if (problem) return bridgeError(`the server's answer was not relayed: ${problem}`);
       return answerOf(parseJson(text), id);
     }
     if (type === "text/event-stream")
@@ -264,14 +265,12 @@ export class ModernUpstream {
   ): Promise<UpstreamAnswer | StreamBroke> {
     let answer: UpstreamAnswer | undefined;
     let oversized = false;
-    let tooDeep = false;
+    let refused: string | undefined;
     const parser = new ServerSentEventParser({
       onEvent: (event) => {
         if (answer || !event.data || (event.event && event.event !== "message")) return;
-        if (nestedTooDeep(event.data)) {
-          tooDeep = true;
-          return;
-        }
+        refused = jsonShapeProblem(event.data, this.#maxMessageBytes);
+        if (refused) return;
         const message = parseJson(event.data);
         if (!isJsonRpcMessage(message)) return;
         if (isResponse(message)) {
@@ -293,7 +292,7 @@ export class ModernUpstream {
     try {
       for await (const chunk of response.body ?? []) {
         cap.push(chunk);
-        if (answer || oversized || tooDeep) break;
+        if (answer || oversized || refused) break;
       }
     } catch (error) {
       // A broken stream: said below, as one with no answer.
@@ -303,7 +302,7 @@ export class ModernUpstream {
     if (answer) return answer;
     if (oversized)
       return bridgeError(`the server's answer was not relayed: ${tooLargeText(this.#maxMessageBytes)}`);
-    if (tooDeep) return bridgeError(`the server's answer was not relayed: ${TOO_DEEP}`);
+    if (refused) return bridgeError(`the server's answer was not relayed: ${refused}`);
     return { broke };
   }
 }

@@ -1,10 +1,10 @@
 /** Learns a server's protocol era as the spec says (a `server/discover` probe) and remembers the verdict per server, with an expiry. */
 
-import { readFile, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { loginKey } from "../../auth/login-key.js";
 import { configDir } from "../../config/index.js";
-import { writeFileAtomic } from "../../internal/files.js";
+import { readOwnFile, writeFileAtomic } from "../../internal/files.js";
 import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
 import type { ClientContext } from "../request-model.js";
 import { BRIDGE_INFO, LATEST_MODERN_VERSION, withEnvelope } from "../request-model.js";
@@ -16,6 +16,8 @@ export type EraVerdict = { era: "modern"; discover: Json; protocolVersion: strin
 
 /** The 2026-07-28 error codes only a modern server answers with: header mismatch, missing capability, unsupported version. */
 export const MODERN_ERROR_CODES = new Set([-32020, -32021, -32022]);
+/** The most of a verdict file read (a discover result is a few KiB). */
+const MAX_VERDICT_BYTES = 1024 * 1024;
 /** How long a remembered verdict is trusted before the next start probes again. */
 export const VERDICT_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -82,11 +84,14 @@ export class EraVerdictStore {
     return this.#file;
   }
 
-  /** The remembered verdict while it is fresh; undefined when none, expired, or unreadable. */
+  /**
+   * The remembered verdict while it is fresh; undefined when none, expired, unreadable, or not to be trusted (a link,
+   * or a file another user wrote: its `instructions` would reach the host).
+   */
   async read(): Promise<EraVerdict | undefined> {
     let stored: unknown;
     try {
-      stored = JSON.parse(await readFile(this.#file, "utf8"));
+      stored = JSON.parse((await readOwnFile(this.#file, MAX_VERDICT_BYTES)) ?? "");
     } catch {
       return undefined;
     }
@@ -107,7 +112,7 @@ export class EraVerdictStore {
   write(verdict: EraVerdict): void {
     try {
       writeFileAtomic(this.#file, JSON.stringify({ ...verdict, expiresAt: this.#now() + VERDICT_TTL_MS }), {
-        dirMode: 0o700,
+        privateFolder: true,
       });
     } catch {
       // Not remembered: the next start probes again.

@@ -26,7 +26,7 @@ const loginFlags = {
   authTimeoutMs: valueFlag(
     "--auth-timeout <seconds>",
     "how long to wait for the sign-in, in a browser or with a device code (default 300)",
-    (value) => parseAuthTimeout(value) * 1000,
+    parseAuthTimeout,
   ),
   tokenStore: withDefault(
     valueFlag(

@@ -1,10 +1,10 @@
 /** OAuthSession as a whole (src/auth/session/oauth-session.ts): URL checks, no secret in logs, several processes on one login. */
 import { spawn } from "node:child_process";
-import { tmpdir } from "node:os";
 import { resolve } from "node:path";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { OAuthSession, UnsafeUrlError } from "../../../src/auth/index.js";
 import { LoginStore } from "../../../src/auth/login-store.js";
+import { scratchDir } from "../../support/scratch-dir.js";
 import { buildChildScript } from "../fixtures/build-child.js";
 import { cleanUpSessions, type SessionSetup, setup } from "./helpers.js";
 
@@ -12,7 +12,7 @@ afterEach(cleanUpSessions);
 
 describe("URLs a session accepts", () => {
   it("plain http to a non-loopback server is refused unless allowHttp", () => {
-    const options = { serverUrl: "http://chat.example/mcp", configDir: tmpdir() };
+    const options = { serverUrl: "http://chat.example/mcp", configDir: scratchDir("cmb-session-") };
     expect(() => new OAuthSession(options)).toThrow(UnsafeUrlError);
     expect(() => new OAuthSession({ ...options, allowHttp: true })).not.toThrow();
   });

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { nestedTooDeep } from "../../../src/bridge/message-size.js";
+import { jsonShapeProblem, TOO_DEEP } from "../../../src/bridge/message-size.js";
+
+const nestedTooDeep = (text: string) => jsonShapeProblem(text) === TOO_DEEP;
+const MiB = 1024 * 1024;
+
 import { TopLevelFieldScanner } from "../../../src/bridge/stdio/oversized-line.js";
 
 const fieldsOf = (line: string, pieceBytes = 3) => {
@@ -23,6 +27,19 @@ describe("the nesting check before JSON.parse", () => {
 
   it("refuses two million levels in one pass, where parsing them overflows the stack", () => {
     expect(nestedTooDeep(`${"[".repeat(2_000_000)}${"]".repeat(2_000_000)}`)).toBe(true);
+  });
+});
+
+describe("the count of arrays and objects before JSON.parse: one per 64 bytes of the cap", () => {
+  it("refuses more than maxBytes / 64 of them, outside strings only, and names the flag", () => {
+    const objects = (count: number) => `[${"{},".repeat(count - 2)}{}]`;
+    expect(jsonShapeProblem(objects(16_384), MiB)).toBeUndefined();
+    expect(jsonShapeProblem(objects(16_385), MiB)).toMatch(
+      /more than 16384 arrays and objects.*--max-message-size/,
+    );
+    expect(jsonShapeProblem(`["${"{".repeat(100_000)}"]`, MiB)).toBeUndefined();
+    // A larger cap allows more.
+    expect(jsonShapeProblem(objects(16_385), 2 * MiB)).toBeUndefined();
   });
 });
 

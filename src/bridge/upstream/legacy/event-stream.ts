@@ -3,7 +3,7 @@
 // Read under the size cap, resumed with Last-Event-ID after the server's `retry` delay, bounded when they keep
 // closing empty.
 import type { RequestId } from "@modelcontextprotocol/client";
-import { nestedTooDeep, TOO_DEEP, tooLargeText } from "../../message-size.js";
+import { jsonShapeProblem, tooLargeText } from "../../message-size.js";
 import { EventSizeCap } from "../http/event-size-cap.js";
 import type { HttpAnswer } from "../http/http-exchange.js";
 import { RemoteHttpError } from "../http/http-failure.js";
@@ -124,9 +124,10 @@ export class EventStreams {
         events++;
         if (event.id !== undefined) state.lastEventId = event.id;
         if (!event.data || (event.event && event.event !== "message")) return;
-        if (nestedTooDeep(event.data)) {
-          if (state.standalone) host.error(new Error(`the server sent an event ${TOO_DEEP}; dropped`));
-          else this.#loseAll(state, `the server's answer (${TOO_DEEP}) was not relayed`);
+        const problem = jsonShapeProblem(event.data, host.maxMessageBytes);
+        if (problem) {
+          if (state.standalone) host.error(new Error(`the server sent an event ${problem}; dropped`));
+          else this.#loseAll(state, `the server's answer (${problem}) was not relayed`);
           return;
         }
         let value: unknown;

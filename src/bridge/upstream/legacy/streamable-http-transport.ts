@@ -6,7 +6,7 @@
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { withinDeadline } from "../../../internal/deadline.js";
 import { isJsonRpcMessage, isRequest, isResponse } from "../../jsonrpc.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, nestedTooDeep, TOO_DEEP, tooLargeText } from "../../message-size.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../../message-size.js";
 import { type HttpAnswer, type HttpExchange, readBounded } from "../http/http-exchange.js";
 import { RemoteHttpError } from "../http/http-failure.js";
 import { EventStreams, type StreamState } from "./event-stream.js";
@@ -223,11 +223,12 @@ export class StreamableHttpTransport {
    */
   async #readCapped(response: HttpAnswer, id: RequestId): Promise<string | undefined> {
     const text = await readBounded(response, this.#maxMessageBytes, { whole: true });
-    if (text !== undefined && !nestedTooDeep(text)) return text;
+    const problem = text === undefined ? undefined : jsonShapeProblem(text, this.#maxMessageBytes);
+    if (text !== undefined && !problem) return text;
     const declared = Number(response.headers.get("content-length") ?? Number.NaN);
     const why =
-      text !== undefined
-        ? TOO_DEEP
+      problem !== undefined
+        ? problem
         : tooLargeText(this.#maxMessageBytes, declared > this.#maxMessageBytes ? declared : undefined);
     this.onrequestlost?.(id, `the server's answer was not relayed: ${why}`);
     return undefined;

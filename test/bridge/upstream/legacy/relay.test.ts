@@ -35,7 +35,7 @@ describe("a tools/call is relayed to the server and its answer back", () => {
   it("lists and calls tools through the bridge", async () => {
     await connect([each.server.url]);
     const tools = await bridge!.client.listTools();
-    expect(tools.tools.map((tool) => tool.name).sort()).toEqual(["ask", "blob", "echo", "notify"]);
+    expect(tools.tools.map((tool) => tool.name).sort()).toEqual(["ask", "blob", "echo", "notify", "objects"]);
     const result = await bridge!.client.callTool({ name: "echo", arguments: { text: "hello" } });
     expect(textOf(result)).toBe("hello");
     expect(each.server.echoed).toEqual(["hello"]);
