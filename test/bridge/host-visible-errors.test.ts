@@ -49,8 +49,15 @@ describe("a usage error is the host's initialize error (hosts hide stderr and sh
     }
   }, 30_000);
 
-  it("a server down at start: says the host will not retry, and what to do", async () => {
-    const message = await initializeError(["http://127.0.0.1:9/mcp"]);
+  it("a server down at start: initialize is answered at once; the list says the host will not retry, and what to do", async () => {
+    const { transport } = bridgeTransport(["http://127.0.0.1:9/mcp"], {});
+    const client = new Client({ name: "host", version: "1.0.0" });
+    await client.connect(transport);
+    const message = await client.listTools().then(
+      (result) => JSON.stringify(result),
+      (error: Error) => error.message,
+    );
+    await client.close().catch(() => undefined);
     expect(message).toMatch(
       /cannot reach http:\/\/127\.0\.0\.1:9.*will not retry.*restart or reconnect this server/,
     );
