@@ -23,7 +23,7 @@ async function refuseUsage(message: string, argv: string[]): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  if (process.argv[2] === SIGN_IN_PROCESS_ARG && process.send) {
+  if (process.argv[2] === SIGN_IN_PROCESS_ARG && !process.stdin.isTTY) {
     const { runSignInProcess } = await import("./sign-in-process.js");
     process.exit(await runSignInProcess());
   }
