@@ -1,11 +1,10 @@
 /** The relay's first sign-in, as the sign-in gate runs it: signed in or not, one sign-in carried to its end through the era probe, and the tools this login listed last. */
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import * as z from "zod";
 import { loginKey } from "../auth/login-key.js";
 import type { OAuthSession } from "../auth/session/oauth-session.js";
 import { configDir } from "../config/index.js";
-import { writeFileAtomic } from "../internal/files.js";
+import { readOwnFile, writeFileAtomic } from "../internal/files.js";
 import type { JsonObject as Json } from "./jsonrpc.js";
 import type { LastTools, SignInGateOptions } from "./sign-in-gate.js";
 import type { EraVerdict } from "./upstream/probe.js";
@@ -85,8 +84,8 @@ export function lastToolsStore(
   return {
     path,
     read: async () => {
-      const text = await readFile(path, "utf8").catch(() => "");
-      if (!text || text.length > MAX_LAST_TOOLS_BYTES) return undefined;
+      const text = await readOwnFile(path, MAX_LAST_TOOLS_BYTES);
+      if (!text) return undefined;
       try {
         const parsed = LastToolsSchema.safeParse(JSON.parse(text));
         return parsed.success ? (parsed.data.tools as Json[]) : undefined;
@@ -98,7 +97,7 @@ export function lastToolsStore(
       const text = JSON.stringify({ tools });
       if (tools.length === 0 || text.length > MAX_LAST_TOOLS_BYTES) return;
       try {
-        writeFileAtomic(path, text, { dirMode: 0o700 });
+        writeFileAtomic(path, text, { privateFolder: true });
       } catch {
         // Not kept: the next signed-out start offers the sign_in tool instead.
       }

@@ -316,7 +316,7 @@ function untrustedConfigDir(env: Record<string, string | undefined>): string | u
   return undefined;
 }
 
-/** A relay that may not start: says why on stderr, and to the host as the error of its `initialize`, then ends. */
+/** A relay that may not start: says why on stderr, and to the host as its instructions and one tool, then ends. */
 function refuseStart(
   message: string,
   { stdin, stdout, stderr = process.stderr }: Pick<RelayIO, "stdin" | "stdout" | "stderr">,

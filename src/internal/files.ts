@@ -135,8 +135,8 @@ export async function readOwnFile(path: string, maxBytes: number): Promise<strin
   }
 }
 
-/** The folders under the config dir that hold state: logins and locks, era verdicts, log files. */
-const STATE_FOLDERS = ["auth", "eras", "logs"];
+/** The folders under the config dir that hold state: logins and locks, era verdicts, log files, last tool lists. */
+const STATE_FOLDERS = ["auth", "eras", "logs", "tools"];
 
 /**
  * Throws UntrustedFolderError (saying which folder, why, and what to do) when the config dir or one of its state

@@ -105,13 +105,18 @@ describe("(b) an era verdict another user wrote", () => {
       chownSync(store.path, OTHER_UID, OTHER_UID);
       const relay = await startRelayInProcess([URL_ARG], { CHAT_CONFIG_DIR: config });
       relay.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }));
-      const answer = (await relay.waitFor((message) => message.id === 1)) as { error?: { message: string } };
-      expect(answer.error?.message).toContain(`Refusing the folder ${config}`);
-      expect(answer.error?.message).toContain(`uid ${OTHER_UID}`);
-      expect(answer.error?.message).toContain("CHAT_CONFIG_DIR");
+      const answer = (await relay.waitFor((message) => message.id === 1)) as { result?: { instructions?: string } };
+      expect(answer.result?.instructions).toContain(`Refusing the folder ${config}`);
+      expect(answer.result?.instructions).toContain(`uid ${OTHER_UID}`);
+      expect(answer.result?.instructions).toContain("CHAT_CONFIG_DIR");
+      relay.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }));
+      const list = (await relay.waitFor((message) => message.id === 2)) as {
+        result: { tools: { description: string }[] };
+      };
+      expect(list.result.tools.map((tool) => tool.description).join("\n")).toContain(`Refusing the folder ${config}`);
       expect(relay.lines.join("\n")).not.toContain("IGNORE PREVIOUS");
       expect(relay.stderr()).toContain(`Refusing the folder ${config}`);
-      expect(await relay.closed).toBe(1);
+      expect(await relay.end()).toBe(1);
     },
   );
 
