@@ -251,7 +251,8 @@ export function createV2Handler(options: V2ApiOptions): V2Handler {
       const key = request.idempotencyKey;
       if (key == null || request.method.toUpperCase() !== "POST" || !options.idempotency)
         return await route(options.service, principal, request);
-      return await options.idempotency.run(principal.account, key, request, () =>
+      const owner = { account: principal.account, credential: principal.subject };
+      return await options.idempotency.run(owner, key, request, () =>
         route(options.service, principal, request).catch((error: unknown) => {
           if (!(error instanceof ServiceError)) console.error("reference server: /v2 handler failed:", error);
           return errorResponse(error, request.requestId);
