@@ -191,6 +191,7 @@ function oauthParts(ctx: ServerContext): { parts: OAuthParts; idp: ReferenceIdp 
       mode: options.dpop ?? "allowed",
       nonces: options.dpopNonces ?? "everywhere",
       replayLimits: options.dpopReplayLimits,
+      tokensOutliveProcess: ctx.store.dataFile !== undefined,
       bindings: new DpopBindings(ctx.store, now),
       tokenEndpoint: `${ctx.baseUrl}/token`,
       now,
