@@ -21,7 +21,6 @@ import type { SsoTickets } from "./sso.js";
 export interface ReferenceContext extends ServerContext {
   sessions: CookieSessions;
   sso: SsoTickets;
-  rateLimiter?: TokenBucketLimiter;
 }
 
 export interface ReferenceHandler {

@@ -1,5 +1,6 @@
 /** Types that join the reference server's parts: accounts, principals, the chat service and the shared context. */
 import type { ReferenceServerOptions } from "./options.js";
+import type { TokenBucketLimiter } from "./rate-limit.js";
 import type { Store } from "./store.js";
 
 export type { RateLimitOptions, ReferenceServerOptions } from "./options.js";
@@ -162,6 +163,8 @@ export interface ServerContext {
   credentialCheck?: CredentialCheck;
   sso: SsoGate;
   sessions: BrowserSessions;
+  /** Per-credential token bucket of `/v2` and `/mcp`, taken before a DPoP proof is verified; absent: no limit. */
+  rateLimiter?: TokenBucketLimiter;
   /** Run by `close()` before the sockets are closed (stop timers, close MCP transports). */
   closeHooks: Array<() => void | Promise<void>>;
 }

@@ -59,8 +59,8 @@ export interface OAuthServerOptions extends AssertionGrantOptions {
    */
   dpopNonces?: DpopNonceMode;
   /**
-   * How many used DPoP proofs the server remembers (each until its `iat` leaves the window): per key and in all.
-   * Default 20 000 per key, 200 000 in all. A proof is never forgotten while it could still be accepted.
+   * How many used DPoP proofs the server remembers per key (each until its `iat` leaves the window); default
+   * 20 000. A proof is never forgotten while it could still be accepted; a full key waits, no other key does.
    */
   dpopReplayLimits?: DpopReplayLimits;
   /** Tests only: client ID metadata documents may be served over plain http from a loopback host. */
@@ -80,7 +80,7 @@ export interface DeviceAuthorizationOptions {
   /** Most device authorizations held at once; at the cap the oldest is forgotten. */
   maxPending?: number;
   /**
-   * Codes one person, and one address, may enter on the verification page (`/device`) in 15 minutes, given back
+   * Codes one browser session at one address may enter on the verification page (`/device`) in 15 minutes, given back
    * gradually (default 10): guessing user codes is the attack on that page (RFC 8628 §5.1); past it, 429.
    */
   maxUserCodeAttempts?: number;
@@ -140,7 +140,7 @@ export interface ReferenceServerOptions extends OAuthServerOptions, McpEndpointO
   autoApprove?: string;
   /** Lifetime of OAuth access tokens in seconds (short values for refresh tests). */
   accessTokenTtlSeconds?: number;
-  /** Per-principal token bucket on `/v2`; `false` turns it off. Default: generous (1000 burst, 100/s). */
+  /** Per-credential token bucket on `/v2` and `/mcp`; `false` turns it off. Default: generous (1000 burst, 100/s). */
   rateLimit?: RateLimitOptions | false;
   /** Milliseconds the scripted assistant takes before each reply (create, send, resolve): for tests of long waits. */
   assistantDelayMs?: number;

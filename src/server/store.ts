@@ -74,6 +74,8 @@ export class Store {
   readonly dataFile: string | undefined;
   #seq = 0;
   #chats = new Map<string, StoredChat>();
+  /** Chat ids by account (a chat never changes account): listing one account's chats never walks another's. */
+  #chatIdsOf = new Map<string, Set<string>>();
   #messages = new Map<string, Message[]>();
   #apiKeys: ApiKey[] = [];
   #ssoVerified = new Set<string>();
@@ -107,17 +109,23 @@ export class Store {
 
   /** Chats of one account or team, newest-updated first. */
   chatsOf(account: string): StoredChat[] {
-    return [...this.#chats.values()].filter((chat) => chat.account === account).sort((a, b) => b.seq - a.seq);
+    return [...(this.#chatIdsOf.get(account) ?? [])]
+      .map((id) => this.#chats.get(id)!)
+      .sort((a, b) => b.seq - a.seq);
   }
 
   /** Inserts or replaces a chat record. */
   saveChat(chat: StoredChat): void {
     this.batch(() => {
       const before = this.#chats.get(chat.id);
-      this.#chats.set(chat.id, chat);
-      this.#record({ t: "chat", chat }, () =>
-        before ? this.#chats.set(chat.id, before) : this.#chats.delete(chat.id),
-      );
+      this.#putChat(chat);
+      this.#record({ t: "chat", chat }, () => {
+        if (before) this.#chats.set(chat.id, before);
+        else {
+          this.#chats.delete(chat.id);
+          this.#chatIdsOf.get(chat.account)?.delete(chat.id);
+        }
+      });
     });
   }
 
@@ -220,6 +228,16 @@ export class Store {
     }
   }
 
+  #putChat(chat: StoredChat): void {
+    this.#chats.set(chat.id, chat);
+    let ids = this.#chatIdsOf.get(chat.account);
+    if (!ids) {
+      ids = new Set();
+      this.#chatIdsOf.set(chat.account, ids);
+    }
+    ids.add(chat.id);
+  }
+
   #collectionMap(name: string): Map<string, unknown> {
     let entries = this.#collections.get(name);
     if (!entries) {
@@ -291,8 +309,7 @@ export class Store {
   #apply(op: JournalOp): void {
     switch (op.t) {
       case "chat": {
-        const chat = StoredChatSchema.parse(op.chat);
-        this.#chats.set(chat.id, chat);
+        this.#putChat(StoredChatSchema.parse(op.chat));
         break;
       }
       case "message": {
@@ -336,7 +353,7 @@ export class Store {
     }
     const data = parsed.data;
     this.#seq = data.seq;
-    this.#chats = new Map(data.chats.map((chat) => [chat.id, chat]));
+    for (const chat of data.chats) this.#putChat(chat);
     this.#messages = new Map(Object.entries(data.messages));
     this.#apiKeys = data.apiKeys;
     this.#ssoVerified = new Set(data.ssoVerified);

@@ -104,6 +104,11 @@ export async function authenticateBearer(
   return { problem: "invalid" };
 }
 
+/** The rate limiter's bucket of a credential (on `/v2` and `/mcp`): its account and grant or API key. */
+export function rateLimitKey(principal: Principal): string {
+  return `${principal.account}\u0000${principal.subject}`;
+}
+
 /** The RFC 6750 challenge: no error for a missing token, `invalid_token` for a bad one. */
 export function bearerChallenge(problem: "missing" | "invalid", resourceMetadataUrl: string): string {
   const metadata = `resource_metadata="${resourceMetadataUrl}"`;
@@ -224,6 +229,15 @@ export function createV2Handler(options: V2ApiOptions): V2Handler {
         return response;
       }
       const { principal } = auth;
+      // The cheap per-credential limit first: a flood of proofs costs no signature verification past it.
+      const decision = options.rateLimiter?.take(rateLimitKey(principal));
+      if (decision && !decision.allowed) {
+        throw new ServiceError(
+          "rate_limited",
+          "Too many requests; retry after the number of seconds in Retry-After.",
+          { retryAfter: decision.retryAfterSeconds },
+        );
+      }
       const verdict = await options.credentialCheck?.()?.({
         ...auth,
         proof: request.dpop ?? null,
@@ -234,16 +248,6 @@ export function createV2Handler(options: V2ApiOptions): V2Handler {
       if (verdict && "refusal" in verdict) return unprovenResponse(verdict.refusal, request.requestId);
       const refused = accessProblem(principal, request.method, options.resource());
       if (refused) return accessRefusal(refused, options, request.requestId);
-      const decision = options.rateLimiter?.take(`${principal.account}\u0000${principal.subject}`);
-      if (decision && !decision.allowed) {
-        throw new ServiceError(
-          "rate_limited",
-          "Too many requests; retry after the number of seconds in Retry-After.",
-          {
-            retryAfter: decision.retryAfterSeconds,
-          },
-        );
-      }
       // Only now is a DPoP proof used: a request refused above takes no room in the replay ledger.
       const unspent = verdict && "spend" in verdict ? verdict.spend() : undefined;
       if (unspent) return unprovenResponse(unspent, request.requestId);
@@ -251,7 +255,8 @@ export function createV2Handler(options: V2ApiOptions): V2Handler {
       const key = request.idempotencyKey;
       if (key == null || request.method.toUpperCase() !== "POST" || !options.idempotency)
         return await route(options.service, principal, request);
-      return await options.idempotency.run(principal.account, key, request, () =>
+      const owner = { account: principal.account, credential: principal.subject };
+      return await options.idempotency.run(owner, key, request, () =>
         route(options.service, principal, request).catch((error: unknown) => {
           if (!(error instanceof ServiceError)) console.error("reference server: /v2 handler failed:", error);
           return errorResponse(error, request.requestId);

@@ -11,7 +11,7 @@ import { packageVersion } from "../../internal/package-version.js";
 import type { CredentialRefusal, Principal, ServerContext } from "../context.js";
 import { type RequestInfo, type RouteHandler, readBodyText } from "../http.js";
 import type { McpEndpointOptions, McpEra } from "../options.js";
-import { authenticateBearer, insufficientScopeChallenge } from "../v2-api.js";
+import { authenticateBearer, insufficientScopeChallenge, rateLimitKey } from "../v2-api.js";
 import { ChatTasks, TASKS_EXTENSION, taskRequestOf, withoutTaskRequest } from "./chat-tasks.js";
 import { integrationSkills } from "./integration-skill.js";
 import { jsonRpcErrorResponse } from "./json-rpc.js";
@@ -289,6 +289,19 @@ async function authenticateMcp(
   if (auth.principal.resource && auth.principal.resource !== `${ctx.baseUrl}/mcp`) {
     return { problem: "The access token was issued for another resource" };
   }
+  // The cheap per-credential limit before the proof's verification, as on /v2 (one bucket per credential).
+  const decision = ctx.rateLimiter?.take(rateLimitKey(auth.principal));
+  if (decision && !decision.allowed) {
+    return {
+      refusal: {
+        error: "rate_limited",
+        description: "retry after the number of seconds in Retry-After",
+        wwwAuthenticate: "",
+        headers: { "retry-after": String(decision.retryAfterSeconds) },
+        status: 429,
+      },
+    };
+  }
   const verdict = await ctx.credentialCheck?.({
     ...auth,
     proof: request.headers.get("dpop"),
@@ -297,7 +310,7 @@ async function authenticateMcp(
     resourceMetadataUrl: metadataUrl,
   });
   if (verdict && "refusal" in verdict) return verdict;
-  // The token and its resource passed (/mcp has no rate limit of its own): the proof is used now.
+  // The token, its resource and the rate passed: the proof is used now.
   const refusal = verdict?.spend();
   return refusal ? { refusal } : auth;
 }

@@ -6,7 +6,7 @@ import { CONSENT_PATH } from "./consent.js";
 import { findClient, type OAuthParts } from "./parts.js";
 import { OAuthError } from "./provider.js";
 import { rateLimited } from "./rate-limits.js";
-import { redirectUriProblem, redirectUriRegistered } from "./redirect-uris.js";
+import { redirectUriProblem, redirectUriRegistered } from "./registration.js";
 
 export async function handleAuthorize(
   parts: OAuthParts,

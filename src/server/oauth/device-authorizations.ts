@@ -15,7 +15,7 @@ const USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
 const USER_CODE_LENGTH = 8;
 /** A poll this much early still counts as on time: network delays can bunch two polls together. */
 const POLL_TOLERANCE_MS = 500;
-/** Code entries on the verification page per person and per address, given back over this window. */
+/** Code entries on the verification page per browser session at an address, given back over this window. */
 export const DEFAULT_MAX_USER_CODE_ATTEMPTS = 10;
 const USER_CODE_ATTEMPT_WINDOW_SECONDS = 15 * 60;
 
@@ -63,7 +63,7 @@ export class DeviceAuthorizations {
   readonly #lifetimeMs: number;
   readonly #intervalSeconds: number;
   readonly #maxPending: number;
-  /** Code entries, per person and per address (RFC 8628 §5.1: guessing user codes is the attack on the page). */
+  /** Code entries per (address, browser session) (RFC 8628 §5.1: guessing user codes is the attack on the page). */
   readonly #attempts: TokenBucketLimiter;
 
   constructor(options: DeviceAuthorizationOptions) {
@@ -80,14 +80,13 @@ export class DeviceAuthorizations {
   }
 
   /**
-   * One code entry by this person from this address: refused once either has entered the most codes the window
-   * allows (right or wrong: a guesser cannot tell which until the answer). 2.6e10 codes, 10 entries per 15 minutes.
+   * One code entry by this browser session from this address: refused once it has entered the most codes the
+   * window allows (right or wrong: a guesser cannot tell which until the answer). Another browser at the address
+   * (an office behind one NAT, who all sign in as one seeded person) is not held; guessing across sessions is
+   * bounded by the page's per-address limit (SECURITY.md has the numbers).
    */
-  attemptEntry(userId: string, clientIp: string): RateDecision {
-    const byPerson = this.#attempts.take(`user\u0000${userId}`);
-    const byAddress = this.#attempts.take(`ip\u0000${clientIp}`);
-    if (!byPerson.allowed) return byPerson;
-    return byAddress;
+  attemptEntry(session: string, clientIp: string): RateDecision {
+    return this.#attempts.take(`${clientIp}\u0000${session}`);
   }
 
   /** A new authorization for the client; at the cap the oldest one is forgotten (its device then hears `invalid_grant`). */

@@ -95,7 +95,8 @@ export async function handleDeviceVerification(
   if (!sessions.verifyCsrf(request, form.get("csrf") ?? undefined)) {
     return codePage(parts, request, user, code, "The form expired; enter the code again.", 403);
   }
-  const attempt = parts.devices.attemptEntry(user.id, clientIp);
+  // The session's CSRF token names the browser session (verified just above, so it is there).
+  const attempt = parts.devices.attemptEntry(sessions.csrfToken(request) ?? user.id, clientIp);
   if (!attempt.allowed) {
     const minutes = Math.ceil(attempt.retryAfterSeconds / 60);
     const page = codePage(
@@ -103,7 +104,7 @@ export async function handleDeviceVerification(
       request,
       user,
       code,
-      `Too many codes were entered here; try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
+      `Too many codes were entered in this browser; try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
       429,
     );
     page.headers.set("retry-after", String(attempt.retryAfterSeconds));

@@ -7,6 +7,12 @@ export const DPOP_ALGORITHMS = ["ES256", "EdDSA", "RS256", "PS256"] as const;
 /** Longest proof read: an RSA-4096 key and signature fit well under it. */
 const MAX_PROOF_CHARS = 8 * 1024;
 const MAX_JTI_CHARS = 256;
+/**
+ * RSA keys a proof may carry: the usual exponent and 2048 to 4096 bits. Verifying costs grow with the exponent's
+ * and the modulus' size (a 3072-bit exponent cost 8-10x the CPU per proof), and no client needs another.
+ */
+const RSA_PUBLIC_EXPONENT = 65537n;
+const RSA_MODULUS_BITS = { min: 2048, max: 4096 } as const;
 
 /** Why a proof is refused: `use_dpop_nonce` asks the client to retry with the server's nonce. */
 export class DpopProofError extends Error {
@@ -43,7 +49,7 @@ export interface CheckedProof {
   jkt: string;
   jti: string;
   iat: number;
-  /** The server nonce the proof carried, when one was asked for. */
+  /** The nonce the proof carried, if any (checked against the server's when one was asked for). */
   nonce?: string;
 }
 
@@ -92,7 +98,7 @@ export async function checkDpopProof(proof: string, expected: ProofExpectation):
     }
     return { jkt, jti, iat, nonce };
   }
-  return { jkt, jti, iat };
+  return { jkt, jti, iat, ...(typeof payload.nonce === "string" ? { nonce: payload.nonce } : {}) };
 }
 
 /** `htu` compared as RFC 9449 §4.3 says: scheme and host case-folded, default ports dropped, no query or fragment. */
@@ -142,6 +148,12 @@ function embeddedPublicKey(header: JWTHeaderParameters): KeyObject {
   } catch {
     throw invalid("the proof's jwk is not a usable public key");
   }
+  const rsa = key.asymmetricKeyType === "rsa" ? key.asymmetricKeyDetails : undefined;
+  if (rsa && rsa.publicExponent !== RSA_PUBLIC_EXPONENT)
+    throw invalid(`the proof's RSA key must have the public exponent ${RSA_PUBLIC_EXPONENT}`);
+  const bits = rsa?.modulusLength ?? RSA_MODULUS_BITS.min;
+  if (bits < RSA_MODULUS_BITS.min || bits > RSA_MODULUS_BITS.max)
+    throw invalid(`the proof's RSA key must be ${RSA_MODULUS_BITS.min} to ${RSA_MODULUS_BITS.max} bits`);
   if (recentKeys.size >= MAX_RECENT_KEYS) recentKeys.delete(recentKeys.keys().next().value as string);
   recentKeys.set(id, key);
   return key;

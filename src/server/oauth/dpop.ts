@@ -22,13 +22,10 @@ interface CheckedUse {
   jkt: string;
   jti: string;
   forgetAt: number;
-  /** The nonce generation the proof carried, when this endpoint asked for one. */
-  nonceGeneration: number | undefined;
 }
 
-/** Why the ledger cannot take a proof now: ask for the new nonce, or come back later. */
+/** Why the ledger cannot take a proof now: its key has used as many as it can remember; come back later. */
 interface RoomRefusal {
-  error: "use_dpop_nonce" | "too_many_proofs";
   description: string;
   retryAfterSeconds: number;
 }
@@ -49,18 +46,31 @@ export interface DpopPolicyOptions {
   tokenEndpoint: string;
   now: () => number;
   replayLimits?: DpopReplayLimits | undefined;
+  /**
+   * True when tokens outlive this process (a data file): a proof used before a restart is not in the new ledger, so
+   * one that could predate this process must carry a nonce of it (see `#check`).
+   */
+  tokensOutliveProcess?: boolean;
 }
 
 export class DpopPolicy {
   readonly #options: DpopPolicyOptions;
   readonly #ledger: DpopReplayLedger;
-  /** The nonce handed out (generation `generation`) and the one before it (`generation - 1`), both accepted. */
-  #nonce = { value: freshNonce(), previous: freshNonce(), since: 0, generation: 1 };
+  /** The nonce handed out and the one before it, both accepted. */
+  #nonce = { value: freshNonce(), previous: freshNonce(), since: 0 };
+  /**
+   * Proofs with an `iat` before this (s) may have been used before this process started, when tokens outlive it:
+   * any proof used then had an `iat` at most `MAX_PROOF_FUTURE_SECONDS` past its use, so before start + that.
+   */
+  readonly #mayPredateStart: number;
 
   constructor(options: DpopPolicyOptions) {
     this.#options = options;
     this.#ledger = new DpopReplayLedger(options.replayLimits);
     this.#nonce.since = options.now();
+    this.#mayPredateStart = options.tokensOutliveProcess
+      ? options.now() / 1000 + MAX_PROOF_FUTURE_SECONDS
+      : Number.NEGATIVE_INFINITY;
   }
 
   /** False when `dpop: "off"`: the metadata says nothing and the `DPoP` header is ignored at the token endpoint. */
@@ -110,12 +120,7 @@ export class DpopPolicy {
       }
       // Room is made (or refused) and the proof remembered before the grant is spent; a refused grant releases it.
       const full = this.#makeRoom(checked);
-      if (full) {
-        throw new OAuthError(
-          full.error === "use_dpop_nonce" ? "use_dpop_nonce" : "temporarily_unavailable",
-          full.description,
-        );
-      }
+      if (full) throw new OAuthError("temporarily_unavailable", full.description);
       this.#remember(checked);
       return { jkt: checked.jkt, release: () => this.#ledger.forget(checked.jkt, checked.jti) };
     } catch (error) {
@@ -146,9 +151,10 @@ export class DpopPolicy {
     return principal && jkt ? { ...principal, jkt } : principal;
   }
 
-  /** Every token endpoint answer carries the current nonce when nonces are on (RFC 9449 §8). */
+  /** Every token endpoint answer carries the current nonce when nonces are on, or tokens outlive restarts (§8). */
   withNonce(response: Response): Response {
-    if (!this.offered || this.#options.nonces === "off") return response;
+    if (!this.offered || (this.#options.nonces === "off" && !this.#options.tokensOutliveProcess))
+      return response;
     response.headers.set("dpop-nonce", this.#currentNonces()[0]!);
     return response;
   }
@@ -222,7 +228,11 @@ export class DpopPolicy {
     }
   }
 
-  /** Checks a proof, its key and that it was not used before; remembering it is the caller's `spend`. */
+  /**
+   * Checks a proof, its key and that it was not used before; remembering it is the caller's `spend`. When tokens
+   * outlive the process, a proof whose `iat` could predate this process must carry one of its nonces (RFC 9449 §9
+   * `use_dpop_nonce`, whatever `dpopNonces` says): the ledger that saw it used is gone, a nonce proves it is new.
+   */
   async #check(
     proof: string,
     expected: { method: string; url: string; accessToken?: string; nonce: boolean; boundTo?: string },
@@ -240,66 +250,41 @@ export class DpopPolicy {
     });
     if (this.#ledger.used(checked.jkt, checked.jti))
       throw new DpopProofError("invalid_dpop_proof", "This DPoP proof was already used");
+    if (checked.iat < this.#mayPredateStart && !this.#currentNonces().includes(checked.nonce ?? "")) {
+      throw new DpopProofError("use_dpop_nonce", "The server restarted: use its DPoP-Nonce in the proof");
+    }
     return {
       jkt: checked.jkt,
       jti: checked.jti,
       forgetAt: checked.iat + MAX_PROOF_AGE_SECONDS + MAX_PROOF_FUTURE_SECONDS,
-      nonceGeneration: expected.nonce ? this.#generationOf(checked.nonce) : undefined,
     };
   }
 
-  /**
-   * Room for one more proof of the key, never by forgetting a proof still acceptable. Full, where proofs carry server
-   * nonces: both nonces are retired, which makes every proof carrying them unacceptable, so their entries go; the
-   * client is asked for the new nonce (`use_dpop_nonce`). Full of proofs without nonces: the proof is refused.
-   */
+  /** Room for one more proof of the key, never by forgetting a proof still acceptable, nor at another key's cost. */
   #makeRoom(use: CheckedUse): RoomRefusal | undefined {
-    const nowSeconds = this.#options.now() / 1000;
-    let full = this.#ledger.room(use.jkt, nowSeconds);
+    const full = this.#ledger.room(use.jkt, this.#options.now() / 1000);
     if (!full) return undefined;
-    if (use.nonceGeneration !== undefined && this.#ledger.withNonce > 0) {
-      this.#retireNonces();
-      full = this.#ledger.room(use.jkt, nowSeconds);
-      if (!full)
-        return { error: "use_dpop_nonce", description: "Use the new DPoP-Nonce", retryAfterSeconds: 0 };
-    }
-    const whose = full.full === "key" ? "this key has used" : "the server holds";
     return {
       retryAfterSeconds: full.retryAfterSeconds,
-      error: "too_many_proofs",
-      description: `${whose} as many DPoP proofs as it can remember; retry after ${full.retryAfterSeconds} s`,
+      description: `this key has used as many DPoP proofs as the server remembers; retry after ${full.retryAfterSeconds} s`,
     };
   }
 
   #remember(use: CheckedUse): void {
-    this.#ledger.remember(use.jkt, use.jti, { forgetAt: use.forgetAt, nonceGeneration: use.nonceGeneration });
-  }
-
-  /** The generation of a nonce accepted just now (the check already refused any other). */
-  #generationOf(nonce: string | undefined): number {
-    return nonce === this.#nonce.value ? this.#nonce.generation : this.#nonce.generation - 1;
-  }
-
-  /** Two new nonces at once: no proof carrying an earlier one is accepted again, so their entries can go. */
-  #retireNonces(): void {
-    const generation = this.#nonce.generation + 2;
-    this.#nonce = { value: freshNonce(), previous: freshNonce(), since: this.#options.now(), generation };
-    this.#ledger.forgetNonceGenerationsBefore(generation - 1);
+    this.#ledger.remember(use.jkt, use.jti, use.forgetAt);
   }
 
   /** The nonce to hand out first, then the previous one (still accepted for one period). */
   #currentNonces(): [string, string] {
     const now = this.#options.now();
     if (now - this.#nonce.since >= NONCE_PERIOD_MS) {
-      const generation = this.#nonce.generation + 1;
-      this.#nonce = { value: freshNonce(), previous: this.#nonce.value, since: now, generation };
+      this.#nonce = { value: freshNonce(), previous: this.#nonce.value, since: now };
     }
     return [this.#nonce.value, this.#nonce.previous];
   }
 
-  /** The answer when the ledger cannot take the proof: a nonce to retry with, or 429 with `Retry-After`. */
+  /** The answer when the ledger cannot take the key's proof: 429 with `Retry-After`. */
   #busy(presented: PresentedCredential, full: RoomRefusal): CredentialRefusal {
-    if (full.error === "use_dpop_nonce") return this.#refusal(presented, "use_dpop_nonce", full.description);
     return {
       ...this.#refusal(presented, "invalid_dpop_proof", full.description),
       status: 429,

@@ -1,7 +1,9 @@
 /** Client metadata (RFC 7591) as this server accepts it, from `/register` and from client ID metadata documents. */
 import * as z from "zod";
+import { jsonResponse, readBodyText } from "../http.js";
 import { newId, newSecret } from "../ids.js";
-import { redirectUriProblem } from "./redirect-uris.js";
+import type { OAuthParts } from "./parts.js";
+import { rateLimited } from "./rate-limits.js";
 
 /** Largest registration kept, as stored JSON: names and URLs fit many times over; blobs (`jwks`, ...) do not. */
 export const MAX_REGISTRATION_BYTES = 4096;
@@ -157,4 +159,109 @@ export function newRegisteredClient(metadata: ClientMetadata, nowMs: number): Re
     token_endpoint_auth_method: method,
     ...(method === "none" ? {} : { client_secret: newSecret("chat_cs_"), client_secret_expires_at: 0 }),
   };
+}
+
+/** `/register` (RFC 7591, deprecated by MCP 2026-07-28 but still offered): validated, trimmed, capped and bounded. */
+export async function handleRegister(
+  parts: OAuthParts,
+  request: Request,
+  clientIp: string,
+): Promise<Response> {
+  if (request.method !== "POST")
+    return jsonResponse(405, { error: "invalid_request", error_description: "use POST" });
+  const limited = rateLimited(parts.limiters.register, clientIp, "json");
+  if (limited) return limited;
+  const refuse = (error: string, description: string) =>
+    jsonResponse(400, { error, error_description: description });
+  let text: string | undefined;
+  try {
+    text = await readBodyText(request, MAX_REGISTRATION_BODY_BYTES);
+  } catch {
+    // RFC 7591 §3.2.2 answers every refusal with 400; the unread rest of the body ends the connection.
+    return jsonResponse(
+      400,
+      {
+        error: "invalid_client_metadata",
+        error_description: `the registration is larger than ${MAX_REGISTRATION_BODY_BYTES} bytes`,
+      },
+      { connection: "close" },
+    );
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text ?? "");
+  } catch {
+    return refuse("invalid_client_metadata", "the body must be a JSON object of client metadata");
+  }
+  const parsed = parseClientMetadata(body);
+  if (!parsed.ok) return refuse(parsed.problem.error, parsed.problem.error_description);
+  if (!parts.grants.makeRoomForRegistration()) {
+    return jsonResponse(
+      503,
+      {
+        error: "temporarily_unavailable",
+        error_description: "The server holds as many client registrations as it keeps; try again later.",
+      },
+      { "retry-after": "3600" },
+    );
+  }
+  const client = parts.grants.registerClient(newRegisteredClient(parsed.metadata, parts.now()));
+  return jsonResponse(201, client);
+}
+
+// Which redirect URIs a client may register and use: https, loopback http (RFC 8252) or a private-use scheme.
+
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+/** Schemes that can never receive a code for a client: local files, script and browser-internal pages. */
+const FORBIDDEN_SCHEMES = new Set([
+  "file:",
+  "javascript:",
+  "data:",
+  "vbscript:",
+  "about:",
+  "blob:",
+  "chrome:",
+  "chrome-extension:",
+  "edge:",
+  "view-source:",
+  "ftp:",
+  "ws:",
+  "wss:",
+]);
+
+/** Why `uri` is not an acceptable redirect URI, or null when it is (RFC 6749 §3.1.2, OAuth 2.1 §2.3.1, RFC 8252 §7). */
+export function redirectUriProblem(uri: string): string | null {
+  if (!URL.canParse(uri)) return "is not an absolute URL";
+  if (uri.includes("#")) return "must not contain a fragment";
+  const url = new URL(uri);
+  if (url.username || url.password) return "must not contain user information";
+  if (FORBIDDEN_SCHEMES.has(url.protocol))
+    return `uses the ${url.protocol} scheme, which cannot receive a code`;
+  if (url.protocol === "https:") return null;
+  if (url.protocol === "http:") {
+    return LOOPBACK_HOSTS.has(url.hostname) ? null : "uses plain http on a host that is not loopback";
+  }
+  // RFC 8252 §7.1: private-use schemes are in reverse-domain form (e.g. com.example.app:/callback).
+  return /^[a-z][a-z0-9+-]*\.[a-z0-9+.-]+:$/i.test(url.protocol)
+    ? null
+    : `uses the unknown scheme ${url.protocol}`;
+}
+
+/**
+ * True when `requested` is one of `registered`: exactly, or for a loopback http URI on any port (RFC 8252 §7.3,
+ * native apps bind whatever port is free), with scheme, host, path and query equal.
+ */
+export function redirectUriRegistered(registered: readonly string[], requested: string): boolean {
+  if (registered.includes(requested)) return true;
+  if (!URL.canParse(requested)) return false;
+  const wanted = new URL(requested);
+  if (wanted.protocol !== "http:" || !LOOPBACK_HOSTS.has(wanted.hostname)) return false;
+  return registered.some((uri) => {
+    if (!URL.canParse(uri)) return false;
+    const known = new URL(uri);
+    known.port = "";
+    const candidate = new URL(wanted.href);
+    candidate.port = "";
+    return known.href === candidate.href;
+  });
 }

@@ -4,7 +4,7 @@ import { jsonResponse, type RouteHandler } from "../http.js";
 import type { OAuthServerOptions, PreRegisteredOAuthClient } from "../options.js";
 import { handleAuthorize } from "./authorize.js";
 import { ConsentBrowserBinding } from "./browser-binding.js";
-import { ClientAssertions, publicKeysOf } from "./client-assertion.js";
+import { CLIENT_ASSERTION_ALGORITHMS, ClientAssertions, publicKeysOf } from "./client-assertion.js";
 import { ClientMetadataDocuments } from "./client-metadata-documents.js";
 import { handleConsent } from "./consent.js";
 import {
@@ -18,13 +18,16 @@ import { DPOP_ALGORITHMS, DpopPolicy } from "./dpop.js";
 import { DpopBindings } from "./dpop-bindings.js";
 import { DEFAULT_ACCESS_TOKEN_TTL_SECONDS, OAuthGrants } from "./grants.js";
 import { JWT_BEARER_GRANT_TYPE, JwtBearerGrant, trustedIssuersOf } from "./jwt-bearer.js";
-import { authorizationServerMetadata, protectedResourceMetadata } from "./metadata.js";
 import type { OAuthParts } from "./parts.js";
-import { AuthorizationFlows, PENDING_CONSENT_TTL_MS } from "./provider.js";
+import { AuthorizationFlows, CHAT_SCOPES, OFFLINE_ACCESS_SCOPE, PENDING_CONSENT_TTL_MS } from "./provider.js";
 import { oauthLimiters } from "./rate-limits.js";
 import { createReferenceIdp, IDP_METADATA_PATH, IDP_PATH, type ReferenceIdp } from "./reference-idp.js";
-import { handleRegister } from "./register.js";
-import { DEVICE_CODE_GRANT_TYPE, type RegisteredClient } from "./registration.js";
+import {
+  DEVICE_CODE_GRANT_TYPE,
+  handleRegister,
+  type RegisteredClient,
+  TOKEN_ENDPOINT_AUTH_METHODS,
+} from "./registration.js";
 import { handleRevoke, handleToken } from "./token.js";
 
 /** RFC 8707 resource identifiers served here. */
@@ -191,6 +194,7 @@ function oauthParts(ctx: ServerContext): { parts: OAuthParts; idp: ReferenceIdp 
       mode: options.dpop ?? "allowed",
       nonces: options.dpopNonces ?? "everywhere",
       replayLimits: options.dpopReplayLimits,
+      tokensOutliveProcess: ctx.store.dataFile !== undefined,
       bindings: new DpopBindings(ctx.store, now),
       tokenEndpoint: `${ctx.baseUrl}/token`,
       now,
@@ -284,4 +288,46 @@ function autoApproval(ctx: ServerContext, slug: string): { account: string; user
   }
   const user = [...ctx.users.values()].find((candidate) => candidate.memberOf.includes(slug));
   return { account: slug, ...(user ? { userId: user.id } : {}) };
+}
+
+/** RFC 8414 authorization server metadata; `issuer` is exactly the URL the well-known address is built from (§3.3). */
+export function authorizationServerMetadata(
+  issuer: string,
+  offersDeviceGrant = true,
+): Record<string, unknown> {
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/authorize`,
+    token_endpoint: `${issuer}/token`,
+    registration_endpoint: `${issuer}/register`,
+    revocation_endpoint: `${issuer}/revoke`,
+    ...(offersDeviceGrant ? { device_authorization_endpoint: `${issuer}${DEVICE_AUTHORIZATION_PATH}` } : {}),
+    response_types_supported: ["code"],
+    response_modes_supported: ["query"],
+    grant_types_supported: [
+      "authorization_code",
+      "refresh_token",
+      "client_credentials",
+      ...(offersDeviceGrant ? [DEVICE_CODE_GRANT_TYPE] : []),
+    ],
+    code_challenge_methods_supported: ["S256"],
+    token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS, "private_key_jwt"],
+    token_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGORITHMS],
+    revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS, "private_key_jwt"],
+    revocation_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGORITHMS],
+    scopes_supported: [...CHAT_SCOPES, OFFLINE_ACCESS_SCOPE],
+    authorization_response_iss_parameter_supported: true,
+    client_id_metadata_document_supported: true,
+  };
+}
+
+/** RFC 9728 protected resource metadata, to MCP 2026-07-28. */
+export function protectedResourceMetadata(issuer: string, resource: string): Record<string, unknown> {
+  return {
+    resource,
+    authorization_servers: [issuer],
+    scopes_supported: [...CHAT_SCOPES],
+    bearer_methods_supported: ["header"],
+    resource_name: resource.endsWith("/mcp") ? "Chat service MCP server" : "Chat service REST API v2",
+  };
 }

@@ -315,7 +315,7 @@ describe("autoApprove", () => {
 });
 
 describe("user code guessing (RFC 8628 §5.1)", () => {
-  it("limits code entries per person and per address: past the limit even the right code waits (429)", async () => {
+  it("limits code entries per browser session at an address: past the limit even its right code waits (429)", async () => {
     start({ deviceAuthorization: { maxUserCodeAttempts: 3 } });
     const clientId = await registerDeviceClient();
     const started = await startDevice(clientId);
@@ -330,13 +330,27 @@ describe("user code guessing (RFC 8628 §5.1)", () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(await limited.text()).toContain("Too many codes");
-    // Another person at the same address is held too: the guesses came from there.
-    const other = new TestBrowser(server.url, server.fetch);
-    await other.signIn("dev");
-    const otherCsrf = hiddenField(await (await other.get("/device")).text(), "csrf");
-    expect((await other.post("/device", { user_code: started.user_code, csrf: otherCsrf })).status).toBe(429);
     clock.advance(5 * 60 * 1000);
     expect((await browser.post("/device", { user_code: started.user_code, csrf })).status).toBe(303);
+  });
+
+  it("another person's wrong codes at the same address never refuse a right code from a fresh browser", async () => {
+    start({ deviceAuthorization: { maxUserCodeAttempts: 3 } });
+    const clientId = await registerDeviceClient();
+    const started = await startDevice(clientId);
+    const guesser = new TestBrowser(server.url, server.fetch);
+    await guesser.signIn("dev");
+    const csrf = hiddenField(await (await guesser.get("/device")).text(), "csrf");
+    const guesses = ["BCDF-GHJK", "BCDF-GHJL", "BCDF-GHJM", "BCDF-GHJN"].filter(
+      (code) => code !== started.user_code,
+    );
+    for (const code of guesses.slice(0, 3)) await guesser.post("/device", { user_code: code, csrf });
+    expect((await guesser.post("/device", { user_code: guesses[0]!, csrf })).status).toBe(429);
+    // Same address (the test's fetch has one), another browser: its right code goes on to consent.
+    const fresh = new TestBrowser(server.url, server.fetch);
+    await fresh.signIn("dev");
+    const freshCsrf = hiddenField(await (await fresh.get("/device")).text(), "csrf");
+    expect((await fresh.post("/device", { user_code: started.user_code, csrf: freshCsrf })).status).toBe(303);
   });
 });
 

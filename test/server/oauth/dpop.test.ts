@@ -1,7 +1,12 @@
 /** DPoP (RFC 9449) on the reference server: bound tokens from the token endpoint, proofs checked on `/v2` and `/mcp`, nonces and replay, through its fetch handler. */
+import { generateKeyPairSync, randomUUID, sign } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { DpopSession } from "@modelcontextprotocol/client";
 import { afterAll, describe, expect, it } from "vitest";
 import { createInProcessReferenceServer } from "../../../src/server/in-process.js";
+import { checkDpopProof } from "../../../src/server/oauth/dpop-proof.js";
 import type { ReferenceServerOptions } from "../../../src/server/options.js";
 
 const BASE = "http://127.0.0.1:8787";
@@ -208,7 +213,7 @@ describe("dpop: required", () => {
 
 /** The issue's flush attack, scaled down by the ledger's limits (the rule is the same at the default ones). */
 describe("the replay ledger (a proof is good for one request, whatever the load)", () => {
-  const limits = { perKey: 20, total: 40 };
+  const limits = { perKey: 20 };
   const victimGets = (server: Server, token: string, proof: string) =>
     getChats(server, { authorization: `DPoP ${token}`, dpop: proof });
 
@@ -221,7 +226,7 @@ describe("the replay ledger (a proof is good for one request, whatever the load)
 
     const attacker = await DpopSession.create();
     const wrongResource = await boundToken(server, attacker, `${BASE}/mcp`);
-    for (let i = 0; i < limits.total + 10; i++) {
+    for (let i = 0; i < limits.perKey * 2 + 10; i++) {
       const refused = await getChats(server, {
         authorization: `DPoP ${wrongResource}`,
         dpop: await proofFor(attacker, wrongResource),
@@ -237,76 +242,48 @@ describe("the replay ledger (a proof is good for one request, whatever the load)
     expect((await victimGets(server, victimToken, await proofFor(victim, victimToken))).status).toBe(200);
   });
 
-  it("without resource nonces, refuses (429) a key past its share and the server when full, never forgets", async () => {
-    const server = serverWith({ dpopNonces: "token-endpoint", dpopReplayLimits: limits });
-    const victim = await DpopSession.create();
-    const victimToken = await boundToken(server, victim);
-    const proof = await proofFor(victim, victimToken);
-    expect((await victimGets(server, victimToken, proof)).status).toBe(200);
+  for (const dpopNonces of ["token-endpoint", "everywhere"] as const) {
+    it(`one key's flood costs that key alone (nonces: ${dpopNonces}): 429 for it, others untouched, none forgotten`, async () => {
+      const server = serverWith({ dpopNonces, dpopReplayLimits: limits });
+      const nonced = async (session: DpopSession, token: string) => {
+        let answer = await victimGets(server, token, await proofFor(session, token));
+        if (answer.status === 401 && /use_dpop_nonce/.test(answer.headers.get("www-authenticate") ?? "")) {
+          session.observeNonce(answer, `${BASE}/v2/chats`);
+          answer = await victimGets(server, token, await proofFor(session, token));
+        }
+        return answer;
+      };
+      const victim = await DpopSession.create();
+      const victimToken = await boundToken(server, victim);
+      expect((await nonced(victim, victimToken)).status).toBe(200);
+      const proof = await proofFor(victim, victimToken);
+      expect((await victimGets(server, victimToken, proof)).status).toBe(200);
 
-    const flooders: Array<[DpopSession, string]> = [];
-    for (let i = 0; i < 3; i++) {
-      const flooder = await DpopSession.create();
-      flooders.push([flooder, await boundToken(server, flooder)]);
-    }
-    // Remembered so far: the victim's token request and call, each flooder's token request (one of its key's share).
-    const remembered = 2 + flooders.length;
-    const statuses: number[] = [];
-    for (const [flooder, token] of flooders) {
-      for (let i = 0; i < limits.perKey + 2; i++) {
-        const answer = await getChats(server, {
-          authorization: `DPoP ${token}`,
-          dpop: await proofFor(flooder, token),
-        });
-        statuses.push(answer.status);
-        if (answer.status === 429) expect(Number(answer.headers.get("retry-after"))).toBeGreaterThan(0);
+      const flooders: Array<[DpopSession, string]> = [];
+      for (let i = 0; i < 3; i++) {
+        const flooder = await DpopSession.create();
+        flooders.push([flooder, await boundToken(server, flooder)]);
       }
-    }
-    // Each key gets its share, then 429; the third key meets the full server sooner.
-    expect(statuses.filter((status) => status === 200)).toHaveLength(limits.total - remembered);
-    expect(statuses.slice(0, limits.perKey)).toEqual([...Array(limits.perKey - 1).fill(200), 429]);
-    expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
-    const replayed = await victimGets(server, victimToken, proof);
-    expect(replayed.status).toBe(401);
-    expect(await replayed.json()).toMatchObject({
-      error: { message: expect.stringContaining("already used") },
-    });
-  });
-
-  it("with resource nonces (the default), retires the nonces when full and asks for the new one; the old proof stays refused", async () => {
-    const server = serverWith({ dpopReplayLimits: limits });
-    const victim = await DpopSession.create();
-    const victimToken = await boundToken(server, victim);
-    const proof = await proofFor(victim, victimToken);
-    expect((await victimGets(server, victimToken, proof)).status).toBe(200);
-
-    const flooder = await DpopSession.create();
-    const token = await boundToken(server, flooder);
-    let askedForNonce = 0;
-    for (let i = 0; i < limits.total * 3; i++) {
-      let answer = await getChats(server, {
-        authorization: `DPoP ${token}`,
-        dpop: await proofFor(flooder, token),
+      for (const [flooder, token] of flooders) {
+        const statuses: number[] = [];
+        for (let i = 0; i < limits.perKey + 2; i++) {
+          const answer = await nonced(flooder, token);
+          statuses.push(answer.status);
+          if (answer.status === 429) expect(Number(answer.headers.get("retry-after"))).toBeGreaterThan(0);
+        }
+        // The key's token request took one place of its share; then its own requests wait.
+        expect(statuses).toEqual([...Array(limits.perKey - 1).fill(200), 429, 429, 429]);
+      }
+      // The victim's next proof is taken at once: no nonce was retired for it, no 429.
+      const next = await victimGets(server, victimToken, await proofFor(victim, victimToken));
+      expect(next.status).toBe(200);
+      const replayed = await victimGets(server, victimToken, proof);
+      expect(replayed.status).toBe(401);
+      expect(await replayed.json()).toMatchObject({
+        error: { message: expect.stringContaining("already used") },
       });
-      if (answer.status === 401) {
-        expect(answer.headers.get("www-authenticate")).toMatch(/^DPoP error="use_dpop_nonce"/);
-        askedForNonce++;
-        flooder.observeNonce(answer, `${BASE}/v2/chats`);
-        answer = await getChats(server, {
-          authorization: `DPoP ${token}`,
-          dpop: await proofFor(flooder, token),
-        });
-      }
-      expect(answer.status).toBe(200);
-    }
-    expect(askedForNonce).toBeGreaterThan(0);
-    expect((await victimGets(server, victimToken, proof)).status).toBe(401);
-    // The victim's client is asked for the new nonce once, and goes on.
-    const fresh = await victimGets(server, victimToken, await proofFor(victim, victimToken));
-    expect(fresh.headers.get("www-authenticate")).toMatch(/^DPoP error="use_dpop_nonce"/);
-    victim.observeNonce(fresh, `${BASE}/v2/chats`);
-    expect((await victimGets(server, victimToken, await proofFor(victim, victimToken))).status).toBe(200);
-  });
+    });
+  }
 
   it("refuses a replayed proof on /mcp, and a token request's proof is used only when tokens are issued", async () => {
     const server = serverWith({ dpopReplayLimits: limits });
@@ -339,5 +316,131 @@ describe("the replay ledger (a proof is good for one request, whatever the load)
     expect(refused.status).toBe(400);
     expect((await tokenRequest(server, tokenProof)).response.status).toBe(200);
     expect((await tokenRequest(server, tokenProof)).body.error).toBe("invalid_dpop_proof");
+  });
+});
+
+describe("a restart (dataFile): a proof used before it is not taken again", () => {
+  it("asks for a nonce of the new process for proofs that could predate it, then takes fresh ones", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "cmb-dpop-restart-"));
+    try {
+      const options: ReferenceServerOptions = {
+        rateLimit: false,
+        oauthClients: [CLIENT],
+        dpopNonces: "off",
+        dataFile: join(dir, "store.json"),
+      };
+      const first = createInProcessReferenceServer(options);
+      const session = await DpopSession.create();
+      const token = await boundToken(first, session);
+      const proof = await proofFor(session, token);
+      expect((await getChats(first, { authorization: `DPoP ${token}`, dpop: proof })).status).toBe(200);
+      await first.close();
+
+      const restarted = createInProcessReferenceServer(options);
+      try {
+        const replayed = await getChats(restarted, { authorization: `DPoP ${token}`, dpop: proof });
+        expect(replayed.status).toBe(401);
+        expect(replayed.headers.get("www-authenticate")).toMatch(/^DPoP error="use_dpop_nonce"/);
+        session.observeNonce(replayed, `${BASE}/v2/chats`);
+        const fresh = await getChats(restarted, {
+          authorization: `DPoP ${token}`,
+          dpop: await proofFor(session, token),
+        });
+        expect(fresh.status).toBe(200);
+      } finally {
+        await restarted.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the per-credential rate limit comes before the proof's verification", () => {
+  const rateLimit = { capacity: 2, refillPerSecond: 0.001 };
+
+  it("on /v2: requests with bad proofs spend the credential's budget, so a flood of them costs no verification", async () => {
+    const server = serverWith({ rateLimit, dpopNonces: "off" });
+    const session = await DpopSession.create();
+    const token = await boundToken(server, session);
+    const other = await DpopSession.create();
+    for (let i = 0; i < 2; i++) {
+      const forged = await getChats(server, {
+        authorization: `DPoP ${token}`,
+        dpop: await proofFor(other, token),
+      });
+      expect(forged.status).toBe(401);
+    }
+    const limited = await getChats(server, {
+      authorization: `DPoP ${token}`,
+      dpop: await proofFor(session, token),
+    });
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+
+  it("on /mcp too, per credential", async () => {
+    const server = serverWith({ rateLimit, dpopNonces: "off" });
+    const ping = async (session: DpopSession, token: string) =>
+      server.fetch(`${BASE}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-11-25",
+          authorization: `DPoP ${token}`,
+          dpop: await proofFor(session, token, "POST", `${BASE}/mcp`),
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+      });
+    const session = await DpopSession.create();
+    const token = await boundToken(server, session, `${BASE}/mcp`);
+    expect((await ping(session, token)).status).not.toBe(429);
+    expect((await ping(session, token)).status).not.toBe(429);
+    const limited = await ping(session, token);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    // Another credential has its own budget.
+    const otherSession = await DpopSession.create();
+    const otherToken = await boundToken(server, otherSession, `${BASE}/mcp`);
+    expect((await ping(otherSession, otherToken)).status).not.toBe(429);
+  });
+});
+
+describe("RSA keys in proofs are bounded (an odd exponent or modulus costs many times the CPU per proof)", () => {
+  async function rsaProof(modulusLength: number, publicExponent: number): Promise<string> {
+    // Signed by hand: jose refuses to sign with a key under 2048 bits.
+    const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength, publicExponent });
+    const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
+    const header = { alg: "RS256", typ: "dpop+jwt", jwk: publicKey.export({ format: "jwk" }) };
+    const claims = {
+      jti: randomUUID(),
+      htm: "GET",
+      htu: `${BASE}/v2/chats`,
+      iat: Math.floor(Date.now() / 1000),
+    };
+    const input = `${part(header)}.${part(claims)}`;
+    return `${input}.${sign("sha256", Buffer.from(input), privateKey).toString("base64url")}`;
+  }
+  const expectation = () => ({
+    method: "GET",
+    url: `${BASE}/v2/chats`,
+    nowSeconds: Date.now() / 1000,
+    maxAgeSeconds: 300,
+    maxFutureSeconds: 60,
+  });
+
+  it("takes 2048 to 4096 bits with exponent 65537; refuses another exponent and a small modulus", async () => {
+    await expect(checkDpopProof(await rsaProof(2048, 65537), expectation())).resolves.toMatchObject({
+      jti: expect.any(String),
+    });
+    await expect(checkDpopProof(await rsaProof(2048, 3), expectation())).rejects.toMatchObject({
+      error: "invalid_dpop_proof",
+      description: expect.stringContaining("65537"),
+    });
+    await expect(checkDpopProof(await rsaProof(1024, 65537), expectation())).rejects.toMatchObject({
+      error: "invalid_dpop_proof",
+      description: expect.stringContaining("2048"),
+    });
   });
 });
