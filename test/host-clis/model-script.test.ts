@@ -1,0 +1,53 @@
+/** The scripted model's moves: tools found by suffix, results read through each host's wrapper, sign-in first. */
+import { describe, expect, it } from "vitest";
+import { nextMove, SEED_PROMPT, toolNamed } from "./model-script.js";
+
+const chat = { id: "chat_1", object: "chat", title: "Set up a database for my app", hostProjectId: "prj_1" };
+const offered = ["read_file", "mcp__chat__create_chat", "mcp__chat__list_messages", "mcp__chat__get_chat"];
+
+describe("the scripted model", () => {
+  it("finds a bridge tool under each host's prefix, never a longer name with the same end", () => {
+    expect(toolNamed(["mcp__chat__create_chat"], "create_chat")).toBe("mcp__chat__create_chat");
+    expect(toolNamed(["chat_create_chat"], "create_chat")).toBe("chat_create_chat");
+    expect(toolNamed(["chat-create_chat"], "create_chat")).toBe("chat-create_chat");
+    expect(toolNamed(["recreate_chat"], "create_chat")).toBeUndefined();
+  });
+
+  it("starts the seed flow with create_chat, then reads the chat id through Gemini CLI's wrapper", () => {
+    expect(nextMove("seed", offered, [])).toEqual({
+      kind: "call",
+      name: "mcp__chat__create_chat",
+      args: { message: SEED_PROMPT },
+    });
+    const wrapped = JSON.stringify({
+      output: `<untrusted_context>\n${JSON.stringify(chat)}\n</untrusted_context>`,
+    });
+    const created = [{ name: "mcp__chat__create_chat", args: {}, result: wrapped }];
+    expect(nextMove("seed", offered, created)).toEqual({
+      kind: "call",
+      name: "mcp__chat__list_messages",
+      args: { chatId: "chat_1", limit: 5 },
+    });
+  });
+
+  it("quotes a failed result to the user instead of going on", () => {
+    const failed = [
+      { name: "mcp__chat__create_chat", args: {}, result: '{"isError":true,"content":"Sign in at X"}' },
+    ];
+    const move = nextMove("seed", offered, failed);
+    expect(move.kind === "answer" && move.text).toMatch(/create_chat failed: .*Sign in at X/);
+  });
+
+  it("offered only sign_in, calls it, then reports its text", () => {
+    expect(nextMove("list", ["Bash", "chat_sign_in"], [])).toEqual({
+      kind: "call",
+      name: "chat_sign_in",
+      args: {},
+    });
+    const signedIn = [
+      { name: "chat_sign_in", args: {}, result: "Open http://127.0.0.1:1/device and enter ABCD-EFGH" },
+    ];
+    const move = nextMove("list", ["Bash", "chat_sign_in"], signedIn);
+    expect(move.kind === "answer" && move.text).toContain("ABCD-EFGH");
+  });
+});
