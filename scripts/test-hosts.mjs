@@ -12,7 +12,7 @@ const root = fileURLToPath(new URL("../", import.meta.url));
 const args = process.argv.slice(2);
 const runsAt = args.indexOf("--runs");
 const runs = runsAt >= 0 ? Number(args[runsAt + 1]) : 1;
-const picked = args.filter((arg, i) => !arg.startsWith("--") && i !== runsAt + 1);
+const picked = args.filter((arg, i) => !arg.startsWith("--") && (runsAt < 0 || i !== runsAt + 1));
 const strict = process.env.CHAT_TEST_STRICT === "1";
 const cells = HOSTS.filter(
   (host) => host.name !== "mcp-remote" && (picked.length === 0 || picked.includes(host.name)),

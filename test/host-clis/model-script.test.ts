@@ -10,7 +10,10 @@ describe("the scripted model", () => {
     expect(toolNamed(["mcp__chat__create_chat"], "create_chat")).toBe("mcp__chat__create_chat");
     expect(toolNamed(["chat_create_chat"], "create_chat")).toBe("chat_create_chat");
     expect(toolNamed(["chat-create_chat"], "create_chat")).toBe("chat-create_chat");
-    expect(toolNamed(["recreate_chat"], "create_chat")).toBeUndefined();
+    expect(toolNamed(["mcp_chat_create_chat"], "create_chat")).toBe("mcp_chat_create_chat");
+    expect(toolNamed(["recreate_chat", "mcp__chat__recreate_chat"], "create_chat")).toBeUndefined();
+    // Qwen Code's own agent-messaging tool.
+    expect(toolNamed(["send_message"], "send_message")).toBeUndefined();
   });
 
   it("starts the seed flow with create_chat, then reads the chat id through Gemini CLI's wrapper", () => {
@@ -28,6 +31,12 @@ describe("the scripted model", () => {
       name: "mcp__chat__list_messages",
       args: { chatId: "chat_1", limit: 5 },
     });
+  });
+
+  it("reads the chat id from Copilot CLI's text, prose and structuredContent side by side", () => {
+    const text = `${JSON.stringify(chat)}Chat chat_1 created. Call list_messages {"x": "}"}.\n\n${JSON.stringify(chat)}`;
+    const move = nextMove("seed", offered, [{ name: "mcp__chat__create_chat", args: {}, result: text }]);
+    expect(move).toMatchObject({ kind: "call", args: { chatId: "chat_1" } });
   });
 
   it("quotes a failed result to the user instead of going on", () => {

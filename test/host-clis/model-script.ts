@@ -21,9 +21,12 @@ export type Move =
   | { kind: "call"; name: string; args: Record<string, unknown> }
   | { kind: "answer"; text: string };
 
-/** The offered tool whose name ends with the bridge's tool name (`mcp__chat__create_chat`, `chat_create_chat`...). */
+/**
+ * The offered tool that is the bridge's `name`: every host prefixes a server's tools with the server's name, here
+ * `chat` (`mcp__chat__create_chat`, `mcp_chat_...`, `chat_...`, `chat-...`); a host's own `send_message` is not it.
+ */
 export function toolNamed(offered: readonly string[], name: string): string | undefined {
-  return offered.find((tool) => tool === name || new RegExp(`(^|[_.:/-])${name}$`).test(tool));
+  return offered.find((tool) => new RegExp(`(^|_)chat[_.:/-]+${name}$`).test(tool));
 }
 
 export function scenarioOf(prompt: string): Scenario {
@@ -32,20 +35,38 @@ export function scenarioOf(prompt: string): Scenario {
   return "seed";
 }
 
+/**
+ * The JSON documents in a text, wherever they stand: hosts wrap the bridge's text (Gemini CLI's
+ * `<untrusted_context>`) or put its text and its structuredContent side by side with prose (Copilot CLI).
+ */
+function jsonDocuments(text: string): unknown[] {
+  const docs: unknown[] = [];
+  let depth = 0;
+  let start = -1;
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === "\\") i++;
+      else if (c === '"') quoted = false;
+    } else if (c === '"' && depth > 0) quoted = true;
+    else if (c === "{" || c === "[") {
+      if (depth++ === 0) start = i;
+    } else if ((c === "}" || c === "]") && depth > 0 && --depth === 0) {
+      try {
+        docs.push(JSON.parse(text.slice(start, i + 1)));
+      } catch {}
+    }
+  }
+  return docs;
+}
+
 /** Every JSON object found in a tool result's text (hosts wrap the bridge's text in their own JSON or prose). */
 function objectsIn(text: string): Record<string, unknown>[] {
   const found: Record<string, unknown>[] = [];
   const visit = (value: unknown): void => {
-    if (typeof value === "string") {
-      // The bridge's JSON text, or that text inside a host's wrapper (Gemini CLI's `<untrusted_context>`).
-      const start = value.search(/[[{]/);
-      const end = Math.max(value.lastIndexOf("}"), value.lastIndexOf("]"));
-      if (start >= 0 && end > start) {
-        try {
-          visit(JSON.parse(value.slice(start, end + 1)));
-        } catch {}
-      }
-    } else if (Array.isArray(value)) for (const item of value) visit(item);
+    if (typeof value === "string") for (const doc of jsonDocuments(value)) visit(doc);
+    else if (Array.isArray(value)) for (const item of value) visit(item);
     else if (value && typeof value === "object") {
       found.push(value as Record<string, unknown>);
       for (const item of Object.values(value)) visit(item);
