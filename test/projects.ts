@@ -81,6 +81,7 @@ export const INTEGRATION_FILES = [
   "test/reliability/sign-in-ends-at-once.test.ts",
   "test/reliability/sign-in-local-attacker.test.ts",
   "test/reliability/sign-in-never-silent.test.ts",
+  "test/reliability/sign-in-survives-host-kill.test.ts",
   "test/reliability/sign-in-takeover.test.ts",
   "test/reliability/small-hostile-inputs.test.ts",
   "test/reliability/terminal-escapes.test.ts",

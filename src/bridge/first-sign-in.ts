@@ -1,7 +1,13 @@
-/** The relay's first sign-in, as the sign-in gate runs it: signed in or not, and one sign-in carried to its end through the era probe. */
+/** The relay's first sign-in, as the sign-in gate runs it: signed in or not, one sign-in carried to its end through the era probe, and the tools this login listed last. */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import * as z from "zod";
+import { loginKey } from "../auth/login-key.js";
 import type { OAuthSession } from "../auth/session/oauth-session.js";
+import { configDir } from "../config/index.js";
+import { writeFileAtomic } from "../internal/files.js";
 import type { JsonObject as Json } from "./jsonrpc.js";
-import type { SignInGateOptions } from "./sign-in-gate.js";
+import type { LastTools, SignInGateOptions } from "./sign-in-gate.js";
 import type { EraVerdict } from "./upstream/probe.js";
 
 /** How long a call made while signed out waits for the sign-in: well inside a host's 60 s request time-out. */
@@ -52,6 +58,49 @@ export function firstSignIn(
           if (!parts.authorizationAsked() || (await auth.accessToken().catch(() => undefined))) return;
           throw error;
         }
+      }
+    },
+  };
+}
+
+/** A remembered list larger than this is not kept (nor read): a signed-out start then offers the sign_in tool. */
+const MAX_LAST_TOOLS_BYTES = 4 * 1024 * 1024;
+
+const LastToolsSchema = z.object({ tools: z.array(z.looseObject({ name: z.string() })).min(1) });
+
+/**
+ * Where the tools this login listed last are kept: keyed like its login, beside its era verdict (0600 in a 0700
+ * folder). Best effort both ways: a list that cannot be read or written only costs the sign_in tool next time.
+ */
+export function lastToolsStore(
+  options: { url: URL; headers: readonly { name: string }[]; profile?: string; resource?: string },
+  env: Record<string, string | undefined>,
+): LastTools & { path: string } {
+  const key = loginKey(
+    options.url.href,
+    options.headers.map((header) => header.name),
+    { profile: options.profile, resource: options.resource },
+  );
+  const path = join(configDir(env), "tools", `${key}.json`);
+  return {
+    path,
+    read: async () => {
+      const text = await readFile(path, "utf8").catch(() => "");
+      if (!text || text.length > MAX_LAST_TOOLS_BYTES) return undefined;
+      try {
+        const parsed = LastToolsSchema.safeParse(JSON.parse(text));
+        return parsed.success ? (parsed.data.tools as Json[]) : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    write: (tools) => {
+      const text = JSON.stringify({ tools });
+      if (tools.length === 0 || text.length > MAX_LAST_TOOLS_BYTES) return;
+      try {
+        writeFileAtomic(path, text, { dirMode: 0o700 });
+      } catch {
+        // Not kept: the next signed-out start offers the sign_in tool instead.
       }
     },
   };

@@ -13,7 +13,7 @@ const NOT_FOR_HOSTS = new Set(["login", "logout", "doctor"]);
 
 /**
  * A usage error: commander or we said it on stderr; an MCP host, which hides stderr and would show only
- * "Connection closed", also gets it as the error of its `initialize` (and of anything else it asks) before the exit.
+ * "Connection closed", is served it as its instructions and one tool (start-refusal.ts) until it ends the bridge.
  */
 async function refuseUsage(message: string, argv: string[]): Promise<void> {
   process.exitCode = 2;
@@ -23,7 +23,7 @@ async function refuseUsage(message: string, argv: string[]): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  if (process.argv[2] === SIGN_IN_PROCESS_ARG && process.send) {
+  if (process.argv[2] === SIGN_IN_PROCESS_ARG && !process.stdin.isTTY) {
     const { runSignInProcess } = await import("./sign-in-process.js");
     process.exit(await runSignInProcess());
   }

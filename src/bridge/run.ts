@@ -9,7 +9,7 @@ import { describeProxyFor } from "../internal/proxy.js";
 import type { BridgeOptions } from "./cli.js";
 import { ClientRequests } from "./client-requests.js";
 import { EraRouter } from "./era-router.js";
-import { firstSignIn, SIGNED_OUT_CALL_WAIT_MS } from "./first-sign-in.js";
+import { firstSignIn, lastToolsStore, SIGNED_OUT_CALL_WAIT_MS } from "./first-sign-in.js";
 import { LegacyServerRelay } from "./legacy-server-relay.js";
 import { type BridgeLog, createBridgeLog, describeError, describeMessage } from "./log.js";
 import type { LogFile } from "./log-file.js";
@@ -238,6 +238,7 @@ export async function runRelay(
         remember,
         authorizationAsked: () => authorizationAsked,
       }),
+      lastTools: lastToolsStore(options, env),
       callWaitMs: positiveNumber(env.CHAT_MCP_BRIDGE_SIGN_IN_WAIT_MS) ?? SIGNED_OUT_CALL_WAIT_MS,
       listWaitMs: positiveNumber(env.CHAT_MCP_BRIDGE_LIST_WAIT_MS),
       loginCommand: bridgeLoginCommand(options),

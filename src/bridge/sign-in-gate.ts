@@ -1,8 +1,8 @@
-/** The host is never held past its patience by a sign-in: signed out, the bridge answers `initialize` itself, holds the first lists while a sign-in may end in time, then hands over to the relay. */
+/** The host is never held past its patience by a sign-in: signed out, the bridge answers the host's opening itself at once, holds its lists until one deadline per start, then hands over to the relay. */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { SignInPrompt } from "../auth/index.js";
 import type { EraRelay } from "./era-router.js";
-import { listWaitMs } from "./host-patience.js";
+import { hostFacts } from "./host-patience.js";
 import { isJsonObject as isObject, isRequest, isResponse, type JsonObject as Json } from "./jsonrpc.js";
 import { type BridgeLog, describeError } from "./log.js";
 import { requestKey } from "./request-ids.js";
@@ -10,24 +10,24 @@ import { hasModernEnvelope, type ToClient } from "./request-model.js";
 import { HostSignInLink } from "./sign-in-link.js";
 import {
   acknowledgedListen,
-  emptyListResult,
   isListMethod,
   listChangeNotifications,
   listenAcknowledgment,
   queueFullAnswer,
+  SIGN_IN_TOOL,
   signedOutAnswer,
+  signedOutListResult,
   signedOutText,
+  signInTool,
 } from "./signed-out-messages.js";
 import { HeldRequests, SignedOutQueue } from "./signed-out-queue.js";
-import { signedOutInitializeResult } from "./translate/discover.js";
+import { bridgeDiscoverResult, signedOutInitializeResult } from "./translate/discover.js";
 
-/**
- * How long the first messages may wait for a sign-in that needs no person (a server without auth, a login saved
- * by another process, an SSO session that approves at once): at most this long, and this much once a browser
- * has been opened; with no browser to open, or once the sign-in failed, they are answered at once.
- */
-export const SIGN_IN_GRACE_MS = 10_000;
-export const OPENED_BROWSER_GRACE_MS = 2000;
+/** The tools this login listed last, kept beside its login (first-sign-in.ts): a signed-out start lists these. */
+export interface LastTools {
+  read(): Promise<Json[] | undefined>;
+  write(tools: Json[]): void;
+}
 
 export interface SignInGateOptions {
   /** The relay every message goes to once signed in (the era router). */
@@ -35,45 +35,56 @@ export interface SignInGateOptions {
   toClient: ToClient;
   log: BridgeLog;
   serverUrl: string;
-  /** Whether a usable login is stored now (read at the first message that needs the server). */
+  /** Whether a usable login is stored now (read at the first message). */
   signedIn(): Promise<boolean>;
   /** The server's remembered 2026-07-28 DiscoverResult, if any: the signed-out `initialize` answers from it. */
   rememberedDiscover(): Promise<Json | undefined>;
   /** Runs one sign-in to its end: resolves once signed in, rejects with why (SignInUrlRefused: the URL's fault). */
   signIn(): Promise<void>;
+  lastTools?: LastTools;
   /** How long a `tools/call` (or another request that needs the server) waits for the sign-in before it is answered. */
   callWaitMs: number;
   /** The terminal command that signs in, named in what the host is told. */
   loginCommand: string;
-  /** How long a list may be held for the sign-in (default: by the host, `listWaitMs`). */
+  /** How long after the host's first message its lists may wait for the sign-in (default: by the host, host-patience). */
   listWaitMs?: number | undefined;
 }
 
 type HostRequest = Extract<JSONRPCMessage, { id: RequestId; method: string }>;
 
+/** The most `tools/list` answers awaited at once for the last-tools store: more are not remembered. */
+const MAX_WATCHED_LISTS = 16;
+
 export class SignInGate {
   readonly #options: SignInGateOptions;
-  #state: "unknown" | "checking" | "grace" | "signed-out" | "open" = "unknown";
-  /** Arrived while the stored login was read, or while a sign-in that may need no person runs. */
-  #early: SignedOutQueue;
-  #graceTimer: NodeJS.Timeout | undefined;
+  #state: "unknown" | "checking" | "signed-out" | "open" = "unknown";
+  /** Arrived while the stored login was read. */
+  readonly #early: SignedOutQueue;
   /** What the relay gets once signed in, in the order the host sent it. */
-  #replay: SignedOutQueue;
-  /** Lists held for the sign-in, each until its host's patience runs out (timed from its arrival). */
+  readonly #replay: SignedOutQueue;
+  /** Lists and calls held for the sign-in: lists until the start's deadline, calls each for the call wait. */
   readonly #held = new HeldRequests();
-  /** The lists the host got empty: a list change follows the sign-in for these only. */
-  readonly #answeredEmpty = new Set<string>();
+  /** When the lists of this start stop waiting for the sign-in (set by the host's first message). */
+  #listDeadline: number | undefined;
+  /** The lists the bridge answered itself: a list change follows the sign-in for these only. */
+  readonly #answeredByBridge = new Set<string>();
+  /** The `sign_in` tool was listed: its calls are the bridge's to answer, signed in or not. */
+  #offeredSignIn = false;
+  /** `sign_in` calls waiting for the sign-in link (or the sign-in's end). */
+  readonly #signInCalls: HostRequest[] = [];
   /** Requests the gate answered itself whose relay answer the host must not see again (its `initialize`). */
   readonly #swallow = new Set<string>();
   #discover: Json | undefined;
+  #lastTools: Json[] | undefined;
   readonly #listens: Array<{ id: RequestId; filter: Json }> = [];
   /** Listens the bridge acknowledged itself: the server's own acknowledgment later goes no further. */
   readonly #acknowledged = new Set<string>();
+  /** Signed in: the `tools/list` requests whose answers are remembered as this login's last tools. */
+  readonly #watchedLists = new Set<string>();
+  #rememberedTools = "";
   readonly #link: HostSignInLink;
   #signingIn: Promise<void> | undefined;
   #lastFailure: Error | undefined;
-  /** True while the messages held during the grace are answered after the sign-in failed. */
-  #failedJustNow = false;
 
   constructor(options: SignInGateOptions) {
     this.#options = options;
@@ -86,20 +97,18 @@ export class SignInGate {
     if (this.#state === "open") {
       // The host's answer to a sign-in link it was shown while signed out: nothing for the server.
       if (isResponse(message) && this.#link.answered(message)) return;
-      this.#options.relay.fromClient(message);
-      return;
-    }
-    // A probing host's discover never signs in and never waits for the login to be read: the router answers it.
-    if (isRequest(message) && message.method === "server/discover" && this.#state !== "signed-out") {
+      if (isRequest(message) && this.#answeredWhenOpen(message)) return;
       this.#options.relay.fromClient(message);
       return;
     }
     this.#link.observe(message);
+    this.#listDeadline ??=
+      Date.now() + (this.#options.listWaitMs ?? hostFacts(this.#link.hostInfo).listWaitMs);
     if (this.#state === "signed-out") {
       this.#handle(message);
       return;
     }
-    if (isRequest(message) && isListMethod(message.method)) this.#timeList(message);
+    if (isRequest(message) && isListMethod(message.method)) this.#holdList(message);
     this.#keep(this.#early, message);
     if (this.#state === "unknown") void this.#check();
   }
@@ -124,59 +133,53 @@ export class SignInGate {
     if (isResponse(message) && this.#swallow.delete(requestKey(message.id))) return;
     const listen = acknowledgedListen(message);
     if (listen !== undefined && this.#acknowledged.delete(requestKey(listen))) return;
+    if (isResponse(message) && this.#watchedLists.delete(requestKey(message.id))) this.#remember(message);
     this.#options.toClient(message, raw, related);
   };
 
-  /** A sign-in shows the person where to go: the host hears of it too (its URL dialog, its log). */
+  /** A sign-in shows the person where to go: the host hears of it too (its URL dialog, its log, the sign_in tool). */
   showPrompt(prompt: SignInPrompt): void {
     this.#link.prompt = prompt;
-    if (this.#state === "grace") {
-      clearTimeout(this.#graceTimer);
-      this.#graceTimer = setTimeout(
-        () => this.#endGrace(),
-        prompt.browserOpened ? OPENED_BROWSER_GRACE_MS : 0,
-      );
-      return;
-    }
-    if (this.#state !== "signed-out") return;
+    if (this.#state === "open") return;
     this.#link.notify(prompt.message);
     this.#link.offerUrl();
+    this.#answerSignInCalls();
     if (!this.#link.mustActOutsideHost()) return;
     for (const held of this.#held.releaseAll((message) => !isListMethod(message.method))) {
       this.#replay.remove(held);
-      this.#answerSignedOut(held);
+      // A modern host that opens URLs itself gets the link in its call's sign-in round.
+      const params = isObject(held.params) ? held.params : {};
+      if (
+        held.method === "tools/call" &&
+        hasModernEnvelope(params) &&
+        this.#link.rounds.canAsk(params, prompt)
+      )
+        this.#answer(held.id, this.#link.rounds.ask(prompt));
+      else this.#answerSignedOut(held);
     }
   }
 
   async close(timeoutMs?: number): Promise<void> {
     this.#held.releaseAll();
-    clearTimeout(this.#graceTimer);
     await this.#options.relay.close(timeoutMs);
   }
 
   async #check(): Promise<void> {
     this.#state = "checking";
-    const [signedIn, discover] = await Promise.all([
+    const [signedIn, discover, lastTools] = await Promise.all([
       // A store that cannot be read is the relay's to report: pass through.
       this.#options.signedIn().catch(() => true),
       this.#options.rememberedDiscover().catch(() => undefined),
+      this.#options.lastTools?.read().catch(() => undefined),
     ]);
     this.#discover = discover;
+    this.#lastTools = lastTools;
     if (signedIn) {
       this.#state = "open";
       this.#held.releaseAll();
-      for (const message of this.#early.drain()) this.#options.relay.fromClient(message);
+      for (const message of this.#early.drain()) this.fromClient(message);
       return;
     }
-    this.#state = "grace";
-    this.#graceTimer = setTimeout(() => this.#endGrace(), SIGN_IN_GRACE_MS);
-    this.#startSignIn();
-  }
-
-  /** The sign-in needs the person (or failed): the bridge answers what the client sent meanwhile itself. */
-  #endGrace(): void {
-    if (this.#state !== "grace") return;
-    clearTimeout(this.#graceTimer);
     this.#state = "signed-out";
     this.#options.log.debug("not signed in: the bridge answers the client itself until the sign-in ends");
     for (const message of this.#early.drain()) this.#handle(message);
@@ -197,8 +200,9 @@ export class SignInGate {
       this.#initialize(message);
       return;
     }
+    // Signed out, a discover needs nothing of the server: the remembered one, else the bridge's own face.
     if (method === "server/discover") {
-      this.#options.relay.fromClient(message);
+      this.#answer(id, bridgeDiscoverResult(this.#discover));
       return;
     }
     if (method === "ping") {
@@ -206,14 +210,9 @@ export class SignInGate {
       return;
     }
     if (isListMethod(method)) {
-      // The sign-in that just failed is the answer; otherwise the list waits for the sign-in, within its host's patience.
-      if (this.#failedJustNow) {
-        this.#held.release(message);
-        this.#answerEmptyList(message);
-        return;
-      }
-      this.#timeList(message);
-      if (this.#keep(this.#replay, message)) this.#startSignIn();
+      if (this.#keep(this.#replay, message)) this.#holdList(message);
+      // After a failed sign-in, a call (of sign_in or a listed tool) starts the next one, not a list.
+      if (!this.#lastFailure) this.#startSignIn();
       return;
     }
     if (method === "subscriptions/listen") {
@@ -230,6 +229,10 @@ export class SignInGate {
       if (!this.#keep(this.#replay, message)) return;
       this.#swallow.add(requestKey(id));
       this.#answer(id, {});
+      return;
+    }
+    if (this.#isSignInCall(message)) {
+      this.#signInCall(message);
       return;
     }
     this.#holdCall(message);
@@ -249,14 +252,12 @@ export class SignInGate {
       }
     }
     this.#keep(this.#replay, message);
-    if (method === "notifications/initialized") {
-      this.#link.ready();
-    }
+    if (method === "notifications/initialized") this.#link.ready();
   }
 
   /**
-   * A legacy host's `initialize`: answered by the bridge (the remembered server's face, else its own, with list
-   * changes declared); the server gets it once signed in, and its answer goes no further.
+   * A legacy host's `initialize`: answered by the bridge at once (the remembered server's face, else its own, with
+   * list changes declared); the server gets it once signed in, and its answer goes no further.
    */
   #initialize(message: HostRequest): void {
     const params = isObject(message.params) ? message.params : {};
@@ -273,11 +274,6 @@ export class SignInGate {
 
   /** A request that needs the server: it waits for the sign-in within the host's patience, then says what to do. */
   #holdCall(original: HostRequest): void {
-    // The sign-in that just failed is the answer; a later call starts a new one.
-    if (this.#failedJustNow) {
-      this.#answerSignedOut(original);
-      return;
-    }
     let message = original;
     const params = isObject(message.params) ? message.params : {};
     let retried = false;
@@ -291,8 +287,9 @@ export class SignInGate {
         return;
       }
     }
-    // The person must act and this host shows no dialog for it: waiting would only stall the host's agent.
-    if (!retried && this.#link.mustActOutsideHost()) {
+    // The person must act and this host shows no dialog for it (or the sign-in just failed): waiting would only
+    // stall the host's agent. A call after a failure starts a new sign-in.
+    if (!retried && (this.#link.mustActOutsideHost() || (this.#lastFailure && !this.#signingIn))) {
       this.#answerSignedOut(message);
       this.#startSignIn();
       return;
@@ -305,23 +302,78 @@ export class SignInGate {
     this.#startSignIn();
   }
 
-  /** Starts the patience of a held list at its arrival: its host's time-out runs from when it sent it. */
-  #timeList(message: HostRequest): void {
-    this.#held.hold(message, this.#options.listWaitMs ?? listWaitMs(this.#link.hostInfo), () => {
-      if (this.#early.remove(message) || this.#replay.remove(message)) this.#answerEmptyList(message);
-    });
+  /** A list waits for the sign-in until the start's deadline (one for all its lists), then the bridge answers it. */
+  #holdList(message: HostRequest): void {
+    const left = (this.#listDeadline ?? 0) - Date.now();
+    const answer = () => {
+      if (this.#early.remove(message) || this.#replay.remove(message)) this.#answerList(message);
+    };
+    if (left <= 0 || (this.#lastFailure && !this.#signingIn)) answer();
+    else this.#held.hold(message, left, answer);
   }
 
-  /** A list answered by the bridge before the sign-in ended: empty, and a list change follows the sign-in. */
-  #answerEmptyList(message: HostRequest): void {
+  /**
+   * A list answered by the bridge before the sign-in ended, and a list change follows the sign-in: the tools this
+   * login listed last, else the `sign_in` tool (never none: some hosts keep an empty list across starts).
+   */
+  #answerList(message: HostRequest): void {
+    this.#held.release(message);
     const params = isObject(message.params) ? message.params : {};
-    this.#answeredEmpty.add(message.method);
-    this.#answer(message.id, emptyListResult(message.method, hasModernEnvelope(params)));
+    let items: Json[] = [];
+    if (message.method === "tools/list") {
+      items = this.#lastTools ?? [signInTool(this.#signInText())];
+      if (!this.#lastTools) this.#offeredSignIn = true;
+    }
+    this.#answeredByBridge.add(message.method);
+    this.#answer(message.id, signedOutListResult(message.method, hasModernEnvelope(params), items));
+  }
+
+  #isSignInCall(message: HostRequest): boolean {
+    const params = isObject(message.params) ? message.params : {};
+    return this.#offeredSignIn && message.method === "tools/call" && params.name === SIGN_IN_TOOL;
+  }
+
+  /** A call of `sign_in`: answered with where to sign in once that is known (at once when it is). */
+  #signInCall(message: HostRequest): void {
+    this.#startSignIn();
+    this.#signInCalls.push(message);
+    this.#held.hold(message, this.#options.callWaitMs, () => this.#answerSignInCalls(true));
+    this.#answerSignInCalls();
+  }
+
+  #answerSignInCalls(evenWithoutLink = false): void {
+    if (!evenWithoutLink && !this.#link.prompt && !this.#lastFailure && this.#state !== "open") return;
+    for (const call of this.#signInCalls.splice(0)) {
+      this.#held.release(call);
+      this.#answerTool(call, this.#state === "open" ? this.#signedInText() : this.#signInText(), false);
+    }
+  }
+
+  /** Signed in: the `sign_in` tool still listed by a host that did not reload says so; a list's answer is remembered. */
+  #answeredWhenOpen(message: HostRequest): boolean {
+    if (this.#isSignInCall(message)) {
+      this.#answerTool(message, this.#signedInText(), false);
+      return true;
+    }
+    const params = isObject(message.params) ? message.params : {};
+    if (message.method === "tools/list" && this.#options.lastTools && params.cursor === undefined)
+      if (this.#watchedLists.size < MAX_WATCHED_LISTS) this.#watchedLists.add(requestKey(message.id));
+    return false;
+  }
+
+  /** The server's whole tools list, remembered for this login's next signed-out start (when it changed). */
+  #remember(message: JSONRPCMessage): void {
+    const result = (message as { result?: unknown }).result;
+    if (!isObject(result) || !Array.isArray(result.tools) || result.nextCursor !== undefined) return;
+    const tools = result.tools.filter(isObject);
+    const text = JSON.stringify(tools);
+    if (text === this.#rememberedTools) return;
+    this.#rememberedTools = text;
+    this.#options.lastTools?.write(tools);
   }
 
   #startSignIn(): void {
-    if (this.#signingIn || this.#failedJustNow) return;
-    this.#lastFailure = undefined;
+    if (this.#signingIn) return;
     const running = this.#options.signIn();
     this.#signingIn = running;
     running.then(
@@ -334,26 +386,24 @@ export class SignInGate {
   #open(): void {
     this.#signingIn = undefined;
     if (this.#state === "open") return;
-    if (this.#state === "grace") {
-      // Signed in without the person (or no sign-in needed): everything goes to the server as it was sent.
-      clearTimeout(this.#graceTimer);
-      this.#state = "open";
-      this.#held.releaseAll();
-      for (const message of this.#early.drain()) this.#options.relay.fromClient(message);
-      // A host with little patience may have had a list answered empty meanwhile.
-      this.#announceListChanges();
-      return;
-    }
-    this.#options.log.info(`Signed in to ${this.#options.serverUrl}.`);
+    const answered = this.#answeredByBridge.size > 0;
+    const { reload } = hostFacts(this.#link.hostInfo);
+    this.#options.log.info(`Signed in to ${this.#options.serverUrl}${answered ? `; ${reload}` : "."}`);
     this.#state = "open";
+    this.#lastFailure = undefined;
     this.#held.releaseAll();
-    for (const message of this.#replay.drain()) this.#options.relay.fromClient(message);
+    this.#answerSignInCalls();
+    for (const message of this.#replay.drain()) {
+      if (isRequest(message)) this.#answeredWhenOpen(message);
+      this.#options.relay.fromClient(message);
+    }
     this.#link.completed();
-    this.#announceListChanges();
+    this.#announce(this.#answeredByBridge);
   }
 
-  #announceListChanges(): void {
-    const host = { legacy: this.#link.legacyHost, listed: this.#answeredEmpty, listens: this.#listens };
+  /** The list changes of `lists` (the ones the bridge answered itself), as this host hears them. */
+  #announce(lists: Iterable<string>): void {
+    const host = { legacy: this.#link.legacyHost, listed: lists, listens: this.#listens };
     for (const message of listChangeNotifications(host)) this.#options.toClient(message);
   }
 
@@ -364,12 +414,10 @@ export class SignInGate {
     this.#link.forget();
     this.#options.log.info(`Sign-in to ${this.#options.serverUrl} did not complete: ${describeError(error)}`);
     this.#link.notify(this.#signedOutText(undefined));
-    this.#failedJustNow = true;
-    this.#endGrace();
-    this.#failedJustNow = false;
+    this.#answerSignInCalls();
     for (const held of this.#held.releaseAll()) {
       this.#replay.remove(held);
-      if (isListMethod(held.method)) this.#answerEmptyList(held);
+      if (isListMethod(held.method)) this.#answerList(held);
       else this.#answerSignedOut(held);
     }
   }
@@ -385,11 +433,32 @@ export class SignInGate {
     });
   }
 
+  /** The sign_in tool's words: why there are no tools yet, where to sign in, and how this host then loads them. */
+  #signInText(): string {
+    const { reload } = hostFacts(this.#link.hostInfo);
+    const where =
+      this.#link.prompt || this.#lastFailure
+        ? this.#signedOutText(SIGN_IN_TOOL)
+        : `Call ${SIGN_IN_TOOL} to get the sign-in link (or run \`${this.#options.loginCommand}\` in a terminal).`;
+    return `chat-mcp-bridge is not signed in to ${this.#options.serverUrl}, so chat's tools are not listed yet. ${where} Once signed in, ${reload}`;
+  }
+
+  #signedInText(): string {
+    return `Signed in to ${this.#options.serverUrl}: ${hostFacts(this.#link.hostInfo).reload}`;
+  }
+
   #answerSignedOut(message: HostRequest): void {
     const params = isObject(message.params) ? message.params : {};
     const tool = message.method === "tools/call" && typeof params.name === "string" ? params.name : undefined;
     const text = this.#signedOutText(tool);
     this.#options.toClient(signedOutAnswer(message.id, message.method, text, hasModernEnvelope(params)));
+  }
+
+  /** A `sign_in` call's answer: a tool result the host shows its model and person. */
+  #answerTool(message: HostRequest, text: string, isError: boolean): void {
+    const params = isObject(message.params) ? message.params : {};
+    const result: Json = { content: [{ type: "text", text }], isError };
+    this.#answer(message.id, hasModernEnvelope(params) ? { ...result, resultType: "complete" } : result);
   }
 
   #answer(id: RequestId, result: Json): void {

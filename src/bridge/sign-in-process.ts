@@ -1,4 +1,4 @@
-/** A person's sign-in in its own detached process, so that it outlives a bridge a one-shot host stops: both ends of its IPC channel. */
+/** A person's sign-in in its own detached process, so that it outlives a bridge its host stops: both ends of the pipes between them. */
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Socket } from "node:net";
 import * as z from "zod";
@@ -73,9 +73,42 @@ export interface SignInProcessCommand {
   args: string[];
 }
 
+/** The most of a line read from the other end (the start's options are a few kilobytes, a message less). */
+const MAX_LINE_BYTES = 1024 * 1024;
+
+/**
+ * The sign-in process is started through a launcher that starts it again and exits at once (a double fork): it is
+ * then no descendant of the bridge (hosts that end a server walk its process tree by parent pid: Qwen Code), in a
+ * session of its own (hosts that end the process group or session: setsid), and it holds only the bridge's pipes,
+ * never the host's. It runs only Node's own modules, so it costs no bundle load.
+ */
+const LAUNCHER =
+  'const [c,...a]=process.argv.slice(1);require("node:child_process").spawn(c,a,{detached:true,stdio:"inherit",windowsHide:true}).unref()';
+
+/** Calls `onLine` with each newline-ended line of `stream` (a longer one ends the reading). */
+function readLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
+  let pending = "";
+  const onData = (chunk: Buffer | string) => {
+    const lines = (pending + chunk.toString()).split("\n");
+    pending = lines.pop() ?? "";
+    for (const line of lines) if (line) onLine(line);
+    if (pending.length > MAX_LINE_BYTES) stream.removeListener("data", onData);
+  };
+  stream.on("data", onData);
+}
+
+const parseJson = (line: string): unknown => {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+};
+
 /**
  * `signInElsewhere` for the bridge's session: a detached process runs the sign-in, its stderr (the URL, the
- * device code) shown on this one's while it runs. When this process exits first, the sign-in goes on to its end.
+ * device code) shown on this one's while it runs, its messages read as JSON lines from its stdout. When this
+ * process exits first (or its host ends it), the sign-in goes on to its end.
  */
 export function signInInOwnProcess(
   command: SignInProcessCommand,
@@ -88,14 +121,18 @@ export function signInInOwnProcess(
 ): NonNullable<OAuthSessionOptions["signInElsewhere"]> {
   return (request, onPrompt) =>
     new Promise<void>((resolve, reject) => {
-      // Secrets the bridge read from its environment cross over IPC (in `options`), never in the child's environment.
+      // Secrets the bridge read from its environment cross on the pipe (in `options`), never in the child's environment.
       const env = environmentWithoutSecrets(parts.env as NodeJS.ProcessEnv);
-      const child: ChildProcess = spawn(command.command, command.args, {
-        detached: true,
-        stdio: ["ignore", "ignore", "pipe", "ipc"],
-        env,
-        windowsHide: true,
-      });
+      const child: ChildProcess = spawn(
+        process.execPath,
+        ["-e", LAUNCHER, command.command, ...command.args],
+        {
+          detached: true,
+          stdio: ["pipe", "pipe", "pipe"],
+          env,
+          windowsHide: true,
+        },
+      );
       let settled = false;
       const settle = (error?: Error) => {
         if (settled) return;
@@ -107,58 +144,58 @@ export function signInInOwnProcess(
       child.on("error", (error) =>
         settle(new AuthRequiredError(`Could not start the sign-in: ${error.message}`, "failed")),
       );
-      child.on("exit", (code, signal) =>
+      // The launcher exits at once; the sign-in process holds the pipe until it ends.
+      child.stdout?.on("close", () =>
         settle(
-          new AuthRequiredError(
-            `The sign-in process ended without signing in (${signal ?? `exit code ${code}`}); sign in again.`,
-            "failed",
-          ),
+          new AuthRequiredError("The sign-in process ended without signing in; sign in again.", "failed"),
         ),
       );
-      child.on("message", (raw: unknown) => {
-        const parsed = ChildMessageSchema.safeParse(raw);
-        if (!parsed.success) return;
-        const message: ChildMessage = parsed.data;
-        if (message.type === "prompt") onPrompt(message.prompt);
-        else if (message.type === "log") parts.log(message.level, message.message);
-        else if (message.type === "done") settle();
-        else settle(new AuthRequiredError(message.message, message.reason as AuthRequiredError["reason"]));
-      });
+      if (child.stdout)
+        readLines(child.stdout, (line) => {
+          const parsed = ChildMessageSchema.safeParse(parseJson(line));
+          if (!parsed.success) return;
+          const message: ChildMessage = parsed.data;
+          if (message.type === "prompt") onPrompt(message.prompt);
+          else if (message.type === "log") parts.log(message.level, message.message);
+          else if (message.type === "done") settle();
+          else settle(new AuthRequiredError(message.message, message.reason as AuthRequiredError["reason"]));
+        });
+      child.stdin?.on("error", () => {});
+      child.stdin?.end(`${JSON.stringify({ type: "start", options, request })}\n`);
       // This process may exit while the sign-in goes on: nothing of the child keeps it alive.
       child.unref();
-      (child.stderr as Socket | null)?.unref();
-      child.channel?.unref();
-      child.send({ type: "start", options, request });
+      for (const stream of [child.stdout, child.stderr]) (stream as Socket | null)?.unref();
     });
 }
 
 /**
- * The sign-in process itself (the bin with `SIGN_IN_PROCESS_ARG`): one sign-in, as the bridge asked over IPC,
+ * The sign-in process itself (the bin with `SIGN_IN_PROCESS_ARG`): one sign-in, as the bridge asked on stdin,
  * then exit. Bounded: it exits at `--auth-timeout` plus the longest wait for the login lock, whatever happens.
  */
 export async function runSignInProcess(): Promise<number> {
-  // The bridge that started it may be gone: its stderr pipe with it, and the channel.
+  // The bridge that started it may be gone, and its pipes with it: that ends nothing here.
+  process.stdout.on("error", () => {});
   process.stderr.on("error", () => {});
+  process.on("SIGHUP", () => {});
+  let bridgeGone = false;
   const tell = (message: ChildMessage) =>
     new Promise<void>((done) => {
-      if (!process.connected || !process.send) return done();
-      try {
-        process.send(message, () => done());
-      } catch {
+      if (bridgeGone) return done();
+      process.stdout.write(`${JSON.stringify(message)}\n`, (error) => {
+        if (error) bridgeGone = true;
         done();
-      }
+      });
     });
   const start = await new Promise<unknown>((resolve) => {
-    process.once("message", resolve);
-    process.once("disconnect", () => resolve(undefined));
+    readLines(process.stdin, (line) => resolve(parseJson(line)));
+    process.stdin.once("end", () => resolve(undefined));
   });
+  process.stdin.destroy();
   const parsed = StartSchema.safeParse(start);
   if (!parsed.success) return 2;
   const options = parsed.data.options as unknown as SignInProcessOptions;
   const authTimeoutMs = parsed.data.options.authTimeoutMs ?? 300_000;
   setTimeout(() => process.exit(1), authTimeoutMs + LOCK_WAIT_MARGIN_MS).unref();
-  // The channel is for telling: once the bridge is gone the sign-in goes on, so it does not hold the process.
-  process.channel?.unref();
   const session = new OAuthSession({
     ...options,
     env: process.env,

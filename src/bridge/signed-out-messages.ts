@@ -1,4 +1,4 @@
-/** The messages the bridge answers a host with while it signs in: empty lists, list changes, listen acknowledgments, the sign-in round of a modern call. */
+/** The messages the bridge answers a host with while it signs in: its lists (the sign_in tool), list changes, listen acknowledgments, the sign-in round of a modern call. */
 import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { SignInPrompt } from "../auth/index.js";
@@ -34,10 +34,24 @@ export const SIGN_IN_INPUT = "chat-mcp-bridge/sign-in";
 
 export const isListMethod = (method: string): boolean => method in LISTS;
 
-/** A list request's answer while signed out: nothing yet (the list change follows the sign-in). */
-export function emptyListResult(method: string, modern: boolean): Json {
-  const result: Json = { [LISTS[method]!.key]: [] };
+/** A list request's answer while signed out: `items` (for tools: never none), and a list change follows the sign-in. */
+export function signedOutListResult(method: string, modern: boolean, items: Json[] = []): Json {
+  const result: Json = { [LISTS[method]!.key]: items };
   return modern ? asModernResult(method, result) : result;
+}
+
+/** The one tool of a host signed out with no tools remembered: it says where and how to sign in, and signs in. */
+export const SIGN_IN_TOOL = "sign_in";
+
+/** The `sign_in` tool, its description the words a person needs (`text`): the link or code, and how this host reloads. */
+export function signInTool(text: string): Json {
+  return {
+    name: SIGN_IN_TOOL,
+    title: "Sign in to chat",
+    description: text,
+    inputSchema: { type: "object", properties: {}, additionalProperties: false },
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  };
 }
 
 /**

@@ -1,4 +1,4 @@
-/** A bin that cannot start (a Node too old, a usage error) says why on stderr and, to an MCP host, as the answer to its requests. */
+/** A bin that cannot start (a Node too old, a usage error) says why on stderr and, to an MCP host, as its one tool and instructions. */
 
 // Bundled alone for the bin shims to load before anything else (dist/bin/start-refusal.cjs, built for old Node):
 // so it imports nothing, and uses nothing a Node of years ago lacks (no `node:` specifiers, no fetch, no streams API).
@@ -39,10 +39,69 @@ export function oldNodeMessage(bin: string, version: string, execPath: string): 
   );
 }
 
+/** The one tool a refused bridge offers: its description and its answer are the refusal (hosts show tools, not errors). */
+const REFUSAL_TOOL = "chat_mcp_bridge_error";
+/** The longest a refused bridge serves a host that keeps its stdin open (a host ends it sooner). */
+const REFUSAL_SERVE_MS = 30 * 60_000;
+
 /**
- * Answers every request the host sends (`initialize`, `server/discover`, anything) with `message` as its JSON-RPC
- * error, so the host shows it instead of "Connection closed"; resolves once the answer to `initialize` is written
- * (the host gives up on the server after it), when stdin ends, or after `waitMs`. On a terminal nobody reads JSON-RPC: it resolves at once.
+ * The answer to one request of a host while the bridge is refused: a working server whose instructions, one tool's
+ * description and that tool's result say `message`. Many hosts show nothing of an `initialize` error (Gemini CLI,
+ * Copilot CLI, Codex say only that the server failed), but every host shows its tools.
+ */
+export function refusalAnswer(
+  request: { id: string | number; method: string; params?: unknown },
+  message: string,
+) {
+  const params = (request.params && typeof request.params === "object" ? request.params : {}) as {
+    protocolVersion?: unknown;
+    _meta?: Record<string, unknown>;
+  };
+  const modern = params._meta !== undefined && "io.modelcontextprotocol/protocolVersion" in params._meta;
+  const complete = modern ? { resultType: "complete" } : {};
+  const info = { name: "chat-mcp-bridge", version: "0.0.0" };
+  const { id, method } = request;
+  const result = (value: Record<string, unknown>) => ({
+    jsonrpc: "2.0",
+    id,
+    result: { ...value, ...complete },
+  });
+  if (method === "initialize")
+    return result({
+      protocolVersion: typeof params.protocolVersion === "string" ? params.protocolVersion : "2025-06-18",
+      capabilities: { tools: {} },
+      serverInfo: info,
+      instructions: message,
+    });
+  if (method === "server/discover")
+    return result({
+      supportedVersions: ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
+      capabilities: { tools: {} },
+      instructions: message,
+      _meta: { "io.modelcontextprotocol/serverInfo": info },
+    });
+  if (method === "tools/list")
+    return result({
+      tools: [
+        {
+          name: REFUSAL_TOOL,
+          description: message,
+          inputSchema: { type: "object", properties: {} },
+          annotations: { readOnlyHint: true },
+        },
+      ],
+    });
+  if (method === "tools/call") return result({ content: [{ type: "text", text: message }], isError: true });
+  if (method === "ping" || method === "logging/setLevel") return result({});
+  if (method === "prompts/list") return result({ prompts: [] });
+  if (method === "resources/list") return result({ resources: [] });
+  return { jsonrpc: "2.0", id, error: { code: -32000, message } };
+}
+
+/**
+ * Serves the host as a server whose one tool says `message` (refusalAnswer), so the host shows it instead of
+ * "Connection closed"; a 2026-07-28 host's listen is acknowledged. Resolves when stdin ends, after `waitMs` when the
+ * host sent nothing, or after REFUSAL_SERVE_MS. On a terminal nobody reads JSON-RPC: it resolves at once.
  */
 export function answerHostWithError(
   message: string,
@@ -54,6 +113,7 @@ export function answerHostWithError(
   return new Promise((resolve) => {
     let pending = "";
     let skipping = false;
+    const write = (value: unknown) => stdout.write(`${JSON.stringify(value)}\n`);
     const answer = (line: string) => {
       let request: unknown;
       try {
@@ -63,11 +123,15 @@ export function answerHostWithError(
       }
       const { id, method } = (request ?? {}) as { id?: unknown; method?: unknown };
       if (typeof method !== "string" || (typeof id !== "string" && typeof id !== "number")) return;
-      // A host gives up after `initialize` fails; after `server/discover` some (the AI SDK) still try `initialize`.
-      const opening = method === "initialize";
-      stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32000, message } })}\n`, () => {
-        if (opening) finish();
-      });
+      // A host that speaks to it is served until it ends it (within the bound).
+      clearTimeout(timer);
+      if (method === "subscriptions/listen")
+        write({
+          jsonrpc: "2.0",
+          method: "notifications/subscriptions/acknowledged",
+          params: { notifications: {}, _meta: { "io.modelcontextprotocol/subscriptionId": id } },
+        });
+      else write(refusalAnswer({ ...(request as object), id, method }, message));
     };
     const onData = (chunk: Buffer | string) => {
       const lines = (pending + chunk.toString()).split("\n");
@@ -82,8 +146,10 @@ export function answerHostWithError(
       }
     };
     const timer = setTimeout(() => finish(), waitMs);
+    const cap = setTimeout(() => finish(), REFUSAL_SERVE_MS);
     const finish = () => {
       clearTimeout(timer);
+      clearTimeout(cap);
       stdin.removeListener("data", onData);
       stdin.removeListener("end", finish);
       stdin.removeListener("error", finish);

@@ -7,21 +7,28 @@ import { REQUIRED_NODE } from "../../src/internal/start-refusal.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { BRIDGE_BIN, bridgeTransport } from "./fixtures/spawn-bridge.js";
 
-/** What the host shows: the message of the error its `initialize` got, through an SDK client as hosts use it. */
+/**
+ * What the host shows of a refused bridge, through an SDK client as hosts use it: the server's instructions, its one
+ * tool's description and that tool's answer, which all say the same (hosts show tools; few show an initialize error).
+ */
 async function initializeError(args: string[], options: { node?: string } = {}): Promise<string> {
   const { transport, stderr } = bridgeTransport(args, {}, undefined, options.node);
   const client = new Client({ name: "host", version: "1.0.0" });
-  // The usage error in the message proves initialize was answered: a bridge that only exited would be "Connection closed".
-  const error = await client.connect(transport).then(
-    () => new Error("initialize succeeded"),
-    (reason: unknown) => reason as Error,
-  );
+  await client.connect(transport);
+  const instructions = client.getInstructions() ?? "";
+  const { tools } = await client.listTools();
+  expect(tools.map((tool) => tool.name)).toEqual(["chat_mcp_bridge_error"]);
+  const result = await client.callTool({ name: "chat_mcp_bridge_error", arguments: {} });
   await client.close().catch(() => undefined);
+  const text = (result.content as Array<{ text: string }>).map((part) => part.text).join("");
+  expect(result.isError).toBe(true);
+  expect(tools[0]?.description).toBe(instructions);
+  expect(text).toBe(instructions);
   expect(stderr()).not.toBe("");
-  return error.message;
+  return instructions;
 }
 
-describe("a usage error is the host's initialize error (hosts hide stderr and show 'Connection closed')", () => {
+describe("a usage error is what the host shows: its instructions and one tool (hosts hide stderr and show 'Connection closed')", () => {
   it("an unknown flag, with commander's 'did you mean'", async () => {
     const message = await initializeError(["--hedaer", "X: y", "http://127.0.0.1:9/mcp"]);
     expect(message).toMatch(/unknown option '--hedaer'.*Did you mean --header\?/);
@@ -49,8 +56,15 @@ describe("a usage error is the host's initialize error (hosts hide stderr and sh
     }
   }, 30_000);
 
-  it("a server down at start: says the host will not retry, and what to do", async () => {
-    const message = await initializeError(["http://127.0.0.1:9/mcp"]);
+  it("a server down at start: initialize is answered at once; the list says the host will not retry, and what to do", async () => {
+    const { transport } = bridgeTransport(["http://127.0.0.1:9/mcp"], {});
+    const client = new Client({ name: "host", version: "1.0.0" });
+    await client.connect(transport);
+    const message = await client.listTools().then(
+      (result) => JSON.stringify(result),
+      (error: Error) => error.message,
+    );
+    await client.close().catch(() => undefined);
     expect(message).toMatch(
       /cannot reach http:\/\/127\.0\.0\.1:9.*will not retry.*restart or reconnect this server/,
     );
@@ -99,7 +113,7 @@ describe.skipIf(!oldNode)("on a Node older than the package needs, each bin says
     });
   }
 
-  it("chat-mcp-bridge: the host's initialize gets it as its error", async () => {
+  it("chat-mcp-bridge: the host is shown it as its one tool", async () => {
     expect(await initializeError(["http://127.0.0.1:9/mcp"], { node: oldNode! })).toMatch(
       /chat-mcp-bridge needs Node\.js 22\.12 or newer; it was started by Node\.js v\d+/,
     );

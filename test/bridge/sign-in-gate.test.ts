@@ -6,7 +6,11 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { SignInPrompt } from "../../src/auth/index.js";
-import { SHORT_LIST_WAIT_MS } from "../../src/bridge/host-patience.js";
+import {
+  APP_LIST_WAIT_MS,
+  LIBRARY_LIST_WAIT_MS,
+  SHORT_LIST_WAIT_MS,
+} from "../../src/bridge/host-patience.js";
 import { SignInGate } from "../../src/bridge/sign-in-gate.js";
 import { SIGNED_OUT_QUEUE_LIMIT } from "../../src/bridge/signed-out-queue.js";
 import { quietLog } from "./fixtures/in-process-relays.js";
@@ -17,7 +21,7 @@ const TOOLS = [{ name: "list_chats", inputSchema: { type: "object" } }];
 const LOGIN = "chat-mcp-bridge login http://127.0.0.1:8787/mcp";
 
 /** A gate over a fake server that answers lists with TOOLS and calls with "ran"; the sign-in ends when told. */
-function gateWithHost() {
+function gateWithHost(login: { signedIn?: boolean; lastTools?: Json[]; written?: Json[][] } = {}) {
   const toHost: Json[] = [];
   const toServer: Json[] = [];
   let finish: () => void = () => {};
@@ -49,8 +53,9 @@ function gateWithHost() {
     toClient: (message) => toHost.push(message as Json),
     log: quietLog,
     serverUrl: "http://127.0.0.1:8787/mcp",
-    signedIn: async () => false,
+    signedIn: async () => login.signedIn === true,
     rememberedDiscover: async () => undefined,
+    lastTools: { read: async () => login.lastTools, write: (tools) => login.written?.push(tools) },
     signIn: () =>
       new Promise<void>((resolve, reject) => {
         finish = resolve;
@@ -102,17 +107,56 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-describe("the first tools/list while a sign-in is under way", () => {
-  it("an MCP SDK host (60 s time-out): held, then answered by the server with its tools; no list change", async () => {
+const signInToolOf = (answer: Json | undefined) => {
+  const tools = (answer?.result as { tools?: Json[] } | undefined)?.tools ?? [];
+  expect(tools.map((tool) => tool.name)).toEqual(["sign_in"]);
+  return tools[0] as { name: string; description: string };
+};
+const textOf = (answer: Json | undefined) =>
+  ((answer?.result as { content?: Array<{ text: string }> } | undefined)?.content ?? [])
+    .map((part) => part.text)
+    .join("");
+const MODERN_META = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientInfo": { name: "claude-code", version: "2.1.332" },
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+describe("a signed-out start: the host's opening is answered at once", () => {
+  it("a legacy host's initialize, before any sign-in has shown a link", async () => {
     const host = gateWithHost();
     host.initialize("claude-code");
     await vi.advanceTimersByTimeAsync(0);
+    expect(host.answerTo(1)).toMatchObject({ result: { capabilities: { tools: { listChanged: true } } } });
+    expect(host.toServer).toEqual([]);
+  });
+
+  it("a 2026-07-28 host's server/discover and subscriptions/listen (Claude Code lists only once acknowledged)", async () => {
+    const host = gateWithHost();
+    host.send({ id: 1, method: "server/discover", params: { _meta: MODERN_META } });
+    host.send({
+      id: 2,
+      method: "subscriptions/listen",
+      params: { _meta: MODERN_META, notifications: { toolsListChanged: true } },
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(host.answerTo(1)).toMatchObject({ result: { resultType: "complete" } });
+    expect(host.toHost.map((message) => message.method)).toContain(
+      "notifications/subscriptions/acknowledged",
+    );
+    expect(host.toServer).toEqual([]);
+  });
+});
+
+describe("the first lists while a sign-in is under way: one deadline per start", () => {
+  it("an agent library (an MCP SDK, 60 s time-out): held, then answered by the server with its tools; no list change", async () => {
+    const host = gateWithHost();
+    host.initialize("my-agent");
+    await vi.advanceTimersByTimeAsync(0);
     host.gate.showPrompt(browserPrompt);
-    await vi.advanceTimersByTimeAsync(2_000);
-    expect(host.answerTo(1)).toBeDefined();
     host.send({ method: "notifications/initialized" });
     host.send({ id: 2, method: "tools/list" });
-    await vi.advanceTimersByTimeAsync(40_000);
+    await vi.advanceTimersByTimeAsync(LIBRARY_LIST_WAIT_MS - 1_000);
     expect(host.answerTo(2)).toBeUndefined();
     host.finish();
     await vi.advanceTimersByTimeAsync(0);
@@ -125,33 +169,46 @@ describe("the first tools/list while a sign-in is under way", () => {
     expect(listChanges(host.toHost)).toEqual([]);
   });
 
-  it("a person slower than the host's patience: an empty list before 60 s, then the list change", async () => {
+  it("an app (Claude Code): its list gets the sign_in tool by the app's deadline, saying how Claude Code reloads; then the list change", async () => {
     const host = gateWithHost();
     host.initialize("claude-code");
-    await vi.advanceTimersByTimeAsync(0);
-    host.gate.showPrompt(browserPrompt);
-    await vi.advanceTimersByTimeAsync(2_000);
     host.send({ id: 2, method: "tools/list" });
-    await vi.advanceTimersByTimeAsync(49_999);
+    await vi.advanceTimersByTimeAsync(APP_LIST_WAIT_MS - 1);
     expect(host.answerTo(2)).toBeUndefined();
     await vi.advanceTimersByTimeAsync(1);
-    expect(host.answerTo(2)).toEqual({ jsonrpc: "2.0", id: 2, result: { tools: [] } });
+    const tool = signInToolOf(host.answerTo(2));
+    expect(tool.description).toMatch(/not signed in to http:\/\/127\.0\.0\.1:8787\/mcp/);
+    expect(tool.description).toMatch(/type \/mcp in Claude Code/);
     host.finish();
     await vi.advanceTimersByTimeAsync(0);
     expect(listChanges(host.toHost)).toEqual([
       { jsonrpc: "2.0", method: "notifications/tools/list_changed" },
     ]);
+    // A host that did not reload calls sign_in: it hears it is signed in, and how to load the tools.
+    host.send({ id: 3, method: "tools/call", params: { name: "sign_in", arguments: {} } });
+    expect(textOf(host.answerTo(3))).toMatch(/^Signed in to .*type \/mcp in Claude Code/);
+    expect(host.toServer.some((message) => JSON.stringify(message).includes("sign_in"))).toBe(false);
   });
 
-  it("the OpenAI Agents SDK (5 s, lists again on every run): answered within 5 s of its list, then the list change", async () => {
+  it("Gemini CLI lists prompts, tools and resources one after another: all answered by one deadline from its start", async () => {
+    const host = gateWithHost();
+    host.initialize("gemini-cli-mcp-client");
+    host.send({ id: 2, method: "prompts/list" });
+    await vi.advanceTimersByTimeAsync(APP_LIST_WAIT_MS);
+    expect(host.answerTo(2)).toEqual({ jsonrpc: "2.0", id: 2, result: { prompts: [] } });
+    host.send({ id: 3, method: "tools/list" });
+    host.send({ id: 4, method: "resources/list" });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(signInToolOf(host.answerTo(3)).description).toMatch(/\/mcp refresh in Gemini CLI/);
+    expect(host.answerTo(4)).toEqual({ jsonrpc: "2.0", id: 4, result: { resources: [] } });
+  });
+
+  it("the OpenAI Agents SDK (5 s, lists again on every run): answered within 5 s of its start, then the server's list", async () => {
     const host = gateWithHost();
     host.initialize("stdio: npx");
-    await vi.advanceTimersByTimeAsync(0);
-    host.gate.showPrompt(browserPrompt);
-    await vi.advanceTimersByTimeAsync(2_000);
     host.send({ id: 2, method: "tools/list" });
     await vi.advanceTimersByTimeAsync(SHORT_LIST_WAIT_MS);
-    expect(host.answerTo(2)).toEqual({ jsonrpc: "2.0", id: 2, result: { tools: [] } });
+    signInToolOf(host.answerTo(2));
     host.finish();
     await vi.advanceTimersByTimeAsync(0);
     host.send({ id: 3, method: "tools/list" });
@@ -159,25 +216,71 @@ describe("the first tools/list while a sign-in is under way", () => {
     expect(host.answerTo(3)).toEqual({ jsonrpc: "2.0", id: 3, result: { tools: TOOLS } });
   });
 
-  it("a list sent while the grace still holds initialize is timed from when the host sent it", async () => {
-    const host = gateWithHost();
-    host.initialize("stdio: node");
-    host.send({ id: 2, method: "tools/list" });
-    await vi.advanceTimersByTimeAsync(SHORT_LIST_WAIT_MS);
-    expect(host.answerTo(2)).toEqual({ jsonrpc: "2.0", id: 2, result: { tools: [] } });
-  });
-
-  it("a sign-in that fails answers the held list at once (empty)", async () => {
+  it("the sign_in tool's description has the link once shown (before: how to get it)", async () => {
     const host = gateWithHost();
     host.initialize("claude-code");
+    host.send({ id: 2, method: "tools/list" });
+    await vi.advanceTimersByTimeAsync(APP_LIST_WAIT_MS);
+    expect(signInToolOf(host.answerTo(2)).description).toMatch(/Call sign_in to get the sign-in link/);
+    host.gate.showPrompt(devicePrompt);
+    expect(listChanges(host.toHost)).toEqual([]);
+    host.send({ id: 3, method: "tools/list" });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(signInToolOf(host.answerTo(3)).description).toContain("ABCD-EFGH");
+  });
+
+  it("a sign_in call before the link is known is answered with it as soon as it is shown", async () => {
+    const host = gateWithHost();
+    host.initialize("codex-mcp-client");
+    host.send({ id: 2, method: "tools/list" });
+    await vi.advanceTimersByTimeAsync(APP_LIST_WAIT_MS);
+    host.send({ id: 3, method: "tools/call", params: { name: "sign_in", arguments: {} } });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(host.answerTo(3)).toBeUndefined();
+    host.gate.showPrompt(devicePrompt);
+    expect(textOf(host.answerTo(3))).toMatch(/ABCD-EFGH.*restart this app/s);
+  });
+
+  it("a sign-in that fails answers the held list at once, with the sign_in tool saying why (never an empty list)", async () => {
+    const host = gateWithHost();
+    host.initialize("my-agent");
     await vi.advanceTimersByTimeAsync(0);
     host.gate.showPrompt(browserPrompt);
-    await vi.advanceTimersByTimeAsync(2_000);
     host.send({ id: 2, method: "tools/list" });
     await vi.advanceTimersByTimeAsync(1_000);
     host.fail(new Error("denied"));
     await vi.advanceTimersByTimeAsync(0);
-    expect(host.answerTo(2)).toEqual({ jsonrpc: "2.0", id: 2, result: { tools: [] } });
+    expect(signInToolOf(host.answerTo(2)).description).toMatch(/denied/);
+    host.send({ id: 3, method: "tools/list" });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(signInToolOf(host.answerTo(3)).description).toMatch(/denied/);
+  });
+});
+
+describe("the tools this login listed last", () => {
+  it("signed out, they are the list by the deadline; the first call waits for the sign-in and reaches the server", async () => {
+    const written: Json[][] = [];
+    const host = gateWithHost({ lastTools: TOOLS, written });
+    host.initialize("codex-mcp-client");
+    host.send({ id: 2, method: "tools/list" });
+    await vi.advanceTimersByTimeAsync(APP_LIST_WAIT_MS);
+    expect(host.answerTo(2)).toEqual({ jsonrpc: "2.0", id: 2, result: { tools: TOOLS } });
+    host.send({ id: 3, method: "tools/call", params: { name: "list_chats", arguments: {} } });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(host.answerTo(3)).toBeUndefined();
+    host.finish();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(textOf(host.answerTo(3))).toBe("ran");
+  });
+
+  it("signed in, the server's whole list is kept for the next start, once per change", async () => {
+    const written: Json[][] = [];
+    const host = gateWithHost({ signedIn: true, written });
+    host.initialize("claude-code");
+    host.send({ id: 2, method: "tools/list" });
+    host.send({ id: 3, method: "tools/list" });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(written).toEqual([TOOLS]);
   });
 });
 

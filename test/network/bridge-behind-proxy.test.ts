@@ -32,12 +32,13 @@ function userEnv(extra: Record<string, string>): Record<string, string> {
 const mcpUrl = () => `${service.httpsUrl}/mcp`;
 const bridgeArgs = () => ["--token-store", "file", "--auth-timeout", "20", mcpUrl()];
 
-/** The bridge's answer to `initialize`: its error message, or "" when it succeeded. */
+/** The error of the first request that needs the server (signed out, `initialize` is the bridge's own), or "". */
 async function initializeError(env: Record<string, string>): Promise<{ message: string; stderr: string }> {
   const bridge = spawnRawBridge(bridgeArgs(), env);
   try {
     bridge.send(initializeLine(1));
-    const answer = await bridge.waitFor((message) => message.id === 1, 15_000);
+    bridge.send(`${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} })}\n`);
+    const answer = await bridge.waitFor((message) => message.id === 2, 15_000);
     return {
       message: (answer.error as { message?: string } | undefined)?.message ?? "",
       stderr: bridge.stderr(),

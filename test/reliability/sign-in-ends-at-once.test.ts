@@ -169,22 +169,25 @@ describe("the relay, signed out", () => {
     expect(bridge.stderr()).toContain("did not keep its cookie");
   }, 60_000);
 
-  it("<base>/v2 is refused before any browser, as the initialize error and on stderr, and nothing is stored", async () => {
+  it("<base>/v2 is refused before any browser, as what the host shows and on stderr, and nothing is stored", async () => {
     const browserLog = join(root, "v2-browser.log");
     const bridge = startBridge("relay-v2", `${server.url}/v2`, {
       BROWSER: `${process.execPath} ${HTTP_BROWSER}`,
       HTTP_BROWSER_LOG: browserLog,
     });
     const refusal = `${server.url}/v2 is the chat service's REST API, not its MCP endpoint; use ${server.mcpUrl} instead.`;
-    // A usage error: the host shows the initialize error (it drops a server whose initialize failed).
+    // A usage error: the host is shown it as the server's instructions and its one tool.
     const initialize = bridge.request("initialize", {
       protocolVersion: PROTOCOL_VERSION,
       capabilities: {},
       clientInfo: { name: "ends-at-once", version: "1" },
     });
     await bridge.waitAnswered([initialize], 15_000);
-    const answer = bridge.answersTo(initialize)[0] as { error?: { message?: string } } | undefined;
-    expect(answer?.error?.message).toContain(refusal);
+    const answer = bridge.answersTo(initialize)[0] as { result?: { instructions?: string } } | undefined;
+    expect(answer?.result?.instructions).toContain(refusal);
+    const tools = bridge.request("tools/list", {});
+    await bridge.waitAnswered([tools], 15_000);
+    expect(JSON.stringify(bridge.answersTo(tools)[0])).toContain(refusal.replace(/"/g, '\\"'));
     expect(bridge.stderr()).toContain(refusal);
     expect(existsSync(browserLog)).toBe(false);
     const auth = join(root, "relay-v2", "auth");
