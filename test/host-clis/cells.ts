@@ -122,6 +122,8 @@ async function until(check: () => boolean, timeoutMs: number): Promise<boolean> 
 
 interface Cell {
   run: HostRun;
+  /** When the host was started (epoch ms). */
+  started: number;
   model: ModelApi;
   /** What the host showed: its stdout and stderr. */
   shown: string;
@@ -142,6 +144,7 @@ const summary = (cell: Cell) => ({
   code: cell.run.code,
   ms: cell.run.ms,
   agentTurns: cell.model.agentTurns().length,
+  firstTurnAfterMs: (cell.model.agentTurns()[0]?.at ?? Number.NaN) - cell.started,
   firstOffered: cell.model.agentTurns()[0]?.bridgeTools ?? null,
   answer: cell.model.lastAnswer()?.slice(0, 400),
   stdout: clip(cell.run.stdout),
@@ -174,6 +177,7 @@ export function describeHostCells(hostName: string): void {
     const model = await startModelApi();
     models.push(model);
     const home = scratchDir(`cmb-host-${host.name}-home-`);
+    const started = Date.now();
     const run = await runHost(
       host,
       {
@@ -184,7 +188,7 @@ export function describeHostCells(hostName: string): void {
       prompt,
       RUN_MS,
     );
-    const result = { run, model, shown: `${run.stdout}\n${run.stderr}` };
+    const result = { run, model, started, shown: `${run.stdout}\n${run.stderr}` };
     note(host.name, name, summary(result));
     return result;
   }

@@ -121,9 +121,6 @@ export const HOST_CLIS: HostCli[] = [
           'approval_policy = "never"',
           'sandbox_mode = "danger-full-access"',
           "check_for_update_on_startup = false",
-          ...(process.env.CHAT_HOSTS_CODEX_FEATURES
-            ? ["[features]", ...process.env.CHAT_HOSTS_CODEX_FEATURES.split(",")]
-            : []),
           "[analytics]",
           "enabled = false",
           "[feedback]",
@@ -139,6 +136,8 @@ export const HOST_CLIS: HostCli[] = [
           `command = ${toml(server.command)}`,
           `args = [${server.args.map(toml).join(", ")}]`,
           `env = { ${env} }`,
+          // The notes' variant: a server Codex waits for (its default gives a server 1 s).
+          ...(process.env.CHAT_HOSTS_CODEX_REQUIRED ? ["required = true"] : []),
           "",
         ].join("\n"),
       );

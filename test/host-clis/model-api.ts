@@ -20,6 +20,7 @@ const BRIDGE_TOOLS = [
   "resolve_task",
   "get_preview",
   "sign_in",
+  "chat_mcp_bridge_error",
 ];
 
 export interface RecordedRequest {

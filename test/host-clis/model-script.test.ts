@@ -47,6 +47,15 @@ describe("the scripted model", () => {
     expect(move.kind === "answer" && move.text).toMatch(/create_chat failed: .*Sign in at X/);
   });
 
+  it("offered only the bridge's error tool, calls it and reports its text", () => {
+    const offeredError = ["Bash", "mcp__chat__chat_mcp_bridge_error"];
+    expect(nextMove("list", offeredError, [])).toMatchObject({ name: "mcp__chat__chat_mcp_bridge_error" });
+    const said = [{ name: offeredError[1] as string, args: {}, result: "unknown option --token-stor" }];
+    expect(nextMove("list", offeredError, said)).toMatchObject({
+      text: expect.stringContaining("--token-stor"),
+    });
+  });
+
   it("offered only sign_in, calls it, then reports its text", () => {
     expect(nextMove("list", ["Bash", "chat_sign_in"], [])).toEqual({
       kind: "call",

@@ -110,11 +110,11 @@ export function nextMove(scenario: Scenario, offered: readonly string[], turns: 
   if (last?.result !== undefined && looksFailed(last.result))
     return { kind: "answer", text: `SCRIPT: ${last.name} failed: ${last.result}` };
 
-  const signIn = toolNamed(offered, "sign_in");
+  // Signed out, or refused: the bridge's one tool that says where to sign in, or what is wrong with its config.
+  const lone = toolNamed(offered, "sign_in") ?? toolNamed(offered, "chat_mcp_bridge_error");
   if (!toolNamed(offered, "create_chat") && !toolNamed(offered, "list_chats")) {
-    if (signIn && !turns.some((turn) => turn.name === signIn))
-      return { kind: "call", name: signIn, args: {} };
-    if (last) return { kind: "answer", text: `SCRIPT: sign-in: ${last.result ?? "(no result)"}` };
+    if (lone && !turns.some((turn) => turn.name === lone)) return { kind: "call", name: lone, args: {} };
+    if (last) return { kind: "answer", text: `SCRIPT: ${last.name}: ${last.result ?? "(no result)"}` };
     return { kind: "answer", text: `SCRIPT: no chat tools (offered: ${offered.join(", ") || "none"})` };
   }
 
