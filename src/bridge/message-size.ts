@@ -1,7 +1,10 @@
 /** How big and how deep a message the bridge relays may be (`--max-message-size`), and how a refusal says so. */
 
-/** `--max-message-size`'s default, in MiB: screenshots, files and long lists run past a few MiB in real tools. */
-export const DEFAULT_MAX_MESSAGE_MIB = 64;
+/**
+ * `--max-message-size`'s default, in MiB: below the 10 MiB a line that hosts on the MCP TypeScript SDK read (a
+ * longer one ends their session with a bare "Connection closed"), so a larger answer is an error naming the flag.
+ */
+export const DEFAULT_MAX_MESSAGE_MIB = 8;
 export const DEFAULT_MAX_MESSAGE_BYTES = DEFAULT_MAX_MESSAGE_MIB * 1024 * 1024;
 export const MAX_MESSAGE_SIZE_HELP = `the largest message relayed either way, in MiB; a larger one is answered with an error (default ${DEFAULT_MAX_MESSAGE_MIB})`;
 /** The largest cap accepted: V8 cannot hold a string much longer than 512 MiB. */

@@ -52,6 +52,8 @@ export interface SignInGateOptions {
 
 type HostRequest = Extract<JSONRPCMessage, { id: RequestId; method: string }>;
 
+/** How long what the host sent after its initialize waits for the server's answer to it, once signed in. */
+const INITIALIZE_ANSWER_WAIT_MS = 5_000;
 /** The most `tools/list` answers awaited at once for the last-tools store: more are not remembered. */
 const MAX_WATCHED_LISTS = 16;
 
@@ -84,6 +86,8 @@ export class SignInGate {
   #rememberedTools = "";
   readonly #link: HostSignInLink;
   #signingIn: Promise<void> | undefined;
+  /** Signed in: the host's initialize is with the server; what the host sent after it goes once it is answered. */
+  #afterInitialize: { id: string; messages: JSONRPCMessage[] } | undefined;
   #lastFailure: Error | undefined;
 
   constructor(options: SignInGateOptions) {
@@ -94,6 +98,10 @@ export class SignInGate {
   }
 
   fromClient(message: JSONRPCMessage): void {
+    if (this.#afterInitialize) {
+      this.#afterInitialize.messages.push(message);
+      return;
+    }
     if (this.#state === "open") {
       // The host's answer to a sign-in link it was shown while signed out: nothing for the server.
       if (isResponse(message) && this.#link.answered(message)) return;
@@ -130,7 +138,10 @@ export class SignInGate {
   /** What the relay sends the host, less the answers to requests the gate already answered. */
   toClient: ToClient = (message, raw, related) => {
     // The server's answer to the host's initialize, and its acknowledgment of a listen: already given.
-    if (isResponse(message) && this.#swallow.delete(requestKey(message.id))) return;
+    if (isResponse(message) && this.#swallow.delete(requestKey(message.id))) {
+      if (this.#afterInitialize?.id === requestKey(message.id)) this.#sendAfterInitialize(message);
+      return;
+    }
     const listen = acknowledgedListen(message);
     if (listen !== undefined && this.#acknowledged.delete(requestKey(listen))) return;
     if (isResponse(message) && this.#watchedLists.delete(requestKey(message.id))) this.#remember(message);
@@ -393,12 +404,28 @@ export class SignInGate {
     this.#lastFailure = undefined;
     this.#held.releaseAll();
     this.#answerSignInCalls();
-    for (const message of this.#replay.drain()) {
-      if (isRequest(message)) this.#answeredWhenOpen(message);
-      this.#options.relay.fromClient(message);
-    }
+    const [first, ...rest] = this.#replay.drain();
+    // A session opens with its initialize answered before anything else is sent (as the host itself waited).
+    if (first && isRequest(first) && first.method === "initialize") {
+      this.#afterInitialize = { id: requestKey(first.id), messages: rest };
+      // Bounded: a relay that cannot reach the server may never answer it; the rest then goes anyway.
+      setTimeout(() => this.#sendAfterInitialize(), INITIALIZE_ANSWER_WAIT_MS).unref();
+      this.#options.relay.fromClient(first);
+    } else for (const message of first ? [first, ...rest] : []) this.fromClient(message);
     this.#link.completed();
     this.#announce(this.#answeredByBridge);
+  }
+
+  /** The server answered the host's initialize: what the host sent since goes on, or gets the same error. */
+  #sendAfterInitialize(answer?: JSONRPCMessage): void {
+    const after = this.#afterInitialize;
+    this.#afterInitialize = undefined;
+    const error = answer && "error" in answer ? answer.error : undefined;
+    for (const message of after?.messages ?? []) {
+      if (!error) this.fromClient(message);
+      else if (isRequest(message))
+        this.#options.toClient({ jsonrpc: "2.0", id: message.id, error } as JSONRPCMessage);
+    }
   }
 
   /** The list changes of `lists` (the ones the bridge answered itself), as this host hears them. */

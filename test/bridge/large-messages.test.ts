@@ -17,10 +17,12 @@ afterEach(async () => {
 /** A call's wait here: a few seconds alone, far longer beside the rest of the suite on two cores. */
 const LOADED_MS = 200_000;
 
-describe("large messages are relayed whole, both ways (--max-message-size, default 64 MiB)", () => {
+describe("large messages are relayed whole, both ways (--max-message-size raised for a host that reads them)", () => {
   it("relays 8 MB and 20 MB tool results and an 8 MB tool argument", async () => {
     // The SDK host reads at most 10 MiB a line unless told otherwise (as a host with large tools must be).
-    const bridge = await connectThroughBridge([server.url], { maxBufferSize: 64 * 1024 * 1024 });
+    const bridge = await connectThroughBridge(["--max-message-size", "64", server.url], {
+      maxBufferSize: 64 * 1024 * 1024,
+    });
     try {
       for (const bytes of [8 * MB, 20 * MB]) {
         const result = await bridge.client
@@ -45,6 +47,21 @@ describe("large messages are relayed whole, both ways (--max-message-size, defau
 });
 
 describe("a message over --max-message-size is answered with an error naming the flag", () => {
+  it("by default, a 12 MB answer (past the 10 MiB line a TypeScript-SDK host reads) is an error, not a dead session", async () => {
+    const bridge = await connectThroughBridge([server.url]);
+    try {
+      const result = bridge.client.callTool(
+        { name: "blob", arguments: { bytes: 12 * MB } },
+        { timeout: LOADED_MS },
+      );
+      await expect(result).rejects.toThrow(/--max-message-size \(8 MiB\)/);
+      const small = await bridge.client.callTool({ name: "blob", arguments: { bytes: 10 } });
+      expect(textOf(small)).toBe("x".repeat(10));
+    } finally {
+      await bridge.close();
+    }
+  }, 60_000);
+
   it("host -> server: the request gets the error and nothing is sent; the session goes on", async () => {
     const bridge = await connectThroughBridge(["--max-message-size", "1", server.url]);
     try {
