@@ -1,0 +1,4 @@
+/** qwen-code's cells (test/host-clis/cells.ts), in its own loopback-only namespace: `npm run test:hosts`. */
+import { describeHostCells } from "./cells.js";
+
+describeHostCells("qwen-code");
