@@ -54,6 +54,8 @@ type HostRequest = Extract<JSONRPCMessage, { id: RequestId; method: string }>;
 
 /** How long what the host sent after its initialize waits for the server's answer to it, once signed in. */
 const INITIALIZE_ANSWER_WAIT_MS = 5_000;
+/** How long a first start (no login, no remembered server) waits for a sign-in that needs no person. */
+export const OPENING_GRACE_MS = 500;
 /** The most `tools/list` answers awaited at once for the last-tools store: more are not remembered. */
 const MAX_WATCHED_LISTS = 16;
 
@@ -89,6 +91,9 @@ export class SignInGate {
   /** Signed in: the host's initialize is with the server; what the host sent after it goes once it is answered. */
   #afterInitialize: { id: string; messages: JSONRPCMessage[] } | undefined;
   #lastFailure: Error | undefined;
+  /** A sign-in that failed within the opening grace: #failed runs once the host's first messages are handled. */
+  #failureWhileChecking: { error: unknown } | undefined;
+  #endOpeningGrace: (() => void) | undefined;
 
   constructor(options: SignInGateOptions) {
     this.#options = options;
@@ -151,6 +156,7 @@ export class SignInGate {
   /** A sign-in shows the person where to go: the host hears of it too (its URL dialog, its log, the sign_in tool). */
   showPrompt(prompt: SignInPrompt): void {
     this.#link.prompt = prompt;
+    this.#endOpeningGrace?.();
     if (this.#state === "open") return;
     this.#link.notify(prompt.message);
     this.#link.offerUrl();
@@ -185,7 +191,7 @@ export class SignInGate {
     ]);
     this.#discover = discover;
     this.#lastTools = lastTools;
-    if (signedIn) {
+    if (signedIn || (discover === undefined && (await this.#signsInAtOnce()))) {
       this.#state = "open";
       this.#held.releaseAll();
       for (const message of this.#early.drain()) this.fromClient(message);
@@ -194,6 +200,29 @@ export class SignInGate {
     this.#state = "signed-out";
     this.#options.log.debug("not signed in: the bridge answers the client itself until the sign-in ends");
     for (const message of this.#early.drain()) this.#handle(message);
+    const failure = this.#failureWhileChecking;
+    this.#failureWhileChecking = undefined;
+    if (failure) this.#failed(failure.error);
+  }
+
+  /**
+   * A first start against a server whose face is unknown: a sign-in that ends at once (a server that lets the
+   * bridge in, a login another bridge just stored) gives the host the server's own opening, capabilities and
+   * extensions included. The wait ends as soon as a person is needed, and at OPENING_GRACE_MS in any case.
+   */
+  async #signsInAtOnce(): Promise<boolean> {
+    this.#startSignIn();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.#signingIn?.catch(() => {}),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, OPENING_GRACE_MS);
+        this.#endOpeningGrace = resolve;
+      }),
+    ]);
+    clearTimeout(timer);
+    this.#endOpeningGrace = undefined;
+    return this.#state === "open";
   }
 
   #handle(message: JSONRPCMessage): void {
@@ -389,7 +418,11 @@ export class SignInGate {
     this.#signingIn = running;
     running.then(
       () => this.#open(),
-      (error: unknown) => this.#failed(error),
+      (error: unknown) => {
+        // Within the opening grace the host's messages are not handled yet: the failure answers them after.
+        if (this.#state === "checking") this.#failureWhileChecking = { error };
+        else this.#failed(error);
+      },
     );
   }
 

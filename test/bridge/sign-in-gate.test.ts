@@ -11,7 +11,7 @@ import {
   LIBRARY_LIST_WAIT_MS,
   SHORT_LIST_WAIT_MS,
 } from "../../src/bridge/host-patience.js";
-import { SignInGate } from "../../src/bridge/sign-in-gate.js";
+import { OPENING_GRACE_MS, SignInGate } from "../../src/bridge/sign-in-gate.js";
 import { SIGNED_OUT_QUEUE_LIMIT } from "../../src/bridge/signed-out-queue.js";
 import { quietLog } from "./fixtures/in-process-relays.js";
 
@@ -123,11 +123,44 @@ const MODERN_META = {
 };
 
 describe("a signed-out start: the host's opening is answered at once", () => {
-  it("a legacy host's initialize, before any sign-in has shown a link", async () => {
+  it("a legacy host's initialize, before any sign-in has shown a link: within the opening grace", async () => {
+    const host = gateWithHost();
+    host.initialize("claude-code");
+    await vi.advanceTimersByTimeAsync(OPENING_GRACE_MS - 1);
+    expect(host.answerTo(1)).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(host.answerTo(1)).toMatchObject({ result: { capabilities: { tools: { listChanged: true } } } });
+    expect(host.toServer).toEqual([]);
+  });
+
+  it("a sign-in that needs a person ends the opening grace at once", async () => {
     const host = gateWithHost();
     host.initialize("claude-code");
     await vi.advanceTimersByTimeAsync(0);
+    host.gate.showPrompt(browserPrompt);
+    await vi.advanceTimersByTimeAsync(0);
     expect(host.answerTo(1)).toMatchObject({ result: { capabilities: { tools: { listChanged: true } } } });
+  });
+
+  it("a server that lets the bridge in within the grace answers the host's initialize itself", async () => {
+    const host = gateWithHost();
+    host.initialize("claude-code");
+    await vi.advanceTimersByTimeAsync(0);
+    host.finish();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(host.toServer.map((message) => message.method)).toEqual(["initialize"]);
+    expect(host.answerTo(1)).toMatchObject({ result: { serverInfo: { name: "s" } } });
+  });
+
+  it("a sign-in that fails within the grace: the opening is answered by the bridge, once", async () => {
+    const host = gateWithHost();
+    host.initialize("claude-code");
+    host.send({ id: 2, method: "tools/list" });
+    await vi.advanceTimersByTimeAsync(0);
+    host.fail(new Error("refused"));
+    await vi.advanceTimersByTimeAsync(OPENING_GRACE_MS);
+    expect(host.toHost.filter((message) => message.id === 1 && !("method" in message))).toHaveLength(1);
+    expect(host.toHost.filter((message) => message.id === 2 && !("method" in message))).toHaveLength(1);
     expect(host.toServer).toEqual([]);
   });
 
@@ -139,7 +172,7 @@ describe("a signed-out start: the host's opening is answered at once", () => {
       method: "subscriptions/listen",
       params: { _meta: MODERN_META, notifications: { toolsListChanged: true } },
     });
-    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(OPENING_GRACE_MS);
     expect(host.answerTo(1)).toMatchObject({ result: { resultType: "complete" } });
     expect(host.toHost.map((message) => message.method)).toContain(
       "notifications/subscriptions/acknowledged",
