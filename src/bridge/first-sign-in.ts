@@ -45,7 +45,7 @@ export function firstSignIn(
       for (let attempt = 0; ; attempt++) {
         try {
           parts.remember(await parts.probe());
-          return;
+          return true;
         } catch (error) {
           const running = auth.signInSettled();
           if (running && attempt === 0) {
@@ -54,7 +54,8 @@ export function firstSignIn(
           }
           // Signed in, but the server's era is still unknown: the era router finds it out. And a
           // server that never asked for authorization is the relay's to report (unreachable, silent).
-          if (!parts.authorizationAsked() || (await auth.accessToken().catch(() => undefined))) return;
+          if (!parts.authorizationAsked()) return false;
+          if (await auth.accessToken().catch(() => undefined)) return true;
           throw error;
         }
       }

@@ -39,8 +39,11 @@ export interface SignInGateOptions {
   signedIn(): Promise<boolean>;
   /** The server's remembered 2026-07-28 DiscoverResult, if any: the signed-out `initialize` answers from it. */
   rememberedDiscover(): Promise<Json | undefined>;
-  /** Runs one sign-in to its end: resolves once signed in, rejects with why (SignInUrlRefused: the URL's fault). */
-  signIn(): Promise<void>;
+  /**
+   * Runs one sign-in to its end: resolves once signed in (false: it ended without reaching the server, which is the
+   * relay's to report), rejects with why (SignInUrlRefused: the URL's fault).
+   */
+  signIn(): Promise<boolean>;
   lastTools?: LastTools;
   /** How long a `tools/call` (or another request that needs the server) waits for the sign-in before it is answered. */
   callWaitMs: number;
@@ -87,12 +90,12 @@ export class SignInGate {
   readonly #watchedLists = new Set<string>();
   #rememberedTools = "";
   readonly #link: HostSignInLink;
-  #signingIn: Promise<void> | undefined;
+  #signingIn: Promise<boolean> | undefined;
   /** Signed in: the host's initialize is with the server; what the host sent after it goes once it is answered. */
   #afterInitialize: { id: string; messages: JSONRPCMessage[] } | undefined;
   #lastFailure: Error | undefined;
-  /** A sign-in that failed within the opening grace: #failed runs once the host's first messages are handled. */
-  #failureWhileChecking: { error: unknown } | undefined;
+  /** How a sign-in ended within the opening grace: handled once the host's first messages are (#check). */
+  #settledWhileChecking: { ok: true; reached: boolean } | { ok: false; error: unknown } | undefined;
   #endOpeningGrace: (() => void) | undefined;
 
   constructor(options: SignInGateOptions) {
@@ -191,7 +194,10 @@ export class SignInGate {
     ]);
     this.#discover = discover;
     this.#lastTools = lastTools;
-    if (signedIn || (discover === undefined && (await this.#signsInAtOnce()))) {
+    const settled = signedIn || discover !== undefined ? undefined : await this.#settlesAtOnce();
+    // A sign-in that ended without a login (a server that cannot be reached) is the relay's to report, later.
+    if (signedIn || (settled?.ok && settled.reached)) {
+      this.#signingIn = undefined;
       this.#state = "open";
       this.#held.releaseAll();
       for (const message of this.#early.drain()) this.fromClient(message);
@@ -200,17 +206,17 @@ export class SignInGate {
     this.#state = "signed-out";
     this.#options.log.debug("not signed in: the bridge answers the client itself until the sign-in ends");
     for (const message of this.#early.drain()) this.#handle(message);
-    const failure = this.#failureWhileChecking;
-    this.#failureWhileChecking = undefined;
-    if (failure) this.#failed(failure.error);
+    if (settled?.ok) this.#open();
+    else if (settled) this.#failed(settled.error);
   }
 
   /**
    * A first start against a server whose face is unknown: a sign-in that ends at once (a server that lets the
    * bridge in, a login another bridge just stored) gives the host the server's own opening, capabilities and
-   * extensions included. The wait ends as soon as a person is needed, and at OPENING_GRACE_MS in any case.
+   * extensions included. The wait ends as soon as a person is needed, and at OPENING_GRACE_MS in any case; how the
+   * sign-in ended by then is handled once the host's first messages are (#check).
    */
-  async #signsInAtOnce(): Promise<boolean> {
+  async #settlesAtOnce(): Promise<{ ok: true; reached: boolean } | { ok: false; error: unknown } | undefined> {
     this.#startSignIn();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -222,7 +228,9 @@ export class SignInGate {
     ]);
     clearTimeout(timer);
     this.#endOpeningGrace = undefined;
-    return this.#state === "open";
+    const settled = this.#settledWhileChecking;
+    this.#settledWhileChecking = undefined;
+    return settled;
   }
 
   #handle(message: JSONRPCMessage): void {
@@ -416,11 +424,14 @@ export class SignInGate {
     if (this.#signingIn) return;
     const running = this.#options.signIn();
     this.#signingIn = running;
+    // Within the opening grace the host's messages are not handled yet: #check handles the end after them.
     running.then(
-      () => this.#open(),
+      (reached) => {
+        if (this.#state === "checking") this.#settledWhileChecking = { ok: true, reached };
+        else this.#open();
+      },
       (error: unknown) => {
-        // Within the opening grace the host's messages are not handled yet: the failure answers them after.
-        if (this.#state === "checking") this.#failureWhileChecking = { error };
+        if (this.#state === "checking") this.#settledWhileChecking = { ok: false, error };
         else this.#failed(error);
       },
     );

@@ -57,8 +57,8 @@ function gateWithHost(login: { signedIn?: boolean; lastTools?: Json[]; written?:
     rememberedDiscover: async () => undefined,
     lastTools: { read: async () => login.lastTools, write: (tools) => login.written?.push(tools) },
     signIn: () =>
-      new Promise<void>((resolve, reject) => {
-        finish = resolve;
+      new Promise<boolean>((resolve, reject) => {
+        finish = () => resolve(true);
         fail = reject;
       }),
     callWaitMs: 30_000,

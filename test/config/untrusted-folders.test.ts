@@ -105,7 +105,9 @@ describe("(b) an era verdict another user wrote", () => {
       chownSync(store.path, OTHER_UID, OTHER_UID);
       const relay = await startRelayInProcess([URL_ARG], { CHAT_CONFIG_DIR: config });
       relay.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: {} }));
-      const answer = (await relay.waitFor((message) => message.id === 1)) as { result?: { instructions?: string } };
+      const answer = (await relay.waitFor((message) => message.id === 1)) as {
+        result?: { instructions?: string };
+      };
       expect(answer.result?.instructions).toContain(`Refusing the folder ${config}`);
       expect(answer.result?.instructions).toContain(`uid ${OTHER_UID}`);
       expect(answer.result?.instructions).toContain("CHAT_CONFIG_DIR");
@@ -113,7 +115,9 @@ describe("(b) an era verdict another user wrote", () => {
       const list = (await relay.waitFor((message) => message.id === 2)) as {
         result: { tools: { description: string }[] };
       };
-      expect(list.result.tools.map((tool) => tool.description).join("\n")).toContain(`Refusing the folder ${config}`);
+      expect(list.result.tools.map((tool) => tool.description).join("\n")).toContain(
+        `Refusing the folder ${config}`,
+      );
       expect(relay.lines.join("\n")).not.toContain("IGNORE PREVIOUS");
       expect(relay.stderr()).toContain(`Refusing the folder ${config}`);
       expect(await relay.end()).toBe(1);
