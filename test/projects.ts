@@ -121,7 +121,6 @@ export const INTEGRATION_GLOBS = [
 export const SLOW_FILES_FIRST = [
   "test/conformance-client/conformance.test.ts",
   "test/bridge/hosts/first-sign-in.test.ts",
-  "test/bridge/hosts/long-calls-real-time.test.ts",
   "test/hosts/long-calls.test.ts",
   "test/hosts/slow-sign-in.test.ts",
   "test/hosts/first-sign-in.test.ts",

@@ -41,7 +41,8 @@ export interface Principal {
   account: string;
   /** Stable id of the credential's grant (API key id or OAuth grant family); SSO state is kept per subject. */
   subject: string;
-  via: "api-key" | "oauth";
+  /** `session`: a signed-in person on the server's own pages. */
+  via: "api-key" | "oauth" | "session";
   userId?: string;
   clientId?: string;
   scopes: string[];

@@ -1,11 +1,13 @@
 /** Browser pages as a fetch route: sign-in/out, each chat's page and preview (members only), and the SSO re-authentication page. */
 import {
+  type Chat,
   findIntegrationRequest,
   findPendingPermissions,
+  LIMIT_MAX,
   type Message,
   pendingTaskOf,
 } from "../wire/index.js";
-import type { Account, User } from "./context.js";
+import type { Account, ChatService, Principal, User } from "./context.js";
 import { type Html, html } from "./html.js";
 import {
   clearCookie,
@@ -17,12 +19,13 @@ import {
   serializeCookie,
 } from "./http.js";
 import { newSecret, sameSecret } from "./ids.js";
+import { ServiceError } from "./service-error.js";
 import { type CookieSessions, readCookie, SIGNIN_CSRF_COOKIE, safeNextPath } from "./sessions.js";
 import type { SsoTickets } from "./sso.js";
-import type { Store, StoredChat } from "./store.js";
 
+/** The pages read chats through the chat service, as `/v2` and `/mcp` do: its rules decide what a chat shows. */
 export interface PagesContext {
-  store: Store;
+  service: ChatService;
   accounts: ReadonlyMap<string, Account>;
   sessions: CookieSessions;
   sso: SsoTickets;
@@ -82,12 +85,15 @@ export function createPageRoutes(ctx: PagesContext): RouteHandler {
     if (path === "/" && method === "GET") {
       const user = sessions.userFor(request);
       if (!user) return redirectResponse(sessions.signInUrl("/"), 303);
-      const sections = user.memberOf.map((slug) => {
-        const chats = ctx.store.chatsOf(slug).slice(0, 20);
-        return html`<h2>${ctx.accounts.get(slug)?.name ?? slug}</h2><ul>${chats.map(
-          (chat) => html`<li><a href="${chatPath(chat)}">${chat.title}</a></li>`,
-        )}</ul>${chats.length === 0 ? html`<p class="meta">No chats yet.</p>` : ""}`;
-      });
+      const sections = [];
+      for (const slug of user.memberOf) {
+        const { data: chats } = await ctx.service.listChats(pagePrincipal(user, slug), { limit: 20 });
+        sections.push(
+          html`<h2>${ctx.accounts.get(slug)?.name ?? slug}</h2><ul>${chats.map(
+            (chat) => html`<li><a href="${chatPath(slug, chat)}">${chat.title}</a></li>`,
+          )}</ul>${chats.length === 0 ? html`<p class="meta">No chats yet.</p>` : ""}`,
+        );
+      }
       return pageResponse(
         200,
         "Chats",
@@ -101,12 +107,11 @@ export function createPageRoutes(ctx: PagesContext): RouteHandler {
       const slug = decodeSegment(chatPage[1]!);
       const chatId = decodeSegment(chatPage[2]!);
       if (slug === undefined || chatId === undefined) return undefined;
-      const access = chatForMember(request, info, ctx, slug, chatId);
+      const access = await chatForMember(request, info, ctx, slug, chatId);
       if (access instanceof Response) return access;
-      const messages = ctx.store.messagesOf(access.chat.id);
       return chatPage[3]
-        ? renderPreview(access.chat, messages)
-        : renderChat(access.chat, messages, access.user, ctx);
+        ? renderPreview(slug, access.chat, access.messages)
+        : renderChat(slug, access.chat, access.messages, access.user, ctx);
     }
     return undefined;
   };
@@ -205,37 +210,68 @@ function renderSignIn(
   );
 }
 
-/** The chat when a member of its account is signed in; otherwise answers sign-in (anonymous) or 404 (others). */
-function chatForMember(
+/** The principal a signed-in person acts as on the pages of an account or team they belong to. */
+function pagePrincipal(user: User, slug: string): Principal {
+  return { account: slug, subject: `page:${user.id}`, via: "session", userId: user.id, scopes: ["chats"] };
+}
+
+/**
+ * The chat and its messages when a member of its account is signed in; otherwise answers sign-in (anonymous) or
+ * 404 (others). Whether the chat is the account's is the chat service's rule, as for `/v2` and `/mcp`.
+ */
+async function chatForMember(
   req: Request,
   info: RequestInfo,
   ctx: PagesContext,
   slug: string,
   chatId: string,
-): { chat: StoredChat; user: User } | Response {
+): Promise<{ chat: Chat; messages: Message[]; user: User } | Response> {
   const user = ctx.sessions.userFor(req);
   if (!user) return redirectResponse(ctx.sessions.signInUrl(`${info.url.pathname}${info.url.search}`), 303);
-  const chat = ctx.store.getChat(chatId);
-  if (!chat || chat.account !== slug || !user.memberOf.includes(slug)) {
-    return pageResponse(
+  const notFound = () =>
+    pageResponse(
       404,
       "Not found",
       html`<h1>Chat not found</h1><p>No chat here that ${user.name} can open.</p>`,
     );
+  if (!user.memberOf.includes(slug)) return notFound();
+  const principal = pagePrincipal(user, slug);
+  try {
+    const chat = await ctx.service.getChat(principal, chatId);
+    // The service's pages come newest first; the transcript reads oldest first.
+    const messages: Message[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await ctx.service.listMessages(principal, chatId, {
+        limit: LIMIT_MAX,
+        ...(cursor ? { cursor } : {}),
+      });
+      messages.unshift(...page.data.toReversed());
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    return { chat, messages, user };
+  } catch (error) {
+    if (error instanceof ServiceError && error.code === "not_found") return notFound();
+    throw error;
   }
-  return { chat, user };
 }
 
-function renderChat(chat: StoredChat, messages: readonly Message[], user: User, ctx: PagesContext): Response {
-  const account = ctx.accounts.get(chat.account);
+function renderChat(
+  slug: string,
+  chat: Chat,
+  messages: readonly Message[],
+  user: User,
+  ctx: PagesContext,
+): Response {
+  const account = ctx.accounts.get(slug);
   const latest = messages.findLast((message) => message.role === "assistant");
   return pageResponse(
     200,
-    chat.title,
-    html`<p class="meta">${account?.name ?? chat.account} · signed in as ${user.name} · <a href="/">all chats</a></p>
+    chat.title ?? "",
+    html`<p class="meta">${account?.name ?? slug} · signed in as ${user.name} · <a href="/">all chats</a></p>
       <h1>${chat.title}</h1>
       <p class="meta">Chat ${chat.id} · ${chat.hostProjectId ? html`hosting project ${chat.hostProjectId}` : "no hosting project linked"}
-        · <a href="${chatPath(chat)}/preview">preview</a></p>
+        · <a href="${chatPath(slug, chat)}/preview">preview</a></p>
       ${waitsFor(latest)}
       ${messages.map(
         (message) =>
@@ -268,17 +304,17 @@ function partDetails(message: Message): Html | string {
   }`;
 }
 
-function renderPreview(chat: StoredChat, messages: readonly Message[]): Response {
+function renderPreview(slug: string, chat: Chat, messages: readonly Message[]): Response {
   const latest = messages.findLast((message) => message.role === "assistant");
   return pageResponse(
     200,
-    `Preview: ${chat.title}`,
-    html`<p class="meta"><a href="${chatPath(chat)}">back to the chat</a></p>
+    `Preview: ${chat.title ?? ""}`,
+    html`<p class="meta"><a href="${chatPath(slug, chat)}">back to the chat</a></p>
       <h1>Preview of ${chat.title}</h1>
       <p>${latest?.content ?? "Nothing to preview yet."}</p>`,
   );
 }
 
-function chatPath(chat: StoredChat): string {
-  return `/${encodeURIComponent(chat.account)}/chats/${encodeURIComponent(chat.id)}`;
+function chatPath(slug: string, chat: Chat): string {
+  return `/${encodeURIComponent(slug)}/chats/${encodeURIComponent(chat.id)}`;
 }

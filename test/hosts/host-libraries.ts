@@ -65,8 +65,17 @@ export interface HostLibrary {
    * it succeeds and the next run has the tools.
    */
   listsEveryRun?: boolean;
-  /** `longCalls`: the option a user sets for calls longer than the default time-out (docs/hosts.md's last column). */
-  start(server: StdioServer, options?: { longCalls?: boolean }): Promise<RunningHost>;
+  /**
+   * `longCalls`: the option a user sets for calls longer than the default time-out (docs/hosts.md's last column).
+   * `requestTimeoutMs`: the library's default request time-out (60 s where it has one) scaled down, so a test proves
+   * what that default does without waiting for it; a library with no default time-out (the AI SDK) ignores it.
+   */
+  start(server: StdioServer, options?: HostOptions): Promise<RunningHost>;
+}
+
+export interface HostOptions {
+  longCalls?: boolean;
+  requestTimeoutMs?: number;
 }
 
 /** Seconds a long call is allowed when the host has an option for it. */
@@ -83,6 +92,10 @@ const outcome = async (work: () => Promise<unknown>): Promise<ToolOutcome> => {
     return { ok: false, text: error instanceof Error ? error.message : String(error) };
   }
 };
+
+/** The SDKs' per-request `timeout` standing in for their 60 s default, when the test scales it. */
+const scaledTimeout = (options: HostOptions) =>
+  options.requestTimeoutMs ? { timeout: options.requestTimeoutMs } : {};
 
 const names = (tools: readonly { name: string }[]) => tools.map((tool) => tool.name).sort();
 
@@ -127,7 +140,11 @@ const openAiAgents: HostLibrary = {
       env: server.env,
       // node_modules/@openai/agents-core/dist/shims/mcp-server/node.mjs:250: tools/call defaults to the SDK's 60 s;
       // :249: initialize and tools/list get 5 s, which a loaded machine starting many bridges at once can miss.
-      ...(options.longCalls ? { timeout: LONG_CALL_TIMEOUT_MS, clientSessionTimeoutSeconds: 30 } : {}),
+      ...(options.longCalls
+        ? { timeout: LONG_CALL_TIMEOUT_MS, clientSessionTimeoutSeconds: 30 }
+        : options.requestTimeoutMs
+          ? { timeout: options.requestTimeoutMs }
+          : {}),
     });
     // node.mjs:249: initialize and tools/list get `clientSessionTimeoutSeconds`, default 5.
     await mcp.connect().catch((error: unknown) => {
@@ -161,7 +178,11 @@ const mastra: HostLibrary = {
       id: `mastra-${Math.random().toString(36).slice(2)}`,
       servers: { chat: { ...server, enableServerLogs: false } },
       // node_modules/@mastra/mcp/dist/index.js:24807: `timeout` (ms) for every request, default 60 s.
-      ...(options.longCalls ? { timeout: LONG_CALL_TIMEOUT_MS } : {}),
+      ...(options.longCalls
+        ? { timeout: LONG_CALL_TIMEOUT_MS }
+        : options.requestTimeoutMs
+          ? { timeout: options.requestTimeoutMs }
+          : {}),
     });
     const tools = await mcp.listTools();
     const listedAfterMs = Date.now() - started;
@@ -196,7 +217,11 @@ const langChain: HostLibrary = {
     const client = new MultiServerMCPClient({
       mcpServers: { chat: { transport: "stdio", ...server } },
       // node_modules/@langchain/mcp-adapters/dist/tools.js:450: `defaultToolTimeout` (ms) becomes each call's timeout.
-      ...(options.longCalls ? { defaultToolTimeout: LONG_CALL_TIMEOUT_MS } : {}),
+      ...(options.longCalls
+        ? { defaultToolTimeout: LONG_CALL_TIMEOUT_MS }
+        : options.requestTimeoutMs
+          ? { defaultToolTimeout: options.requestTimeoutMs }
+          : {}),
     });
     const tools = await client.getTools();
     const listedAfterMs = Date.now() - started;
@@ -239,7 +264,10 @@ const mcpUse: HostLibrary = {
       currentTools: async () => names(session.connector.tools),
       call: (name, args) =>
         outcome(() =>
-          session.callTool(name, args, options.longCalls ? { resetTimeoutOnProgress: true } : undefined),
+          session.callTool(name, args, {
+            ...scaledTimeout(options),
+            ...(options.longCalls ? { resetTimeoutOnProgress: true } : {}),
+          }),
         ),
       close: () => client.closeAllSessions(),
     };
@@ -263,7 +291,10 @@ const sdkV1: HostLibrary = {
       currentTools: async () => names((await client.listTools()).tools),
       call: (name, args) =>
         outcome(() =>
-          client.callTool({ name, arguments: args }, undefined, options.longCalls ? longOptions : {}),
+          client.callTool({ name, arguments: args }, undefined, {
+            ...scaledTimeout(options),
+            ...(options.longCalls ? longOptions : {}),
+          }),
         ),
       close: () => client.close(),
     };
@@ -289,7 +320,12 @@ const sdkV2: HostLibrary = {
       uncaught: [],
       currentTools: async () => names((await client.listTools()).tools),
       call: (name, args) =>
-        outcome(() => client.callTool({ name, arguments: args }, options.longCalls ? longOptions : {})),
+        outcome(() =>
+          client.callTool(
+            { name, arguments: args },
+            { ...scaledTimeout(options), ...(options.longCalls ? longOptions : {}) },
+          ),
+        ),
       close: () => client.close(),
     };
   },

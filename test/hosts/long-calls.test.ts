@@ -1,20 +1,25 @@
 /**
- * A 70 s `create_chat` (the reference server's assistant that slow) in each host library, through the spawned
- * bridge: once with the host as its README configures it, once with the option docs/hosts.md tells a user to set.
- * Which complete is the table's "long calls" column; the calls of a wave run at once, so the file takes about two calls.
+ * A `create_chat` longer than a host's request time-out (the reference server's assistant that slow) in each host
+ * library, through the spawned bridge: once with the host as its README configures it, once with the option
+ * docs/hosts.md tells a user to set. Which complete is the table's "long calls" column. Time is scaled: the
+ * libraries' 60 s default time-out is given as 6 s and the assistant takes 7, so a wave takes seconds, not minutes.
  */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { DEFAULT_REQUEST_TIMEOUT_MSEC } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { scratchDir } from "../support/scratch-dir.js";
 import { bridgeServer, HOST_LIBRARIES, type HostLibrary } from "./host-libraries.js";
-import { runInspector } from "./inspector-cli.js";
 
-/** Longer than the 60 s default request time-out of the MCP SDKs every host but the AI SDK inherits. */
-const ASSISTANT_MS = 70_000;
+/** The SDKs' default request time-out (60 s), scaled down by ten: every host but the AI SDK inherits it. */
+const HOST_TIMEOUT_MS = DEFAULT_REQUEST_TIMEOUT_MSEC / 10;
+/** Longer than that time-out, as 70 s is longer than 60. */
+const ASSISTANT_MS = 7000;
 
 /**
- * Whether a 70 s call completes with the host's defaults: only the AI SDK sets no request time-out
- * (node_modules/@ai-sdk/mcp/dist/index.js:2606-2612, no timeout unless the caller passes one).
+ * Whether a call longer than the default time-out completes with the host's defaults: only the AI SDK sets no
+ * request time-out (node_modules/@ai-sdk/mcp/dist/index.js:2606-2612, no timeout unless the caller passes one).
  */
 const COMPLETES_BY_DEFAULT: Record<string, boolean> = {
   "AI SDK": true,
@@ -47,7 +52,7 @@ async function longCall(host: HostLibrary, longCalls: boolean) {
   try {
     running = await host.start(
       bridgeServer(server.mcpUrl, { CHAT_CONFIG_DIR: scratchDir("cmb-host-long-") }),
-      { longCalls },
+      { longCalls, requestTimeoutMs: HOST_TIMEOUT_MS },
     );
   } catch (error) {
     const text = `the host did not start: ${error instanceof Error ? error.message : String(error)}`;
@@ -62,34 +67,33 @@ async function longCall(host: HostLibrary, longCalls: boolean) {
   }
 }
 
-describe("a 70 s create_chat", () => {
-  // One test, the calls of a wave at once: vitest runs at most five concurrent tests, three waves of 70 s.
-  it("completes by default only in the AI SDK, and in every host library with the option docs/hosts.md names; the Inspector CLI times out", async () => {
-    const inspectorDir = scratchDir("cmb-host-long-inspector-");
-    const inspectorCall = runInspector(
-      inspectorDir,
-      bridgeServer(server.mcpUrl, { CHAT_CONFIG_DIR: inspectorDir }),
-      [
-        "--method",
-        "tools/call",
-        "--tool-name",
-        "create_chat",
-        "--tool-arg",
-        "message=A long answer for the Inspector",
-      ],
+describe("a create_chat longer than the hosts' default time-out", () => {
+  it("the default being scaled is the SDKs' 60 s, which the Inspector CLI keeps: it passes no request options", () => {
+    expect(DEFAULT_REQUEST_TIMEOUT_MSEC).toBe(60_000);
+    // The Inspector CLI (one process per request, on SDK v1) calls a tool with the SDK's default: it times out where
+    // the SDK v1 Client with its defaults does, which the test below proves.
+    const inspectorCall = readFileSync(
+      resolve(
+        import.meta.dirname,
+        "../../node_modules/@modelcontextprotocol/inspector-cli/build/client/tools.js",
+      ),
+      "utf8",
     );
-    // Two waves of eight: fifteen bridges starting at once on two loaded cores missed their own start-up budgets.
+    expect(inspectorCall).toMatch(/client\.callTool\(\{[^}]*\}\)/);
+    expect(inspectorCall).not.toMatch(/timeout/i);
+  });
+
+  // One test, the calls of a wave at once.
+  it("completes by default only in the AI SDK, and in every host library with the option docs/hosts.md names", async () => {
+    // Two waves of seven: fourteen bridges starting at once on two loaded cores missed their own start-up budgets.
     const byDefault = await Promise.all(HOST_LIBRARIES.map((host) => longCall(host, false)));
-    const inspector = await inspectorCall;
     const withOption = await Promise.all(HOST_LIBRARIES.map((host) => longCall(host, true)));
     const rows = HOST_LIBRARIES.map((host, index) => {
       const plain = byDefault[index];
       const raised = withOption[index];
       return `${host.name}: defaults ${plain?.ok ? "completed" : "failed"} after ${plain?.seconds} s (${plain?.ok ? "" : plain?.text.slice(0, 120)}); with the option ${raised?.ok ? "completed" : "failed"} after ${raised?.seconds} s`;
     });
-    console.info(
-      [...rows, `Inspector CLI: exit ${inspector.code} after ${inspector.elapsedMs} ms`].join("\n"),
-    );
+    console.info(rows.join("\n"));
 
     const completed = (calls: typeof byDefault) =>
       Object.fromEntries(HOST_LIBRARIES.map((host, index) => [host.name, calls[index]?.ok]));
@@ -97,12 +101,9 @@ describe("a 70 s create_chat", () => {
     expect(completed(withOption)).toEqual(
       Object.fromEntries(HOST_LIBRARIES.map((host) => [host.name, true])),
     );
-    for (const call of withOption) expect(call.seconds).toBeGreaterThan(ASSISTANT_MS / 1000 - 5);
     // A notification the AI SDK did not ask for (progress, a log line) would be an `Unsupported message type`.
     for (const call of [...byDefault, ...withOption]) {
       expect(call.uncaught.filter((error) => /Unsupported message type/.test(error))).toEqual([]);
     }
-    expect(inspector.code).not.toBe(0);
-    expect(inspector.stdout + inspector.stderr).toMatch(/timed out/i);
   }, 300_000);
 });

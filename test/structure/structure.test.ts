@@ -92,6 +92,29 @@ describe("the source tree", () => {
     const misplaced = listFiles(join(root, "src")).filter((path) => /\.test\.[cm]?[jt]s$/.test(path));
     expect(misplaced).toEqual([]);
   });
+
+  it("has every file and folder ARCHITECTURE.md names", () => {
+    const tracked = ["bench", "bin", "docs", "scripts", "src", "test"].flatMap((dir) =>
+      listFiles(join(root, dir)).map((path) => relative(root, path).split("\\").join("/")),
+    );
+    const named = [...readFileSync(join(root, "ARCHITECTURE.md"), "utf8").matchAll(/`([^`\s]+)`/g)]
+      .map((match) => match[1]!.replace(/[,.:;)/]+$/, ""))
+      // A path, or a module's name: templates (`src/<area>/<module>.ts`), bare extensions and the build's output
+      // (dist/, checked by test/pack) name no file of the tree.
+      .filter((name) => /\.(ts|mjs|js|json|md|sh)$|^(src|test|docs|scripts|bin|bench)\//.test(name))
+      .filter((name) => !/[<*]/.test(name) && !name.startsWith(".") && !name.startsWith("dist/"));
+    // A name with a folder is from the root or, as the text names modules, from the folder of its area; a bare
+    // module name is a file somewhere in the tree.
+    const exists = (name: string) =>
+      tracked.some((path) => path === name || path.startsWith(`${name}/`) || path.endsWith(`/${name}`));
+    expect(named.length).toBeGreaterThan(50);
+    expect([...new Set(named)].filter((name) => !exists(name))).toEqual([]);
+  });
+
+  it("reads chats on the pages through the chat service, not the store", () => {
+    const pages = modules.find((module) => module.path.split("\\").join("/") === "src/server/pages.ts");
+    expect(pages?.imports.map((path) => path.split("\\").join("/"))).not.toContain("src/server/store.ts");
+  });
 });
 
 describe("the checks themselves", () => {

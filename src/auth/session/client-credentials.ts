@@ -7,7 +7,7 @@ import {
   PrivateKeyJwtProvider,
 } from "@modelcontextprotocol/client";
 import { accountRecordingFetch } from "../account-recording-fetch.js";
-import { dpopKeyForSignIn, withDpopProof } from "../dpop.js";
+import { dpopKeyForSignIn, dpopSessionOf, withDpopProof } from "../dpop.js";
 import { AuthRequiredError } from "../errors.js";
 import type { StoredLogin } from "../stored-login.js";
 import { toStoredTokens } from "../token-lifetime.js";
@@ -15,6 +15,7 @@ import type { SessionContext } from "./context.js";
 import { messageOf } from "./error-text.js";
 import { storedLoginOf } from "./session-storage.js";
 import { unattendedLoginAndScope } from "./sign-in-scope.js";
+import { tokenEndpointArguments } from "./token-endpoint.js";
 
 export interface ClientCredentialsInput {
   challengeScope?: string | undefined;
@@ -69,11 +70,14 @@ export async function signInWithClientCredentials(
   const dpopKey = await dpopKeyForSignIn(context.options, server.metadata, current);
   let tokens: OAuthTokens;
   try {
-    tokens = await fetchToken(withDpopProof(provider, dpopKey), server.authorizationServerUrl, {
-      metadata: server.metadata,
+    // The vetted endpoint, as the other flows reach it: a plain http one that --allow-http allowed included.
+    const dpop = dpopKey ? await dpopSessionOf(dpopKey) : undefined;
+    const endpoint = tokenEndpointArguments(server, answer.fetchFn, dpop);
+    tokens = await fetchToken(withDpopProof(provider, dpopKey), endpoint.authorizationServerUrl, {
+      metadata: endpoint.metadata,
       resource: server.resource,
       scope,
-      fetchFn: answer.fetchFn,
+      fetchFn: endpoint.fetchFn,
     });
   } catch (error) {
     if (!(error instanceof OAuthError)) throw error;
