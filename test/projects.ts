@@ -12,6 +12,7 @@ export const INTEGRATION_FOLDERS = [
   "test/keychain",
   "test/network",
   "test/pack",
+  "test/runtimes",
   "test/inspector",
   "test/bridge/hosts",
   "test/hosts",

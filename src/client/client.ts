@@ -1,4 +1,5 @@
 /** ChatClient: the typed SDK of the /v2 API, with validated responses, typed errors, retries, pages and flow helpers. */
+import type { KyInstance } from "ky";
 import type * as z from "zod";
 import {
   approvedPermissionsFor,
@@ -26,13 +27,11 @@ import { MissingHostProjectError, NoPendingTaskError } from "./errors.js";
 import { ClientLog, type Logger, type LogLevel } from "./logger.js";
 import { Page, PagePromise } from "./pagination.js";
 import { DEFAULT_MAX_RETRIES, type HttpMethod, retryPolicy } from "./retry.js";
-import { envVar, nodeExtras, onNode, SDK_VERSION } from "./runtime.js";
+import { envVar, type FetchLike, type HeadersOption, nodeExtras, onNode, SDK_VERSION } from "./runtime.js";
 import {
   type TransportCall as Call,
   createKy,
-  type FetchLike,
   failureOf,
-  type HeadersOption,
   HTTPError,
   mergeHeaders,
   newIdempotencyKey,
@@ -139,7 +138,7 @@ export class ChatClient {
   readonly maxRetries: number;
   readonly validateResponses: boolean;
   readonly #log: ClientLog;
-  readonly #ky: ReturnType<typeof createKy>;
+  readonly #ky: KyInstance;
   readonly #sleep: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
   readonly #defaultHeaders: Record<string, string>;
   readonly #givenToken: string | undefined;

@@ -1,7 +1,11 @@
 /** What ChatClient takes from the runtime it runs on: the environment where one is readable, and Node's extras on Node only. */
-import type { FetchLike } from "./transport.js";
-
 export { envVar } from "../internal/env.js";
+
+/** The `fetch` the client calls (through ky, with a `Request`); pass your own (a test double, an app's) as `fetch`. */
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** Header values to add; `null` removes a default header (e.g. `{ "user-agent": null }`), undefined is skipped. */
+export type HeadersOption = Record<string, string | null | undefined>;
 
 /** Node's part of the client: the proxy-aware fetch and the `chat-cli login` credentials, loaded on first use. */
 export interface NodeExtras {

@@ -17,13 +17,9 @@ import {
   readErrorBody,
 } from "./errors.js";
 import { type ClientLog, loggedFailure, loggedUrl } from "./logger.js";
-import { nodeExtras } from "./runtime.js";
+import { type FetchLike, type HeadersOption, nodeExtras } from "./runtime.js";
 
-/** The `fetch` the client calls (through ky, with a `Request`); pass your own (a test double, an app's) as `fetch`. */
-export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
-
-/** Header values to add; `null` removes a default header (e.g. `{ "user-agent": null }`), undefined is skipped. */
-export type HeadersOption = Record<string, string | null | undefined>;
+export type { FetchLike, HeadersOption };
 
 export { HTTPError, NetworkError, TimeoutError };
 

@@ -133,12 +133,12 @@ describe("the tarball holds only what users need", () => {
       expect(licences).toContain(`\n${name}@`);
   });
 
-  it("has no tests, TypeScript sources, demo, source maps or repo tooling", () => {
+  it("has no tests, TypeScript sources, demo or repo tooling; the library's maps only beside their files", () => {
     const unwanted = packed.filter(
       (path) =>
         /^(src|test|bench|scripts|\.ci|node_modules)\//.test(path) ||
         path.startsWith("dist/demo/") ||
-        path.endsWith(".map") ||
+        (path.endsWith(".map") && !packed.includes(path.slice(0, -4))) ||
         /\.test\.[cm]?[jt]s$/.test(path) ||
         (path.endsWith(".ts") && !path.endsWith(".d.ts")) ||
         /^(tsconfig.*|biome|vitest\.config\.ts)/.test(path),
@@ -163,11 +163,29 @@ describe("the tarball holds only what users need", () => {
     expect(scope).toEqual({ type: "commonjs" });
   });
 
-  it("has a types file for every export", () => {
+  it("has import and require for every export, types first in each, and their files", () => {
     for (const [subpath, target] of Object.entries(pkg.exports)) {
       if (typeof target === "string") continue; // ./package.json
-      expect(target.types, `types of ${subpath}`).toBeDefined();
-      expect(packed).toContain(target.types!.replace(/^\.\//, ""));
+      for (const condition of ["import", "require"]) {
+        const branch = (target as Record<string, Record<string, string>>)[condition];
+        expect(branch, `${condition} of ${subpath}`).toBeDefined();
+        expect(Object.keys(branch!)[0], `first condition of ${subpath} ${condition}`).toBe("types");
+        for (const file of Object.values(branch!)) expect(packed).toContain(file.replace(/^\.\//, ""));
+      }
+    }
+  });
+
+  it("ships the library readable, with source maps", () => {
+    for (const entry of [
+      "dist/index.js",
+      "dist/server/index.js",
+      "dist/testing/index.js",
+      "dist/web/index.js",
+    ]) {
+      expect(packed).toContain(`${entry}.map`);
+      const code = readFileSync(join(installedPackage, entry), "utf8");
+      expect(code).toContain(`//# sourceMappingURL=${entry.split("/").at(-1)}.map`);
+      expect(code.split("\n").length, `${entry} is not one minified line`).toBeGreaterThan(20);
     }
   });
 });
