@@ -79,9 +79,12 @@ export interface ChatClientOptions {
   logLevel?: LogLevel;
 }
 
-/** Options only this package's tests pass: the retry waits recorded instead of slept. Not part of the public API. */
+/** Options only this package passes (its tests, chat-cli). Not part of the public API. */
 export interface ClientTestOptions extends ChatClientOptions {
+  /** The retry waits, recorded instead of slept. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The timeout of create, send and resolve, exactly (chat-cli's --timeout bounds every request). */
+  waitTimeoutMs?: number;
 }
 
 /** The optional last argument of every method. */
@@ -157,7 +160,8 @@ export class ChatClient {
       throw new TypeError(`ChatClient: baseUrl ${JSON.stringify(baseUrl)} is not a URL`);
     this.baseUrl = baseUrl;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.waitTimeoutMs = Math.max(this.timeoutMs, DEFAULT_WAIT_TIMEOUT_MS);
+    this.waitTimeoutMs =
+      (options as ClientTestOptions).waitTimeoutMs ?? Math.max(this.timeoutMs, DEFAULT_WAIT_TIMEOUT_MS);
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.validateResponses = options.validateResponses ?? true;
     if (options.proxy !== undefined && options.fetch === undefined && !onNode())
