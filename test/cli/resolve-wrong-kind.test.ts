@@ -27,16 +27,6 @@ describe("a flag for the other task type", () => {
     expect(result.code).toBe(3);
     expect((await acme.getPendingTask(chat.id))?.kind).toBe("permissions");
   });
-
-  it("--reject while the chat waits for permissions exits 3, says how to reject it, and sends nothing", async () => {
-    const chat = await acme.createChat({ message: "Add a database to my app" });
-    await acme.confirmIntegrations(chat.id);
-    const result = await cli(["--token", token, "resolve", chat.id, "--reject"]);
-    expect(result.stderr).toContain("rejected by sending any follow-up message");
-    expect(result.stderr).toContain(`chat-cli send ${chat.id}`);
-    expect(result.code).toBe(3);
-    expect((await acme.getPendingTask(chat.id))?.kind).toBe("permissions");
-  });
 });
 
 describe("resolve --task of another type than the chat waits for", () => {

@@ -242,8 +242,8 @@ describe("what `npx -y chat-mcp-bridge` installs", () => {
     expect(installed.filter((name) => carried.has(name))).toEqual([]);
   });
 
-  it("holds under 17 MB of files (zod's 6 MB and the keychain's 3.5 MB platform binary are most of it)", () => {
-    expect(treeBytes(join(alone, "node_modules")) / 1e6).toBeLessThan(17);
+  it("holds under 18.5 MB of files (zod's 6 MB and the keychain's 3.5 MB platform binary are most of it; the library's readable bundles, source maps and web build 1.3 MB)", () => {
+    expect(treeBytes(join(alone, "node_modules")) / 1e6).toBeLessThan(18.5);
   });
 
   it("ships declarations that name no package users do not install", () => {
@@ -252,7 +252,7 @@ describe("what `npx -y chat-mcp-bridge` installs", () => {
       ...Object.keys(pkg.peerDependencies ?? {}),
       ...Object.keys(pkg.optionalDependencies ?? {}),
     ]);
-    const declarations = packed.filter((path) => path.endsWith(".d.ts"));
+    const declarations = packed.filter((path) => path.endsWith(".d.ts") || path.endsWith(".d.cts"));
     expect(declarations.length).toBeGreaterThan(0);
     const foreign = declarations.flatMap((path) =>
       [
