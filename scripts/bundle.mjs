@@ -1,7 +1,8 @@
-// Bundles each bin into one CommonJS file (dist/bin/<bin>.cjs), the library's exports with the MCP SDK parts they use,
-// and the proxy agents and the cookie jar once each (dist/vendor/); the licences of what the bundles carry go beside them
-// (dist/THIRD-PARTY-LICENSES.txt).
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// Bundles each bin into one CommonJS file (dist/bin/<bin>.cjs), the library's exports with the MCP SDK parts they use
+// (ES modules for Node in dist/, CommonJS in dist/cjs/, the root entry for every other runtime in dist/web/, each with
+// its source map), and the proxy agents and the cookie jar once each (dist/vendor/); the licences of what the bundles
+// carry go beside them (dist/THIRD-PARTY-LICENSES.txt).
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { build } from "esbuild";
 
@@ -62,6 +63,7 @@ const bins = await build({
   plugins: [vendoredImports],
   define: {
     CHAT_CLI_BUNDLED_VERSION: JSON.stringify(version),
+    CHAT_MCP_BRIDGE_VERSION: JSON.stringify(version),
     // What our ES modules read as import.meta.url (package-version.ts, keychain.ts), the bundle's own URL.
     "import.meta.url": "__bundleFileUrl",
   },
@@ -96,28 +98,71 @@ const userPackages = Object.keys({
   ...pkg.optionalDependencies,
 });
 rmSync("dist/chunks", { recursive: true, force: true });
-const library = await build({
+const LIBRARY_ENTRIES = {
+  index: "src/index.ts",
+  "server/index": "src/server/index.ts",
+  "testing/index": "src/testing/index.ts",
+};
+/**
+ * What every library build shares: readable output (a user's stack trace points at a line that means something)
+ * with its source map (file and line names, not the sources: src/ is not shipped), and the version the User-Agent names.
+ */
+const libraryOptions = {
   metafile: true,
-  entryPoints: {
-    index: "src/index.ts",
-    "server/index": "src/server/index.ts",
-    "testing/index": "src/testing/index.ts",
-  },
-  outdir: "dist",
   bundle: true,
+  target: "node22.12",
+  external: userPackages,
+  plugins: [vendoredImports],
+  sourcemap: true,
+  // The maps name the original files and lines (what a stack trace needs); their text stays out: 3 MB less to install.
+  sourcesContent: false,
+  legalComments: "none",
+  logLevel: "warning",
+  define: { CHAT_MCP_BRIDGE_VERSION: JSON.stringify(version) },
+};
+// Node, ES modules: one pass with the shared code in chunks; Node's extras (proxies, saved logins) a chunk of their own
+// that the root loads only on Node.
+const library = await build({
+  ...libraryOptions,
+  entryPoints: LIBRARY_ENTRIES,
+  outdir: "dist",
   splitting: true,
   chunkNames: "chunks/[name]-[hash]",
   platform: "node",
-  target: "node22.12",
   format: "esm",
-  external: userPackages,
-  plugins: [vendoredImports],
-  // Names kept, so a user's stack trace still reads; whitespace and syntax as the bins have them.
-  minifyWhitespace: true,
-  minifySyntax: true,
-  legalComments: "none",
-  logLevel: "warning",
 });
+// Node, CommonJS (`require("chat-mcp-bridge")`): a file per entry that requires the ES module above (Node 22.12+ loads
+// ES modules with require), so `require` and `import` share one copy of every class (instanceof holds across them)
+// instead of shipping a second 1 MB bundle of each.
+rmSync("dist/cjs", { recursive: true, force: true });
+for (const name of Object.keys(LIBRARY_ENTRIES)) {
+  const target = join("dist/cjs", `${name}.cjs`);
+  mkdirSync(dirname(target), { recursive: true });
+  const esm = relative(dirname(target), join("dist", `${name}.js`)).replaceAll("\\", "/");
+  writeFileSync(target, `"use strict";\n// CommonJS door to the ES module beside it.\nmodule.exports = require(${JSON.stringify(esm)});\n`);
+}
+/** The web build's node-extras.ts: the module that has none, so no Node built-in is ever met. */
+const webExtras = {
+  name: "web-extras",
+  setup(build) {
+    build.onResolve({ filter: /\/node-extras\.js$/ }, (args) => ({
+      path: resolve(args.resolveDir, "node-extras.web.ts"),
+    }));
+  },
+};
+// Every other runtime (browsers, workers, edge, and what a bundler makes for them): the root entry on Web fetch alone.
+rmSync("dist/web", { recursive: true, force: true });
+const web = await build({
+  ...libraryOptions,
+  entryPoints: { index: "src/index.ts" },
+  outdir: "dist/web",
+  platform: "browser",
+  target: "es2022",
+  format: "esm",
+  plugins: [webExtras],
+});
+const webNodeInputs = Object.keys(web.metafile.inputs).filter((input) => /^node:|node-extras\.ts$/.test(input));
+if (webNodeInputs.length > 0) throw new Error(`The web build holds Node code: ${webNodeInputs.join(", ")}`);
 // Each vendored package re-exported by name from an ES module entry, so that esbuild writes the CommonJS export
 // annotation Node reads for `import("#undici")`'s named exports.
 rmSync("dist/vendor", { recursive: true, force: true });
@@ -152,11 +197,31 @@ const vendor = await build({
   legalComments: "none",
   logLevel: "warning",
 });
-// tsc's maps of the paths the bundles replaced would point at the wrong code.
-for (const entry of ["dist/index.js", "dist/server/index.js", "dist/testing/index.js"])
-  rmSync(`${entry}.map`, { force: true });
-pruneUnreachableDeclarations(["dist/index.d.ts", "dist/server/index.d.ts", "dist/testing/index.d.ts"]);
-writeThirdPartyLicenses([bins.metafile, library.metafile, vendor.metafile], "dist/THIRD-PARTY-LICENSES.txt");
+const declarations = pruneUnreachableDeclarations([
+  "dist/index.d.ts",
+  "dist/server/index.d.ts",
+  "dist/testing/index.d.ts",
+]);
+writeCommonJsDeclarations(declarations);
+writeThirdPartyLicenses(
+  [bins.metafile, library.metafile, web.metafile, vendor.metafile],
+  "dist/THIRD-PARTY-LICENSES.txt",
+);
+
+/**
+ * The declarations again as `.d.cts`, for `require`: TypeScript reads a `.d.ts` in this `"type": "module"` package as
+ * an ES module's, so a CommonJS project needs its own copy, whose relative imports name `.cjs` files.
+ */
+function writeCommonJsDeclarations(files) {
+  for (const file of files) {
+    const text = readFileSync(file, "utf8").replace(
+      /((?:from|import\()\s*["'])(\.[^"']+)\.js(["'])/g,
+      (_, before, path, after) => `${before}${path}.cjs${after}`,
+    );
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file.replace(/\.d\.ts$/, ".d.cts"), text);
+  }
+}
 
 /** The licence text of every package the bundles carry code of (MIT and Apache-2.0 both ask for it to travel along). */
 function writeThirdPartyLicenses(metafiles, target) {
@@ -197,6 +262,7 @@ function pruneUnreachableDeclarations(entries) {
   };
   for (const entry of entries) visit(resolve(entry));
   const walk = (dir) => {
+    if (dir === "dist/cjs" || dir === "dist/web") return;
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
@@ -207,4 +273,5 @@ function pruneUnreachableDeclarations(entries) {
   const sdk = [...reachable].filter((file) => /["']@modelcontextprotocol\//.test(readFileSync(file, "utf8")));
   if (sdk.length > 0)
     throw new Error(`Exported declarations name the MCP SDK: ${sdk.map((f) => relative(".", f)).join(", ")}`);
+  return [...reachable];
 }

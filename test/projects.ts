@@ -12,6 +12,8 @@ export const INTEGRATION_FOLDERS = [
   "test/keychain",
   "test/network",
   "test/pack",
+  "test/runtimes",
+  "test/types",
   "test/inspector",
   "test/bridge/hosts",
   "test/hosts",

@@ -24,13 +24,21 @@ export function createStyle(enabled: boolean): Style {
   };
 }
 
-/** Colour is allowed on a TTY unless `NO_COLOR` is set (any non-empty value) or `--no-color` was given. */
+/**
+ * Colour: never with `--no-color` or `NO_COLOR` (any non-empty value); else always with `FORCE_COLOR` (any value but
+ * "0" or "false") or `CLICOLOR_FORCE` (any value but "0"), as a CI log or a pager asks; else on a TTY.
+ */
 export function colorAllowed(
   isTTY: boolean,
   colorFlag: boolean,
   env: Record<string, string | undefined> = process.env,
 ): boolean {
-  return isTTY && colorFlag && !env.NO_COLOR;
+  if (!colorFlag || env.NO_COLOR) return false;
+  const force = env.FORCE_COLOR;
+  if (force !== undefined && force !== "0" && force !== "false") return true;
+  const clicolor = env.CLICOLOR_FORCE;
+  if (clicolor !== undefined && clicolor !== "" && clicolor !== "0") return true;
+  return isTTY;
 }
 
 /** Removes ANSI escapes, e.g. to measure the visible width of a table cell. */

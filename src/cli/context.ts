@@ -1,6 +1,6 @@
 /** What every command receives: the terminal, the global options, and the ChatClient built from them. */
 import { type RestToken, resolveRestToken } from "../auth/rest-token.js";
-import type { ChatClient } from "../client/client.js";
+import type { ChatClient, ClientTestOptions } from "../client/client.js";
 import type { Logger } from "../client/logger.js";
 import { describeProxyFor } from "../internal/proxy.js";
 import { rememberSecret, sanitizeForTerminal } from "../internal/redact.js";
@@ -14,6 +14,8 @@ export interface GlobalOptions {
   json: boolean;
   color: boolean;
   debug: boolean;
+  /** `--timeout <seconds>`: the most one request waits, the assistant's replies included. */
+  timeoutSeconds?: number;
 }
 
 /** The global options as commander parsed them; absent ones take their defaults. */
@@ -23,6 +25,7 @@ export interface GivenGlobals {
   json?: boolean;
   color?: boolean;
   debug?: boolean;
+  timeout?: number;
 }
 
 export function globalOptionsFrom(given: GivenGlobals, defaultBaseUrl: () => string): GlobalOptions {
@@ -32,6 +35,7 @@ export function globalOptionsFrom(given: GivenGlobals, defaultBaseUrl: () => str
     json: given.json === true,
     color: given.color !== false,
     debug: given.debug === true,
+    ...(given.timeout !== undefined ? { timeoutSeconds: given.timeout } : {}),
   };
 }
 
@@ -83,7 +87,10 @@ export async function openClient(ctx: CliContext, token?: RestToken): Promise<Ch
     logger: stderrLogger(ctx.io),
     // --debug shows each request and answer with its request id; otherwise $CHAT_LOG, else warnings only.
     ...(ctx.globals.debug ? { logLevel: "debug" as const } : {}),
-  });
+    ...(ctx.globals.timeoutSeconds !== undefined
+      ? { timeoutMs: ctx.globals.timeoutSeconds * 1000, waitTimeoutMs: ctx.globals.timeoutSeconds * 1000 }
+      : {}),
+  } as ClientTestOptions);
 }
 
 /** The client's log on stderr, one line each, made safe for a terminal (a server's request id is outside text). */

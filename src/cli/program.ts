@@ -5,7 +5,7 @@ import { COMMANDS, type CommandEntry } from "./commands/index.js";
 import { type CliContext, type GivenGlobals, type GlobalOptions, globalOptionsFrom } from "./context.js";
 import type { CommandDefinition, CommandInput, FlagSpec } from "./define-command.js";
 import { EXIT, type ExitCode } from "./errors.js";
-import { OptionValueError, parseBaseUrl } from "./flag-values.js";
+import { OptionValueError, parseBaseUrl, parseSeconds } from "./flag-values.js";
 import type { CliIo } from "./io.js";
 
 /** Builds the context a command runs with from the options commander parsed. */
@@ -25,6 +25,12 @@ const GLOBAL_OPTIONS: FlagSpec<unknown>[] = [
   { flags: "--json", description: "print exactly the response JSON on stdout" },
   { flags: "--no-color", description: "never use colour (NO_COLOR is honoured too)" },
   { flags: "--debug", description: "details and stack traces on stderr" },
+  {
+    flags: "--timeout <seconds>",
+    description:
+      "the most one request waits, the assistant's reply included (default 60 s, 600 s for replies)",
+    parse: parseSeconds,
+  },
 ];
 
 /** A commander Option from its spec; a refused value becomes commander's InvalidArgumentError (exit 2). */

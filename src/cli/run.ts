@@ -117,7 +117,9 @@ export async function reportError(
     return EXIT.error;
   }
   if (error instanceof ChatTimeoutError) {
-    say(`${baseUrl} did not answer in time: ${message}`);
+    say(
+      `${baseUrl} did not answer in time: ${message.replace(/pass a larger timeoutMs|Raise timeoutMs/, (m) => (m.startsWith("R") ? "Raise --timeout" : "pass a larger --timeout"))}`,
+    );
     return EXIT.error;
   }
   const network = describeNetworkFailure(error, baseUrl);

@@ -1,7 +1,6 @@
 /** ChatClient: the typed SDK of the /v2 API, with validated responses, typed errors, retries, pages and flow helpers. */
+import type { KyInstance } from "ky";
 import type * as z from "zod";
-import { type RestTokenSource, resolveRestToken } from "../auth/rest-token.js";
-import { defaultBaseUrl } from "../config/index.js";
 import {
   approvedPermissionsFor,
   type Chat,
@@ -14,11 +13,13 @@ import {
   type Message,
   MessageListSchema,
   MessageSchema,
+  type OtherTask,
   type PendingTask,
   type Preview,
   PreviewSchema,
   pendingTaskOf,
   rejectedStepsFor,
+  type SendMessageBody,
   type Task,
 } from "../wire/index.js";
 import { APIPromise } from "./api-promise.js";
@@ -26,12 +27,11 @@ import { MissingHostProjectError, NoPendingTaskError } from "./errors.js";
 import { ClientLog, type Logger, type LogLevel } from "./logger.js";
 import { Page, PagePromise } from "./pagination.js";
 import { DEFAULT_MAX_RETRIES, type HttpMethod, retryPolicy } from "./retry.js";
+import { envVar, type FetchLike, type HeadersOption, nodeExtras, onNode, SDK_VERSION } from "./runtime.js";
 import {
   type TransportCall as Call,
   createKy,
-  type FetchLike,
   failureOf,
-  type HeadersOption,
   HTTPError,
   mergeHeaders,
   newIdempotencyKey,
@@ -77,8 +77,14 @@ export interface ChatClientOptions {
    * URL, status, request id, time, retry). Default `$CHAT_LOG`, else "warn". Never a token, a key or a body.
    */
   logLevel?: LogLevel;
-  /** Waits between retries instead of ky's timer; a test seam (tests record the waits instead of sleeping). */
+}
+
+/** Options only this package passes (its tests, chat-cli). Not part of the public API. */
+export interface ClientTestOptions extends ChatClientOptions {
+  /** The retry waits, recorded instead of slept. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The timeout of create, send and resolve, exactly (chat-cli's --timeout bounds every request). */
+  waitTimeoutMs?: number;
 }
 
 /** The optional last argument of every method. */
@@ -98,7 +104,34 @@ export const DEFAULT_TIMEOUT_MS = 60_000;
 /** Per attempt, for the calls that wait for the assistant's reply, which can take minutes (as Stainless SDKs allow). */
 export const DEFAULT_WAIT_TIMEOUT_MS = 600_000;
 
-const USER_AGENT = `chat-mcp-bridge node/${globalThis.process?.versions?.node ?? "unknown"}`;
+/** Where ChatClient goes without `baseUrl` or `$CHAT_API_URL`: a local reference server (`chat-cli serve`). */
+const DEFAULT_BASE_URL = "http://127.0.0.1:8787";
+
+/** `chat-mcp-bridge/<version>`, and the runtime where it says (Node, Bun, Deno); a browser sends its own. */
+function userAgent(): string {
+  const versions = (globalThis as { process?: { versions?: Record<string, string | undefined> } }).process
+    ?.versions;
+  const runtime = versions?.bun
+    ? ` bun/${versions.bun}`
+    : versions?.deno
+      ? ` deno/${versions.deno}`
+      : versions?.node
+        ? ` node/${versions.node}`
+        : "";
+  return `chat-mcp-bridge/${SDK_VERSION}${runtime}`;
+}
+
+/** Where the token in effect came from: the option, `$CHAT_API_KEY`, or the `chat-cli login` credentials (Node). */
+type TokenSource = "given" | "env" | "login";
+
+/** A call's path without its query, for labels; "(bad arguments)" when the path itself cannot be made. */
+function labelPath(path: () => string): string {
+  try {
+    return path().split("?")[0] as string;
+  } catch {
+    return "(bad arguments)";
+  }
+}
 
 export class ChatClient {
   readonly baseUrl: string;
@@ -108,30 +141,43 @@ export class ChatClient {
   readonly maxRetries: number;
   readonly validateResponses: boolean;
   readonly #log: ClientLog;
-  readonly #ky: ReturnType<typeof createKy>;
+  readonly #ky: KyInstance;
   readonly #sleep: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
   readonly #defaultHeaders: Record<string, string>;
   readonly #givenToken: string | undefined;
-  #tokenSource: RestTokenSource | undefined;
+  #tokenSource: TokenSource | undefined;
   /** Headers of every GET and POST, authorization included once the token is known; built once, not per call. */
   #getHeaders: Record<string, string> | undefined;
   #postHeaders: Record<string, string> | undefined;
   #tokenLoad: Promise<void> | undefined;
 
   constructor(options: ChatClientOptions = {}) {
-    const baseUrl = (options.baseUrl ?? defaultBaseUrl()).replace(/\/+$/, "");
+    const baseUrl = (options.baseUrl ?? (envVar("CHAT_API_URL")?.trim() || DEFAULT_BASE_URL)).replace(
+      /\/+$/,
+      "",
+    );
     if (!URL.canParse(baseUrl))
       throw new TypeError(`ChatClient: baseUrl ${JSON.stringify(baseUrl)} is not a URL`);
     this.baseUrl = baseUrl;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.waitTimeoutMs = Math.max(this.timeoutMs, DEFAULT_WAIT_TIMEOUT_MS);
+    this.waitTimeoutMs =
+      (options as ClientTestOptions).waitTimeoutMs ?? Math.max(this.timeoutMs, DEFAULT_WAIT_TIMEOUT_MS);
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.validateResponses = options.validateResponses ?? true;
-    this.#log = new ClientLog(options.logger, options.logLevel, globalThis.process?.env?.CHAT_LOG);
+    if (options.proxy !== undefined && options.fetch === undefined && !onNode())
+      throw new TypeError(
+        "ChatClient: the proxy option works on Node only; elsewhere pass a fetch that uses your proxy " +
+          "(Bun's and Deno's own fetch read HTTPS_PROXY)",
+      );
+    this.#log = new ClientLog(
+      options.logger,
+      options.logLevel,
+      options.logLevel === undefined ? envVar("CHAT_LOG") : undefined,
+    );
     this.#ky = createKy(options.fetch, options.proxy, this.#log);
-    this.#sleep = options.sleep;
+    this.#sleep = (options as ClientTestOptions).sleep;
     this.#defaultHeaders = mergeHeaders(
-      { accept: "application/json", "user-agent": USER_AGENT },
+      { accept: "application/json", "user-agent": userAgent() },
       options.headers,
     );
     this.#givenToken = options.token;
@@ -141,13 +187,13 @@ export class ChatClient {
 
   /** Starts a chat; resolves once the assistant has answered the first message. */
   createChat(body: CreateChatBody, options?: RequestOptions): APIPromise<Chat> {
-    return this.#call("POST", "/v2/chats", ChatSchema, options, body);
+    return this.#call("POST", () => "/v2/chats", ChatSchema, options, body);
   }
 
   /** Chats of the credential's account or team, newest-updated first; `for await` it to walk every page. */
   listChats(params: ListChatsParams = {}, options?: RequestOptions): PagePromise<Chat> {
     const fetchPage = (cursor: string | undefined): PagePromise<Chat> => {
-      const path = `/v2/chats${queryString({ topic: params.topic, limit: params.limit, cursor })}`;
+      const path = () => `/v2/chats${queryString({ topic: params.topic, limit: params.limit, cursor })}`;
       return new PagePromise(this.#answer("GET", path, options), async (response) => {
         const body = await this.#parse(response, ChatListSchema, "GET /v2/chats");
         return new Page(body, fetchPage, cursor);
@@ -157,11 +203,11 @@ export class ChatClient {
   }
 
   getChat(chatId: string, options?: RequestOptions): APIPromise<Chat> {
-    return this.#call("GET", `/v2/chats/${pathId("chatId", chatId)}`, ChatSchema, options);
+    return this.#call("GET", () => `/v2/chats/${pathId("chatId", chatId)}`, ChatSchema, options);
   }
 
   getPreview(chatId: string, options?: RequestOptions): APIPromise<Preview> {
-    return this.#call("GET", `/v2/chats/${pathId("chatId", chatId)}/preview`, PreviewSchema, options);
+    return this.#call("GET", () => `/v2/chats/${pathId("chatId", chatId)}/preview`, PreviewSchema, options);
   }
 
   // ---- messages ----------------------------------------------------------------------------------------
@@ -172,12 +218,12 @@ export class ChatClient {
     params: ListMessagesParams = {},
     options?: RequestOptions,
   ): PagePromise<Message> {
-    const path = `/v2/chats/${pathId("chatId", chatId)}/messages`;
+    const path = () => `/v2/chats/${pathId("chatId", chatId)}/messages`;
     const fetchPage = (cursor: string | undefined): PagePromise<Message> =>
       new PagePromise(
-        this.#answer("GET", `${path}${queryString({ limit: params.limit, cursor })}`, options),
+        this.#answer("GET", () => `${path()}${queryString({ limit: params.limit, cursor })}`, options),
         async (response) => {
-          const body = await this.#parse(response, MessageListSchema, `GET ${path}`);
+          const body = await this.#parse(response, MessageListSchema, `GET ${labelPath(path)}`);
           return new Page(body, fetchPage, cursor);
         },
       );
@@ -185,18 +231,19 @@ export class ChatClient {
   }
 
   getMessage(chatId: string, messageId: string, options?: RequestOptions): APIPromise<Message> {
-    const path = `/v2/chats/${pathId("chatId", chatId)}/messages/${pathId("messageId", messageId)}`;
+    const path = () => `/v2/chats/${pathId("chatId", chatId)}/messages/${pathId("messageId", messageId)}`;
     return this.#call("GET", path, MessageSchema, options);
   }
 
   /** Sends a message; resolves to the assistant's reply. While the chat is paused, this rejects the pending request. */
-  sendMessage(chatId: string, body: { message: string }, options?: RequestOptions): APIPromise<Message> {
-    return this.#call("POST", `/v2/chats/${pathId("chatId", chatId)}/messages`, MessageSchema, options, body);
+  sendMessage(chatId: string, body: SendMessageBody, options?: RequestOptions): APIPromise<Message> {
+    const path = () => `/v2/chats/${pathId("chatId", chatId)}/messages`;
+    return this.#call("POST", path, MessageSchema, options, body);
   }
 
   /** Resolves the pause of the latest blocked assistant message; the task is sent unchanged, the service judges it. */
-  resolveTask(chatId: string, task: Task, options?: RequestOptions): APIPromise<Message> {
-    const path = `/v2/chats/${pathId("chatId", chatId)}/messages/resolve`;
+  resolveTask(chatId: string, task: Task | OtherTask, options?: RequestOptions): APIPromise<Message> {
+    const path = () => `/v2/chats/${pathId("chatId", chatId)}/messages/resolve`;
     return this.#call("POST", path, MessageSchema, options, { task });
   }
 
@@ -214,7 +261,7 @@ export class ChatClient {
    * Confirms the requested integrations as connected: by default exactly the names the assistant asked for, and
    * always the requested MCP presets with them. Names given are sent as they are (the service answers 409 when
    * they differ from the request). Throws `NoPendingTaskError` when the chat does not wait for integrations, and
-   * `MissingHostProjectError` when it has no `hostProjectId` (seed §4 rule 4); neither sends anything.
+   * `MissingHostProjectError` when it has no `hostProjectId`; neither sends anything.
    */
   confirmIntegrations(
     chatId: string,
@@ -271,9 +318,9 @@ export class ChatClient {
     this.#postHeaders = { ...headers, "content-type": "application/json" };
   }
 
-  /** The token by the one precedence (the option, `$CHAT_API_KEY`, the `chat-cli login` credentials), read once. */
+  /** The token by the one precedence (the option, `$CHAT_API_KEY`, on Node the `chat-cli login` credentials), read once. */
   #loadToken(): Promise<void> {
-    this.#tokenLoad ??= resolveRestToken(this.baseUrl, { token: this.#givenToken }).then(
+    this.#tokenLoad ??= this.#resolveToken().then(
       (resolved) => {
         this.#tokenSource = resolved?.source;
         this.#useToken(resolved?.token);
@@ -286,17 +333,25 @@ export class ChatClient {
     return this.#tokenLoad;
   }
 
+  async #resolveToken(): Promise<{ token: string; source: TokenSource } | undefined> {
+    const given = this.#givenToken?.trim();
+    if (given) return { token: given, source: "given" };
+    const fromEnv = envVar("CHAT_API_KEY")?.trim();
+    if (fromEnv) return { token: fromEnv, source: "env" };
+    const stored = await (await nodeExtras())?.storedToken(this.baseUrl);
+    return stored ? { token: stored, source: "login" } : undefined;
+  }
+
   /** One call: its answer (sent now) and how its body is parsed (when the result is asked for). */
   #call<S extends z.ZodType>(
     method: HttpMethod,
-    path: string,
+    path: () => string,
     schema: S,
     options: RequestOptions | undefined,
     body?: unknown,
   ): APIPromise<z.output<S>> {
-    const label = `${method} ${path.split("?")[0]}`;
     return new APIPromise(this.#answer(method, path, options, body), (response) =>
-      this.#parse(response, schema, label),
+      this.#parse(response, schema, `${method} ${labelPath(path)}`),
     );
   }
 
@@ -310,10 +365,12 @@ export class ChatClient {
    */
   async #answer(
     method: HttpMethod,
-    path: string,
+    pathOf: () => string,
     options: RequestOptions | undefined,
     body?: unknown,
   ): Promise<Response> {
+    // In here, so a bad argument (an empty id) rejects the call's promise rather than throwing where it is made.
+    const path = pathOf();
     if (this.#getHeaders === undefined) await this.#loadToken();
     const label = `${method} ${path.split("?")[0]}`;
     const payload = body === undefined ? undefined : JSON.stringify(body);

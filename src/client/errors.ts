@@ -10,9 +10,10 @@ import { type ErrorBody, ErrorBodySchema, type PendingTask } from "../wire/index
 /**
  * Base of every error ChatClient throws, so `catch (e) { if (e instanceof ChatError) ... }` covers them all.
  * The tree: `ChatApiError` (the service answered non-2xx) and its status subclasses; `ChatConnectionError`
- * (no answer) with `ChatTimeoutError` under it; `ResponseValidationError` (an answer that breaks the wire
- * schema); `NoPendingTaskError` (a flow helper found nothing of the kind to resolve); `MissingHostProjectError`
- * (`confirmIntegrations` on a chat without a hosting project).
+ * (no answer) with `ChatTimeoutError` under it; `ChatAbortError` (the caller's signal aborted the call);
+ * `ResponseValidationError` (an answer that breaks the wire schema); `NoPendingTaskError` (a flow helper found
+ * nothing of the kind to resolve); `MissingHostProjectError` (`confirmIntegrations` on a chat without a hosting
+ * project).
  */
 export class ChatError extends Error {
   override readonly name: string = "ChatError";
@@ -116,7 +117,11 @@ function hintFor(status: number, code: string, body: ErrorBody | string | undefi
   if (status === 403) return "The credential's account or team may not do this.";
   if (status === 404)
     return "Check the id; chats of other accounts or teams are not visible with this credential.";
-  if (status === 409)
+  if (code === "idempotency_key_reused")
+    return "That Idempotency-Key was used for another request: send this one with a new key (the default).";
+  if (code === "idempotency_key_in_progress")
+    return "The first request with that Idempotency-Key still runs: retry after a moment for its answer.";
+  if (code === "conflict")
     return "The chat has moved on: check what it waits for now (getPendingTask, `chat-cli pending`).";
   if (status === 429) return "Slow down and retry later.";
   if (status >= 500) return "The service failed; retry later.";
@@ -196,23 +201,63 @@ function errorClassFor(status: number): typeof ChatApiError {
   }
 }
 
-/** No answer from the service: refused, reset, DNS failure. `cause` holds the underlying error. */
+/** What a connection error knows about the call beside its message. */
+export interface ConnectionErrorOptions extends ErrorOptions {
+  /** True when the request may have reached the service (see `ChatConnectionError.requestSent`). */
+  requestSent?: boolean;
+  /** The `Idempotency-Key` the call was sent with (a create, send or resolve). */
+  idempotencyKey?: string | undefined;
+}
+
+/** No answer from the service: refused, reset, DNS or TLS failure, a timeout. `cause` holds the underlying error. */
 export class ChatConnectionError extends ChatError {
   override readonly name: string = "ChatConnectionError";
-  /** True when the connection was lost after the request was sent: the service may have run it. */
+  /**
+   * False when the request certainly never reached the service (refused, DNS failure, TLS failure, a proxy's
+   * refusal): send it again freely. True when it may have been processed (a reset after sending, a timeout).
+   */
   readonly requestSent: boolean;
-  constructor(message: string, options?: ErrorOptions & { requestSent?: boolean }) {
+  /**
+   * The `Idempotency-Key` of a create, send or resolve: pass it back (`{ idempotencyKey }`) to get the first
+   * attempt's answer without running the call twice. Undefined for reads.
+   */
+  readonly idempotencyKey: string | undefined;
+  constructor(message: string, options?: ConnectionErrorOptions) {
     super(message, options);
     this.requestSent = options?.requestSent ?? false;
+    this.idempotencyKey = options?.idempotencyKey;
   }
 }
 
-/** No answer within `timeoutMs` (per attempt). A kind of connection error. */
+/** No complete answer within `timeoutMs` (per attempt). A kind of connection error. */
 export class ChatTimeoutError extends ChatConnectionError {
   override readonly name = "ChatTimeoutError";
   constructor(
     message: string,
     readonly timeoutMs: number,
+    options?: ConnectionErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** The call's `signal` aborted it (as openai-node's `APIUserAbortError`); `cause` is the signal's reason. */
+export class ChatAbortError extends ChatError {
+  override readonly name = "ChatAbortError";
+  /** The `Idempotency-Key` of an aborted create, send or resolve, which may have reached the service. */
+  readonly idempotencyKey: string | undefined;
+  constructor(message: string, options?: ErrorOptions & { idempotencyKey?: string | undefined }) {
+    super(message, options);
+    this.idempotencyKey = options?.idempotencyKey;
+  }
+}
+
+/** An answer body larger than the client reads (32 MiB); nothing past the cap was read, the connection was dropped. */
+export class ResponseTooLargeError extends ChatError {
+  override readonly name = "ResponseTooLargeError";
+  constructor(
+    message: string,
+    readonly maxBytes: number,
   ) {
     super(message);
   }
@@ -262,7 +307,7 @@ export class NoPendingTaskError extends ChatError {
 }
 
 /**
- * `confirmIntegrations` on a chat without `hostProjectId` (seed §4 rule 4): the integration cannot be connected to
+ * `confirmIntegrations` on a chat without `hostProjectId`: the integration cannot be connected to
  * a hosting project, so the flow stops before anything is sent. Reject the request, or link a hosting project.
  */
 export class MissingHostProjectError extends ChatError {

@@ -12,6 +12,7 @@ export {
 export {
   AuthenticationError,
   BadRequestError,
+  ChatAbortError,
   ChatApiError,
   ChatConnectionError,
   ChatError,
@@ -23,6 +24,7 @@ export {
   NotFoundError,
   PermissionDeniedError,
   RateLimitError,
+  ResponseTooLargeError,
   ResponseValidationError,
   UnprocessableEntityError,
 } from "./errors.js";

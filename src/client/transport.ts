@@ -1,26 +1,25 @@
 /** The client's request/response plumbing: its ky instance, body parsing, paths, queries, headers and failures. */
 import ky, { HTTPError, type KyInstance, NetworkError, TimeoutError } from "ky";
 import type * as z from "zod";
+import { BodyTooLargeError, readBoundedBytes } from "../internal/bounded-body.js";
 import { describeNetworkFailure } from "../internal/network-errors.js";
-import { proxyAwareFetch } from "../internal/proxy.js";
 import { classifyRequestFailure } from "../internal/request-failure.js";
 import { type ErrorBody, ErrorBodySchema } from "../wire/index.js";
 import {
   apiErrorFor,
+  ChatAbortError,
   ChatConnectionError,
   ChatError,
   ChatTimeoutError,
   issuePath,
+  ResponseTooLargeError,
   ResponseValidationError,
   readErrorBody,
 } from "./errors.js";
 import { type ClientLog, loggedFailure, loggedUrl } from "./logger.js";
+import { type FetchLike, type HeadersOption, nodeExtras } from "./runtime.js";
 
-/** The `fetch` the client calls (through ky, with a `Request`); pass your own (a test double, an app's) as `fetch`. */
-export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
-
-/** Header values to add; `null` removes a default header (e.g. `{ "user-agent": null }`), undefined is skipped. */
-export type HeadersOption = Record<string, string | null | undefined>;
+export type { FetchLike, HeadersOption };
 
 export { HTTPError, NetworkError, TimeoutError };
 
@@ -32,6 +31,20 @@ export function fetchFailureOf(error: unknown): unknown {
 /** Answers with no body by definition; a Response built with one throws. */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
+/** The most bytes of one answer the client reads: a page of 100 long messages fits many times over. */
+export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+/** The runtime's fetch (Node: through the proxy the option or the environment chooses), found on first use. */
+function defaultFetch(proxy: string | false | undefined): FetchLike {
+  let chosen: Promise<FetchLike> | undefined;
+  return async (input, init) => {
+    chosen ??= nodeExtras().then(
+      (extras) => extras?.fetch(proxy) ?? ((input, init) => globalThis.fetch(input, init)),
+    );
+    return (await chosen)(input, init);
+  };
+}
+
 /**
  * The ky instance of a client. Its fetch reads each answer's whole body within the attempt, so ky's per-attempt
  * timeout covers the body too, and logs each attempt at debug. This is the one place the client's default fetch
@@ -42,8 +55,7 @@ export function createKy(
   proxy: string | false | undefined,
   log: ClientLog,
 ): KyInstance {
-  // The platform fetch, through the proxy the option or the environment chooses (nothing loads without one).
-  const send: FetchLike = fetch ?? proxyAwareFetch({ proxy });
+  const send: FetchLike = fetch ?? defaultFetch(proxy);
   return ky.create({
     fetch: async (input, init) => {
       const request = input instanceof Request ? input : undefined;
@@ -56,7 +68,12 @@ export function createKy(
         log.debug(`-> ${method} ${url} (retry ${retry}${key ? `, idempotency key ${key}` : ""})`);
       try {
         const answer = await send(input, init);
-        const body = NULL_BODY_STATUSES.has(answer.status) ? null : await answer.arrayBuffer();
+        const body = NULL_BODY_STATUSES.has(answer.status)
+          ? null
+          : await readBoundedBytes(answer, {
+              maxBytes: MAX_RESPONSE_BYTES,
+              what: `The answer to ${method} ${new URL(request?.url ?? String(input)).pathname}`,
+            });
         if (log.enabled("debug"))
           log.debug(
             `<- ${method} ${url} ${answer.status} in ${Math.round(performance.now() - started)} ms ` +
@@ -165,7 +182,7 @@ export interface FailedCall {
   idempotencyKey?: string | undefined;
 }
 
-/** The typed error for a failed call: the service's answer, a timeout, the caller's abort, or no connection. */
+/** The typed error for a failed call: the service's answer, the caller's abort, a timeout, or no connection. */
 export async function failureOf(
   error: unknown,
   { label, baseUrl, timeoutMs, signal, idempotencyKey }: FailedCall,
@@ -175,42 +192,66 @@ export async function failureOf(
     // ky 2 has read the body already (`data`: parsed JSON, or the text).
     return apiErrorFor(response.status, errorBodyOf(error.data), response.headers, label, baseUrl);
   }
+  const isPost = label.startsWith("POST");
   const again = idempotencyKey
     ? `Send it again with the same key ({ idempotencyKey: ${JSON.stringify(idempotencyKey)} }) to get its ` +
       "answer without running it twice"
     : undefined;
+  if (signal?.aborted) {
+    const next = isPost ? ` It may have reached the service. ${again ?? "Check the chat's messages"}.` : "";
+    const why = signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? "");
+    return new ChatAbortError(`${label} was aborted by its signal${why ? ` (${why})` : ""}.${next}`, {
+      cause: signal.reason,
+      idempotencyKey,
+    });
+  }
   if (error instanceof TimeoutError) {
-    const next = label.startsWith("POST")
-      ? `The request was sent and may still complete. ${again ?? "Check the chat's messages before sending it again"}, ` +
+    const next = isPost
+      ? `It may have reached the service and may still complete. ${again ?? "Check the chat's messages before sending it again"}, ` +
         "or pass a larger timeoutMs to wait longer."
       : "Raise timeoutMs, or check that the service is reachable.";
     return new ChatTimeoutError(
       `${label} timed out after ${timeoutMs} ms with no complete answer from ${baseUrl}. ${next}`,
       timeoutMs,
+      { requestSent: true, idempotencyKey },
     );
   }
-  if (signal?.aborted) return signal.reason;
   error = fetchFailureOf(error);
+  if (error instanceof BodyTooLargeError)
+    return new ResponseTooLargeError(
+      `${error.message}: the service or something in front of it sent more than this client reads. ` +
+        "Ask for smaller pages (limit), or report it.",
+      error.maxBytes,
+    );
   if (error instanceof ChatError || !(error instanceof Error)) return error;
   const network = describeNetworkFailure(error, baseUrl);
-  if (network) return new ChatConnectionError(`${label} failed: ${network}`, { cause: error });
+  if (network)
+    return new ChatConnectionError(`${label} failed: ${network}`, { cause: error, idempotencyKey });
   if (classifyRequestFailure(error) === "maybe-sent") {
     const next = again
       ? `${again}.`
-      : label.startsWith("POST")
+      : isPost
         ? "Check the chat's messages before sending it again."
         : "Retry it.";
     return new ChatConnectionError(
       `${label} to ${baseUrl}: the connection was lost after the request was sent; it may have been processed. ${next}`,
-      { cause: error, requestSent: true },
+      { cause: error, requestSent: true, idempotencyKey },
     );
   }
-  const reason = (error as { cause?: { code?: string } }).cause?.code ?? error.message;
+  const reason = connectFailureOf(error);
   return new ChatConnectionError(
-    `${label} could not reach ${baseUrl}${reason ? ` (${reason})` : ""}. ` +
+    `${label} could not reach ${baseUrl}${reason ? ` (${reason})` : ""}; nothing was sent. ` +
       "Check that the service runs there (`chat-cli serve` starts a local one) or set CHAT_API_URL.",
-    { cause: error },
+    { cause: error, idempotencyKey },
   );
+}
+
+/** The code of a failure to connect (ECONNREFUSED, ENOTFOUND, ...), else the message of its cause or itself. */
+function connectFailureOf(error: Error): string {
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+  const code = cause?.code ?? (error as { code?: unknown }).code;
+  if (typeof code === "string") return code;
+  return typeof cause?.message === "string" ? cause.message : error.message;
 }
 
 /** One call as the transport sees it. */

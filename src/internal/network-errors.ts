@@ -1,5 +1,5 @@
 /** What a failed connection means for the user: proxy refusals and TLS certificate errors, named with the host and what to do. */
-import { ProxyConfigError, ProxyError } from "./proxy.js";
+import { ProxyConfigError, ProxyError } from "./proxy-errors.js";
 
 /** Chain errors: the certificate is fine but its issuer is not trusted here (a company root, a TLS-inspecting proxy). */
 const UNTRUSTED_CHAIN_CODES = new Set([

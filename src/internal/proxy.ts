@@ -1,6 +1,7 @@
 /** Which proxy a request goes through (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, as curl reads them), and the agents that carry it, loaded only when a proxy applies. */
 import type { ClientRequest, Agent as HttpAgent, IncomingMessage } from "node:http";
 import { BlockList, isIP } from "node:net";
+import { ProxyConfigError, ProxyError } from "./proxy-errors.js";
 import { markNeverSent } from "./request-failure.js";
 
 /** The environment the proxy variables are read from (default `process.env`). */
@@ -23,25 +24,7 @@ export type ProxyDecision =
   | { readonly proxy: ProxyChoice; readonly reason?: undefined }
   | { readonly proxy?: undefined; readonly reason: string };
 
-/** A proxy variable whose value cannot be used (not a URL, or a scheme other than http/https). */
-export class ProxyConfigError extends Error {
-  override readonly name = "ProxyConfigError";
-}
-
-/** A proxy that refused or could not carry a request; its message names the proxy (without credentials) and what to check. */
-export class ProxyError extends Error {
-  override readonly name = "ProxyError";
-  constructor(
-    message: string,
-    /** The proxy as shown: scheme, host and port. */
-    readonly proxy: string,
-    /** The status the proxy answered with (407, 403, 502...), when it answered. */
-    readonly status?: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
+export { ProxyConfigError, ProxyError };
 
 const VARIABLES = {
   "https:": ["https_proxy", "HTTPS_PROXY"],

@@ -1,4 +1,5 @@
 /** The one redaction step every error and log line crosses before anyone sees it, and the one terminal sanitiser. */
+import { envVar } from "./env.js";
 
 /** Environment variables that hold this package's secrets; a child process (the browser) never gets them. */
 const SECRET_VARIABLES = new Set(["CHAT_API_KEY", "CHAT_MCP_CLIENT_SECRET", "CHAT_MCP_IDP_CLIENT_SECRET"]);
@@ -65,7 +66,7 @@ export function redact(text: string): string {
   for (const secret of remembered) out = withoutValue(out, secret);
   // The secret variables' values are known to the process even before anything remembered them.
   for (const name of SECRET_VARIABLES) {
-    const value = process.env[name];
+    const value = envVar(name);
     if (value && value.length >= MIN_SECRET_LENGTH) out = withoutValue(out, value);
   }
   return out;

@@ -35,18 +35,46 @@ export type RequestFailure = "never-sent" | "maybe-sent" | "not-a-request-failur
 export function classifyRequestFailure(error: unknown): RequestFailure {
   if (typeof error !== "object" || error === null) return "not-a-request-failure";
   if (markedNeverSent.has(error)) return "never-sent";
-  const cause = (error as { cause?: { code?: unknown; errors?: unknown } }).cause;
-  const code = cause?.code;
-  // Happy-eyeballs connects report every address tried; all of them must have failed before sending.
-  const tried = Array.isArray(cause?.errors) ? (cause.errors as Array<{ code?: unknown } | undefined>) : [];
-  if (tried.length > 0 && tried.every((e) => typeof e?.code === "string" && NEVER_SENT_CODES.has(e.code)))
-    return "never-sent";
-  if (typeof code === "string" && NEVER_SENT_CODES.has(code)) return "never-sent";
-  if (typeof code === "string" && MAYBE_SENT_CODES.has(code)) return "maybe-sent";
+  // Node's fetch puts the code on its cause, Bun's on the error itself; Deno names the phase in the cause's message.
+  const causes = [error, (error as { cause?: unknown }).cause].filter(
+    (c): c is { code?: unknown; errors?: unknown; message?: unknown } => typeof c === "object" && c !== null,
+  );
+  for (const cause of causes) {
+    const code = cause.code;
+    // Happy-eyeballs connects report every address tried; all of them must have failed before sending.
+    const tried = Array.isArray(cause.errors) ? (cause.errors as Array<{ code?: unknown } | undefined>) : [];
+    if (tried.length > 0 && tried.every((e) => typeof e?.code === "string" && neverSentCode(e.code)))
+      return "never-sent";
+    if (typeof code === "string" && neverSentCode(code)) return "never-sent";
+    if (typeof code === "string" && MAYBE_SENT_CODES.has(code)) return "maybe-sent";
+    if (typeof cause.message === "string" && /client error \(Connect\)/.test(cause.message))
+      return "never-sent";
+  }
   // fetch's own failures: "fetch failed" (no answer), "terminated" (the body broke), "Failed to fetch", ...
   if (error instanceof TypeError && /fetch|terminated|network/i.test(error.message)) return "maybe-sent";
   return "not-a-request-failure";
 }
+
+/**
+ * A connect-phase code: refused, unresolved, unroutable, or a TLS handshake that failed (a certificate refused, a
+ * protocol mismatch), all before a byte of the request was written.
+ */
+function neverSentCode(code: string): boolean {
+  return NEVER_SENT_CODES.has(code) || TLS_HANDSHAKE_CODES.has(code) || /^ERR_(SSL|TLS)_/.test(code);
+}
+
+/** Certificate verdicts of a TLS handshake (Node and Bun use OpenSSL's names). */
+const TLS_HANDSHAKE_CODES = new Set([
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "CERT_SIGNATURE_FAILURE",
+  "CERT_REVOKED",
+]);
 
 /** True when a failed request certainly never reached the server (it can be sent again without running twice). */
 export function requestNeverSent(error: unknown): boolean {

@@ -9,6 +9,7 @@ import {
   type ListMessagesParams,
   type ListPage,
   type Message,
+  type OtherTask,
   type Preview,
   pendingTaskOf,
   sameNames,
@@ -191,7 +192,7 @@ export class ReferenceChatService implements ChatService {
   async resolveTask(
     principal: Principal,
     chatId: string,
-    input: Task,
+    input: Task | OtherTask,
     watch?: AssistantWatch,
   ): Promise<Message> {
     await this.#think(watch, "The assistant is waiting on the integrations");

@@ -12,6 +12,7 @@ import type {
   ListMessagesParams,
   ListPage,
   Message,
+  OtherTask,
   Preview,
   Task,
 } from "../wire/index.js";
@@ -123,7 +124,12 @@ export interface ChatService {
     body: { message: string },
     watch?: AssistantWatch,
   ): Promise<Message>;
-  resolveTask(principal: Principal, chatId: string, task: Task, watch?: AssistantWatch): Promise<Message>;
+  resolveTask(
+    principal: Principal,
+    chatId: string,
+    task: Task | OtherTask,
+    watch?: AssistantWatch,
+  ): Promise<Message>;
   getPreview(principal: Principal, chatId: string): Promise<Preview>;
 }
 

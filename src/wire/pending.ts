@@ -63,8 +63,7 @@ export function isFinal(finishReason: string | null | undefined): boolean {
 }
 
 /**
- * What the chat waits for, judged from its latest assistant message only (seed §4 rule 3) and read from its parts
- * (seed §4 rule 2): null when that message asks for nothing, or when a final `finishReason` says it is not blocked.
+ * What the chat waits for, judged from its latest assistant message only and read from its parts: null when that message asks for nothing, or when a final `finishReason` says it is not blocked.
  */
 export function pendingTaskOf(latestAssistantMessage: Message | undefined | null): PendingTask | null {
   const message = latestAssistantMessage;

@@ -87,11 +87,11 @@ describe("resolve refuses before sending anything", () => {
     expect((await studio.getPendingTask(chat.id))?.kind).toBe("integration");
   });
 
-  it("--reject on a permission pause explains that a follow-up message rejects it and suggests send", async () => {
+  it("--reject on a permission pause exits 3 (a wrong-kind flag), explains that a follow-up message rejects it and suggests send", async () => {
     const chat = await acme.createChat({ message: "database please" });
     await acme.confirmIntegrations(chat.id);
     const result = await cli("resolve", chat.id, "--reject");
-    expectOneLineError(result, 1, /rejected by sending any follow-up message/);
+    expectOneLineError(result, 3, /rejected by sending any follow-up message/);
     expect(result.stderr).toContain(`chat-cli send ${chat.id}`);
     expect((await acme.getPendingTask(chat.id))?.kind).toBe("permissions");
   });

@@ -76,6 +76,14 @@ describe("colour rule", () => {
     [false, true, {}, false],
     [true, false, {}, false],
     [true, true, { NO_COLOR: "1" }, false],
+    [false, true, { FORCE_COLOR: "1" }, true],
+    [false, true, { FORCE_COLOR: "" }, true],
+    [false, true, { FORCE_COLOR: "0" }, false],
+    [false, true, { FORCE_COLOR: "false" }, false],
+    [false, true, { CLICOLOR_FORCE: "1" }, true],
+    [false, true, { CLICOLOR_FORCE: "0" }, false],
+    [false, true, { FORCE_COLOR: "1", NO_COLOR: "1" }, false],
+    [false, false, { FORCE_COLOR: "1" }, false],
   ])("isTTY=%s, colour flag=%s, env=%j -> %s", (tty, flag, env, expected) => {
     expect(colorAllowed(tty, flag, env)).toBe(expected);
   });

@@ -1,6 +1,7 @@
 /** A refused connection on 127.0.0.1 over the platform fetch: integration, since the closed port and the ECONNREFUSED it gives are the subject. */
 import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
+import type { ClientTestOptions } from "../../src/client/client.js";
 import { ChatClient, ChatConnectionError, type FetchLike } from "../../src/index.js";
 
 /** A loopback port with nothing listening on it. */
@@ -30,7 +31,7 @@ describe("connection refused", () => {
       maxRetries: 1,
       fetch: counting.fetch,
       sleep: async () => {},
-    });
+    } as ClientTestOptions);
     const error = await client.createChat({ message: "hi" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ChatConnectionError);
     expect((error as Error).message).toContain("ECONNREFUSED");

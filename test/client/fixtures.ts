@@ -1,7 +1,8 @@
 /** Wire-format builders and an msw server for ChatClient's unit tests (no network: every request is intercepted). */
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll } from "vitest";
-import { ChatClient, type ChatClientOptions } from "../../src/index.js";
+import type { ClientTestOptions } from "../../src/client/client.js";
+import { ChatClient } from "../../src/index.js";
 import type { Chat, Message, Permission } from "../../src/wire/index.js";
 
 export const BASE_URL = "http://chat.test";
@@ -17,7 +18,7 @@ export function useMockService() {
 }
 
 /** A client on the mock service whose retry waits are recorded instead of slept. */
-export function testClient(options: ChatClientOptions = {}) {
+export function testClient(options: ClientTestOptions = {}) {
   const waits: number[] = [];
   const client = new ChatClient({
     baseUrl: BASE_URL,
@@ -26,7 +27,7 @@ export function testClient(options: ChatClientOptions = {}) {
       waits.push(ms);
     },
     ...options,
-  });
+  } as ClientTestOptions);
   return { client, waits };
 }
 

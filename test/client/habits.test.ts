@@ -1,10 +1,10 @@
 /** The habits of the best generated SDKs, through the public exports: APIPromise, _requestId, the logger, idempotency keys. */
 import { setupServer } from "msw/node";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { ClientTestOptions } from "../../src/client/client.js";
 import {
   APIPromise,
   ChatClient,
-  type ChatClientOptions,
   ChatConnectionError,
   ConflictError,
   type FetchLike,
@@ -21,8 +21,14 @@ afterEach(() => service.reset());
 afterAll(() => server.close());
 
 const TOKEN = service.apiKeys.acme!;
-const client = (options: ChatClientOptions = {}) =>
-  new ChatClient({ baseUrl: BASE, token: TOKEN, logLevel: "off", sleep: async () => {}, ...options });
+const client = (options: ClientTestOptions = {}) =>
+  new ChatClient({
+    baseUrl: BASE,
+    token: TOKEN,
+    logLevel: "off",
+    sleep: async () => {},
+    ...options,
+  } as ClientTestOptions);
 
 /** A logger that keeps every line it is given, at every level. */
 function recordingLogger(): Logger & { lines: string[] } {
@@ -224,7 +230,7 @@ describe("The logger", () => {
       logger,
       logLevel: "debug",
       sleep: async () => {},
-    });
+    } as ClientTestOptions);
     await c.createChat({ message: secretBody }).catch(() => undefined);
     const plain = client({ logger, logLevel: "debug", headers: { "x-api-key": "header-secret-3d9e" } });
     await plain.createChat({ message: secretBody });
@@ -244,7 +250,7 @@ describe("The logger", () => {
           }),
         });
       },
-    });
+    } as ClientTestOptions);
     await failing.sendMessage("chat_x", { message: secretBody }).catch(() => undefined);
     await new ChatClient({ baseUrl: BASE, token: bearer, logger, logLevel: "debug" })
       .getChat("chat_x")

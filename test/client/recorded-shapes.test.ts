@@ -10,6 +10,7 @@ import {
   type Message,
   MissingHostProjectError,
   NoPendingTaskError,
+  otherTask,
   ResponseValidationError,
 } from "../../src/index.js";
 
@@ -195,7 +196,7 @@ describe("every method reads the recorded bodies and keeps every field", () => {
     const reply = await client().sendMessage(CHAT.id, { message: "go on" });
     expect(reply.parts.map((part) => part.type)).toEqual(["thinking", "text"]);
     expect(reply).toMatchObject(extras);
-    const task = { type: "answer-question", answer: "yes", questionId: "q_1" };
+    const task = otherTask({ type: "answer-question", answer: "yes", questionId: "q_1" });
     await client().resolveTask(CHAT.id, task);
     expect(posts().at(-1)?.body).toEqual({ task });
     expect(await client().getPreview(CHAT.id)).toEqual({

@@ -1,7 +1,7 @@
 /** What ChatClient sends (paths, queries, bodies, headers, credentials) and how it checks what comes back. */
 import { HttpResponse, http } from "msw";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ChatClient, ResponseValidationError } from "../../src/index.js";
+import { ChatClient, otherTask, ResponseValidationError } from "../../src/index.js";
 import { BASE_URL, chat, message, TOKEN, testClient, useMockService } from "./fixtures.js";
 
 const storedAccessToken = vi.hoisted(() =>
@@ -39,7 +39,7 @@ describe("endpoints", () => {
       if (path === "/v2/chats" || /^\/v2\/chats\/[^/]+$/.test(path)) return HttpResponse.json(chat());
       return HttpResponse.json(message());
     });
-    const task = { type: "answer-question", answer: "yes", extra: { kept: true } };
+    const task = otherTask({ type: "answer-question", answer: "yes", extra: { kept: true } });
     await client.createChat({ message: "build a database", title: "DB" });
     await client.listChats({ topic: "data base", limit: 5, cursor: "c/1" });
     await client.getChat("chat_1");
@@ -74,9 +74,20 @@ describe("endpoints", () => {
     expect(new URL(requests[0]!.url).pathname).toBe("/v2/chats/a%2Fb%3Fc/messages/m%231");
   });
 
-  it("an empty id is refused before sending", async () => {
+  it("an empty id is refused before sending, as a rejected promise (never a synchronous throw)", async () => {
     const { client } = testClient();
-    expect(() => client.getChat("")).toThrow(/chatId/);
+    const requests = recordRequests(() => HttpResponse.json(chat()));
+    let pending: Promise<unknown> | undefined;
+    expect(() => {
+      pending = client.getChat("");
+    }).not.toThrow();
+    await expect(pending).rejects.toThrow(/chatId must be a non-empty string/);
+    await expect(client.getMessage("chat_1", "")).rejects.toThrow(/messageId/);
+    await expect(client.listMessages("")).rejects.toThrow(/chatId/);
+    await expect(client.resolveTask("", { type: "confirmed-permissions", permissions: [] })).rejects.toThrow(
+      /chatId/,
+    );
+    expect(requests).toEqual([]);
   });
 });
 

@@ -1,14 +1,14 @@
 /** Retries and timeouts: GETs and keyed POSTs retry on failures, unkeyed POSTs only when surely not run. */
 import { delay, HttpResponse, http } from "msw";
 import { describe, expect, it } from "vitest";
+import { BACKOFF_MAX_MS, RETRY_AFTER_MAX_MS } from "../../src/client/retry.js";
 import {
-  BACKOFF_MAX_MS,
+  ChatAbortError,
   ChatConnectionError,
   ChatTimeoutError,
   type FetchLike,
   InternalServerError,
   RateLimitError,
-  RETRY_AFTER_MAX_MS,
 } from "../../src/index.js";
 import { BASE_URL, chat, errorBody, message, testClient, useMockService } from "./fixtures.js";
 
@@ -364,6 +364,7 @@ describe("abort signal", () => {
       },
     ]);
     const pending = client.getChat("chat_1", { signal: controller.signal });
+    await expect(pending).rejects.toThrow(ChatAbortError);
     await expect(pending).rejects.toThrow("user gave up");
     expect(log.calls()).toBe(1);
   });

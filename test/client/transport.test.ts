@@ -12,7 +12,9 @@ import {
   queryString,
 } from "../../src/client/transport.js";
 import {
+  ChatAbortError,
   ChatConnectionError,
+  ChatError,
   ChatTimeoutError,
   NotFoundError,
   ResponseValidationError,
@@ -114,11 +116,73 @@ describe("failureOf", () => {
     expect((failure as Error).message).toMatch(/timed out after 1234 ms .* may still complete/);
   });
 
-  it("returns the caller's abort reason as is", async () => {
+  it("wraps the caller's abort in ChatAbortError, its reason the cause", async () => {
     const controller = new AbortController();
     const reason = new Error("stopped by the caller");
     controller.abort(reason);
-    expect(await failureOf(new Error("aborted"), { ...call, signal: controller.signal })).toBe(reason);
+    const failure = await failureOf(new Error("aborted"), { ...call, signal: controller.signal });
+    expect(failure).toBeInstanceOf(ChatAbortError);
+    expect(failure).toBeInstanceOf(ChatError);
+    expect((failure as ChatAbortError).cause).toBe(reason);
+    expect((failure as Error).message).toContain("stopped by the caller");
+  });
+
+  describe("requestSent is true to what happened", () => {
+    const post = { ...call, label: "POST /v2/chats", idempotencyKey: "cmb-key-1" };
+    const failed = (cause: object) => new TypeError("fetch failed", { cause });
+    it.each([
+      ["Node, refused", failed(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }))],
+      [
+        "Node, DNS failure",
+        failed(Object.assign(new Error("getaddrinfo ENOTFOUND x"), { code: "ENOTFOUND" })),
+      ],
+      [
+        "Node, TLS protocol mismatch",
+        failed(Object.assign(new Error("wrong version number"), { code: "ERR_SSL_WRONG_VERSION_NUMBER" })),
+      ],
+      [
+        "Node, untrusted certificate",
+        failed(Object.assign(new Error("self-signed"), { code: "DEPTH_ZERO_SELF_SIGNED_CERT" })),
+      ],
+      [
+        "Bun, refused (the code on the error itself)",
+        Object.assign(new TypeError("ECONNREFUSED: Unable to connect."), { code: "ECONNREFUSED" }),
+      ],
+      [
+        "Deno, refused",
+        failed(new Error("error sending request for url (x): client error (Connect): tcp connect error")),
+      ],
+      [
+        "Deno, DNS failure",
+        failed(new Error("error sending request for url (x): client error (Connect): dns error: failed")),
+      ],
+    ])("%s: requestSent false, never 'may have been processed'", async (_, error) => {
+      const failure = (await failureOf(error, post)) as ChatConnectionError;
+      expect(failure).toBeInstanceOf(ChatConnectionError);
+      expect(failure.requestSent).toBe(false);
+      expect(failure.message).not.toMatch(/may have been processed|request was sent/);
+      expect(failure.idempotencyKey).toBe("cmb-key-1");
+    });
+
+    it("a reset after sending: requestSent true, the key on the error and in the message", async () => {
+      const reset = failed(Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }));
+      const failure = (await failureOf(reset, post)) as ChatConnectionError;
+      expect(failure.requestSent).toBe(true);
+      expect(failure.message).toMatch(/may have been processed/);
+      expect(failure.idempotencyKey).toBe("cmb-key-1");
+      expect(failure.message).toContain("cmb-key-1");
+    });
+
+    it("a timed-out POST says it may have reached the service, and requestSent says so too", async () => {
+      const failure = (await failureOf(
+        new TimeoutError(new Request("http://x/v2/chats")),
+        post,
+      )) as ChatTimeoutError;
+      expect(failure).toBeInstanceOf(ChatTimeoutError);
+      expect(failure.requestSent).toBe(true);
+      expect(failure.message).toMatch(/may have reached the service/);
+      expect(failure.idempotencyKey).toBe("cmb-key-1");
+    });
   });
 
   it("describes a failure to connect with the base URL", async () => {

@@ -133,13 +133,13 @@ describe("the tarball holds only what users need", () => {
       expect(licences).toContain(`\n${name}@`);
   });
 
-  it("has no tests, TypeScript sources, demo, manual, source maps or repo tooling", () => {
+  it("has no tests, TypeScript sources, demo, manual or repo tooling; the library's maps only beside their files", () => {
     // The manual (docs/) stays in the repository: npm's page opens the README's links to it there.
     const unwanted = packed.filter(
       (path) =>
         /^(src|test|bench|scripts|docs|\.ci|\.changeset|\.github|node_modules)\//.test(path) ||
         path.startsWith("dist/demo/") ||
-        path.endsWith(".map") ||
+        (path.endsWith(".map") && !packed.includes(path.slice(0, -4))) ||
         /\.test\.[cm]?[jt]s$/.test(path) ||
         (path.endsWith(".ts") && !path.endsWith(".d.ts")) ||
         /^(tsconfig.*|biome|vitest\.config\.ts)/.test(path),
@@ -164,11 +164,29 @@ describe("the tarball holds only what users need", () => {
     expect(scope).toEqual({ type: "commonjs" });
   });
 
-  it("has a types file for every export", () => {
+  it("has import and require for every export, types first in each, and their files", () => {
     for (const [subpath, target] of Object.entries(pkg.exports)) {
       if (typeof target === "string") continue; // ./package.json
-      expect(target.types, `types of ${subpath}`).toBeDefined();
-      expect(packed).toContain(target.types!.replace(/^\.\//, ""));
+      for (const condition of ["import", "require"]) {
+        const branch = (target as Record<string, Record<string, string>>)[condition];
+        expect(branch, `${condition} of ${subpath}`).toBeDefined();
+        expect(Object.keys(branch!)[0], `first condition of ${subpath} ${condition}`).toBe("types");
+        for (const file of Object.values(branch!)) expect(packed).toContain(file.replace(/^\.\//, ""));
+      }
+    }
+  });
+
+  it("ships the library readable, with source maps", () => {
+    for (const entry of [
+      "dist/index.js",
+      "dist/server/index.js",
+      "dist/testing/index.js",
+      "dist/web/index.js",
+    ]) {
+      expect(packed).toContain(`${entry}.map`);
+      const code = readFileSync(join(installedPackage, entry), "utf8");
+      expect(code).toContain(`//# sourceMappingURL=${entry.split("/").at(-1)}.map`);
+      expect(code.split("\n").length, `${entry} is not one minified line`).toBeGreaterThan(20);
     }
   });
 });
@@ -225,8 +243,8 @@ describe("what `npx -y chat-mcp-bridge` installs", () => {
     expect(installed.filter((name) => carried.has(name))).toEqual([]);
   });
 
-  it("holds under 17 MB of files (zod's 6 MB and the keychain's 3.5 MB platform binary are most of it)", () => {
-    expect(treeBytes(join(alone, "node_modules")) / 1e6).toBeLessThan(17);
+  it("holds under 18.5 MB of files (zod's 6 MB and the keychain's 3.5 MB platform binary are most of it; the library's readable bundles, source maps and web build 1.3 MB)", () => {
+    expect(treeBytes(join(alone, "node_modules")) / 1e6).toBeLessThan(18.5);
   });
 
   it("ships declarations that name no package users do not install", () => {
@@ -235,7 +253,7 @@ describe("what `npx -y chat-mcp-bridge` installs", () => {
       ...Object.keys(pkg.peerDependencies ?? {}),
       ...Object.keys(pkg.optionalDependencies ?? {}),
     ]);
-    const declarations = packed.filter((path) => path.endsWith(".d.ts"));
+    const declarations = packed.filter((path) => path.endsWith(".d.ts") || path.endsWith(".d.cts"));
     expect(declarations.length).toBeGreaterThan(0);
     const foreign = declarations.flatMap((path) =>
       [

@@ -124,7 +124,8 @@ function taskFromFlags(
     if (pending.kind === "permissions") {
       throw new CliError(
         `chat ${chat.id} waits for ${pendingSummary(pending)}: a permission request is rejected by sending any follow-up message, not by resolve`,
-        EXIT.error,
+        // Another task type than the chat waits for: a conflict, as every other wrong-kind flag.
+        EXIT.conflict,
         `Reject it with: chat-cli send ${hintArgument(chat.id)} <text>`,
       );
     }
