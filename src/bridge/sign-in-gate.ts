@@ -216,7 +216,9 @@ export class SignInGate {
    * extensions included. The wait ends as soon as a person is needed, and at OPENING_GRACE_MS in any case; how the
    * sign-in ended by then is handled once the host's first messages are (#check).
    */
-  async #settlesAtOnce(): Promise<{ ok: true; reached: boolean } | { ok: false; error: unknown } | undefined> {
+  async #settlesAtOnce(): Promise<
+    { ok: true; reached: boolean } | { ok: false; error: unknown } | undefined
+  > {
     this.#startSignIn();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
