@@ -194,7 +194,7 @@ function toolCaller(client: Client): ToolCaller {
   };
 }
 
-/** The seed's rules 2 and 3: only the latest assistant message counts (list_messages is newest first). */
+/** Only the latest assistant message counts (list_messages is newest first). */
 async function readPending(
   say: StepVoice,
   callTool: ToolCaller,

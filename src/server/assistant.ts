@@ -1,4 +1,4 @@
-/** The deterministic scripted assistant: a rules table that drives the service's pause rules (the seed spec's table: integrations, permissions, presets). */
+/** The deterministic scripted assistant: a rules table that drives the service's pause rules (docs/reference-server.md's table: integrations, permissions, presets). */
 import {
   type AgentActionPart,
   type FinishReason,

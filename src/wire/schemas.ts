@@ -40,7 +40,7 @@ export interface ErrorBody {
 }
 
 /*
- * Response shapes are read leniently (the service is in beta): what the seed gives a type for keeps
+ * Response shapes are read leniently (the service is in beta): what the service's API description gives a type for keeps
  * that type, every other field may be missing or null, and unknown fields, part types, roles and finish reasons
  * pass through untouched. Only what the flow cannot do without is required: a chat's or message's `id`, and a
  * message's `parts` array.
@@ -63,7 +63,7 @@ export interface Permission {
   [key: string]: unknown;
 }
 
-/** A text part; the seed does not describe it, so `text` may be missing or null (still streaming). */
+/** A text part; the API description does not describe it, so `text` may be missing or null (still streaming). */
 export const TextPartSchema = z.looseObject({ type: z.literal("text"), text: z.string().nullish() });
 /** Text the assistant wrote. */
 export interface TextPart {
@@ -75,14 +75,14 @@ export interface TextPart {
 
 export const INTEGRATION_ACTION = "get_or_request_integration";
 
-/** An agent-action part; for `get_or_request_integration` the seed gives `data` its shape. */
+/** An agent-action part; for `get_or_request_integration` the API description gives `data` its shape. */
 export const AgentActionPartSchema = z.looseObject({
   type: z.literal("agent-action"),
   name: z.string(),
   data: z
     .looseObject({
       requestedIntegrations: z.array(z.string()).nullish(),
-      /** The seed says "array" and no more: items are kept as sent (names are strings in the reference server). */
+      /** The API description says "array" and no more: items are kept as sent (names are strings in the reference server). */
       requestedMcpPresets: z.array(z.unknown()).nullish(),
     })
     .nullish(),
@@ -161,7 +161,7 @@ export function asUnknownPart(part: MessagePart | UnknownPart): UnknownPart | un
   return (KNOWN_PART_TYPES as readonly string[]).includes(part.type) ? undefined : part;
 }
 
-/** A string field the seed does not name, or names without promising it: may be missing, or null while unknown. */
+/** A string field the API description does not name, or names without promising it: may be missing, or null while unknown. */
 const maybeString = z.string().nullish();
 
 export const ChatSchema = z.looseObject({

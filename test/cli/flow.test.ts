@@ -1,4 +1,4 @@
-/** The integration flow through chat-cli (seed §4), in-process on the reference server's handler, and resolve's refusals, each checked before anything is sent. */
+/** The integration flow through chat-cli, in-process on the reference server's handler, and resolve's refusals, each checked before anything is sent. */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { configDir, defaultBaseUrl, defaultMcpUrl, envApiKey } from "../../src/config/index.js";
 
-describe("defaults from the environment (CONTRACT §1)", () => {
+describe("defaults from the environment", () => {
   it("base URL is $CHAT_API_URL else the local reference server", () => {
     expect(defaultBaseUrl({})).toBe("http://127.0.0.1:8787");
     expect(defaultBaseUrl({ CHAT_API_URL: "https://chat.example/" })).toBe("https://chat.example");

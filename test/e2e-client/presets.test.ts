@@ -186,7 +186,7 @@ describe("the service judges the preset names like the integration names", () =>
   });
 });
 
-describe("seed §4 rule 4: no hostProjectId, no confirmation", () => {
+describe("no hostProjectId, no confirmation", () => {
   it("confirmIntegrations on a studio chat throws MissingHostProjectError and sends nothing", async () => {
     const studio = new ChatClient({ baseUrl: server.url, token: server.apiKeys.studio, maxRetries: 0 });
     const chat = await studio.createChat({ message: REQUESTS.both.prompt });

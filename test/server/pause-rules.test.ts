@@ -1,4 +1,4 @@
-/** The pause rules (seed §3, CONTRACT §2) through /v2 on a real socket, one describe per table row. */
+/** The pause rules (docs/reference-server.md) through /v2 on a real socket, one describe per table row. */
 import { describe, expect, it } from "vitest";
 import { type Message, pendingTaskOf } from "../../src/wire/index.js";
 import { useRequestableReferenceServer } from "../support/reference-request.js";

@@ -1,5 +1,5 @@
 /**
- * What the reference server writes (CONTRACT §2 "as the reference server sends it"): the readers' schemas in
+ * What the reference server writes ("as the reference server sends it"): the readers' schemas in
  * src/wire accept far less (the real service is in beta), so tests hold the writer to the full shape here.
  */
 import * as z from "zod";

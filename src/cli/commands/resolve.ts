@@ -170,7 +170,7 @@ function didYouMean(given: readonly string[], requested: readonly string[]): str
   return suggestions.length > 0 ? `Did you mean ${list([...new Set(suggestions)])}? ` : "";
 }
 
-/** Seed §4 rule 4: without a hosting project the integration cannot be connected, so it cannot be confirmed. */
+/** Without a hosting project the integration cannot be connected, so it cannot be confirmed. */
 function assertHostProject(chat: Chat): void {
   if (chat.hostProjectId) return;
   throw new CliError(
