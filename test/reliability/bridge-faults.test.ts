@@ -249,6 +249,10 @@ describe("Access token expiry during a burst of 200 concurrent calls", () => {
     const { proxy } = await startServerBehindProxy({ REFERENCE_ACCESS_TOKEN_TTL: String(ttlSeconds) });
     const bridge = startBridge(`${proxy.url}/mcp`);
     await initializeBridge(bridge);
+    // Signed out, the bridge answers initialize itself at once; a first call waits for the sign-in.
+    const first = callTool(bridge, "list_chats", { limit: 1 });
+    await bridge.waitAnswered([first], 45_000);
+    expect(succeeded(bridge.answersTo(first)[0])).toBe(true);
     expect(proxy.tokenGrants).toEqual(["authorization_code"]);
 
     // The token has run out when the burst starts, so the burst's calls all want a fresh one at once.
