@@ -1,8 +1,6 @@
-/**
- * Public entry of `chat-mcp-bridge`: ChatClient, its pages and errors, the wire types and zod schemas, and the
- * pending-task helpers. It runs on Web `fetch` alone (Node, Bun, Deno, browsers, edge runtimes); on Node the
- * proxy variables and the `chat-cli login` credentials load on first use.
- */
+/** Public entry of `chat-mcp-bridge`: ChatClient, its pages and errors, the wire types and zod schemas, the pending-task helpers. */
+// It runs on Web `fetch` alone (Node, Bun, Deno, browsers, edge runtimes); on Node the proxy variables and the
+// `chat-cli login` credentials load on first use.
 export { APIPromise, type APIResponse, type WithRequestId } from "./client/api-promise.js";
 export {
   ChatClient,

@@ -1,9 +1,9 @@
 /** ChatClient's Node-only part, imported lazily on Node: proxies from the environment and the `chat-cli login` credentials. */
 import { storedAccessToken } from "../auth/stored-access-token.js";
 import { proxyAwareFetch } from "../internal/proxy.js";
-import type { NodeExtras } from "./runtime.js";
 
-export const nodeExtras: NodeExtras | undefined = {
-  fetch: (proxy) => proxyAwareFetch({ proxy }),
-  storedToken: (baseUrl) => storedAccessToken(baseUrl),
+// Typed by its one reader, runtime.ts's nodeExtras() (an import of its NodeExtras type here would be a cycle).
+export const nodeExtras = {
+  fetch: (proxy: string | false | undefined) => proxyAwareFetch({ proxy }),
+  storedToken: (baseUrl: string) => storedAccessToken(baseUrl),
 };

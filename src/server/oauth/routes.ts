@@ -1,6 +1,6 @@
 /** The authorization server's routes on one fetch handler, and the parts they share, built from the server context. */
 import type { ServerContext } from "../context.js";
-import { jsonResponse, type RouteHandler } from "../http.js";
+import { jsonResponse, type RouteHandler, readBodyText } from "../http.js";
 import type { OAuthServerOptions, PreRegisteredOAuthClient } from "../options.js";
 import { handleAuthorize } from "./authorize.js";
 import { ConsentBrowserBinding } from "./browser-binding.js";
@@ -20,11 +20,13 @@ import { DEFAULT_ACCESS_TOKEN_TTL_SECONDS, OAuthGrants } from "./grants.js";
 import { JWT_BEARER_GRANT_TYPE, JwtBearerGrant, trustedIssuersOf } from "./jwt-bearer.js";
 import type { OAuthParts } from "./parts.js";
 import { AuthorizationFlows, CHAT_SCOPES, OFFLINE_ACCESS_SCOPE, PENDING_CONSENT_TTL_MS } from "./provider.js";
-import { oauthLimiters } from "./rate-limits.js";
+import { oauthLimiters, rateLimited } from "./rate-limits.js";
 import { createReferenceIdp, IDP_METADATA_PATH, IDP_PATH, type ReferenceIdp } from "./reference-idp.js";
 import {
   DEVICE_CODE_GRANT_TYPE,
-  handleRegister,
+  MAX_REGISTRATION_BODY_BYTES,
+  newRegisteredClient,
+  parseClientMetadata,
   type RegisteredClient,
   TOKEN_ENDPOINT_AUTH_METHODS,
 } from "./registration.js";
@@ -330,4 +332,48 @@ export function protectedResourceMetadata(issuer: string, resource: string): Rec
     bearer_methods_supported: ["header"],
     resource_name: resource.endsWith("/mcp") ? "Chat service MCP server" : "Chat service REST API v2",
   };
+}
+
+/** `/register` (RFC 7591, deprecated by MCP 2026-07-28 but still offered): validated, trimmed, capped and bounded. */
+async function handleRegister(parts: OAuthParts, request: Request, clientIp: string): Promise<Response> {
+  if (request.method !== "POST")
+    return jsonResponse(405, { error: "invalid_request", error_description: "use POST" });
+  const limited = rateLimited(parts.limiters.register, clientIp, "json");
+  if (limited) return limited;
+  const refuse = (error: string, description: string) =>
+    jsonResponse(400, { error, error_description: description });
+  let text: string | undefined;
+  try {
+    text = await readBodyText(request, MAX_REGISTRATION_BODY_BYTES);
+  } catch {
+    // RFC 7591 §3.2.2 answers every refusal with 400; the unread rest of the body ends the connection.
+    return jsonResponse(
+      400,
+      {
+        error: "invalid_client_metadata",
+        error_description: `the registration is larger than ${MAX_REGISTRATION_BODY_BYTES} bytes`,
+      },
+      { connection: "close" },
+    );
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text ?? "");
+  } catch {
+    return refuse("invalid_client_metadata", "the body must be a JSON object of client metadata");
+  }
+  const parsed = parseClientMetadata(body);
+  if (!parsed.ok) return refuse(parsed.problem.error, parsed.problem.error_description);
+  if (!parts.grants.makeRoomForRegistration()) {
+    return jsonResponse(
+      503,
+      {
+        error: "temporarily_unavailable",
+        error_description: "The server holds as many client registrations as it keeps; try again later.",
+      },
+      { "retry-after": "3600" },
+    );
+  }
+  const client = parts.grants.registerClient(newRegisteredClient(parsed.metadata, parts.now()));
+  return jsonResponse(201, client);
 }
