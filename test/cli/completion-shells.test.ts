@@ -1,6 +1,9 @@
-/** The bash completion script is valid bash (`bash -n`), and completes words the way the table says. */
+/** The completion scripts parse in their shells (`-n`; zsh and fish where installed), and bash completes words the way the table says. */
 import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { scratchDir } from "../support/scratch-dir.js";
 import { runInProcess } from "./helpers.js";
 
 function bash(script: string, args: string[] = []) {
@@ -24,5 +27,15 @@ describe("chat-cli completion bash in bash", () => {
     expect(complete(["chat-cli", "res"])).toEqual(["resolve"]);
     expect(complete(["chat-cli", "--base-url", "http://x", "resolve", "--app"])).toEqual(["--approve"]);
     expect(complete(["chat-cli", "completion", "z"])).toEqual(["zsh"]);
+  });
+
+  const installed = (shell: string) => spawnSync(shell, ["-c", "true"]).status === 0;
+  it.each(["zsh", "fish"])("%s -n parses its script, where that shell is installed", async (shell) => {
+    if (!installed(shell)) return;
+    const { stdout } = await runInProcess()(["completion", shell]);
+    const file = join(scratchDir("chat-cli-completion-"), `chat-cli.${shell}`);
+    writeFileSync(file, stdout);
+    const parsed = spawnSync(shell, ["-n", file], { encoding: "utf8" });
+    expect(parsed.status, parsed.stderr).toBe(0);
   });
 });
