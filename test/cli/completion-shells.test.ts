@@ -1,8 +1,9 @@
-/** The completion scripts parse in their shells (`-n`; zsh and fish where installed), and bash completes words the way the table says. */
+/** The completion scripts parse in their shells (`-n`; zsh and fish are system packages of the suite's), and bash completes words the way the table says. */
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { needs } from "../support/requirements.js";
 import { scratchDir } from "../support/scratch-dir.js";
 import { runInProcess } from "./helpers.js";
 
@@ -28,14 +29,20 @@ describe("chat-cli completion bash in bash", () => {
     expect(complete(["chat-cli", "--base-url", "http://x", "resolve", "--app"])).toEqual(["--approve"]);
     expect(complete(["chat-cli", "completion", "z"])).toEqual(["zsh"]);
   });
-
-  const installed = (shell: string) => spawnSync(shell, ["-c", "true"]).status === 0;
-  it.each(["zsh", "fish"])("%s -n parses its script, where that shell is installed", async (shell) => {
-    if (!installed(shell)) return;
-    const { stdout } = await runInProcess()(["completion", shell]);
-    const file = join(scratchDir("chat-cli-completion-"), `chat-cli.${shell}`);
-    writeFileSync(file, stdout);
-    const parsed = spawnSync(shell, ["-n", file], { encoding: "utf8" });
-    expect(parsed.status, parsed.stderr).toBe(0);
-  });
 });
+
+const missing = (shell: string) =>
+  spawnSync(shell, ["-c", "true"]).status === 0
+    ? undefined
+    : `${shell} is not installed (scripts/install-system-deps.sh installs it)`;
+for (const shell of ["zsh", "fish"]) {
+  describe(`chat-cli completion ${shell} in ${shell}`, needs(shell, missing(shell)), () => {
+    it(`${shell} -n parses its script`, async () => {
+      const { stdout } = await runInProcess()(["completion", shell]);
+      const file = join(scratchDir("chat-cli-completion-"), `chat-cli.${shell}`);
+      writeFileSync(file, stdout);
+      const parsed = spawnSync(shell, ["-n", file], { encoding: "utf8" });
+      expect(parsed.status, parsed.stderr).toBe(0);
+    });
+  });
+}
