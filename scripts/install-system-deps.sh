@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the real-component tests use: Chromium, a Secret Service keyring, libsecret for keytar, openssl (test CA).
+# Installs the Debian packages the real-component tests use: Chromium, a Secret Service keyring, libsecret for keytar, openssl (test CA), zsh and fish (chat-cli's completion scripts).
 set -euo pipefail
-pkgs=(chromium gnome-keyring dbus libsecret-1-dev libsecret-tools openssl)
+pkgs=(chromium gnome-keyring dbus libsecret-1-dev libsecret-tools openssl zsh fish)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

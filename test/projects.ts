@@ -61,6 +61,7 @@ export const INTEGRATION_FILES = [
   "test/bridge/upstream/legacy/recovery.test.ts",
   "test/bridge/url-diagnostics.test.ts",
   "test/cli/browser.test.ts",
+  "test/cli/completion-shells.test.ts",
   "test/cli/process.test.ts",
   "test/client/connection-refused.test.ts",
   "test/demo/demo.test.ts",

@@ -47,6 +47,8 @@ export interface CliContext {
   fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
   /** Where Ctrl-C arrives (`SIGINT`); default the process. Tests pass an emitter to interrupt a run in-process. */
   signals?: InterruptSource;
+  /** What `login --with-token` reads the key from; default the process's stdin. */
+  stdin?: AsyncIterable<string | Uint8Array>;
 }
 
 /** The part of `process` a command listens on for Ctrl-C. */

@@ -19,6 +19,7 @@ export interface RunSeams {
   env?: Record<string, string | undefined>;
   fetch?: CliContext["fetch"];
   signals?: CliContext["signals"];
+  stdin?: CliContext["stdin"];
 }
 
 /** Runs the program on `argv` (without node and script) and resolves to the exit code. */
@@ -33,6 +34,7 @@ export async function run(argv: string[], ioOverride?: CliIo, seams: RunSeams = 
       ...(seams.env ? { env: seams.env } : {}),
       ...(seams.fetch ? { fetch: seams.fetch } : {}),
       ...(seams.signals ? { signals: seams.signals } : {}),
+      ...(seams.stdin ? { stdin: seams.stdin } : {}),
     };
   };
   const baseUrlDefault = () => defaultBaseUrl(seams.env ?? process.env);

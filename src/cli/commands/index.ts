@@ -13,7 +13,7 @@ export const COMMANDS: CommandEntry[] = [
   {
     name: "login",
     description:
-      "sign in with your browser (OAuth), or as a client with --client-credentials or --workload-token-file, and store the credentials for this base URL",
+      "sign in with your browser (OAuth), as a client with --client-credentials or --workload-token-file, or store a key from stdin with --with-token; the credentials are kept for this base URL",
     usage: "[options]",
     load: async () => (await import("./login.js")).loginCommand,
   },
@@ -88,5 +88,11 @@ export const COMMANDS: CommandEntry[] = [
     description: "run the reference server locally and print its URLs, accounts and dev API keys",
     usage: "[options]",
     load: async () => (await import("./serve.js")).serveCommand,
+  },
+  {
+    name: "completion",
+    description: "print a completion script for bash, zsh or fish",
+    usage: "<shell>",
+    load: async () => (await import("./completion.js")).completionCommand,
   },
 ];

@@ -1,4 +1,4 @@
-/** `chat-cli login [--no-browser] [--device-code] [--auth-timeout <s>] [--token-store <store>] [--client-credentials --client-id <id> [--client-private-key <pem>]] [--client-id <id> --workload-token-file <path>] [--callback-path <path>] [--auth-success-url <url>]`: OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
+/** `chat-cli login [--no-browser] [--device-code] [--auth-timeout <s>] [--token-store <store>] [--client-credentials --client-id <id> [--client-private-key <pem>]] [--client-id <id> --workload-token-file <path>] [--callback-path <path>] [--auth-success-url <url>]`, or `chat-cli login --with-token` (the key on stdin): OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
 import { callbackPathProblem, successUrlProblem } from "../../auth/loopback-requests.js";
 import { configDir } from "../../config/index.js";
 import { redactForTerminal } from "../../internal/redact.js";
@@ -59,6 +59,10 @@ const loginFlags = {
   authSuccessUrl: valueFlag(
     "--auth-success-url <url>",
     "http(s) page the browser is sent to after a successful sign-in",
+  ),
+  withToken: switchFlag(
+    "--with-token",
+    "read an API key or access token from stdin and store it, with no sign-in (keeps it out of argv and shell history)",
   ),
 };
 export type LoginOptions = CommandInput<Record<never, never>, typeof loginFlags>;
@@ -125,6 +129,22 @@ export async function loginSession(ctx: CliContext, options: LoginOptions) {
   });
 }
 
+/** The first sign-in flag given, which `--with-token` does not go with. */
+function signInFlagGiven(options: LoginOptions): string | undefined {
+  const given: [boolean, string][] = [
+    [options.browser === false, "--no-browser"],
+    [options.deviceCode === true, "--device-code"],
+    [options.authTimeoutMs !== undefined, "--auth-timeout"],
+    [options.clientCredentials === true, "--client-credentials"],
+    [options.clientId !== undefined, "--client-id"],
+    [options.clientPrivateKeyFile !== undefined, "--client-private-key"],
+    [options.workloadTokenFile !== undefined, "--workload-token-file"],
+    [options.callbackPath !== undefined, "--callback-path"],
+    [options.authSuccessUrl !== undefined, "--auth-success-url"],
+  ];
+  return given.find(([isGiven]) => isGiven)?.[1];
+}
+
 /** `--callback-path` and `--auth-success-url` refused as usage errors, before any request. */
 function checkCallbackPages(options: LoginOptions): void {
   const path = options.callbackPath === undefined ? undefined : callbackPathProblem(options.callbackPath);
@@ -134,6 +154,12 @@ function checkCallbackPages(options: LoginOptions): void {
 }
 
 export async function login(options: LoginOptions, ctx: CliContext): Promise<void> {
+  if (options.withToken) {
+    const signIn = signInFlagGiven(options);
+    if (signIn) throw new UsageError(`--with-token stores a key without signing in; drop ${signIn}`);
+    const { loginWithToken } = await import("./login-with-token.js");
+    return loginWithToken(ctx, options.tokenStore ?? "auto");
+  }
   const session = await loginSession(ctx, options);
   const summary = await untilInterrupted(session.signIn(), ctx.signals ?? process);
   const storage = await session.describeStorage();

@@ -25,6 +25,7 @@ import {
 } from "../define-command.js";
 import { aboutChat, CliError, EXIT, serverMessage, statusOf, UsageError } from "../errors.js";
 import { parseNames } from "../flag-values.js";
+import { fieldName, fieldProblem } from "../invalid-field.js";
 import { isYes } from "../io.js";
 import {
   hintArgument,
@@ -294,24 +295,15 @@ export async function parseTaskFlag(value: string): Promise<Task> {
     // The union's own issue says only "Invalid input": the known type's schema names the field.
     const known = type === "confirmed-steps" ? ConfirmedStepsTaskSchema : ConfirmedPermissionsTaskSchema;
     const issue = known.safeParse(json).error?.issues[0] ?? parsed.error.issues[0];
-    const field = issue?.path.length ? `"${issue.path.join(".")}"` : "the task";
-    const missing =
-      issue?.code === "invalid_type" && issue.path.length > 0 && !(String(issue.path[0]) in json);
-    const problem = missing ? "is missing" : describeIssue(issue);
-    throw new UsageError(`--task: ${field} ${problem} (a "${type}" task)`, TASK_EXAMPLE);
+    throw new UsageError(
+      `--task: ${fieldName(issue, "the task")} ${fieldProblem(issue, json)} (a "${type}" task)`,
+      TASK_EXAMPLE,
+    );
   }
   return parsed.data as Task;
 }
 
 const TASK_EXAMPLE = 'Example: --task \'{"type":"confirmed-steps","connectedIntegrationNames":["Neon"]}\'';
-
-/** `must be an array` from zod's "expected array, received string"; its own message otherwise. */
-function describeIssue(issue: { code: string; message: string; expected?: unknown } | undefined): string {
-  if (issue?.code === "invalid_type" && typeof issue.expected === "string") {
-    return `must be ${/^[aeiou]/.test(issue.expected) ? "an" : "a"} ${issue.expected}`;
-  }
-  return `is not valid: ${issue?.message ?? "invalid"}`;
-}
 
 /** Reads a task file: a regular file of at most MAX_TASK_FILE_BYTES (a FIFO or device is refused, never waited on). */
 async function readTaskFile(path: string): Promise<string> {

@@ -3,6 +3,7 @@ import * as z from "zod";
 import { readSmallFile } from "../../internal/files.js";
 import { UsageError } from "../../internal/usage-error.js";
 import type { ReferenceServerOptions } from "../../server/index.js";
+import { fieldName, fieldProblem } from "../invalid-field.js";
 
 const FLAG = "--oauth-config";
 /** A few clients and issuers with their keys: far below this. */
@@ -77,7 +78,7 @@ export function readServeOAuthConfig(path: string): ServeOAuthConfig {
   const parsed = ServeOAuthConfigSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new UsageError(`${FLAG}: ${issue?.path.join(".") || "the file"}: ${issue?.message ?? "invalid"}`);
+    throw new UsageError(`${FLAG}: ${fieldName(issue, "the file")} ${fieldProblem(issue, json)}`);
   }
   return parsed.data as ServeOAuthConfig;
 }

@@ -46,7 +46,15 @@ export async function whoami(_options: object, ctx: CliContext): Promise<void> {
     ["token", result.token],
     ["source", source],
   ];
-  ctx.io.stdout(rows.map(([label, value]) => `${label}:\t${shown(value)}\n`).join(""));
+  ctx.io.stdout(labelled(rows, ctx.io.isTTY));
+}
+
+/** `label:\tvalue` lines for scripts; on a terminal the values start in one column. */
+export function labelled(rows: [label: string, value: string][], tty: boolean): string {
+  const width = Math.max(...rows.map(([label]) => label.length)) + 1;
+  return rows
+    .map(([label, value]) => `${tty ? `${label}:`.padEnd(width + 1) : `${label}:\t`}${shown(value)}\n`)
+    .join("");
 }
 
 /** The slug in `<base>/<slug>/chats/<id>`: the path segment before `chats`, else the first one. */

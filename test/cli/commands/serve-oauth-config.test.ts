@@ -53,4 +53,24 @@ describe("--oauth-config", () => {
     expect(() => readServeOAuthConfig(file)).toThrow(UsageError);
     expect(() => readServeOAuthConfig(file)).toThrow(message);
   });
+
+  // zod's own sentences ("Too small: expected string to have >=1 characters") never reach the terminal.
+  it.each([
+    [{ oauthClients: [{ client_id: "" }] }, '--oauth-config: "oauthClients.0.client_id" must not be empty'],
+    [{ oauthClients: [{}] }, '--oauth-config: "oauthClients.0.client_id" is missing'],
+    [{ oauthClients: "wl-app" }, '--oauth-config: "oauthClients" must be an array'],
+    [
+      { referenceIdp: { clientId: "a", account: "b", extra: 1 } },
+      '"referenceIdp" has a field it does not know: "extra"',
+    ],
+    [[], "--oauth-config: the file must be an object"],
+  ])("names the field of %j in a sentence of its own", (content, message) => {
+    const file = configFile(content);
+    expect(() => readServeOAuthConfig(file)).toThrow(message);
+    try {
+      readServeOAuthConfig(file);
+    } catch (error) {
+      expect((error as Error).message).not.toMatch(/expected|received|Too small|Invalid input|Unrecognized/);
+    }
+  });
 });
