@@ -49,6 +49,26 @@ export interface CliContext {
   signals?: InterruptSource;
   /** What `login --with-token` reads the key from; default the process's stdin. */
   stdin?: AsyncIterable<string | Uint8Array>;
+  /** The program's commands and flags, every command declared (`chat-cli completion`'s input; run.ts gives it). */
+  commandTable?: () => Promise<CompletionTable>;
+}
+
+/** One flag of the program, as a completion script offers it. */
+export interface Flag {
+  long: string;
+  short?: string;
+  takesValue: boolean;
+  description: string;
+}
+export interface CommandWords {
+  name: string;
+  description: string;
+  flags: Flag[];
+}
+/** What a completion script offers: the global flags, and each command with its own. */
+export interface CompletionTable {
+  globals: Flag[];
+  commands: CommandWords[];
 }
 
 /** The part of `process` a command listens on for Ctrl-C. */

@@ -2,7 +2,14 @@
 import { Command, CommanderError, Help, InvalidArgumentError, Option } from "commander";
 import { packageVersion } from "../internal/package-version.js";
 import { COMMANDS, type CommandEntry } from "./commands/index.js";
-import { type CliContext, type GivenGlobals, type GlobalOptions, globalOptionsFrom } from "./context.js";
+import {
+  type CliContext,
+  type CompletionTable,
+  type Flag,
+  type GivenGlobals,
+  type GlobalOptions,
+  globalOptionsFrom,
+} from "./context.js";
 import type { CommandDefinition, CommandInput, FlagSpec } from "./define-command.js";
 import { EXIT, type ExitCode } from "./errors.js";
 import { OptionValueError, parseBaseUrl, parseSeconds } from "./flag-values.js";
@@ -188,4 +195,45 @@ export async function runProgram(
       return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     return EXIT.usage;
   }
+}
+
+const HELP_FLAG: Flag = { long: "--help", short: "-h", takesValue: false, description: "show help" };
+
+function flagOf(option: Option): Flag | undefined {
+  if (!option.long) return undefined;
+  return {
+    long: option.long,
+    ...(option.short ? { short: option.short } : {}),
+    takesValue: option.required || option.optional,
+    description: option.description,
+  };
+}
+
+/** The table of the program with every command declared (its flags loaded), as `chat-cli --help` knows it. */
+export async function commandTable(): Promise<CompletionTable> {
+  const quiet = { writeOut: () => {}, writeErr: () => {} };
+  const { program, declareNamed } = buildProgram(
+    "0",
+    quiet,
+    () => {
+      throw new Error("not run");
+    },
+    () => "",
+  );
+  for (const entry of COMMANDS) await declareNamed(entry.name);
+  const flags = (command: Command) => [
+    ...command.options.map(flagOf).filter((flag): flag is Flag => flag !== undefined),
+    HELP_FLAG,
+  ];
+  return {
+    globals: flags(program),
+    commands: program.commands.map((command) => ({
+      name: command.name(),
+      description: command.description(),
+      flags: command.options
+        .map(flagOf)
+        .filter((flag): flag is Flag => flag !== undefined)
+        .concat(HELP_FLAG),
+    })),
+  };
 }

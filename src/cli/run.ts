@@ -11,7 +11,7 @@ import { openInBrowser } from "./browser.js";
 import { type CliContext, type GlobalOptions, SIGN_IN_HINT } from "./context.js";
 import { CliError, EXIT, type ExitCode, serverMessage, statusOf, UsageError } from "./errors.js";
 import { type CliIo, isYes, processIo } from "./io.js";
-import { runProgram } from "./program.js";
+import { commandTable, runProgram } from "./program.js";
 import { describeUnreachable } from "./unreachable.js";
 
 /** What a run touches besides argv, injectable as gh's IOStreams: tests pass fake streams, an env and a fetch. */
@@ -35,6 +35,7 @@ export async function run(argv: string[], ioOverride?: CliIo, seams: RunSeams = 
       ...(seams.fetch ? { fetch: seams.fetch } : {}),
       ...(seams.signals ? { signals: seams.signals } : {}),
       ...(seams.stdin ? { stdin: seams.stdin } : {}),
+      commandTable,
     };
   };
   const baseUrlDefault = () => defaultBaseUrl(seams.env ?? process.env);

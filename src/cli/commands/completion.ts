@@ -1,71 +1,10 @@
 /** `chat-cli completion <bash|zsh|fish>`: a completion script for that shell, generated from the program's own command table. */
-import type { Command, Option } from "commander";
 import { UsageError } from "../../internal/usage-error.js";
-import type { CliContext } from "../context.js";
+import type { CliContext, CompletionTable, Flag } from "../context.js";
 import { defineCommand } from "../define-command.js";
 
 export const SHELLS = ["bash", "zsh", "fish"] as const;
 export type Shell = (typeof SHELLS)[number];
-
-interface Flag {
-  long: string;
-  short?: string;
-  takesValue: boolean;
-  description: string;
-}
-interface CommandWords {
-  name: string;
-  description: string;
-  flags: Flag[];
-}
-/** What a completion script offers: the global flags, and each command with its own. */
-export interface CompletionTable {
-  globals: Flag[];
-  commands: CommandWords[];
-}
-
-const HELP_FLAG: Flag = { long: "--help", short: "-h", takesValue: false, description: "show help" };
-
-function flagOf(option: Option): Flag | undefined {
-  if (!option.long) return undefined;
-  return {
-    long: option.long,
-    ...(option.short ? { short: option.short } : {}),
-    takesValue: option.required || option.optional,
-    description: option.description,
-  };
-}
-
-/** The table of the program with every command declared (its flags loaded), as `chat-cli --help` knows it. */
-export async function completionTable(): Promise<CompletionTable> {
-  const { buildProgram } = await import("../program.js");
-  const { COMMANDS } = await import("./index.js");
-  const quiet = { writeOut: () => {}, writeErr: () => {} };
-  const { program, declareNamed } = buildProgram(
-    "0",
-    quiet,
-    () => {
-      throw new Error("not run");
-    },
-    () => "",
-  );
-  for (const entry of COMMANDS) await declareNamed(entry.name);
-  const flags = (command: Command) => [
-    ...command.options.map(flagOf).filter((flag): flag is Flag => flag !== undefined),
-    HELP_FLAG,
-  ];
-  return {
-    globals: flags(program),
-    commands: program.commands.map((command) => ({
-      name: command.name(),
-      description: command.description(),
-      flags: command.options
-        .map(flagOf)
-        .filter((flag): flag is Flag => flag !== undefined)
-        .concat(HELP_FLAG),
-    })),
-  };
-}
 
 /** A POSIX single-quoted word (bash and zsh). */
 function quoted(text: string): string {
@@ -79,7 +18,7 @@ function fishQuoted(text: string): string {
 
 /** The global flags a command's words include: all but help and version, which the command's own list has or lacks. */
 const inherited = (table: CompletionTable) =>
-  table.globals.filter((flag) => flag !== HELP_FLAG && flag.long !== "--version");
+  table.globals.filter((flag) => flag.long !== "--help" && flag.long !== "--version");
 /** The commands completed by name; `completion` is completed with the shells besides. */
 const others = (table: CompletionTable) => table.commands.filter((command) => command.name !== "completion");
 
@@ -177,7 +116,7 @@ function fish(table: CompletionTable): string {
     ),
     ...table.commands.flatMap((command) =>
       command.flags
-        .filter((flag) => flag !== HELP_FLAG)
+        .filter((flag) => flag.long !== "--help")
         .map((flag) => flagLine(flag, `-n '__fish_seen_subcommand_from ${command.name}'`)),
     ),
     "complete -c chat-cli -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'",
@@ -196,7 +135,9 @@ export async function completion(input: { shell: string }, ctx: CliContext): Pro
     throw new UsageError(
       `no completion for the shell ${JSON.stringify(input.shell)}; chat-cli completion knows bash, zsh and fish`,
     );
-  ctx.io.stdout(completionScript(shell, await completionTable()));
+  if (!ctx.commandTable)
+    throw new Error("chat-cli completion runs inside the program (run.ts gives its table)");
+  ctx.io.stdout(completionScript(shell, await ctx.commandTable()));
 }
 
 export const completionCommand = defineCommand({
