@@ -159,10 +159,20 @@ export class SignInGate {
   /** A sign-in shows the person where to go: the host hears of it too (its URL dialog, its log, the sign_in tool). */
   showPrompt(prompt: SignInPrompt): void {
     this.#link.prompt = prompt;
-    this.#endOpeningGrace?.();
+    // Within the opening grace the host has no answer to its opening yet: #check acts on the prompt once it has
+    // (the link shows it in the host's log and dialog when the host says it is initialized).
+    if (this.#state === "checking") {
+      this.#endOpeningGrace?.();
+      return;
+    }
     if (this.#state === "open") return;
     this.#link.notify(prompt.message);
     this.#link.offerUrl();
+    this.#actOnPrompt(prompt);
+  }
+
+  /** The sign_in calls get the link; a request that must wait for a person outside the host is answered now. */
+  #actOnPrompt(prompt: SignInPrompt): void {
     this.#answerSignInCalls();
     if (!this.#link.mustActOutsideHost()) return;
     for (const held of this.#held.releaseAll((message) => !isListMethod(message.method))) {
@@ -208,6 +218,7 @@ export class SignInGate {
     for (const message of this.#early.drain()) this.#handle(message);
     if (settled?.ok) this.#open();
     else if (settled) this.#failed(settled.error);
+    else if (this.#link.prompt) this.#actOnPrompt(this.#link.prompt);
   }
 
   /**
