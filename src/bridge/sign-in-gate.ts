@@ -2,7 +2,7 @@
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { SignInPrompt } from "../auth/index.js";
 import type { EraRelay } from "./era-router.js";
-import { hostFacts } from "./host-patience.js";
+import { APP_LIST_WAIT_MS, hostFacts } from "./host-patience.js";
 import { isJsonObject as isObject, isRequest, isResponse, type JsonObject as Json } from "./jsonrpc.js";
 import { type BridgeLog, describeError } from "./log.js";
 import { requestKey } from "./request-ids.js";
@@ -57,7 +57,7 @@ type HostRequest = Extract<JSONRPCMessage, { id: RequestId; method: string }>;
 
 /** How long what the host sent after its initialize waits for the server's answer to it, once signed in. */
 const INITIALIZE_ANSWER_WAIT_MS = 5_000;
-/** How long a first start (no login, no remembered server) waits for a sign-in that needs no person. */
+/** How long a first start (no login, no remembered server) of a patient host waits for a sign-in that needs no person. */
 export const OPENING_GRACE_MS = 500;
 /** The most `tools/list` answers awaited at once for the last-tools store: more are not remembered. */
 const MAX_WATCHED_LISTS = 16;
@@ -118,8 +118,7 @@ export class SignInGate {
       return;
     }
     this.#link.observe(message);
-    this.#listDeadline ??=
-      Date.now() + (this.#options.listWaitMs ?? hostFacts(this.#link.hostInfo).listWaitMs);
+    this.#listDeadline ??= Date.now() + this.#listWaitMs();
     if (this.#state === "signed-out") {
       this.#handle(message);
       return;
@@ -127,6 +126,11 @@ export class SignInGate {
     if (isRequest(message) && isListMethod(message.method)) this.#holdList(message);
     this.#keep(this.#early, message);
     if (this.#state === "unknown") void this.#check();
+  }
+
+  /** How long this host's lists may wait for the sign-in: the option, else by the host (host-patience). */
+  #listWaitMs(): number {
+    return this.#options.listWaitMs ?? hostFacts(this.#link.hostInfo).listWaitMs;
   }
 
   /** Keeps a message for the server; past the queue's bound a request is refused, a notification dropped. */
@@ -204,7 +208,9 @@ export class SignInGate {
     ]);
     this.#discover = discover;
     this.#lastTools = lastTools;
-    const settled = signedIn || discover !== undefined ? undefined : await this.#settlesAtOnce();
+    // Only a host that waits longer than an app for its lists can spare the grace (apps start their turn in 1-2 s).
+    const patient = this.#listWaitMs() > APP_LIST_WAIT_MS;
+    const settled = signedIn || discover !== undefined || !patient ? undefined : await this.#settlesAtOnce();
     // A sign-in that ended without a login (a server that cannot be reached) is the relay's to report, later.
     if (signedIn || (settled?.ok && settled.reached)) {
       this.#signingIn = undefined;

@@ -123,9 +123,17 @@ const MODERN_META = {
 };
 
 describe("a signed-out start: the host's opening is answered at once", () => {
-  it("a legacy host's initialize, before any sign-in has shown a link: within the opening grace", async () => {
+  it("an app's initialize (Claude Code starts its turn in about 2 s), before any sign-in has shown a link", async () => {
     const host = gateWithHost();
     host.initialize("claude-code");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(host.answerTo(1)).toMatchObject({ result: { capabilities: { tools: { listChanged: true } } } });
+    expect(host.toServer).toEqual([]);
+  });
+
+  it("an agent library's initialize (60 s to spare), before any sign-in has shown a link: within the opening grace", async () => {
+    const host = gateWithHost();
+    host.initialize("my-agent");
     await vi.advanceTimersByTimeAsync(OPENING_GRACE_MS - 1);
     expect(host.answerTo(1)).toBeUndefined();
     await vi.advanceTimersByTimeAsync(1);
@@ -144,7 +152,7 @@ describe("a signed-out start: the host's opening is answered at once", () => {
 
   it("a server that lets the bridge in within the grace answers the host's initialize itself", async () => {
     const host = gateWithHost();
-    host.initialize("claude-code");
+    host.initialize("my-agent");
     await vi.advanceTimersByTimeAsync(0);
     host.finish();
     await vi.advanceTimersByTimeAsync(0);
