@@ -1,11 +1,10 @@
 // The AI coding CLIs that `npm run test:hosts` runs, installed at pinned versions from the npm registry into the test
 // cache (outside the repo), one folder each: `<cache>/hosts/<name>@<version>`. Idempotent; prints one line per host.
 // `node scripts/install-hosts.mjs [--json]` installs the missing ones and prints their binaries.
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { testCacheDir } from "./node-release.mjs";
+import { installIntoCache, testCacheDir } from "./node-release.mjs";
 
 /** The hosts, their pinned versions and the binary each package puts in node_modules/.bin. */
 export const HOSTS = [
@@ -34,29 +33,8 @@ export function ensureHost(host) {
   const bin = hostBin(host);
   if (existsSync(bin)) return bin;
   const dir = hostDir(host);
-  // Into a sibling folder first, moved into place whole: an interrupted install is never taken for a finished one.
-  const partial = `${dir}.partial`;
-  rmSync(partial, { recursive: true, force: true });
-  mkdirSync(partial, { recursive: true });
-  writeFileSync(join(partial, "package.json"), `${JSON.stringify({ private: true }, null, 2)}\n`);
   process.stderr.write(`Installing ${host.pkg}@${host.version} from the npm registry into ${dir} (once)\n`);
-  execFileSync(
-    "npm",
-    [
-      "install",
-      "--prefix",
-      partial,
-      "--no-save",
-      "--no-package-lock",
-      "--no-audit",
-      "--no-fund",
-      "--include=optional",
-      `${host.pkg}@${host.version}`,
-    ],
-    { stdio: ["ignore", "ignore", "inherit"], shell: process.platform === "win32" },
-  );
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(partial, dir);
+  installIntoCache(dir, `${host.pkg}@${host.version}`, { extraArgs: ["--include=optional"] });
   if (!existsSync(bin))
     throw new Error(`npm installed ${host.pkg}@${host.version} into ${dir} but ${bin} is missing`);
   return bin;

