@@ -145,7 +145,8 @@ const summary = (cell: Cell) => ({
   ms: cell.run.ms,
   agentTurns: cell.model.agentTurns().length,
   firstTurnAfterMs: (cell.model.agentTurns()[0]?.at ?? Number.NaN) - cell.started,
-  firstOffered: cell.model.agentTurns()[0]?.bridgeTools ?? null,
+  firstOffered: cell.model.firstReach() ?? null,
+  searched: cell.model.agentTurns()[0]?.move?.kind === "search",
   answer: cell.model.lastAnswer()?.slice(0, 400),
   stdout: clip(cell.run.stdout),
   stderr: clip(cell.run.stderr),
@@ -239,7 +240,7 @@ export function describeHostCells(hostName: string): void {
           const configDir = scratchDir(`cmb-host-${host.name}-config-`);
           await loginAhead(server.mcpUrl, configDir);
           const { model, shown } = await cell("signed in", server.mcpUrl, configDir, prompts.list);
-          expect(model.agentTurns()[0]?.bridgeTools.some((tool) => /list_chats$/.test(tool))).toBe(true);
+          expect(model.firstReach()?.some((tool) => /list_chats$/.test(tool))).toBe(true);
           expect(results(model).map((turn) => turn.name.replace(/.*?(list_chats)$/, "$1"))).toEqual([
             "list_chats",
           ]);
@@ -327,7 +328,7 @@ export function describeHostCells(hostName: string): void {
               expect(signedIn, "the login was stored").toBe(true);
               // Never an empty turn with no word: this run had the tools, or a sign-in tool.
               expect(
-                first.model.agentTurns()[0]?.bridgeTools.length ?? 0,
+                first.model.firstReach()?.length ?? 0,
                 "the first turn offered none of the bridge's tools",
               ).toBeGreaterThan(0);
               const listed = results(next?.model ?? first.model).filter((turn) =>
