@@ -17,7 +17,9 @@ const strict = process.env.CHAT_TEST_STRICT === "1";
 const cells = HOSTS.filter(
   (host) => host.name !== "mcp-remote" && (picked.length === 0 || picked.includes(host.name)),
 );
-const out = join(testCacheDir(), "host-runs", new Date().toISOString().replace(/[:.]/g, "-"));
+/** What the hosts start: the bridge, or mcp-remote 0.15.1 for docs/hosts.md's comparison. */
+const server = process.env.CHAT_HOSTS_SERVER === "mcp-remote" ? "mcp-remote" : "bridge";
+const out = join(testCacheDir(), "host-runs", `${new Date().toISOString().replace(/[:.]/g, "-")}-${server}`);
 mkdirSync(out, { recursive: true });
 
 /** Why no host can run here, or undefined: a loopback-only namespace needs Linux, unshare and the right to use it. */
@@ -166,7 +168,7 @@ const failures = [...table].flatMap(([cell, row]) =>
     .map(([host, entry]) => `${host}: ${cell}: ${[...entry.reasons].join(" / ")}`),
 );
 const wall = Math.round((Date.now() - started) / 1000);
-const summary = `${lines.join("\n")}\n\n${failures.map((f) => `FAILED ${f}`).join("\n")}\n${skips.map((s) => `SKIPPED ${s}`).join("\n")}\n`;
+const summary = `server: ${server}, ${runs} run(s) per host\n\n${lines.join("\n")}\n\n${failures.map((f) => `FAILED ${f}`).join("\n")}\n${skips.map((s) => `SKIPPED ${s}`).join("\n")}\n`;
 writeFileSync(join(out, "summary.md"), summary);
 process.stdout.write(`\n${summary}\nwall time ${wall} s; reports, logs and notes in ${out}\n`);
 if (missing) totals = { ...totals, skipped: totals.skipped + cells.length };

@@ -136,8 +136,9 @@ export const HOST_CLIS: HostCli[] = [
           `command = ${toml(server.command)}`,
           `args = [${server.args.map(toml).join(", ")}]`,
           `env = { ${env} }`,
-          // The notes' variant: a server Codex waits for (its default gives a server 1 s).
-          ...(process.env.CHAT_HOSTS_CODEX_REQUIRED ? ["required = true"] : []),
+          // A server Codex waits for, as docs/hosts.md tells Codex users to set: an optional one gets 1 s to start
+          // before a turn goes on without its tools (openai/codex#31641). CHAT_HOSTS_CODEX_OPTIONAL=1: the default.
+          ...(process.env.CHAT_HOSTS_CODEX_OPTIONAL ? [] : ["required = true"]),
           "",
         ].join("\n"),
       );

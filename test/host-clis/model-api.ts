@@ -41,6 +41,11 @@ export interface ModelApi {
   requests: RecordedRequest[];
   /** The requests that offered tools (a host's agent turns, not its title or routing side requests). */
   agentTurns(): RecordedRequest[];
+  /**
+   * The bridge's tools within the model's reach in its first turn: those the first agent request offered, or, when
+   * the model searched the host's deferred tools there, those the host's answer to that search carried.
+   */
+  firstReach(): string[] | undefined;
   /** The text of the last answer the model gave (what the host should print). */
   lastAnswer(): string | undefined;
   close(): Promise<void>;
@@ -53,9 +58,13 @@ interface Parsed {
   stream: boolean;
   /** A side request asking for JSON (Gemini CLI's next-speaker check and router). */
   wantsJson?: boolean;
+  /** The host offers a search of its deferred tools (the Responses API's `tool_search`), not used yet. */
+  canSearch?: boolean;
+  /** Offered tools that sit in a namespace: the full name the script uses, and the two parts a call names. */
+  namespaced?: Map<string, { namespace: string; name: string }>;
 }
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 const arr = (value: unknown): Json[] => (Array.isArray(value) ? (value as Json[]) : []);
 const str = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value ?? ""));
 const textOf = (content: unknown): string =>
@@ -85,6 +94,9 @@ function settle(
     turns.find((t) => t.result === undefined && (name === undefined || t.name === name));
   if (turn) turn.result = result;
 }
+
+/** The one name the script knows a namespaced tool by (the Responses API sends the two parts apart). */
+const inNamespace = (namespace: string, name: string) => `${namespace}.${name}`;
 
 const parsers: Record<Wire, (body: Json) => Parsed> = {
   anthropic(body) {
@@ -129,12 +141,31 @@ const parsers: Record<Wire, (body: Json) => Parsed> = {
   },
   responses(body) {
     const turns: (Turn & { id?: string })[] = [];
+    const namespaced = new Map<string, { namespace: string; name: string }>();
+    /** A tool list's names, a namespace's tools as `<namespace>.<name>` (Codex: `mcp__chat` and `list_chats`). */
+    const namesOf = (tools: unknown): string[] =>
+      arr(tools).flatMap((tool) =>
+        tool.type === "namespace"
+          ? arr(tool.tools).map((t) => {
+              const full = inNamespace(str(tool.name), str(t.name));
+              namespaced.set(full, { namespace: str(tool.name), name: str(t.name) });
+              return full;
+            })
+          : [typeof tool.name === "string" ? tool.name : str(tool.type)],
+      );
+    const offered = namesOf(body.tools);
+    let searched = false;
     let prompt = typeof body.input === "string" ? body.input : "";
     for (const item of arr(body.input)) {
       if ((item.type === "message" || item.role) && item.role === "user")
         prompt += `${textOf(item.content)}\n`;
       if (item.type === "function_call")
-        turns.push({ id: str(item.call_id), name: str(item.name), args: parseArgs(item.arguments) });
+        turns.push({
+          id: str(item.call_id),
+          name:
+            typeof item.namespace === "string" ? inNamespace(item.namespace, str(item.name)) : str(item.name),
+          args: parseArgs(item.arguments),
+        });
       if (item.type === "function_call_output")
         settle(
           turns,
@@ -142,13 +173,12 @@ const parsers: Record<Wire, (body: Json) => Parsed> = {
           undefined,
           typeof item.output === "string" ? item.output : textOf(item.output),
         );
+      // The model's search of the deferred tools, and what the host found: those tools are offered from then on.
+      if (item.type === "tool_search_call") searched = true;
+      if (item.type === "tool_search_output") offered.push(...namesOf(item.tools));
     }
-    const offered = arr(body.tools).flatMap((tool) =>
-      tool.type === "namespace"
-        ? arr(tool.tools).map((t) => `${str(tool.name)}${str(t.name)}`)
-        : [str(tool.name)],
-    );
-    return { prompt, turns, offered, stream: body.stream === true };
+    const canSearch = !searched && arr(body.tools).some((tool) => tool.type === "tool_search");
+    return { prompt, turns, offered, stream: body.stream === true, canSearch, namespaced };
   },
   chat(body) {
     const turns: (Turn & { id?: string })[] = [];
@@ -188,7 +218,11 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 
 const usage = { input_tokens: 100, output_tokens: 20 };
 
-const renderers: Record<Wire, (res: ServerResponse, move: Move, parsed: Parsed, model: string) => void> = {
+/** A move a wire with no tool search can carry. */
+type Said = Exclude<Move, { kind: "search" }>;
+type Renderer<M> = (res: ServerResponse, move: M, parsed: Parsed, model: string) => void;
+
+const renderers: { [W in Wire]: Renderer<W extends "responses" ? Move : Said> } = {
   anthropic(res, move, parsed, model) {
     const id = nextId("msg");
     const block =
@@ -254,7 +288,7 @@ const renderers: Record<Wire, (res: ServerResponse, move: Move, parsed: Parsed, 
     if (res.req.url?.includes("streamGenerateContent")) sse(res, [body]);
     else json(res, 200, body);
   },
-  responses(res, move, _parsed, model) {
+  responses(res, move, parsed, model) {
     const id = nextId("resp");
     const item =
       move.kind === "call"
@@ -262,17 +296,26 @@ const renderers: Record<Wire, (res: ServerResponse, move: Move, parsed: Parsed, 
             type: "function_call",
             id: nextId("fc"),
             call_id: nextId("call"),
-            name: move.name,
+            ...(parsed.namespaced?.get(move.name) ?? { name: move.name }),
             arguments: JSON.stringify(move.args),
             status: "completed",
           }
-        : {
-            type: "message",
-            id: nextId("msg"),
-            status: "completed",
-            role: "assistant",
-            content: [{ type: "output_text", text: move.text, annotations: [] }],
-          };
+        : move.kind === "search"
+          ? {
+              type: "tool_search_call",
+              id: nextId("tsc"),
+              call_id: nextId("call"),
+              execution: "client",
+              status: "completed",
+              arguments: { query: move.query, limit: 8 },
+            }
+          : {
+              type: "message",
+              id: nextId("msg"),
+              status: "completed",
+              role: "assistant",
+              content: [{ type: "output_text", text: move.text, annotations: [] }],
+            };
     const base = { id, object: "response", created_at: Math.floor(Date.now() / 1000), model };
     const responseUsage = {
       input_tokens: 100,
@@ -287,7 +330,12 @@ const renderers: Record<Wire, (res: ServerResponse, move: Move, parsed: Parsed, 
       {
         type: "response.output_item.added",
         output_index: 0,
-        item: move.kind === "call" ? { ...item, arguments: "" } : { ...item, content: [] },
+        item:
+          move.kind === "call"
+            ? { ...item, arguments: "" }
+            : move.kind === "search"
+              ? item
+              : { ...item, content: [] },
       },
       ...(move.kind === "answer"
         ? [
@@ -353,6 +401,29 @@ const renderers: Record<Wire, (res: ServerResponse, move: Move, parsed: Parsed, 
   },
 };
 
+/** One model request on `wire`: read, answered on `res` with the script's next move, and returned as recorded. */
+export function reply(wire: Wire, path: string, body: Json, res: ServerResponse): RecordedRequest {
+  const parsed = parsers[wire](body);
+  const move: Move =
+    parsed.offered.length === 0 && !parsed.prompt.includes("SCENARIO:")
+      ? { kind: "answer", text: "SCRIPT: side request" }
+      : nextMove(scenarioOf(parsed.prompt), parsed.offered, parsed.turns, parsed.canSearch);
+  const model = str(body.model || "scripted");
+  if (wire === "responses") renderers.responses(res, move, parsed, model);
+  else if (move.kind === "search") throw new Error(`scripted model: no tool search on the ${wire} wire`);
+  else renderers[wire](res, move, parsed, model);
+  return {
+    wire,
+    path,
+    offered: parsed.offered,
+    bridgeTools: BRIDGE_TOOLS.flatMap((name) => toolNamed(parsed.offered, name) ?? []),
+    turns: parsed.turns,
+    prompt: parsed.prompt,
+    move,
+    at: Date.now(),
+  };
+}
+
 function wireOf(method: string, path: string): Wire | "models" | "count" | undefined {
   if (method === "GET" && /\/models\/?$/.test(path)) return "models";
   if (method !== "POST") return undefined;
@@ -395,23 +466,7 @@ export async function startModelApi(): Promise<ModelApi> {
         return json(res, 404, { error: { message: `scripted model: no route for ${req.method} ${path}` } });
       if (process.env.CHAT_HOSTS_DUMP)
         appendFileSync(process.env.CHAT_HOSTS_DUMP, `${path} ${JSON.stringify(body)}\n`);
-      const parsed = parsers[kind](body);
-      const record: RecordedRequest = {
-        wire: kind,
-        path,
-        offered: parsed.offered,
-        bridgeTools: BRIDGE_TOOLS.flatMap((name) => toolNamed(parsed.offered, name) ?? []),
-        turns: parsed.turns,
-        prompt: parsed.prompt,
-        at: Date.now(),
-      };
-      requests.push(record);
-      const move: Move =
-        parsed.offered.length === 0 && !parsed.prompt.includes("SCENARIO:")
-          ? { kind: "answer", text: "SCRIPT: side request" }
-          : nextMove(scenarioOf(parsed.prompt), parsed.offered, parsed.turns);
-      record.move = move;
-      renderers[kind](res, move, parsed, str(body.model || "scripted"));
+      requests.push(reply(kind, path, body, res));
     } catch (error) {
       if (!res.headersSent) json(res, 500, { error: { message: String(error) } });
       else res.end();
@@ -423,6 +478,10 @@ export async function startModelApi(): Promise<ModelApi> {
     url: `http://127.0.0.1:${port}`,
     requests,
     agentTurns: () => requests.filter((r) => r.offered.length > 0),
+    firstReach: () => {
+      const turns = requests.filter((r) => r.offered.length > 0);
+      return (turns[0]?.move?.kind === "search" ? turns[1] : turns[0])?.bridgeTools;
+    },
     lastAnswer: () => {
       for (const r of [...requests].reverse())
         if (r.move?.kind === "answer" && r.offered.length) return r.move.text;

@@ -19,7 +19,12 @@ export interface Turn {
 
 export type Move =
   | { kind: "call"; name: string; args: Record<string, unknown> }
-  | { kind: "answer"; text: string };
+  | { kind: "answer"; text: string }
+  /** A search of the host's deferred tools (the Responses API's `tool_search`), as a model does when none is loaded. */
+  | { kind: "search"; query: string };
+
+/** What the model searches for when the host defers its servers' tools behind a search tool. */
+export const TOOL_QUERY = "chat";
 
 /**
  * The offered tool that is the bridge's `name`: every host prefixes a server's tools with the server's name, here
@@ -96,10 +101,16 @@ export function looksFailed(result: string): boolean {
 }
 
 /**
- * The next move. `offered` are the host's tool names; `turns` the chat tools called so far with their results.
+ * The next move. `offered` are the host's tool names (those a search found among them); `turns` the chat tools
+ * called so far with their results; `canSearch` when the host offers a search of its deferred tools not yet used.
  * A failed result ends the script with an answer quoting it, so the host shows it to the user.
  */
-export function nextMove(scenario: Scenario, offered: readonly string[], turns: readonly Turn[]): Move {
+export function nextMove(
+  scenario: Scenario,
+  offered: readonly string[],
+  turns: readonly Turn[],
+  canSearch = false,
+): Move {
   const call = (name: string, args: Record<string, unknown>): Move => {
     const tool = toolNamed(offered, name);
     return tool
@@ -115,6 +126,7 @@ export function nextMove(scenario: Scenario, offered: readonly string[], turns: 
   if (!toolNamed(offered, "create_chat") && !toolNamed(offered, "list_chats")) {
     if (lone && !turns.some((turn) => turn.name === lone)) return { kind: "call", name: lone, args: {} };
     if (last) return { kind: "answer", text: `SCRIPT: ${last.name}: ${last.result ?? "(no result)"}` };
+    if (!lone && canSearch) return { kind: "search", query: TOOL_QUERY };
     return { kind: "answer", text: `SCRIPT: no chat tools (offered: ${offered.join(", ") || "none"})` };
   }
 
