@@ -1,8 +1,5 @@
 /** Options of `startReferenceServer()`: plain data, free of express types so `chat-mcp-bridge/server` types stand alone. */
 import type { AssertionGrantOptions } from "./assertion-grant-options.js";
-import type { DpopReplayLimits } from "./oauth/dpop-replay.js";
-
-export type { DpopReplayLimits } from "./oauth/dpop-replay.js";
 
 /** A client known before any registration (e.g. for `chat-mcp-bridge --client-id`). */
 export interface PreRegisteredOAuthClient {
@@ -65,6 +62,12 @@ export interface OAuthServerOptions extends AssertionGrantOptions {
   dpopReplayLimits?: DpopReplayLimits;
   /** Tests only: client ID metadata documents may be served over plain http from a loopback host. */
   testOnlyAllowHttpClientMetadataDocuments?: boolean;
+}
+
+/** The bound on the DPoP proofs remembered per key (`jkt`). */
+export interface DpopReplayLimits {
+  /** Proofs of one key remembered at once (default 20 000). */
+  perKey?: number;
 }
 
 /** Whether the authorization server offers DPoP-bound tokens, and whether it insists on them. */

@@ -15,7 +15,6 @@ import {
 } from "./device.js";
 import { DeviceAuthorizations } from "./device-authorizations.js";
 import { DPOP_ALGORITHMS, DpopPolicy } from "./dpop.js";
-import { DpopBindings } from "./dpop-bindings.js";
 import { DEFAULT_ACCESS_TOKEN_TTL_SECONDS, OAuthGrants } from "./grants.js";
 import { JWT_BEARER_GRANT_TYPE, JwtBearerGrant, trustedIssuersOf } from "./jwt-bearer.js";
 import type { OAuthParts } from "./parts.js";
@@ -197,7 +196,7 @@ function oauthParts(ctx: ServerContext): { parts: OAuthParts; idp: ReferenceIdp 
       nonces: options.dpopNonces ?? "everywhere",
       replayLimits: options.dpopReplayLimits,
       tokensOutliveProcess: ctx.store.dataFile !== undefined,
-      bindings: new DpopBindings(ctx.store, now),
+      store: ctx.store,
       tokenEndpoint: `${ctx.baseUrl}/token`,
       now,
     }),
