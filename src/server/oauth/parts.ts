@@ -1,12 +1,11 @@
 /** What the OAuth endpoints share: grants, flows, clients, limits, the consent binding and the server's identity. */
 import type { ServerContext } from "../context.js";
 import type { ConsentBrowserBinding } from "./browser-binding.js";
-import type { ClientAssertions } from "./client-assertion.js";
 import type { ClientMetadataDocuments } from "./client-metadata-documents.js";
 import type { DeviceAuthorizations } from "./device-authorizations.js";
 import type { DpopPolicy } from "./dpop.js";
 import type { OAuthGrants } from "./grants.js";
-import type { JwtBearerGrant } from "./jwt-bearer.js";
+import type { ClientAssertions, JwtBearerGrant } from "./jwt.js";
 import type { AuthorizationFlows } from "./provider.js";
 import type { OAuthLimiters } from "./rate-limits.js";
 import type { RegisteredClient } from "./registration.js";

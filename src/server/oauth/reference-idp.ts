@@ -1,11 +1,17 @@
 /** The reference server playing an enterprise IdP at `<base>/idp`: ID tokens for an account's dev API key, and RFC 8693 token exchange of them for ID-JAGs. */
 import { generateKeyPairSync, type KeyObject, randomUUID } from "node:crypto";
-import type { ReferenceIdpOptions } from "../assertion-grant-options.js";
 import type { ServerContext } from "../context.js";
 import { jsonResponse } from "../http.js";
 import { sameSecret } from "../ids.js";
-import { audiencesOf, decodeJwt, signedByOneOf, signJwt } from "./jwt.js";
-import { ID_JAG_TYPE, type TrustedAssertionIssuer } from "./jwt-bearer.js";
+import type { ReferenceIdpOptions } from "../options.js";
+import {
+  audiencesOf,
+  decodeJwt,
+  ID_JAG_TYPE,
+  signedByOneOf,
+  signJwt,
+  type TrustedAssertionIssuer,
+} from "./jwt.js";
 import { OAuthError } from "./provider.js";
 import { answerOAuthErrors, formOf, NO_STORE } from "./token.js";
 

@@ -4,7 +4,6 @@ import { jsonResponse, type RouteHandler, readBodyText } from "../http.js";
 import type { OAuthServerOptions, PreRegisteredOAuthClient } from "../options.js";
 import { handleAuthorize } from "./authorize.js";
 import { ConsentBrowserBinding } from "./browser-binding.js";
-import { CLIENT_ASSERTION_ALGORITHMS, ClientAssertions, publicKeysOf } from "./client-assertion.js";
 import { ClientMetadataDocuments } from "./client-metadata-documents.js";
 import { handleConsent } from "./consent.js";
 import {
@@ -16,7 +15,14 @@ import {
 import { DeviceAuthorizations } from "./device-authorizations.js";
 import { DPOP_ALGORITHMS, DpopPolicy } from "./dpop.js";
 import { DEFAULT_ACCESS_TOKEN_TTL_SECONDS, OAuthGrants } from "./grants.js";
-import { JWT_BEARER_GRANT_TYPE, JwtBearerGrant, trustedIssuersOf } from "./jwt-bearer.js";
+import {
+  ClientAssertions,
+  JWT_ALGORITHMS,
+  JWT_BEARER_GRANT_TYPE,
+  JwtBearerGrant,
+  publicKeysOfJwks,
+  trustedIssuersOf,
+} from "./jwt.js";
 import type { OAuthParts } from "./parts.js";
 import { AuthorizationFlows, CHAT_SCOPES, OFFLINE_ACCESS_SCOPE, PENDING_CONSENT_TTL_MS } from "./provider.js";
 import { oauthLimiters, rateLimited } from "./rate-limits.js";
@@ -190,7 +196,7 @@ function oauthParts(ctx: ServerContext): { parts: OAuthParts; idp: ReferenceIdp 
       ...(options.testOnlyAllowHttpClientMetadataDocuments ? { allowLoopbackHttp: true } : {}),
     }),
     limiters: oauthLimiters(options.oauthRateLimit, now),
-    assertions: new ClientAssertions({ issuer: ctx.baseUrl, tokenEndpoint: `${ctx.baseUrl}/token` }, now),
+    assertions: new ClientAssertions(ctx.baseUrl, now),
     dpop: new DpopPolicy({
       mode: options.dpop ?? "allowed",
       nonces: options.dpopNonces ?? "everywhere",
@@ -240,7 +246,7 @@ function preRegisteredClient(
   nowMs: number,
 ): RegisteredClient {
   const { jwks, client_credentials_account: account, ...rest } = client;
-  if (jwks) publicKeysOf(jwks, client.client_id);
+  if (jwks) publicKeysOfJwks(jwks, `oauthClients: client "${client.client_id}"`);
   if (jwks && client.client_secret !== undefined) {
     throw new Error(
       `oauthClients: client "${client.client_id}" has both a client_secret and jwks; choose one`,
@@ -313,9 +319,9 @@ export function authorizationServerMetadata(
     ],
     code_challenge_methods_supported: ["S256"],
     token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS, "private_key_jwt"],
-    token_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGORITHMS],
+    token_endpoint_auth_signing_alg_values_supported: [...JWT_ALGORITHMS],
     revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS, "private_key_jwt"],
-    revocation_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGORITHMS],
+    revocation_endpoint_auth_signing_alg_values_supported: [...JWT_ALGORITHMS],
     scopes_supported: [...CHAT_SCOPES, OFFLINE_ACCESS_SCOPE],
     authorization_response_iss_parameter_supported: true,
     client_id_metadata_document_supported: true,

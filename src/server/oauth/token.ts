@@ -3,8 +3,7 @@
 import { jsonResponse, readFormBody } from "../http.js";
 import { sameSecret } from "../ids.js";
 import { ServiceError } from "../service-error.js";
-import { assertionSubject, JWT_BEARER_ASSERTION_TYPE, publicKeysOf } from "./client-assertion.js";
-import { JWT_BEARER_GRANT_TYPE } from "./jwt-bearer.js";
+import { assertionSubject, JWT_BEARER_ASSERTION_TYPE, JWT_BEARER_GRANT_TYPE } from "./jwt.js";
 import { findClient, type OAuthParts } from "./parts.js";
 import { OAuthError, type TokenResponseBody, tokenResponse } from "./provider.js";
 import { rateLimited } from "./rate-limits.js";
@@ -200,7 +199,7 @@ async function authenticateByAssertion(
   if (client.token_endpoint_auth_method !== "private_key_jwt" || !client.jwks) {
     throw refused("This client has no registered keys for private_key_jwt");
   }
-  await parts.assertions.check(assertion, clientId, publicKeysOf(client.jwks, clientId));
+  await parts.assertions.check(assertion, client);
   return client;
 }
 
