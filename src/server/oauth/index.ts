@@ -7,12 +7,11 @@ export type {
   PreRegisteredOAuthClient,
 } from "../options.js";
 export { DEFAULT_OAUTH_RATE_LIMITS } from "../rate-limit.js";
-export { CONSENT_BINDING_COOKIE_PREFIX } from "./browser-binding.js";
 export {
   DEFAULT_DEVICE_CODE_LIFETIME_SECONDS,
   DEFAULT_DEVICE_POLL_INTERVAL_SECONDS,
   DEFAULT_MAX_PENDING_DEVICE_AUTHORIZATIONS,
-} from "./device-authorizations.js";
+} from "./device.js";
 export { DEFAULT_MAX_REGISTERED_CLIENTS, DEFAULT_UNUSED_REGISTRATION_TTL_SECONDS } from "./grants.js";
 export { CHAT_SCOPES, OFFLINE_ACCESS_SCOPE } from "./provider.js";
 export { MAX_REGISTRATION_BYTES } from "./registration.js";

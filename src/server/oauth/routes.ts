@@ -2,17 +2,14 @@
 import type { ServerContext } from "../context.js";
 import { jsonResponse, type RouteHandler, readBodyText } from "../http.js";
 import type { OAuthServerOptions, PreRegisteredOAuthClient } from "../options.js";
-import { handleAuthorize } from "./authorize.js";
-import { ConsentBrowserBinding } from "./browser-binding.js";
-import { ClientMetadataDocuments } from "./client-metadata-documents.js";
-import { handleConsent } from "./consent.js";
 import {
-  DEVICE_AUTHORIZATION_PATH,
   DEVICE_VERIFICATION_PATH,
-  handleDeviceAuthorization,
+  handleAuthorize,
+  handleConsent,
   handleDeviceVerification,
-} from "./device.js";
-import { DeviceAuthorizations } from "./device-authorizations.js";
+} from "./authorize.js";
+import { ClientMetadataDocuments } from "./client-metadata-documents.js";
+import { DeviceAuthorizations } from "./device.js";
 import { DPOP_ALGORITHMS, DpopPolicy } from "./dpop.js";
 import { DEFAULT_ACCESS_TOKEN_TTL_SECONDS, OAuthGrants } from "./grants.js";
 import {
@@ -23,9 +20,8 @@ import {
   publicKeysOfJwks,
   trustedIssuersOf,
 } from "./jwt.js";
-import type { OAuthParts } from "./parts.js";
-import { AuthorizationFlows, CHAT_SCOPES, OFFLINE_ACCESS_SCOPE, PENDING_CONSENT_TTL_MS } from "./provider.js";
-import { oauthLimiters, rateLimited } from "./rate-limits.js";
+import { type OAuthParts, oauthLimiters, rateLimited } from "./parts.js";
+import { AuthorizationFlows, CHAT_SCOPES, OFFLINE_ACCESS_SCOPE } from "./provider.js";
 import { createReferenceIdp, IDP_METADATA_PATH, IDP_PATH, type ReferenceIdp } from "./reference-idp.js";
 import {
   DEVICE_CODE_GRANT_TYPE,
@@ -35,7 +31,7 @@ import {
   type RegisteredClient,
   TOKEN_ENDPOINT_AUTH_METHODS,
 } from "./registration.js";
-import { handleRevoke, handleToken } from "./token.js";
+import { DEVICE_AUTHORIZATION_PATH, handleDeviceAuthorization, handleRevoke, handleToken } from "./token.js";
 
 /** RFC 8707 resource identifiers served here. */
 export function resourceUrls(baseUrl: string): { mcp: string; v2: string } {
@@ -206,7 +202,6 @@ function oauthParts(ctx: ServerContext): { parts: OAuthParts; idp: ReferenceIdp 
       tokenEndpoint: `${ctx.baseUrl}/token`,
       now,
     }),
-    binding: new ConsentBrowserBinding(() => ctx.baseUrl.startsWith("https:"), PENDING_CONSENT_TTL_MS),
     now,
     ...(options.autoApprove ? { autoApprove: autoApproval(ctx, options.autoApprove) } : {}),
   };
