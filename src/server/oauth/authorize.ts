@@ -1,4 +1,5 @@
 /** The person's side of the authorization server: `/authorize`, the `/device` code page and the consent page both lead to, in the browser that started each request. */
+import { randomUUID } from "node:crypto";
 import type { Account, BrowserSessions, User } from "../context.js";
 import { html } from "../html.js";
 import {
@@ -13,7 +14,6 @@ import { newSecret, sameSecret } from "../ids.js";
 import { ServiceError } from "../service-error.js";
 import { safeNextPath } from "../sessions.js";
 import { formatUserCode, normalizeUserCode } from "./device.js";
-import { findClient, type OAuthParts, rateLimited } from "./parts.js";
 import {
   type AuthorizationRequest,
   type DeviceConsentRequest,
@@ -21,7 +21,8 @@ import {
   OAuthError,
   PENDING_CONSENT_TTL_MS,
   type PendingConsent,
-} from "./provider.js";
+} from "./grants.js";
+import { findClient, type OAuthParts, rateLimited } from "./parts.js";
 import { redirectUriProblem, redirectUriRegistered } from "./registration.js";
 
 export const CONSENT_PATH = "/oauth/consent";
@@ -49,7 +50,7 @@ function toConsent(
   status: 302 | 303,
   notAfter?: number,
 ): Response {
-  const id = parts.flows.newPendingId();
+  const id = randomUUID();
   const nonce = newSecret();
   parts.flows.addPending(request, nonce, id, notAfter);
   const cookie = bindingCookie(parts, id);

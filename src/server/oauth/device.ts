@@ -2,8 +2,7 @@
 import { createHash, randomInt } from "node:crypto";
 import { newSecret } from "../ids.js";
 import { type RateDecision, TokenBucketLimiter } from "../rate-limit.js";
-import type { Approval, IssuedTokens, OAuthGrants } from "./grants.js";
-import { OAuthError } from "./provider.js";
+import { type Approval, type IssuedTokens, OAuthError, type OAuthGrants } from "./grants.js";
 
 export const DEFAULT_DEVICE_CODE_LIFETIME_SECONDS = 600;
 export const DEFAULT_DEVICE_POLL_INTERVAL_SECONDS = 5;

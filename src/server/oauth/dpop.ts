@@ -4,8 +4,7 @@ import { calculateJwkThumbprint, errors, type JWK, type JWTHeaderParameters, jwt
 import type { CredentialCheck, CredentialRefusal, PresentedCredential, Principal } from "../context.js";
 import type { DpopMode, DpopNonceMode, DpopReplayLimits } from "../options.js";
 import type { Store, StoreCollection } from "../store.js";
-import { REFRESH_TOKEN_TTL_MS } from "./grants.js";
-import { OAuthError, type TokenResponseBody } from "./provider.js";
+import { OAuthError, REFRESH_TOKEN_TTL_MS, type TokenResponseBody } from "./grants.js";
 import type { RegisteredClient } from "./registration.js";
 
 /** The algorithms proofs may be signed with (what P-256, Ed25519 and RSA keys sign with; never symmetric or `none`). */

@@ -2,8 +2,14 @@
 import { createPublicKey, type KeyObject, type JsonWebKey as NodeJwk } from "node:crypto";
 import { compactVerify, decodeJwt as decodeClaims, decodeProtectedHeader, SignJWT } from "jose";
 import type { AssertionGrantOptions } from "../options.js";
-import type { Approval, OAuthGrants } from "./grants.js";
-import { type AuthorizationFlows, OAuthError, type TokenResponseBody, tokenResponse } from "./provider.js";
+import {
+  type Approval,
+  type AuthorizationFlows,
+  OAuthError,
+  type OAuthGrants,
+  type TokenResponseBody,
+  tokenResponse,
+} from "./grants.js";
 import type { RegisteredClient } from "./registration.js";
 
 /** Algorithms taken and made: what RSA, P-256 and Ed25519 keys sign with (the bridge picks the one of its key). */

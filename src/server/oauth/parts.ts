@@ -7,9 +7,8 @@ import { DEFAULT_OAUTH_RATE_LIMITS, TokenBucketLimiter } from "../rate-limit.js"
 import type { ClientMetadataDocuments } from "./client-metadata-documents.js";
 import type { DeviceAuthorizations } from "./device.js";
 import type { DpopPolicy } from "./dpop.js";
-import type { OAuthGrants } from "./grants.js";
+import type { AuthorizationFlows, OAuthGrants } from "./grants.js";
 import type { ClientAssertions, JwtBearerGrant } from "./jwt.js";
-import type { AuthorizationFlows } from "./provider.js";
 import type { RegisteredClient } from "./registration.js";
 
 export interface OAuthParts {

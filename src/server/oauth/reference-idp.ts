@@ -4,6 +4,7 @@ import type { ServerContext } from "../context.js";
 import { jsonResponse } from "../http.js";
 import { sameSecret } from "../ids.js";
 import type { ReferenceIdpOptions } from "../options.js";
+import { OAuthError } from "./grants.js";
 import {
   audiencesOf,
   decodeJwt,
@@ -12,7 +13,6 @@ import {
   signJwt,
   type TrustedAssertionIssuer,
 } from "./jwt.js";
-import { OAuthError } from "./provider.js";
 import { answerOAuthErrors, formOf, NO_STORE } from "./token.js";
 
 export const IDP_PATH = "/idp";

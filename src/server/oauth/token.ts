@@ -3,9 +3,9 @@
 import { jsonResponse, readFormBody } from "../http.js";
 import { sameSecret } from "../ids.js";
 import { ServiceError } from "../service-error.js";
+import { OAuthError, type TokenResponseBody, tokenResponse } from "./grants.js";
 import { assertionSubject, JWT_BEARER_ASSERTION_TYPE, JWT_BEARER_GRANT_TYPE } from "./jwt.js";
 import { findClient, type OAuthParts, rateLimited } from "./parts.js";
-import { OAuthError, type TokenResponseBody, tokenResponse } from "./provider.js";
 import { DEVICE_CODE_GRANT_TYPE, type RegisteredClient } from "./registration.js";
 
 const GRANT_TYPES = new Set([
@@ -157,7 +157,7 @@ export async function handleRevoke(parts: OAuthParts, request: Request): Promise
     const client = await authenticateClient(parts, request, form);
     const token = form.get("token");
     if (!token) throw new OAuthError("invalid_request", "token is required");
-    parts.flows.revokeToken(client, token);
+    parts.grants.revokeToken(token, client.client_id);
     return new Response(null, { status: 200, headers: NO_STORE });
   });
 }
