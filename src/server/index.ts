@@ -131,8 +131,8 @@ export type {
   User,
 } from "./context.js";
 export { ServiceError } from "./context.js";
+export { SEED_ACCOUNTS, SEED_USERS } from "./core.js";
 export { createInProcessReferenceServer, type InProcessReferenceServer } from "./in-process.js";
-export { SEED_ACCOUNTS, SEED_USERS } from "./seed.js";
 export { DataFileWriteError } from "./store.js";
 
 /**

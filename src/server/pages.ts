@@ -8,9 +8,10 @@ import {
   pendingTaskOf,
 } from "../wire/index.js";
 import type { Account, ChatService, Principal, User } from "./context.js";
-import { type Html, html } from "./html.js";
 import {
   clearCookie,
+  type Html,
+  html,
   pageResponse,
   type RequestInfo,
   type RouteHandler,

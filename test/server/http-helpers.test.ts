@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { html } from "../../src/server/html.js";
 import {
   clearCookie,
   errorJsonResponse,
+  html,
   pageResponse,
   readBodyText,
   readFormBody,

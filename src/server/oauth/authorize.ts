@@ -1,9 +1,9 @@
 /** The person's side of the authorization server: `/authorize`, the `/device` code page and the consent page both lead to, in the browser that started each request. */
 import { randomUUID } from "node:crypto";
 import type { Account, BrowserSessions, User } from "../context.js";
-import { html } from "../html.js";
 import {
   clearCookie,
+  html,
   pageResponse,
   readFormBody,
   readRequestCookie,

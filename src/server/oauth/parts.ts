@@ -1,7 +1,6 @@
 /** What the OAuth endpoints share: grants, flows, clients, the per-IP limits and their 429s, the server's identity. */
 import type { ServerContext } from "../context.js";
-import { html } from "../html.js";
-import { jsonResponse, pageResponse } from "../http.js";
+import { html, jsonResponse, pageResponse } from "../http.js";
 import type { OAuthRateLimits } from "../options.js";
 import { DEFAULT_OAUTH_RATE_LIMITS, TokenBucketLimiter } from "../rate-limit.js";
 import type { ClientMetadataDocuments } from "./client-metadata-documents.js";
