@@ -1,6 +1,7 @@
 /** Fetch-side helpers every route of the reference server shares: route type, JSON errors, HTML pages (escaped, one strict layout), redirects, cookies, bodies. */
 
 import { BodyTooLargeError, readBoundedBytes } from "../internal/bounded-body.js";
+import type { CookieSource } from "./context.js";
 import { ServiceError } from "./service-error.js";
 import { errorResponse, MAX_BODY_BYTES, requestIdFrom } from "./v2-api.js";
 
@@ -100,10 +101,9 @@ function headerPairs(headers: HeadersLike | undefined): Array<[string, string]> 
 }
 
 /** The value of one cookie of the request, percent-decoded; undefined when absent or undecodable. */
-export function readRequestCookie(request: Request, name: string): string | undefined {
-  const header = request.headers.get("cookie");
-  if (!header) return undefined;
-  for (const pair of header.split(";")) {
+export function readCookie(req: CookieSource, name: string): string | undefined {
+  const header = req.headers instanceof Headers ? req.headers.get("cookie") : req.headers.cookie;
+  for (const pair of header?.split(";") ?? []) {
     const eq = pair.indexOf("=");
     if (eq < 0 || pair.slice(0, eq).trim() !== name) continue;
     try {

@@ -15,13 +15,14 @@ import {
   pageResponse,
   type RequestInfo,
   type RouteHandler,
+  readCookie,
   readFormBody,
   redirectResponse,
   serializeCookie,
 } from "./http.js";
 import { newSecret, sameSecret } from "./ids.js";
 import { ServiceError } from "./service-error.js";
-import { type CookieSessions, readCookie, SIGNIN_CSRF_COOKIE, safeNextPath } from "./sessions.js";
+import { type CookieSessions, SIGNIN_CSRF_COOKIE, safeNextPath } from "./sessions.js";
 import type { SsoTickets } from "./sso.js";
 
 /** The pages read chats through the chat service, as `/v2` and `/mcp` do: its rules decide what a chat shows. */

@@ -5,8 +5,8 @@ import {
   clearCookie,
   html,
   pageResponse,
+  readCookie,
   readFormBody,
-  readRequestCookie,
   redirectResponse,
   serializeCookie,
 } from "../http.js";
@@ -64,7 +64,7 @@ function toConsent(
 }
 
 function boundToThisBrowser(parts: OAuthParts, request: Request, pending: PendingConsent): boolean {
-  const presented = readRequestCookie(request, bindingCookie(parts, pending.id).name);
+  const presented = readCookie(request, bindingCookie(parts, pending.id).name);
   return presented !== undefined && sameSecret(pending.browserNonce, presented);
 }
 

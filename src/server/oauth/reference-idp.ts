@@ -13,7 +13,7 @@ import {
   signJwt,
   type TrustedAssertionIssuer,
 } from "./jwt.js";
-import { answerOAuthErrors, formOf, NO_STORE } from "./token.js";
+import { answerOAuthErrors, basicCredentials, formOf, NO_STORE } from "./token.js";
 
 export const IDP_PATH = "/idp";
 export const IDP_METADATA_PATH = `/.well-known/oauth-authorization-server${IDP_PATH}`;
@@ -147,15 +147,9 @@ export function createReferenceIdp(
   }
 
   function authenticate(request: Request, form: URLSearchParams): void {
-    let clientId = form.get("client_id");
-    let secret = form.get("client_secret");
-    const basic = /^Basic +([A-Za-z0-9+/=]+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
-    if (basic) {
-      const decoded = Buffer.from(basic, "base64").toString("utf8");
-      const colon = decoded.indexOf(":");
-      clientId = decodeURIComponent(decoded.slice(0, colon));
-      secret = decodeURIComponent(decoded.slice(colon + 1));
-    }
+    const basic = basicCredentials(request.headers.get("authorization") ?? "");
+    const clientId = basic ? basic.clientId : form.get("client_id");
+    const secret = basic ? basic.secret : form.get("client_secret");
     const expected = options.clientSecret;
     const secretOk = expected === undefined ? !secret : secret !== null && sameSecret(secret, expected);
     if (clientId !== options.clientId || !secretOk) {

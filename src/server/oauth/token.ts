@@ -254,7 +254,7 @@ async function authenticateByAssertion(
 }
 
 /** RFC 6749 §2.3.1: `Basic base64(urlencode(id):urlencode(secret))`. */
-function basicCredentials(header: string): { clientId: string; secret: string } | null {
+export function basicCredentials(header: string): { clientId: string; secret: string } | null {
   const match = /^Basic +([A-Za-z0-9+/=]+) *$/i.exec(header);
   if (!match?.[1]) return null;
   const decoded = Buffer.from(match[1], "base64").toString("utf8");
