@@ -1,8 +1,7 @@
-/** Builds the framework-free core shared by the HTTP server and the msw handlers: store, service, keys, SSO. */
-import { apiKeyVerifier, ensureApiKeys } from "./api-keys.js";
+/** The framework-free core shared by the HTTP server and the msw handlers: the seeded accounts and people, store, service, dev API keys, SSO. */
 import { ReferenceChatService } from "./chat-service.js";
-import type { Account, TokenVerifier, User } from "./context.js";
-import { seedAccounts, seedUsers } from "./seed.js";
+import type { Account, Principal, TokenVerifier, User } from "./context.js";
+import { newId, newSecret, sameSecret } from "./ids.js";
 import { SsoTickets } from "./sso.js";
 import { Store } from "./store.js";
 
@@ -46,5 +45,72 @@ export function createChatCore(options: ChatCoreOptions): ChatCore {
     tokenVerifiers: [apiKeyVerifier(store)],
     sso: new SsoTickets(store, accounts, options.baseUrl),
     apiKeys,
+  };
+}
+
+export const SEED_ACCOUNTS: readonly Account[] = [
+  {
+    slug: "personal",
+    name: "Personal",
+    kind: "personal",
+    hostProjectId: "hostprj_personal_7f3a",
+    requiresSso: false,
+  },
+  { slug: "acme", name: "Acme", kind: "team", hostProjectId: "hostprj_acme_91c2", requiresSso: false },
+  /** No hosting project linked: its chats lack `hostProjectId`. */
+  { slug: "studio", name: "Studio", kind: "team", requiresSso: false },
+  {
+    slug: "secure-corp",
+    name: "Secure Corp",
+    kind: "team",
+    hostProjectId: "hostprj_securecorp_4d8e",
+    requiresSso: true,
+  },
+];
+
+/** People who sign in to the browser pages; ids equal their sign-in names. Dev-only passwords. */
+export const SEED_USERS: readonly User[] = [
+  { id: "dev", name: "Dev", password: "dev", memberOf: ["personal", "acme", "studio", "secure-corp"] },
+  { id: "guest", name: "Guest", password: "guest", memberOf: ["studio"] },
+];
+
+export function seedAccounts(): Map<string, Account> {
+  return new Map(SEED_ACCOUNTS.map((account) => [account.slug, { ...account }]));
+}
+
+export function seedUsers(): Map<string, User> {
+  return new Map(SEED_USERS.map((user) => [user.id, { ...user, memberOf: [...user.memberOf] }]));
+}
+
+export const API_KEY_PREFIX = "chat_sk_";
+
+/** Dev API keys: one per seeded account or team, created once and kept in the store across restarts; returns slug -> key. */
+export function ensureApiKeys(store: Store, accounts: Iterable<Account>): Record<string, string> {
+  const keys: Record<string, string> = {};
+  store.batch(() => {
+    for (const account of accounts) {
+      let apiKey = store.apiKeys().find((candidate) => candidate.account === account.slug);
+      if (!apiKey) {
+        apiKey = {
+          id: newId("key"),
+          account: account.slug,
+          key: newSecret(API_KEY_PREFIX),
+          createdAt: new Date().toISOString(),
+        };
+        store.addApiKey(apiKey);
+      }
+      keys[account.slug] = apiKey.key;
+    }
+  });
+  return keys;
+}
+
+/** Resolves API keys of the store to principals (subject `apikey:<id>`, all scopes). */
+export function apiKeyVerifier(store: Store): TokenVerifier {
+  return (token: string): Principal | null => {
+    if (!token.startsWith(API_KEY_PREFIX)) return null;
+    const apiKey = store.apiKeys().find((candidate) => sameSecret(candidate.key, token));
+    if (!apiKey) return null;
+    return { account: apiKey.account, subject: `apikey:${apiKey.id}`, via: "api-key", scopes: ["chats"] };
   };
 }

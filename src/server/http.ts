@@ -1,7 +1,7 @@
-/** Fetch-side helpers every route of the reference server shares: route type, JSON errors, pages, redirects, cookies, bodies. */
+/** Fetch-side helpers every route of the reference server shares: route type, JSON errors, HTML pages (escaped, one strict layout), redirects, cookies, bodies. */
 
 import { BodyTooLargeError, readBoundedBytes } from "../internal/bounded-body.js";
-import { type Html, PAGE_HEADERS, renderPage } from "./html.js";
+import type { CookieSource } from "./context.js";
 import { ServiceError } from "./service-error.js";
 import { errorResponse, MAX_BODY_BYTES, requestIdFrom } from "./v2-api.js";
 
@@ -101,10 +101,9 @@ function headerPairs(headers: HeadersLike | undefined): Array<[string, string]> 
 }
 
 /** The value of one cookie of the request, percent-decoded; undefined when absent or undecodable. */
-export function readRequestCookie(request: Request, name: string): string | undefined {
-  const header = request.headers.get("cookie");
-  if (!header) return undefined;
-  for (const pair of header.split(";")) {
+export function readCookie(req: CookieSource, name: string): string | undefined {
+  const header = req.headers instanceof Headers ? req.headers.get("cookie") : req.headers.cookie;
+  for (const pair of header?.split(";") ?? []) {
     const eq = pair.indexOf("=");
     if (eq < 0 || pair.slice(0, eq).trim() !== name) continue;
     try {
@@ -215,4 +214,62 @@ export async function readFormBody(
   if (type !== "application/x-www-form-urlencoded")
     throw new ServiceError("bad_request", "The form must be sent as application/x-www-form-urlencoded.");
   return new URLSearchParams((await readBodyText(request, maxBytes)) ?? "");
+}
+
+export function escapeHtml(value: unknown): string {
+  return String(value)
+    .replace(/&/g, "&amp;")
+    .replace(/</g, "&lt;")
+    .replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&#39;");
+}
+
+/** Tagged template that escapes every interpolated value unless it is already `Html`. */
+export class Html {
+  constructor(readonly text: string) {}
+  toString(): string {
+    return this.text;
+  }
+}
+
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  let out = strings[0] ?? "";
+  values.forEach((value, index) => {
+    out += renderValue(value) + (strings[index + 1] ?? "");
+  });
+  return new Html(out);
+}
+
+function renderValue(value: unknown): string {
+  if (value instanceof Html) return value.text;
+  if (Array.isArray(value)) return value.map(renderValue).join("");
+  if (value === undefined || value === null || value === false) return "";
+  return escapeHtml(value);
+}
+
+const STYLE = `body{font:15px/1.5 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem;color:#222}
+.msg{border:1px solid #ddd;border-radius:6px;padding:.6rem .8rem;margin:.6rem 0}.user{background:#f6f8fa}
+.meta{color:#666;font-size:.85em}.waits{border-left:4px solid #d9822b;padding:.4rem .8rem;background:#fff8f0}
+pre{white-space:pre-wrap;background:#f4f4f4;padding:.5rem}label{display:block;margin:.4rem 0}
+.error{color:#b00020}button{padding:.4rem 1rem}`;
+
+/** Headers of every page: no scripts, no framing, no referrer (links may carry one-time tickets), no caching. */
+export const PAGE_HEADERS: Readonly<Record<string, string>> = {
+  "content-type": "text/html; charset=utf-8",
+  "cache-control": "no-store",
+  "content-security-policy":
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+};
+
+/** The complete document of a page in the one plain layout. */
+export function renderPage(title: string, body: Html): string {
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} · Chat reference server</title>` +
+    `<meta name="viewport" content="width=device-width,initial-scale=1"><style>${STYLE}</style></head>` +
+    `<body>${body.text}</body></html>`
+  );
 }

@@ -3,16 +3,10 @@ import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
 import { createReferenceContext, createReferenceHandler } from "./app.js";
 
-export type {
-  AssertionGrantOptions,
-  ReferenceIdpOptions,
-  TrustedEnterpriseIdp,
-  TrustedWorkloadIssuer,
-} from "./assertion-grant-options.js";
-
 import type { ReferenceServerOptions } from "./options.js";
 
 export type {
+  AssertionGrantOptions,
   DeviceAuthorizationOptions,
   DpopMode,
   DpopNonceMode,
@@ -24,7 +18,10 @@ export type {
   OAuthServerOptions,
   PreRegisteredOAuthClient,
   RateLimitOptions,
+  ReferenceIdpOptions,
   ReferenceServerOptions,
+  TrustedEnterpriseIdp,
+  TrustedWorkloadIssuer,
 } from "./options.js";
 
 import { toNodeListener } from "./node-http.js";
@@ -134,8 +131,8 @@ export type {
   User,
 } from "./context.js";
 export { ServiceError } from "./context.js";
+export { SEED_ACCOUNTS, SEED_USERS } from "./core.js";
 export { createInProcessReferenceServer, type InProcessReferenceServer } from "./in-process.js";
-export { SEED_ACCOUNTS, SEED_USERS } from "./seed.js";
 export { DataFileWriteError } from "./store.js";
 
 /**

@@ -8,19 +8,21 @@ import {
   pendingTaskOf,
 } from "../wire/index.js";
 import type { Account, ChatService, Principal, User } from "./context.js";
-import { type Html, html } from "./html.js";
 import {
   clearCookie,
+  type Html,
+  html,
   pageResponse,
   type RequestInfo,
   type RouteHandler,
+  readCookie,
   readFormBody,
   redirectResponse,
   serializeCookie,
 } from "./http.js";
 import { newSecret, sameSecret } from "./ids.js";
 import { ServiceError } from "./service-error.js";
-import { type CookieSessions, readCookie, SIGNIN_CSRF_COOKIE, safeNextPath } from "./sessions.js";
+import { type CookieSessions, SIGNIN_CSRF_COOKIE, safeNextPath } from "./sessions.js";
 import type { SsoTickets } from "./sso.js";
 
 /** The pages read chats through the chat service, as `/v2` and `/mcp` do: its rules decide what a chat shows. */

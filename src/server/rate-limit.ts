@@ -1,4 +1,4 @@
-/** Token buckets per key (a `/v2` principal, an OAuth client's IP): bursts up to `capacity`, refilled at `refillPerSecond`. */
+/** Token buckets per key (a `/v2` principal, an OAuth client's IP): bursts up to `capacity`, refilled at `refillPerSecond` */
 import type { RateLimitOptions } from "./options.js";
 
 export const DEFAULT_RATE_LIMIT: RateLimitOptions = { capacity: 1000, refillPerSecond: 100 };

@@ -1,6 +1,6 @@
 /** Browser sign-in sessions of the reference server's pages: HttpOnly SameSite=Lax cookie, per-session CSRF token. */
 import type { BrowserSessions, CookieSource, User } from "./context.js";
-import { type CookieOptions, clearCookie, serializeCookie } from "./http.js";
+import { type CookieOptions, clearCookie, readCookie, serializeCookie } from "./http.js";
 import { newSecret, sameSecret } from "./ids.js";
 
 export const SESSION_COOKIE = "chat_ref_session";
@@ -92,24 +92,6 @@ export class CookieSessions implements BrowserSessions {
     }
     return session;
   }
-}
-
-/** The value of one cookie of the request (no cookie-parser dependency). */
-export function readCookie(req: CookieSource, name: string): string | undefined {
-  const header = req.headers instanceof Headers ? req.headers.get("cookie") : req.headers.cookie;
-  if (!header) return undefined;
-  for (const pair of header.split(";")) {
-    const eq = pair.indexOf("=");
-    if (eq < 0) continue;
-    if (pair.slice(0, eq).trim() === name) {
-      try {
-        return decodeURIComponent(pair.slice(eq + 1).trim());
-      } catch {
-        return undefined;
-      }
-    }
-  }
-  return undefined;
 }
 
 /** `next` limited to a path of this origin: `/x?y`, never `//host`, `/\host` or an absolute URL. */

@@ -1,22 +1,71 @@
-/** The reference server's state: in memory, optionally persisted to a JSON snapshot plus an append-only journal. */
+/** The reference server's state: in memory, optionally persisted to a JSON data file plus an append-only journal beside it. */
 import { randomUUID } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import * as z from "zod";
 import { isProcessAlive, writeFileAtomic } from "../internal/files.js";
 import { type Message, MessageSchema } from "../wire/index.js";
 import { ServiceError } from "./service-error.js";
-import {
-  appendJournal,
-  type JournalBatch,
-  type JournalOp,
-  journalFileOf,
-  readJournal,
-  removeJournal,
-} from "./store-journal.js";
-import { type ApiKey, ApiKeySchema, type StoredChat, StoredChatSchema } from "./store-records.js";
 
-export type { ApiKey, AssistantPause, StoredChat } from "./store-records.js";
+/** Where a paused chat stands in the scripted assistant's flow (internal, never on the wire). */
+export const AssistantPauseSchema = z.object({
+  rule: z.string(),
+  stage: z.enum(["integration", "permissions"]),
+  /** The user's message that started the paused request. */
+  request: z.string(),
+});
+export type AssistantPause = z.infer<typeof AssistantPauseSchema>;
+
+export const StoredChatSchema = z.object({
+  id: z.string(),
+  account: z.string(),
+  title: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  projectId: z.string(),
+  hostProjectId: z.string().optional(),
+  /** Store-wide sequence of the last update: orders chats newest-updated first, ties impossible. */
+  seq: z.number().int(),
+  pause: AssistantPauseSchema.optional(),
+});
+export type StoredChat = z.infer<typeof StoredChatSchema>;
+
+export const ApiKeySchema = z.object({
+  id: z.string(),
+  account: z.string(),
+  /** Dev keys are kept in clear so `startReferenceServer()` can hand the same ones out after a restart. */
+  key: z.string(),
+  createdAt: z.string(),
+});
+export type ApiKey = z.infer<typeof ApiKeySchema>;
+
+/** One change as the journal records it; replaying the ops of a batch in order redoes the batch. */
+const JournalOpSchema = z.discriminatedUnion("t", [
+  z.object({ t: z.literal("chat"), chat: z.record(z.string(), z.unknown()) }),
+  z.object({ t: z.literal("message"), chatId: z.string(), message: MessageSchema }),
+  z.object({ t: z.literal("apiKey"), apiKey: z.record(z.string(), z.unknown()) }),
+  z.object({ t: z.literal("sso"), subject: z.string() }),
+  z.object({ t: z.literal("set"), collection: z.string(), key: z.string(), value: z.unknown() }),
+  z.object({ t: z.literal("delete"), collection: z.string(), key: z.string() }),
+]);
+type JournalOp = z.infer<typeof JournalOpSchema>;
+/** One line of the journal: the store-wide sequence after the batch, and its ops. */
+const JournalBatchSchema = z.object({ seq: z.number().int(), ops: z.array(JournalOpSchema) });
+type JournalBatch = z.infer<typeof JournalBatchSchema>;
+/** The journal's first line: the snapshot it continues (a journal left by an older snapshot is ignored). */
+const JournalHeaderSchema = z.object({ snapshot: z.string() });
+const journalFileOf = (dataFile: string): string => `${dataFile}.journal`;
 
 /** A named key/value section of the store, persisted with everything else (values must be JSON-serialisable). */
 export interface StoreCollection<T> {
@@ -288,7 +337,7 @@ export class Store {
     this.#snapshotId = id;
     this.#snapshotBytes = Buffer.byteLength(contents);
     this.#journalBytes = 0;
-    removeJournal(file);
+    rmSync(journalFileOf(file), { force: true });
   }
 
   #snapshot(): StoreFile {
@@ -374,6 +423,66 @@ export class Store {
     }
     // One file again after a restart: the journal (or one left by an older snapshot) is folded in.
     if (existsSync(journalFileOf(file))) this.#writeSnapshot(file);
+  }
+}
+
+/**
+ * The batches recorded after the snapshot `snapshotId`; a torn last line (a crash mid-append) is dropped, any
+ * other damage throws. A journal of another snapshot (left by a crash during folding) yields nothing.
+ */
+function readJournal(dataFile: string, snapshotId: string | undefined): JournalBatch[] {
+  let text: string;
+  try {
+    text = readFileSync(journalFileOf(dataFile), "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  // The last piece is empty after a final newline, or a torn line: dropped either way.
+  const [headerLine, ...batchLines] = text.split("\n").slice(0, -1);
+  if (headerLine === undefined) return [];
+  if (JournalHeaderSchema.safeParse(parseJson(headerLine)).data?.snapshot !== snapshotId) return [];
+  return batchLines.map((line, index) => {
+    const batch = JournalBatchSchema.safeParse(parseJson(line));
+    if (!batch.success) throw new Error(`journal line ${index + 2} is damaged: ${batch.error.message}`);
+    return batch.data;
+  });
+}
+
+function parseJson(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Appends one batch (after the header when the journal is new) and fsyncs. Returns the journal's new length, or
+ * null when the journal on disk is not the one expected (`expectedBytes` differs: deleted, replaced), so the caller
+ * writes a whole snapshot instead. A failed append is cut back off, leaving the journal as it was.
+ */
+function appendJournal(dataFile: string, snapshotId: string, expectedBytes: number, batch: JournalBatch) {
+  const fd = openSync(journalFileOf(dataFile), "a", 0o600);
+  try {
+    const size = fstatSync(fd).size;
+    if (size !== expectedBytes) return null;
+    const header = size === 0 ? `${JSON.stringify({ snapshot: snapshotId })}\n` : "";
+    const bytes = Buffer.from(`${header}${JSON.stringify(batch)}\n`, "utf8");
+    try {
+      writeFileSync(fd, bytes);
+      fsyncSync(fd);
+    } catch (error) {
+      try {
+        ftruncateSync(fd, size);
+      } catch {
+        // The torn line is dropped on the next load anyway.
+      }
+      throw error;
+    }
+    return size + bytes.length;
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { html } from "../../src/server/html.js";
 import {
   clearCookie,
   errorJsonResponse,
+  html,
   pageResponse,
   readBodyText,
+  readCookie,
   readFormBody,
-  readRequestCookie,
   redirectResponse,
   serializeCookie,
   serviceErrorResponse,
@@ -68,8 +68,8 @@ describe("cookies", () => {
     const request = new Request("http://x/", {
       headers: { cookie: `other=1; s=${set.split(";")[0]!.slice(2)}` },
     });
-    expect(readRequestCookie(request, "s")).toBe("a b;c");
-    expect(readRequestCookie(request, "missing")).toBeUndefined();
+    expect(readCookie(request, "s")).toBe("a b;c");
+    expect(readCookie(request, "missing")).toBeUndefined();
   });
   it("clears with Max-Age=0", () => {
     expect(clearCookie("s")).toContain("Max-Age=0");

@@ -14,10 +14,14 @@ import type { McpEndpointOptions, McpEra } from "../options.js";
 import { authenticateBearer, insufficientScopeChallenge, rateLimitKey } from "../v2-api.js";
 import { ChatTasks, TASKS_EXTENSION, taskRequestOf, withoutTaskRequest } from "./chat-tasks.js";
 import { integrationSkills } from "./integration-skill.js";
-import { jsonRpcErrorResponse } from "./json-rpc.js";
 import { registerPreviewApp } from "./preview-app.js";
 import { createResolveElicitation, type ResolveElicitation } from "./resolve-elicitation.js";
-import { DEFAULT_MAX_SESSIONS_PER_CREDENTIAL, DEFAULT_SESSION_IDLE_MS, McpSessions } from "./sessions.js";
+import {
+  DEFAULT_MAX_SESSIONS_PER_CREDENTIAL,
+  DEFAULT_SESSION_IDLE_MS,
+  jsonRpcErrorResponse,
+  McpSessions,
+} from "./sessions.js";
 import {
   type ChatTools,
   registerChatTools,

@@ -8,7 +8,6 @@ import {
 } from "@modelcontextprotocol/server";
 import type { Principal } from "../context.js";
 import { ResumableEventStore } from "./event-store.js";
-import { jsonRpcErrorResponse } from "./json-rpc.js";
 
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
 export const DEFAULT_MAX_SESSIONS_PER_CREDENTIAL = 32;
@@ -267,4 +266,17 @@ export class McpSessions {
 
 function withBody(authInfo: AuthInfo, body: unknown): { authInfo: AuthInfo; parsedBody?: unknown } {
   return body === undefined ? { authInfo } : { authInfo, parsedBody: body };
+}
+
+/** A JSON-RPC error that `/mcp` answers before a request reaches an MCP server instance. */
+export function jsonRpcErrorResponse(
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
+  return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }), {
+    status,
+    headers: { "content-type": "application/json", "cache-control": "no-store", ...headers },
+  });
 }

@@ -1,174 +1,240 @@
-/** The device authorization grant's two doors (RFC 8628): the endpoint where a device asks for codes, and the page where a person enters the code on the way to consent. */
-import type { User } from "../context.js";
-import { html } from "../html.js";
-import { jsonResponse, pageResponse, readFormBody, redirectResponse } from "../http.js";
-import { CONSENT_PATH } from "./consent.js";
-import { formatUserCode, normalizeUserCode } from "./device-authorizations.js";
-import { findClient, type OAuthParts } from "./parts.js";
-import { OAuthError } from "./provider.js";
-import { rateLimited } from "./rate-limits.js";
-import { DEVICE_CODE_GRANT_TYPE } from "./registration.js";
-import { answerOAuthErrors, authenticateClient, formOf, NO_STORE } from "./token.js";
+/** The device authorization grant's state (RFC 8628), in memory: device and user codes, the person's decision, the polling pace, one redemption each; bounded in number and lifetime. */
+import { createHash, randomInt } from "node:crypto";
+import { newSecret } from "../ids.js";
+import { type RateDecision, TokenBucketLimiter } from "../rate-limit.js";
+import { type Approval, type IssuedTokens, OAuthError, type OAuthGrants } from "./grants.js";
 
-export const DEVICE_AUTHORIZATION_PATH = "/device_authorization";
-export const DEVICE_VERIFICATION_PATH = "/device";
+export const DEFAULT_DEVICE_CODE_LIFETIME_SECONDS = 600;
+export const DEFAULT_DEVICE_POLL_INTERVAL_SECONDS = 5;
+export const DEFAULT_MAX_PENDING_DEVICE_AUTHORIZATIONS = 1000;
+/** RFC 8628 §3.5: each `slow_down` adds this to the interval, for that poll and all later ones. */
+export const SLOW_DOWN_STEP_SECONDS = 5;
+/** RFC 8628 §6.1: twenty consonants, so no word can be spelled and nothing reads as another character. */
+const USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
+const USER_CODE_LENGTH = 8;
+/** A poll this much early still counts as on time: network delays can bunch two polls together. */
+const POLL_TOLERANCE_MS = 500;
+/** Code entries on the verification page per browser session at an address, given back over this window. */
+export const DEFAULT_MAX_USER_CODE_ATTEMPTS = 10;
+const USER_CODE_ATTEMPT_WINDOW_SECONDS = 15 * 60;
 
-/** RFC 8628 §3.1-3.2: an authenticated client with the device grant gets a device code and a user code. */
-export async function handleDeviceAuthorization(
-  parts: OAuthParts,
-  request: Request,
-  clientIp: string,
-): Promise<Response> {
-  const limited = rateLimited(parts.limiters.token, clientIp, "json");
-  if (limited) return limited;
-  return answerOAuthErrors(async () => {
-    const form = await formOf(request);
-    const client = await authenticateClient(parts, request, form);
-    if (!client.grant_types.includes(DEVICE_CODE_GRANT_TYPE)) {
+export interface DeviceAuthorizationOptions {
+  grants: OAuthGrants;
+  now: () => number;
+  lifetimeSeconds?: number;
+  intervalSeconds?: number;
+  maxPending?: number;
+  maxUserCodeAttempts?: number;
+}
+
+/** What the device authorization endpoint answers about a new authorization (RFC 8628 §3.2, less the URIs). */
+export interface StartedDeviceAuthorization {
+  deviceCode: string;
+  /** As shown to the person: `XXXX-XXXX`. */
+  userCode: string;
+  expiresIn: number;
+  interval: number;
+}
+
+/** What the verification page may know of a pending authorization: never its device code. */
+export interface PendingDeviceAuthorization {
+  userCode: string;
+  clientId: string;
+  scopes: string[];
+  resource?: string;
+  expiresAt: number;
+}
+
+interface DeviceAuthorization extends PendingDeviceAuthorization {
+  intervalMs: number;
+  lastPolledAt?: number;
+  decision?: { approved: Approval } | { denied: true };
+  /** The family its redemption started; a second redemption revokes it, as a replayed code does. */
+  redeemedFamilyId?: string;
+}
+
+export class DeviceAuthorizations {
+  /** Keyed by the SHA-256 of the device code, never the code itself. */
+  readonly #byDeviceCode = new Map<string, DeviceAuthorization>();
+  readonly #byUserCode = new Map<string, DeviceAuthorization>();
+  readonly #grants: OAuthGrants;
+  readonly #now: () => number;
+  readonly #lifetimeMs: number;
+  readonly #intervalSeconds: number;
+  readonly #maxPending: number;
+  /** Code entries per (address, browser session) (RFC 8628 §5.1: guessing user codes is the attack on the page). */
+  readonly #attempts: TokenBucketLimiter;
+
+  constructor(options: DeviceAuthorizationOptions) {
+    this.#grants = options.grants;
+    this.#now = options.now;
+    this.#lifetimeMs = (options.lifetimeSeconds ?? DEFAULT_DEVICE_CODE_LIFETIME_SECONDS) * 1000;
+    this.#intervalSeconds = options.intervalSeconds ?? DEFAULT_DEVICE_POLL_INTERVAL_SECONDS;
+    this.#maxPending = options.maxPending ?? DEFAULT_MAX_PENDING_DEVICE_AUTHORIZATIONS;
+    const attempts = options.maxUserCodeAttempts ?? DEFAULT_MAX_USER_CODE_ATTEMPTS;
+    this.#attempts = new TokenBucketLimiter(
+      { capacity: attempts, refillPerSecond: attempts / USER_CODE_ATTEMPT_WINDOW_SECONDS },
+      options.now,
+    );
+  }
+
+  /**
+   * One code entry by this browser session from this address: refused once it has entered the most codes the
+   * window allows (right or wrong: a guesser cannot tell which until the answer). Another browser at the address
+   * (an office behind one NAT, who all sign in as one seeded person) is not held; guessing across sessions is
+   * bounded by the page's per-address limit (SECURITY.md has the numbers).
+   */
+  attemptEntry(session: string, clientIp: string): RateDecision {
+    return this.#attempts.take(`${clientIp}\u0000${session}`);
+  }
+
+  /** A new authorization for the client; at the cap the oldest one is forgotten (its device then hears `invalid_grant`). */
+  start(request: { clientId: string; scopes: string[]; resource?: string }): StartedDeviceAuthorization {
+    this.#prune();
+    while (this.#byDeviceCode.size >= this.#maxPending) {
+      const oldest = this.#byDeviceCode.entries().next().value;
+      if (!oldest) break;
+      this.#forget(oldest[0], oldest[1]);
+    }
+    const deviceCode = newSecret("chat_dc_");
+    const userCode = this.#newUserCode();
+    const authorization: DeviceAuthorization = {
+      ...request,
+      userCode,
+      expiresAt: this.#now() + this.#lifetimeMs,
+      intervalMs: this.#intervalSeconds * 1000,
+    };
+    this.#byDeviceCode.set(hashOf(deviceCode), authorization);
+    this.#byUserCode.set(userCode, authorization);
+    return {
+      deviceCode,
+      userCode: formatUserCode(userCode),
+      expiresIn: Math.round(this.#lifetimeMs / 1000),
+      interval: this.#intervalSeconds,
+    };
+  }
+
+  /** The live, undecided authorization of a code a person typed (any case, dashes and spaces ignored). */
+  pending(typedUserCode: string): PendingDeviceAuthorization | undefined {
+    const authorization = this.#byUserCode.get(normalizeUserCode(typedUserCode));
+    if (!authorization || authorization.decision || authorization.expiresAt <= this.#now()) return undefined;
+    const { userCode, clientId, scopes, resource, expiresAt } = authorization;
+    return { userCode, clientId, scopes, expiresAt, ...(resource ? { resource } : {}) };
+  }
+
+  /** Records the person's approval; false when the code is no longer pending (expired, decided, unknown). */
+  approve(userCode: string, approval: Approval): boolean {
+    return this.#decide(userCode, { approved: approval });
+  }
+
+  /** Records the person's refusal; false when the code is no longer pending. */
+  deny(userCode: string): boolean {
+    return this.#decide(userCode, { denied: true });
+  }
+
+  /**
+   * The token endpoint's device code grant (RFC 8628 §3.4, §3.5): tokens once approved, else the RFC's error for
+   * where the authorization stands. `resource` is the canonical resource the token request named, if any.
+   */
+  redeem(clientId: string, deviceCode: string, resource: string | undefined): IssuedTokens {
+    const hash = hashOf(deviceCode);
+    const authorization = this.#byDeviceCode.get(hash);
+    if (!authorization) throw new OAuthError("invalid_grant", "device_code is invalid");
+    if (authorization.clientId !== clientId) {
+      throw new OAuthError("invalid_grant", "device_code was issued to another client");
+    }
+    if (authorization.redeemedFamilyId) {
+      this.#grants.revokeFamily(authorization.redeemedFamilyId);
       throw new OAuthError(
-        "unauthorized_client",
-        `the client is not registered for ${DEVICE_CODE_GRANT_TYPE}`,
+        "invalid_grant",
+        "device_code was already used; the tokens issued for it are revoked",
       );
     }
-    const checked = parts.flows.checkScopesAndResource(form.get("scope"), form.get("resource"));
-    const asked = {
-      clientId: client.client_id,
-      scopes: checked.scopes,
-      ...(checked.resource ? { resource: checked.resource } : {}),
-    };
-    const started = parts.devices.start(asked);
-    const auto = parts.autoApprove;
-    // As at /authorize: no page, the request is approved for the configured account at once.
-    if (auto) {
-      parts.devices.approve(started.userCode, {
-        ...asked,
-        account: auto.account,
-        ...(auto.userId ? { userId: auto.userId } : {}),
-      });
+    const now = this.#now();
+    if (authorization.expiresAt <= now) {
+      this.#forget(hash, authorization);
+      throw new OAuthError("expired_token", "device_code has expired; start the sign-in again");
     }
-    const verificationUri = `${parts.issuer}${DEVICE_VERIFICATION_PATH}`;
-    return jsonResponse(
-      200,
-      {
-        device_code: started.deviceCode,
-        user_code: started.userCode,
-        verification_uri: verificationUri,
-        verification_uri_complete: `${verificationUri}?user_code=${encodeURIComponent(started.userCode)}`,
-        expires_in: started.expiresIn,
-        interval: started.interval,
-      },
-      NO_STORE,
-    );
-  });
+    const decision = authorization.decision;
+    if (decision && "denied" in decision) {
+      this.#forget(hash, authorization);
+      throw new OAuthError("access_denied", "The user denied the authorization request");
+    }
+    if (!decision) {
+      const early =
+        authorization.lastPolledAt !== undefined &&
+        now - authorization.lastPolledAt < authorization.intervalMs - POLL_TOLERANCE_MS;
+      authorization.lastPolledAt = now;
+      if (early) {
+        authorization.intervalMs += SLOW_DOWN_STEP_SECONDS * 1000;
+        throw new OAuthError(
+          "slow_down",
+          `polled faster than every ${authorization.intervalMs / 1000 - SLOW_DOWN_STEP_SECONDS} s; ` +
+            `poll every ${authorization.intervalMs / 1000} s from now on`,
+        );
+      }
+      throw new OAuthError("authorization_pending", "The user has not approved the request yet");
+    }
+    const approval = decision.approved;
+    if (resource && approval.resource && resource !== approval.resource) {
+      throw new OAuthError("invalid_target", "resource does not match the device authorization request");
+    }
+    const bound = approval.resource ?? resource;
+    const tokens = this.#grants.startGrant({ ...approval, ...(bound ? { resource: bound } : {}) });
+    authorization.redeemedFamilyId = tokens.family.id;
+    return tokens;
+  }
+
+  /** How many authorizations are held (pending, decided, or kept to recognise a late poll). */
+  size(): number {
+    return this.#byDeviceCode.size;
+  }
+
+  #decide(userCode: string, decision: NonNullable<DeviceAuthorization["decision"]>): boolean {
+    const authorization = this.#byUserCode.get(normalizeUserCode(userCode));
+    if (!authorization || authorization.decision || authorization.expiresAt <= this.#now()) return false;
+    authorization.decision = decision;
+    return true;
+  }
+
+  /** Forgets authorizations a lifetime past their expiry (until then a late poll still hears `expired_token`). */
+  #prune(): void {
+    const now = this.#now();
+    for (const [hash, authorization] of this.#byDeviceCode) {
+      if (authorization.expiresAt + this.#lifetimeMs <= now) this.#forget(hash, authorization);
+    }
+  }
+
+  #forget(hash: string, authorization: DeviceAuthorization): void {
+    this.#byDeviceCode.delete(hash);
+    if (this.#byUserCode.get(authorization.userCode) === authorization) {
+      this.#byUserCode.delete(authorization.userCode);
+    }
+  }
+
+  #newUserCode(): string {
+    for (;;) {
+      let code = "";
+      for (let i = 0; i < USER_CODE_LENGTH; i++)
+        code += USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)];
+      if (!this.#byUserCode.has(code)) return code;
+    }
+  }
 }
 
-/**
- * `GET /device[?user_code=]`: the signed-in person's form to enter (or check) the code; `POST`: a live code sends
- * this browser on to the consent page, bound to it as `/authorize` binds a browser's request.
- */
-export async function handleDeviceVerification(
-  parts: OAuthParts,
-  request: Request,
-  url: URL,
-  clientIp: string,
-): Promise<Response> {
-  // Guessing user codes is the attack on this page (RFC 8628 §5.1): it shares /authorize's per-address limit.
-  const limited = rateLimited(parts.limiters.authorize, clientIp, "page");
-  if (limited) return limited;
-  const sessions = parts.ctx.sessions;
-  if (request.method !== "GET" && request.method !== "POST") {
-    return pageResponse(405, "Sign in a device", html`<h1>Use the form</h1>`, { allow: "GET, POST" });
-  }
-  let typed = url.searchParams.get("user_code") ?? "";
-  let form: URLSearchParams | undefined;
-  if (request.method === "POST") {
-    form = await readFormBody(request).catch(() => new URLSearchParams());
-    typed = form.get("user_code") ?? "";
-  }
-  const code = normalizeUserCode(typed);
-  const user = sessions.userFor(request);
-  if (!user) {
-    const next = `${DEVICE_VERIFICATION_PATH}${code ? `?user_code=${encodeURIComponent(formatUserCode(code))}` : ""}`;
-    return redirectResponse(sessions.signInUrl(next), 303);
-  }
-  if (!form) return codePage(parts, request, user, code);
-  if (!sessions.verifyCsrf(request, form.get("csrf") ?? undefined)) {
-    return codePage(parts, request, user, code, "The form expired; enter the code again.", 403);
-  }
-  // The session's CSRF token names the browser session (verified just above, so it is there).
-  const attempt = parts.devices.attemptEntry(sessions.csrfToken(request) ?? user.id, clientIp);
-  if (!attempt.allowed) {
-    const minutes = Math.ceil(attempt.retryAfterSeconds / 60);
-    const page = codePage(
-      parts,
-      request,
-      user,
-      code,
-      `Too many codes were entered in this browser; try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
-      429,
-    );
-    page.headers.set("retry-after", String(attempt.retryAfterSeconds));
-    return page;
-  }
-  const pending = parts.devices.pending(code);
-  if (!pending) {
-    return codePage(
-      parts,
-      request,
-      user,
-      code,
-      "That code is not valid, or it expired or was used. Check the code your device shows, or start again there.",
-    );
-  }
-  const lookup = await findClient(parts, pending.clientId);
-  if (!lookup.ok) {
-    return codePage(parts, request, user, code, "The app that asked is no longer registered here.");
-  }
-  const id = parts.flows.newPendingId();
-  const { nonce, setCookie } = parts.binding.bind(id);
-  parts.flows.addPending(
-    {
-      client: lookup.client,
-      scopes: pending.scopes,
-      userCode: pending.userCode,
-      ...(pending.resource ? { resource: pending.resource } : {}),
-    },
-    nonce,
-    id,
-    pending.expiresAt,
-  );
-  return redirectResponse(`${CONSENT_PATH}?request=${encodeURIComponent(id)}`, 303, [
-    ["set-cookie", setCookie],
-  ]);
+/** `BCDFGHJK` as people read it: `BCDF-GHJK`. */
+export function formatUserCode(code: string): string {
+  return `${code.slice(0, USER_CODE_LENGTH / 2)}-${code.slice(USER_CODE_LENGTH / 2)}`;
 }
 
-/** The code form, in the consent page's layout; a code from the link is shown for the person to compare. */
-function codePage(
-  parts: OAuthParts,
-  request: Request,
-  user: User,
-  code: string,
-  error?: string,
-  status = error ? 400 : 200,
-): Response {
-  const shown = code.length === 8 ? formatUserCode(code) : "";
-  return pageResponse(
-    status,
-    "Sign in a device",
-    html`<h1>Sign in a device</h1>
-      <p>Signed in as <b>${user.name}</b>. ${
-        shown
-          ? "Check that this is the code your device shows, then continue."
-          : "Enter the code your device shows."
-      }</p>
-      ${error ? html`<p class="error">${error}</p>` : ""}
-      <form method="post" action="${DEVICE_VERIFICATION_PATH}">
-        <input type="hidden" name="csrf" value="${parts.ctx.sessions.csrfToken(request)}">
-        <label>Code <input name="user_code" value="${shown}" autocomplete="off" autocapitalize="characters"
-          spellcheck="false" maxlength="20" required></label>
-        <button type="submit">Continue</button>
-      </form>
-      <p class="meta">Only enter a code from a device you are signing in yourself. Someone who sends you a code or
-        a link is asking for access to your account.</p>`,
-  );
+/** A typed user code as stored: upper case, letters only (RFC 8628 §6.1: forgive case and punctuation). */
+export function normalizeUserCode(typed: string): string {
+  return typed
+    .slice(0, 64)
+    .toUpperCase()
+    .replace(/[^A-Z]/g, "");
+}
+
+function hashOf(code: string): string {
+  return createHash("sha256").update(code).digest("base64url");
 }

@@ -1,15 +1,168 @@
-/** DPoP (RFC 9449) on the reference server: proofs at the token endpoint, tokens bound by `cnf.jkt`, proofs checked on `/mcp` and `/v2`, nonces and replay. */
-import { randomBytes } from "node:crypto";
+/** DPoP (RFC 9449) on the reference server: proofs checked with jose, tokens bound by `cnf.jkt`, nonces, and the replay ledger per key. */
+import { createHash, createPublicKey, type JsonWebKey, type KeyObject, randomBytes } from "node:crypto";
+import { calculateJwkThumbprint, errors, type JWK, type JWTHeaderParameters, jwtVerify } from "jose";
 import type { CredentialCheck, CredentialRefusal, PresentedCredential, Principal } from "../context.js";
-import type { DpopMode, DpopNonceMode } from "../options.js";
-import type { DpopBindings } from "./dpop-bindings.js";
-import { checkDpopProof, DPOP_ALGORITHMS, DpopProofError } from "./dpop-proof.js";
-import { DpopReplayLedger, type DpopReplayLimits } from "./dpop-replay.js";
-import { REFRESH_TOKEN_TTL_MS } from "./grants.js";
-import { OAuthError, type TokenResponseBody } from "./provider.js";
+import type { DpopMode, DpopNonceMode, DpopReplayLimits } from "../options.js";
+import type { Store, StoreCollection } from "../store.js";
+import { OAuthError, REFRESH_TOKEN_TTL_MS, type TokenResponseBody } from "./grants.js";
 import type { RegisteredClient } from "./registration.js";
 
-export { DPOP_ALGORITHMS } from "./dpop-proof.js";
+/** The algorithms proofs may be signed with (what P-256, Ed25519 and RSA keys sign with; never symmetric or `none`). */
+export const DPOP_ALGORITHMS = ["ES256", "EdDSA", "RS256", "PS256"] as const;
+/** Longest proof read: an RSA-4096 key and signature fit well under it. */
+const MAX_PROOF_CHARS = 8 * 1024;
+const MAX_JTI_CHARS = 256;
+/**
+ * RSA keys a proof may carry: the usual exponent and 2048 to 4096 bits. Verifying costs grow with the exponent's
+ * and the modulus' size (a 3072-bit exponent cost 8-10x the CPU per proof), and no client needs another.
+ */
+const RSA_PUBLIC_EXPONENT = 65537n;
+const RSA_MODULUS_BITS = { min: 2048, max: 4096 } as const;
+
+/** Why a proof is refused: `use_dpop_nonce` asks the client to retry with the server's nonce. */
+export class DpopProofError extends Error {
+  readonly error: "invalid_dpop_proof" | "use_dpop_nonce";
+  readonly description: string;
+
+  constructor(error: "invalid_dpop_proof" | "use_dpop_nonce", description: string) {
+    super(`${error}: ${description}`);
+    this.error = error;
+    this.description = description;
+  }
+}
+
+/** What the request the proof came with must match. */
+export interface ProofExpectation {
+  method: string;
+  /** The request's URL; compared without query and fragment. */
+  url: string;
+  /** Present when the proof accompanies an access token: the proof's `ath` must be its hash. */
+  accessToken?: string;
+  /** Seconds since the epoch. */
+  nowSeconds: number;
+  /** How far in the past `iat` may be, and how far in the future. */
+  maxAgeSeconds: number;
+  maxFutureSeconds: number;
+  /** When given, the proof must be signed by the key of this thumbprint (the token's `cnf.jkt`). */
+  boundTo?: string;
+  /** When given, the proof must carry one of these nonces. */
+  acceptedNonces?: readonly string[];
+}
+
+/** A proof that passed: its key's thumbprint (`cnf.jkt`) and its `jti`, for the replay cache. */
+export interface CheckedProof {
+  jkt: string;
+  jti: string;
+  iat: number;
+  /** The nonce the proof carried, if any (checked against the server's when one was asked for). */
+  nonce?: string;
+}
+
+const invalid = (description: string) => new DpopProofError("invalid_dpop_proof", description);
+
+/** Checks the `DPoP` header's value (one proof) against the request; rejects with DpopProofError. */
+export async function checkDpopProof(proof: string, expected: ProofExpectation): Promise<CheckedProof> {
+  if (proof.length > MAX_PROOF_CHARS) throw invalid("the DPoP proof is too long");
+  let verified: Awaited<ReturnType<typeof jwtVerify>>;
+  try {
+    verified = await jwtVerify(proof, embeddedPublicKey, {
+      typ: "dpop+jwt",
+      algorithms: [...DPOP_ALGORITHMS],
+    });
+  } catch (error) {
+    throw error instanceof DpopProofError ? error : invalid(whyRefused(error));
+  }
+  const { payload, protectedHeader } = verified;
+  const { jti, htm, htu, iat } = payload as Record<string, unknown>;
+  if (typeof jti !== "string" || jti.length === 0 || jti.length > MAX_JTI_CHARS)
+    throw invalid("the proof needs a jti");
+  if (htm !== expected.method.toUpperCase()) throw invalid("the proof's htm is not the request's method");
+  if (typeof htu !== "string" || normalisedUri(htu) !== normalisedUri(expected.url)) {
+    throw invalid("the proof's htu is not the request's URL");
+  }
+  if (typeof iat !== "number" || !Number.isFinite(iat)) throw invalid("the proof needs a numeric iat");
+  if (
+    iat < expected.nowSeconds - expected.maxAgeSeconds ||
+    iat > expected.nowSeconds + expected.maxFutureSeconds
+  ) {
+    throw invalid("the proof's iat is outside the accepted window");
+  }
+  if (expected.accessToken !== undefined) {
+    const ath = createHash("sha256").update(expected.accessToken, "ascii").digest("base64url");
+    if (payload.ath !== ath) throw invalid("the proof's ath is not the hash of the access token");
+  }
+  const jkt = await calculateJwkThumbprint(protectedHeader.jwk as JWK, "sha256");
+  // Another key than the token's is refused as such, before any nonce round trip.
+  if (expected.boundTo !== undefined && jkt !== expected.boundTo) {
+    throw invalid("the proof is signed by another key than the token is bound to");
+  }
+  if (expected.acceptedNonces) {
+    const nonce = payload.nonce;
+    if (typeof nonce !== "string" || !expected.acceptedNonces.includes(nonce)) {
+      throw new DpopProofError("use_dpop_nonce", "Use the DPoP-Nonce the server sent in the proof");
+    }
+    return { jkt, jti, iat, nonce };
+  }
+  return { jkt, jti, iat, ...(typeof payload.nonce === "string" ? { nonce: payload.nonce } : {}) };
+}
+
+/** `htu` compared as RFC 9449 §4.3 says: scheme and host case-folded, default ports dropped, no query or fragment. */
+function normalisedUri(value: string): string | undefined {
+  try {
+    const url = new URL(value);
+    return `${url.origin}${url.pathname}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the client is told of a JWS jose refused, in the words of RFC 9449 §4.3. */
+function whyRefused(error: unknown): string {
+  if (error instanceof errors.JWSSignatureVerificationFailed)
+    return "the proof's signature does not verify with its jwk";
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return `the proof's alg must be one of ${DPOP_ALGORITHMS.join(", ")}`;
+  if (error instanceof errors.JWTClaimValidationFailed && error.claim === "typ")
+    return 'the proof\'s typ must be "dpop+jwt"';
+  if (error instanceof errors.JWTExpired || error instanceof errors.JWTClaimValidationFailed) {
+    return `the proof's ${(error as errors.JWTClaimValidationFailed).claim} claim is not valid now`;
+  }
+  if (error instanceof errors.JOSEError && error.code === "ERR_JOSE_NOT_SUPPORTED")
+    return "the proof's jwk is not a usable public key";
+  return "the DPoP header is not one compact JWS with a JSON header and claims";
+}
+
+/**
+ * Keys of recent proofs: a client signs every request with the same key, and importing a JWK costs about as much as
+ * verifying a signature (jose's `EmbeddedJWK` imports it each time), so the key objects of the last 1024 are kept.
+ */
+const recentKeys = new Map<string, KeyObject>();
+const MAX_RECENT_KEYS = 1024;
+
+/** The proof's embedded `jwk` as a public key (RFC 9449 §4.2: a public key, never a private or symmetric one). */
+function embeddedPublicKey(header: JWTHeaderParameters): KeyObject {
+  const jwk = header.jwk as Record<string, unknown> | undefined;
+  if (typeof jwk !== "object" || jwk === null || Array.isArray(jwk)) throw invalid("the proof has no jwk");
+  if ("d" in jwk || "p" in jwk || "k" in jwk) throw invalid("the proof's jwk is not a public key");
+  const id = ["kty", "crv", "x", "y", "n", "e"].map((name) => String(jwk[name] ?? "")).join(".");
+  const known = recentKeys.get(id);
+  if (known) return known;
+  let key: KeyObject;
+  try {
+    key = createPublicKey({ key: jwk as JsonWebKey, format: "jwk" });
+  } catch {
+    throw invalid("the proof's jwk is not a usable public key");
+  }
+  const rsa = key.asymmetricKeyType === "rsa" ? key.asymmetricKeyDetails : undefined;
+  if (rsa && rsa.publicExponent !== RSA_PUBLIC_EXPONENT)
+    throw invalid(`the proof's RSA key must have the public exponent ${RSA_PUBLIC_EXPONENT}`);
+  const bits = rsa?.modulusLength ?? RSA_MODULUS_BITS.min;
+  if (bits < RSA_MODULUS_BITS.min || bits > RSA_MODULUS_BITS.max)
+    throw invalid(`the proof's RSA key must be ${RSA_MODULUS_BITS.min} to ${RSA_MODULUS_BITS.max} bits`);
+  if (recentKeys.size >= MAX_RECENT_KEYS) recentKeys.delete(recentKeys.keys().next().value as string);
+  recentKeys.set(id, key);
+  return key;
+}
 
 /** How old a proof's `iat` may be, and how far ahead (a client's clock may run a little fast). */
 const MAX_PROOF_AGE_SECONDS = 300;
@@ -42,7 +195,8 @@ export interface TokenRequestProof {
 export interface DpopPolicyOptions {
   mode: DpopMode;
   nonces: DpopNonceMode;
-  bindings: DpopBindings;
+  /** Where each bound token's key is kept (under the token's hash) until the token expires. */
+  store: Store;
   tokenEndpoint: string;
   now: () => number;
   replayLimits?: DpopReplayLimits | undefined;
@@ -56,6 +210,9 @@ export interface DpopPolicyOptions {
 export class DpopPolicy {
   readonly #options: DpopPolicyOptions;
   readonly #ledger: DpopReplayLedger;
+  readonly #bindings: StoreCollection<{ jkt: string; until: number }>;
+  /** Expired bindings are swept after this many new ones, so the collection holds about as many as live tokens. */
+  #bindsUntilSweep = 256;
   /** The nonce handed out and the one before it, both accepted. */
   #nonce = { value: freshNonce(), previous: freshNonce(), since: 0 };
   /**
@@ -67,6 +224,7 @@ export class DpopPolicy {
   constructor(options: DpopPolicyOptions) {
     this.#options = options;
     this.#ledger = new DpopReplayLedger(options.replayLimits);
+    this.#bindings = options.store.collection("oauth.dpop-bindings");
     this.#nonce.since = options.now();
     this.#mayPredateStart = options.tokensOutliveProcess
       ? options.now() / 1000 + MAX_PROOF_FUTURE_SECONDS
@@ -94,7 +252,7 @@ export class DpopPolicy {
   async tokenRequestKey(request: Request, form: URLSearchParams): Promise<TokenRequestProof | undefined> {
     if (!this.offered) return undefined;
     const refreshToken = form.get("grant_type") === "refresh_token" ? form.get("refresh_token") : null;
-    const boundTo = refreshToken ? this.#options.bindings.keyOf(refreshToken) : undefined;
+    const boundTo = refreshToken ? this.#keyOf(refreshToken) : undefined;
     const proof = request.headers.get("dpop");
     if (proof === null) {
       if (boundTo)
@@ -136,18 +294,33 @@ export class DpopPolicy {
     client: RegisteredClient,
   ): TokenResponseBody {
     if (!proof) return body;
-    const { jkt } = proof;
-    const { bindings } = this.#options;
-    bindings.bind(body.access_token, jkt, body.expires_in * 1000);
+    this.#bind(body.access_token, proof.jkt, body.expires_in * 1000);
     if (body.refresh_token && client.token_endpoint_auth_method === "none") {
-      bindings.bind(body.refresh_token, jkt, REFRESH_TOKEN_TTL_MS);
+      this.#bind(body.refresh_token, proof.jkt, REFRESH_TOKEN_TTL_MS);
     }
     return { ...body, token_type: "DPoP" };
   }
 
+  /** Binds a token just issued to the key (RFC 9449 `cnf.jkt`) for as long as it lives. */
+  #bind(token: string, jkt: string, lifetimeMs: number): void {
+    const now = this.#options.now();
+    if (--this.#bindsUntilSweep <= 0) {
+      this.#bindsUntilSweep = 256;
+      for (const [hash, binding] of this.#bindings.entries())
+        if (binding.until <= now) this.#bindings.delete(hash);
+    }
+    this.#bindings.set(hashOf(token), { jkt, until: now + lifetimeMs });
+  }
+
+  /** The thumbprint the token is bound to, or undefined (not bound, or past its lifetime). */
+  #keyOf(token: string): string | undefined {
+    const binding = this.#bindings.get(hashOf(token));
+    return binding && binding.until > this.#options.now() ? binding.jkt : undefined;
+  }
+
   /** The principal of an access token, with the key it is bound to (`jkt`) when it is. */
   withKey(token: string, principal: Principal | null): Principal | null {
-    const jkt = principal?.via === "oauth" ? this.#options.bindings.keyOf(token) : undefined;
+    const jkt = principal?.via === "oauth" ? this.#keyOf(token) : undefined;
     return principal && jkt ? { ...principal, jkt } : principal;
   }
 
@@ -308,4 +481,67 @@ export class DpopPolicy {
 
 function freshNonce(): string {
   return randomBytes(24).toString("base64url");
+}
+
+export const DEFAULT_DPOP_REPLAY_LIMITS: Required<DpopReplayLimits> = { perKey: 20_000 };
+
+/** Why a proof cannot be remembered now: its key is full of proofs still acceptable, free again after the wait. */
+export type LedgerFull = { retryAfterSeconds: number };
+
+/**
+ * Used proofs by key, each key's in the order they were used. An entry goes only when its proof can no longer be
+ * accepted (its `iat` left the window: `forgetAt`, in seconds). A key full of live entries is refused until its
+ * oldest ages out: a flood of fresh proofs costs that key a wait, never another key anything, and never makes the
+ * ledger forget. There is no bound across keys: each entry is a request that passed the per-credential rate limit,
+ * and it is gone within the proof window.
+ */
+export class DpopReplayLedger {
+  readonly #perKey: number;
+  readonly #byKey = new Map<string, Map<string, number>>();
+
+  constructor(limits: DpopReplayLimits = {}) {
+    this.#perKey = limits.perKey ?? DEFAULT_DPOP_REPLAY_LIMITS.perKey;
+    if (!(this.#perKey >= 1)) throw new RangeError("dpopReplayLimits needs perKey >= 1");
+  }
+
+  used(jkt: string, jti: string): boolean {
+    return this.#byKey.get(jkt)?.has(jti) ?? false;
+  }
+
+  /** Undefined when one more proof of `jkt` can be remembered, after dropping the key's entries no longer live. */
+  room(jkt: string, nowSeconds: number): LedgerFull | undefined {
+    const proofs = this.#byKey.get(jkt);
+    if (!proofs) return undefined;
+    // Kept in the order used, so the aged-out ones are mostly at the front; one behind a live one stays at most a
+    // window longer (kept too long, never too short).
+    for (const [jti, forgetAt] of proofs) {
+      if (forgetAt > nowSeconds) break;
+      proofs.delete(jti);
+    }
+    if (proofs.size === 0) this.#byKey.delete(jkt);
+    if (proofs.size < this.#perKey) return undefined;
+    const oldest = proofs.values().next().value ?? nowSeconds;
+    return { retryAfterSeconds: Math.max(1, Math.ceil(oldest - nowSeconds)) };
+  }
+
+  /** Remembers a proof until `forgetAt`; call `room` first in the same turn of the event loop. */
+  remember(jkt: string, jti: string, forgetAt: number): void {
+    let proofs = this.#byKey.get(jkt);
+    if (!proofs) {
+      proofs = new Map();
+      this.#byKey.set(jkt, proofs);
+    }
+    if (!proofs.has(jti)) proofs.set(jti, forgetAt);
+  }
+
+  /** Forgets a proof remembered for a request that was then refused: it was never used, so it may be used once. */
+  forget(jkt: string, jti: string): void {
+    const proofs = this.#byKey.get(jkt);
+    proofs?.delete(jti);
+    if (proofs?.size === 0) this.#byKey.delete(jkt);
+  }
+}
+
+function hashOf(token: string): string {
+  return createHash("sha256").update(token).digest("base64url");
 }

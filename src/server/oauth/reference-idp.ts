@@ -1,13 +1,19 @@
 /** The reference server playing an enterprise IdP at `<base>/idp`: ID tokens for an account's dev API key, and RFC 8693 token exchange of them for ID-JAGs. */
 import { generateKeyPairSync, type KeyObject, randomUUID } from "node:crypto";
-import type { ReferenceIdpOptions } from "../assertion-grant-options.js";
 import type { ServerContext } from "../context.js";
 import { jsonResponse } from "../http.js";
 import { sameSecret } from "../ids.js";
-import { audiencesOf, decodeJwt, signedByOneOf, signJwt } from "./jwt.js";
-import { ID_JAG_TYPE, type TrustedAssertionIssuer } from "./jwt-bearer.js";
-import { OAuthError } from "./provider.js";
-import { answerOAuthErrors, formOf, NO_STORE } from "./token.js";
+import type { ReferenceIdpOptions } from "../options.js";
+import { OAuthError } from "./grants.js";
+import {
+  audiencesOf,
+  decodeJwt,
+  ID_JAG_TYPE,
+  signedByOneOf,
+  signJwt,
+  type TrustedAssertionIssuer,
+} from "./jwt.js";
+import { answerOAuthErrors, basicCredentials, formOf, NO_STORE } from "./token.js";
 
 export const IDP_PATH = "/idp";
 export const IDP_METADATA_PATH = `/.well-known/oauth-authorization-server${IDP_PATH}`;
@@ -141,15 +147,9 @@ export function createReferenceIdp(
   }
 
   function authenticate(request: Request, form: URLSearchParams): void {
-    let clientId = form.get("client_id");
-    let secret = form.get("client_secret");
-    const basic = /^Basic +([A-Za-z0-9+/=]+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
-    if (basic) {
-      const decoded = Buffer.from(basic, "base64").toString("utf8");
-      const colon = decoded.indexOf(":");
-      clientId = decodeURIComponent(decoded.slice(0, colon));
-      secret = decodeURIComponent(decoded.slice(colon + 1));
-    }
+    const basic = basicCredentials(request.headers.get("authorization") ?? "");
+    const clientId = basic ? basic.clientId : form.get("client_id");
+    const secret = basic ? basic.secret : form.get("client_secret");
     const expected = options.clientSecret;
     const secretOk = expected === undefined ? !secret : secret !== null && sameSecret(secret, expected);
     if (clientId !== options.clientId || !secretOk) {

@@ -1,13 +1,11 @@
-/** `/token` (code, refresh, device code, client credentials and jwt-bearer grants) and `/revoke` (RFC 7009), with client authentication (RFC 6749 §2.3). */
+/** The client's endpoints: `/token` (code, refresh, device code, client credentials, jwt-bearer), `/device_authorization` (RFC 8628) and `/revoke` (RFC 7009), with client authentication (RFC 6749 §2.3). */
 
 import { jsonResponse, readFormBody } from "../http.js";
 import { sameSecret } from "../ids.js";
 import { ServiceError } from "../service-error.js";
-import { assertionSubject, JWT_BEARER_ASSERTION_TYPE, publicKeysOf } from "./client-assertion.js";
-import { JWT_BEARER_GRANT_TYPE } from "./jwt-bearer.js";
-import { findClient, type OAuthParts } from "./parts.js";
-import { OAuthError, type TokenResponseBody, tokenResponse } from "./provider.js";
-import { rateLimited } from "./rate-limits.js";
+import { OAuthError, type TokenResponseBody, tokenResponse } from "./grants.js";
+import { assertionSubject, JWT_BEARER_ASSERTION_TYPE, JWT_BEARER_GRANT_TYPE } from "./jwt.js";
+import { findClient, type OAuthParts, rateLimited } from "./parts.js";
 import { DEVICE_CODE_GRANT_TYPE, type RegisteredClient } from "./registration.js";
 
 const GRANT_TYPES = new Set([
@@ -17,6 +15,8 @@ const GRANT_TYPES = new Set([
   "client_credentials",
   JWT_BEARER_GRANT_TYPE,
 ]);
+
+export const DEVICE_AUTHORIZATION_PATH = "/device_authorization";
 
 /** Token responses are never cached (RFC 6749 §5.1). */
 export const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
@@ -102,13 +102,62 @@ async function grant(
   return issued(body);
 }
 
+/** RFC 8628 §3.1-3.2: an authenticated client with the device grant gets a device code and a user code. */
+export async function handleDeviceAuthorization(
+  parts: OAuthParts,
+  request: Request,
+  clientIp: string,
+): Promise<Response> {
+  const limited = rateLimited(parts.limiters.token, clientIp, "json");
+  if (limited) return limited;
+  return answerOAuthErrors(async () => {
+    const form = await formOf(request);
+    const client = await authenticateClient(parts, request, form);
+    if (!client.grant_types.includes(DEVICE_CODE_GRANT_TYPE)) {
+      throw new OAuthError(
+        "unauthorized_client",
+        `the client is not registered for ${DEVICE_CODE_GRANT_TYPE}`,
+      );
+    }
+    const checked = parts.flows.checkScopesAndResource(form.get("scope"), form.get("resource"));
+    const asked = {
+      clientId: client.client_id,
+      scopes: checked.scopes,
+      ...(checked.resource ? { resource: checked.resource } : {}),
+    };
+    const started = parts.devices.start(asked);
+    const auto = parts.autoApprove;
+    // As at /authorize: no page, the request is approved for the configured account at once.
+    if (auto) {
+      parts.devices.approve(started.userCode, {
+        ...asked,
+        account: auto.account,
+        ...(auto.userId ? { userId: auto.userId } : {}),
+      });
+    }
+    const verificationUri = `${parts.issuer}/device`;
+    return jsonResponse(
+      200,
+      {
+        device_code: started.deviceCode,
+        user_code: started.userCode,
+        verification_uri: verificationUri,
+        verification_uri_complete: `${verificationUri}?user_code=${encodeURIComponent(started.userCode)}`,
+        expires_in: started.expiresIn,
+        interval: started.interval,
+      },
+      NO_STORE,
+    );
+  });
+}
+
 export async function handleRevoke(parts: OAuthParts, request: Request): Promise<Response> {
   return answerOAuthErrors(async () => {
     const form = await formOf(request);
     const client = await authenticateClient(parts, request, form);
     const token = form.get("token");
     if (!token) throw new OAuthError("invalid_request", "token is required");
-    parts.flows.revokeToken(client, token);
+    parts.grants.revokeToken(token, client.client_id);
     return new Response(null, { status: 200, headers: NO_STORE });
   });
 }
@@ -200,12 +249,12 @@ async function authenticateByAssertion(
   if (client.token_endpoint_auth_method !== "private_key_jwt" || !client.jwks) {
     throw refused("This client has no registered keys for private_key_jwt");
   }
-  await parts.assertions.check(assertion, clientId, publicKeysOf(client.jwks, clientId));
+  await parts.assertions.check(assertion, client);
   return client;
 }
 
 /** RFC 6749 §2.3.1: `Basic base64(urlencode(id):urlencode(secret))`. */
-function basicCredentials(header: string): { clientId: string; secret: string } | null {
+export function basicCredentials(header: string): { clientId: string; secret: string } | null {
   const match = /^Basic +([A-Za-z0-9+/=]+) *$/i.exec(header);
   if (!match?.[1]) return null;
   const decoded = Buffer.from(match[1], "base64").toString("utf8");

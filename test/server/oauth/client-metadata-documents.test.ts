@@ -7,8 +7,10 @@ import type { LookupAddress } from "node:dns";
 import { hostname } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../../src/server/index.js";
-import { ClientMetadataDocuments } from "../../../src/server/oauth/client-metadata-documents.js";
-import { isNonPublicAddress } from "../../../src/server/oauth/document-address.js";
+import {
+  ClientMetadataDocuments,
+  isNonPublicAddress,
+} from "../../../src/server/oauth/client-metadata-documents.js";
 import { createInProcessReferenceServer } from "../../../src/testing/index.js";
 import { routeOrigin } from "../../support/fetch-routes.js";
 import {

@@ -1,6 +1,6 @@
-/** The DPoP replay ledger at its real limits (src/server/oauth/dpop-replay.ts): per key, full of live proofs it refuses that key, it never forgets one still acceptable. */
+/** The DPoP replay ledger at its real limits (src/server/oauth/dpop.ts): per key, full of live proofs it refuses that key, it never forgets one still acceptable. */
 import { describe, expect, it } from "vitest";
-import { DEFAULT_DPOP_REPLAY_LIMITS, DpopReplayLedger } from "../../../src/server/oauth/dpop-replay.js";
+import { DEFAULT_DPOP_REPLAY_LIMITS, DpopReplayLedger } from "../../../src/server/oauth/dpop.js";
 
 const NOW = 1_000_000;
 const live = NOW + 360;

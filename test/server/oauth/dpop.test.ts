@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { DpopSession } from "@modelcontextprotocol/client";
 import { afterAll, describe, expect, it } from "vitest";
 import { createInProcessReferenceServer } from "../../../src/server/in-process.js";
-import { checkDpopProof } from "../../../src/server/oauth/dpop-proof.js";
+import { checkDpopProof } from "../../../src/server/oauth/dpop.js";
 import type { ReferenceServerOptions } from "../../../src/server/options.js";
 
 const BASE = "http://127.0.0.1:8787";

@@ -14,7 +14,7 @@ import {
   startReferenceServer,
 } from "../../../src/server/index.js";
 import type { McpEndpointOptions } from "../../../src/server/mcp/index.js";
-import type { OAuthServerOptions } from "../../../src/server/oauth/index.js";
+import type { OAuthServerOptions } from "../../../src/server/options.js";
 import { routeOrigin } from "../../support/fetch-routes.js";
 import {
   createRequestableReferenceServer,

@@ -1,7 +1,7 @@
 /** Rate limits of the OAuth endpoints (`/authorize`, `/token`, `/register`): per client IP, 429 with Retry-After, recovery; through the server's handler (no port). */
 import { RegistrationRejectedError, registerClient as sdkRegisterClient } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { OAuthRateLimits } from "../../../src/server/oauth/index.js";
+import type { OAuthRateLimits } from "../../../src/server/options.js";
 import type { RequestableReferenceServer as ReferenceServer } from "../../support/reference-request.js";
 import {
   authorizeUrl,

@@ -1,7 +1,7 @@
 /** Bounded dynamic registrations: unused ones expire, used ones expire with their grants, and at the cap the oldest unused one makes room; through the server's handler (no port). */
 import { afterEach, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../../src/server/index.js";
-import type { OAuthRegistrationLimits } from "../../../src/server/oauth/index.js";
+import type { OAuthRegistrationLimits } from "../../../src/server/options.js";
 import {
   authorizeUrl,
   CALLBACK_URL,
