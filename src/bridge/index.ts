@@ -1,9 +1,15 @@
 /** The stdio <-> streamable-HTTP relay: its pieces for the bin, the benchmarks and tests. */
 
-export { runAccountCommand } from "./account-commands.js";
-export { type BridgeCommand, type BridgeOptions, parseBridgeArgs, parseMcpUrl, UsageError } from "./cli.js";
-export { isJsonRpcMessage } from "./jsonrpc.js";
-export { runRelay } from "./run.js";
+export { runAccountCommand } from "./command/account-commands.js";
+export {
+  type BridgeCommand,
+  type BridgeOptions,
+  parseBridgeArgs,
+  parseMcpUrl,
+  UsageError,
+} from "./command/arguments.js";
+export { isJsonRpcMessage } from "./messages/jsonrpc.js";
+export { runRelay } from "./relay/run.js";
 export {
   createLineWriter,
   LineSplitter,

@@ -6,10 +6,10 @@ import type {
   JSONRPCMessage,
   LoggingLevel,
 } from "@modelcontextprotocol/client";
-import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
-import { BridgeRequestIds } from "../request-ids.js";
-import type { ClientContext, ToClient } from "../request-model.js";
-import { anonymousClient } from "../request-model.js";
+import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
+import { BridgeRequestIds } from "../messages/request-ids.js";
+import type { ClientContext, ToClient } from "../messages/request-model.js";
+import { anonymousClient } from "../messages/request-model.js";
 import { negotiatedLegacyVersion } from "../translate/discover.js";
 
 /** How long the bridge waits for the person behind the client to answer one of its requests (an elicitation form). */

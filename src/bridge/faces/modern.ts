@@ -1,6 +1,6 @@
 /** The stdio face a 2026-07-28 client sees: stateless requests, each describing its client in `_meta`. */
-import type { BridgeRequest, ClientContext } from "../request-model.js";
-import { clientFromEnvelope, hasModernEnvelope, withoutEnvelope } from "../request-model.js";
+import type { BridgeRequest, ClientContext } from "../messages/request-model.js";
+import { clientFromEnvelope, hasModernEnvelope, withoutEnvelope } from "../messages/request-model.js";
 
 /** The era a request's sender speaks: its `_meta` envelope, or a `server/discover`, says modern; `initialize` legacy. */
 export function requestEra(method: string, params: unknown): "legacy" | "modern" | undefined {

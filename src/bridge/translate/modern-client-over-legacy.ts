@@ -6,13 +6,17 @@
  */
 
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import type { EraRelay } from "../era-router.js";
+import type { EraRelay } from "../eras/era-router.js";
 import { requestEra } from "../faces/modern.js";
-import { cancelledRequestId, isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
-import type { BridgeLog } from "../log.js";
-import { BridgeRequestIds, requestKey } from "../request-ids.js";
-import type { ToClient } from "../request-model.js";
-import { clientFromEnvelope, LATEST_LEGACY_VERSION, withoutEnvelope } from "../request-model.js";
+import type { BridgeLog } from "../log/log.js";
+import {
+  cancelledRequestId,
+  isJsonObject as isObject,
+  type JsonObject as Json,
+} from "../messages/jsonrpc.js";
+import { BridgeRequestIds, requestKey } from "../messages/request-ids.js";
+import type { ToClient } from "../messages/request-model.js";
+import { clientFromEnvelope, LATEST_LEGACY_VERSION, withoutEnvelope } from "../messages/request-model.js";
 import { asModernResult, bridgeDiscoverResult, discoverFromInitializeResult } from "./discover.js";
 import {
   HELD_CALL_TIMEOUT_MS,

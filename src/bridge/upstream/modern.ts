@@ -3,16 +3,16 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describeNetworkFailure } from "../../internal/network-errors.js";
 import { requestNeverSent } from "../../internal/request-failure.js";
+import { type BridgeLog, describeError } from "../log/log.js";
 import {
   isJsonRpcMessage,
   isJsonObject as isObject,
   isResponse,
   type JsonObject as Json,
-} from "../jsonrpc.js";
-import { type BridgeLog, describeError } from "../log.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../message-size.js";
-import { BridgeRequestIds } from "../request-ids.js";
-import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../request-model.js";
+} from "../messages/jsonrpc.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../messages/message-size.js";
+import { BridgeRequestIds } from "../messages/request-ids.js";
+import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../messages/request-model.js";
 import {
   EventSizeCap,
   type HttpAnswer,
@@ -22,8 +22,8 @@ import {
   readBounded,
   ServerSentEventParser,
 } from "./http/index.js";
-import { outcomeUnknownMessage } from "./outcome-unknown.js";
-import { FIRST_RETRY_DELAY_MS, nextRetryDelay, reconnectWindowMs } from "./reconnect-window.js";
+import { outcomeUnknownMessage } from "./http/outcome-unknown.js";
+import { FIRST_RETRY_DELAY_MS, nextRetryDelay, reconnectWindowMs } from "./http/reconnect-window.js";
 import { type ParamHeader, paramHeadersOf, standardHeaders } from "./standard-headers.js";
 
 /** A request's stream ended before its answer, and why: the server may or may not have run it. */

@@ -5,9 +5,9 @@
 import { parseBearerChallenge } from "../../../auth/checks.js";
 import { describeNetworkFailure } from "../../../internal/network-errors.js";
 import { doesNotLookLikeChatService, notChatServiceMessage } from "../../../internal/service-shape.js";
-import { sendInitialize, suggestedMcpUrl } from "../../endpoint-check.js";
-import { createBridgeLog, describeError } from "../../log.js";
-import type { ClientContext } from "../../request-model.js";
+import { createBridgeLog, describeError } from "../../log/log.js";
+import type { ClientContext } from "../../messages/request-model.js";
+import { sendInitialize, suggestedMcpUrl } from "../../upstream/http/endpoint-check.js";
 import { createAuthorizedExchange, type HttpAnswer, type HttpExchange } from "../../upstream/http/index.js";
 import { ModernUpstream } from "../../upstream/modern.js";
 import { type EraVerdict, probeServerEra } from "../../upstream/probe.js";

@@ -4,9 +4,9 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { AuthRequiredError } from "../../../auth/errors.js";
 import { withinDeadline } from "../../../internal/deadline.js";
 import { describeNetworkFailure } from "../../../internal/network-errors.js";
-import { initializeParams } from "../../endpoint-check.js";
-import { describeError } from "../../log.js";
-import { withEnvelope } from "../../request-model.js";
+import { describeError } from "../../log/log.js";
+import { withEnvelope } from "../../messages/request-model.js";
+import { initializeParams } from "../../upstream/http/endpoint-check.js";
 import {
   type BridgeAuth,
   createAuthorizedExchange,
@@ -16,7 +16,7 @@ import {
 import { StreamableHttpTransport } from "../../upstream/legacy/index.js";
 import { ModernUpstream } from "../../upstream/modern.js";
 import { type EraVerdict, eraVerdictStore } from "../../upstream/probe.js";
-import { upstreamExchangeFor } from "../../upstream-exchange.js";
+import { upstreamExchangeFor } from "../../upstream/upstream-exchange.js";
 import {
   boundedSignal,
   type Check,

@@ -1,6 +1,6 @@
 /** The upstream's HTTP exchange with credentials: bearer token and custom headers added, a refused token recovered and the request sent again. */
-import type { BridgeLog } from "../../log.js";
-import type { CustomHeader } from "./custom-headers.js";
+import type { BridgeLog } from "../../log/log.js";
+import type { CustomHeader } from "../../options/custom-headers.js";
 import { askedForNonce, credentialHeaders, type ProofSigner } from "./dpop-credentials.js";
 import { type HttpAnswer, type HttpExchange, type HttpRequest, isAuthChallenge } from "./http-exchange.js";
 import { nodeHttpExchange } from "./node-http-exchange.js";

@@ -4,5 +4,5 @@ export {
   LegacySessionRelay,
   type LegacySessionRelayOptions,
   type RemoteTransport,
-} from "./relay.js";
+} from "./legacy-upstream.js";
 export { StreamableHttpTransport } from "./streamable-http-transport.js";

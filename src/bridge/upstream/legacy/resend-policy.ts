@@ -1,6 +1,6 @@
 /** Which client messages the legacy upstream may send twice: any but a call of a tool not declared safe to repeat. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
-import { isRequest } from "../../jsonrpc.js";
+import { isRequest } from "../../messages/jsonrpc.js";
 
 /**
  * Tools the server says are safe to call twice (annotations `readOnlyHint` or `idempotentHint`, learned from the

@@ -1,7 +1,7 @@
 /** One 2025 session with the server: its transport, the answers that come back on it, and a new one when the server forgets it. */
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/client";
-import { isRequest, isResponse } from "../../jsonrpc.js";
-import type { BridgeLog } from "../../log.js";
+import type { BridgeLog } from "../../log/log.js";
+import { isRequest, isResponse } from "../../messages/jsonrpc.js";
 import type { HttpExchange } from "../http/http-exchange.js";
 import { RemoteHttpError } from "../http/http-failure.js";
 import { BridgeRequests } from "./bridge-requests.js";

@@ -5,8 +5,8 @@
 // or Response, so the bridge never loads Node's fetch implementation and starts fast.
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { withinDeadline } from "../../../internal/deadline.js";
-import { isJsonRpcMessage, isRequest, isResponse } from "../../jsonrpc.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../../message-size.js";
+import { isJsonRpcMessage, isRequest, isResponse } from "../../messages/jsonrpc.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../../messages/message-size.js";
 import { type HttpAnswer, type HttpExchange, readBounded } from "../http/http-exchange.js";
 import { RemoteHttpError } from "../http/http-failure.js";
 import { EventStreams, type StreamState } from "./event-stream.js";

@@ -6,7 +6,10 @@
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { LegacySessionRelay, type RemoteTransport } from "../../../../src/bridge/upstream/legacy/relay.js";
+import {
+  LegacySessionRelay,
+  type RemoteTransport,
+} from "../../../../src/bridge/upstream/legacy/legacy-upstream.js";
 
 const refused = () =>
   new TypeError("fetch failed", { cause: Object.assign(new Error("ECONNRESET"), { code: "ECONNRESET" }) });

@@ -10,7 +10,7 @@ import {
   BRIDGE_ERROR_CODE,
   LegacySessionRelay,
   type RemoteTransport,
-} from "../../../../src/bridge/upstream/legacy/relay.js";
+} from "../../../../src/bridge/upstream/legacy/legacy-upstream.js";
 
 /** How the fake server treats the next POSTs. */
 type Outcome = "answer" | "refused" | "reset-after-send";

@@ -7,7 +7,7 @@ import type {
   LoggingLevel,
   RequestId,
 } from "@modelcontextprotocol/client";
-import { packageVersion } from "../internal/package-version.js";
+import { packageVersion } from "../../internal/package-version.js";
 import { isJsonObject as isObject, type JsonObject as Json } from "./jsonrpc.js";
 
 /** The bridge's own name and version, on what it sends or answers as itself. */

@@ -1,9 +1,9 @@
 /** The values of mcp-remote's sign-in flags, checked: `--authorize-param key=value` and `--static-oauth-client-metadata <json|@file>`. */
 import { InvalidArgumentError } from "commander";
 import * as z from "zod";
-import { authorizeParamProblem, clientMetadataProblem } from "../auth/session/provider-options.js";
-import { readSmallFile } from "../internal/files.js";
-import { UsageError } from "../internal/usage-error.js";
+import { authorizeParamProblem, clientMetadataProblem } from "../../auth/session/provider-options.js";
+import { readSmallFile } from "../../internal/files.js";
+import { UsageError } from "../../internal/usage-error.js";
 
 const CLIENT_METADATA_FLAG = "--static-oauth-client-metadata";
 /** Registration metadata is a few fields; the reference server takes 4 KiB of it. */

@@ -3,12 +3,12 @@
  * from a probe made when the first message arrives.
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
-import type { BridgeLog } from "./log.js";
-import { describeError } from "./log.js";
-import type { ToClient } from "./request-model.js";
-import { bridgeDiscoverResult } from "./translate/discover.js";
-import { isNetworkError } from "./upstream/http/index.js";
-import type { EraVerdict } from "./upstream/probe.js";
+import type { BridgeLog } from "../log/log.js";
+import { describeError } from "../log/log.js";
+import type { ToClient } from "../messages/request-model.js";
+import { bridgeDiscoverResult } from "../translate/discover.js";
+import { isNetworkError } from "../upstream/http/index.js";
+import type { EraVerdict } from "../upstream/probe.js";
 
 type Json = Record<string, unknown>;
 

@@ -1,13 +1,13 @@
 /** The bridge's OAuth session, built from the command line (sign-in, refresh and revocation load when first needed). */
 
 import { basename, isAbsolute } from "node:path";
-import { readClientPrivateKey } from "../auth/client-key.js";
-import type { OAuthSessionOptions, SignInPrompt } from "../auth/index.js";
-import { OAuthSession } from "../auth/session/index.js";
-import { configDir } from "../config/index.js";
-import type { BridgeOptions } from "./cli.js";
-import { SignInUrlRefused, suggestedMcpUrl } from "./endpoint-check.js";
-import type { BridgeLog } from "./log.js";
+import { readClientPrivateKey } from "../../auth/client-key.js";
+import type { OAuthSessionOptions, SignInPrompt } from "../../auth/index.js";
+import { OAuthSession } from "../../auth/session/index.js";
+import { configDir } from "../../config/index.js";
+import type { BridgeOptions } from "../command/arguments.js";
+import type { BridgeLog } from "../log/log.js";
+import { SignInUrlRefused, suggestedMcpUrl } from "../upstream/http/endpoint-check.js";
 import type { SignInProcessCommand } from "./sign-in-process.js";
 
 /**

@@ -1,11 +1,11 @@
 /** Where a host is shown the sign-in link while signed out: its URL dialog (elicitation), a modern call's sign-in round, its log when it asked for one. */
 import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
-import type { SignInPrompt } from "../auth/index.js";
-import { isJsonObject as isObject, isRequest, type JsonObject as Json } from "./jsonrpc.js";
-import type { BridgeLog } from "./log.js";
-import { BridgeRequestIds, requestKey } from "./request-ids.js";
-import { clientFromEnvelope, hasModernEnvelope, type ToClient } from "./request-model.js";
+import type { SignInPrompt } from "../../auth/index.js";
+import type { BridgeLog } from "../log/log.js";
+import { isJsonObject as isObject, isRequest, type JsonObject as Json } from "../messages/jsonrpc.js";
+import { BridgeRequestIds, requestKey } from "../messages/request-ids.js";
+import { clientFromEnvelope, hasModernEnvelope, type ToClient } from "../messages/request-model.js";
 import { SignInRounds, signInElicitation } from "./signed-out-messages.js";
 
 export class HostSignInLink {

@@ -1,7 +1,7 @@
 /** The bridge's sign-in flags with an assertion instead of a person: `--workload-token-file` (workload identity) and `--idp-issuer`, `--idp-client-id`, `--idp-id-token-file` (enterprise-managed authorization). */
 import { accessSync, constants } from "node:fs";
-import { rememberSecretVariable } from "../internal/redact.js";
-import { UsageError } from "../internal/usage-error.js";
+import { rememberSecretVariable } from "../../internal/redact.js";
+import { UsageError } from "../../internal/usage-error.js";
 
 /** The IdP client's secret: from the environment only, never a flag. */
 export const IDP_CLIENT_SECRET_VARIABLE = "CHAT_MCP_IDP_CLIENT_SECRET";

@@ -1,8 +1,8 @@
 /** mcp-remote's network and callback flags (time-outs, keep-alive, cookies, --use-id-token, the callback's path and success page), defined and checked. */
 import { type Command, InvalidArgumentError } from "commander";
-import { callbackPathProblem, successUrlProblem } from "../auth/loopback-requests.js";
-import { timerMilliseconds, timerSecondsRange } from "../internal/deadline.js";
-import { UsageError } from "../internal/usage-error.js";
+import { callbackPathProblem, successUrlProblem } from "../../auth/loopback-requests.js";
+import { timerMilliseconds, timerSecondsRange } from "../../internal/deadline.js";
+import { UsageError } from "../../internal/usage-error.js";
 
 /** mcp-remote's default connection time-out, kept so configs behave the same. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;

@@ -1,5 +1,5 @@
 /** `--header "Name: value"` options for the upstream: parsed, `${ENV}` expanded, and kept out of every log. */
-import { rememberSecret, rememberSecretVariable } from "../../../internal/redact.js";
+import { rememberSecret, rememberSecretVariable } from "../../internal/redact.js";
 
 export interface CustomHeader {
   name: string;

@@ -1,32 +1,36 @@
 /** The bridge in front of a modern (2026-07-28) server: both faces in, one stateless upstream out, steps between. */
 
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import { LegacyFace } from "./faces/legacy.js";
-import { modernRequest, requestEra } from "./faces/modern.js";
-import { cancelledRequestId, isJsonObject as isObject, type JsonObject as Json } from "./jsonrpc.js";
-import type { BridgeLog } from "./log.js";
-import { describeError } from "./log.js";
-import { requestKey } from "./request-ids.js";
-import type { BridgeRequest, ToClient } from "./request-model.js";
-import { withEnvelope, withoutEnvelope } from "./request-model.js";
-import { checkedInputRequired, RefusedServerInput } from "./server-input.js";
-import type { ToolPolicy } from "./steps/policy.js";
-import { bridgeDiscoverResult, initializeResultFromDiscover } from "./translate/discover.js";
+import { LegacyFace } from "../faces/legacy.js";
+import { modernRequest, requestEra } from "../faces/modern.js";
+import type { BridgeLog } from "../log/log.js";
+import { describeError } from "../log/log.js";
+import {
+  cancelledRequestId,
+  isJsonObject as isObject,
+  type JsonObject as Json,
+} from "../messages/jsonrpc.js";
+import { requestKey } from "../messages/request-ids.js";
+import type { BridgeRequest, ToClient } from "../messages/request-model.js";
+import { withEnvelope, withoutEnvelope } from "../messages/request-model.js";
+import type { ToolPolicy } from "../steps/policy.js";
+import { bridgeDiscoverResult, initializeResultFromDiscover } from "../translate/discover.js";
 import {
   type AskClient,
   asLegacyResult,
   isInputRequiredResult,
   MAX_INPUT_ROUNDS,
-} from "./translate/input-required.js";
-import { LegacyListen, META_SUBSCRIPTION_ID } from "./translate/listen.js";
-import { LEGACY_TASKS_CAPABILITY, LegacyClientTasks, offersTasks } from "./translate/tasks.js";
-import { callTool, inputRound } from "./translate/tool-call.js";
+} from "../translate/input-required.js";
+import { LegacyListen, META_SUBSCRIPTION_ID } from "../translate/listen.js";
+import { LEGACY_TASKS_CAPABILITY, LegacyClientTasks, offersTasks } from "../translate/tasks.js";
+import { callTool, inputRound } from "../translate/tool-call.js";
 import {
   bridgeError,
   type ModernUpstream,
   type NotificationSink,
   type UpstreamAnswer,
-} from "./upstream/modern.js";
+} from "../upstream/modern.js";
+import { checkedInputRequired, RefusedServerInput } from "./server-input.js";
 
 /** 2026-07-28 error codes a 2025-era client does not know: said in words, with a code it knows. */
 function asLegacyError(answer: { error: { code: number; message: string; data?: unknown } }): UpstreamAnswer {

@@ -1,12 +1,18 @@
 /** The host is never held past its patience by a sign-in: signed out, the bridge answers the host's opening itself at once, holds its lists until one deadline per start, then hands over to the relay. */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import type { SignInPrompt } from "../auth/index.js";
-import type { EraRelay } from "./era-router.js";
+import type { SignInPrompt } from "../../auth/index.js";
+import type { EraRelay } from "../eras/era-router.js";
+import { type BridgeLog, describeError } from "../log/log.js";
+import {
+  isJsonObject as isObject,
+  isRequest,
+  isResponse,
+  type JsonObject as Json,
+} from "../messages/jsonrpc.js";
+import { requestKey } from "../messages/request-ids.js";
+import { hasModernEnvelope, type ToClient } from "../messages/request-model.js";
+import { bridgeDiscoverResult, signedOutInitializeResult } from "../translate/discover.js";
 import { APP_LIST_WAIT_MS, hostFacts } from "./host-patience.js";
-import { isJsonObject as isObject, isRequest, isResponse, type JsonObject as Json } from "./jsonrpc.js";
-import { type BridgeLog, describeError } from "./log.js";
-import { requestKey } from "./request-ids.js";
-import { hasModernEnvelope, type ToClient } from "./request-model.js";
 import { HostSignInLink } from "./sign-in-link.js";
 import {
   acknowledgedListen,
@@ -21,7 +27,6 @@ import {
   signInTool,
 } from "./signed-out-messages.js";
 import { HeldRequests, SignedOutQueue } from "./signed-out-queue.js";
-import { bridgeDiscoverResult, signedOutInitializeResult } from "./translate/discover.js";
 
 /** The tools this login listed last, kept beside its login (first-sign-in.ts): a signed-out start lists these. */
 export interface LastTools {

@@ -1,11 +1,11 @@
 /** Safety rules (`--confirm-tool`, `--ignore-tool`, `--read-only`) that match no tool the server lists: each a warning the person sees, with the closest name. */
 import type { JSONRPCMessage, LoggingLevel } from "@modelcontextprotocol/client";
-import { closestName } from "../internal/closest-name.js";
-import { sanitizeForTerminal, truncateText } from "../internal/redact.js";
-import { isJsonObject as isObject } from "./jsonrpc.js";
-import type { BridgeLog } from "./log.js";
-import type { ClientContext, ToClient } from "./request-model.js";
-import { wildcardRegex } from "./steps/tool-filter.js";
+import { closestName } from "../../internal/closest-name.js";
+import { sanitizeForTerminal, truncateText } from "../../internal/redact.js";
+import type { BridgeLog } from "../log/log.js";
+import { isJsonObject as isObject } from "../messages/jsonrpc.js";
+import type { ClientContext, ToClient } from "../messages/request-model.js";
+import { wildcardRegex } from "./tool-filter.js";
 
 /** The rules as the command line gives them. */
 export interface ToolRules {

@@ -1,13 +1,13 @@
 /** The messages the bridge answers a host with while it signs in: its lists (the sign_in tool), list changes, listen acknowledgments, the sign-in round of a modern call. */
 import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import type { SignInPrompt } from "../auth/index.js";
-import { SignInUrlRefused } from "./endpoint-check.js";
-import { isJsonObject as isObject, type JsonObject as Json } from "./jsonrpc.js";
-import { describeError } from "./log.js";
-import { clientFromEnvelope } from "./request-model.js";
-import { asModernResult } from "./translate/discover.js";
-import { LISTEN_ACKNOWLEDGED, META_SUBSCRIPTION_ID } from "./translate/listen.js";
+import type { SignInPrompt } from "../../auth/index.js";
+import { describeError } from "../log/log.js";
+import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
+import { clientFromEnvelope } from "../messages/request-model.js";
+import { asModernResult } from "../translate/discover.js";
+import { LISTEN_ACKNOWLEDGED, META_SUBSCRIPTION_ID } from "../translate/listen.js";
+import { SignInUrlRefused } from "../upstream/http/endpoint-check.js";
 
 /** The empty answer of each list request while signed out, the notification that says it changed, its listen filter. */
 const LISTS: Record<string, { key: string; changed: string; filter: string }> = {

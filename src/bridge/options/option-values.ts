@@ -1,8 +1,8 @@
 /** The bridge's option values as commander hands them over: ports, seconds, resource URLs, profile names. */
 import { InvalidArgumentError } from "commander";
-import { timerMilliseconds, timerSecondsRange } from "../internal/deadline.js";
-import { portNumber } from "../internal/port.js";
-import { MAX_MESSAGE_MIB_LIMIT } from "./message-size.js";
+import { timerMilliseconds, timerSecondsRange } from "../../internal/deadline.js";
+import { portNumber } from "../../internal/port.js";
+import { MAX_MESSAGE_MIB_LIMIT } from "../messages/message-size.js";
 
 /** `--profile` names: letters, digits, `.`, `_` and `-`, up to 64, starting with a letter or digit. */
 const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;

@@ -1,6 +1,6 @@
 /** The bridge's log: one prefixed stderr line per event (details only with --debug, nothing but fatal errors with --silent), optionally a log file too; never a secret. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
-import { redact, redactForTerminal } from "../internal/redact.js";
+import { redact, redactForTerminal } from "../../internal/redact.js";
 import type { LogFile } from "./log-file.js";
 
 export interface BridgeLog {

@@ -1,13 +1,13 @@
 /** The relay's first sign-in, as the sign-in gate runs it: signed in or not, one sign-in carried to its end through the era probe, and the tools this login listed last. */
 import { join } from "node:path";
 import * as z from "zod";
-import { loginKey } from "../auth/login-key.js";
-import type { OAuthSession } from "../auth/session/oauth-session.js";
-import { configDir } from "../config/index.js";
-import { readOwnFile, writeFileAtomic } from "../internal/files.js";
-import type { JsonObject as Json } from "./jsonrpc.js";
+import { loginKey } from "../../auth/login-key.js";
+import type { OAuthSession } from "../../auth/session/oauth-session.js";
+import { configDir } from "../../config/index.js";
+import { readOwnFile, writeFileAtomic } from "../../internal/files.js";
+import type { JsonObject as Json } from "../messages/jsonrpc.js";
+import type { EraVerdict } from "../upstream/probe.js";
 import type { LastTools, SignInGateOptions } from "./sign-in-gate.js";
-import type { EraVerdict } from "./upstream/probe.js";
 
 /** How long a call made while signed out waits for the sign-in: well inside a host's 60 s request time-out. */
 export const SIGNED_OUT_CALL_WAIT_MS = 30_000;

@@ -1,8 +1,8 @@
 /** Telling a wrong bridge URL from the MCP endpoint: whether a URL answers as one, and which nearby URL does. */
-import { readBoundedText } from "../internal/bounded-body.js";
-import { describeError } from "./log.js";
-import { BRIDGE_INFO } from "./request-model.js";
-import { type HttpExchange, nodeHttpExchange } from "./upstream/http/index.js";
+import { readBoundedText } from "../../../internal/bounded-body.js";
+import { describeError } from "../../log/log.js";
+import { BRIDGE_INFO } from "../../messages/request-model.js";
+import { type HttpExchange, nodeHttpExchange } from "./index.js";
 
 /** The most of a protected resource metadata document read (as in OAuth discovery). */
 const MAX_METADATA_BYTES = 256 * 1024;
@@ -131,7 +131,7 @@ async function challengeNames(
 ): Promise<boolean> {
   const header = headers.get("www-authenticate");
   if (!/^\s*bearer\b/i.test(header ?? "")) return false;
-  const { parseBearerChallenge } = await import("../auth/index.js");
+  const { parseBearerChallenge } = await import("../../../auth/index.js");
   const metadataUrl = parseBearerChallenge(header).resourceMetadataUrl;
   if (!metadataUrl || !URL.canParse(metadataUrl)) return true;
   try {

@@ -1,27 +1,32 @@
 /** The bridge in front of a 2025-era server: face, policy, a translator only for a 2026-07-28 client, then the session upstream. */
 
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import type { EraRelay } from "./era-router.js";
-import { LegacyFace } from "./faces/legacy.js";
-import { requestEra } from "./faces/modern.js";
+import { LegacyFace } from "../faces/legacy.js";
+import { requestEra } from "../faces/modern.js";
+import { type BridgeLog, describeMessage } from "../log/log.js";
 import {
   cancelledRequestId,
   isJsonObject as isObject,
   isRequest,
   isResponse,
   type JsonObject as Json,
-} from "./jsonrpc.js";
-import { type BridgeLog, describeMessage } from "./log.js";
-import { requestKey } from "./request-ids.js";
-import { clientFromEnvelope, type ToClient, withEnvelope, withoutEnvelope } from "./request-model.js";
-import { checkedElicitation, RefusedServerInput } from "./server-input.js";
-import { runToolCallSteps } from "./steps/index.js";
-import type { ToolPolicy } from "./steps/policy.js";
+} from "../messages/jsonrpc.js";
+import { requestKey } from "../messages/request-ids.js";
+import {
+  clientFromEnvelope,
+  type ToClient,
+  withEnvelope,
+  withoutEnvelope,
+} from "../messages/request-model.js";
+import { runToolCallSteps } from "../steps/index.js";
+import type { ToolPolicy } from "../steps/policy.js";
 import {
   ModernClientOverLegacy,
   type ModernClientOverLegacyLimits,
-} from "./translate/modern-client-over-legacy.js";
-import { settleSteps } from "./translate/tool-call.js";
+} from "../translate/modern-client-over-legacy.js";
+import { settleSteps } from "../translate/tool-call.js";
+import type { EraRelay } from "./era-router.js";
+import { checkedElicitation, RefusedServerInput } from "./server-input.js";
 
 /** What this relay needs of the session upstream (`upstream/legacy`'s Relay): messages in, its answers to `toClient`. */
 export interface SessionUpstream {

@@ -1,6 +1,6 @@
 /** `--header-file <path>`: `--header`s read from a file of the person's own that no one else can read, so a secret is in neither argv (`ps`) nor a synced client config. */
-import { readSmallFile } from "../../../internal/files.js";
-import { UsageError } from "../../../internal/usage-error.js";
+import { readSmallFile } from "../../internal/files.js";
+import { UsageError } from "../../internal/usage-error.js";
 import { type CustomHeader, HeaderOptionError, parseHeaderOption } from "./custom-headers.js";
 
 /** A header file holds a few lines; anything larger is not one. */

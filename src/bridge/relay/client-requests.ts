@@ -1,8 +1,13 @@
 /** The client's requests in flight, as the bridge's edge sees them: progress only for a request still waiting, and a word in the log when the client gives up on a write, and when that write finishes after all. */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import { isJsonObject as isObject, isRequest, isResponse, type JsonObject as Json } from "./jsonrpc.js";
-import type { BridgeLog } from "./log.js";
-import { requestKey } from "./request-ids.js";
+import type { BridgeLog } from "../log/log.js";
+import {
+  isJsonObject as isObject,
+  isRequest,
+  isResponse,
+  type JsonObject as Json,
+} from "../messages/jsonrpc.js";
+import { requestKey } from "../messages/request-ids.js";
 
 /** Tools whose late answer is worth a log line: they create or change something the person may look for. */
 const WRITES_WORTH_NAMING = new Set(["create_chat", "send_message", "resolve_task"]);

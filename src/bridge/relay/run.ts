@@ -3,32 +3,32 @@
 import type { Readable, Writable } from "node:stream";
 
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
-import { configDir } from "../config/index.js";
-import { withinDeadline } from "../internal/deadline.js";
-import { checkConfigDir, UntrustedFolderError } from "../internal/files.js";
-import { describeProxyFor } from "../internal/proxy.js";
-import { answerHostWithError } from "../internal/start-refusal.js";
-import type { BridgeOptions } from "./cli.js";
+import { configDir } from "../../config/index.js";
+import { withinDeadline } from "../../internal/deadline.js";
+import { checkConfigDir, UntrustedFolderError } from "../../internal/files.js";
+import { describeProxyFor } from "../../internal/proxy.js";
+import { answerHostWithError } from "../../internal/start-refusal.js";
+import type { BridgeOptions } from "../command/arguments.js";
+import { EraRouter } from "../eras/era-router.js";
+import { LegacyServerRelay } from "../eras/legacy-server-relay.js";
+import { ModernServerRelay } from "../eras/modern-server-relay.js";
+import { type BridgeLog, createBridgeLog, describeError, describeMessage } from "../log/log.js";
+import type { LogFile } from "../log/log-file.js";
+import type { ToClient } from "../messages/request-model.js";
+import { firstSignIn, lastToolsStore, SIGNED_OUT_CALL_WAIT_MS } from "../sign-in/first-sign-in.js";
+import { bridgeLoginCommand, createBridgeAuth, refuseRestApiUrl } from "../sign-in/oauth.js";
+import { SignInGate } from "../sign-in/sign-in-gate.js";
+import type { SignInProcessCommand } from "../sign-in/sign-in-process.js";
+import { createLineWriter, LineSplitter, oversizedLineAnswer, parseClientLine } from "../stdio/index.js";
+import { createToolPolicy } from "../steps/policy.js";
+import { toolRulesWarnings } from "../steps/tool-rules-audit.js";
+import { type BridgeAuth, createAuthorizedExchange, withRequestTimeout } from "../upstream/http/index.js";
+import { DEFAULT_RECONNECT_WINDOW_MS } from "../upstream/http/reconnect-window.js";
+import { LegacySessionRelay } from "../upstream/legacy/index.js";
+import { ModernUpstream } from "../upstream/modern.js";
+import { type EraVerdict, eraVerdictStore, probeServerEra } from "../upstream/probe.js";
+import { legacyTransports, upstreamExchangeFor } from "../upstream/upstream-exchange.js";
 import { ClientRequests } from "./client-requests.js";
-import { EraRouter } from "./era-router.js";
-import { firstSignIn, lastToolsStore, SIGNED_OUT_CALL_WAIT_MS } from "./first-sign-in.js";
-import { LegacyServerRelay } from "./legacy-server-relay.js";
-import { type BridgeLog, createBridgeLog, describeError, describeMessage } from "./log.js";
-import type { LogFile } from "./log-file.js";
-import { ModernServerRelay } from "./modern-server-relay.js";
-import { bridgeLoginCommand, createBridgeAuth, refuseRestApiUrl } from "./oauth.js";
-import type { ToClient } from "./request-model.js";
-import { SignInGate } from "./sign-in-gate.js";
-import type { SignInProcessCommand } from "./sign-in-process.js";
-import { createLineWriter, LineSplitter, oversizedLineAnswer, parseClientLine } from "./stdio/index.js";
-import { createToolPolicy } from "./steps/policy.js";
-import { toolRulesWarnings } from "./tool-rules-audit.js";
-import { type BridgeAuth, createAuthorizedExchange, withRequestTimeout } from "./upstream/http/index.js";
-import { LegacySessionRelay } from "./upstream/legacy/index.js";
-import { ModernUpstream } from "./upstream/modern.js";
-import { type EraVerdict, eraVerdictStore, probeServerEra } from "./upstream/probe.js";
-import { DEFAULT_RECONNECT_WINDOW_MS } from "./upstream/reconnect-window.js";
-import { legacyTransports, upstreamExchangeFor } from "./upstream-exchange.js";
 
 /** How long a probing host's `server/discover` may wait on the server before the bridge answers it itself. */
 const QUIET_PROBE_TIMEOUT_MS = 5000;
@@ -348,7 +348,7 @@ export async function openBridgeLog(
 ): Promise<BridgeLog> {
   let file: LogFile | undefined;
   if (options.debug || options.logFile) {
-    const { bridgeLogFilePath, LogFile } = await import("./log-file.js");
+    const { bridgeLogFilePath, LogFile } = await import("../log/log-file.js");
     const path = bridgeLogFilePath(options, configDir(env));
     try {
       // The cap can be lowered for tests of the rotation; the default suits people.

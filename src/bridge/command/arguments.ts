@@ -2,23 +2,33 @@
  * `login [mcp-url]`, `logout [mcp-url]` and `doctor [mcp-url]`, all with the same connection options.
  */
 import { Command, CommanderError, Option } from "commander";
-import { defaultMcpUrl } from "../config/index.js";
-import { closestName } from "../internal/closest-name.js";
-import { packageVersion } from "../internal/package-version.js";
-import { UsageError } from "../internal/usage-error.js";
-import { ASSERTION_HELP, type AssertionBridgeOptions, assertionOptionsOf } from "./assertion-options.js";
-import { ENVIRONMENT_HELP, hideFlagsOf } from "./cli-help.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_SIZE_HELP } from "./message-size.js";
-import { type NetworkFlagOptions, networkFlagsOf, withNetworkFlags } from "./network-flags.js";
-import { parseMessageSize, parsePort, parseProfile, parseResource, parseSeconds } from "./option-values.js";
+import { defaultMcpUrl } from "../../config/index.js";
+import { closestName } from "../../internal/closest-name.js";
+import { packageVersion } from "../../internal/package-version.js";
+import { UsageError } from "../../internal/usage-error.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_SIZE_HELP } from "../messages/message-size.js";
+import {
+  ASSERTION_HELP,
+  type AssertionBridgeOptions,
+  assertionOptionsOf,
+} from "../options/assertion-options.js";
+import type { CustomHeader } from "../options/custom-headers.js";
+import { customHeadersOf } from "../options/header-file.js";
+import { type NetworkFlagOptions, networkFlagsOf, withNetworkFlags } from "../options/network-flags.js";
+import {
+  parseMessageSize,
+  parsePort,
+  parseProfile,
+  parseResource,
+  parseSeconds,
+} from "../options/option-values.js";
 import {
   authorizeParamsOf,
   checkClientCredentials,
   collectAuthorizeParam,
   parseClientMetadataOption,
-} from "./sign-in-options.js";
-import type { CustomHeader } from "./upstream/http/custom-headers.js";
-import { customHeadersOf } from "./upstream/http/header-file.js";
+} from "../options/sign-in-options.js";
+import { ENVIRONMENT_HELP, hideFlagsOf } from "./help.js";
 
 export type TokenStoreChoice = "auto" | "keychain" | "file";
 

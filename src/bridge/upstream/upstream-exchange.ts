@@ -1,16 +1,13 @@
 /** The upstream as the command line shapes it: node:http bounded by the time-outs, the cookie jar, the message size cap, and the 2025 session's keep-alive pings. */
-import type { BridgeLog } from "./log.js";
-import type { NetworkFlagOptions } from "./network-flags.js";
-import { CookieJar, withCookieJar } from "./upstream/http/cookie-jar.js";
-import { fetchExchange } from "./upstream/http/fetch-exchange.js";
-import type { HttpExchange } from "./upstream/http/http-exchange.js";
-import { nodeHttpExchange } from "./upstream/http/node-http-exchange.js";
-import { withUpstreamTimeouts } from "./upstream/http/time-outs.js";
-import { withKeepAlive } from "./upstream/legacy/keep-alive.js";
-import {
-  type RemoteTransport,
-  StreamableHttpTransport,
-} from "./upstream/legacy/streamable-http-transport.js";
+import type { BridgeLog } from "../log/log.js";
+import type { NetworkFlagOptions } from "../options/network-flags.js";
+import { CookieJar, withCookieJar } from "./http/cookie-jar.js";
+import { fetchExchange } from "./http/fetch-exchange.js";
+import type { HttpExchange } from "./http/http-exchange.js";
+import { nodeHttpExchange } from "./http/node-http-exchange.js";
+import { withUpstreamTimeouts } from "./http/time-outs.js";
+import { withKeepAlive } from "./legacy/keep-alive.js";
+import { type RemoteTransport, StreamableHttpTransport } from "./legacy/streamable-http-transport.js";
 
 /**
  * One per process: the relay, its probes and its pings share the jar, so the load balancer's cookie set on the

@@ -5,8 +5,8 @@
 // server is back and the rest follow; after the reconnect window, what waits is answered with an error and later
 // failures are answered at once.
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import { cancelledRequestId, isRequest } from "../../jsonrpc.js";
-import type { BridgeLog } from "../../log.js";
+import type { BridgeLog } from "../../log/log.js";
+import { cancelledRequestId, isRequest } from "../../messages/jsonrpc.js";
 import type { HttpExchange } from "../http/http-exchange.js";
 import { isNetworkError, RemoteHttpError } from "../http/http-failure.js";
 import {
@@ -14,7 +14,7 @@ import {
   FIRST_RETRY_DELAY_MS,
   nextRetryDelay,
   reconnectWindowMs,
-} from "../reconnect-window.js";
+} from "../http/reconnect-window.js";
 import { FailureAnswers } from "./failure-answers.js";
 import { PendingRequests } from "./pending-requests.js";
 import { ResendPolicy } from "./resend-policy.js";

@@ -1,11 +1,11 @@
 /** `chat-mcp-bridge login`, `logout` and `doctor`: the commands besides the relay, each returning its exit code. */
-import { configDir } from "../config/index.js";
-import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "./cli.js";
-import { probeEndpoint, wrongEndpointMessage } from "./endpoint-check.js";
-import { describeError } from "./log.js";
-import { createBridgeAuth, restApiUrlRefusal } from "./oauth.js";
-import { openBridgeLog, recordingFatal } from "./run.js";
-import { eraVerdictStore } from "./upstream/probe.js";
+import { configDir } from "../../config/index.js";
+import { describeError } from "../log/log.js";
+import { openBridgeLog, recordingFatal } from "../relay/run.js";
+import { createBridgeAuth, restApiUrlRefusal } from "../sign-in/oauth.js";
+import { probeEndpoint, wrongEndpointMessage } from "../upstream/http/endpoint-check.js";
+import { eraVerdictStore } from "../upstream/probe.js";
+import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "./arguments.js";
 
 /** `chat-mcp-bridge login|logout`: one line of result on stderr; returns the exit code. */
 export async function runAccountCommand(
@@ -59,7 +59,7 @@ export async function runAccountCommand(
 
 /** `logout` of a URL with no stored login: say so, and which logins there are (a typo or a trailing slash). */
 async function noStoredLoginMessage(url: string, mustMatch: string, env = process.env): Promise<string> {
-  const { storedLoginUrls } = await import("../auth/index.js");
+  const { storedLoginUrls } = await import("../../auth/index.js");
   const stored = await storedLoginUrls(configDir(env));
   const listed = stored.length > 0 ? `stored logins: ${stored.join(", ")}` : "there are no stored logins";
   return `no stored login for ${url}, so nothing was removed (${mustMatch} must match the sign-in); ${listed}`;
@@ -67,7 +67,7 @@ async function noStoredLoginMessage(url: string, mustMatch: string, env = proces
 
 /** `chat-mcp-bridge doctor`: its checks load only now; returns the exit code. */
 export async function runDoctorCommand(target: DoctorTarget, options: DoctorCommandOptions): Promise<number> {
-  const { runDoctor } = await import("./doctor/index.js");
+  const { runDoctor } = await import("../doctor/index.js");
   const restApi = target.url ? await restApiUrlRefusal(target.url) : undefined;
   // The REST API's own Bearer challenge would pass the endpoint check: it fails as the URL check instead.
   if (restApi) target = { raw: target.raw, problem: restApi };

@@ -8,8 +8,8 @@ import {
   type OAuthSessionOptions,
   type SignInPrompt,
   type SignInRequest,
-} from "../auth/index.js";
-import { environmentWithoutSecrets, redact } from "../internal/redact.js";
+} from "../../auth/index.js";
+import { environmentWithoutSecrets, redact } from "../../internal/redact.js";
 
 /** Past the sign-in's own `--auth-timeout`: the longest the process may wait for another holder of the login lock. */
 const LOCK_WAIT_MARGIN_MS = 65_000;

@@ -1,7 +1,7 @@
 /** What a server may put before the person through the bridge: URL-mode elicitations checked and their site named, and no input key of the bridge's own. */
-import { checkShownUrl } from "../auth/index.js";
-import { oneLineText } from "../internal/redact.js";
-import { isJsonObject as isObject, type JsonObject as Json } from "./jsonrpc.js";
+import { checkShownUrl } from "../../auth/index.js";
+import { oneLineText } from "../../internal/redact.js";
+import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
 
 /** The prefix of the bridge's own input keys (`chat-mcp-bridge/sign-in`, `chat-mcp-bridge/confirm`): never a server's. */
 export const BRIDGE_INPUT_PREFIX = "chat-mcp-bridge/";
