@@ -1,11 +1,11 @@
 /** `chat-mcp-bridge login`, `logout` and `doctor`: the commands besides the relay, each returning its exit code. */
 import { configDir } from "../../config/index.js";
 import { describeError } from "../log/log.js";
+import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "../options/bridge-options.js";
 import { openBridgeLog, recordingFatal } from "../relay/run.js";
 import { createBridgeAuth, restApiUrlRefusal } from "../sign-in/oauth.js";
 import { probeEndpoint, wrongEndpointMessage } from "../upstream/http/endpoint-check.js";
 import { eraVerdictStore } from "../upstream/probe.js";
-import type { BridgeOptions, DoctorCommandOptions, DoctorTarget } from "./arguments.js";
 
 /** `chat-mcp-bridge login|logout`: one line of result on stderr; returns the exit code. */
 export async function runAccountCommand(

@@ -7,21 +7,22 @@ import { closestName } from "../../internal/closest-name.js";
 import { packageVersion } from "../../internal/package-version.js";
 import { UsageError } from "../../internal/usage-error.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_SIZE_HELP } from "../messages/message-size.js";
-import {
-  ASSERTION_HELP,
-  type AssertionBridgeOptions,
-  assertionOptionsOf,
-} from "../options/assertion-options.js";
-import type { CustomHeader } from "../options/custom-headers.js";
-import { customHeadersOf } from "../options/header-file.js";
-import { type NetworkFlagOptions, networkFlagsOf, withNetworkFlags } from "../options/network-flags.js";
+import { ASSERTION_HELP, assertionOptionsOf } from "../options/assertion-options.js";
+import type {
+  BridgeOptions,
+  DoctorCommandOptions,
+  DoctorTarget,
+  TokenStoreChoice,
+} from "../options/bridge-options.js";
 import {
   parseMessageSize,
   parsePort,
   parseProfile,
   parseResource,
   parseSeconds,
-} from "../options/option-values.js";
+} from "../options/bridge-options.js";
+import { customHeadersOf } from "../options/header-file.js";
+import { networkFlagsOf, withNetworkFlags } from "../options/network-flags.js";
 import {
   authorizeParamsOf,
   checkClientCredentials,
@@ -29,68 +30,6 @@ import {
   parseClientMetadataOption,
 } from "../options/sign-in-options.js";
 import { ENVIRONMENT_HELP, hideFlagsOf } from "./help.js";
-
-export type TokenStoreChoice = "auto" | "keychain" | "file";
-
-/** Everything the bridge needs to run, parsed and checked. */
-export interface BridgeOptions extends AssertionBridgeOptions, NetworkFlagOptions {
-  url: URL;
-  headers: CustomHeader[];
-  callbackPort?: number;
-  openBrowser: boolean;
-  /** `--device-code`: sign in with a device code (RFC 8628) entered in a browser on any device. */
-  deviceCode?: boolean;
-  authTimeoutMs?: number;
-  tokenStore: TokenStoreChoice;
-  allowHttp: boolean;
-  debug: boolean;
-  clientId?: string;
-  /** From `$CHAT_MCP_CLIENT_SECRET`, never from a flag. */
-  clientSecret?: string;
-  clientMetadataUrl?: string;
-  /** `--client-credentials`: the `client_credentials` grant as `clientId`, no browser and no person. */
-  clientCredentials?: boolean;
-  /** `--client-private-key`: the PEM file of a `private_key_jwt` client (read when the session is built). */
-  clientPrivateKeyFile?: string;
-  /** `--ignore-tool` patterns (`*` wildcards): tools hidden from the client. */
-  ignoreTools?: string[];
-  /** `--read-only`: only tools annotated `readOnlyHint: true`. */
-  readOnly?: boolean;
-  /** `--confirm-tool` patterns (`*` wildcards): calls relayed only after the person approves them in the client. */
-  confirmTools?: string[];
-  /** `--log-file`: where the log file goes (with `--debug`, the default is `<configDir>/logs/<server-key>.log`). */
-  logFile?: string;
-  /** `--silent`: nothing on stderr but fatal errors. */
-  silent?: boolean;
-  /** `--host`: the OAuth callback's host name (default 127.0.0.1). */
-  callbackHost?: string;
-  /** `--resource`: the protected resource when it is not the URL. */
-  resource?: string;
-  /** `--profile`: a separate login, lock and log for the same URL. */
-  profile?: string;
-  /** `--authorize-param key=value`: extra authorization request parameters (a later value of a key wins). */
-  authorizeParams?: Record<string, string>;
-  /** `--disable-resource-parameter`: no RFC 8707 `resource` in the sign-in's requests. */
-  disableResourceParameter?: boolean;
-  /** `--static-oauth-client-metadata`: registration metadata merged over the bridge's. */
-  clientMetadata?: Record<string, unknown>;
-  /** `--max-message-size`, in bytes: the largest message relayed either way. */
-  maxMessageBytes: number;
-}
-
-/** `doctor`'s options: the URL stays raw (a bad one is its first failed check), plus `--json` and `--sign-in`. */
-export type DoctorCommandOptions = Omit<BridgeOptions, "url"> & {
-  url?: undefined;
-  json: boolean;
-  signIn: boolean;
-};
-
-/** doctor's URL: as typed, and parsed, or why it cannot be (doctor reports that as its first failed check). */
-export interface DoctorTarget {
-  raw: string;
-  url?: URL;
-  problem?: string;
-}
 
 export type BridgeCommand =
   | { kind: "relay"; options: BridgeOptions }

@@ -3,7 +3,7 @@
 import type { DiscoveredServer } from "../../auth/discovery.js";
 import type { OAuthSession } from "../../auth/session/index.js";
 import type { ProxyChoice } from "../../internal/proxy.js";
-import type { DoctorCommandOptions, DoctorTarget } from "../command/arguments.js";
+import type { DoctorCommandOptions, DoctorTarget } from "../options/bridge-options.js";
 import { fetchExchange, type HttpExchange, nodeHttpExchange } from "../upstream/http/index.js";
 import type { EraVerdict } from "../upstream/probe.js";
 

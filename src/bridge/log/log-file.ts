@@ -14,7 +14,7 @@ import { dirname, join } from "node:path";
 import { loginKey } from "../../auth/login-key.js";
 import { ensureDirectory } from "../../internal/files.js";
 import { sanitizeForTerminal } from "../../internal/redact.js";
-import type { BridgeOptions } from "../command/arguments.js";
+import type { BridgeOptions } from "../options/bridge-options.js";
 
 /** Past this size the file is moved to `<path>.1` (replacing the previous one) and a new one is started. */
 export const LOG_FILE_MAX_BYTES = 5 * 1024 * 1024;

@@ -13,7 +13,7 @@ export interface AssertionBridgeOptions {
   enterpriseIdp?: { issuer: string; clientId: string; idTokenFile: string; clientSecret?: string };
 }
 
-/** The flags' help lines, for the command table in cli.ts. */
+/** The flags' help lines, for the command table in command/arguments.ts. */
 export const ASSERTION_HELP = {
   workloadTokenFile:
     "sign in as --client-id with the workload identity token a platform writes to this file (read again for each token)",

@@ -5,8 +5,8 @@ import { readClientPrivateKey } from "../../auth/client-key.js";
 import type { OAuthSessionOptions, SignInPrompt } from "../../auth/index.js";
 import { OAuthSession } from "../../auth/session/index.js";
 import { configDir } from "../../config/index.js";
-import type { BridgeOptions } from "../command/arguments.js";
 import type { BridgeLog } from "../log/log.js";
+import type { BridgeOptions } from "../options/bridge-options.js";
 import { SignInUrlRefused, suggestedMcpUrl } from "../upstream/http/endpoint-check.js";
 import type { SignInProcessCommand } from "./sign-in-process.js";
 
