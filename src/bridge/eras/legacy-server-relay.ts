@@ -2,7 +2,6 @@
 
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { LegacyFace } from "../faces/legacy.js";
-import { requestEra } from "../faces/modern.js";
 import { type BridgeLog, describeMessage } from "../log/log.js";
 import {
   cancelledRequestId,
@@ -14,6 +13,7 @@ import {
 import { requestKey } from "../messages/request-ids.js";
 import {
   clientFromEnvelope,
+  requestEra,
   type ToClient,
   withEnvelope,
   withoutEnvelope,

@@ -2,7 +2,6 @@
 
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { LegacyFace } from "../faces/legacy.js";
-import { modernRequest, requestEra } from "../faces/modern.js";
 import type { BridgeLog } from "../log/log.js";
 import { describeError } from "../log/log.js";
 import {
@@ -12,7 +11,7 @@ import {
 } from "../messages/jsonrpc.js";
 import { requestKey } from "../messages/request-ids.js";
 import type { BridgeRequest, ToClient } from "../messages/request-model.js";
-import { withEnvelope, withoutEnvelope } from "../messages/request-model.js";
+import { modernRequest, requestEra, withEnvelope, withoutEnvelope } from "../messages/request-model.js";
 import type { ToolPolicy } from "../steps/policy.js";
 import { bridgeDiscoverResult, initializeResultFromDiscover } from "../translate/discover.js";
 import {

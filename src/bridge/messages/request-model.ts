@@ -1,4 +1,4 @@
-/** The one request model both stdio faces produce: a client request with the era, version, capabilities and identity it travels with. */
+/** The one request model both stdio faces produce: a client request with the era, version, capabilities and identity it travels with; a modern request read from its `_meta` envelope. */
 
 import type {
   ClientCapabilities,
@@ -133,4 +133,22 @@ export function withEnvelope(params: Json | undefined, client: ClientContext, pr
   };
   if (client.logLevel) meta[META_LOG_LEVEL] = client.logLevel;
   return { ...(params ?? {}), _meta: meta };
+}
+
+/** The era a request's sender speaks: its `_meta` envelope, or a `server/discover`, says modern; `initialize` legacy. */
+export function requestEra(method: string, params: unknown): "legacy" | "modern" | undefined {
+  if (method === "initialize") return "legacy";
+  if (method === "server/discover" || hasModernEnvelope(params)) return "modern";
+  return undefined;
+}
+
+/** The request model of a modern request: its client from its envelope, its params without it. */
+export function modernRequest(
+  id: BridgeRequest["id"],
+  method: string,
+  params: unknown,
+  signal: AbortSignal,
+): BridgeRequest {
+  const client: ClientContext = clientFromEnvelope(params);
+  return { id, method, params: withoutEnvelope(params), client, signal };
 }

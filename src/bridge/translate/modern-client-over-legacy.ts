@@ -7,7 +7,6 @@
 
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { EraRelay } from "../eras/era-router.js";
-import { requestEra } from "../faces/modern.js";
 import type { BridgeLog } from "../log/log.js";
 import {
   cancelledRequestId,
@@ -16,7 +15,12 @@ import {
 } from "../messages/jsonrpc.js";
 import { BridgeRequestIds, requestKey } from "../messages/request-ids.js";
 import type { ToClient } from "../messages/request-model.js";
-import { clientFromEnvelope, LATEST_LEGACY_VERSION, withoutEnvelope } from "../messages/request-model.js";
+import {
+  clientFromEnvelope,
+  LATEST_LEGACY_VERSION,
+  requestEra,
+  withoutEnvelope,
+} from "../messages/request-model.js";
 import { asModernResult, bridgeDiscoverResult, discoverFromInitializeResult } from "./discover.js";
 import {
   HELD_CALL_TIMEOUT_MS,
