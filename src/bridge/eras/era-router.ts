@@ -5,18 +5,12 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import type { BridgeLog } from "../log/log.js";
 import { describeError } from "../log/log.js";
-import type { ToClient } from "../messages/request-model.js";
+import type { EraRelay, ToClient } from "../messages/request-model.js";
 import { bridgeDiscoverResult } from "../translate/discover.js";
 import { isNetworkError } from "../upstream/http/index.js";
 import type { EraVerdict } from "../upstream/probe.js";
 
 type Json = Record<string, unknown>;
-
-/** What the router needs of a relay, whichever its era. */
-export interface EraRelay {
-  fromClient(message: JSONRPCMessage): void;
-  close(timeoutMs?: number): Promise<void> | void;
-}
 
 export interface EraRouterOptions {
   toClient: ToClient;

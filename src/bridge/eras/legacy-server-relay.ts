@@ -11,6 +11,7 @@ import {
   type JsonObject as Json,
 } from "../messages/jsonrpc.js";
 import { requestKey } from "../messages/request-ids.js";
+import type { EraRelay } from "../messages/request-model.js";
 import {
   clientFromEnvelope,
   requestEra,
@@ -25,7 +26,6 @@ import {
   type ModernClientOverLegacyLimits,
 } from "../translate/modern-client-over-legacy.js";
 import { settleSteps } from "../translate/tool-call.js";
-import type { EraRelay } from "./era-router.js";
 import { checkedElicitation, RefusedServerInput } from "./server-input.js";
 
 /** What this relay needs of the session upstream (`upstream/legacy`'s Relay): messages in, its answers to `toClient`. */

@@ -75,6 +75,12 @@ export type BridgeAnswer =
  */
 export type ToClient = (message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId) => void;
 
+/** What the era router (and the sign-in gate before it) needs of a relay, whichever its era. */
+export interface EraRelay {
+  fromClient(message: JSONRPCMessage): void;
+  close(timeoutMs?: number): Promise<void> | void;
+}
+
 /** A context for a client that has said nothing about itself yet (a probe before `initialize`). */
 export function anonymousClient(era: ProtocolEra): ClientContext {
   return {

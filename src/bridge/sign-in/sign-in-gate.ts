@@ -1,7 +1,6 @@
 /** The host is never held past its patience by a sign-in: signed out, the bridge answers the host's opening itself at once, holds its lists until one deadline per start, then hands over to the relay. */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { SignInPrompt } from "../../auth/index.js";
-import type { EraRelay } from "../eras/era-router.js";
 import { type BridgeLog, describeError } from "../log/log.js";
 import {
   isJsonObject as isObject,
@@ -10,6 +9,7 @@ import {
   type JsonObject as Json,
 } from "../messages/jsonrpc.js";
 import { requestKey } from "../messages/request-ids.js";
+import type { EraRelay } from "../messages/request-model.js";
 import { hasModernEnvelope, type ToClient } from "../messages/request-model.js";
 import { bridgeDiscoverResult, signedOutInitializeResult } from "../translate/discover.js";
 import { APP_LIST_WAIT_MS, hostFacts } from "./host-patience.js";

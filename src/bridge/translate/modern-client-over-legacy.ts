@@ -6,7 +6,6 @@
  */
 
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import type { EraRelay } from "../eras/era-router.js";
 import type { BridgeLog } from "../log/log.js";
 import {
   cancelledRequestId,
@@ -14,7 +13,7 @@ import {
   type JsonObject as Json,
 } from "../messages/jsonrpc.js";
 import { BridgeRequestIds, requestKey } from "../messages/request-ids.js";
-import type { ToClient } from "../messages/request-model.js";
+import type { EraRelay, ToClient } from "../messages/request-model.js";
 import {
   clientFromEnvelope,
   LATEST_LEGACY_VERSION,
