@@ -6,7 +6,7 @@ import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { ENVIRONMENT_HELP } from "../../src/bridge/command/help.js";
+import { ENVIRONMENT_HELP } from "../../src/bridge/command/arguments.js";
 
 const root = join(import.meta.dirname, "..", "..");
 const read = (path: string) => readFileSync(join(root, path), "utf8");
