@@ -9,8 +9,8 @@ import {
   isRequest,
   isResponse,
   type JsonObject as Json,
+  requestKey,
 } from "../messages/jsonrpc.js";
-import { requestKey } from "../messages/request-ids.js";
 import type { EraRelay } from "../messages/request-model.js";
 import {
   clientFromEnvelope,

@@ -8,8 +8,8 @@ import {
   cancelledRequestId,
   isJsonObject as isObject,
   type JsonObject as Json,
+  requestKey,
 } from "../messages/jsonrpc.js";
-import { requestKey } from "../messages/request-ids.js";
 import type { BridgeRequest, ToClient } from "../messages/request-model.js";
 import { modernRequest, requestEra, withEnvelope, withoutEnvelope } from "../messages/request-model.js";
 import type { ToolPolicy } from "../steps/policy.js";

@@ -6,8 +6,7 @@ import type {
   JSONRPCMessage,
   LoggingLevel,
 } from "@modelcontextprotocol/client";
-import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
-import { BridgeRequestIds } from "../messages/request-ids.js";
+import { BridgeRequestIds, isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
 import type { ClientContext, ToClient } from "../messages/request-model.js";
 import { anonymousClient } from "../messages/request-model.js";
 import { negotiatedLegacyVersion } from "../translate/discover.js";

@@ -1,6 +1,9 @@
 /** JSON-RPC 2.0 message checks with the same rules as the MCP SDK's `JSONRPCMessageSchema` (strict objects),
- * written out by hand so the bridge starts without loading zod (test/bridge/jsonrpc.test.ts keeps them equal).
+ * written out by hand so the bridge starts without loading zod (test/bridge/jsonrpc.test.ts keeps them equal);
+ * the bridge's own request ids, told apart from any client's, and the one map key for a request id.
  */
+
+import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 
 /** A JSON object as read off the wire, before any schema narrows it. */
@@ -82,3 +85,28 @@ export const isResponse = (
   message: JSONRPCMessage,
 ): message is Extract<JSONRPCMessage, { id?: RequestId }> & { id: RequestId } =>
   !("method" in message) && message.id !== undefined;
+
+/** A random part per process: a client id (any string) can never be mistaken for one the bridge minted. */
+const PROCESS_PREFIX = `chat-mcp-bridge/${randomUUID()}/`;
+
+/** A map key for a request id (or progress token): the number 1 and the string "1" are different requests. */
+export const requestKey = (id: unknown): string => (typeof id === "number" ? `n${id}` : `s${String(id)}`);
+
+/** Mints the bridge's ids for one purpose (`<process prefix><purpose>/<n>`), and knows them again. */
+export class BridgeRequestIds {
+  readonly #prefix: string;
+  #count = 0;
+
+  constructor(purpose: string) {
+    this.#prefix = `${PROCESS_PREFIX}${purpose}/`;
+  }
+
+  next(): string {
+    return `${this.#prefix}${++this.#count}`;
+  }
+
+  /** Whether `id` was minted for this purpose (by this minter or another of the same purpose). */
+  owns(id: unknown): id is string {
+    return typeof id === "string" && id.startsWith(this.#prefix);
+  }
+}

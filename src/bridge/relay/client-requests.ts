@@ -6,8 +6,8 @@ import {
   isRequest,
   isResponse,
   type JsonObject as Json,
+  requestKey,
 } from "../messages/jsonrpc.js";
-import { requestKey } from "../messages/request-ids.js";
 
 /** Tools whose late answer is worth a log line: they create or change something the person may look for. */
 const WRITES_WORTH_NAMING = new Set(["create_chat", "send_message", "resolve_task"]);

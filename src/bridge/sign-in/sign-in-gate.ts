@@ -7,8 +7,8 @@ import {
   isRequest,
   isResponse,
   type JsonObject as Json,
+  requestKey,
 } from "../messages/jsonrpc.js";
-import { requestKey } from "../messages/request-ids.js";
 import type { EraRelay } from "../messages/request-model.js";
 import { hasModernEnvelope, type ToClient } from "../messages/request-model.js";
 import { bridgeDiscoverResult, signedOutInitializeResult } from "../translate/discover.js";

@@ -3,8 +3,13 @@ import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import type { SignInPrompt } from "../../auth/index.js";
 import type { BridgeLog } from "../log/log.js";
-import { isJsonObject as isObject, isRequest, type JsonObject as Json } from "../messages/jsonrpc.js";
-import { BridgeRequestIds, requestKey } from "../messages/request-ids.js";
+import {
+  BridgeRequestIds,
+  isJsonObject as isObject,
+  isRequest,
+  type JsonObject as Json,
+  requestKey,
+} from "../messages/jsonrpc.js";
 import { clientFromEnvelope, hasModernEnvelope, type ToClient } from "../messages/request-model.js";
 import { SignInRounds, signInElicitation } from "./signed-out-messages.js";
 

@@ -1,8 +1,7 @@
 /** What a host sends while the bridge is signed out, kept for the server in order: bounded in messages and bytes, and one notification of a kind. */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { BridgeLog } from "../log/log.js";
-import { isRequest } from "../messages/jsonrpc.js";
-import { requestKey } from "../messages/request-ids.js";
+import { isRequest, requestKey } from "../messages/jsonrpc.js";
 
 /**
  * How many messages wait for the sign-in at most. A host sends a handful at start (`initialize`, its lists, a

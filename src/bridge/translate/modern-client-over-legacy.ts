@@ -8,11 +8,12 @@
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { BridgeLog } from "../log/log.js";
 import {
+  BridgeRequestIds,
   cancelledRequestId,
   isJsonObject as isObject,
   type JsonObject as Json,
+  requestKey,
 } from "../messages/jsonrpc.js";
-import { BridgeRequestIds, requestKey } from "../messages/request-ids.js";
 import type { EraRelay, ToClient } from "../messages/request-model.js";
 import {
   clientFromEnvelope,

@@ -1,7 +1,6 @@
 /** A 2026-07-28 client's `subscriptions/listen` requests over a 2025 session: each acknowledged with what the session delivers, fed the notifications it asked for under its own id, ended on its own. */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
-import { requestKey } from "../messages/request-ids.js";
+import { isJsonObject as isObject, type JsonObject as Json, requestKey } from "../messages/jsonrpc.js";
 import type { ToClient } from "../messages/request-model.js";
 import { withoutEnvelope } from "../messages/request-model.js";
 import { LISTEN_ACKNOWLEDGED, META_SUBSCRIPTION_ID } from "./listen.js";

@@ -5,13 +5,13 @@ import { describeNetworkFailure } from "../../internal/network-errors.js";
 import { requestNeverSent } from "../../internal/request-failure.js";
 import { type BridgeLog, describeError } from "../log/log.js";
 import {
+  BridgeRequestIds,
   isJsonRpcMessage,
   isJsonObject as isObject,
   isResponse,
   type JsonObject as Json,
 } from "../messages/jsonrpc.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../messages/message-size.js";
-import { BridgeRequestIds } from "../messages/request-ids.js";
 import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../messages/request-model.js";
 import {
   EventSizeCap,

@@ -1,7 +1,7 @@
 /** The client's requests the legacy upstream still owes an answer, each answered exactly once. */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { redact } from "../../../internal/redact.js";
-import { requestKey } from "../../messages/request-ids.js";
+import { requestKey } from "../../messages/jsonrpc.js";
 
 /** JSON-RPC error code for failures of the bridge itself (server unreachable, session lost, auth failed). */
 export const BRIDGE_ERROR_CODE = -32000;
