@@ -13,6 +13,7 @@ import {
 } from "../messages/jsonrpc.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../messages/message-size.js";
 import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../messages/request-model.js";
+import { outcomeUnknownMessage } from "./http/http-exchange.js";
 import {
   EventSizeCap,
   type HttpAnswer,
@@ -22,7 +23,6 @@ import {
   readBounded,
   ServerSentEventParser,
 } from "./http/index.js";
-import { outcomeUnknownMessage } from "./http/outcome-unknown.js";
 import { FIRST_RETRY_DELAY_MS, nextRetryDelay, reconnectWindowMs } from "./http/reconnect-window.js";
 import { type ParamHeader, paramHeadersOf, standardHeaders } from "./standard-headers.js";
 

@@ -11,9 +11,10 @@ export {
   type HttpExchange,
   type HttpRequest,
   isAuthChallenge,
+  isNetworkError,
+  RemoteHttpError,
   readBounded,
   withRequestTimeout,
 } from "./http-exchange.js";
-export { isNetworkError, RemoteHttpError } from "./http-failure.js";
 export { nodeHttpExchange } from "./node-http-exchange.js";
 export { parseServerSentEvents, type ServerSentEvent, ServerSentEventParser } from "./sse.js";

@@ -8,7 +8,7 @@ import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { BridgeLog } from "../../log/log.js";
 import { cancelledRequestId, isRequest } from "../../messages/jsonrpc.js";
 import type { HttpExchange } from "../http/http-exchange.js";
-import { isNetworkError, RemoteHttpError } from "../http/http-failure.js";
+import { isNetworkError, RemoteHttpError } from "../http/http-exchange.js";
 import {
   DEFAULT_RECONNECT_WINDOW_MS,
   FIRST_RETRY_DELAY_MS,

@@ -3,7 +3,7 @@ import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextpro
 import type { BridgeLog } from "../../log/log.js";
 import { isRequest, isResponse } from "../../messages/jsonrpc.js";
 import type { HttpExchange } from "../http/http-exchange.js";
-import { RemoteHttpError } from "../http/http-failure.js";
+import { RemoteHttpError } from "../http/http-exchange.js";
 import { BridgeRequests } from "./bridge-requests.js";
 import type { PendingRequests } from "./pending-requests.js";
 import type { ResendPolicy } from "./resend-policy.js";

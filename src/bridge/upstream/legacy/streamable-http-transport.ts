@@ -7,8 +7,7 @@ import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { withinDeadline } from "../../../internal/deadline.js";
 import { isJsonRpcMessage, isRequest, isResponse } from "../../messages/jsonrpc.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../../messages/message-size.js";
-import { type HttpAnswer, type HttpExchange, readBounded } from "../http/http-exchange.js";
-import { RemoteHttpError } from "../http/http-failure.js";
+import { type HttpAnswer, type HttpExchange, RemoteHttpError, readBounded } from "../http/http-exchange.js";
 import { EventStreams, type StreamState } from "./event-stream.js";
 
 /** The most of an error body read (300 characters of it are shown): a 1 GiB error page costs nothing. */
