@@ -1,8 +1,8 @@
 /** The HTTP plumbing both upstreams share: the HTTP exchange they speak through, its failures, SSE reading, size caps, custom headers. */
 
 export { type CustomHeader, HeaderOptionError, parseHeaderOption } from "../../options/custom-headers.js";
+export type { ProofSigner } from "./authorized-exchange.js";
 export { type BridgeAuth, createAuthorizedExchange } from "./authorized-exchange.js";
-export type { ProofSigner } from "./dpop-credentials.js";
 export { EventSizeCap } from "./event-size-cap.js";
 export { fetchExchange } from "./fetch-exchange.js";
 export {
