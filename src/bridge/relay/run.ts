@@ -23,7 +23,7 @@ import { createLineWriter, LineSplitter, oversizedLineAnswer, parseClientLine } 
 import { createToolPolicy } from "../steps/policy.js";
 import { toolRulesWarnings } from "../steps/tool-rules-audit.js";
 import { type BridgeAuth, createAuthorizedExchange, withRequestTimeout } from "../upstream/http/index.js";
-import { DEFAULT_RECONNECT_WINDOW_MS } from "../upstream/http/reconnect-window.js";
+import { DEFAULT_RECONNECT_WINDOW_MS } from "../upstream/http/time-outs.js";
 import { LegacySessionRelay } from "../upstream/legacy/index.js";
 import { ModernUpstream } from "../upstream/modern.js";
 import { type EraVerdict, eraVerdictStore, probeServerEra } from "../upstream/probe.js";

@@ -23,7 +23,7 @@ import {
   readBounded,
   ServerSentEventParser,
 } from "./http/index.js";
-import { FIRST_RETRY_DELAY_MS, nextRetryDelay, reconnectWindowMs } from "./http/reconnect-window.js";
+import { FIRST_RETRY_DELAY_MS, nextRetryDelay, reconnectWindowMs } from "./http/time-outs.js";
 import { type ParamHeader, paramHeadersOf, standardHeaders } from "./standard-headers.js";
 
 /** A request's stream ended before its answer, and why: the server may or may not have run it. */

@@ -14,7 +14,7 @@ import {
   FIRST_RETRY_DELAY_MS,
   nextRetryDelay,
   reconnectWindowMs,
-} from "../http/reconnect-window.js";
+} from "../http/time-outs.js";
 import { FailureAnswers } from "./failure-answers.js";
 import { PendingRequests } from "./pending-requests.js";
 import { ResendPolicy } from "./resend-policy.js";
