@@ -6,8 +6,7 @@ import { type BridgeLog, describeError, describeMessage } from "../../log/log.js
 import { isRequest } from "../../messages/jsonrpc.js";
 import { wrongEndpointMessage } from "../http/endpoint-check.js";
 import { isNetworkError, outcomeUnknownMessage, type RemoteHttpError } from "../http/http-exchange.js";
-import type { PendingRequests } from "./pending-requests.js";
-import type { ResendPolicy } from "./resend-policy.js";
+import type { PendingRequests, ResendPolicy } from "./pending-requests.js";
 import { isSessionGone } from "./session.js";
 
 export interface FailureAnswersOptions {

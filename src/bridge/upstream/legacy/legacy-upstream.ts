@@ -16,8 +16,7 @@ import {
   reconnectWindowMs,
 } from "../http/time-outs.js";
 import { FailureAnswers } from "./failure-answers.js";
-import { PendingRequests } from "./pending-requests.js";
-import { ResendPolicy } from "./resend-policy.js";
+import { PendingRequests, ResendPolicy } from "./pending-requests.js";
 import { type HeldMessages, isSessionGone, LegacySession } from "./session.js";
 import type { RemoteTransport } from "./streamable-http-transport.js";
 

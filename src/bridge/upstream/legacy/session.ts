@@ -5,8 +5,7 @@ import { isRequest, isResponse } from "../../messages/jsonrpc.js";
 import type { HttpExchange } from "../http/http-exchange.js";
 import { RemoteHttpError } from "../http/http-exchange.js";
 import { BridgeRequests } from "./bridge-requests.js";
-import type { PendingRequests } from "./pending-requests.js";
-import type { ResendPolicy } from "./resend-policy.js";
+import type { PendingRequests, ResendPolicy } from "./pending-requests.js";
 import { type RemoteTransport, StreamableHttpTransport } from "./streamable-http-transport.js";
 
 /** The server forgot the session (it restarted, or expired it): open a new one. */
