@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { parseBridgeArgs, UsageError } from "../../src/bridge/command/arguments.js";
 import { HeaderOptionError, parseHeaderOption } from "../../src/bridge/options/custom-headers.js";
-import { parseClientLine } from "../../src/bridge/stdio/index.js";
+import { parseClientLine } from "../../src/bridge/stdio/client-line.js";
 import { LineSplitter } from "../../src/bridge/stdio/line-splitter.js";
 
 const argv = (...args: string[]) => ["node", "chat-mcp-bridge", ...args];

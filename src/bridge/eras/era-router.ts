@@ -7,7 +7,7 @@ import type { BridgeLog } from "../log/log.js";
 import { describeError } from "../log/log.js";
 import type { EraRelay, ToClient } from "../messages/request-model.js";
 import { bridgeDiscoverResult } from "../translate/discover.js";
-import { isNetworkError } from "../upstream/http/index.js";
+import { isNetworkError } from "../upstream/http/http-exchange.js";
 import type { EraVerdict } from "../upstream/probe.js";
 
 type Json = Record<string, unknown>;

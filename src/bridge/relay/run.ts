@@ -19,12 +19,15 @@ import { firstSignIn, lastToolsStore, SIGNED_OUT_CALL_WAIT_MS } from "../sign-in
 import { bridgeLoginCommand, createBridgeAuth, refuseRestApiUrl } from "../sign-in/oauth.js";
 import { SignInGate } from "../sign-in/sign-in-gate.js";
 import type { SignInProcessCommand } from "../sign-in/sign-in-process.js";
-import { createLineWriter, LineSplitter, oversizedLineAnswer, parseClientLine } from "../stdio/index.js";
+import { oversizedLineAnswer, parseClientLine } from "../stdio/client-line.js";
+import { LineSplitter } from "../stdio/line-splitter.js";
+import { createLineWriter } from "../stdio/line-writer.js";
 import { createToolPolicy } from "../steps/policy.js";
 import { toolRulesWarnings } from "../steps/tool-rules-audit.js";
-import { type BridgeAuth, createAuthorizedExchange, withRequestTimeout } from "../upstream/http/index.js";
+import { type BridgeAuth, createAuthorizedExchange } from "../upstream/http/authorized-exchange.js";
+import { withRequestTimeout } from "../upstream/http/http-exchange.js";
 import { DEFAULT_RECONNECT_WINDOW_MS } from "../upstream/http/time-outs.js";
-import { LegacySessionRelay } from "../upstream/legacy/index.js";
+import { LegacySessionRelay } from "../upstream/legacy/legacy-upstream.js";
 import { ModernUpstream } from "../upstream/modern.js";
 import { type EraVerdict, eraVerdictStore, probeServerEra } from "../upstream/probe.js";
 import { legacyTransports, upstreamExchangeFor } from "../upstream/upstream-exchange.js";

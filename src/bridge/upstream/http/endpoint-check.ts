@@ -2,7 +2,8 @@
 import { readBoundedText } from "../../../internal/bounded-body.js";
 import { describeError } from "../../log/log.js";
 import { BRIDGE_INFO } from "../../messages/request-model.js";
-import { type HttpExchange, nodeHttpExchange } from "./index.js";
+import type { HttpExchange } from "./http-exchange.js";
+import { nodeHttpExchange } from "./node-http-exchange.js";
 
 /** The most of a protected resource metadata document read (as in OAuth discovery). */
 const MAX_METADATA_BYTES = 256 * 1024;
