@@ -9,10 +9,7 @@ import {
   toolFilterStep,
   wildcardRegex,
 } from "../../src/bridge/steps/tool-filter.js";
-import {
-  LegacySessionRelay,
-  type RemoteTransport,
-} from "../../src/bridge/upstream/legacy/legacy-upstream.js";
+import { LegacyUpstream, type RemoteTransport } from "../../src/bridge/upstream/legacy/legacy-upstream.js";
 
 const TOOLS = [
   { name: "create_chat", annotations: { readOnlyHint: false } },
@@ -113,7 +110,7 @@ function relayOver(tools: () => typeof TOOLS, filter: ToolFilter | undefined) {
   const answered = new Map<number, (message: Record<string, unknown>) => void>();
   const relay = new LegacyServerRelay({
     openUpstream: (toBridge) =>
-      new LegacySessionRelay({
+      new LegacyUpstream({
         url: new URL("http://127.0.0.1:9/mcp"),
         exchange: async () => {
           throw new Error("unused");

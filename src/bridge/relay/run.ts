@@ -27,7 +27,7 @@ import { toolRulesWarnings } from "../steps/tool-rules-audit.js";
 import { type BridgeAuth, createAuthorizedExchange } from "../upstream/http/authorized-exchange.js";
 import { withRequestTimeout } from "../upstream/http/http-exchange.js";
 import { DEFAULT_RECONNECT_WINDOW_MS } from "../upstream/http/time-outs.js";
-import { LegacySessionRelay } from "../upstream/legacy/legacy-upstream.js";
+import { LegacyUpstream } from "../upstream/legacy/legacy-upstream.js";
 import { ModernUpstream } from "../upstream/modern.js";
 import { type EraVerdict, eraVerdictStore, probeServerEra } from "../upstream/probe.js";
 import { legacyTransports, upstreamExchangeFor } from "../upstream/upstream-exchange.js";
@@ -199,7 +199,7 @@ export async function runRelay(
       legacyRelay: async () => {
         const relay = new LegacyServerRelay({
           openUpstream: (toBridge) =>
-            new LegacySessionRelay({
+            new LegacyUpstream({
               url: options.url,
               exchange,
               log,

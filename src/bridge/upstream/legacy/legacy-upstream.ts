@@ -23,7 +23,7 @@ import type { RemoteTransport } from "./streamable-http-transport.js";
 export { BRIDGE_ERROR_CODE } from "./pending-requests.js";
 export type { RemoteTransport } from "./streamable-http-transport.js";
 
-export interface LegacySessionRelayOptions {
+export interface LegacyUpstreamOptions {
   url: URL;
   exchange: HttpExchange;
   log: BridgeLog;
@@ -80,7 +80,7 @@ class HeldQueue implements HeldMessages {
  * session or waits for the server to come back they are held, in order, and sent after. Each client request
  * is answered exactly once: by the server, or by the bridge when the server cannot answer it.
  */
-export class LegacySessionRelay {
+export class LegacyUpstream {
   readonly #url: URL;
   readonly #log: BridgeLog;
   readonly #reconnectWindowMs: number;
@@ -98,7 +98,7 @@ export class LegacySessionRelay {
   /** Set once the server answered anything over HTTP. */
   #reached = false;
 
-  constructor(options: LegacySessionRelayOptions) {
+  constructor(options: LegacyUpstreamOptions) {
     const { url, log } = options;
     this.#url = url;
     this.#log = log;

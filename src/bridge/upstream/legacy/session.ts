@@ -27,7 +27,7 @@ export interface LegacySessionOptions {
   pending: PendingRequests;
   /** Learns the tools' hints from the lists that pass, and says which requests must not be sent twice. */
   resendPolicy: ResendPolicy;
-  /** A message of the server's on its way to the client (see LegacySessionRelayOptions.toClient). */
+  /** A message of the server's on its way to the client (see LegacyUpstreamOptions.toClient). */
   toClient(message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId): void;
   /** The transport failed outside a send (its event stream); not called once closing. */
   onTransportError(transport: RemoteTransport, error: Error): void;

@@ -7,7 +7,7 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import {
-  LegacySessionRelay,
+  LegacyUpstream,
   type RemoteTransport,
 } from "../../../../src/bridge/upstream/legacy/legacy-upstream.js";
 
@@ -42,7 +42,7 @@ function gatedRemote() {
       },
     }) as unknown as RemoteTransport;
   const toClient: JSONRPCMessage[] = [];
-  const relay = new LegacySessionRelay({
+  const relay = new LegacyUpstream({
     url: new URL("http://127.0.0.1:9/mcp"),
     exchange: async () => {
       throw new Error("unused");
