@@ -54,7 +54,6 @@ describe("the source tree", () => {
       "src/bridge/relay", // one relay on its streams: stdin to the gate and back, each request answered once
       "src/bridge/sign-in",
       "src/bridge/eras", // the era router and one relay per server era
-      "src/bridge/faces",
       "src/bridge/translate",
       "src/bridge/steps",
       "src/bridge/stdio",

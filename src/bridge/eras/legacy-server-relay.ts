@@ -1,7 +1,6 @@
 /** The bridge in front of a 2025-era server: face, policy, a translator only for a 2026-07-28 client, then the session upstream. */
 
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import { LegacyFace } from "../faces/legacy.js";
 import { type BridgeLog, describeMessage } from "../log/log.js";
 import {
   cancelledRequestId,
@@ -26,6 +25,7 @@ import {
   type ModernClientOverLegacyLimits,
 } from "../translate/modern-client-over-legacy.js";
 import { settleSteps } from "../translate/tool-call.js";
+import { LegacyFace } from "./legacy-face.js";
 import { checkedElicitation, RefusedServerInput } from "./server-input.js";
 
 /** What this relay needs of the session upstream (`upstream/legacy`'s Relay): messages in, its answers to `toClient`. */

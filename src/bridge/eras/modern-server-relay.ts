@@ -1,7 +1,6 @@
 /** The bridge in front of a modern (2026-07-28) server: both faces in, one stateless upstream out, steps between. */
 
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import { LegacyFace } from "../faces/legacy.js";
 import type { BridgeLog } from "../log/log.js";
 import { describeError } from "../log/log.js";
 import {
@@ -29,6 +28,7 @@ import {
   type NotificationSink,
   type UpstreamAnswer,
 } from "../upstream/modern.js";
+import { LegacyFace } from "./legacy-face.js";
 import { checkedInputRequired, RefusedServerInput } from "./server-input.js";
 
 /** 2026-07-28 error codes a 2025-era client does not know: said in words, with a code it knows. */
