@@ -121,7 +121,8 @@ describe("the source tree", () => {
     const tracked = ["bench", "bin", "docs", "scripts", "src", "test"].flatMap((dir) =>
       listFiles(join(root, dir)).map((path) => relative(root, path).split("\\").join("/")),
     );
-    const named = [...readFileSync(join(root, "ARCHITECTURE.md"), "utf8").matchAll(/`([^`\s]+)`/g)]
+    const text = readFileSync(join(root, "ARCHITECTURE.md"), "utf8");
+    const named = [...text.matchAll(/`([^`\s]+)`/g)]
       .map((match) => match[1]!.replace(/[,.:;)/]+$/, ""))
       // A path, or a module's name: templates (`src/<area>/<module>.ts`), bare extensions and the build's output
       // (dist/, checked by test/pack) name no file of the tree.
@@ -133,6 +134,14 @@ describe("the source tree", () => {
       tracked.some((path) => path === name || path.startsWith(`${name}/`) || path.endsWith(`/${name}`));
     expect(named.length).toBeGreaterThan(50);
     expect([...new Set(named)].filter((name) => !exists(name))).toEqual([]);
+    // A folder named with its trailing slash (`eras/`, `upstream/http/`) is a folder of the tree, as the text names it.
+    const folders = [...text.matchAll(/`([a-z][a-z-]*(?:\/[a-z-]+)*)\/`/g)].map((match) => match[1]!);
+    const isFolder = (name: string) =>
+      tracked.some((path) => path.startsWith(`${name}/`) || path.includes(`/${name}/`));
+    expect(folders.length).toBeGreaterThan(10);
+    expect(
+      [...new Set(folders)].filter((name) => name !== "dist" && !name.startsWith("dist/") && !isFolder(name)),
+    ).toEqual([]);
   });
 
   it("reads chats on the pages through the chat service, not the store", () => {
