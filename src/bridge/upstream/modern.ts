@@ -52,8 +52,8 @@ export interface ModernUpstreamOptions {
   /** A notification the server sent on a request's stream (progress, log messages), unless the request has its own sink. */
   onNotification?: NotificationSink;
   /**
-   * How long a request that never reached the server waits for it to come back (the legacy relay's window, see
-   * reconnect-window.ts); absent: no waiting, it is answered "cannot reach" at once (the era probes).
+   * How long a request that never reached the server waits for it to come back (the legacy upstream's window, see
+   * http/time-outs.ts); absent: no waiting, it is answered "cannot reach" at once (the era probes).
    */
   reconnectWindowMs?: number;
   /** `--max-message-size` in bytes: a larger answer is refused with an error naming the flag. */
