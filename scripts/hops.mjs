@@ -34,8 +34,8 @@ session.connect();
 await session.post("Profiler.enable");
 // Started before the relay's modules load, so each function's calls are counted from its first.
 await session.post("Profiler.startPreciseCoverage", { callCount: true, detailed: false });
-const { parseBridgeArgs } = await import("../dist/bridge/cli.js");
-const { runRelay } = await import("../dist/bridge/run.js");
+const { parseBridgeArgs } = await import("../dist/bridge/command/arguments.js");
+const { runRelay } = await import("../dist/bridge/relay/run.js");
 
 /** The src/ modules (from their dist/ files) with a function that ran since the last take, and how many functions ran. */
 async function takeRun() {

@@ -2,8 +2,8 @@
 
 import { sanitizeForTerminal } from "../internal/redact.js";
 import { answerHostWithError } from "../internal/start-refusal.js";
-import { isCommanderError, parseBridgeArgs, relayTerminalHint, UsageError } from "./cli.js";
-import { describeError } from "./log.js";
+import { isCommanderError, parseBridgeArgs, relayTerminalHint, UsageError } from "./command/arguments.js";
+import { describeError } from "./log/log.js";
 
 /** The argument that makes the bin a relay's sign-in process (sign-in-process.ts): the relay passes it, never a person. */
 const SIGN_IN_PROCESS_ARG = "--internal-sign-in-process";
@@ -24,7 +24,7 @@ async function refuseUsage(message: string, argv: string[]): Promise<void> {
 
 async function main(): Promise<void> {
   if (process.argv[2] === SIGN_IN_PROCESS_ARG && !process.stdin.isTTY) {
-    const { runSignInProcess } = await import("./sign-in-process.js");
+    const { runSignInProcess } = await import("./sign-in/sign-in-process.js");
     process.exit(await runSignInProcess());
   }
   let command: ReturnType<typeof parseBridgeArgs>;
@@ -43,12 +43,12 @@ async function main(): Promise<void> {
     throw error;
   }
   // What runs a command loads once commander has parsed it (as changesets does).
-  const { runRelay } = await import("./run.js");
-  const { runAccountCommand, runDoctorCommand } = await import("./account-commands.js");
+  const { runRelay } = await import("./relay/run.js");
+  const { runAccountCommand, runDoctorCommand } = await import("./command/account-commands.js");
   if (command.kind === "doctor") process.exitCode = await runDoctorCommand(command.target, command.options);
   else if (command.kind === "relay") {
     // The REST API's URL (`<base>/v2`) instead of the MCP endpoint's: a usage error, said before anything starts.
-    const restApi = await (await import("./oauth.js")).restApiUrlRefusal(command.options.url);
+    const restApi = await (await import("./sign-in/oauth.js")).restApiUrlRefusal(command.options.url);
     if (restApi) {
       process.stderr.write(`chat-mcp-bridge: ${restApi}\n`);
       return refuseUsage(restApi, process.argv);

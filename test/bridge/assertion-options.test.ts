@@ -2,8 +2,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { parseBridgeArgs, UsageError } from "../../src/bridge/cli.js";
-import { bridgeLoginCommand } from "../../src/bridge/oauth.js";
+import { parseBridgeArgs, UsageError } from "../../src/bridge/command/arguments.js";
+import { bridgeLoginCommand } from "../../src/bridge/sign-in/oauth.js";
 import { scratchDir } from "../support/scratch-dir.js";
 
 const argv = (...args: string[]) => ["node", "chat-mcp-bridge", ...args];

@@ -1,7 +1,7 @@
 /** mcp-remote's network and callback flags on the bridge's command line, parsed without spawning: time-outs, keep-alive, cookies, --use-id-token, --callback-path, --auth-success-url. */
 import { describe, expect, it } from "vitest";
-import { parseBridgeArgs } from "../../src/bridge/cli.js";
-import { bridgeLoginCommand } from "../../src/bridge/oauth.js";
+import { parseBridgeArgs } from "../../src/bridge/command/arguments.js";
+import { bridgeLoginCommand } from "../../src/bridge/sign-in/oauth.js";
 
 const argv = (...args: string[]) => ["node", "chat-mcp-bridge", ...args];
 const quiet = () => {};

@@ -1,6 +1,6 @@
 /** chat-mcp-bridge run by hand: a mistyped subcommand gets a suggestion, and on a terminal the relay says what it waits for. */
 import { describe, expect, it } from "vitest";
-import { parseBridgeArgs, relayTerminalHint } from "../../src/bridge/cli.js";
+import { parseBridgeArgs, relayTerminalHint } from "../../src/bridge/command/arguments.js";
 import { UsageError } from "../../src/internal/usage-error.js";
 
 const parse = (...args: string[]) => parseBridgeArgs(["node", "chat-mcp-bridge", ...args], {}, () => {});

@@ -1,9 +1,9 @@
 /** The bridge's command line, headers option and stdin framing, tested without spawning. */
 import { describe, expect, it } from "vitest";
-import { parseBridgeArgs, UsageError } from "../../src/bridge/cli.js";
-import { parseClientLine } from "../../src/bridge/stdio/index.js";
+import { parseBridgeArgs, UsageError } from "../../src/bridge/command/arguments.js";
+import { HeaderOptionError, parseHeaderOption } from "../../src/bridge/options/custom-headers.js";
+import { parseClientLine } from "../../src/bridge/stdio/client-line.js";
 import { LineSplitter } from "../../src/bridge/stdio/line-splitter.js";
-import { HeaderOptionError, parseHeaderOption } from "../../src/bridge/upstream/http/custom-headers.js";
 
 const argv = (...args: string[]) => ["node", "chat-mcp-bridge", ...args];
 const quiet = () => {};

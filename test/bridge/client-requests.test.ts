@@ -1,7 +1,7 @@
-/** The bridge's edge (src/bridge/client-requests.ts): progress only for a request still waiting, and a late write named in the log. */
+/** The bridge's edge (src/bridge/relay/client-requests.ts): progress only for a request still waiting, and a late write named in the log. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { ClientRequests } from "../../src/bridge/client-requests.js";
+import { ClientRequests } from "../../src/bridge/relay/client-requests.js";
 
 function edge() {
   const lines: string[] = [];

@@ -1,6 +1,6 @@
 /** `--confirm-tool` on the command line (beside --ignore-tool, --read-only, --profile) and in doctor's checklist. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseBridgeArgs } from "../../src/bridge/cli.js";
+import { parseBridgeArgs } from "../../src/bridge/command/arguments.js";
 import { type DoctorReport, diagnose, runDoctor } from "../../src/bridge/doctor/index.js";
 import { toolsToConfirm } from "../../src/bridge/steps/confirm-tool.js";
 import {

@@ -1,6 +1,6 @@
 /** The --confirm-tool step on its own: ask, approve, deny, refuse without elicitation, drop notifications, and its bounded state. */
 import { describe, expect, it } from "vitest";
-import type { ClientContext } from "../../src/bridge/request-model.js";
+import type { ClientContext } from "../../src/bridge/messages/request-model.js";
 import {
   CONFIRM_INPUT_KEY,
   CONFIRM_STATE_PREFIX,

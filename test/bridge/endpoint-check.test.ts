@@ -1,7 +1,7 @@
-/** sendInitialize (src/bridge/endpoint-check.ts): the one unauthenticated `initialize` the relay's URL check and doctor send. */
+/** sendInitialize (src/bridge/upstream/http/endpoint-check.ts): the one unauthenticated `initialize` the relay's URL check and doctor send. */
 import { describe, expect, it } from "vitest";
-import { probeEndpoint, sendInitialize } from "../../src/bridge/endpoint-check.js";
-import type { HttpAnswer, HttpExchange, HttpRequest } from "../../src/bridge/upstream/http/index.js";
+import { probeEndpoint, sendInitialize } from "../../src/bridge/upstream/http/endpoint-check.js";
+import type { HttpAnswer, HttpExchange, HttpRequest } from "../../src/bridge/upstream/http/http-exchange.js";
 
 /** An exchange answering each request with the next status and headers, and the requests it saw. */
 function scriptedExchange(answers: { status: number; headers?: Record<string, string> }[]) {

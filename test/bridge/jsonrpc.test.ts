@@ -2,7 +2,7 @@
 import { JSONRPCMessageSchema } from "@modelcontextprotocol/core";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isJsonRpcMessage } from "../../src/bridge/jsonrpc.js";
+import { isJsonRpcMessage } from "../../src/bridge/messages/jsonrpc.js";
 import { parseServerSentEvents } from "../../src/bridge/upstream/http/sse.js";
 
 const sdkAccepts = (value: unknown) => JSONRPCMessageSchema.safeParse(value).success;

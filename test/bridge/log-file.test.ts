@@ -2,8 +2,8 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createBridgeLog } from "../../src/bridge/log.js";
-import { LogFile } from "../../src/bridge/log-file.js";
+import { createBridgeLog } from "../../src/bridge/log/log.js";
+import { LogFile } from "../../src/bridge/log/log-file.js";
 import { scratchDir } from "../support/scratch-dir.js";
 
 const newPath = () => join(scratchDir("cmb-log-"), "logs", "server.log");

@@ -1,7 +1,7 @@
 /** The `login` command the bridge tells a person to run carries every flag that decides where and how the login is made, never a secret. */
 import { describe, expect, it } from "vitest";
-import { parseBridgeArgs } from "../../src/bridge/cli.js";
-import { bridgeLoginCommand } from "../../src/bridge/oauth.js";
+import { parseBridgeArgs } from "../../src/bridge/command/arguments.js";
+import { bridgeLoginCommand } from "../../src/bridge/sign-in/oauth.js";
 
 const URL_ARG = "https://chat.example.com/mcp";
 const loginFor = (...args: string[]): string => {

@@ -10,9 +10,9 @@ import {
   APP_LIST_WAIT_MS,
   LIBRARY_LIST_WAIT_MS,
   SHORT_LIST_WAIT_MS,
-} from "../../src/bridge/host-patience.js";
-import { OPENING_GRACE_MS, SignInGate } from "../../src/bridge/sign-in-gate.js";
-import { SIGNED_OUT_QUEUE_LIMIT } from "../../src/bridge/signed-out-queue.js";
+} from "../../src/bridge/sign-in/host-patience.js";
+import { OPENING_GRACE_MS, SignInGate } from "../../src/bridge/sign-in/sign-in-gate.js";
+import { SIGNED_OUT_QUEUE_LIMIT } from "../../src/bridge/sign-in/signed-out-queue.js";
 import { quietLog } from "./fixtures/in-process-relays.js";
 
 type Json = Record<string, unknown>;

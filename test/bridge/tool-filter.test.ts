@@ -1,7 +1,7 @@
 /** `--ignore-tool` and `--read-only`: which tools the client sees, and calls of hidden ones answered by the bridge alone. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { LegacyServerRelay } from "../../src/bridge/legacy-server-relay.js";
+import { LegacyServerRelay } from "../../src/bridge/eras/legacy-server-relay.js";
 import { toolPolicy } from "../../src/bridge/steps/policy.js";
 import {
   HIDDEN_TOOL_ERROR_CODE,
@@ -9,7 +9,7 @@ import {
   toolFilterStep,
   wildcardRegex,
 } from "../../src/bridge/steps/tool-filter.js";
-import { LegacySessionRelay, type RemoteTransport } from "../../src/bridge/upstream/legacy/relay.js";
+import { LegacyUpstream, type RemoteTransport } from "../../src/bridge/upstream/legacy/legacy-upstream.js";
 
 const TOOLS = [
   { name: "create_chat", annotations: { readOnlyHint: false } },
@@ -110,7 +110,7 @@ function relayOver(tools: () => typeof TOOLS, filter: ToolFilter | undefined) {
   const answered = new Map<number, (message: Record<string, unknown>) => void>();
   const relay = new LegacyServerRelay({
     openUpstream: (toBridge) =>
-      new LegacySessionRelay({
+      new LegacyUpstream({
         url: new URL("http://127.0.0.1:9/mcp"),
         exchange: async () => {
           throw new Error("unused");

@@ -1,13 +1,13 @@
 /** A `--confirm-tool`, `--ignore-tool` or `--read-only` rule that matches no listed tool: named with the closest tool, said once per process, in both eras' relays. */
 import { describe, expect, it } from "vitest";
-import type { ClientContext } from "../../src/bridge/request-model.js";
+import type { ClientContext } from "../../src/bridge/messages/request-model.js";
 import {
   listedTools,
   ToolRulesAudit,
   toolRulesWarnings,
   type UnmatchedRule,
   unmatchedToolRules,
-} from "../../src/bridge/tool-rules-audit.js";
+} from "../../src/bridge/steps/tool-rules-audit.js";
 import {
   type Json,
   LEGACY_INITIALIZE,

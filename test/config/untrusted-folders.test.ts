@@ -17,7 +17,7 @@ import { describe, expect, it } from "vitest";
 import { acquireLoginLock } from "../../src/auth/login-lock.js";
 import { writeFileAtomic as saveLogin } from "../../src/auth/login-store.js";
 import { OAuthSession } from "../../src/auth/session/index.js";
-import { parseBridgeArgs } from "../../src/bridge/cli.js";
+import { parseBridgeArgs } from "../../src/bridge/command/arguments.js";
 import { EraVerdictStore, eraVerdictStore } from "../../src/bridge/upstream/probe.js";
 
 import { checkConfigDir, temporaryFileOf, writeFileAtomic } from "../../src/internal/files.js";

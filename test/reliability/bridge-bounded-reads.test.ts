@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { discoverServer } from "../../src/auth/discovery.js";
 import { fetchExchange } from "../../src/bridge/upstream/http/fetch-exchange.js";
 import type { HttpExchange } from "../../src/bridge/upstream/http/http-exchange.js";
-import { RemoteHttpError } from "../../src/bridge/upstream/http/http-failure.js";
+import { RemoteHttpError } from "../../src/bridge/upstream/http/http-exchange.js";
 import { StreamableHttpTransport } from "../../src/bridge/upstream/legacy/streamable-http-transport.js";
 import { handlerFetch, IN_PROCESS_ORIGIN, neverAnswers } from "../bridge/fixtures/fetch-endpoint.js";
 

@@ -19,7 +19,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { defaultLogFilePath, LogFile } from "../../src/bridge/log-file.js";
+import { defaultLogFilePath, LogFile } from "../../src/bridge/log/log-file.js";
 import { needs } from "../support/requirements.js";
 import { scratchDir } from "../support/scratch-dir.js";
 

@@ -6,7 +6,7 @@ import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
 import { describe, expect, it } from "vitest";
 import * as z from "zod";
-import { ENVIRONMENT_HELP } from "../../src/bridge/cli-help.js";
+import { ENVIRONMENT_HELP } from "../../src/bridge/command/arguments.js";
 
 const root = join(import.meta.dirname, "..", "..");
 const read = (path: string) => readFileSync(join(root, path), "utf8");
@@ -112,7 +112,7 @@ describe("server.json describes this package", () => {
   });
 
   it("names only flags the bridge has, with its choices, and the MCP URL last", () => {
-    const cli = read("src/bridge/cli.ts");
+    const cli = read("src/bridge/command/arguments.ts");
     const args = npmEntry?.packageArguments ?? [];
     const unknown = args
       .filter((arg) => arg.type === "named")

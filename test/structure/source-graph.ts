@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
 export interface SourceModule {
-  /** Path relative to the repository root, e.g. "src/bridge/run.ts". */
+  /** Path relative to the repository root, e.g. "src/bridge/relay/run.ts". */
   path: string;
   text: string;
   /** Relative imports resolved to repository paths (static, type-only, re-exports and dynamic import()). */

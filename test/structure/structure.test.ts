@@ -45,16 +45,40 @@ describe("the source tree", () => {
     expect(wrong).toEqual([]);
   });
 
-  it("keeps the bridge's upstream below the pipeline: nothing in upstream/ imports faces, steps or translate", () => {
-    const above = ["src/bridge/faces/", "src/bridge/steps/", "src/bridge/translate/"];
-    const wrong = modules
-      .filter((module) => module.path.startsWith("src/bridge/upstream/"))
-      .flatMap((module) =>
-        module.imports
-          .filter((target) => above.some((folder) => target.startsWith(folder)))
-          .map((target) => `${module.path} -> ${target}`),
+  it("imports only downward through the bridge's folders, in the order of ARCHITECTURE.md", () => {
+    // The bridge's folders, top first: a module may import its own folder's modules and those of folders below it.
+    const layers = [
+      "src/bridge", // main.ts, the bin's entry
+      "src/bridge/command", // the bin's command line: its arguments, help, login/logout/doctor
+      "src/bridge/doctor",
+      "src/bridge/relay", // one relay on its streams: stdin to the gate and back, each request answered once
+      "src/bridge/sign-in",
+      "src/bridge/eras", // the era router and one relay per server era
+      "src/bridge/translate",
+      "src/bridge/steps",
+      "src/bridge/stdio",
+      "src/bridge/upstream",
+      "src/bridge/upstream/legacy",
+      "src/bridge/upstream/http",
+      "src/bridge/log",
+      "src/bridge/options",
+      "src/bridge/messages",
+    ];
+    // A module's layer is the deepest listed folder holding it (doctor/checks/ is doctor's).
+    const layerOf = (path: string) =>
+      layers.reduce(
+        (found, folder, index) =>
+          path.startsWith(`${folder}/`) && folder.length >= (layers[found]?.length ?? 0) ? index : found,
+        -1,
       );
-    expect(wrong).toEqual([]);
+    const bridge = modules.filter((module) => module.path.startsWith("src/bridge/"));
+    expect(bridge.filter((module) => layerOf(module.path) < 0).map((m) => m.path)).toEqual([]);
+    const upward = bridge.flatMap((module) =>
+      module.imports
+        .filter((target) => target.startsWith("src/bridge/") && layerOf(target) < layerOf(module.path))
+        .map((target) => `${module.path} -> ${target}`),
+    );
+    expect(upward).toEqual([]);
   });
 
   it("opens every module with a one-line comment on its purpose", () => {
@@ -97,7 +121,8 @@ describe("the source tree", () => {
     const tracked = ["bench", "bin", "docs", "scripts", "src", "test"].flatMap((dir) =>
       listFiles(join(root, dir)).map((path) => relative(root, path).split("\\").join("/")),
     );
-    const named = [...readFileSync(join(root, "ARCHITECTURE.md"), "utf8").matchAll(/`([^`\s]+)`/g)]
+    const text = readFileSync(join(root, "ARCHITECTURE.md"), "utf8");
+    const named = [...text.matchAll(/`([^`\s]+)`/g)]
       .map((match) => match[1]!.replace(/[,.:;)/]+$/, ""))
       // A path, or a module's name: templates (`src/<area>/<module>.ts`), bare extensions and the build's output
       // (dist/, checked by test/pack) name no file of the tree.
@@ -109,6 +134,14 @@ describe("the source tree", () => {
       tracked.some((path) => path === name || path.startsWith(`${name}/`) || path.endsWith(`/${name}`));
     expect(named.length).toBeGreaterThan(50);
     expect([...new Set(named)].filter((name) => !exists(name))).toEqual([]);
+    // A folder named with its trailing slash (`eras/`, `upstream/http/`) is a folder of the tree, as the text names it.
+    const folders = [...text.matchAll(/`([a-z][a-z-]*(?:\/[a-z-]+)*)\/`/g)].map((match) => match[1]!);
+    const isFolder = (name: string) =>
+      tracked.some((path) => path.startsWith(`${name}/`) || path.includes(`/${name}/`));
+    expect(folders.length).toBeGreaterThan(10);
+    expect(
+      [...new Set(folders)].filter((name) => name !== "dist" && !name.startsWith("dist/") && !isFolder(name)),
+    ).toEqual([]);
   });
 
   it("reads chats on the pages through the chat service, not the store", () => {

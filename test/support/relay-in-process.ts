@@ -7,8 +7,8 @@ import {
   serializeMessage,
   type Transport,
 } from "@modelcontextprotocol/client";
-import { parseBridgeArgs } from "../../src/bridge/cli.js";
-import { runRelay } from "../../src/bridge/run.js";
+import { parseBridgeArgs } from "../../src/bridge/command/arguments.js";
+import { runRelay } from "../../src/bridge/relay/run.js";
 import { scratchDir } from "./scratch-dir.js";
 
 export interface InProcessRelay {

@@ -3,8 +3,10 @@
 import type { DiscoveredServer } from "../../auth/discovery.js";
 import type { OAuthSession } from "../../auth/session/index.js";
 import type { ProxyChoice } from "../../internal/proxy.js";
-import type { DoctorCommandOptions, DoctorTarget } from "../cli.js";
-import { fetchExchange, type HttpExchange, nodeHttpExchange } from "../upstream/http/index.js";
+import type { DoctorCommandOptions, DoctorTarget } from "../options/bridge-options.js";
+import { fetchExchange } from "../upstream/http/fetch-exchange.js";
+import type { HttpExchange } from "../upstream/http/http-exchange.js";
+import { nodeHttpExchange } from "../upstream/http/node-http-exchange.js";
 import type { EraVerdict } from "../upstream/probe.js";
 
 /** A check's outcome as the report shows it (the `--json` shape: `pass`, `fail` or `skip`). */

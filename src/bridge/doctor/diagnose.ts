@@ -2,9 +2,9 @@
 
 import type { OAuthSession } from "../../auth/session/index.js";
 import { sanitizeForTerminal } from "../../internal/redact.js";
-import type { DoctorTarget } from "../cli.js";
-import { createBridgeLog } from "../log.js";
-import { createBridgeAuth } from "../oauth.js";
+import { createBridgeLog } from "../log/log.js";
+import type { DoctorTarget } from "../options/bridge-options.js";
+import { createBridgeAuth } from "../sign-in/oauth.js";
 import type { Check, DoctorCheck, DoctorOptions } from "./check.js";
 import {
   authorizationServerCheck,

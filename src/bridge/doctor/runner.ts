@@ -1,7 +1,7 @@
 /** Runs doctor's checks in order: skips a check whose needs did not hold, bounds each by its deadline, and turns a throw into a failure. */
 
 import { withinDeadline } from "../../internal/deadline.js";
-import { describeError } from "../log.js";
+import { describeError } from "../log/log.js";
 import type { Check, CheckResult, DoctorCheck, DoctorContext } from "./check.js";
 
 /** Runs `checks` in their order; `onResult` hears each result as soon as it is known. */

@@ -1,7 +1,7 @@
 /** One line from the client: parsed into a JSON-RPC message, or the error to answer it with. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
-import { isJsonRpcMessage } from "../jsonrpc.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../message-size.js";
+import { isJsonRpcMessage } from "../messages/jsonrpc.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../messages/message-size.js";
 import { type OversizedLineFields, TopLevelFieldScanner } from "./oversized-line.js";
 
 /** A parse failure answered on stdout: JSON-RPC allows `id: null` when the request's id is unknown. */

@@ -1,5 +1,5 @@
 /** stdin framing: a byte stream split into newline-delimited lines, over-long lines skipped without buffering them. */
-import { DEFAULT_MAX_MESSAGE_BYTES } from "../message-size.js";
+import { DEFAULT_MAX_MESSAGE_BYTES } from "../messages/message-size.js";
 import { type OversizedLineFields, TopLevelFieldScanner } from "./oversized-line.js";
 
 export interface LineHandlers {

@@ -1,7 +1,7 @@
 /** `--confirm-tool <pattern>`: a matching `tools/call` goes upstream only after the person approves it in the client's own dialog. */
 import { createHash, randomBytes } from "node:crypto";
 import * as z from "zod";
-import type { BridgeLog } from "../log.js";
+import type { BridgeLog } from "../log/log.js";
 import { confirmForm, shown } from "./confirm-form.js";
 import { type StepOutcome, type ToolCallContext, type ToolCallStep, toolErrorResult } from "./index.js";
 import { wildcardRegex } from "./tool-filter.js";

@@ -1,6 +1,6 @@
 /** Steps between a face and the upstream: each `tools/call` is judged here, then passes through them in order (tool filter, --confirm-tool). */
-import { isJsonObject as isObject } from "../jsonrpc.js";
-import type { ClientContext } from "../request-model.js";
+import { isJsonObject as isObject } from "../messages/jsonrpc.js";
+import type { ClientContext } from "../messages/request-model.js";
 
 /** JSON-RPC "invalid params": what a call the bridge refuses is answered with, as MCP servers refuse an unknown tool. */
 export const INVALID_PARAMS_ERROR_CODE = -32602;

@@ -1,5 +1,5 @@
 /** Where a legacy client's `initialize` is answered from a modern server's `server/discover` result (and the bridge's own discover). */
-import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
+import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
 import {
   BRIDGE_INFO,
   LATEST_LEGACY_VERSION,
@@ -7,7 +7,7 @@ import {
   LEGACY_PROTOCOL_VERSIONS,
   META_SERVER_INFO,
   MODERN_PROTOCOL_VERSIONS,
-} from "../request-model.js";
+} from "../messages/request-model.js";
 import { withoutLegacyTasks } from "./tasks.js";
 
 /** The revision a legacy client gets: the one it asked for when the bridge speaks it, else the newest legacy one. */

@@ -1,6 +1,6 @@
 /** Where an `input_required` result becomes real server-to-client requests for a legacy client, and their answers `inputResponses`. */
-import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
-import type { ClientContext } from "../request-model.js";
+import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
+import type { ClientContext } from "../messages/request-model.js";
 
 /** Rounds of input one call may take before the bridge gives up (the SDK's legacy shim allows 8 too). */
 export const MAX_INPUT_ROUNDS = 8;

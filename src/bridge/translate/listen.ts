@@ -2,9 +2,10 @@
  * what the server offers (list changes, the resources the client subscribed to), reopened with back-off when it
  * drops, closed at shutdown. Its notifications reach the client without the subscription's `_meta`.
  */
-import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
-import type { BridgeLog } from "../log.js";
-import { describeError } from "../log.js";
+
+import type { BridgeLog } from "../log/log.js";
+import { describeError } from "../log/log.js";
+import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
 import type { UpstreamAnswer } from "../upstream/modern.js";
 
 export const META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";

@@ -6,13 +6,21 @@
  */
 
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import type { EraRelay } from "../era-router.js";
-import { requestEra } from "../faces/modern.js";
-import { cancelledRequestId, isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
-import type { BridgeLog } from "../log.js";
-import { BridgeRequestIds, requestKey } from "../request-ids.js";
-import type { ToClient } from "../request-model.js";
-import { clientFromEnvelope, LATEST_LEGACY_VERSION, withoutEnvelope } from "../request-model.js";
+import type { BridgeLog } from "../log/log.js";
+import {
+  BridgeRequestIds,
+  cancelledRequestId,
+  isJsonObject as isObject,
+  type JsonObject as Json,
+  requestKey,
+} from "../messages/jsonrpc.js";
+import type { EraRelay, ToClient } from "../messages/request-model.js";
+import {
+  clientFromEnvelope,
+  LATEST_LEGACY_VERSION,
+  requestEra,
+  withoutEnvelope,
+} from "../messages/request-model.js";
 import { asModernResult, bridgeDiscoverResult, discoverFromInitializeResult } from "./discover.js";
 import {
   HELD_CALL_TIMEOUT_MS,

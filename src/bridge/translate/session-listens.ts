@@ -1,9 +1,8 @@
 /** A 2026-07-28 client's `subscriptions/listen` requests over a 2025 session: each acknowledged with what the session delivers, fed the notifications it asked for under its own id, ended on its own. */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
-import { requestKey } from "../request-ids.js";
-import type { ToClient } from "../request-model.js";
-import { withoutEnvelope } from "../request-model.js";
+import { isJsonObject as isObject, type JsonObject as Json, requestKey } from "../messages/jsonrpc.js";
+import type { ToClient } from "../messages/request-model.js";
+import { withoutEnvelope } from "../messages/request-model.js";
 import { LISTEN_ACKNOWLEDGED, META_SUBSCRIPTION_ID } from "./listen.js";
 
 /** The list-change notifications a listen asks for, by the field of its filter that asks. */

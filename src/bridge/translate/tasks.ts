@@ -8,8 +8,8 @@
  * `params.task`, so none reaches a client that could not finish it.
  */
 import { randomUUID } from "node:crypto";
-import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
-import type { BridgeRequest, ClientContext } from "../request-model.js";
+import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
+import type { BridgeRequest, ClientContext } from "../messages/request-model.js";
 import type { UpstreamAnswer } from "../upstream/modern.js";
 import { asLegacyResult } from "./input-required.js";
 

@@ -1,7 +1,8 @@
 /** A `tools/call` through the steps and rounds of input: where a legacy client answers what a step or server asks with `input_required`. */
-import { isJsonObject as isObject } from "../jsonrpc.js";
-import { describeError } from "../log.js";
-import type { ClientContext } from "../request-model.js";
+
+import { describeError } from "../log/log.js";
+import { isJsonObject as isObject } from "../messages/jsonrpc.js";
+import type { ClientContext } from "../messages/request-model.js";
 import {
   runToolCallSteps,
   type StepOutcome,

@@ -3,27 +3,27 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describeNetworkFailure } from "../../internal/network-errors.js";
 import { requestNeverSent } from "../../internal/request-failure.js";
+import { type BridgeLog, describeError } from "../log/log.js";
 import {
+  BridgeRequestIds,
   isJsonRpcMessage,
   isJsonObject as isObject,
   isResponse,
   type JsonObject as Json,
-} from "../jsonrpc.js";
-import { type BridgeLog, describeError } from "../log.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../message-size.js";
-import { BridgeRequestIds } from "../request-ids.js";
-import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../request-model.js";
+} from "../messages/jsonrpc.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../messages/message-size.js";
+import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../messages/request-model.js";
+import { EventSizeCap } from "./http/event-size-cap.js";
 import {
-  EventSizeCap,
   type HttpAnswer,
   type HttpExchange,
   isNetworkError,
+  outcomeUnknownMessage,
   RemoteHttpError,
   readBounded,
-  ServerSentEventParser,
-} from "./http/index.js";
-import { outcomeUnknownMessage } from "./outcome-unknown.js";
-import { FIRST_RETRY_DELAY_MS, nextRetryDelay, reconnectWindowMs } from "./reconnect-window.js";
+} from "./http/http-exchange.js";
+import { ServerSentEventParser } from "./http/sse.js";
+import { FIRST_RETRY_DELAY_MS, nextRetryDelay, reconnectWindowMs } from "./http/time-outs.js";
 import { type ParamHeader, paramHeadersOf, standardHeaders } from "./standard-headers.js";
 
 /** A request's stream ended before its answer, and why: the server may or may not have run it. */
@@ -52,8 +52,8 @@ export interface ModernUpstreamOptions {
   /** A notification the server sent on a request's stream (progress, log messages), unless the request has its own sink. */
   onNotification?: NotificationSink;
   /**
-   * How long a request that never reached the server waits for it to come back (the legacy relay's window, see
-   * reconnect-window.ts); absent: no waiting, it is answered "cannot reach" at once (the era probes).
+   * How long a request that never reached the server waits for it to come back (the legacy upstream's window, see
+   * http/time-outs.ts); absent: no waiting, it is answered "cannot reach" at once (the era probes).
    */
   reconnectWindowMs?: number;
   /** `--max-message-size` in bytes: a larger answer is refused with an error naming the flag. */

@@ -5,10 +5,10 @@ import { join } from "node:path";
 import { loginKey } from "../../auth/login-key.js";
 import { configDir } from "../../config/index.js";
 import { readOwnFile, writeFileAtomic } from "../../internal/files.js";
-import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
-import type { ClientContext } from "../request-model.js";
-import { BRIDGE_INFO, LATEST_MODERN_VERSION, withEnvelope } from "../request-model.js";
-import { RemoteHttpError } from "./http/index.js";
+import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
+import type { ClientContext } from "../messages/request-model.js";
+import { BRIDGE_INFO, LATEST_MODERN_VERSION, withEnvelope } from "../messages/request-model.js";
+import { RemoteHttpError } from "./http/http-exchange.js";
 import type { ModernUpstream } from "./modern.js";
 
 /** What the probe learned: a modern server with its discover result, or a legacy one. */

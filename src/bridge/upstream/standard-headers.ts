@@ -1,5 +1,5 @@
 /** The 2026-07-28 standard request headers: `Mcp-Method`, `Mcp-Name`, and `Mcp-Param-*` mirrored from `x-mcp-header` annotations. */
-import { isJsonObject as isObject, type JsonObject as Json } from "../jsonrpc.js";
+import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
 
 /** One annotated parameter of a tool: the header's name part and the chain of `properties` keys to its value. */
 export interface ParamHeader {

@@ -1,7 +1,7 @@
 /** A client's cancellation of a call still waiting (for the legacy session to open, for the bridge's steps): the call is never sent. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { createBridgeLog } from "../../../src/bridge/log.js";
+import { createBridgeLog } from "../../../src/bridge/log/log.js";
 import type { ToolCallStep } from "../../../src/bridge/steps/index.js";
 import { ModernClientOverLegacy } from "../../../src/bridge/translate/modern-client-over-legacy.js";
 import { legacySessionRelay, MODERN_ENVELOPE } from "../fixtures/in-process-relays.js";

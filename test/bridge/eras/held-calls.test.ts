@@ -1,7 +1,7 @@
 /** The calls a modern client's input_required leaves held in the bridge over a legacy session: answered on retry, bounded in time and count. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createBridgeLog } from "../../../src/bridge/log.js";
+import { createBridgeLog } from "../../../src/bridge/log/log.js";
 import { ModernClientOverLegacy } from "../../../src/bridge/translate/modern-client-over-legacy.js";
 
 type Json = Record<string, unknown>;

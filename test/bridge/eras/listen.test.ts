@@ -1,6 +1,6 @@
 /** The legacy client's subscriptions/listen over a modern server: its filter, its notifications, its reopening and its end. */
 import { describe, expect, it, vi } from "vitest";
-import { createBridgeLog } from "../../../src/bridge/log.js";
+import { createBridgeLog } from "../../../src/bridge/log/log.js";
 import { LegacyListen, LISTEN_MAX_FAILURES, listenFilter } from "../../../src/bridge/translate/listen.js";
 import type { UpstreamAnswer } from "../../../src/bridge/upstream/modern.js";
 

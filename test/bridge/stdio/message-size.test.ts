@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jsonShapeProblem, TOO_DEEP } from "../../../src/bridge/message-size.js";
+import { jsonShapeProblem, TOO_DEEP } from "../../../src/bridge/messages/message-size.js";
 
 const nestedTooDeep = (text: string) => jsonShapeProblem(text) === TOO_DEEP;
 const MiB = 1024 * 1024;

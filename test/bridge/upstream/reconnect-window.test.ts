@@ -7,7 +7,7 @@ import {
   MAX_RETRY_DELAY_MS,
   nextRetryDelay,
   reconnectWindowMs,
-} from "../../../src/bridge/upstream/reconnect-window.js";
+} from "../../../src/bridge/upstream/http/time-outs.js";
 
 describe("the reconnect window", () => {
   it("is the configured length once the server was reached, the default when none is configured", () => {

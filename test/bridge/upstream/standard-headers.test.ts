@@ -15,7 +15,7 @@ import {
   META_SERVER_INFO,
   withEnvelope,
   withoutEnvelope,
-} from "../../../src/bridge/request-model.js";
+} from "../../../src/bridge/messages/request-model.js";
 import {
   encodeHeaderValue,
   paramHeadersOf,

@@ -4,7 +4,7 @@ import { discoverOAuthProtectedResourceMetadata } from "@modelcontextprotocol/cl
 import { loadKeychainBackend } from "../../../auth/keychain.js";
 import { privateFile } from "../../../auth/login-store.js";
 import { proxyAwareFetch } from "../../../internal/proxy.js";
-import { describeError } from "../../log.js";
+import { describeError } from "../../log/log.js";
 import {
   type Check,
   type CheckResult,

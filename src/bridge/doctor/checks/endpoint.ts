@@ -5,10 +5,11 @@
 import { parseBearerChallenge } from "../../../auth/checks.js";
 import { describeNetworkFailure } from "../../../internal/network-errors.js";
 import { doesNotLookLikeChatService, notChatServiceMessage } from "../../../internal/service-shape.js";
-import { sendInitialize, suggestedMcpUrl } from "../../endpoint-check.js";
-import { createBridgeLog, describeError } from "../../log.js";
-import type { ClientContext } from "../../request-model.js";
-import { createAuthorizedExchange, type HttpAnswer, type HttpExchange } from "../../upstream/http/index.js";
+import { createBridgeLog, describeError } from "../../log/log.js";
+import type { ClientContext } from "../../messages/request-model.js";
+import { createAuthorizedExchange } from "../../upstream/http/authorized-exchange.js";
+import { sendInitialize, suggestedMcpUrl } from "../../upstream/http/endpoint-check.js";
+import type { HttpAnswer, HttpExchange } from "../../upstream/http/http-exchange.js";
 import { ModernUpstream } from "../../upstream/modern.js";
 import { type EraVerdict, probeServerEra } from "../../upstream/probe.js";
 import {

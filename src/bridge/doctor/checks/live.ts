@@ -4,19 +4,15 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { AuthRequiredError } from "../../../auth/errors.js";
 import { withinDeadline } from "../../../internal/deadline.js";
 import { describeNetworkFailure } from "../../../internal/network-errors.js";
-import { initializeParams } from "../../endpoint-check.js";
-import { describeError } from "../../log.js";
-import { withEnvelope } from "../../request-model.js";
-import {
-  type BridgeAuth,
-  createAuthorizedExchange,
-  type HttpExchange,
-  RemoteHttpError,
-} from "../../upstream/http/index.js";
-import { StreamableHttpTransport } from "../../upstream/legacy/index.js";
+import { describeError } from "../../log/log.js";
+import { withEnvelope } from "../../messages/request-model.js";
+import { type BridgeAuth, createAuthorizedExchange } from "../../upstream/http/authorized-exchange.js";
+import { initializeParams } from "../../upstream/http/endpoint-check.js";
+import { type HttpExchange, RemoteHttpError } from "../../upstream/http/http-exchange.js";
+import { StreamableHttpTransport } from "../../upstream/legacy/streamable-http-transport.js";
 import { ModernUpstream } from "../../upstream/modern.js";
 import { type EraVerdict, eraVerdictStore } from "../../upstream/probe.js";
-import { upstreamExchangeFor } from "../../upstream-exchange.js";
+import { upstreamExchangeFor } from "../../upstream/upstream-exchange.js";
 import {
   boundedSignal,
   type Check,

@@ -7,7 +7,7 @@ import { isLoopbackHost } from "../../../auth/checks.js";
 import { withinDeadline } from "../../../internal/deadline.js";
 import { describeNetworkFailure } from "../../../internal/network-errors.js";
 import { type ProxyChoice, resolveProxy } from "../../../internal/proxy.js";
-import { describeError } from "../../log.js";
+import { describeError } from "../../log/log.js";
 import { asDetailAndFix, type Check, type CheckResult, checkedUrl, type DoctorContext } from "../check.js";
 
 /** How long each network step (lookup, connection, handshake) may take before its check says so. */

@@ -1,7 +1,7 @@
 /** The tool rule checks, run on the live check's `tools/list`: tools hidden from the client, tools that need confirming, and rules that match no tool. */
 
 import { ToolFilter } from "../../steps/tool-filter.js";
-import { listedTools, type UnmatchedRule, unmatchedToolRules } from "../../tool-rules-audit.js";
+import { listedTools, type UnmatchedRule, unmatchedToolRules } from "../../steps/tool-rules-audit.js";
 import type { Check, CheckResult } from "../check.js";
 
 /** `--ignore-tool` and `--read-only`: the listed tools the client will not see. */

@@ -1,5 +1,6 @@
-/** The HTTP exchange both upstreams speak through (one request, one answer: a subset of fetch's), and the bounded ways to read and wait on it. */
+/** The HTTP exchange both upstreams speak through (one request, one answer: a subset of fetch's), the bounded ways to read and wait on it, and how it fails: an error status, no answer, or a call sent once whose outcome is unknown. */
 import { BodyTooLargeError, readBoundedText } from "../../../internal/bounded-body.js";
+import { classifyRequestFailure } from "../../../internal/request-failure.js";
 
 /** One HTTP request of the transport; header names are lower case. */
 export interface HttpRequest {
@@ -117,4 +118,28 @@ export function withRequestTimeout(exchange: HttpExchange, timeoutMs: number, wh
 export function isAuthChallenge(response: HttpAnswer): boolean {
   if (response.status === 401) return true;
   return response.status === 403 && /insufficient_scope/.test(response.headers.get("www-authenticate") ?? "");
+}
+
+/** The server answered with an HTTP error status. */
+export class RemoteHttpError extends Error {
+  override readonly name = "RemoteHttpError";
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The request never got an HTTP answer: the server is down or unreachable. */
+export function isNetworkError(error: unknown): boolean {
+  return classifyRequestFailure(error) !== "not-a-request-failure";
+}
+
+/** The error text (without the `chat-mcp-bridge: ` prefix) for a call that was sent once and not sent again. */
+export function outcomeUnknownMessage(origin: string, reason: string): string {
+  return (
+    `the connection to ${origin} broke after this call was sent (${reason}), so the server may or may not ` +
+    "have run it. It was not sent again, so it cannot run twice: check whether it took effect before calling it again."
+  );
 }

@@ -1,4 +1,4 @@
-/** `--connect-timeout`, `--headers-timeout` and `--body-timeout` on the upstream's exchanges, each failing with its own name and the host. */
+/** How long the upstream waits: `--connect-timeout`, `--headers-timeout` and `--body-timeout` on its exchanges, each failing with its own name and the host; and the one reconnect window of both eras, for a server that went away. */
 import type { ClientRequest } from "node:http";
 import { type HttpAnswer, type HttpAnswerBody, type HttpExchange, httpAnswer } from "./http-exchange.js";
 
@@ -102,4 +102,23 @@ function withBodyTimeout(answer: HttpAnswer, body: HttpAnswerBody, host: string,
     cancel: () => body.cancel(),
   };
   return httpAnswer(answer.status, answer.headers, timedBody);
+}
+
+/** How long requests wait for a server that went away (`CHAT_MCP_BRIDGE_RECONNECT_WINDOW_MS` overrides it). */
+export const DEFAULT_RECONNECT_WINDOW_MS = 30_000;
+/** A server this bridge never reached is more likely down or mistyped than restarting: the first request waits less. */
+export const FIRST_CONTACT_WINDOW_MS = 3000;
+/** The first wait between tries; it doubles up to MAX_RETRY_DELAY_MS. */
+export const FIRST_RETRY_DELAY_MS = 200;
+export const MAX_RETRY_DELAY_MS = 5000;
+
+/** The window for one recovery: the configured one, or the shorter first-contact one before the server ever answered. */
+export function reconnectWindowMs(configured: number | undefined, firstContact: boolean): number {
+  const window = configured ?? DEFAULT_RECONNECT_WINDOW_MS;
+  return firstContact ? Math.min(FIRST_CONTACT_WINDOW_MS, window) : window;
+}
+
+/** The wait after `delayMs` (doubling, bounded). */
+export function nextRetryDelay(delayMs: number): number {
+  return Math.min(delayMs * 2, MAX_RETRY_DELAY_MS);
 }

@@ -1,6 +1,6 @@
 /** The bridge's own requests on a legacy session (a ping, the client's `initialize` replayed), kept from the client. */
 import type { JSONRPCMessage, JSONRPCRequest } from "@modelcontextprotocol/client";
-import { BridgeRequestIds } from "../../request-ids.js";
+import { BridgeRequestIds } from "../../messages/jsonrpc.js";
 import type { RemoteTransport } from "./streamable-http-transport.js";
 
 /** How long a new session has to answer the replayed `initialize`. */

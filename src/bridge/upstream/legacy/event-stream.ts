@@ -3,10 +3,10 @@
 // Read under the size cap, resumed with Last-Event-ID after the server's `retry` delay, bounded when they keep
 // closing empty.
 import type { RequestId } from "@modelcontextprotocol/client";
-import { jsonShapeProblem, tooLargeText } from "../../message-size.js";
+import { jsonShapeProblem, tooLargeText } from "../../messages/message-size.js";
 import { EventSizeCap } from "../http/event-size-cap.js";
 import type { HttpAnswer } from "../http/http-exchange.js";
-import { RemoteHttpError } from "../http/http-failure.js";
+import { RemoteHttpError } from "../http/http-exchange.js";
 import { ServerSentEventParser } from "../http/sse.js";
 
 /** One stream's progress, kept across its resumptions. */

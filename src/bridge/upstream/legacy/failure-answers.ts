@@ -2,13 +2,11 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describeNetworkFailure, isLastingNetworkFailure } from "../../../internal/network-errors.js";
 import { requestNeverSent } from "../../../internal/request-failure.js";
-import { wrongEndpointMessage } from "../../endpoint-check.js";
-import { isRequest } from "../../jsonrpc.js";
-import { type BridgeLog, describeError, describeMessage } from "../../log.js";
-import { isNetworkError, type RemoteHttpError } from "../http/http-failure.js";
-import { outcomeUnknownMessage } from "../outcome-unknown.js";
-import type { PendingRequests } from "./pending-requests.js";
-import type { ResendPolicy } from "./resend-policy.js";
+import { type BridgeLog, describeError, describeMessage } from "../../log/log.js";
+import { isRequest } from "../../messages/jsonrpc.js";
+import { wrongEndpointMessage } from "../http/endpoint-check.js";
+import { isNetworkError, outcomeUnknownMessage, type RemoteHttpError } from "../http/http-exchange.js";
+import type { PendingRequests, ResendPolicy } from "./pending-requests.js";
 import { isSessionGone } from "./session.js";
 
 export interface FailureAnswersOptions {

@@ -1,7 +1,7 @@
 /** `--keep-alive` / `--ping-interval`: a `ping` on a 2025-era session once it has been idle that long, so proxies and load balancers keep it. */
 import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import { type BridgeLog, describeError } from "../../log.js";
+import { type BridgeLog, describeError } from "../../log/log.js";
 import type { RemoteTransport } from "./streamable-http-transport.js";
 
 export interface KeepAliveOptions {

@@ -1,7 +1,7 @@
-/** The client's requests the legacy upstream still owes an answer, each answered exactly once. */
+/** The client's requests the legacy upstream still owes an answer, each answered exactly once, and which of its messages may be sent twice. */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { redact } from "../../../internal/redact.js";
-import { requestKey } from "../../request-ids.js";
+import { isRequest, requestKey } from "../../messages/jsonrpc.js";
 
 /** JSON-RPC error code for failures of the bridge itself (server unreachable, session lost, auth failed). */
 export const BRIDGE_ERROR_CODE = -32000;
@@ -91,4 +91,31 @@ function release(pending: PendingRequest): void {
   const waiting = pending.cancellations;
   pending.cancellations = undefined;
   for (const send of waiting ?? []) send();
+}
+
+/**
+ * Tools the server says are safe to call twice (annotations `readOnlyHint` or `idempotentHint`, learned from the
+ * tools/list answers that pass through). Any other tools/call is sent again only if it never reached the server:
+ * running a write twice (two chats, two messages) is worse than saying the outcome is unknown.
+ */
+export class ResendPolicy {
+  readonly #repeatableTools = new Map<string, boolean>();
+
+  /** Learns the tools' hints from a tools/list result. */
+  learnTools(result: unknown): void {
+    const tools = (result as { tools?: unknown }).tools;
+    if (!Array.isArray(tools)) return;
+    for (const tool of tools as Array<{ name?: unknown; annotations?: Record<string, unknown> }>) {
+      if (typeof tool?.name !== "string") continue;
+      const hints = tool.annotations;
+      this.#repeatableTools.set(tool.name, hints?.readOnlyHint === true || hints?.idempotentHint === true);
+    }
+  }
+
+  /** Whether sending this message a second time is harmless. */
+  isRepeatable(message: JSONRPCMessage): boolean {
+    if (!isRequest(message) || message.method !== "tools/call") return true;
+    const name = (message.params as { name?: unknown } | undefined)?.name;
+    return typeof name === "string" && this.#repeatableTools.get(name) === true;
+  }
 }

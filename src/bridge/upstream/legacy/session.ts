@@ -1,12 +1,11 @@
 /** One 2025 session with the server: its transport, the answers that come back on it, and a new one when the server forgets it. */
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/client";
-import { isRequest, isResponse } from "../../jsonrpc.js";
-import type { BridgeLog } from "../../log.js";
+import type { BridgeLog } from "../../log/log.js";
+import { isRequest, isResponse } from "../../messages/jsonrpc.js";
 import type { HttpExchange } from "../http/http-exchange.js";
-import { RemoteHttpError } from "../http/http-failure.js";
+import { RemoteHttpError } from "../http/http-exchange.js";
 import { BridgeRequests } from "./bridge-requests.js";
-import type { PendingRequests } from "./pending-requests.js";
-import type { ResendPolicy } from "./resend-policy.js";
+import type { PendingRequests, ResendPolicy } from "./pending-requests.js";
 import { type RemoteTransport, StreamableHttpTransport } from "./streamable-http-transport.js";
 
 /** The server forgot the session (it restarted, or expired it): open a new one. */
@@ -28,7 +27,7 @@ export interface LegacySessionOptions {
   pending: PendingRequests;
   /** Learns the tools' hints from the lists that pass, and says which requests must not be sent twice. */
   resendPolicy: ResendPolicy;
-  /** A message of the server's on its way to the client (see LegacySessionRelayOptions.toClient). */
+  /** A message of the server's on its way to the client (see LegacyUpstreamOptions.toClient). */
   toClient(message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId): void;
   /** The transport failed outside a send (its event stream); not called once closing. */
   onTransportError(transport: RemoteTransport, error: Error): void;

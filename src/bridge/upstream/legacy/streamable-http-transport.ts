@@ -5,10 +5,9 @@
 // or Response, so the bridge never loads Node's fetch implementation and starts fast.
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { withinDeadline } from "../../../internal/deadline.js";
-import { isJsonRpcMessage, isRequest, isResponse } from "../../jsonrpc.js";
-import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../../message-size.js";
-import { type HttpAnswer, type HttpExchange, readBounded } from "../http/http-exchange.js";
-import { RemoteHttpError } from "../http/http-failure.js";
+import { isJsonRpcMessage, isRequest, isResponse } from "../../messages/jsonrpc.js";
+import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../../messages/message-size.js";
+import { type HttpAnswer, type HttpExchange, RemoteHttpError, readBounded } from "../http/http-exchange.js";
 import { EventStreams, type StreamState } from "./event-stream.js";
 
 /** The most of an error body read (300 characters of it are shown): a 1 GiB error page costs nothing. */

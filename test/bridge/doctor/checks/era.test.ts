@@ -5,7 +5,7 @@ import { createServer, type Server } from "node:http";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseBridgeArgs } from "../../../../src/bridge/cli.js";
+import { parseBridgeArgs } from "../../../../src/bridge/command/arguments.js";
 import type { DoctorReport } from "../../../../src/bridge/doctor/index.js";
 import { eraVerdictStore } from "../../../../src/bridge/upstream/probe.js";
 import { type ReferenceServer, startReferenceServer } from "../../../../src/server/index.js";

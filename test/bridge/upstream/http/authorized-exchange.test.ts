@@ -1,6 +1,6 @@
 /** The authorized exchange under a burst of 401s: one recovery for all of them, each request retried once with its token. */
 import { describe, expect, it } from "vitest";
-import { createBridgeLog } from "../../../../src/bridge/log.js";
+import { createBridgeLog } from "../../../../src/bridge/log/log.js";
 import {
   type BridgeAuth,
   createAuthorizedExchange,

@@ -1,7 +1,7 @@
 /** The authorized exchange with a DPoP-bound login: the DPoP scheme and a fresh proof per request, and a `use_dpop_nonce` challenge answered once with the nonce, never by signing in. */
 import { DpopSession } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { createBridgeLog } from "../../../../src/bridge/log.js";
+import { createBridgeLog } from "../../../../src/bridge/log/log.js";
 import {
   type BridgeAuth,
   createAuthorizedExchange,

@@ -3,7 +3,7 @@ import { createServer as createHttpServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createServer as createTcpServer, type Socket, type Server as TcpServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { describeError } from "../../../../src/bridge/log.js";
+import { describeError } from "../../../../src/bridge/log/log.js";
 import { nodeHttpExchange } from "../../../../src/bridge/upstream/http/node-http-exchange.js";
 import { withUpstreamTimeouts } from "../../../../src/bridge/upstream/http/time-outs.js";
 import { classifyRequestFailure } from "../../../../src/internal/request-failure.js";

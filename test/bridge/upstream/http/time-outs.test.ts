@@ -1,6 +1,6 @@
 /** `--body-timeout` on the upstream's exchanges (over a fetch handler, on a fake clock): it fires as named, saying which host; the socket time-outs are node-http-time-outs.test.ts's. */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { describeError } from "../../../../src/bridge/log.js";
+import { describeError } from "../../../../src/bridge/log/log.js";
 import { fetchExchange } from "../../../../src/bridge/upstream/http/fetch-exchange.js";
 import { withUpstreamTimeouts } from "../../../../src/bridge/upstream/http/time-outs.js";
 import { classifyRequestFailure } from "../../../../src/internal/request-failure.js";

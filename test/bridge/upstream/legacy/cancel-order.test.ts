@@ -6,7 +6,10 @@
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { LegacySessionRelay, type RemoteTransport } from "../../../../src/bridge/upstream/legacy/relay.js";
+import {
+  LegacyUpstream,
+  type RemoteTransport,
+} from "../../../../src/bridge/upstream/legacy/legacy-upstream.js";
 
 const refused = () =>
   new TypeError("fetch failed", { cause: Object.assign(new Error("ECONNRESET"), { code: "ECONNRESET" }) });
@@ -39,7 +42,7 @@ function gatedRemote() {
       },
     }) as unknown as RemoteTransport;
   const toClient: JSONRPCMessage[] = [];
-  const relay = new LegacySessionRelay({
+  const relay = new LegacyUpstream({
     url: new URL("http://127.0.0.1:9/mcp"),
     exchange: async () => {
       throw new Error("unused");

@@ -8,9 +8,9 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import {
   BRIDGE_ERROR_CODE,
-  LegacySessionRelay,
+  LegacyUpstream,
   type RemoteTransport,
-} from "../../../../src/bridge/upstream/legacy/relay.js";
+} from "../../../../src/bridge/upstream/legacy/legacy-upstream.js";
 
 /** How the fake server treats the next POSTs. */
 type Outcome = "answer" | "refused" | "reset-after-send";
@@ -46,7 +46,7 @@ function scriptedRemote(tools: Array<{ name: string; annotations?: Record<string
     } as RemoteTransport;
     return transport;
   };
-  const relay = new LegacySessionRelay({
+  const relay = new LegacyUpstream({
     url: new URL("http://127.0.0.1:9/mcp"),
     exchange: async () => {
       throw new Error("unused");

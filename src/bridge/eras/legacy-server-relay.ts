@@ -1,0 +1,284 @@
+/** The bridge in front of a 2025-era server: face, policy, a translator only for a 2026-07-28 client, then the session upstream. */
+
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
+import { type BridgeLog, describeMessage } from "../log/log.js";
+import {
+  cancelledRequestId,
+  isJsonObject as isObject,
+  isRequest,
+  isResponse,
+  type JsonObject as Json,
+  requestKey,
+} from "../messages/jsonrpc.js";
+import type { EraRelay } from "../messages/request-model.js";
+import {
+  clientFromEnvelope,
+  requestEra,
+  type ToClient,
+  withEnvelope,
+  withoutEnvelope,
+} from "../messages/request-model.js";
+import { runToolCallSteps } from "../steps/index.js";
+import type { ToolPolicy } from "../steps/policy.js";
+import {
+  ModernClientOverLegacy,
+  type ModernClientOverLegacyLimits,
+} from "../translate/modern-client-over-legacy.js";
+import { settleSteps } from "../translate/tool-call.js";
+import { LegacyFace } from "./legacy-face.js";
+import { checkedElicitation, RefusedServerInput } from "./server-input.js";
+
+/** What this relay needs of the session upstream (`upstream/legacy`'s Relay): messages in, its answers to `toClient`. */
+export interface SessionUpstream {
+  start(): Promise<void>;
+  fromClient(message: JSONRPCMessage): void;
+  close(timeoutMs?: number): Promise<void> | void;
+}
+
+export interface LegacyServerRelayOptions {
+  /** Opens the session upstream; everything it says for the client goes to `toBridge`. */
+  openUpstream(toBridge: ToClient): SessionUpstream;
+  toClient: ToClient;
+  log: BridgeLog;
+  /** The steps of every tools/call and what a tools/list answer shows. */
+  policy: ToolPolicy;
+  /** Bounds of the translator's held calls (tests shorten them). */
+  translatorLimits?: ModernClientOverLegacyLimits;
+}
+
+const neverAborted = new AbortController().signal;
+/** A call sent as a notification cannot wait for the client's answers. */
+const refuseToAsk = (): Promise<never> => Promise.reject(new Error("a notification cannot ask the client"));
+
+/**
+ * One direction each way. Client to server: the face (a 2025 client's `initialize` and answers to the bridge's own
+ * requests; a 2026-07-28 client's envelope), the policy (the steps of each tools/call), the translator only for a
+ * 2026-07-28 client (made on its first request; a 2025 client never meets it), the session. Server to client: the
+ * policy (what a tools/list shows), the translator when there is one, the client.
+ */
+export class LegacyServerRelay implements EraRelay {
+  readonly #options: LegacyServerRelayOptions;
+  readonly #face: LegacyFace;
+  readonly #upstream: SessionUpstream;
+  /** Made for the first 2026-07-28 request; the server's messages go through it from then on. */
+  #translator: ModernClientOverLegacy | undefined;
+  #toTranslator: ToClient | undefined;
+  /** What follows a 2026-07-28 client's call once answered (`onResult` of the steps), by the client's request id. */
+  readonly #followers = new Map<string, (result: Json) => void>();
+  /**
+   * tools/calls the policy's steps are still judging, by client id: a cancellation meanwhile marks them unsent and
+   * withdraws a question a step put to the client (`abort`).
+   */
+  readonly #judging = new Map<string, AbortController>();
+  /** The tools/list requests in flight, by id: their answers pass the policy. */
+  readonly #lists = new Set<string>();
+  #closing = false;
+
+  constructor(options: LegacyServerRelayOptions) {
+    this.#options = options;
+    this.#face = new LegacyFace((message, raw, related) => this.#toClientSide(message, raw, related));
+    this.#upstream = options.openUpstream((message, raw, related) => this.#fromServer(message, raw, related));
+  }
+
+  start(): Promise<void> {
+    return this.#upstream.start();
+  }
+
+  /** A message from the local client. */
+  fromClient(message: JSONRPCMessage): void {
+    if (this.#closing) return;
+    const value = message as Json;
+    const method = typeof value.method === "string" ? value.method : undefined;
+    if (method !== undefined && "id" in value && requestEra(method, value.params) === "modern") {
+      if (method === "tools/call" && this.#options.policy.steps.length > 0)
+        void this.#modernCall(value.id as RequestId, value.params);
+      else this.#translatorFor().fromClient(message);
+      return;
+    }
+    const cancelled = method === "notifications/cancelled" ? cancelledRequestId(value.params) : undefined;
+    const judged = cancelled === undefined ? undefined : this.#judging.get(requestKey(cancelled));
+    if (judged) {
+      judged.abort();
+      return;
+    }
+    if (method === "notifications/cancelled" && this.#translator) {
+      if (cancelled !== undefined) this.#followers.delete(requestKey(cancelled));
+      this.#translator.fromClient(message);
+      return;
+    }
+    this.#toSession(message);
+  }
+
+  /**
+   * A 2026-07-28 client's tools/call: the steps judge it as its client sent it (a step's question is that client's
+   * `input_required`), then the translator carries it. A step that follows the answer sees the translator's
+   * result: its own `input_required` for the server's questions is a round the step may let pass.
+   */
+  async #modernCall(id: RequestId, params: unknown): Promise<void> {
+    const client = clientFromEnvelope(params);
+    const judged = isObject(params) ? withoutEnvelope(params) : params;
+    const judging = new AbortController();
+    this.#judging.set(requestKey(id), judging);
+    let outcome: Awaited<ReturnType<typeof runToolCallSteps>>;
+    try {
+      outcome = await runToolCallSteps(this.#options.policy.steps, { params: judged, client });
+    } finally {
+      if (this.#judging.get(requestKey(id)) === judging) this.#judging.delete(requestKey(id));
+    }
+    if (this.#closing) return;
+    if (judging.signal.aborted) {
+      this.#options.log.debug(
+        `tools/call (${String(id)}) was cancelled by the client while judged: not sent`,
+      );
+      return;
+    }
+    if (outcome.kind === "forward") {
+      if (outcome.onResult) this.#followers.set(requestKey(id), outcome.onResult);
+      this.#translatorFor().fromClient({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: withEnvelope(outcome.params, client, client.protocolVersion),
+      } as JSONRPCMessage);
+      return;
+    }
+    this.#options.log.debug(`answered a tools/call (${String(id)}) locally (${outcome.kind})`);
+    const body =
+      outcome.kind === "error"
+        ? { error: outcome.error }
+        : { result: outcome.kind === "drop" ? {} : outcome.result };
+    this.#options.toClient({ jsonrpc: "2.0", id, ...body } as JSONRPCMessage);
+  }
+
+  async close(timeoutMs?: number): Promise<void> {
+    if (this.#closing) return;
+    this.#closing = true;
+    await this.#translator?.close();
+    this.#face.close();
+    await this.#upstream.close(timeoutMs);
+  }
+
+  #translatorFor(): ModernClientOverLegacy {
+    this.#translator ??= new ModernClientOverLegacy(
+      (toTranslator) => {
+        this.#toTranslator = toTranslator;
+        // Its requests have passed the policy already. Its close ends nothing below it: this relay closes the session.
+        return { fromClient: (message) => this.#onward(message), close: () => {} };
+      },
+      (message, raw, related) => this.#fromTranslator(message, raw, related),
+      this.#options.log,
+      this.#options.translatorLimits,
+    );
+    return this.#translator;
+  }
+
+  /** Toward the session: the face keeps what it must, the policy judges each tools/call. */
+  #toSession(message: JSONRPCMessage): void {
+    if (isResponse(message) && this.#face.onClientResponse(message as Json)) return;
+    if ("method" in message && message.method === "tools/call" && this.#options.policy.steps.length > 0) {
+      void this.#throughSteps(message);
+      return;
+    }
+    this.#onward(message);
+  }
+
+  /**
+   * A tools/call through the steps first (which judge it: one they cannot is refused): forwarded (its params
+   * possibly rewritten), or answered here. A call sent as a notification has no one to answer: anything but
+   * `forward` drops it. A 2025 server asks its own questions in-band, on the call's stream, so no step follows
+   * its result (`onResult`): an approval covers the one call sent.
+   */
+  async #throughSteps(message: JSONRPCMessage): Promise<void> {
+    const steps = this.#options.policy.steps;
+    const params = (message as { params?: unknown }).params;
+    const call = { params, client: this.#face.client, notification: !isRequest(message) };
+    let outcome: Awaited<ReturnType<typeof settleSteps>>;
+    if (!isRequest(message)) outcome = await settleSteps(steps, call, refuseToAsk, neverAborted);
+    else {
+      const key = requestKey(message.id);
+      const judging = new AbortController();
+      this.#judging.set(key, judging);
+      try {
+        outcome = await settleSteps(steps, call, this.#face.ask.bind(this.#face), judging.signal);
+      } finally {
+        if (this.#judging.get(key) === judging) this.#judging.delete(key);
+      }
+      if (judging.signal.aborted && !this.#closing) {
+        this.#options.log.debug(
+          `${describeMessage(message)} was cancelled by the client while judged: not sent`,
+        );
+        return;
+      }
+    }
+    if (this.#closing) return;
+    if (outcome.kind === "forward")
+      return this.#onward({ ...message, params: outcome.params } as JSONRPCMessage);
+    if (!isRequest(message) || outcome.kind === "drop") {
+      this.#options.log.debug(
+        `dropped ${describeMessage(message)}: a tool the bridge refuses, sent with no id to answer`,
+      );
+      return;
+    }
+    this.#options.log.debug(`answered ${describeMessage(message)} locally (${outcome.kind})`);
+    const reply =
+      outcome.kind === "error"
+        ? { jsonrpc: "2.0", id: message.id, error: outcome.error }
+        : { jsonrpc: "2.0", id: message.id, result: outcome.result };
+    this.#toClientSide(reply as JSONRPCMessage);
+  }
+
+  #onward(message: JSONRPCMessage): void {
+    if (isRequest(message)) {
+      if (message.method === "initialize") this.#face.initialize(message.params);
+      if (message.method === "logging/setLevel") this.#face.setLogLevel(message.params);
+      if (message.method === "tools/list") this.#lists.add(requestKey(message.id));
+    }
+    this.#upstream.fromClient(message);
+  }
+
+  /** From the session: a tools/list answer as the policy shows it, then on to the client. */
+  #fromServer(message: JSONRPCMessage, raw?: string, related?: RequestId): void {
+    const value = message as Json;
+    if (value.method === "elicitation/create" && "id" in value && isObject(value.params)) {
+      let params: Json;
+      try {
+        params = checkedElicitation(value.params);
+      } catch (error) {
+        if (!(error instanceof RefusedServerInput)) throw error;
+        this.#options.log.info(`refused the server's elicitation/create: ${error.message}`);
+        const refusal = { code: -32602, message: `chat-mcp-bridge: refused: ${error.message}` };
+        this.#upstream.fromClient({ jsonrpc: "2.0", id: value.id, error: refusal } as JSONRPCMessage);
+        return;
+      }
+      if (params !== value.params) {
+        this.#toClientSide({ ...value, params } as JSONRPCMessage, undefined, related);
+        return;
+      }
+    }
+    if (isResponse(message) && this.#lists.delete(requestKey(message.id)) && "result" in message) {
+      const shown = this.#options.policy.listed(message.result, this.#face.client);
+      // Written anew when the policy changed it: the raw text is the server's whole list.
+      if (shown !== message.result) {
+        this.#toClientSide({ ...message, result: shown } as JSONRPCMessage);
+        return;
+      }
+    }
+    this.#toClientSide(message, raw, related);
+  }
+
+  /** The translator's message for the client: an answer to a call a step follows is shown to the step first. */
+  #fromTranslator(message: JSONRPCMessage, raw?: string, related?: RequestId): void {
+    if (isResponse(message)) {
+      const key = requestKey(message.id);
+      const follow = this.#followers.get(key);
+      this.#followers.delete(key);
+      if (follow && "result" in message && isObject(message.result)) follow(message.result);
+    }
+    this.#options.toClient(message, raw, related);
+  }
+
+  #toClientSide(message: JSONRPCMessage, raw?: string, related?: RequestId): void {
+    if (this.#toTranslator) this.#toTranslator(message, raw, related);
+    else this.#options.toClient(message, raw, related);
+  }
+}

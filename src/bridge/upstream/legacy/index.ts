@@ -1,8 +1,0 @@
-/** The legacy (2025) upstream: a session over streamable HTTP, relayed with recovery; its only door. */
-export {
-  BRIDGE_ERROR_CODE,
-  LegacySessionRelay,
-  type LegacySessionRelayOptions,
-  type RemoteTransport,
-} from "./relay.js";
-export { StreamableHttpTransport } from "./streamable-http-transport.js";

@@ -1,0 +1,323 @@
+/** The legacy (2025) upstream: JSON-RPC between the bridge's pipeline and a server's session, each request answered once. */
+
+// Client messages go out here, in arrival order, on the session (session.ts, with its transport); a failure is
+// answered (failure-answers.ts) or recovered from. Recovering, the first held message goes alone to prove the
+// server is back and the rest follow; after the reconnect window, what waits is answered with an error and later
+// failures are answered at once.
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
+import type { BridgeLog } from "../../log/log.js";
+import { cancelledRequestId, isRequest } from "../../messages/jsonrpc.js";
+import type { HttpExchange } from "../http/http-exchange.js";
+import { isNetworkError, RemoteHttpError } from "../http/http-exchange.js";
+import {
+  DEFAULT_RECONNECT_WINDOW_MS,
+  FIRST_RETRY_DELAY_MS,
+  nextRetryDelay,
+  reconnectWindowMs,
+} from "../http/time-outs.js";
+import { FailureAnswers } from "./failure-answers.js";
+import { PendingRequests, ResendPolicy } from "./pending-requests.js";
+import { type HeldMessages, isSessionGone, LegacySession } from "./session.js";
+import type { RemoteTransport } from "./streamable-http-transport.js";
+
+export { BRIDGE_ERROR_CODE } from "./pending-requests.js";
+export type { RemoteTransport } from "./streamable-http-transport.js";
+
+export interface LegacyUpstreamOptions {
+  url: URL;
+  exchange: HttpExchange;
+  log: BridgeLog;
+  /**
+   * Hands one message up the pipeline toward the client. `raw`: the server's JSON text of a message relayed
+   * unchanged, to write as is (see LineWriter). `relatedRequestId`: the request whose response stream carried a
+   * server request or notification.
+   */
+  toClient(message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId): void;
+  /** How long to keep retrying an unreachable server before answering the held requests with an error. */
+  reconnectWindowMs?: number;
+  /** Builds the remote transport (tests inject fakes); defaults to the streamable-HTTP client. */
+  createTransport?: (url: URL, exchange: HttpExchange) => RemoteTransport;
+}
+
+/** A client message on its way out, numbered in arrival order. */
+interface Outbound {
+  seq: number;
+  message: JSONRPCMessage;
+}
+
+/** The messages held while recovering, in arrival order. */
+class HeldQueue implements HeldMessages {
+  #queue: Outbound[] = [];
+
+  add(outbound: Outbound): void {
+    let index = this.#queue.length;
+    while (index > 0 && this.#queue[index - 1]!.seq > outbound.seq) index--;
+    this.#queue.splice(index, 0, outbound);
+  }
+
+  holds(message: JSONRPCMessage): boolean {
+    return this.#queue.some((outbound) => outbound.message === message);
+  }
+
+  /** Drops the held messages `drop` picks (a replay made them redundant). */
+  drop(drop: (message: JSONRPCMessage) => boolean): void {
+    this.#queue = this.#queue.filter((outbound) => !drop(outbound.message));
+  }
+
+  shift(): Outbound | undefined {
+    return this.#queue.shift();
+  }
+
+  takeAll(): Outbound[] {
+    const all = this.#queue;
+    this.#queue = [];
+    return all;
+  }
+}
+
+/**
+ * Relays messages both ways. Client messages go out in the order they arrive; while the bridge recovers the
+ * session or waits for the server to come back they are held, in order, and sent after. Each client request
+ * is answered exactly once: by the server, or by the bridge when the server cannot answer it.
+ */
+export class LegacyUpstream {
+  readonly #url: URL;
+  readonly #log: BridgeLog;
+  readonly #reconnectWindowMs: number;
+  readonly #pending: PendingRequests;
+  readonly #session: LegacySession;
+  readonly #answers: FailureAnswers;
+  readonly #held = new HeldQueue();
+  #seq = 0;
+  /** Transports whose session was already checked after a 404 on the event stream. */
+  readonly #probed = new WeakSet<RemoteTransport>();
+  #recovering: Promise<void> | undefined;
+  #needsNewSession = false;
+  /** Set after a reconnect window ran out; later failures are answered at once instead of waiting again. */
+  #unreachable: string | undefined;
+  /** Set once the server answered anything over HTTP. */
+  #reached = false;
+
+  constructor(options: LegacyUpstreamOptions) {
+    const { url, log } = options;
+    this.#url = url;
+    this.#log = log;
+    this.#reconnectWindowMs = options.reconnectWindowMs ?? DEFAULT_RECONNECT_WINDOW_MS;
+    this.#pending = new PendingRequests((message) => options.toClient(message));
+    const resendPolicy = new ResendPolicy();
+    this.#session = new LegacySession({
+      url,
+      exchange: options.exchange,
+      log,
+      pending: this.#pending,
+      resendPolicy,
+      toClient: options.toClient,
+      onTransportError: (transport, error) => this.#onTransportError(transport, error),
+      createTransport: options.createTransport,
+    });
+    this.#answers = new FailureAnswers({ url, log, pending: this.#pending, resendPolicy });
+  }
+
+  async start(): Promise<void> {
+    await this.#session.start();
+  }
+
+  /** A message from the local client (already through the bridge's face and policy). */
+  fromClient(message: JSONRPCMessage): void {
+    if (this.#session.closing) return;
+    if (isRequest(message)) {
+      if (message.method === "initialize") this.#session.rememberInitialize(message);
+      this.#pending.add(message.id, message.method);
+    }
+    const cancelled =
+      "method" in message && message.method === "notifications/cancelled" && !("id" in message)
+        ? cancelledRequestId(message.params)
+        : undefined;
+    if (
+      cancelled !== undefined &&
+      this.#pending.holdCancellation(cancelled, () => this.#sendOrHold({ seq: ++this.#seq, message }))
+    ) {
+      this.#log.debug(
+        `the cancellation of request ${String(cancelled)} waits until the server has the request`,
+      );
+      return;
+    }
+    this.#sendOrHold({ seq: ++this.#seq, message });
+  }
+
+  /** Ends the remote session (best effort, bounded by `timeoutMs`) and stops relaying. */
+  async close(timeoutMs = 1000): Promise<void> {
+    await this.#session.close(timeoutMs);
+  }
+
+  #onTransportError(transport: RemoteTransport, error: Error): void {
+    this.#log.debug(`remote transport: ${this.#answers.describe(error)}`);
+    // The event stream came back 404: the server may have forgotten the session while idle, or may just not
+    // offer the stream. A ping tells which; a lost session is reopened now so server notifications keep flowing.
+    if (
+      transport === this.#session.transport &&
+      isSessionGone(error) &&
+      transport.sessionId &&
+      !this.#probed.has(transport)
+    ) {
+      this.#probed.add(transport);
+      void this.#probeSession(transport);
+    }
+  }
+
+  async #probeSession(transport: RemoteTransport): Promise<void> {
+    if (this.#recovering || !this.#session.initialized) return;
+    try {
+      await this.#session.ping(transport);
+    } catch (error) {
+      if (transport === this.#session.transport && isSessionGone(error)) {
+        this.#log.info("the server no longer knows this session; opening a new one");
+        this.#startRecovery(true);
+      }
+    }
+  }
+
+  /** Sends `outbound` on the session, or holds it while recovering; a failure is retried or answered. */
+  #sendOrHold(outbound: Outbound): void {
+    if (this.#recovering) this.#held.add(outbound);
+    else void this.#send(outbound);
+  }
+
+  /** Starts recovering (a new session first when `newSession`), unless already under way. */
+  #startRecovery(newSession = false): void {
+    if (newSession) this.#needsNewSession = true;
+    if (this.#recovering || this.#session.closing) return;
+    const recovery = this.#recover();
+    this.#recovering = recovery;
+    void recovery.finally(() => {
+      if (this.#recovering === recovery) this.#recovering = undefined;
+    });
+  }
+
+  async #send(outbound: Outbound): Promise<void> {
+    const transport = this.#session.transport;
+    try {
+      await this.#sendNow(outbound);
+    } catch (error) {
+      this.#onSendFailure(outbound, transport, error);
+    }
+  }
+
+  async #sendNow(outbound: Outbound): Promise<void> {
+    await this.#session.send(outbound.message);
+    this.#reachedServer();
+  }
+
+  /** The server accepted a message. */
+  #reachedServer(): void {
+    this.#unreachable = undefined;
+    this.#reached = true;
+  }
+
+  #onSendFailure(outbound: Outbound, transport: RemoteTransport, error: unknown): void {
+    if (this.#session.closing) return;
+    if (error instanceof RemoteHttpError) this.#reached = true;
+    if (transport !== this.#session.transport) {
+      // It went out on a session the bridge has since replaced (closing it aborted this request, or the
+      // server had forgotten it): the server never ran it, so it goes again on the current session.
+      this.#sendOrHold(outbound);
+      return;
+    }
+    const { message } = outbound;
+    const isInitialize = isRequest(message) && message.method === "initialize";
+    if (isSessionGone(error) && transport.sessionId && !isInitialize) {
+      this.#log.info("the server no longer knows this session; opening a new one");
+      this.#held.add(outbound);
+      this.#startRecovery(true);
+      return;
+    }
+    if (isInitialize && error instanceof RemoteHttpError && error.status === 404) {
+      void this.#answers.answerWrongEndpoint(message, error);
+      return;
+    }
+    if (this.#answers.answeredAsLastingFailure(message, error)) return;
+    if (this.#answers.answeredAsOutcomeUnknown(message, error)) return;
+    if (isNetworkError(error)) {
+      if (this.#unreachable !== undefined && !this.#recovering) {
+        this.#answers.answerWithError(message, this.#unreachableMessage(this.#answers.describe(error)));
+        return;
+      }
+      this.#held.add(outbound);
+      this.#startRecovery();
+      return;
+    }
+    this.#answers.answerWithError(message, `chat-mcp-bridge: ${this.#answers.describe(error)}`);
+  }
+
+  /**
+   * The error text of a request that cannot reach the server. Never reached, it is the `initialize` error: every MCP
+   * client drops a server whose start failed and never asks it again, so the text says to restart it there. (A
+   * start that succeeded without the server would be worse: hosts keep the first tool list, an empty one.)
+   */
+  #unreachableMessage(reason: string): string {
+    const url = this.#url;
+    const next = this.#reached
+      ? "The bridge keeps running and retries on the next request."
+      : `Is the server running, and is ${url.href} the right URL? Your MCP client will not retry: once the server is up, restart or reconnect this server in the client.`;
+    return `chat-mcp-bridge: cannot reach ${url.origin}: ${reason}. ${next}`;
+  }
+
+  /** Reopens the session and/or waits for the server, then sends the held messages in order. */
+  async #recover(): Promise<void> {
+    const log = this.#log;
+    const url = this.#url;
+    const session = this.#session;
+    const firstContact = !this.#reached;
+    const deadline = Date.now() + reconnectWindowMs(this.#reconnectWindowMs, firstContact);
+    let delayMs = FIRST_RETRY_DELAY_MS;
+    let lastError: unknown;
+    while (!session.closing) {
+      try {
+        if (this.#needsNewSession) {
+          await session.reopen(this.#held);
+          this.#needsNewSession = false;
+        }
+        // The first held message goes alone: it proves the server is back before the rest follow it.
+        const first = this.#held.shift();
+        if (first) {
+          try {
+            await this.#sendNow(first);
+          } catch (error) {
+            if (this.#answers.answeredAsIncurable(first.message, error)) continue;
+            this.#held.add(first);
+            if (isSessionGone(error) && session.transport.sessionId) this.#needsNewSession = true;
+            throw error;
+          }
+        }
+        this.#reachedServer();
+        const rest = this.#held.takeAll();
+        this.#recovering = undefined;
+        for (const outbound of rest) this.#sendOrHold(outbound);
+        if (lastError !== undefined) log.info("reconnected to the server");
+        return;
+      } catch (error) {
+        lastError = error;
+        if (!isNetworkError(error) && !isSessionGone(error)) break;
+        if (Date.now() + delayMs > deadline) break;
+        // A server never reached gets one line, when the bridge gives up, not two.
+        if (delayMs === FIRST_RETRY_DELAY_MS && !firstContact)
+          log.info(`cannot reach ${url.origin}: ${this.#answers.describe(error)}; retrying`);
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        delayMs = nextRetryDelay(delayMs);
+      }
+    }
+    if (session.closing) return;
+    this.#giveUp(lastError);
+  }
+
+  /** The reconnect window ran out: answer what waits with an error and keep running for later requests. */
+  #giveUp(error: unknown): void {
+    const reason = this.#answers.describe(error);
+    const unreachable = isNetworkError(error) || isSessionGone(error);
+    if (unreachable) this.#unreachable = reason;
+    const message = unreachable ? this.#unreachableMessage(reason) : `chat-mcp-bridge: ${reason}`;
+    this.#log.info(message.slice("chat-mcp-bridge: ".length));
+    for (const outbound of this.#held.takeAll()) this.#answers.answerWithError(outbound.message, message);
+    this.#answers.failDelivered(message);
+  }
+}
