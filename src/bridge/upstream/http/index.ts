@@ -14,6 +14,6 @@ export {
   readBounded,
   withRequestTimeout,
 } from "./http-exchange.js";
-export { isNetworkError, RemoteHttpError } from "./http-failure.js";
+export { isNetworkError, RemoteHttpError, ServerUnreachable } from "./http-failure.js";
 export { nodeHttpExchange } from "./node-http-exchange.js";
 export { parseServerSentEvents, type ServerSentEvent, ServerSentEventParser } from "./sse.js";
