@@ -12,6 +12,7 @@ import {
 import { requestKey } from "../messages/request-ids.js";
 import { hasModernEnvelope, type ToClient } from "../messages/request-model.js";
 import { bridgeDiscoverResult, signedOutInitializeResult } from "../translate/discover.js";
+import { SignInUrlRefused } from "../upstream/http/endpoint-check.js";
 import {
   acknowledgedListen,
   isListMethod,
@@ -19,7 +20,6 @@ import {
   SIGN_IN_TOOL,
   SignedOutHost,
   signedOutListResult,
-  signedOutText,
   signInTool,
   toolResult,
 } from "./signed-out-host.js";
@@ -458,15 +458,22 @@ export class SignInGate {
     for (const { message } of [...this.#held.values()]) this.#answerNow(message);
   }
 
+  /** What the host is told of a sign-in that has not ended: the link and what to do, or why it failed. */
   #signedOutText(tool: string | undefined): string {
     const { serverUrl, loginCommand } = this.#options;
-    return signedOutText({
-      serverUrl,
-      loginCommand,
-      lastFailure: this.#lastFailure,
-      prompt: this.#host.prompt,
-      tool,
-    });
+    const again = tool ? `call ${tool} again` : "try again";
+    const failure = this.#lastFailure && `Not signed in to ${serverUrl}: ${describeError(this.#lastFailure)}`;
+    // The URL is not the MCP endpoint: signing in again there cannot help.
+    if (this.#lastFailure instanceof SignInUrlRefused)
+      return `${failure} Change the URL in this MCP server's configuration (the bridge's last argument), then restart it.`;
+    if (failure)
+      return `${failure} To sign in, ${again} (a new sign-in starts), or run \`${loginCommand}\` in a terminal.`;
+    // A host that cannot wait (one process per request) still has the terminal: the login command is named.
+    const orLogin = `If this MCP host cannot wait for the sign-in, run \`${loginCommand}\` in a terminal.`;
+    const prompt = this.#host.prompt;
+    if (prompt)
+      return `${prompt.message} When you have signed in, ${again}.${prompt.message.includes(loginCommand) ? "" : ` ${orLogin}`}`;
+    return `Signing in to ${serverUrl}: the sign-in page is being prepared. Finish signing in, then ${again}. ${orLogin}`;
   }
 
   /** The sign_in tool's words: why there are no tools yet, where to sign in, and how this host then loads them. */

@@ -2,13 +2,12 @@
 import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { SignInPrompt } from "../../auth/index.js";
-import { type BridgeLog, describeError } from "../log/log.js";
+import type { BridgeLog } from "../log/log.js";
 import { isJsonObject as isObject, isRequest, type JsonObject as Json } from "../messages/jsonrpc.js";
 import { BridgeRequestIds, requestKey } from "../messages/request-ids.js";
 import { clientFromEnvelope, hasModernEnvelope, type ToClient } from "../messages/request-model.js";
 import { asModernResult } from "../translate/discover.js";
 import { LISTEN_ACKNOWLEDGED, META_SUBSCRIPTION_ID } from "../translate/listen.js";
-import { SignInUrlRefused } from "../upstream/http/endpoint-check.js";
 
 const RESTART = "restart this app (quit it and start it again) to load chat's tools.";
 const BY_ITSELF = "chat's tools appear here by themselves.";
@@ -86,31 +85,6 @@ export function acknowledgedListen(message: JSONRPCMessage): RequestId | undefin
   const meta = isObject(params) && isObject(params._meta) ? params._meta : {};
   const id = meta[META_SUBSCRIPTION_ID];
   return typeof id === "string" || typeof id === "number" ? id : undefined;
-}
-
-/** What the host is told of a sign-in that has not ended: the link and what to do, or why it failed. */
-export function signedOutText(state: {
-  serverUrl: string;
-  loginCommand: string;
-  lastFailure: Error | undefined;
-  prompt: SignInPrompt | undefined;
-  tool: string | undefined;
-}): string {
-  const again = state.tool ? `call ${state.tool} again` : "try again";
-  const failure = state.lastFailure && describeError(state.lastFailure);
-  const notSignedIn = `Not signed in to ${state.serverUrl}: ${failure}`;
-  // The URL is not the MCP endpoint: signing in again there cannot help.
-  if (state.lastFailure instanceof SignInUrlRefused)
-    return `${notSignedIn} Change the URL in this MCP server's configuration (the bridge's last argument), then restart it.`;
-  if (failure)
-    return `${notSignedIn} To sign in, ${again} (a new sign-in starts), or run \`${state.loginCommand}\` in a terminal.`;
-  // A host that cannot wait (one process per request) still has the terminal: the login command is named.
-  const orLogin = `If this MCP host cannot wait for the sign-in, run \`${state.loginCommand}\` in a terminal.`;
-  if (state.prompt) {
-    const named = state.prompt.message.includes(state.loginCommand) ? "" : ` ${orLogin}`;
-    return `${state.prompt.message} When you have signed in, ${again}.${named}`;
-  }
-  return `Signing in to ${state.serverUrl}: the sign-in page is being prepared. Finish signing in, then ${again}. ${orLogin}`;
 }
 
 /** The host the gate serves: what it told of itself, and the places it is shown the sign-in link. */
