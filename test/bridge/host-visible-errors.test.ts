@@ -56,18 +56,16 @@ describe("a usage error is what the host shows: its instructions and one tool (h
     }
   }, 30_000);
 
-  // A first start cannot tell a server that is down from one that needs no sign-in within its opening grace: the
-  // relay's answer (initialize's error, else the list's) says it.
+  // A refused connection is no evidence of the server's era: the host's initialize is answered (hosts stop a server
+  // whose initialize failed), and its list's error says what happened.
   it("a server down at start: the host is told it will not retry, and what to do", async () => {
     const { transport } = bridgeTransport(["http://127.0.0.1:9/mcp"], {});
     const client = new Client({ name: "host", version: "1.0.0" });
-    const message = await client
-      .connect(transport)
-      .then(() => client.listTools())
-      .then(
-        (result) => JSON.stringify(result),
-        (error: Error) => error.message,
-      );
+    await client.connect(transport);
+    const message = await client.listTools().then(
+      (result) => JSON.stringify(result),
+      (error: Error) => error.message,
+    );
     await client.close().catch(() => undefined);
     expect(message).toMatch(
       /cannot reach http:\/\/127\.0\.0\.1:9.*will not retry.*restart or reconnect this server/,

@@ -1,16 +1,11 @@
 /**
- * The sign-in gate as hosts meet it, in process on a fake clock: the first list waits for the sign-in within the
- * host's patience, a call with no browser is answered at once, log messages only for hosts that asked, and what
- * a host sends while signed out is kept bounded.
+ * The sign-in gate as hosts meet it, in process on a fake clock: the first list waits for the sign-in only where
+ * waiting can bring the tools, a call with no browser is answered at once, log messages only for hosts that asked,
+ * and what a host sends while signed out is kept bounded.
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { SignInPrompt } from "../../src/auth/index.js";
-import {
-  APP_LIST_WAIT_MS,
-  LIBRARY_LIST_WAIT_MS,
-  SHORT_LIST_WAIT_MS,
-} from "../../src/bridge/sign-in/host-patience.js";
 import { OPENING_GRACE_MS, SignInGate } from "../../src/bridge/sign-in/sign-in-gate.js";
 import { SIGNED_OUT_QUEUE_LIMIT } from "../../src/bridge/sign-in/signed-out-queue.js";
 import { quietLog } from "./fixtures/in-process-relays.js";
@@ -19,6 +14,8 @@ type Json = Record<string, unknown>;
 
 const TOOLS = [{ name: "list_chats", inputSchema: { type: "object" } }];
 const LOGIN = "chat-mcp-bridge login http://127.0.0.1:8787/mcp";
+/** How long a request waits for the sign-in (the bridge's default): a call from its arrival, lists from the start. */
+const WAIT_MS = 45_000;
 
 /** A gate over a fake server that answers lists with TOOLS and calls with "ran"; the sign-in ends when told. */
 function gateWithHost(login: { signedIn?: boolean; lastTools?: Json[]; written?: Json[][] } = {}) {
@@ -61,7 +58,7 @@ function gateWithHost(login: { signedIn?: boolean; lastTools?: Json[]; written?:
         finish = () => resolve(true);
         fail = reject;
       }),
-    callWaitMs: 30_000,
+    waitMs: WAIT_MS,
     loginCommand: LOGIN,
   });
   const send = (message: Json) => gate.fromClient({ jsonrpc: "2.0", ...message } as JSONRPCMessage);
@@ -143,7 +140,7 @@ describe("a signed-out start: the host's opening is answered at once", () => {
 
   it("a sign-in that needs a person ends the opening grace at once", async () => {
     const host = gateWithHost();
-    host.initialize("claude-code");
+    host.initialize("my-agent");
     await vi.advanceTimersByTimeAsync(0);
     host.gate.showPrompt(browserPrompt);
     await vi.advanceTimersByTimeAsync(0);
@@ -162,7 +159,7 @@ describe("a signed-out start: the host's opening is answered at once", () => {
 
   it("a sign-in that fails within the grace: the opening is answered by the bridge, once", async () => {
     const host = gateWithHost();
-    host.initialize("claude-code");
+    host.initialize("my-agent");
     host.send({ id: 2, method: "tools/list" });
     await vi.advanceTimersByTimeAsync(0);
     host.fail(new Error("refused"));
@@ -189,7 +186,7 @@ describe("a signed-out start: the host's opening is answered at once", () => {
   });
 });
 
-describe("the first lists while a sign-in is under way: one deadline per start", () => {
+describe("the first lists while a sign-in is under way: they wait only where waiting can bring the tools", () => {
   it("an agent library (an MCP SDK, 60 s time-out): held, then answered by the server with its tools; no list change", async () => {
     const host = gateWithHost();
     host.initialize("my-agent");
@@ -197,7 +194,7 @@ describe("the first lists while a sign-in is under way: one deadline per start",
     host.gate.showPrompt(browserPrompt);
     host.send({ method: "notifications/initialized" });
     host.send({ id: 2, method: "tools/list" });
-    await vi.advanceTimersByTimeAsync(LIBRARY_LIST_WAIT_MS - 1_000);
+    await vi.advanceTimersByTimeAsync(WAIT_MS - 1_000);
     expect(host.answerTo(2)).toBeUndefined();
     host.finish();
     await vi.advanceTimersByTimeAsync(0);
@@ -210,13 +207,53 @@ describe("the first lists while a sign-in is under way: one deadline per start",
     expect(listChanges(host.toHost)).toEqual([]);
   });
 
-  it("an app (Claude Code): its list gets the sign_in tool by the app's deadline, saying how Claude Code reloads; then the list change", async () => {
+  it("an agent library whose person takes longer: the sign_in tool by the sign-in wait from its first message", async () => {
+    const host = gateWithHost();
+    host.initialize("my-agent");
+    await vi.advanceTimersByTimeAsync(OPENING_GRACE_MS);
+    host.gate.showPrompt(browserPrompt);
+    await vi.advanceTimersByTimeAsync(5_000);
+    host.send({ id: 2, method: "tools/list" });
+    await vi.advanceTimersByTimeAsync(WAIT_MS - 5_000 - OPENING_GRACE_MS - 1);
+    expect(host.answerTo(2)).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(signInToolOf(host.answerTo(2)).description).toMatch(/restart this MCP host if they do not/);
+  });
+
+  it("no browser: an agent library's list still waits (its stderr, and its log if it asked, show the code)", async () => {
+    const host = gateWithHost();
+    host.initialize("my-agent");
+    await vi.advanceTimersByTimeAsync(OPENING_GRACE_MS);
+    host.send({ method: "notifications/initialized" });
+    host.gate.showPrompt(devicePrompt);
+    host.send({ id: 2, method: "tools/list" });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(host.answerTo(2)).toBeUndefined();
+    host.finish();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(host.answerTo(2)).toEqual({ jsonrpc: "2.0", id: 2, result: { tools: TOOLS } });
+  });
+
+  it("a host that declares URL elicitation is shown the link in its dialog, so its list still waits for the sign-in", async () => {
+    const host = gateWithHost();
+    host.initialize("my-agent", { elicitation: { url: {} } });
+    await vi.advanceTimersByTimeAsync(OPENING_GRACE_MS);
+    host.send({ method: "notifications/initialized" });
+    host.gate.showPrompt(devicePrompt);
+    expect(host.toHost.some((message) => message.method === "elicitation/create")).toBe(true);
+    host.send({ id: 2, method: "tools/list" });
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(host.answerTo(2)).toBeUndefined();
+    host.finish();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(host.answerTo(2)).toEqual({ jsonrpc: "2.0", id: 2, result: { tools: TOOLS } });
+  });
+
+  it("an app (Claude Code): its list gets the sign_in tool at once, saying how Claude Code reloads; then the list change", async () => {
     const host = gateWithHost();
     host.initialize("claude-code");
     host.send({ id: 2, method: "tools/list" });
-    await vi.advanceTimersByTimeAsync(APP_LIST_WAIT_MS - 1);
-    expect(host.answerTo(2)).toBeUndefined();
-    await vi.advanceTimersByTimeAsync(1);
+    await vi.advanceTimersByTimeAsync(0);
     const tool = signInToolOf(host.answerTo(2));
     expect(tool.description).toMatch(/not signed in to http:\/\/127\.0\.0\.1:8787\/mcp/);
     expect(tool.description).toMatch(/type \/mcp in Claude Code/);
@@ -231,11 +268,11 @@ describe("the first lists while a sign-in is under way: one deadline per start",
     expect(host.toServer.some((message) => JSON.stringify(message).includes("sign_in"))).toBe(false);
   });
 
-  it("Gemini CLI lists prompts, tools and resources one after another: all answered by one deadline from its start", async () => {
+  it("Gemini CLI lists prompts, tools and resources one after another: each answered at once", async () => {
     const host = gateWithHost();
     host.initialize("gemini-cli-mcp-client");
     host.send({ id: 2, method: "prompts/list" });
-    await vi.advanceTimersByTimeAsync(APP_LIST_WAIT_MS);
+    await vi.advanceTimersByTimeAsync(0);
     expect(host.answerTo(2)).toEqual({ jsonrpc: "2.0", id: 2, result: { prompts: [] } });
     host.send({ id: 3, method: "tools/list" });
     host.send({ id: 4, method: "resources/list" });
@@ -244,11 +281,11 @@ describe("the first lists while a sign-in is under way: one deadline per start",
     expect(host.answerTo(4)).toEqual({ jsonrpc: "2.0", id: 4, result: { resources: [] } });
   });
 
-  it("the OpenAI Agents SDK (5 s, lists again on every run): answered within 5 s of its start, then the server's list", async () => {
+  it("the OpenAI Agents SDK (5 s, lists again on every run): answered at once, then the server's list", async () => {
     const host = gateWithHost();
     host.initialize("stdio: npx");
     host.send({ id: 2, method: "tools/list" });
-    await vi.advanceTimersByTimeAsync(SHORT_LIST_WAIT_MS);
+    await vi.advanceTimersByTimeAsync(0);
     signInToolOf(host.answerTo(2));
     host.finish();
     await vi.advanceTimersByTimeAsync(0);
@@ -261,7 +298,7 @@ describe("the first lists while a sign-in is under way: one deadline per start",
     const host = gateWithHost();
     host.initialize("claude-code");
     host.send({ id: 2, method: "tools/list" });
-    await vi.advanceTimersByTimeAsync(APP_LIST_WAIT_MS);
+    await vi.advanceTimersByTimeAsync(0);
     expect(signInToolOf(host.answerTo(2)).description).toMatch(/Call sign_in to get the sign-in link/);
     host.gate.showPrompt(devicePrompt);
     expect(listChanges(host.toHost)).toEqual([]);
@@ -274,7 +311,7 @@ describe("the first lists while a sign-in is under way: one deadline per start",
     const host = gateWithHost();
     host.initialize("codex-mcp-client");
     host.send({ id: 2, method: "tools/list" });
-    await vi.advanceTimersByTimeAsync(APP_LIST_WAIT_MS);
+    await vi.advanceTimersByTimeAsync(0);
     host.send({ id: 3, method: "tools/call", params: { name: "sign_in", arguments: {} } });
     await vi.advanceTimersByTimeAsync(1_000);
     expect(host.answerTo(3)).toBeUndefined();
@@ -304,7 +341,7 @@ describe("the tools this login listed last", () => {
     const host = gateWithHost({ lastTools: TOOLS, written });
     host.initialize("codex-mcp-client");
     host.send({ id: 2, method: "tools/list" });
-    await vi.advanceTimersByTimeAsync(APP_LIST_WAIT_MS);
+    await vi.advanceTimersByTimeAsync(0);
     expect(host.answerTo(2)).toEqual({ jsonrpc: "2.0", id: 2, result: { tools: TOOLS } });
     host.send({ id: 3, method: "tools/call", params: { name: "list_chats", arguments: {} } });
     await vi.advanceTimersByTimeAsync(5_000);

@@ -88,8 +88,10 @@ function runBrowser(url: string, env: Record<string, string> = {}): Promise<numb
   });
 }
 
-// A call waits for a sign-in that may still end by itself (its failure answers it at once); a list is answered soon.
-const QUICK_CALL_WAIT = { CHAT_MCP_BRIDGE_SIGN_IN_WAIT_MS: "20000", CHAT_MCP_BRIDGE_LIST_WAIT_MS: "1500" };
+// A call waits for a sign-in that may still end by itself (its failure answers it at once).
+const QUICK_CALL_WAIT = { CHAT_MCP_BRIDGE_SIGN_IN_WAIT_MS: "20000" };
+// With no browser a call is answered at once; the host's lists wait until the start's deadline, soon here.
+const QUICK_LIST_WAIT = { CHAT_MCP_BRIDGE_SIGN_IN_WAIT_MS: "3000" };
 
 /** The host asks for log messages: only then does the bridge send it `notifications/message`. */
 async function askForLogs(bridge: BridgeDriver): Promise<void> {
@@ -100,7 +102,7 @@ async function askForLogs(bridge: BridgeDriver): Promise<void> {
 describe("No browser can open (no $BROWSER, no desktop)", () => {
   it("initialize is answered at once; the URL reaches the client in its log and in the call's error; following it later signs in and the tools appear", async () => {
     const logFile = join(root, "no-browser.log");
-    const bridge = startBridge("no-browser", ["--log-file", logFile], { ...NO_DESKTOP, ...QUICK_CALL_WAIT });
+    const bridge = startBridge("no-browser", ["--log-file", logFile], { ...NO_DESKTOP, ...QUICK_LIST_WAIT });
     await initializeAtOnce(bridge);
     await askForLogs(bridge);
     const tools = bridge.request("tools/list", {});

@@ -15,7 +15,7 @@ import { type BridgeLog, createBridgeLog, describeError, describeMessage } from 
 import type { LogFile } from "../log/log-file.js";
 import type { ToClient } from "../messages/request-model.js";
 import type { BridgeOptions } from "../options/bridge-options.js";
-import { firstSignIn, lastToolsStore, SIGNED_OUT_CALL_WAIT_MS } from "../sign-in/first-sign-in.js";
+import { firstSignIn, lastToolsStore, SIGN_IN_WAIT_MS } from "../sign-in/first-sign-in.js";
 import { bridgeLoginCommand, createBridgeAuth, refuseRestApiUrl } from "../sign-in/oauth.js";
 import { SignInGate } from "../sign-in/sign-in-gate.js";
 import type { SignInProcessCommand } from "../sign-in/sign-in-process.js";
@@ -246,8 +246,7 @@ export async function runRelay(
         authorizationAsked: () => authorizationAsked,
       }),
       lastTools: lastToolsStore(options, env),
-      callWaitMs: positiveNumber(env.CHAT_MCP_BRIDGE_SIGN_IN_WAIT_MS) ?? SIGNED_OUT_CALL_WAIT_MS,
-      listWaitMs: positiveNumber(env.CHAT_MCP_BRIDGE_LIST_WAIT_MS),
+      waitMs: positiveNumber(env.CHAT_MCP_BRIDGE_SIGN_IN_WAIT_MS) ?? SIGN_IN_WAIT_MS,
       loginCommand: bridgeLoginCommand(options),
     });
     return gate;

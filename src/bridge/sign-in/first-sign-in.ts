@@ -9,8 +9,11 @@ import type { JsonObject as Json } from "../messages/jsonrpc.js";
 import type { EraVerdict } from "../upstream/probe.js";
 import type { LastTools, SignInGateOptions } from "./sign-in-gate.js";
 
-/** How long a call made while signed out waits for the sign-in: well inside a host's 60 s request time-out. */
-export const SIGNED_OUT_CALL_WAIT_MS = 30_000;
+/**
+ * How long a request made while signed out waits for the sign-in (a call from its arrival, a waiting host's lists
+ * from its first message): inside the 60 s request time-out of the MCP SDKs most hosts are built on.
+ */
+export const SIGN_IN_WAIT_MS = 45_000;
 
 export interface FirstSignInParts {
   auth: OAuthSession;

@@ -14,33 +14,25 @@ import { environmentWithoutSecrets, redact } from "../../internal/redact.js";
 /** Past the sign-in's own `--auth-timeout`: the longest the process may wait for another holder of the login lock. */
 const LOCK_WAIT_MARGIN_MS = 65_000;
 
-/** The session options that cross to the sign-in process: data only (no functions, keys or fetch). */
-export type SignInProcessOptions = Omit<
-  OAuthSessionOptions,
-  | "fetch"
-  | "log"
-  | "onSignInPrompt"
-  | "signInElsewhere"
-  | "env"
-  | "clientCredentials"
-  | "workloadIdentity"
-  | "enterpriseIdentity"
->;
+/** The session options that are no data (functions, keys, fetch): they stay in the bridge. */
+const NOT_DATA = [
+  "fetch",
+  "log",
+  "onSignInPrompt",
+  "signInElsewhere",
+  "env",
+  "clientCredentials",
+  "workloadIdentity",
+  "enterpriseIdentity",
+] as const;
+/** The session options that cross to the sign-in process: data only. */
+export type SignInProcessOptions = Omit<OAuthSessionOptions, (typeof NOT_DATA)[number]>;
 
 /** The data of a session's options, as they cross to the sign-in process. */
 export function signInProcessOptions(options: OAuthSessionOptions): SignInProcessOptions {
-  const {
-    fetch: _fetch,
-    log: _log,
-    onSignInPrompt: _prompt,
-    signInElsewhere: _elsewhere,
-    env: _env,
-    clientCredentials: _credentials,
-    workloadIdentity: _workload,
-    enterpriseIdentity: _enterprise,
-    ...data
-  } = options;
-  return data;
+  const data: Partial<OAuthSessionOptions> = { ...options };
+  for (const key of NOT_DATA) delete data[key];
+  return data as SignInProcessOptions;
 }
 
 const RequestSchema = z.object({

@@ -1,7 +1,7 @@
 /** What a host sends while the bridge is signed out, kept for the server in order: bounded in messages and bytes, and one notification of a kind. */
-import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
+import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import type { BridgeLog } from "../log/log.js";
-import { isRequest, requestKey } from "../messages/jsonrpc.js";
+import { isRequest } from "../messages/jsonrpc.js";
 
 /**
  * How many messages wait for the sign-in at most. A host sends a handful at start (`initialize`, its lists, a
@@ -20,10 +20,8 @@ export class SignedOutQueue {
   /** Insertion-ordered (the order the host sent them in, which is the order the server gets them), with their bytes. */
   readonly #messages = new Map<JSONRPCMessage, number>();
   #bytes = 0;
-  /** The one kept notification of each method: a second list change of a kind adds nothing. */
-  readonly #notifications = new Map<string, JSONRPCMessage>();
-  #setLevel: JSONRPCMessage | undefined;
-
+  /** The one kept message of a method kept once: each notification (the first), `logging/setLevel` (the last). */
+  readonly #once = new Map<string, JSONRPCMessage>();
   #fullSaid = false;
 
   constructor(
@@ -42,61 +40,37 @@ export class SignedOutQueue {
    */
   push(message: JSONRPCMessage, replaced?: (earlier: JSONRPCMessage) => void): Queued {
     const method = (message as { method?: unknown }).method;
-    if (!isRequest(message) && typeof method === "string") {
-      if (this.#notifications.has(method)) return "collapsed";
-      const bytes = bytesOf(message);
-      if (!this.#hasRoom(bytes)) return this.#full();
-      this.#notifications.set(method, message);
-      this.#add(message, bytes);
-      return "queued";
+    const once = typeof method === "string" && (!isRequest(message) || method === "logging/setLevel");
+    const earlier = once ? this.#once.get(method) : undefined;
+    if (earlier && !isRequest(message)) return "collapsed";
+    if (earlier) {
+      this.remove(earlier);
+      replaced?.(earlier);
     }
-    if (method === "logging/setLevel" && this.#setLevel) {
-      this.#delete(this.#setLevel);
-      replaced?.(this.#setLevel);
-      this.#setLevel = undefined;
+    const bytes = Buffer.byteLength(JSON.stringify(message));
+    if (this.size >= this.limit || (this.size > 0 && this.#bytes + bytes > this.maxBytes)) {
+      if (!this.#fullSaid)
+        this.log.info(
+          `${this.size} messages from the client (at most ${this.limit}, ${this.maxBytes} bytes) wait for ` +
+            "the sign-in; later ones are refused until it ends",
+        );
+      this.#fullSaid = true;
+      return "full";
     }
-    const bytes = bytesOf(message);
-    if (!this.#hasRoom(bytes)) return this.#full();
-    if (method === "logging/setLevel") this.#setLevel = message;
-    this.#add(message, bytes);
-    return "queued";
-  }
-
-  #hasRoom(bytes: number): boolean {
-    if (this.#messages.size >= this.limit) return false;
-    return this.#messages.size === 0 || this.#bytes + bytes <= this.maxBytes;
-  }
-
-  #add(message: JSONRPCMessage, bytes: number): void {
+    if (once) this.#once.set(method, message);
     this.#messages.set(message, bytes);
     this.#bytes += bytes;
-  }
-
-  #delete(message: JSONRPCMessage): boolean {
-    const bytes = this.#messages.get(message);
-    if (bytes === undefined) return false;
-    this.#messages.delete(message);
-    this.#bytes -= bytes;
-    return true;
-  }
-
-  #full(): "full" {
-    if (!this.#fullSaid)
-      this.log.info(
-        `${this.#messages.size} messages from the client (at most ${this.limit}, ${this.maxBytes} bytes) wait for ` +
-          "the sign-in; later ones are refused until it ends",
-      );
-    this.#fullSaid = true;
-    return "full";
+    return "queued";
   }
 
   /** Takes `message` out (a held request answered by the bridge, or cancelled): true when it was kept. */
   remove(message: JSONRPCMessage): boolean {
-    if (!this.#delete(message)) return false;
+    const bytes = this.#messages.get(message);
+    if (bytes === undefined) return false;
+    this.#messages.delete(message);
+    this.#bytes -= bytes;
     const method = (message as { method?: unknown }).method;
-    if (typeof method === "string" && this.#notifications.get(method) === message)
-      this.#notifications.delete(method);
-    if (this.#setLevel === message) this.#setLevel = undefined;
+    if (typeof method === "string" && this.#once.get(method) === message) this.#once.delete(method);
     return true;
   }
 
@@ -105,53 +79,7 @@ export class SignedOutQueue {
     const messages = [...this.#messages.keys()];
     this.#messages.clear();
     this.#bytes = 0;
-    this.#notifications.clear();
-    this.#setLevel = undefined;
+    this.#once.clear();
     return messages;
-  }
-}
-
-/** A kept message's size: its JSON text's (the line it came as, less the newline). */
-const bytesOf = (message: JSONRPCMessage): number => Buffer.byteLength(JSON.stringify(message));
-
-type HostRequest = Extract<JSONRPCMessage, { id: RequestId; method: string }>;
-
-/** The calls and lists the bridge holds for the sign-in, each with the timer that answers it when the host's patience ends. */
-export class HeldRequests {
-  readonly #held = new Map<string, { message: HostRequest; timer: NodeJS.Timeout }>();
-
-  /** Holds `message` for `ms` (unless it is held already), then `expired` answers it. */
-  hold(message: HostRequest, ms: number, expired: () => void): void {
-    const key = requestKey(message.id);
-    if (this.#held.has(key)) return;
-    const timer = setTimeout(() => {
-      this.#held.delete(key);
-      expired();
-    }, ms);
-    this.#held.set(key, { message, timer });
-  }
-
-  get(id: RequestId): HostRequest | undefined {
-    return this.#held.get(requestKey(id))?.message;
-  }
-
-  /** Stops holding `message` (answered or cancelled); its timer never fires. */
-  release(message: HostRequest): void {
-    const key = requestKey(message.id);
-    const entry = this.#held.get(key);
-    if (entry?.message !== message) return;
-    clearTimeout(entry.timer);
-    this.#held.delete(key);
-  }
-
-  /** Every held request, released (their timers stopped), in the order they were held. */
-  releaseAll(which: (message: HostRequest) => boolean = () => true): HostRequest[] {
-    const released: HostRequest[] = [];
-    for (const { message } of [...this.#held.values()]) {
-      if (!which(message)) continue;
-      this.release(message);
-      released.push(message);
-    }
-    return released;
   }
 }

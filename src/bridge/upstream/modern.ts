@@ -201,15 +201,15 @@ export class ModernUpstream {
             this.#unreachable = true;
           }
           // Nothing ran, and the bridge says so in the words the legacy relay uses.
-          return bridgeError(`cannot reach ${origin}: ${reason}`);
+          return noAnswer(`cannot reach ${origin}: ${reason}`);
         }
         outcome = { broke: reason };
       }
       if (!isStreamBroke(outcome)) return outcome;
       if (signal?.aborted) throw signal.reason ?? new Error("cancelled");
-      if (!this.#repeatable(method, params)) return bridgeError(outcomeUnknownMessage(origin, outcome.broke));
+      if (!this.#repeatable(method, params)) return noAnswer(outcomeUnknownMessage(origin, outcome.broke));
       if (attempt >= MAX_REISSUES)
-        return bridgeError(`the server closed the response stream before answering, ${attempt + 1} times`);
+        return noAnswer(`the server closed the response stream before answering, ${attempt + 1} times`);
       this.#options.log.debug(
         `${method}: no answer (${outcome.broke}); sending it again with a new id (${attempt + 2} of ${MAX_REISSUES + 1})`,
       );
@@ -320,6 +320,16 @@ function envelopeVersion(params: Json): string | undefined {
   const version = isObject(params._meta) ? params._meta[META_PROTOCOL_VERSION] : undefined;
   return typeof version === "string" ? version : undefined;
 }
+
+/** The bridge's errors for a request the server never answered (down, unreachable, its stream broke). */
+const NO_ANSWER = new WeakSet<object>();
+const noAnswer = (message: string): UpstreamAnswer => {
+  const answer = bridgeError(message);
+  if ("error" in answer) NO_ANSWER.add(answer.error);
+  return answer;
+};
+/** Whether an error answer is the bridge's own for a request the server never answered: it says nothing of the server. */
+export const heardNothing = (error: object): boolean => NO_ANSWER.has(error);
 
 /** A JSON-RPC error the bridge itself answers with. */
 export function bridgeError(message: string, data?: Json): UpstreamAnswer {

@@ -8,8 +8,8 @@ import { readOwnFile, writeFileAtomic } from "../../internal/files.js";
 import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
 import type { ClientContext } from "../messages/request-model.js";
 import { BRIDGE_INFO, LATEST_MODERN_VERSION, withEnvelope } from "../messages/request-model.js";
-import { RemoteHttpError } from "./http/http-exchange.js";
-import type { ModernUpstream } from "./modern.js";
+import { RemoteHttpError, ServerUnreachable } from "./http/http-exchange.js";
+import { heardNothing, type ModernUpstream } from "./modern.js";
 
 /** What the probe learned: a modern server with its discover result, or a legacy one. */
 export type EraVerdict = { era: "modern"; discover: Json; protocolVersion: string } | { era: "legacy" };
@@ -32,7 +32,7 @@ export const BRIDGE_CLIENT: ClientContext = {
 /**
  * Probes with `server/discover`. A DiscoverResult, or a modern error (a header, capability or version error), means
  * modern; anything else (HTTP 400/404/405 without a modern error, method not found, a session error) means legacy.
- * An HTTP 401/403 is never evidence (it is thrown), nor is a network failure.
+ * An HTTP 401/403 is never evidence (it is thrown), nor is no answer at all (thrown as ServerUnreachable).
  */
 export async function probeServerEra(upstream: ModernUpstream, client = BRIDGE_CLIENT): Promise<EraVerdict> {
   // The upstream makes the spec's corrective retry itself on an unsupported version (-32022).
@@ -45,6 +45,7 @@ export async function probeServerEra(upstream: ModernUpstream, client = BRIDGE_C
       ? { era: "modern", discover: answer.result, protocolVersion: upstream.protocolVersion }
       : { era: "legacy" };
   }
+  if (heardNothing(answer.error)) throw new ServerUnreachable(answer.error.message);
   if (!isEvidence(answer.error))
     throw new RemoteHttpError(
       httpStatusOf(answer.error) ?? 500,

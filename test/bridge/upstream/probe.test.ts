@@ -69,3 +69,23 @@ describe("not evidence: the probe cannot tell, so nothing is remembered", () => 
     await expect(probeAgainst(401, "text/plain", () => "")).rejects.toThrow(/401/);
   });
 });
+
+describe("not evidence: no answer at all", () => {
+  it("a refused connection rejects (a server that is down is no legacy server)", async () => {
+    const exchange: HttpExchange = async () => {
+      throw new TypeError("fetch failed", {
+        cause: Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" }),
+      });
+    };
+    const upstream = new ModernUpstream({ url: new URL("http://127.0.0.1:9/mcp"), exchange, log });
+    await expect(probeServerEra(upstream)).rejects.toThrow(/cannot reach/);
+  });
+
+  it("a response stream that broke before the answer rejects", async () => {
+    const exchange: HttpExchange = async () => {
+      throw new TypeError("terminated");
+    };
+    const upstream = new ModernUpstream({ url: new URL("http://127.0.0.1:9/mcp"), exchange, log });
+    await expect(probeServerEra(upstream)).rejects.toThrow(/before answering|may or may not/);
+  });
+});

@@ -131,9 +131,14 @@ export class RemoteHttpError extends Error {
   }
 }
 
+/** No answer came: the server is down or unreachable, or its stream broke (the bridge's words in `message`). */
+export class ServerUnreachable extends Error {
+  override readonly name = "ServerUnreachable";
+}
+
 /** The request never got an HTTP answer: the server is down or unreachable. */
 export function isNetworkError(error: unknown): boolean {
-  return classifyRequestFailure(error) !== "not-a-request-failure";
+  return error instanceof ServerUnreachable || classifyRequestFailure(error) !== "not-a-request-failure";
 }
 
 /** The error text (without the `chat-mcp-bridge: ` prefix) for a call that was sent once and not sent again. */
