@@ -10,21 +10,20 @@ import {
 } from "@modelcontextprotocol/client";
 import * as z from "zod";
 import { rememberSecret } from "../../internal/redact.js";
-import { accountRecordingFetch } from "../account-recording-fetch.js";
 import { assertSecureUrl, deviceAuthorizationEndpoint } from "../checks.js";
 import { boundedMetadataFetch, type DiscoveredServer } from "../discovery.js";
 import { dpopKeyForSignIn, withDpopProof } from "../dpop.js";
-import { AuthRequiredError, SignInWaitingError } from "../errors.js";
+import { AuthRequiredError, messageOf, SignInWaitingError } from "../errors.js";
 import { checkShownUrl } from "../shown-url.js";
 import { type DeviceCodePrompt, presentDeviceCode, waitingMessage } from "../sign-in-prompt.js";
 import type { StoredClient, StoredDpopKey, StoredLogin } from "../stored-login.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { BrowserSignInInput } from "./browser-sign-in.js";
 import type { SessionContext } from "./context.js";
-import { messageOf } from "./error-text.js";
 import { chooseDeviceClient, DEVICE_CODE_GRANT_TYPE } from "./registration.js";
 import { saveClientBeforeSignIn } from "./session-storage.js";
 import { loginAndScope } from "./sign-in-scope.js";
+import { accountRecordingFetch } from "./token-endpoint.js";
 
 /** RFC 8628 §3.2: the interval when the server names none. */
 const DEFAULT_INTERVAL_S = 5;
