@@ -31,7 +31,7 @@ export const DOCTOR_CLIENT: ClientContext = {
 export const quietLog = () => createBridgeLog({ debug: false, silent: true });
 
 /** What came back to the last request: the answer's status and headers, or why there was none. */
-export type Exchange = { status: number; headers: HttpAnswer["headers"] } | { error: unknown };
+type Exchange = { status: number; headers: HttpAnswer["headers"] } | { error: unknown };
 
 /** The bridge's era probe through `exchange`, with the last exchange it made (its HTTP answer tells why a probe could not decide). */
 export async function probeEra(
@@ -60,7 +60,7 @@ export async function probeEra(
 /** How long one exchange of the endpoint check may take. */
 const EXCHANGE_TIMEOUT_MS = 10_000;
 /** server/discover, then perhaps initialize and the end of its session. */
-export const ENDPOINT_DEADLINE_MS = 3 * EXCHANGE_TIMEOUT_MS + 5_000;
+const ENDPOINT_DEADLINE_MS = 3 * EXCHANGE_TIMEOUT_MS + 5_000;
 
 /** A request without a token, as the bridge's first: `server/discover`, else the 2025 `initialize`. */
 export const endpointCheck = check(

@@ -71,9 +71,9 @@ const ANSWER_TIMEOUT_MS = 20_000;
 /** How long ending a legacy session may take. */
 const END_SESSION_TIMEOUT_MS = 3_000;
 /** Two answers and the end of a session. */
-export const LIVE_DEADLINE_MS = 2 * ANSWER_TIMEOUT_MS + END_SESSION_TIMEOUT_MS + 2_000;
+const LIVE_DEADLINE_MS = 2 * ANSWER_TIMEOUT_MS + END_SESSION_TIMEOUT_MS + 2_000;
 /** Until the era is known, the title of the exchange every server has answered since 2025. */
-export const LEGACY_TITLE = "Live initialize + tools/list";
+const LEGACY_TITLE = "Live initialize + tools/list";
 
 /**
  * The live exchange with the stored login, in the server's era: `tools/list` as one stateless POST (its
