@@ -1,4 +1,6 @@
-/** Errors of the OAuth client side: each says what failed and what the user can do next. */
+/** Errors of the OAuth client side, each saying what failed and what to do next, and the failure text a session may show. */
+import { redactForTerminal } from "../internal/redact.js";
+import { classifyRequestFailure } from "../internal/request-failure.js";
 
 /** Signing in is needed and could not be completed (refused, cancelled, timed out, or not allowed here). */
 export class AuthRequiredError extends Error {
@@ -45,4 +47,23 @@ export class SignInWaitingError extends AuthRequiredError {
 /** The browser sign-in found no browser to open, and the authorization server offers the device code instead. */
 export class BrowserNotOpenedError extends Error {
   override readonly name = "BrowserNotOpenedError";
+}
+
+// Error bodies of token and registration endpoints can echo what was sent to them (and carry terminal escapes):
+// every message is redacted and made visible-safe.
+export function messageOf(error: unknown): string {
+  return redactForTerminal(error instanceof Error ? error.message : String(error));
+}
+
+/** The error code (ECONNREFUSED, ENOTFOUND…) of a request that got no HTTP answer, as the one request-failure judge sees it. */
+export function networkErrorCode(error: unknown): string | undefined {
+  // The failed request may be wrapped ("Could not load the authorization server metadata of ...": its cause).
+  for (let failure = error, depth = 0; failure instanceof Error && depth < 5; depth++) {
+    if (classifyRequestFailure(failure) !== "not-a-request-failure") {
+      const code = (failure as { cause?: { code?: unknown } }).cause?.code;
+      return typeof code === "string" ? code : "no answer";
+    }
+    failure = failure.cause;
+  }
+  return undefined;
 }

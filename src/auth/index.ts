@@ -5,6 +5,7 @@ export { AuthRequiredError, TokenStoreError, UnsafeUrlError } from "./errors.js"
 export { canonicalServerUrl, hasStoredLogin, loginKey, restServerUrl, storedLoginUrls } from "./login-key.js";
 export type { AuthLog, TokenStoreMode } from "./login-store.js";
 export { assertBrowsableUrl, openUrl, splitCommandWords } from "./open-url.js";
+export { storedAccessToken } from "./rest-token.js";
 export {
   type AuthChallenge,
   derivedCallbackPort,
@@ -15,4 +16,3 @@ export {
   type SignInSummary,
 } from "./session/index.js";
 export { checkShownUrl, type ShownUrl } from "./shown-url.js";
-export { storedAccessToken } from "./stored-access-token.js";

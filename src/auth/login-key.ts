@@ -1,4 +1,4 @@
-/** Names a stored login (server URL + resource + custom header names, never the package version) and its files. Cheap to import. */
+/** Names a stored login (server URL + resource + custom header names, never the package version) and its files, and its callback port. Cheap to import. */
 import { createHash } from "node:crypto";
 import { access, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -119,4 +119,10 @@ export async function storedLoginUrls(configDir: string): Promise<string[]> {
  */
 export function restServerUrl(baseUrl: string): string {
   return `${baseUrl.replace(/\/+$/, "")}/v2`;
+}
+
+/** The loopback callback port a server's sign-ins prefer: stable per server URL, so a registration keeps matching. */
+/** 20000-29999, from a hash of the canonical server URL. */
+export function derivedCallbackPort(serverUrl: string): number {
+  return 20_000 + (createHash("sha256").update(serverUrl).digest().readUInt32BE(0) % 10_000);
 }

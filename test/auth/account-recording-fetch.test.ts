@@ -1,6 +1,6 @@
 /** accountRecordingFetch: the `account` extra parameter of a token response, read beside the SDK's own parsing. */
 import { describe, expect, it } from "vitest";
-import { accountRecordingFetch } from "../../src/auth/account-recording-fetch.js";
+import { accountRecordingFetch } from "../../src/auth/session/token-endpoint.js";
 
 const answering = (status: number, body: string) =>
   (async () => new Response(body, { status })) as typeof fetch;

@@ -7,7 +7,7 @@ import { BASE_URL, chat, message, TOKEN, testClient, useMockService } from "./fi
 const storedAccessToken = vi.hoisted(() =>
   vi.fn(async (_baseUrl: string): Promise<string | undefined> => undefined),
 );
-vi.mock("../../src/auth/stored-access-token.js", () => ({ storedAccessToken }));
+vi.mock("../../src/auth/rest-token.js", () => ({ storedAccessToken }));
 
 const server = useMockService();
 

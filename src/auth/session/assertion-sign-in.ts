@@ -10,18 +10,16 @@ import {
 } from "@modelcontextprotocol/client";
 import * as z from "zod";
 import { rememberSecret } from "../../internal/redact.js";
-import { accountRecordingFetch } from "../account-recording-fetch.js";
 import { assertSecureUrl } from "../checks.js";
 import { boundedMetadataFetch, type DiscoveredServer } from "../discovery.js";
 import { dpopKeyForSignIn, withDpopProof } from "../dpop.js";
-import { AuthRequiredError } from "../errors.js";
+import { AuthRequiredError, messageOf } from "../errors.js";
 import type { StoredLogin } from "../stored-login.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { SessionContext } from "./context.js";
-import { messageOf } from "./error-text.js";
 import { storedLoginOf } from "./session-storage.js";
 import { unattendedLoginAndScope } from "./sign-in-scope.js";
-import { tokenEndpointArguments } from "./token-endpoint.js";
+import { accountRecordingFetch, tokenEndpointArguments } from "./token-endpoint.js";
 
 /** Largest token file read: a platform's JWT is 1-2 KiB; an ID token with many claims stays under 16 KiB. */
 const MAX_TOKEN_FILE_BYTES = 64 * 1024;

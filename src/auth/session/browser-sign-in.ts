@@ -8,24 +8,22 @@ import {
 } from "@modelcontextprotocol/client";
 import { Deadline } from "../../internal/deadline.js";
 import { rememberSecret } from "../../internal/redact.js";
-import { accountRecordingFetch } from "../account-recording-fetch.js";
 import { deviceAuthorizationEndpoint } from "../checks.js";
 import { type DiscoveredServer, isExpectedIssuer } from "../discovery.js";
 import { dpopKeyForSignIn, dpopSessionOf } from "../dpop.js";
-import { AuthRequiredError, BrowserNotOpenedError, SignInWaitingError } from "../errors.js";
+import { AuthRequiredError, BrowserNotOpenedError, messageOf, SignInWaitingError } from "../errors.js";
+import { derivedCallbackPort } from "../login-key.js";
 import { startLoopbackCallback } from "../loopback-callback.js";
 import { assertBrowsableUrl } from "../open-url.js";
 import { presentSignInUrl, refusedAnswerMessage, waitingMessage } from "../sign-in-prompt.js";
 import type { StoredClient, StoredDpopKey, StoredLogin } from "../stored-login.js";
 import { toStoredTokens } from "../token-lifetime.js";
-import { derivedCallbackPort } from "./callback-port.js";
 import type { SessionContext } from "./context.js";
-import { messageOf } from "./error-text.js";
 import { resourceParameter, withAuthorizeParams } from "./provider-options.js";
 import { chooseClient, refusesClient, unknownClientError } from "./registration.js";
 import { saveClientBeforeSignIn } from "./session-storage.js";
 import { loginAndScope } from "./sign-in-scope.js";
-import { tokenEndpointArguments } from "./token-endpoint.js";
+import { accountRecordingFetch, tokenEndpointArguments } from "./token-endpoint.js";
 
 export interface BrowserSignInInput {
   /** The scope a challenge asked for. */

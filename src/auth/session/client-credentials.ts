@@ -6,16 +6,14 @@ import {
   type OAuthTokens,
   PrivateKeyJwtProvider,
 } from "@modelcontextprotocol/client";
-import { accountRecordingFetch } from "../account-recording-fetch.js";
 import { dpopKeyForSignIn, dpopSessionOf, withDpopProof } from "../dpop.js";
-import { AuthRequiredError } from "../errors.js";
+import { AuthRequiredError, messageOf } from "../errors.js";
 import type { StoredLogin } from "../stored-login.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { SessionContext } from "./context.js";
-import { messageOf } from "./error-text.js";
 import { storedLoginOf } from "./session-storage.js";
 import { unattendedLoginAndScope } from "./sign-in-scope.js";
-import { tokenEndpointArguments } from "./token-endpoint.js";
+import { accountRecordingFetch, tokenEndpointArguments } from "./token-endpoint.js";
 
 export interface ClientCredentialsInput {
   challengeScope?: string | undefined;

@@ -10,21 +10,20 @@ import {
 } from "@modelcontextprotocol/client";
 import * as z from "zod";
 import { rememberSecret } from "../../internal/redact.js";
-import { accountRecordingFetch } from "../account-recording-fetch.js";
 import { assertSecureUrl, deviceAuthorizationEndpoint } from "../checks.js";
 import { boundedMetadataFetch, type DiscoveredServer } from "../discovery.js";
-import { dpopKeyForSignIn, withDpopProof } from "../dpop.js";
-import { AuthRequiredError, SignInWaitingError } from "../errors.js";
+import { dpopKeyForSignIn, dpopSessionOf, withDpopProof } from "../dpop.js";
+import { AuthRequiredError, messageOf, SignInWaitingError } from "../errors.js";
 import { checkShownUrl } from "../shown-url.js";
 import { type DeviceCodePrompt, presentDeviceCode, waitingMessage } from "../sign-in-prompt.js";
 import type { StoredClient, StoredDpopKey, StoredLogin } from "../stored-login.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { BrowserSignInInput } from "./browser-sign-in.js";
 import type { SessionContext } from "./context.js";
-import { messageOf } from "./error-text.js";
 import { chooseDeviceClient, DEVICE_CODE_GRANT_TYPE } from "./registration.js";
 import { saveClientBeforeSignIn } from "./session-storage.js";
 import { loginAndScope } from "./sign-in-scope.js";
+import { accountRecordingFetch, tokenEndpointArguments } from "./token-endpoint.js";
 
 /** RFC 8628 §3.2: the interval when the server names none. */
 const DEFAULT_INTERVAL_S = 5;
@@ -207,6 +206,7 @@ async function pollForTokens(
   const deadline = Date.now() + waitMs;
   let intervalMs = Math.max(1, started.interval ?? DEFAULT_INTERVAL_S) * 1000;
   const grant = withDpopProof(new DeviceCodeGrant(client, started.device_code), dpopKey);
+  const dpop = dpopKey ? await dpopSessionOf(dpopKey) : undefined;
   for (;;) {
     const remaining = deadline - Date.now();
     if (remaining <= 0) {
@@ -218,11 +218,13 @@ async function pollForTokens(
     }
     await sleep(Math.min(intervalMs, remaining));
     const answer = accountRecordingFetch(unansweredMarked(boundedMetadataFetch(context.fetchFn)));
+    // The vetted endpoint, as the other flows reach it: a plain http one that --allow-http allowed included.
+    const endpoint = tokenEndpointArguments(server, answer.fetchFn, dpop);
     try {
-      const tokens = await fetchToken(grant, server.authorizationServerUrl, {
-        metadata: server.metadata,
+      const tokens = await fetchToken(grant, endpoint.authorizationServerUrl, {
+        metadata: endpoint.metadata,
         resource: server.resource,
-        fetchFn: answer.fetchFn,
+        fetchFn: endpoint.fetchFn,
       });
       return { tokens, account: answer.account() };
     } catch (error) {

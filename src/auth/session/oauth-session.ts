@@ -12,15 +12,20 @@ import {
   parseBearerChallenge,
 } from "../checks.js";
 import { dpopSessionOf, isDpopBound } from "../dpop.js";
-import { AuthRequiredError, SignInWaitingError, UnsafeUrlError } from "../errors.js";
+import {
+  AuthRequiredError,
+  messageOf,
+  networkErrorCode,
+  SignInWaitingError,
+  UnsafeUrlError,
+} from "../errors.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "../login-key.js";
 import { withLoginLock } from "../login-lock.js";
 import { LoginStore } from "../login-store.js";
 import { checkShownUrl } from "../shown-url.js";
 import type { StoredLogin } from "../stored-login.js";
 import { isDue, isExpired } from "../token-lifetime.js";
-import type { SessionContext } from "./context.js";
-import { messageOf, networkErrorCode } from "./error-text.js";
+import { ServerMetadata, type SessionContext } from "./context.js";
 import {
   type AuthChallenge,
   DEFAULT_AUTH_TIMEOUT_MS,
@@ -30,7 +35,6 @@ import {
   type StoredLoginSummary,
 } from "./options.js";
 import { assertProviderOptions } from "./provider-options.js";
-import { ServerMetadata } from "./server-metadata.js";
 import { SessionStorage } from "./session-storage.js";
 
 // A saved, fresh token is the common path (every bridge start): it loads neither the SDK's OAuth client nor

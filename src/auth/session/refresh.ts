@@ -1,12 +1,11 @@
 /** Staying signed in: a refresh token spent for new tokens (loaded only when one is due), or the login dropped when the server refuses it. */
 import { OAuthError, type OAuthTokens, refreshAuthorization } from "@modelcontextprotocol/client";
-import { accountRecordingFetch } from "../account-recording-fetch.js";
 import { dpopSessionOf } from "../dpop.js";
 import type { StoredLogin } from "../stored-login.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { SessionContext } from "./context.js";
 import { resourceParameter } from "./provider-options.js";
-import { tokenEndpointArguments } from "./token-endpoint.js";
+import { accountRecordingFetch, tokenEndpointArguments } from "./token-endpoint.js";
 
 /**
  * Refreshes `login` under the lock the caller holds and saves the result. Undefined (tokens dropped) when the

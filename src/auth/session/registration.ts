@@ -2,10 +2,9 @@
 import { registerClient } from "@modelcontextprotocol/client";
 import { readBoundedText } from "../../internal/bounded-body.js";
 import type { DiscoveredServer } from "../discovery.js";
-import { AuthRequiredError } from "../errors.js";
+import { AuthRequiredError, messageOf } from "../errors.js";
 import type { StoredClient, StoredLogin } from "../stored-login.js";
 import type { SessionContext } from "./context.js";
-import { messageOf } from "./error-text.js";
 import { SIGN_IN_CLIENT_METADATA } from "./provider-options.js";
 
 const CLIENT_CHECK_TIMEOUT_MS = 5_000;

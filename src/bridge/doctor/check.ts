@@ -1,12 +1,11 @@
-/** The one check type every doctor check implements, and what the checks hand each other while the runner runs them. */
+/** The check model every doctor check follows: what a check reads and returns, and the one function that runs one. */
 
 import type { DiscoveredServer } from "../../auth/discovery.js";
 import type { OAuthSession } from "../../auth/session/index.js";
+import { withinDeadline } from "../../internal/deadline.js";
 import type { ProxyChoice } from "../../internal/proxy.js";
+import { describeError } from "../log/log.js";
 import type { DoctorCommandOptions, DoctorTarget } from "../options/bridge-options.js";
-import { fetchExchange } from "../upstream/http/fetch-exchange.js";
-import type { HttpExchange } from "../upstream/http/http-exchange.js";
-import { nodeHttpExchange } from "../upstream/http/node-http-exchange.js";
 import type { EraVerdict } from "../upstream/probe.js";
 
 /** A check's outcome as the report shows it (the `--json` shape: `pass`, `fail` or `skip`). */
@@ -22,35 +21,39 @@ export interface DoctorCheck {
   fix?: string;
 }
 
-/** What a check's run found: its status and words; the title is the check's own unless it names a better one. */
-export interface CheckResult {
-  status: CheckStatus;
-  detail: string;
-  fix?: string;
-  /** A title for this run (the live check names the exchange the server's era calls for). */
-  title?: string;
-}
+/** What a check's run found; `title` names this run when it differs from the check's (the live check's era). */
+export type CheckResult = Omit<DoctorCheck, "id" | "title"> & { title?: string };
 
 /** The bridge's options, plus `--json` and `--sign-in`. */
 export type DoctorOptions = DoctorCommandOptions;
 
-/** How the endpoint answered a request without a token. */
-export interface EndpointAnswer {
-  status: number;
-  failed: boolean;
-  resourceMetadataUrl?: string;
+/** What doctor runs through: the bin's own network unless a caller (a test) gives a fetch. */
+export interface DoctorDependencies {
+  /** The network: every request of doctor's (to the MCP server and its authorization server) goes through it. */
+  fetch?: typeof globalThis.fetch;
 }
 
-/** What earlier checks found, for the checks after them; each field is set by the check named beside it. */
-export interface Findings {
-  /** url */
-  url?: URL;
+export interface DoctorReport {
+  url: string;
+  profile: string;
+  ok: boolean;
+  checks: DoctorCheck[];
+}
+
+/** What a check reads: the command, the session (made on first use), and what the checks before it found. */
+export interface DoctorContext {
+  target: DoctorTarget;
+  /** The URL the url check accepted (every check after it needs that check). */
+  url: URL;
+  options: DoctorOptions;
+  env: Record<string, string | undefined>;
+  /** Through this fetch when given (a test's in-process server); DNS, TCP and TLS then say they opened nothing. */
+  fetch?: typeof globalThis.fetch;
+  session(): Promise<OAuthSession>;
   /** proxy: undefined when direct. */
   proxy?: ProxyChoice;
-  /** endpoint */
-  endpoint?: EndpointAnswer;
-  /** endpoint: the server asks for sign-in and no `--header Authorization` stands in for it. */
-  needsAuth?: boolean;
+  /** endpoint: how it answered without a token, and whether it asks for a sign-in no `--header` stands in for. */
+  endpoint?: { failed: boolean; needsAuth: boolean; resourceMetadataUrl?: string };
   /** authorization-server */
   authorizationServer?: DiscoveredServer;
   /** era */
@@ -59,59 +62,71 @@ export interface Findings {
   listed?: unknown;
 }
 
-/** Everything a check may use: the command, the findings so far, and its deadline's signal. */
-export interface DoctorContext {
-  target: DoctorTarget;
-  options: DoctorOptions;
-  env: Record<string, string | undefined>;
-  found: Findings;
-  /** The OAuth session for this URL and profile (made once, on first use). */
-  session(): Promise<OAuthSession>;
-  /** The status each check ended with so far, by id. */
-  statusOf(id: string): CheckStatus | undefined;
-  /**
-   * The network, when it is not this machine's: every request goes through this fetch (a test's in-process server),
-   * and the checks that would open connections of their own (DNS, TCP, TLS) say they did not.
-   */
-  fetch?: typeof globalThis.fetch;
-}
-
-/** The HTTP exchange doctor's own requests go through: the given network's, else node:http's. */
-export function doctorExchange(context: DoctorContext): HttpExchange {
-  return context.fetch ? fetchExchange(context.fetch) : nodeHttpExchange;
-}
-
-/** A check another one needs, and what the dependent says when that one failed. */
-export interface Need {
-  id: string;
-  /** The reason shown (as "not checked (reason)") when the needed check failed. */
-  whenFailed: string;
-}
-
-/** One doctor check: what it needs from earlier checks, how long it may take, and what it finds. */
+/** One check: its line's id and title, the most its run may take, and the run (a throw is its failure). */
 export interface Check {
   id: string;
   title: string;
-  /**
-   * Checks that must have run without failing. A need that failed skips this check with the need's `whenFailed`;
-   * a need the runner skipped passes its own reason on.
-   */
-  needs: Need[];
-  /** A reason to skip that depends on what earlier checks found (not on their status); undefined to run. */
-  skipWhen?(context: DoctorContext): string | undefined;
-  /** False leaves the check out of the report altogether (a check for an option that was not given). */
-  appliesTo?(context: DoctorContext): boolean;
-  /** The most its run may take; past it the check fails with the deadline named. */
-  deadlineMs(context: DoctorContext): number;
-  /** Runs the check; `signal` is aborted when the deadline passes. A throw is reported as a failure. */
+  deadlineMs(options: DoctorOptions): number;
+  /** `signal` is aborted when the check ends (its deadline passed): whatever it still has under way stops. */
   run(context: DoctorContext, signal: AbortSignal): Promise<CheckResult>;
 }
 
-/** The URL the url check accepted: every check after it needs that check, so it is set when they run. */
-export function checkedUrl(context: DoctorContext): URL {
-  const url = context.found.url;
-  if (!url) throw new Error("doctor: a check ran before the URL check passed");
-  return url;
+/** A check, as each check module writes one. */
+export function check(
+  id: string,
+  title: string,
+  deadline: number | Check["deadlineMs"],
+  run: Check["run"],
+): Check {
+  return { id, title, deadlineMs: typeof deadline === "number" ? () => deadline : deadline, run };
+}
+
+/** The deadline of a check that may sign in under `--sign-in`: `ms`, and the sign-in's `--auth-timeout`. */
+export const withSignIn =
+  (ms: number) =>
+  (options: DoctorOptions): number =>
+    ms + (options.signIn ? (options.authTimeoutMs ?? 300_000) : 0);
+
+/** A check as recorded, with the reason it was skipped for (`notRun`) when an earlier check stopped it. */
+export type Outcome = DoctorCheck & { notRun?: string };
+
+/** Why a check that needs `need` cannot run: the reason `need` was skipped for, or `whenFailed` when it failed. */
+export const unmetBy = (need: Outcome, whenFailed: string): string | undefined =>
+  need.notRun ?? (need.status === "fail" ? whenFailed : undefined);
+
+/**
+ * Runs `check` within its deadline, unless `unmet` says why not (then it is skipped, saying so); a throw, or the
+ * deadline passing, is its failure.
+ */
+export async function runCheck(check: Check, context: DoctorContext, unmet?: string): Promise<Outcome> {
+  const { id, title } = check;
+  if (unmet !== undefined)
+    return { id, title, status: "skip", detail: `not checked (${unmet})`, notRun: unmet };
+  const stop = new AbortController();
+  const deadlineMs = check.deadlineMs(context.options);
+  const seconds = deadlineMs >= 1000 ? `${Math.round(deadlineMs / 100) / 10} s` : `${deadlineMs} ms`;
+  const overdue = `the check did not finish within its deadline of ${seconds}`;
+  try {
+    const running = Promise.resolve().then(() => check.run(context, stop.signal));
+    const { title: named, fix, ...result } = await withinDeadline(running, deadlineMs, overdue);
+    return { id, title: named ?? title, ...result, ...(fix ? { fix } : {}) };
+  } catch (error) {
+    const why =
+      error instanceof Error && error.message === overdue
+        ? "something on the way does not answer"
+        : "this is a doctor bug or an unexpected answer";
+    const fix = `${why}: run the bridge with --debug and look at the log file`;
+    return { id, title, status: "fail", detail: describeError(error), fix };
+  } finally {
+    stop.abort(new Error(`the ${title} check ended`));
+  }
+}
+
+/** The command that signs in again for this URL and profile (in the store doctor read). */
+export function loginCommand(url: URL, options: DoctorOptions): string {
+  const profile = options.profile && options.profile !== "default" ? ` --profile ${options.profile}` : "";
+  const store = options.tokenStore !== "auto" ? ` --token-store ${options.tokenStore}` : "";
+  return `chat-mcp-bridge login${profile}${store} ${url.href}`;
 }
 
 /** A message whose last sentence says what to do, as the network failures' messages are: detail and fix. */
@@ -119,22 +134,4 @@ export function asDetailAndFix(message: string, fallbackFix: string): { detail: 
   const sentences = message.trim().split(/(?<=\.)\s+(?=[A-Z])/);
   if (sentences.length < 2) return { detail: message.trim(), fix: fallbackFix };
   return { detail: sentences.slice(0, -1).join(" "), fix: sentences.at(-1)! };
-}
-
-/** The command that signs in again for this URL and profile. */
-export function loginCommand(url: URL, options: DoctorOptions): string {
-  const profile = options.profile && options.profile !== "default" ? ` --profile ${options.profile}` : "";
-  // The store doctor read: a login kept in another one is a login doctor would not find.
-  const store = options.tokenStore !== "auto" ? ` --token-store ${options.tokenStore}` : "";
-  return `chat-mcp-bridge login${profile}${store} ${url.href}`;
-}
-
-/** How long a browser sign-in may take (`--auth-timeout`), for the checks that may start one under `--sign-in`. */
-export function signInAllowanceMs(options: DoctorOptions): number {
-  return options.signIn ? (options.authTimeoutMs ?? 300_000) : 0;
-}
-
-/** The request's own signal bounded by the check's deadline. */
-export function boundedSignal(signal: AbortSignal, own: AbortSignal | undefined): AbortSignal {
-  return own ? AbortSignal.any([own, signal]) : signal;
 }

@@ -271,6 +271,25 @@ describe("--device-code: the person approves in a browser anywhere", () => {
   }, 30_000);
 });
 
+describe("--device-code over plain http that --allow-http allowed (not loopback)", () => {
+  it("polls the http token endpoint the metadata names, as the other grants do", async () => {
+    // The SDK alone refuses a plain http token endpoint on a host other than loopback.
+    start({ autoApprove: "acme", url: "http://chat.example.test" });
+    captureStderr();
+    const polled: string[] = [];
+    const recording = async (input: string | URL | Request, init?: RequestInit) => {
+      const url = new Request(input, init).url;
+      if (url.endsWith("/token")) polled.push(url);
+      return serverFetch(input, init);
+    };
+    const { session } = deviceSession({ allowHttp: true, fetch: recording as typeof fetch });
+    await session.signIn();
+    expect(await session.accessToken()).toMatch(/^chat_at_/);
+    expect(polled.length).toBeGreaterThan(0);
+    expect(polled.every((url) => url.startsWith("http://chat.example.test/"))).toBe(true);
+  }, 30_000);
+});
+
 describe("polling as RFC 8628 says", () => {
   it("slow_down adds 5 s to the interval", async () => {
     start({ autoApprove: "acme" });

@@ -1,6 +1,6 @@
-/** Failure text a session may show (src/auth/session/error-text.ts): redacted, visible-safe, and the code of a request that got no answer. */
+/** Failure text a session may show (src/auth/errors.ts): redacted, visible-safe, and the code of a request that got no answer. */
 import { describe, expect, it } from "vitest";
-import { messageOf, networkErrorCode } from "../../../src/auth/session/error-text.js";
+import { messageOf, networkErrorCode } from "../../../src/auth/errors.js";
 import { rememberSecret } from "../../../src/internal/redact.js";
 
 describe("messageOf", () => {

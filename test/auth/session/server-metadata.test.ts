@@ -1,6 +1,6 @@
 /** What a session learned of its server (src/auth/session/server-metadata.ts): asked once and shared, asked again after a failure or a refusal. */
 import { describe, expect, it } from "vitest";
-import { ServerMetadata } from "../../../src/auth/session/server-metadata.js";
+import { ServerMetadata } from "../../../src/auth/session/context.js";
 import { createTinyOAuthServer, type TinyOAuthServer } from "../fixtures/tiny-oauth-server.js";
 
 /** The tiny server's handler, counting the protected-resource metadata requests and failing every one while `failing`. */

@@ -1,7 +1,7 @@
 /** doctor's checks of the tool rules on a listed answer: a rule that matches no tool fails, with the tool meant or what to do. */
 import { describe, expect, it } from "vitest";
 import type { DoctorContext } from "../../../../src/bridge/doctor/check.js";
-import { confirmCheck, hiddenToolsCheck } from "../../../../src/bridge/doctor/checks/tool-rules.js";
+import { confirmCheck, hiddenToolsCheck } from "../../../../src/bridge/doctor/live.js";
 
 const LISTED = {
   tools: [
@@ -13,7 +13,7 @@ const LISTED = {
 const WRITERS_ONLY = { tools: [{ name: "create_chat" }, { name: "send_message" }] };
 
 const run = (check: typeof confirmCheck, options: DoctorContext["options"], listed: unknown = LISTED) =>
-  check.run({ options, found: { listed } } as DoctorContext, new AbortController().signal);
+  check.run({ options, listed } as DoctorContext, new AbortController().signal);
 
 describe("the hidden-tools check", () => {
   it("--read-only on a server that marks no tool read-only fails: every tool would be hidden", async () => {
