@@ -210,6 +210,22 @@ describe("the first lists while a sign-in is under way: one deadline per start",
     expect(listChanges(host.toHost)).toEqual([]);
   });
 
+  it("the Vercel AI SDK (no request time-out, lists once): held past a library's deadline, 70 s, then the server's tools", async () => {
+    const host = gateWithHost();
+    host.initialize("ai-sdk-mcp-client");
+    await vi.advanceTimersByTimeAsync(0);
+    host.gate.showPrompt(browserPrompt);
+    host.send({ method: "notifications/initialized" });
+    host.send({ id: 2, method: "tools/list" });
+    await vi.advanceTimersByTimeAsync(70_000);
+    expect(70_000).toBeGreaterThan(LIBRARY_LIST_WAIT_MS);
+    expect(host.answerTo(2)).toBeUndefined();
+    host.finish();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(host.answerTo(2)).toEqual({ jsonrpc: "2.0", id: 2, result: { tools: TOOLS } });
+    expect(listChanges(host.toHost)).toEqual([]);
+  });
+
   it("an app (Claude Code): its list gets the sign_in tool by the app's deadline, saying how Claude Code reloads; then the list change", async () => {
     const host = gateWithHost();
     host.initialize("claude-code");
