@@ -13,7 +13,6 @@ export const INTEGRATION_FOLDERS = [
   "test/network",
   "test/pack",
   "test/runtimes",
-  "test/types",
   "test/inspector",
   "test/bridge/hosts",
   "test/hosts",
