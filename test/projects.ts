@@ -13,7 +13,6 @@ export const INTEGRATION_FOLDERS = [
   "test/network",
   "test/pack",
   "test/runtimes",
-  "test/types",
   "test/inspector",
   "test/bridge/hosts",
   "test/hosts",
@@ -123,13 +122,15 @@ export const INTEGRATION_GLOBS = [
  */
 export const SLOW_FILES_FIRST = [
   "test/conformance-client/conformance.test.ts",
-  "test/bridge/hosts/first-sign-in.test.ts",
-  "test/hosts/long-calls.test.ts",
-  "test/hosts/slow-sign-in.test.ts",
-  "test/hosts/first-sign-in.test.ts",
   "test/pack/pack.test.ts",
+  "test/hosts/first-sign-in.test.ts",
   "test/conformance-server/conformance.test.ts",
   "test/reliability/bridge-faults.test.ts",
-  "test/browser/consent.test.ts",
+  "test/bridge/mcp-remote-flags.test.ts",
   "test/bridge/reference-server.test.ts",
+  "test/hosts/long-calls.test.ts",
+  "test/reliability/server-restart-sign-in.test.ts",
+  "test/hosts/slow-sign-in.test.ts",
+  "test/bridge/hosts/first-sign-in.test.ts",
+  "test/browser/consent.test.ts",
 ];

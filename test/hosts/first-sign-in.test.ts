@@ -1,7 +1,7 @@
 /**
  * Issue 51's first use, in each host library agents are built with: no login stored, the bridge started as the host's
- * README starts a stdio server, a person in headless Chromium who signs in (dev/dev) and approves a few seconds after
- * the link opens. What the user sees: the host's FIRST tools list has the seven tools, and a tool call works.
+ * README starts a stdio server, a person in headless Chromium who signs in (dev/dev) and approves a second after the
+ * link opens. What the user sees: the host's FIRST tools list has the seven tools, and a tool call works.
  * The hosts take turns against one reference server, each with its own config dir: run at once on two cores, the
  * eight Chromium pages alone took a minute, longer than any host waits, which would measure the machine.
  */
@@ -14,8 +14,8 @@ import { bridgeServer, HOST_LIBRARIES } from "./host-libraries.js";
 import { runInspector } from "./inspector-cli.js";
 import { browserEnv, chromiumMissing, type Person, startPerson } from "./person.js";
 
-/** A person who reads the page, types a password and picks a team. */
-const THINK_MS = 3_000;
+/** A person who reads the page, types a password and picks a team (the browser's own steps come on top). */
+const THINK_MS = 1_000;
 const SEVEN = [...TOOL_NAMES].sort();
 
 let server: ReferenceServer;

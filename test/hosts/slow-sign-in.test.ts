@@ -1,8 +1,11 @@
 /**
- * The first sign-in when the person is slow (70 s: a second factor, an SSO page), in a host with no request time-out
- * (the AI SDK: its first list is answered within the sign-in wait, and its next start has the tools) and in one that
- * follows `list_changed` (mcp-use: its cached tools should fill in without a restart); and a one-shot host (the Inspector CLI) whose sign-in the person
- * finishes after the bridge exited: the next run has the tools. All three run at once against one server.
+ * The first sign-in when the person is slow (a second factor, an SSO page: longer than a host's 60 s), in a host with
+ * no request time-out (the AI SDK: its first list is answered within the sign-in wait, and its next start has the
+ * tools) and in one that follows `list_changed` (mcp-use: its cached tools should fill in without a restart); and a
+ * one-shot host (the Inspector CLI) whose sign-in the person finishes after the bridge exited: the next run has the
+ * tools. All three run at once against one server. Time is scaled by ten: the person takes 7 s, and the bridge's 45 s
+ * sign-in wait is given as 4.5 s (CHAT_MCP_BRIDGE_SIGN_IN_WAIT_MS); that the unscaled wait is one deadline per start
+ * is test/bridge/sign-in-gate.test.ts's, in fake time.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
@@ -13,7 +16,10 @@ import { bridgeServer, hostLibrary } from "./host-libraries.js";
 import { runInspector } from "./inspector-cli.js";
 import { browserEnv, chromiumMissing, type Person, startPerson } from "./person.js";
 
-const SLOW_PERSON_MS = 70_000;
+/** Longer than the scaled sign-in wait below, as 70 s is longer than a library's 60 s time-out. */
+const SLOW_PERSON_MS = 7_000;
+/** The bridge's sign-in wait (45 s), scaled down by ten. */
+const SCALED_SIGN_IN_WAIT = { CHAT_MCP_BRIDGE_SIGN_IN_WAIT_MS: "4500" };
 const SEVEN = [...TOOL_NAMES].sort();
 
 let server: ReferenceServer;
@@ -39,13 +45,17 @@ async function toolsWithin(read: () => Promise<string[]>, timeoutMs: number): Pr
   return tools;
 }
 
-describe.concurrent("a person who approves after 70 s", needs("chromium", chromiumMissing), () => {
+describe.concurrent("a person who approves after 7 s", needs("chromium", chromiumMissing), () => {
   it("AI SDK (no request time-out): its first list is never held past the sign-in wait (the sign_in tool); the next start has the seven tools", async () => {
     const dir = scratchDir("cmb-host-slow-ai-");
     const browser = browserEnv(dir);
     const approved = person.approve(browser.urlFile, { thinkMs: SLOW_PERSON_MS });
     approved.catch(() => {});
-    const config = bridgeServer(server.mcpUrl, { CHAT_CONFIG_DIR: dir, ...browser.env });
+    const config = bridgeServer(server.mcpUrl, {
+      CHAT_CONFIG_DIR: dir,
+      ...browser.env,
+      ...SCALED_SIGN_IN_WAIT,
+    });
     const running = await hostLibrary("AI SDK").start(config);
     try {
       console.info(
@@ -65,7 +75,7 @@ describe.concurrent("a person who approves after 70 s", needs("chromium", chromi
     } finally {
       await next.close();
     }
-  }, 240_000);
+  }, 180_000);
 
   it("mcp-use (follows list_changed): the tools it holds fill in after the sign-in, without a restart", async () => {
     const dir = scratchDir("cmb-host-slow-mcp-use-");
@@ -73,7 +83,7 @@ describe.concurrent("a person who approves after 70 s", needs("chromium", chromi
     const approved = person.approve(browser.urlFile, { thinkMs: SLOW_PERSON_MS });
     approved.catch(() => {});
     const running = await hostLibrary("mcp-use").start(
-      bridgeServer(server.mcpUrl, { CHAT_CONFIG_DIR: dir, ...browser.env }),
+      bridgeServer(server.mcpUrl, { CHAT_CONFIG_DIR: dir, ...browser.env, ...SCALED_SIGN_IN_WAIT }),
     );
     try {
       const { approvedAt } = await approved;
@@ -82,6 +92,8 @@ describe.concurrent("a person who approves after 70 s", needs("chromium", chromi
         `mcp-use, slow person: first list of ${running.firstList.length} tools after ${running.listedAfterMs} ms, ` +
           `${tools.length} tools ${Date.now() - approvedAt} ms after the approval`,
       );
+      // The first list was answered before the sign-in ended (the bridge's scaled wait): the tools came after it.
+      expect(running.firstList).not.toEqual(SEVEN);
       expect(tools).toEqual(SEVEN);
       const result = await running.call("list_chats", {});
       expect(result.ok, result.text).toBe(true);
@@ -93,7 +105,11 @@ describe.concurrent("a person who approves after 70 s", needs("chromium", chromi
   it("Inspector CLI (one-shot): the sign-in finished after the bridge exited is stored; the next run has the tools", async () => {
     const dir = scratchDir("cmb-host-slow-inspector-");
     const browser = browserEnv(dir);
-    const config = bridgeServer(server.mcpUrl, { CHAT_CONFIG_DIR: dir, ...browser.env });
+    const config = bridgeServer(server.mcpUrl, {
+      CHAT_CONFIG_DIR: dir,
+      ...browser.env,
+      ...SCALED_SIGN_IN_WAIT,
+    });
     const first = runInspector(dir, config, ["--method", "tools/list"]);
     // The person gets to the page only once the host (and its bridge) is gone.
     const approved = person.approve(browser.urlFile, { thinkMs: 2_000, before: first });

@@ -1,8 +1,10 @@
 /**
  * The first sign-in as MCP hosts run it: SDK v2 clients with their default 60 s request time-out start the bridge
  * signed out; a person who approves within the host's patience gives it the tools on its first list; a person who
- * needs more than a minute, and a host that opens the sign-in link itself (URL-mode elicitation), both end with the
- * server's tools in the same host and bridge process, no request timed out.
+ * needs longer than the host waits, and a host that opens the sign-in link itself (URL-mode elicitation), both end
+ * with the server's tools in the same host and bridge process, no request timed out. The slow person's case is
+ * scaled by ten: a host that times out at 6 s, the bridge's 45 s sign-in wait given as 5 s, a person who
+ * takes 7 s (as 70 against 60).
  */
 import { execFile } from "node:child_process";
 import { resolve } from "node:path";
@@ -16,6 +18,12 @@ import { BRIDGE_BIN } from "../fixtures/spawn-bridge.js";
 const SLOW_BROWSER = resolve("test/bridge/fixtures/slow-browser.mjs");
 const HTTP_BROWSER = resolve("test/auth/fixtures/http-browser.mjs");
 type HostMode = "legacy" | "auto";
+/** The SDKs' 60 s request time-out, scaled down by ten, for the slow person's host. */
+const HOST_TIMEOUT_MS = 6_000;
+/** The bridge's sign-in wait (45 s), scaled down below the host's time-out. */
+const SCALED_LIST_WAIT_MS = "5000";
+/** Longer than the host's time-out, as 70 s is longer than 60. */
+const SLOW_PERSON_MS = 7_000;
 
 let server: ReferenceServer;
 beforeAll(async () => {
@@ -91,23 +99,26 @@ async function startHost(
 describe.concurrent.each(["legacy", "auto"] as const)(
   "a %s SDK v2 host, its default 60 s time-out",
   (mode) => {
-    it("a person who signs in after 70 s: connected at once, then the seven tools, with no restart", async () => {
+    it("a person who signs in after the host's time-out: connected at once, then the seven tools, with no restart", async () => {
       const host = await startHost(mode, {
         BROWSER: `"${process.execPath}" "${SLOW_BROWSER}"`,
-        SLOW_BROWSER_DELAY_MS: "70000",
+        SLOW_BROWSER_DELAY_MS: String(SLOW_PERSON_MS),
+        CHAT_MCP_BRIDGE_SIGN_IN_WAIT_MS: SCALED_LIST_WAIT_MS,
       });
+      // The requests the sign-in holds get the host's scaled time-out (its start-up keeps the SDK's default).
+      const inTime = { timeout: HOST_TIMEOUT_MS };
       try {
         const connectedAfter = Date.now() - host.started;
-        // Never an empty list (some hosts keep it): the sign_in tool, saying where to sign in.
-        const { tools } = await host.client.listTools();
+        // Never an empty list (some hosts keep it): the sign_in tool, saying where to sign in, within the time-out.
+        const { tools } = await host.client.listTools(undefined, inTime);
         expect(tools.map((tool) => tool.name)).toEqual(["sign_in"]);
         expect(tools[0]?.description).toMatch(/not signed in to/);
         await host.toolsChanged;
         const signedInAfter = Date.now() - host.started;
-        expect(signedInAfter).toBeGreaterThan(65_000);
-        const { tools: listed } = await host.client.listTools();
+        expect(signedInAfter).toBeGreaterThan(HOST_TIMEOUT_MS);
+        const { tools: listed } = await host.client.listTools(undefined, inTime);
         expect(listed).toHaveLength(7);
-        const result = await host.client.callTool({ name: "list_chats", arguments: {} });
+        const result = await host.client.callTool({ name: "list_chats", arguments: {} }, inTime);
         expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
         console.info(
           `${mode} host: connected after ${(connectedAfter / 1000).toFixed(1)} s, tools after ${(signedInAfter / 1000).toFixed(1)} s`,
@@ -115,7 +126,7 @@ describe.concurrent.each(["legacy", "auto"] as const)(
       } finally {
         await host.client.close();
       }
-    }, 120_000);
+    }, 60_000);
 
     it("a person who approves after 5 s: the host's FIRST tools/list has the seven tools, and no list change follows", async () => {
       const host = await startHost(mode, {
