@@ -121,6 +121,7 @@ export const INTEGRATION_GLOBS = [
  * none of them is left running alone at the end of a run; vitest orders by last run's times when it has them.
  */
 export const SLOW_FILES_FIRST = [
+  "test/hosts/slow-sign-in.test.ts",
   "test/conformance-client/conformance.test.ts",
   "test/pack/pack.test.ts",
   "test/hosts/first-sign-in.test.ts",
@@ -130,7 +131,6 @@ export const SLOW_FILES_FIRST = [
   "test/bridge/reference-server.test.ts",
   "test/hosts/long-calls.test.ts",
   "test/reliability/server-restart-sign-in.test.ts",
-  "test/hosts/slow-sign-in.test.ts",
   "test/bridge/hosts/first-sign-in.test.ts",
   "test/browser/consent.test.ts",
 ];

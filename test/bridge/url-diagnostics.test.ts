@@ -85,13 +85,19 @@ describe("a bridge login URL under the protected REST API", () => {
 });
 
 describe("a dead server", () => {
-  it("the bridge answers the first request with one message and one prefix", async () => {
+  it("the bridge answers initialize, then the first list with one message and one prefix", async () => {
     const url = `${await deadUrl()}/mcp`;
     const bridge = spawnRawBridge(["--token-store", "file", url], cleanEnv());
     try {
+      // A refused connection is no evidence of an era: initialize is answered (hosts stop a server whose initialize
+      // failed), and the list after it says what happened.
       bridge.send(initializeLine(1));
-      // The answer itself is the event (no stopwatch); the bound only keeps a hung bridge from hanging the suite.
-      const answer = (await bridge.waitFor((message) => message.id === 1, 20_000)) as {
+      // The answers themselves are the events (no stopwatch); the bound only keeps a hung bridge from hanging the suite.
+      const opened = (await bridge.waitFor((message) => message.id === 1, 20_000)) as { result?: unknown };
+      expect(opened.result).toBeDefined();
+      bridge.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+      bridge.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
+      const answer = (await bridge.waitFor((message) => message.id === 2, 20_000)) as {
         error?: { message: string };
       };
       expect(answer.error?.message).toMatch(

@@ -10,7 +10,7 @@ import { ToolFilter } from "../steps/tool-filter.js";
 import { listedTools, type UnmatchedRule, unmatchedToolRules } from "../steps/tool-rules-audit.js";
 import { createAuthorizedExchange } from "../upstream/http/authorized-exchange.js";
 import { initializeParams } from "../upstream/http/endpoint-check.js";
-import { type HttpExchange, RemoteHttpError } from "../upstream/http/http-exchange.js";
+import { type HttpExchange, RemoteHttpError, ServerUnreachable } from "../upstream/http/http-exchange.js";
 import { StreamableHttpTransport } from "../upstream/legacy/streamable-http-transport.js";
 import { ModernUpstream } from "../upstream/modern.js";
 import { type EraVerdict, eraVerdictStore } from "../upstream/probe.js";
@@ -29,6 +29,16 @@ export const eraCheck = check("era", "Protocol era", withSignIn(25_000), async (
   const { url } = context;
   const { verdict, failure, last } = await probeEra(url, await liveExchange(context, signal));
   // What came back last tells the user why the probe could not decide.
+  // No answer: not evidence of an era, and not remembered.
+  if (failure instanceof ServerUnreachable || (verdict && last && "error" in last)) {
+    const cause = last && "error" in last ? last.error : failure;
+    const words = describeNetworkFailure(cause, url) ?? describeError(cause);
+    return {
+      status: "fail",
+      detail: `server/discover got no answer: ${words}`,
+      fix: liveFix(cause, context),
+    };
+  }
   if (!verdict) {
     // The probe refuses a server or gateway failure and a rate limit as evidence (nothing is remembered).
     if (last && "status" in last && (last.status >= 500 || last.status === 429))
@@ -39,15 +49,6 @@ export const eraCheck = check("era", "Protocol era", withSignIn(25_000), async (
       };
     const fix = liveFix(failure, context);
     return { status: "fail", detail: `server/discover failed: ${describeError(failure)}`, fix };
-  }
-  // No answer: not evidence of an era, and not remembered.
-  if (last && "error" in last) {
-    const words = describeNetworkFailure(last.error, url) ?? describeError(last.error);
-    return {
-      status: "fail",
-      detail: `server/discover got no answer: ${words}`,
-      fix: liveFix(last.error, context),
-    };
   }
   context.verdict = verdict;
   // The bridge's next start goes by what the server speaks now, not by an older verdict.

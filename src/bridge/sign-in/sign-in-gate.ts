@@ -410,14 +410,17 @@ export class SignInGate {
     }
     this.#signingIn = undefined;
     if ("error" in ended) this.#failed(ended.error);
-    else this.#open();
+    else this.#open(ended.reached);
   }
 
-  /** Signed in: the relay takes over, gets what the host sent meanwhile, and the host hears its lists changed. */
-  #open(): void {
+  /**
+   * Signed in (or the server could not be reached, which the relay reports): the relay takes over, gets what the
+   * host sent meanwhile, and the host hears its lists changed.
+   */
+  #open(reached: boolean): void {
     if (this.#state === "open") return;
     const reload = this.#answeredLists.size > 0 ? `; ${this.#host.reload}` : ".";
-    this.#options.log.info(`Signed in to ${this.#options.serverUrl}${reload}`);
+    if (reached) this.#options.log.info(`Signed in to ${this.#options.serverUrl}${reload}`);
     this.#state = "open";
     this.#lastFailure = undefined;
     for (const { message } of [...this.#held.values()]) {
