@@ -4,13 +4,13 @@
  * 2026-07-28, `server/discover` first). The suite starts test/conformance-client/client.mjs per scenario, which
  * only hands the scenario to serveDriver's socket and exits with the code it gets back.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import * as z from "zod";
+import { scratchDir } from "../support/scratch-dir.js";
 
 const root = resolve(import.meta.dirname, "../..");
 export type Driver = "legacy" | "modern";
@@ -108,7 +108,9 @@ function plannedCalls(
 
 /** Runs one scenario: the bridge as a process, driven as an MCP client app would; ends within `timeoutMs`. */
 export async function driveScenario(request: ScenarioRequest, timeoutMs: number): Promise<ScenarioRun> {
-  const configDir = mkdtempSync(join(tmpdir(), "chat-mcp-bridge-conformance-"));
+  // A scratch folder, removed again after the file: the bridge's detached sign-in process outlives the bridge (by
+  // design) and may still write its login here after this scenario's own removal below.
+  const configDir = scratchDir("chat-mcp-bridge-conformance-");
   const { args, env } = bridgeCommand(request, configDir);
   const transport = new StdioClientTransport({ command: process.execPath, args, env, stderr: "pipe" });
   let output = "";
