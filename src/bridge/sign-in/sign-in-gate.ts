@@ -9,8 +9,7 @@ import {
   type JsonObject as Json,
   requestKey,
 } from "../messages/jsonrpc.js";
-import type { EraRelay } from "../messages/request-model.js";
-import { hasModernEnvelope, type ToClient } from "../messages/request-model.js";
+import { type EraRelay, hasModernEnvelope, type ToClient } from "../messages/request-model.js";
 import { bridgeDiscoverResult, signedOutInitializeResult } from "../translate/discover.js";
 import { SignInUrlRefused } from "../upstream/http/endpoint-check.js";
 import {
