@@ -21,7 +21,7 @@ const WAIT_MS = 45_000;
 function gateWithHost(login: { signedIn?: boolean; lastTools?: Json[]; written?: Json[][] } = {}) {
   const toHost: Json[] = [];
   const toServer: Json[] = [];
-  let finish: () => void = () => {};
+  let finish: (reached?: boolean) => void = () => {};
   let fail: (error: Error) => void = () => {};
   let gate!: SignInGate;
   const relay = {
@@ -55,7 +55,7 @@ function gateWithHost(login: { signedIn?: boolean; lastTools?: Json[]; written?:
     lastTools: { read: async () => login.lastTools, write: (tools) => login.written?.push(tools) },
     signIn: () =>
       new Promise<boolean>((resolve, reject) => {
-        finish = () => resolve(true);
+        finish = (reached = true) => resolve(reached);
         fail = reject;
       }),
     waitMs: WAIT_MS,
@@ -77,7 +77,8 @@ function gateWithHost(login: { signedIn?: boolean; lastTools?: Json[]; written?:
     send,
     answerTo,
     initialize,
-    finish: () => finish(),
+    /** The sign-in ends: signed in, or (false) without reaching the server. */
+    finish: (reached?: boolean) => finish(reached),
     fail: (error: Error) => fail(error),
   };
 }
@@ -183,6 +184,39 @@ describe("a signed-out start: the host's opening is answered at once", () => {
       "notifications/subscriptions/acknowledged",
     );
     expect(host.toServer).toEqual([]);
+  });
+});
+
+describe("a 2026-07-28 agent library that opens with server/discover", () => {
+  const meta = { ...MODERN_META, "io.modelcontextprotocol/clientInfo": { name: "my-agent", version: "1" } };
+
+  it("a grace sign-in refused for a bare discover leaves the gate shut: the list waits for the next sign-in", async () => {
+    const host = gateWithHost();
+    host.send({ id: 1, method: "server/discover", params: { _meta: meta } });
+    await vi.advanceTimersByTimeAsync(0);
+    // Nothing but a discover had come, so the era probe was not let sign in: it ends without reaching the server.
+    host.finish(false);
+    await vi.advanceTimersByTimeAsync(OPENING_GRACE_MS);
+    expect(host.answerTo(1)).toMatchObject({ result: { resultType: "complete" } });
+    host.send({ id: 2, method: "tools/list", params: { _meta: meta } });
+    await vi.advanceTimersByTimeAsync(WAIT_MS - OPENING_GRACE_MS - 1);
+    expect(host.answerTo(2)).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    signInToolOf(host.answerTo(2));
+    expect(host.toServer).toEqual([]);
+  });
+
+  it("a server that cannot be reached by the list's own sign-in either: the relay takes the list (and reports it)", async () => {
+    const host = gateWithHost();
+    host.send({ id: 1, method: "server/discover", params: { _meta: meta } });
+    await vi.advanceTimersByTimeAsync(0);
+    host.finish(false);
+    await vi.advanceTimersByTimeAsync(OPENING_GRACE_MS);
+    host.send({ id: 2, method: "tools/list", params: { _meta: meta } });
+    await vi.advanceTimersByTimeAsync(0);
+    host.finish(false);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(host.toServer.map((message) => message.method)).toEqual(["tools/list"]);
   });
 });
 

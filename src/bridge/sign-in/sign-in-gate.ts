@@ -194,8 +194,14 @@ export class SignInGate {
       });
       this.#endGrace = undefined;
     }
-    const ended = this.#endedEarly;
+    let ended = this.#endedEarly;
     this.#endedEarly = undefined;
+    // A grace sign-in that did not reach the server may only have been kept from signing in (the host had sent
+    // nothing but `server/discover`): it proves nothing, and what the host sends next starts another.
+    if (ended && "reached" in ended && !ended.reached) {
+      ended = undefined;
+      this.#signingIn = undefined;
+    }
     const messages = this.#queue.drain();
     // A sign-in that ended without a login (a server that cannot be reached) is the relay's to report, later.
     if (signedIn || (ended && "reached" in ended && ended.reached)) {
