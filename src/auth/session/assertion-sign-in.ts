@@ -3,7 +3,6 @@ import { open } from "node:fs/promises";
 import {
   buildDiscoveryUrls,
   CrossAppAccessProvider,
-  fetchToken,
   OAuthError,
   type OAuthTokens,
   requestJwtAuthorizationGrant,
@@ -12,14 +11,14 @@ import * as z from "zod";
 import { rememberSecret } from "../../internal/redact.js";
 import { assertSecureUrl } from "../checks.js";
 import { boundedMetadataFetch, type DiscoveredServer } from "../discovery.js";
-import { dpopKeyForSignIn, withDpopProof } from "../dpop.js";
+import { dpopKeyForSignIn } from "../dpop.js";
 import { AuthRequiredError, messageOf } from "../errors.js";
 import type { StoredLogin } from "../stored-login.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { SessionContext } from "./context.js";
 import { storedLoginOf } from "./session-storage.js";
 import { unattendedLoginAndScope } from "./sign-in-scope.js";
-import { accountRecordingFetch, tokenEndpointArguments } from "./token-endpoint.js";
+import { accountRecordingFetch, fetchTokenAt, tokenEndpointArguments } from "./token-endpoint.js";
 
 /** Largest token file read: a platform's JWT is 1-2 KiB; an ID token with many claims stays under 16 KiB. */
 const MAX_TOKEN_FILE_BYTES = 64 * 1024;
@@ -109,13 +108,7 @@ export async function signInWithAssertion(
   const dpopKey = await dpopKeyForSignIn(options, server.metadata, current);
   let tokens: OAuthTokens;
   try {
-    const endpoint = tokenEndpointArguments(server, answer.fetchFn);
-    tokens = await fetchToken(withDpopProof(provider, dpopKey), endpoint.authorizationServerUrl, {
-      metadata: endpoint.metadata,
-      resource: server.resource,
-      scope,
-      fetchFn: endpoint.fetchFn,
-    });
+    tokens = await fetchTokenAt(server, provider, { dpopKey, fetchFn: answer.fetchFn, scope });
   } catch (error) {
     if (!(error instanceof OAuthError)) throw error;
     context.log("debug", `The token endpoint refused the ${what}: ${messageOf(error)}`);

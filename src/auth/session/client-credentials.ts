@@ -1,19 +1,18 @@
 /** Signing in with no person: the `client_credentials` grant (RFC 6749 §4.4) through the SDK's providers, with a client secret or a `private_key_jwt` assertion (RFC 7523 §2.2). */
 import {
   ClientCredentialsProvider,
-  fetchToken,
   OAuthError,
   type OAuthTokens,
   PrivateKeyJwtProvider,
 } from "@modelcontextprotocol/client";
-import { dpopKeyForSignIn, dpopSessionOf, withDpopProof } from "../dpop.js";
+import { dpopKeyForSignIn } from "../dpop.js";
 import { AuthRequiredError, messageOf } from "../errors.js";
 import type { StoredLogin } from "../stored-login.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { SessionContext } from "./context.js";
 import { storedLoginOf } from "./session-storage.js";
 import { unattendedLoginAndScope } from "./sign-in-scope.js";
-import { accountRecordingFetch, tokenEndpointArguments } from "./token-endpoint.js";
+import { accountRecordingFetch, fetchTokenAt } from "./token-endpoint.js";
 
 export interface ClientCredentialsInput {
   challengeScope?: string | undefined;
@@ -69,14 +68,7 @@ export async function signInWithClientCredentials(
   let tokens: OAuthTokens;
   try {
     // The vetted endpoint, as the other flows reach it: a plain http one that --allow-http allowed included.
-    const dpop = dpopKey ? await dpopSessionOf(dpopKey) : undefined;
-    const endpoint = tokenEndpointArguments(server, answer.fetchFn, dpop);
-    tokens = await fetchToken(withDpopProof(provider, dpopKey), endpoint.authorizationServerUrl, {
-      metadata: endpoint.metadata,
-      resource: server.resource,
-      scope,
-      fetchFn: endpoint.fetchFn,
-    });
+    tokens = await fetchTokenAt(server, provider, { dpopKey, fetchFn: answer.fetchFn, scope });
   } catch (error) {
     if (!(error instanceof OAuthError)) throw error;
     context.log("debug", `The token endpoint refused the client credentials: ${messageOf(error)}`);

@@ -3,10 +3,15 @@ import {
   type AuthorizationServerMetadata,
   assertSecureTokenEndpoint,
   type DpopSession,
+  fetchToken,
   InsecureTokenEndpointError,
+  type OAuthClientProvider,
+  type OAuthTokens,
 } from "@modelcontextprotocol/client";
 import { readBoundedText } from "../../internal/bounded-body.js";
 import type { DiscoveredServer } from "../discovery.js";
+import { dpopSessionOf, withDpopProof } from "../dpop.js";
+import type { StoredDpopKey } from "../stored-login.js";
 
 /** What `exchangeAuthorization` and `refreshAuthorization` take to reach the token endpoint. */
 export interface TokenEndpointArguments {
@@ -67,6 +72,22 @@ async function withProofFor(
     await dpop.buildProof({ htm: "POST", htu: url, ...(typeof nonce === "string" ? { nonce } : {}) }),
   );
   return { ...init, headers };
+}
+
+/** A grant the SDK's provider makes (client_credentials, jwt-bearer) at the vetted endpoint, DPoP-bound with `dpopKey`. */
+export async function fetchTokenAt(
+  server: DiscoveredServer,
+  provider: OAuthClientProvider,
+  request: { dpopKey: StoredDpopKey | undefined; fetchFn: typeof fetch; scope: string | undefined },
+): Promise<OAuthTokens> {
+  const dpop = request.dpopKey ? await dpopSessionOf(request.dpopKey) : undefined;
+  const endpoint = tokenEndpointArguments(server, request.fetchFn, dpop);
+  return fetchToken(withDpopProof(provider, request.dpopKey), endpoint.authorizationServerUrl, {
+    metadata: endpoint.metadata,
+    resource: server.resource,
+    scope: request.scope,
+    fetchFn: endpoint.fetchFn,
+  });
 }
 
 function refusedBySdk(endpoint: URL): boolean {
