@@ -1,6 +1,7 @@
 /**
  * The official MCP conformance suite, client mode, through chat-mcp-bridge driven by test/conformance-client/driver.ts:
- * every client scenario of each requirement set, with a 2025-era and a 2026-07-28 stdio driver.
+ * every client scenario of each requirement set, with a 2025-era and a 2026-07-28 stdio driver (the `auth/*` ones
+ * with the set's own era's driver only: runsIn below).
  *
  * One suite process per requirement set and driver (`conformance client --requirements`), not one per scenario: the
  * suite's start-up was most of a scenario's cost. It starts client.mjs per scenario, which hands the scenario to the
@@ -20,6 +21,18 @@ const client = `${process.execPath} ${resolve(import.meta.dirname, "client.mjs")
 /** The suite's frozen requirement sets this project answers to, and the eras of the stdio client. */
 const REQUIREMENT_SETS = ["2026-07-28", "2025-11-25"] as const;
 const DRIVERS = ["legacy", "modern"] as const;
+/** The stdio client of each requirement set's own era. */
+const OWN_DRIVER: Record<(typeof REQUIREMENT_SETS)[number], Driver> = {
+  "2026-07-28": "modern",
+  "2025-11-25": "legacy",
+};
+/**
+ * Whether a cell runs a scenario. The `auth/*` scenarios run with the requirement set's own stdio client only: the
+ * sign-in is between the bridge and the suite's servers, the same whichever era the host speaks (the signed-out
+ * gate of each era is test/bridge/sign-in-gate.test.ts's). The other client runs the rest, the era translation.
+ */
+const runsIn = (revision: (typeof REQUIREMENT_SETS)[number], driver: Driver, scenario: string) =>
+  !scenario.startsWith("auth/") || OWN_DRIVER[revision] === driver;
 /** Scenarios run at once: each is a bridge and a headless browser beside the suite's servers. */
 const PARALLEL = Math.max(2, availableParallelism());
 /** One scenario's bound once its turn has come (the suite's own time-out, which counts the wait, is only a guard). */
@@ -130,6 +143,13 @@ describe("MCP conformance suite, client scenarios, through the bridge", () => {
   beforeAll(async () => {
     const driver = await serveDriver({
       inTurn: gate(PARALLEL),
+      runs: (request) => {
+        const [revision, stdioDriver] = request.cell.split(" ") as [
+          (typeof REQUIREMENT_SETS)[number],
+          Driver,
+        ];
+        return !REQUIREMENT_SETS.includes(revision) || runsIn(revision, stdioDriver, request.scenario);
+      },
       timeoutMs: SCENARIO_TIMEOUT_MS,
       onRun: (request, run) => {
         if (!runs.has(request.cell)) runs.set(request.cell, new Map());
@@ -183,7 +203,7 @@ describe("MCP conformance suite, client scenarios, through the bridge", () => {
     for (const driver of DRIVERS) {
       const cell = `${revision} ${driver}`;
       describe(`requirement set ${revision}, ${driver} stdio driver`, () => {
-        for (const scenario of scenarios[revision]) {
+        for (const scenario of scenarios[revision].filter((name) => runsIn(revision, driver, name))) {
           const reason = expectedReason(scenario, revision, driver);
           const title = reason
             ? `${scenario} (expected to fail: ${reason.slice(0, 60)}…)`

@@ -179,10 +179,12 @@ export function gate(limit: number): <T>(job: () => Promise<T>) => Promise<T> {
 
 /**
  * Listens on 127.0.0.1 for client.mjs: one JSON line in (a ScenarioRequest), one JSON line out (a ScenarioRun).
- * `inTurn` bounds how many scenarios run at once; `onRun` sees every finished run.
+ * `inTurn` bounds how many scenarios run at once; `onRun` sees every finished run (not one that `runs` left out).
  */
 export async function serveDriver(options: {
   inTurn: <T>(job: () => Promise<T>) => Promise<T>;
+  /** Whether the scenario is run at all: one that is not fails at once, with no bridge started. */
+  runs: (request: ScenarioRequest) => boolean;
   timeoutMs: number;
   onRun: (request: ScenarioRequest, run: ScenarioRun) => void;
 }): Promise<{ port: number; server: Server }> {
@@ -197,6 +199,8 @@ export async function serveDriver(options: {
       if (end === -1) return;
       socket.removeAllListeners("data");
       const request = ScenarioRequest.parse(JSON.parse(received.slice(0, end)));
+      if (!options.runs(request))
+        return void socket.end(`${JSON.stringify({ exitCode: 1, output: "not run in this cell" })}\n`);
       void options
         .inTurn(() => driveScenario(request, options.timeoutMs))
         .then((run) => {
