@@ -121,16 +121,20 @@ export const INTEGRATION_GLOBS = [
  * none of them is left running alone at the end of a run; vitest orders by last run's times when it has them.
  */
 export const SLOW_FILES_FIRST = [
-  "test/hosts/slow-sign-in.test.ts",
   "test/conformance-client/conformance.test.ts",
   "test/pack/pack.test.ts",
   "test/hosts/first-sign-in.test.ts",
   "test/conformance-server/conformance.test.ts",
   "test/reliability/bridge-faults.test.ts",
   "test/bridge/mcp-remote-flags.test.ts",
+  "test/hosts/slow-sign-in.test.ts",
   "test/bridge/reference-server.test.ts",
+  "test/bridge/eras/reference-server.test.ts",
+  "test/cli/browser.test.ts",
+  "test/bridge/hosts/long-calls.test.ts",
   "test/hosts/long-calls.test.ts",
-  "test/reliability/server-restart-sign-in.test.ts",
-  "test/bridge/hosts/first-sign-in.test.ts",
   "test/browser/consent.test.ts",
+  "test/cli/process.test.ts",
+  "test/browser/device-code.test.ts",
+  "test/bridge/eras/extensions-matrix.test.ts",
 ];

@@ -24,7 +24,11 @@ export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 export const TASK_TOOLS: ReadonlySet<string> = new Set(["create_chat", "send_message"]);
 /** A finished task is kept this long for its result; a host that never comes back costs no more than that. */
 export const TASK_TTL_MS = 60 * 60 * 1000;
-const POLL_INTERVAL_MS = 1000;
+/**
+ * How often a host is told to poll: at the pace the scripted assistant answers (its `assistantDelayMs`), between
+ * 100 ms and a second. Polling faster finds nothing new; slower leaves a finished answer waiting.
+ */
+export const pollIntervalFor = (assistantDelayMs = 0): number => Math.min(1000, Math.max(100, assistantDelayMs));
 /** Live and finished tasks kept per account, oldest dropped first. */
 const MAX_TASKS_PER_ACCOUNT = 100;
 
@@ -98,16 +102,16 @@ async function answerOf(response: Response, id: unknown): Promise<JsonRpcAnswer>
 
 export class ChatTasks {
   readonly #tasks = new Map<string, ChatTask>();
-  readonly #now: () => number;
+  readonly #pollIntervalMs: number;
 
-  constructor(now: () => number = Date.now) {
-    this.#now = now;
+  constructor(assistantDelayMs?: number) {
+    this.#pollIntervalMs = pollIntervalFor(assistantDelayMs);
   }
 
   /** Starts a task running `run` (the call without the task) and returns it as created: `tasks/get` finds it at once. */
   start(principal: Principal, run: (signal: AbortSignal) => Promise<Response>, id: unknown): ChatTask {
     this.#prune(principal.account);
-    const at = new Date(this.#now()).toISOString();
+    const at = new Date(Date.now()).toISOString();
     const controller = new AbortController();
     const task: ChatTask = {
       taskId: randomUUID(),
@@ -133,7 +137,7 @@ export class ChatTasks {
 
   #settle(task: ChatTask, status: Status, answer?: JsonRpcAnswer): void {
     task.status = status;
-    task.lastUpdatedAt = new Date(this.#now()).toISOString();
+    task.lastUpdatedAt = new Date(Date.now()).toISOString();
     if (answer) task.answer = answer;
     task.statusMessage =
       status === "completed"
@@ -145,7 +149,7 @@ export class ChatTasks {
 
   /** Drops expired tasks, and the account's oldest past its cap. */
   #prune(account: string): void {
-    const now = this.#now();
+    const now = Date.now();
     const own: ChatTask[] = [];
     for (const task of this.#tasks.values()) {
       if (Date.parse(task.createdAt) + TASK_TTL_MS <= now) {
@@ -187,7 +191,7 @@ export class ChatTasks {
       createdAt: task.createdAt,
       lastUpdatedAt: task.lastUpdatedAt,
       ttlMs: TASK_TTL_MS,
-      pollIntervalMs: POLL_INTERVAL_MS,
+      pollIntervalMs: this.#pollIntervalMs,
     };
     if (!detailed || !task.answer) return base;
     return "result" in task.answer

@@ -72,7 +72,7 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
   }
   const elicitation = createResolveElicitation(randomBytes(32));
   const skills = integrationSkills();
-  const tasks = new ChatTasks();
+  const tasks = new ChatTasks(ctx.options.assistantDelayMs);
   let readOnly = false;
   /** The chat tools of each server built (one per legacy session, one per modern request), to withdraw them. */
   const chatToolsOf = new WeakMap<McpServer, ChatTools>();
