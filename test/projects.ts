@@ -136,5 +136,4 @@ export const SLOW_FILES_FIRST = [
   "test/browser/consent.test.ts",
   "test/cli/process.test.ts",
   "test/browser/device-code.test.ts",
-  "test/bridge/eras/extensions-matrix.test.ts",
 ];
