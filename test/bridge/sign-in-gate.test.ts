@@ -189,16 +189,23 @@ describe("a signed-out start: the host's opening is answered at once", () => {
 
 describe("a 2026-07-28 agent library that opens with server/discover", () => {
   const meta = { ...MODERN_META, "io.modelcontextprotocol/clientInfo": { name: "my-agent", version: "1" } };
-
-  it("a grace sign-in refused for a bare discover leaves the gate shut: the list waits for the next sign-in", async () => {
+  /**
+   * The discover, answered; the grace sign-in ends without reaching the server (nothing but a discover had come, so
+   * the era probe was not let sign in); then the host's list.
+   */
+  async function discoverThenList() {
     const host = gateWithHost();
     host.send({ id: 1, method: "server/discover", params: { _meta: meta } });
     await vi.advanceTimersByTimeAsync(0);
-    // Nothing but a discover had come, so the era probe was not let sign in: it ends without reaching the server.
     host.finish(false);
     await vi.advanceTimersByTimeAsync(OPENING_GRACE_MS);
     expect(host.answerTo(1)).toMatchObject({ result: { resultType: "complete" } });
     host.send({ id: 2, method: "tools/list", params: { _meta: meta } });
+    return host;
+  }
+
+  it("a grace sign-in refused for a bare discover leaves the gate shut: the list waits for the next sign-in", async () => {
+    const host = await discoverThenList();
     await vi.advanceTimersByTimeAsync(WAIT_MS - OPENING_GRACE_MS - 1);
     expect(host.answerTo(2)).toBeUndefined();
     await vi.advanceTimersByTimeAsync(1);
@@ -207,12 +214,7 @@ describe("a 2026-07-28 agent library that opens with server/discover", () => {
   });
 
   it("a server that cannot be reached by the list's own sign-in either: the relay takes the list (and reports it)", async () => {
-    const host = gateWithHost();
-    host.send({ id: 1, method: "server/discover", params: { _meta: meta } });
-    await vi.advanceTimersByTimeAsync(0);
-    host.finish(false);
-    await vi.advanceTimersByTimeAsync(OPENING_GRACE_MS);
-    host.send({ id: 2, method: "tools/list", params: { _meta: meta } });
+    const host = await discoverThenList();
     await vi.advanceTimersByTimeAsync(0);
     host.finish(false);
     await vi.advanceTimersByTimeAsync(0);
