@@ -28,7 +28,8 @@ export const TASK_TTL_MS = 60 * 60 * 1000;
  * How often a host is told to poll: at the pace the scripted assistant answers (its `assistantDelayMs`), between
  * 100 ms and a second. Polling faster finds nothing new; slower leaves a finished answer waiting.
  */
-export const pollIntervalFor = (assistantDelayMs = 0): number => Math.min(1000, Math.max(100, assistantDelayMs));
+export const pollIntervalFor = (assistantDelayMs = 0): number =>
+  Math.min(1000, Math.max(100, assistantDelayMs));
 /** Live and finished tasks kept per account, oldest dropped first. */
 const MAX_TASKS_PER_ACCOUNT = 100;
 
