@@ -203,8 +203,8 @@ export class SignInGate {
       this.#signingIn = undefined;
     }
     const messages = this.#queue.drain();
-    // A sign-in that ended without a login (a server that cannot be reached) is the relay's to report, later.
-    if (signedIn || (ended && "reached" in ended && ended.reached)) {
+    // Signed in, or the grace sign-in reached the server (what is left of `ended` is that or a failure).
+    if (signedIn || (ended && "reached" in ended)) {
       this.#signingIn = undefined;
       this.#state = "open";
       for (const message of messages) this.fromClient(message);

@@ -28,8 +28,7 @@ export const TASK_TTL_MS = 60 * 60 * 1000;
  * How often a host is told to poll: at the pace the scripted assistant answers (its `assistantDelayMs`), between
  * 100 ms and a second. Polling faster finds nothing new; slower leaves a finished answer waiting.
  */
-export const pollIntervalFor = (assistantDelayMs = 0): number =>
-  Math.min(1000, Math.max(100, assistantDelayMs));
+const pollIntervalFor = (assistantDelayMs = 0): number => Math.min(1000, Math.max(100, assistantDelayMs));
 /** Live and finished tasks kept per account, oldest dropped first. */
 const MAX_TASKS_PER_ACCOUNT = 100;
 
@@ -112,7 +111,7 @@ export class ChatTasks {
   /** Starts a task running `run` (the call without the task) and returns it as created: `tasks/get` finds it at once. */
   start(principal: Principal, run: (signal: AbortSignal) => Promise<Response>, id: unknown): ChatTask {
     this.#prune(principal.account);
-    const at = new Date(Date.now()).toISOString();
+    const at = new Date().toISOString();
     const controller = new AbortController();
     const task: ChatTask = {
       taskId: randomUUID(),
@@ -138,7 +137,7 @@ export class ChatTasks {
 
   #settle(task: ChatTask, status: Status, answer?: JsonRpcAnswer): void {
     task.status = status;
-    task.lastUpdatedAt = new Date(Date.now()).toISOString();
+    task.lastUpdatedAt = new Date().toISOString();
     if (answer) task.answer = answer;
     task.statusMessage =
       status === "completed"
