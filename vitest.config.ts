@@ -24,10 +24,9 @@ export default defineConfig({
   test: {
     globalSetup: ["test/global-setup.ts"],
     reporters: ["default", "./test/support/skip-summary.ts"],
-    // The suite is CPU-bound (the cores are busy from start to end), and every extra worker costs CPU of its own:
-    // on 2 cores, 2 workers took 424 s of CPU and 336 s, 3 took 480 s and 318 s, 4 took 505 s and 323 s. One more
-    // worker than cores covers the files that wait on a process or a browser (vitest's default, one fewer than the
-    // cores, is one worker on two cores: the whole suite one file at a time).
+    // The suite is CPU-bound (the cores are busy from start to end), and every extra worker costs CPU of its own
+    // (the measurements are in the commit that set this). One more worker than cores covers the files that wait on
+    // a process or a browser; vitest's default, one fewer than the cores, is one file at a time on two cores.
     maxWorkers: availableParallelism() + 1,
     sequence: { sequencer: SlowFirstSequencer },
     projects: [
