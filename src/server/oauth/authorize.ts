@@ -21,9 +21,10 @@ import {
   OAuthError,
   PENDING_CONSENT_TTL_MS,
   type PendingConsent,
+  redirectUriProblem,
+  redirectUriRegistered,
 } from "./grants.js";
-import { findClient, type OAuthParts, rateLimited } from "./parts.js";
-import { redirectUriProblem, redirectUriRegistered } from "./registration.js";
+import { findClient, type OAuthParts, rateLimited } from "./token.js";
 
 export const CONSENT_PATH = "/oauth/consent";
 export const DEVICE_VERIFICATION_PATH = "/device";
@@ -52,7 +53,7 @@ function toConsent(
 ): Response {
   const id = randomUUID();
   const nonce = newSecret();
-  parts.flows.addPending(request, nonce, id, notAfter);
+  parts.grants.addPending(request, nonce, id, notAfter);
   const cookie = bindingCookie(parts, id);
   const setCookie = serializeCookie(cookie.name, nonce, {
     ...cookie.options,
@@ -113,7 +114,7 @@ export async function handleAuthorize(
   const refuse = (error: string, description: string) =>
     vouched
       ? redirectResponse(
-          parts.flows.authorizationResponse(redirectUri, { error, error_description: description }, state),
+          parts.grants.authorizationResponse(redirectUri, { error, error_description: description }, state),
         )
       : errorPage(error, description);
 
@@ -129,7 +130,7 @@ export async function handleAuthorize(
   }
   let checked: { scopes: string[]; resource?: string };
   try {
-    checked = parts.flows.checkScopesAndResource(params.get("scope"), params.get("resource"));
+    checked = parts.grants.checkScopesAndResource(params.get("scope"), params.get("resource"));
   } catch (error) {
     if (error instanceof OAuthError) return refuse(error.error, error.description);
     throw error;
@@ -152,7 +153,7 @@ export async function handleAuthorize(
       ...(auto.userId ? { userId: auto.userId } : {}),
       ...(checked.resource ? { resource: checked.resource } : {}),
     };
-    return redirectResponse(parts.flows.approvedRedirect(approval, authorization));
+    return redirectResponse(parts.grants.approvedRedirect(approval, authorization));
   }
   return toConsent(parts, authorization, 302);
 }
@@ -320,7 +321,7 @@ async function decideConsent(parts: OAuthParts, request: Request): Promise<Respo
     return expiredPage();
   }
   const requestId = form.get("request") ?? "";
-  const started = parts.flows.pendingConsent(requestId);
+  const started = parts.grants.pendingConsent(requestId);
   if (started && !boundToThisBrowser(parts, request, started)) return otherBrowserPage();
   const user = sessions.userFor(request);
   if (!user)
@@ -339,12 +340,12 @@ async function decideConsent(parts: OAuthParts, request: Request): Promise<Respo
   if (!pending) return expiredPage();
   const release: Array<[string, string]> = [["set-cookie", releaseBrowser(parts, requestId)]];
   if (form.get("decision") !== "approve") {
-    parts.flows.takePendingConsent(requestId);
+    parts.grants.takePendingConsent(requestId);
     if (isDeviceConsent(pending)) {
-      parts.devices.deny(pending.userCode);
+      parts.devices.decide(pending.userCode);
       return deviceDecidedPage("denied", release);
     }
-    const denied = parts.flows.authorizationResponse(
+    const denied = parts.grants.authorizationResponse(
       pending.redirectUri,
       { error: "access_denied", error_description: "The user denied the authorization request" },
       pending.state,
@@ -355,7 +356,7 @@ async function decideConsent(parts: OAuthParts, request: Request): Promise<Respo
   if (!choicesFor(user, parts.ctx.accounts).some((choice) => choice.slug === account)) {
     return consentPage(parts, request, pending, user, "Choose one of your accounts or teams.");
   }
-  parts.flows.takePendingConsent(requestId);
+  parts.grants.takePendingConsent(requestId);
   const approval = {
     clientId: pending.client.client_id,
     userId: user.id,
@@ -364,15 +365,15 @@ async function decideConsent(parts: OAuthParts, request: Request): Promise<Respo
     ...(pending.resource ? { resource: pending.resource } : {}),
   };
   if (isDeviceConsent(pending)) {
-    const approved = parts.devices.approve(pending.userCode, approval);
+    const approved = parts.devices.decide(pending.userCode, approval);
     return approved ? deviceDecidedPage("approved", release) : expiredPage();
   }
-  return redirectResponse(parts.flows.approvedRedirect(approval, pending), 303, release);
+  return redirectResponse(parts.grants.approvedRedirect(approval, pending), 303, release);
 }
 
 /** The pending request with this id, unless it is a device's that was decided or expired meanwhile. */
 function livePending(parts: OAuthParts, id: string): PendingConsent | undefined {
-  const pending = parts.flows.pendingConsent(id);
+  const pending = parts.grants.pendingConsent(id);
   if (pending && isDeviceConsent(pending) && !parts.devices.pending(pending.userCode)) return undefined;
   return pending;
 }
@@ -400,7 +401,7 @@ function consentRequestIn(next: unknown, parts: OAuthParts): PendingConsent | un
     // Not valid percent-encoding: it does not lead to the consent page either.
   }
   if (path.replace(/\/+$/, "").toLowerCase() !== CONSENT_PATH) return undefined;
-  return parts.flows.pendingConsent(target.searchParams.get("request") ?? "");
+  return parts.grants.pendingConsent(target.searchParams.get("request") ?? "");
 }
 
 /** The personal account first, then the person's teams. */
