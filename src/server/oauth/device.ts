@@ -1,6 +1,7 @@
 /** The device authorization grant's state (RFC 8628), in memory: device and user codes, the person's decision, the polling pace, one redemption each; bounded in number and lifetime. */
 import { randomInt } from "node:crypto";
 import { newSecret } from "../ids.js";
+import type { DeviceAuthorizationOptions as DeviceOptions } from "../options.js";
 import { type RateDecision, TokenBucketLimiter } from "../rate-limit.js";
 import { type Approval, hashOf, OAuthError, type OAuthGrants, type TokenResponseBody } from "./grants.js";
 
@@ -12,14 +13,9 @@ const USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
 const POLL_TOLERANCE_MS = 500;
 const USER_CODE_ATTEMPT_WINDOW_SECONDS = 15 * 60;
 
-export interface DeviceAuthorizationOptions {
+export interface DeviceAuthorizationOptions extends DeviceOptions {
   grants: OAuthGrants;
   now: () => number;
-  lifetimeSeconds?: number;
-  intervalSeconds?: number;
-  maxPending?: number;
-  /** Code entries on the verification page per browser session at an address, given back over 15 minutes. */
-  maxUserCodeAttempts?: number;
 }
 
 /** What the verification page may know of a pending authorization: never its device code. */

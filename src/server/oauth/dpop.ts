@@ -9,7 +9,7 @@ import {
   jwtVerify,
 } from "jose";
 import type { CredentialCheck, CredentialRefusal, PresentedCredential, Principal } from "../context.js";
-import type { DpopMode, DpopNonceMode, DpopReplayLimits } from "../options.js";
+import type { DpopMode, DpopNonceMode, DpopReplayLimits, OAuthServerOptions } from "../options.js";
 import type { Store, StoreCollection } from "../store.js";
 import {
   hashOf,
@@ -36,10 +36,8 @@ export interface ProofExpectation {
   url: string;
   /** Present when the proof accompanies an access token: the proof's `ath` must be its hash. */
   accessToken?: string;
-  /** Seconds since the epoch, and how far in the past `iat` may be, and how far in the future. */
+  /** Seconds since the epoch: `iat` may be up to 300 s before, 60 s after. */
   nowSeconds: number;
-  maxAgeSeconds: number;
-  maxFutureSeconds: number;
   /** When given, the proof must be signed by the key of this thumbprint (the token's `cnf.jkt`). */
   boundTo?: string;
   /** When given, the proof must carry one of these nonces. */
@@ -77,8 +75,8 @@ export async function checkDpopProof(proof: string, expected: ProofExpectation) 
     throw invalid("the proof's htu is not the request's URL");
   if (typeof iat !== "number" || !Number.isFinite(iat)) throw invalid("the proof needs a numeric iat");
   if (
-    iat < expected.nowSeconds - expected.maxAgeSeconds ||
-    iat > expected.nowSeconds + expected.maxFutureSeconds
+    iat < expected.nowSeconds - MAX_PROOF_AGE_SECONDS ||
+    iat > expected.nowSeconds + MAX_PROOF_FUTURE_SECONDS
   )
     throw invalid("the proof's iat is outside the accepted window");
   if (expected.accessToken !== undefined && payload.ath !== hashOf(expected.accessToken))
@@ -133,24 +131,16 @@ export interface TokenRequestProof {
   release(): void;
 }
 
-export interface DpopPolicyOptions {
-  mode: DpopMode;
-  nonces: DpopNonceMode;
-  /** Where each bound token's key is kept (under the token's hash) until the token expires. */
-  store: Store;
-  tokenEndpoint: string;
-  now: () => number;
-  replayLimits?: DpopReplayLimits | undefined;
+export class DpopPolicy {
+  readonly #mode: DpopMode;
+  readonly #nonces: DpopNonceMode;
   /**
    * True when tokens outlive this process (a data file): a proof used before a restart is not in the new ledger, so
    * one that could predate this process must carry a nonce of it (see `#check`).
    */
-  tokensOutliveProcess?: boolean;
-}
-
-export class DpopPolicy {
-  readonly #options: DpopPolicyOptions;
+  readonly #outlivesProcess: boolean;
   readonly #ledger: DpopReplayLedger;
+  /** Each bound token's key, under the token's hash, until the token expires. */
   readonly #bindings: StoreCollection<{ jkt: string; until: number }>;
   /** Expired bindings are swept after this many new ones, so the collection holds about as many as live tokens. */
   #bindsUntilSweep = 256;
@@ -162,19 +152,26 @@ export class DpopPolicy {
    */
   readonly #mayPredateStart: number;
 
-  constructor(options: DpopPolicyOptions) {
-    this.#options = options;
-    this.#ledger = new DpopReplayLedger(options.replayLimits);
-    this.#bindings = options.store.collection("oauth.dpop-bindings");
-    this.#nonce.since = options.now();
-    this.#mayPredateStart = options.tokensOutliveProcess
-      ? options.now() / 1000 + MAX_PROOF_FUTURE_SECONDS
+  constructor(
+    options: OAuthServerOptions,
+    store: Store,
+    private readonly tokenEndpoint: string,
+    private readonly now: () => number,
+  ) {
+    this.#mode = options.dpop ?? "allowed";
+    this.#nonces = options.dpopNonces ?? "everywhere";
+    this.#outlivesProcess = store.dataFile !== undefined;
+    this.#ledger = new DpopReplayLedger(options.dpopReplayLimits);
+    this.#bindings = store.collection("oauth.dpop-bindings");
+    this.#nonce.since = now();
+    this.#mayPredateStart = this.#outlivesProcess
+      ? now() / 1000 + MAX_PROOF_FUTURE_SECONDS
       : Number.NEGATIVE_INFINITY;
   }
 
   /** False when `dpop: "off"`: the metadata says nothing and the `DPoP` header is ignored at the token endpoint. */
   get offered(): boolean {
-    return this.#options.mode !== "off";
+    return this.#mode !== "off";
   }
 
   /** RFC 9728 §2 fields of `/mcp` and `/v2`: the proof algorithms taken, and whether only bound tokens are. */
@@ -182,7 +179,7 @@ export class DpopPolicy {
     if (!this.offered) return {};
     return {
       dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],
-      dpop_bound_access_tokens_required: this.#options.mode === "required",
+      dpop_bound_access_tokens_required: this.#mode === "required",
     };
   }
 
@@ -197,14 +194,14 @@ export class DpopPolicy {
     const proof = request.headers.get("dpop");
     if (proof === null) {
       if (boundTo) throw invalid("This refresh token is DPoP-bound: send a DPoP proof");
-      if (this.#options.mode === "required")
+      if (this.#mode === "required")
         throw invalid("This server issues DPoP-bound tokens only: send a DPoP proof");
       return undefined;
     }
     const checked = await this.#check(proof, {
       method: request.method,
-      url: this.#options.tokenEndpoint,
-      nonce: this.#options.nonces !== "off",
+      url: this.tokenEndpoint,
+      nonce: this.#nonces !== "off",
     });
     if (boundTo && boundTo !== checked.jkt) throw invalid("The refresh token is bound to another key");
     // Remembered before the grant is spent; a refused grant releases it.
@@ -232,7 +229,7 @@ export class DpopPolicy {
 
   /** Binds a token just issued to the key (RFC 9449 `cnf.jkt`) for as long as it lives. */
   #bind(token: string, jkt: string, lifetimeMs: number): void {
-    const now = this.#options.now();
+    const now = this.now();
     if (--this.#bindsUntilSweep <= 0) {
       this.#bindsUntilSweep = 256;
       for (const [hash, binding] of this.#bindings.entries())
@@ -244,7 +241,7 @@ export class DpopPolicy {
   /** The thumbprint the token is bound to, or undefined (not bound, or past its lifetime). */
   #keyOf(token: string): string | undefined {
     const binding = this.#bindings.get(hashOf(token));
-    return binding && binding.until > this.#options.now() ? binding.jkt : undefined;
+    return binding && binding.until > this.now() ? binding.jkt : undefined;
   }
 
   /** The principal of an access token, with the key it is bound to (`jkt`) when it is. */
@@ -255,7 +252,7 @@ export class DpopPolicy {
 
   /** Every token endpoint answer carries the current nonce when nonces are on, or tokens outlive restarts (§8). */
   withNonce(response: Response): Response {
-    if (this.offered && (this.#options.nonces !== "off" || this.#options.tokensOutliveProcess))
+    if (this.offered && (this.#nonces !== "off" || this.#outlivesProcess))
       response.headers.set("dpop-nonce", this.#currentNonces()[0]);
     return response;
   }
@@ -278,7 +275,7 @@ export class DpopPolicy {
     if (!principal.jkt) {
       if (scheme === "dpop")
         return refuse("invalid_token", "This access token is not DPoP-bound: send it as Bearer");
-      if (this.#options.mode === "required")
+      if (this.#mode === "required")
         return refuse("invalid_token", "This server accepts DPoP-bound tokens only: sign in again");
       return { spend: () => undefined };
     }
@@ -294,7 +291,7 @@ export class DpopPolicy {
         method: presented.method,
         url: presented.url,
         accessToken: presented.token,
-        nonce: this.#options.nonces === "everywhere",
+        nonce: this.#nonces === "everywhere",
         boundTo: principal.jkt,
       });
     } catch (error) {
@@ -324,9 +321,7 @@ export class DpopPolicy {
     const { nonce, ...request } = expected;
     const checked = await checkDpopProof(proof, {
       ...request,
-      nowSeconds: this.#options.now() / 1000,
-      maxAgeSeconds: MAX_PROOF_AGE_SECONDS,
-      maxFutureSeconds: MAX_PROOF_FUTURE_SECONDS,
+      nowSeconds: this.now() / 1000,
       ...(nonce ? { acceptedNonces: this.#currentNonces() } : {}),
     });
     if (this.#ledger.used(checked.jkt, checked.jti)) throw invalid("This DPoP proof was already used");
@@ -342,7 +337,7 @@ export class DpopPolicy {
    */
   #spend(use: CheckedUse): { description: string; full?: number } | undefined {
     if (this.#ledger.used(use.jkt, use.jti)) return { description: "This DPoP proof was already used" };
-    const full = this.#ledger.room(use.jkt, this.#options.now() / 1000)?.retryAfterSeconds;
+    const full = this.#ledger.room(use.jkt, this.now() / 1000)?.retryAfterSeconds;
     if (full) {
       const description = `this key has used as many DPoP proofs as the server remembers; retry after ${full} s`;
       return { description, full };
@@ -353,7 +348,7 @@ export class DpopPolicy {
 
   /** The nonce to hand out first, then the previous one (still accepted for one period). */
   #currentNonces(): [string, string] {
-    const now = this.#options.now();
+    const now = this.now();
     if (now - this.#nonce.since >= NONCE_PERIOD_MS)
       this.#nonce = { value: freshNonce(), previous: this.#nonce.value, since: now };
     return [this.#nonce.value, this.#nonce.previous];

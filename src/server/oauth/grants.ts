@@ -4,6 +4,7 @@ import * as z from "zod";
 import type { Principal } from "../context.js";
 import { jsonResponse, readFormBody } from "../http.js";
 import { newId, newSecret, sameSecret } from "../ids.js";
+import type { OAuthRegistrationLimits } from "../options.js";
 import { ServiceError } from "../service-error.js";
 import type { Store, StoreCollection } from "../store.js";
 
@@ -294,20 +295,16 @@ export interface AuthorizationRequest {
   resource?: string;
 }
 
-/** A device's authorization request (RFC 8628), on its way to consent once a person entered its user code. */
-export interface DeviceConsentRequest {
-  client: RegisteredClient;
-  scopes: string[];
-  resource?: string;
-  /** The code the person entered (as stored), which the decision is recorded for. */
+/** A device's authorization request (RFC 8628), with the user code the person entered (as stored). */
+export type DeviceConsentRequest = Pick<AuthorizationRequest, "client" | "scopes" | "resource"> & {
   userCode: string;
-}
+};
 
-/** A request waiting on the consent page: a browser's authorization request, or a device's. */
+/** A request waiting on the consent page, bound to the browser that opened `/authorize` (or entered the code). */
 export type PendingConsent = (AuthorizationRequest | DeviceConsentRequest) & {
   id: string;
   expiresAt: number;
-  /** Held in an HttpOnly cookie of the browser that opened `/authorize` (or entered the code); consent requires it. */
+  /** Held in an HttpOnly cookie of that browser; consent requires it. */
   browserNonce: string;
 };
 
@@ -323,10 +320,8 @@ export interface OAuthGrantsOptions {
   resources: readonly string[];
   /** The issuer, added as `iss` to every authorization response (RFC 9207). */
   issuer: string;
-  /** Dynamic registrations never used for a grant are forgotten after this long (default a day). */
-  unusedRegistrationTtlMs?: number;
-  /** Most dynamic registrations kept at once (default 10 000). */
-  maxRegisteredClients?: number;
+  /** Default: unused registrations are forgotten after a day, at most 10 000 kept. */
+  registrationLimits?: OAuthRegistrationLimits | undefined;
 }
 
 /**
@@ -349,8 +344,8 @@ export class OAuthGrants {
   constructor(options: OAuthGrantsOptions) {
     this.#options = options;
     this.#now = options.now;
-    this.#unusedRegistrationTtlMs = options.unusedRegistrationTtlMs ?? 24 * 3600 * 1000;
-    this.#maxRegisteredClients = options.maxRegisteredClients ?? 10_000;
+    this.#unusedRegistrationTtlMs = (options.registrationLimits?.unusedTtlSeconds ?? 24 * 3600) * 1000;
+    this.#maxRegisteredClients = options.registrationLimits?.maxClients ?? 10_000;
     this.#clients = options.store.collection("oauth.clients");
     this.#families = options.store.collection("oauth.families");
     this.#tokens = options.store.collection("oauth.tokens");

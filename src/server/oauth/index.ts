@@ -24,13 +24,12 @@ import {
   TOKEN_ENDPOINT_AUTH_METHODS,
 } from "./grants.js";
 import {
-  ClientAssertions,
+  Assertions,
   createReferenceIdp,
   IDP_METADATA_PATH,
   IDP_PATH,
   JWT_ALGORITHMS,
   JWT_BEARER_GRANT_TYPE,
-  JwtBearerGrant,
   publicKeysOfJwks,
   trustedIssuersOf,
 } from "./jwt.js";
@@ -66,17 +65,13 @@ const CORS_PATHS = new Set([
 export function createOAuthRoutes(ctx: ServerContext): { handle: RouteHandler } {
   const options = ctx.options as OAuthServerOptions;
   const now = options.oauthNow ?? Date.now;
-  const limits = options.oauthRegistrationLimits ?? {};
   const grants = new OAuthGrants({
     store: ctx.store,
     now,
     accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? DEFAULT_ACCESS_TOKEN_TTL_SECONDS,
     resources: [`${ctx.baseUrl}/mcp`, `${ctx.baseUrl}/v2`],
     issuer: ctx.baseUrl,
-    ...(limits.unusedTtlSeconds !== undefined
-      ? { unusedRegistrationTtlMs: limits.unusedTtlSeconds * 1000 }
-      : {}),
-    ...(limits.maxClients !== undefined ? { maxRegisteredClients: limits.maxClients } : {}),
+    registrationLimits: options.oauthRegistrationLimits,
   });
   const idp = options.referenceIdp ? createReferenceIdp(ctx, options.referenceIdp, now) : undefined;
   const trusted = [...trustedIssuersOf(options, ctx.accounts), ...(idp ? [idp.trusted] : [])];
@@ -93,22 +88,13 @@ export function createOAuthRoutes(ctx: ServerContext): { handle: RouteHandler } 
     grants,
     devices: new DeviceAuthorizations({ grants, now, ...(options.deviceAuthorization || {}) }),
     offersDeviceGrant: options.deviceAuthorization !== false,
-    jwtBearer: new JwtBearerGrant({ issuer: ctx.baseUrl, trusted, grants, now, isKnownUser }),
     documents: new ClientMetadataDocuments({
       now,
       ...(options.testOnlyAllowHttpClientMetadataDocuments ? { allowLoopbackHttp: true } : {}),
     }),
     limiters: oauthLimiters(options.oauthRateLimit, now),
-    assertions: new ClientAssertions(ctx.baseUrl, now),
-    dpop: new DpopPolicy({
-      mode: options.dpop ?? "allowed",
-      nonces: options.dpopNonces ?? "everywhere",
-      replayLimits: options.dpopReplayLimits,
-      tokensOutliveProcess: ctx.store.dataFile !== undefined,
-      store: ctx.store,
-      tokenEndpoint: `${ctx.baseUrl}/token`,
-      now,
-    }),
+    assertions: new Assertions({ issuer: ctx.baseUrl, trusted, grants, now, isKnownUser }),
+    dpop: new DpopPolicy(options, ctx.store, `${ctx.baseUrl}/token`, now),
     now,
     ...(options.autoApprove ? { autoApprove: autoApproval(ctx, options.autoApprove) } : {}),
   };
@@ -126,7 +112,8 @@ export function createOAuthRoutes(ctx: ServerContext): { handle: RouteHandler } 
       case "/.well-known/oauth-authorization-server": {
         const metadata = authorizationServerMetadata(issuer, parts.offersDeviceGrant);
         if (parts.dpop.offered) metadata.dpop_signing_alg_values_supported = [...DPOP_ALGORITHMS];
-        if (parts.jwtBearer.offered) (metadata.grant_types_supported as string[]).push(JWT_BEARER_GRANT_TYPE);
+        if (parts.assertions.offered)
+          (metadata.grant_types_supported as string[]).push(JWT_BEARER_GRANT_TYPE);
         return metadataResponse(request, metadata);
       }
       case "/authorize":

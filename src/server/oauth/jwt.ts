@@ -162,41 +162,6 @@ export function assertionSubject(assertion: string): string {
   return sub;
 }
 
-/** `private_key_jwt` (RFC 7523 §2.2, §3): a client's signed assertion checked against its registered JWKS, each used once. */
-export class ClientAssertions {
-  readonly #used: UsedJtis;
-
-  constructor(
-    /** This server's issuer; the token endpoint is `<issuer>/token`. */
-    private readonly issuer: string,
-    private readonly now: () => number,
-  ) {
-    this.#used = new UsedJtis(now);
-  }
-
-  /** Throws `invalid_client` unless the assertion is signed by one of the client's keys and its claims hold for it. */
-  async check(assertion: string, client: RegisteredClient): Promise<void> {
-    const clientId = client.client_id;
-    claimsOf(assertion, MAX_ASSERTION_CHARS, invalidClient);
-    const keys = publicKeysOfJwks(client.jwks, `oauthClients: client "${clientId}"`);
-    const { payload } = await verified(
-      assertion,
-      keys,
-      { now: this.now(), audience: [this.issuer, `${this.issuer}/`, `${this.issuer}/token`] },
-      invalidClient,
-      "the assertion's signature does not match a key registered for this client",
-    );
-    if (payload.iss !== clientId || payload.sub !== clientId)
-      throw invalidClient("iss and sub must be the client_id");
-    if ((payload.exp as number) > this.now() / 1000 + MAX_ASSERTION_LIFETIME_SECONDS)
-      throw invalidClient(`exp is more than ${MAX_ASSERTION_LIFETIME_SECONDS} seconds away`);
-    this.#used.use(clientId, payload, invalidClient, {
-      what: "the assertion",
-      used: "this assertion (jti) was already used",
-    });
-  }
-}
-
 /** An issuer whose JWTs the jwt-bearer grant takes: a workload platform, or an enterprise IdP issuing ID-JAGs. */
 export interface TrustedAssertionIssuer {
   kind: "workload" | "enterprise";
@@ -245,7 +210,7 @@ export function trustedIssuersOf(
   return trusted;
 }
 
-export interface JwtBearerGrantOptions {
+export interface AssertionsOptions {
   /** This authorization server's issuer; the token endpoint is `<issuer>/token`. */
   issuer: string;
   trusted: TrustedAssertionIssuer[];
@@ -255,21 +220,49 @@ export interface JwtBearerGrantOptions {
   isKnownUser: (id: string) => boolean;
 }
 
-/** The jwt-bearer grant (RFC 7523 §2.1) at `/token`; refusals are RFC 6749 §5.2 errors that never echo the assertion. */
-export class JwtBearerGrant {
-  readonly #options: JwtBearerGrantOptions;
+/**
+ * JWTs presented at `/token`: `private_key_jwt` client assertions (RFC 7523 §2.2, §3) and the jwt-bearer grant
+ * (RFC 7523 §2.1), each JWT taken once; refusals are RFC 6749 §5.2 errors that never echo the assertion.
+ */
+export class Assertions {
+  readonly #options: AssertionsOptions;
+  readonly #usedByClients: UsedJtis;
   readonly #redeemed: UsedJtis;
 
-  constructor(options: JwtBearerGrantOptions) {
+  constructor(options: AssertionsOptions) {
     this.#options = options;
+    this.#usedByClients = new UsedJtis(options.now);
     this.#redeemed = new UsedJtis(options.now);
   }
 
-  /** True when an issuer is trusted: the grant is then offered (metadata, pre-registered clients). */
+  /** True when an issuer is trusted: the jwt-bearer grant is then offered (metadata, pre-registered clients). */
   get offered(): boolean {
     return this.#options.trusted.length > 0;
   }
 
+  /** Throws `invalid_client` unless the assertion is signed by one of the client's keys and its claims hold for it. */
+  async checkClient(assertion: string, client: RegisteredClient): Promise<void> {
+    const { issuer, now } = this.#options;
+    const clientId = client.client_id;
+    claimsOf(assertion, MAX_ASSERTION_CHARS, invalidClient);
+    const { payload } = await verified(
+      assertion,
+      publicKeysOfJwks(client.jwks, `oauthClients: client "${clientId}"`),
+      { now: now(), audience: [issuer, `${issuer}/`, `${issuer}/token`] },
+      invalidClient,
+      "the assertion's signature does not match a key registered for this client",
+    );
+    if (payload.iss !== clientId || payload.sub !== clientId)
+      throw invalidClient("iss and sub must be the client_id");
+    if ((payload.exp as number) > now() / 1000 + MAX_ASSERTION_LIFETIME_SECONDS)
+      throw invalidClient(`exp is more than ${MAX_ASSERTION_LIFETIME_SECONDS} seconds away`);
+    this.#usedByClients.use(clientId, payload, invalidClient, {
+      what: "the assertion",
+      used: "this assertion (jti) was already used",
+    });
+  }
+
+  /** The jwt-bearer grant: a workload token or an ID-JAG of a trusted issuer, for the issuer's account. */
   async redeem(client: RegisteredClient, form: URLSearchParams): Promise<TokenResponseBody> {
     const assertion = form.get("assertion");
     if (!assertion) throw new OAuthError("invalid_request", "assertion is required (a JWT)");

@@ -19,11 +19,10 @@ import {
   type TokenResponseBody,
 } from "./grants.js";
 import {
+  type Assertions,
   assertionSubject,
-  type ClientAssertions,
   JWT_BEARER_ASSERTION_TYPE,
   JWT_BEARER_GRANT_TYPE,
-  type JwtBearerGrant,
 } from "./jwt.js";
 
 export interface OAuthParts {
@@ -37,10 +36,8 @@ export interface OAuthParts {
   offersDeviceGrant: boolean;
   documents: ClientMetadataDocuments;
   limiters: Partial<Record<keyof OAuthRateLimits, TokenBucketLimiter>>;
-  /** `private_key_jwt` assertions checked, and their `jti`s remembered against replay. */
-  assertions: ClientAssertions;
-  /** The jwt-bearer grant: workload identity tokens and ID-JAGs from trusted issuers. */
-  jwtBearer: JwtBearerGrant;
+  /** `private_key_jwt` assertions, and the jwt-bearer grant: workload identity tokens and ID-JAGs of trusted issuers. */
+  assertions: Assertions;
   /** DPoP proofs at the token endpoint and the binding of the tokens issued there. */
   dpop: DpopPolicy;
   now: () => number;
@@ -121,7 +118,7 @@ const GRANTS = new Map<string, Grant>([
   ["authorization_code", (parts, client, form) => parts.grants.exchangeCode(client, form)],
   ["refresh_token", (parts, client, form) => parts.grants.refresh(client, form)],
   ["client_credentials", (parts, client, form) => parts.grants.grantClientCredentials(client, form)],
-  [JWT_BEARER_GRANT_TYPE, (parts, client, form) => parts.jwtBearer.redeem(client, form)],
+  [JWT_BEARER_GRANT_TYPE, (parts, client, form) => parts.assertions.redeem(client, form)],
   [
     DEVICE_CODE_GRANT_TYPE,
     (parts, client, form) => {
@@ -151,7 +148,7 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
       const grant = GRANTS.get(grantType);
       const offered =
         grantType === JWT_BEARER_GRANT_TYPE
-          ? parts.jwtBearer.offered
+          ? parts.assertions.offered
           : grantType !== DEVICE_CODE_GRANT_TYPE || parts.offersDeviceGrant;
       if (!grant || !offered)
         throw new OAuthError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
@@ -253,7 +250,7 @@ async function authenticateClient(
   const hasKeys = client.token_endpoint_auth_method === "private_key_jwt";
   if (byAssertion) {
     if (!hasKeys || !client.jwks) throw refused("This client has no registered keys for private_key_jwt");
-    await parts.assertions.check(assertion as string, client);
+    await parts.assertions.checkClient(assertion as string, client);
     return client;
   }
   if (hasKeys) throw refused("This client authenticates with private_key_jwt (a client_assertion)");
