@@ -30,6 +30,12 @@ export class OAuthError extends Error {
   }
 }
 
+/** `slug` when it is a seeded account or team; otherwise a configuration error of `where`. */
+export function seededAccount(accounts: ReadonlyMap<string, unknown>, slug: string, where: string): string {
+  if (accounts.has(slug)) return slug;
+  throw new Error(`${where}: no account or team "${slug}"; use one of ${[...accounts.keys()].join(", ")}.`);
+}
+
 /** Token responses are never cached (RFC 6749 §5.1). */
 export const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" };
 
@@ -113,18 +119,20 @@ const ClientMetadataSchema = z.object({
   application_type: z.enum(["native", "web"]).optional(),
   grant_types: onlyOf(SUPPORTED_GRANT_TYPES, `grant_types may only hold ${SUPPORTED_GRANT_TYPES.join(", ")}`),
   response_types: onlyOf(["code"], "response_types may only hold code"),
-  token_endpoint_auth_method: text(200)
-    .optional()
-    .refine(
-      (method) => method === undefined || (TOKEN_ENDPOINT_AUTH_METHODS as readonly string[]).includes(method),
-      `token_endpoint_auth_method must be one of ${TOKEN_ENDPOINT_AUTH_METHODS.join(", ")}`,
-    ),
+  token_endpoint_auth_method: z
+    .enum(TOKEN_ENDPOINT_AUTH_METHODS, {
+      error: `token_endpoint_auth_method must be one of ${TOKEN_ENDPOINT_AUTH_METHODS.join(", ")}`,
+    })
+    .optional(),
 });
 export type ClientMetadata = z.infer<typeof ClientMetadataSchema>;
 
 /** A client as the server keeps it: its metadata with defaults filled in, and its credentials. */
 export interface RegisteredClient
-  extends Omit<ClientMetadata, "redirect_uris" | "grant_types" | "response_types"> {
+  extends Omit<
+    ClientMetadata,
+    "redirect_uris" | "grant_types" | "response_types" | "token_endpoint_auth_method"
+  > {
   redirect_uris: string[];
   client_id: string;
   client_secret?: string;
@@ -183,12 +191,6 @@ export function clientOf(
     token_endpoint_auth_method: method,
     ...(method === "none" ? {} : { client_secret: newSecret("chat_cs_"), client_secret_expires_at: 0 }),
   };
-}
-
-/** A registration's client: a secret (and `client_secret_basic`, RFC 7591's default) unless it asked for `none` or `_post`. */
-export function newRegisteredClient(metadata: ClientMetadata, nowMs: number): RegisteredClient {
-  const method = metadata.token_endpoint_auth_method ?? "client_secret_basic";
-  return clientOf(metadata, newId("client"), nowMs, method as RegisteredClient["token_endpoint_auth_method"]);
 }
 
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
@@ -265,7 +267,8 @@ interface RegistrationRecord {
   grantsUntil?: number;
 }
 
-interface AuthorizationCode extends Approval {
+interface AuthorizationCode {
+  approval: Approval;
   codeChallenge: string;
   redirectUri: string;
   expiresAt: number;
@@ -467,12 +470,8 @@ export class OAuthGrants {
     for (const [hash, code] of this.#codes) if (code.expiresAt <= now) this.#codes.delete(hash);
     const code = newSecret("chat_ac_");
     const { codeChallenge, redirectUri } = request;
-    this.#codes.set(hashOf(code), {
-      ...approval,
-      codeChallenge,
-      redirectUri,
-      expiresAt: now + AUTHORIZATION_CODE_TTL_MS,
-    });
+    const expiresAt = now + AUTHORIZATION_CODE_TTL_MS;
+    this.#codes.set(hashOf(code), { approval, codeChallenge, redirectUri, expiresAt });
     return this.authorizationResponse(redirectUri, { code }, request.state);
   }
 
@@ -500,7 +499,7 @@ export class OAuthGrants {
       throw invalid("was already used; the tokens issued for it are revoked");
     }
     if (record.expiresAt <= this.#now()) throw invalid("has expired");
-    if (record.clientId !== client.client_id) throw invalid("was issued to another client");
+    if (record.approval.clientId !== client.client_id) throw invalid("was issued to another client");
     const challenge = createHash("sha256").update(verifier).digest("base64url");
     if (!sameSecret(challenge, record.codeChallenge))
       throw new OAuthError("invalid_grant", "code_verifier does not match the code_challenge");
@@ -509,15 +508,11 @@ export class OAuthGrants {
       client.redirect_uris.length === 1 && client.redirect_uris[0] === record.redirectUri;
     if (redirectUri === null ? !onlyRegistered : redirectUri !== record.redirectUri)
       throw new OAuthError("invalid_grant", "redirect_uri does not match the authorization request");
-    const resource = this.#sameResourceAs(record.resource, form.get("resource"), "the authorization request");
-    const { clientId, account, scopes, userId } = record;
-    const tokens = this.issue({
-      clientId,
-      account,
-      scopes,
-      ...(userId ? { userId } : {}),
-      ...(resource ? { resource } : {}),
-    });
+    const asked = form.get("resource");
+    const resource = asked ? this.ourResource(asked) : record.approval.resource;
+    if (record.approval.resource && resource !== record.approval.resource)
+      throw new OAuthError("invalid_target", "resource does not match the authorization request");
+    const tokens = this.issue({ ...record.approval, ...(resource ? { resource } : {}) });
     record.exchangedFamilyId = tokens.familyId;
     // Kept until its expiry so a replay can be recognised and its family revoked.
     record.expiresAt = Math.max(record.expiresAt, this.#now() + AUTHORIZATION_CODE_TTL_MS);
@@ -622,31 +617,18 @@ export class OAuthGrants {
     });
   }
 
-  /** The resource a grant is bound to: the one asked for, which must be `bound` when that is set already. */
-  #sameResourceAs(bound: string | undefined, asked: string | null, of: string): string | undefined {
-    if (!asked) return bound;
-    const requested = this.ourResource(asked);
-    if (bound && requested !== bound) throw new OAuthError("invalid_target", `resource does not match ${of}`);
-    return requested;
-  }
-
   #issueTokens(family: GrantFamily, withRefreshToken: boolean): TokenResponseBody {
     this.#pruneTokens();
     const now = this.#now();
     const ttl = this.#options.accessTokenTtlSeconds;
-    const accessToken = newSecret(ACCESS_TOKEN_PREFIX);
-    this.#tokens.set(hashOf(accessToken), {
-      kind: "access",
-      familyId: family.id,
-      expiresAt: now + ttl * 1000,
-    });
-    const refreshToken = withRefreshToken ? newSecret("chat_rt_") : undefined;
+    const put = (kind: TokenRecord["kind"], prefix: string, lifetimeMs: number) => {
+      const token = newSecret(prefix);
+      this.#tokens.set(hashOf(token), { kind, familyId: family.id, expiresAt: now + lifetimeMs });
+      return token;
+    };
+    const accessToken = put("access", ACCESS_TOKEN_PREFIX, ttl * 1000);
+    const refreshToken = withRefreshToken ? put("refresh", "chat_rt_", REFRESH_TOKEN_TTL_MS) : undefined;
     if (refreshToken) {
-      this.#tokens.set(hashOf(refreshToken), {
-        kind: "refresh",
-        familyId: family.id,
-        expiresAt: now + REFRESH_TOKEN_TTL_MS,
-      });
       const registration = this.#registrations.get(family.clientId);
       const grantsUntil = Math.max(registration?.grantsUntil ?? 0, now + REFRESH_TOKEN_TTL_MS);
       if (registration) this.#registrations.set(family.clientId, { ...registration, grantsUntil });

@@ -1,6 +1,7 @@
 /** The OAuth 2.1 authorization server of the reference server on one fetch handler: metadata, registration, authorize and consent, device authorization, token, revoke; built from the server context. */
 import type { ServerContext } from "../context.js";
 import { jsonResponse, type RouteHandler, readBodyText } from "../http.js";
+import { newId } from "../ids.js";
 import type { OAuthServerOptions, PreRegisteredOAuthClient } from "../options.js";
 import {
   DEVICE_VERIFICATION_PATH,
@@ -13,14 +14,15 @@ import { DeviceAuthorizations } from "./device.js";
 import { DPOP_ALGORITHMS, DpopPolicy } from "./dpop.js";
 import {
   CHAT_SCOPES,
+  clientOf,
   DEFAULT_ACCESS_TOKEN_TTL_SECONDS,
   DEVICE_CODE_GRANT_TYPE,
-  newRegisteredClient,
   OAuthError,
   OAuthGrants,
   OFFLINE_ACCESS_SCOPE,
   parseClientMetadata,
   type RegisteredClient,
+  seededAccount,
   TOKEN_ENDPOINT_AUTH_METHODS,
 } from "./grants.js";
 import {
@@ -104,18 +106,20 @@ export function createOAuthRoutes(ctx: ServerContext): { handle: RouteHandler } 
 
   const route = async (request: Request, path: string, url: URL, clientIp: string) => {
     const resource = /^\/\.well-known\/oauth-protected-resource(\/mcp|\/v2)$/.exec(path)?.[1];
+    // RFC 9728 protected resource metadata, to MCP 2026-07-28.
     if (resource) {
-      const metadata = protectedResourceMetadata(issuer, `${issuer}${resource}`);
-      return metadataResponse(request, { ...metadata, ...parts.dpop.resourceMetadata() });
+      return metadataResponse(request, {
+        resource: `${issuer}${resource}`,
+        authorization_servers: [issuer],
+        scopes_supported: [...CHAT_SCOPES],
+        bearer_methods_supported: ["header"],
+        resource_name: resource === "/mcp" ? "Chat service MCP server" : "Chat service REST API v2",
+        ...parts.dpop.resourceMetadata(),
+      });
     }
     switch (path) {
-      case "/.well-known/oauth-authorization-server": {
-        const metadata = authorizationServerMetadata(issuer, parts.offersDeviceGrant);
-        if (parts.dpop.offered) metadata.dpop_signing_alg_values_supported = [...DPOP_ALGORITHMS];
-        if (parts.assertions.offered)
-          (metadata.grant_types_supported as string[]).push(JWT_BEARER_GRANT_TYPE);
-        return metadataResponse(request, metadata);
-      }
+      case "/.well-known/oauth-authorization-server":
+        return metadataResponse(request, authorizationServerMetadata(parts));
       case "/authorize":
         return handleAuthorize(parts, request, clientIp);
       case "/token":
@@ -186,12 +190,7 @@ function preRegisteredClient(
   if (account !== undefined) {
     if (!jwks && client.client_secret === undefined)
       throw new Error(`${where} needs a client_secret or jwks for client_credentials`);
-    if (!ctx.accounts.has(account)) {
-      const known = [...ctx.accounts.keys()].join(", ");
-      throw new Error(
-        `oauthClients: no account or team "${account}" for client "${client.client_id}"; use one of ${known}.`,
-      );
-    }
+    seededAccount(ctx.accounts, account, where);
   }
   return {
     client_name: client.client_id,
@@ -217,16 +216,13 @@ function preRegisteredClient(
 
 /** The account to approve for, and the first seeded person in it (the SSO page lets only that person complete SSO). */
 function autoApproval(ctx: ServerContext, slug: string): { account: string; userId?: string } {
-  if (!ctx.accounts.has(slug))
-    throw new Error(
-      `autoApprove: no account or team "${slug}"; use one of ${[...ctx.accounts.keys()].join(", ")}.`,
-    );
+  seededAccount(ctx.accounts, slug, "autoApprove");
   const user = [...ctx.users.values()].find((candidate) => candidate.memberOf.includes(slug));
   return { account: slug, ...(user ? { userId: user.id } : {}) };
 }
 
 /** RFC 8414 authorization server metadata; `issuer` is exactly the URL the well-known address is built from (§3.3). */
-function authorizationServerMetadata(issuer: string, offersDeviceGrant: boolean): Record<string, unknown> {
+function authorizationServerMetadata({ issuer, offersDeviceGrant, dpop, assertions }: OAuthParts) {
   const authMethods = [...TOKEN_ENDPOINT_AUTH_METHODS, "private_key_jwt"];
   return {
     issuer,
@@ -242,6 +238,7 @@ function authorizationServerMetadata(issuer: string, offersDeviceGrant: boolean)
       "refresh_token",
       "client_credentials",
       ...(offersDeviceGrant ? [DEVICE_CODE_GRANT_TYPE] : []),
+      ...(assertions.offered ? [JWT_BEARER_GRANT_TYPE] : []),
     ],
     code_challenge_methods_supported: ["S256"],
     token_endpoint_auth_methods_supported: authMethods,
@@ -251,17 +248,7 @@ function authorizationServerMetadata(issuer: string, offersDeviceGrant: boolean)
     scopes_supported: [...CHAT_SCOPES, OFFLINE_ACCESS_SCOPE],
     authorization_response_iss_parameter_supported: true,
     client_id_metadata_document_supported: true,
-  };
-}
-
-/** RFC 9728 protected resource metadata, to MCP 2026-07-28. */
-function protectedResourceMetadata(issuer: string, resource: string): Record<string, unknown> {
-  return {
-    resource,
-    authorization_servers: [issuer],
-    scopes_supported: [...CHAT_SCOPES],
-    bearer_methods_supported: ["header"],
-    resource_name: resource.endsWith("/mcp") ? "Chat service MCP server" : "Chat service REST API v2",
+    ...(dpop.offered ? { dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS] } : {}),
   };
 }
 
@@ -295,5 +282,10 @@ async function handleRegister(parts: OAuthParts, request: Request, clientIp: str
     const body = { error: "temporarily_unavailable", error_description: description };
     return jsonResponse(503, body, { "retry-after": "3600" });
   }
-  return jsonResponse(201, parts.grants.registerClient(newRegisteredClient(metadata, parts.now())));
+  // A secret (and `client_secret_basic`, RFC 7591's default) unless the client asked for `none` or `_post`.
+  const method = metadata.token_endpoint_auth_method ?? "client_secret_basic";
+  return jsonResponse(
+    201,
+    parts.grants.registerClient(clientOf(metadata, newId("client"), parts.now(), method)),
+  );
 }

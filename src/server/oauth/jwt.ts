@@ -20,6 +20,7 @@ import {
   type OAuthGrants,
   type RegisteredClient,
   sameResource,
+  seededAccount,
   type TokenResponseBody,
 } from "./grants.js";
 
@@ -190,10 +191,7 @@ export function trustedIssuersOf(
   for (const [kind, entry, where] of entries) {
     if (!entry.issuer) throw new Error(`${where}: issuer is required`);
     const keys = publicKeysOfJwks(entry.jwks, where);
-    if (!accounts.has(entry.account))
-      throw new Error(
-        `${where}: no account or team "${entry.account}"; use one of ${[...accounts.keys()].join(", ")}.`,
-      );
+    seededAccount(accounts, entry.account, where);
     if (trusted.some((other) => other.issuer === entry.issuer))
       throw new Error(`${where}: the issuer ${entry.issuer} is named twice`);
     const audience = "audience" in entry ? entry.audience : undefined;
@@ -345,11 +343,7 @@ export function createReferenceIdp(
   options: ReferenceIdpOptions,
   now: () => number,
 ): ReferenceIdp {
-  if (!ctx.accounts.has(options.account)) {
-    throw new Error(
-      `referenceIdp: no account or team "${options.account}"; use one of ${[...ctx.accounts.keys()].join(", ")}.`,
-    );
-  }
+  seededAccount(ctx.accounts, options.account, "referenceIdp");
   const issuer = `${ctx.baseUrl}${IDP_PATH}`;
   const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
   const person = [...ctx.users.values()].find((user) => user.memberOf.includes(options.account));
