@@ -18,16 +18,13 @@ export interface DeviceAuthorizationOptions extends DeviceOptions {
   now: () => number;
 }
 
-/** What the verification page may know of a pending authorization: never its device code. */
-export interface PendingDeviceAuthorization {
+/** A device authorization, keyed by its device code's hash (so it holds no device code). */
+interface DeviceAuthorization {
   userCode: string;
   clientId: string;
   scopes: string[];
   resource?: string;
   expiresAt: number;
-}
-
-interface DeviceAuthorization extends PendingDeviceAuthorization {
   intervalMs: number;
   lastPolledAt?: number;
   decision?: { approved: Approval } | { denied: true };
@@ -96,28 +93,29 @@ export class DeviceAuthorizations {
   }
 
   /** The live, undecided authorization of a code a person typed (any case, dashes and spaces ignored). */
-  pending(typedUserCode: string): PendingDeviceAuthorization | undefined {
+  pending(typedUserCode: string): DeviceAuthorization | undefined {
     const authorization = this.#byUserCode.get(normalizeUserCode(typedUserCode));
-    if (!authorization || authorization.decision || authorization.expiresAt <= this.#options.now())
-      return undefined;
-    const { userCode, clientId, scopes, resource, expiresAt } = authorization;
-    return { userCode, clientId, scopes, expiresAt, ...(resource ? { resource } : {}) };
+    const live = authorization && !authorization.decision && authorization.expiresAt > this.#options.now();
+    return live ? authorization : undefined;
   }
 
   /** Records the person's approval, or refusal without one; false when the code is no longer pending. */
   decide(userCode: string, approved?: Approval): boolean {
-    const authorization = this.#byUserCode.get(normalizeUserCode(userCode));
-    if (!authorization || authorization.decision || authorization.expiresAt <= this.#options.now())
-      return false;
+    const authorization = this.pending(userCode);
+    if (!authorization) return false;
     authorization.decision = approved ? { approved } : { denied: true };
     return true;
   }
 
   /**
    * The token endpoint's device code grant (RFC 8628 §3.4, §3.5): tokens once approved, else the RFC's error for
-   * where the authorization stands. `resource` is the canonical resource the token request named, if any.
+   * where the authorization stands.
    */
-  redeem(clientId: string, deviceCode: string, resource: string | undefined): TokenResponseBody {
+  redeem(clientId: string, form: URLSearchParams): TokenResponseBody {
+    const deviceCode = form.get("device_code");
+    if (!deviceCode) throw new OAuthError("invalid_request", "device_code is required");
+    const asked = form.get("resource");
+    const resource = asked ? this.#options.grants.ourResource(asked) : undefined;
     const hash = hashOf(deviceCode);
     const authorization = this.#byDeviceCode.get(hash);
     if (!authorization) throw new OAuthError("invalid_grant", "device_code is invalid");

@@ -116,20 +116,13 @@ function whyRefused(error: unknown): string {
 }
 
 /** A proof that passed every check but the replay ledger's: what spending it remembers. */
-interface CheckedUse {
-  jkt: string;
-  jti: string;
-  forgetAt: number;
-}
+type CheckedUse = { jkt: string; jti: string; forgetAt: number };
 
 /**
  * A token request's proof, checked and already remembered (two requests with one proof cannot both pass the awaits
  * before the grant): `release` forgets it again when the request is refused after all, as it was never used.
  */
-export interface TokenRequestProof {
-  jkt: string;
-  release(): void;
-}
+type TokenRequestProof = { jkt: string; release(): void };
 
 export class DpopPolicy {
   readonly #mode: DpopMode;

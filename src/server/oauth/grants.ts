@@ -19,12 +19,13 @@ export const CHAT_SCOPES = ["chat:read", "chat:write"] as const;
 export const OFFLINE_ACCESS_SCOPE = "offline_access";
 const KNOWN_SCOPES = new Set<string>([...CHAT_SCOPES, OFFLINE_ACCESS_SCOPE]);
 
-/** An OAuth error answer (RFC 6749 §4.1.2.1, §5.2): the code, a description, and the HTTP status at `/token`. */
+/** An OAuth error answer (RFC 6749 §4.1.2.1, §5.2): the code, a description, and the HTTP status and headers of its JSON. */
 export class OAuthError extends Error {
   constructor(
     readonly error: string,
     readonly description: string,
     readonly status = 400,
+    readonly headers: Record<string, string> = {},
   ) {
     super(`${error}: ${description}`);
   }
@@ -45,7 +46,7 @@ export async function answerOAuthErrors(run: () => Promise<Response>): Promise<R
     return await run();
   } catch (error) {
     if (!(error instanceof OAuthError)) throw error;
-    const headers: Record<string, string> = { ...NO_STORE };
+    const headers: Record<string, string> = { ...NO_STORE, ...error.headers };
     if (error.status === 401) headers["www-authenticate"] = 'Basic realm="token"';
     return jsonResponse(error.status, { error: error.error, error_description: error.description }, headers);
   }

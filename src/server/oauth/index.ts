@@ -1,7 +1,6 @@
 /** The OAuth 2.1 authorization server of the reference server on one fetch handler: metadata, registration, authorize and consent, device authorization, token, revoke; built from the server context. */
 import type { ServerContext } from "../context.js";
-import { jsonResponse, type RouteHandler, readBodyText } from "../http.js";
-import { newId } from "../ids.js";
+import { jsonResponse, type RouteHandler } from "../http.js";
 import type { OAuthServerOptions, PreRegisteredOAuthClient } from "../options.js";
 import {
   DEVICE_VERIFICATION_PATH,
@@ -14,13 +13,10 @@ import { DeviceAuthorizations } from "./device.js";
 import { DPOP_ALGORITHMS, DpopPolicy } from "./dpop.js";
 import {
   CHAT_SCOPES,
-  clientOf,
   DEFAULT_ACCESS_TOKEN_TTL_SECONDS,
   DEVICE_CODE_GRANT_TYPE,
-  OAuthError,
   OAuthGrants,
   OFFLINE_ACCESS_SCOPE,
-  parseClientMetadata,
   type RegisteredClient,
   seededAccount,
   TOKEN_ENDPOINT_AUTH_METHODS,
@@ -38,15 +34,12 @@ import {
 import {
   DEVICE_AUTHORIZATION_PATH,
   handleDeviceAuthorization,
+  handleRegister,
   handleRevoke,
   handleToken,
   type OAuthParts,
   oauthLimiters,
-  rateLimited,
 } from "./token.js";
-
-/** Largest `/register` body read. */
-const MAX_REGISTRATION_BODY_BYTES = 16 * 1024;
 
 /** Paths answered for browsers of other origins too (metadata and the client-to-server endpoints). */
 const CORS_PATHS = new Set([
@@ -250,42 +243,4 @@ function authorizationServerMetadata({ issuer, offersDeviceGrant, dpop, assertio
     client_id_metadata_document_supported: true,
     ...(dpop.offered ? { dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS] } : {}),
   };
-}
-
-/** `/register` (RFC 7591, deprecated by MCP 2026-07-28 but still offered): validated, trimmed, capped and bounded. */
-async function handleRegister(parts: OAuthParts, request: Request, clientIp: string): Promise<Response> {
-  if (request.method !== "POST")
-    return jsonResponse(405, { error: "invalid_request", error_description: "use POST" });
-  const limited = rateLimited(parts.limiters.register, clientIp, "json");
-  if (limited) return limited;
-  let text: string | undefined;
-  try {
-    text = await readBodyText(request, MAX_REGISTRATION_BODY_BYTES);
-  } catch {
-    // RFC 7591 §3.2.2 answers every refusal with 400; the unread rest of the body ends the connection.
-    const description = `the registration is larger than ${MAX_REGISTRATION_BODY_BYTES} bytes`;
-    const body = { error: "invalid_client_metadata", error_description: description };
-    return jsonResponse(400, body, { connection: "close" });
-  }
-  let metadata: ReturnType<typeof parseClientMetadata>;
-  try {
-    metadata = parseClientMetadata(JSON.parse(text ?? ""));
-  } catch (error) {
-    const refusal =
-      error instanceof OAuthError
-        ? error
-        : new OAuthError("invalid_client_metadata", "the body must be a JSON object of client metadata");
-    return jsonResponse(400, { error: refusal.error, error_description: refusal.description });
-  }
-  if (!parts.grants.makeRoomForRegistration()) {
-    const description = "The server holds as many client registrations as it keeps; try again later.";
-    const body = { error: "temporarily_unavailable", error_description: description };
-    return jsonResponse(503, body, { "retry-after": "3600" });
-  }
-  // A secret (and `client_secret_basic`, RFC 7591's default) unless the client asked for `none` or `_post`.
-  const method = metadata.token_endpoint_auth_method ?? "client_secret_basic";
-  return jsonResponse(
-    201,
-    parts.grants.registerClient(clientOf(metadata, newId("client"), parts.now(), method)),
-  );
 }

@@ -1,7 +1,7 @@
-/** The client's endpoints: `/token` (code, refresh, device code, client credentials, jwt-bearer), `/device_authorization` (RFC 8628) and `/revoke` (RFC 7009), with client authentication (RFC 6749 §2.3); and what every endpoint shares (`OAuthParts`, clients, the per-IP limits). */
+/** The client's endpoints: `/token` (code, refresh, device code, client credentials, jwt-bearer), `/device_authorization` (RFC 8628) and `/revoke` (RFC 7009), with client authentication (RFC 6749 §2.3), and `/register` (RFC 7591); and what every endpoint shares (`OAuthParts`, clients, the per-IP limits). */
 import type { ServerContext } from "../context.js";
-import { html, jsonResponse, pageResponse } from "../http.js";
-import { sameSecret } from "../ids.js";
+import { html, jsonResponse, pageResponse, readBodyText } from "../http.js";
+import { newId, sameSecret } from "../ids.js";
 import type { OAuthRateLimits } from "../options.js";
 import { DEFAULT_OAUTH_RATE_LIMITS, TokenBucketLimiter } from "../rate-limit.js";
 import type { ClientMetadataDocuments } from "./client-metadata-documents.js";
@@ -10,11 +10,13 @@ import type { DpopPolicy } from "./dpop.js";
 import {
   answerOAuthErrors,
   basicCredentials,
+  clientOf,
   DEVICE_CODE_GRANT_TYPE,
   formOf,
   NO_STORE,
   OAuthError,
   type OAuthGrants,
+  parseClientMetadata,
   type RegisteredClient,
   type TokenResponseBody,
 } from "./grants.js";
@@ -119,19 +121,7 @@ const GRANTS = new Map<string, Grant>([
   ["refresh_token", (parts, client, form) => parts.grants.refresh(client, form)],
   ["client_credentials", (parts, client, form) => parts.grants.grantClientCredentials(client, form)],
   [JWT_BEARER_GRANT_TYPE, (parts, client, form) => parts.assertions.redeem(client, form)],
-  [
-    DEVICE_CODE_GRANT_TYPE,
-    (parts, client, form) => {
-      const deviceCode = form.get("device_code");
-      if (!deviceCode) throw new OAuthError("invalid_request", "device_code is required");
-      const resource = form.get("resource");
-      return parts.devices.redeem(
-        client.client_id,
-        deviceCode,
-        resource ? parts.grants.ourResource(resource) : undefined,
-      );
-    },
-  ],
+  [DEVICE_CODE_GRANT_TYPE, (parts, client, form) => parts.devices.redeem(client.client_id, form)],
 ]);
 
 export async function handleToken(parts: OAuthParts, request: Request, clientIp: string): Promise<Response> {
@@ -260,4 +250,44 @@ async function authenticateClient(
   }
   if (secret === null || !sameSecret(client.client_secret, secret)) throw refused("Invalid client_secret");
   return client;
+}
+
+/** Largest `/register` body read. */
+const MAX_REGISTRATION_BODY_BYTES = 16 * 1024;
+
+/** `/register` (RFC 7591, deprecated by MCP 2026-07-28 but still offered): validated, trimmed, capped and bounded. */
+export async function handleRegister(
+  parts: OAuthParts,
+  request: Request,
+  clientIp: string,
+): Promise<Response> {
+  return answerOAuthErrors(async () => {
+    if (request.method !== "POST") throw new OAuthError("invalid_request", "use POST", 405);
+    const limited = rateLimited(parts.limiters.register, clientIp, "json");
+    if (limited) return limited;
+    const text = await readBodyText(request, MAX_REGISTRATION_BODY_BYTES).catch(() => {
+      // RFC 7591 §3.2.2 answers every refusal with 400; the unread rest of the body ends the connection.
+      const why = `the registration is larger than ${MAX_REGISTRATION_BODY_BYTES} bytes`;
+      throw new OAuthError("invalid_client_metadata", why, 400, { connection: "close" });
+    });
+    let json: unknown;
+    try {
+      json = JSON.parse(text ?? "");
+    } catch {
+      throw new OAuthError("invalid_client_metadata", "the body must be a JSON object of client metadata");
+    }
+    const metadata = parseClientMetadata(json);
+    if (!parts.grants.makeRoomForRegistration()) {
+      const why = "The server holds as many client registrations as it keeps; try again later.";
+      throw new OAuthError("temporarily_unavailable", why, 503, { "retry-after": "3600" });
+    }
+    // A secret (and `client_secret_basic`, RFC 7591's default) unless the client asked for `none` or `_post`.
+    const client = clientOf(
+      metadata,
+      newId("client"),
+      parts.now(),
+      metadata.token_endpoint_auth_method ?? "client_secret_basic",
+    );
+    return jsonResponse(201, parts.grants.registerClient(client));
+  });
 }
