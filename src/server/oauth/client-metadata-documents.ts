@@ -81,9 +81,14 @@ export class ClientMetadataDocuments {
     const { hostname } = new URL(clientId);
     const host = hostname.replace(/^\[(.*)\]$/, "$1");
     const lookup = this.#options.lookup ?? systemLookup;
+    // A resolver that hangs counts against the fetch's deadline.
+    const aborted = new Promise<never>((_, reject) =>
+      signal.addEventListener("abort", () => reject(signal.reason)),
+    );
+    aborted.catch(() => undefined);
     const addresses: LookupAddress[] = isIP(host)
       ? [{ address: host, family: isIP(host) }]
-      : await abortable(lookup(host), signal).catch((error) => {
+      : await Promise.race([lookup(host), aborted]).catch((error) => {
           if (signal.aborted) throw error;
           return [];
         });
@@ -207,16 +212,6 @@ function inList(list: BlockList, address: string): boolean {
 /** True for anything but a public unicast address (and for text that is no IP address at all). */
 export function isNonPublicAddress(address: string): boolean {
   return isIP(address) === 0 || inList(NON_PUBLIC, address);
-}
-
-/** `promise`, or the signal's reason once it aborts first (a resolver that hangs counts against the fetch's deadline). */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  signal.throwIfAborted();
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }
 
 /**
