@@ -14,8 +14,6 @@ export interface SsoTicket {
   expiresAt: number;
 }
 
-export type SsoCompletion = "completed" | "unknown-ticket" | "not-allowed";
-
 export class SsoTickets implements SsoGate {
   /** Tickets live in memory only: an expired or forgotten one just means asking for a fresh link. */
   readonly #tickets = new Map<string, SsoTicket>();
@@ -47,7 +45,7 @@ export class SsoTickets implements SsoGate {
   }
 
   /** Marks the ticket's subject as verified when `user` is a member of its team (and its person, when known). */
-  complete(id: string, user: User): SsoCompletion {
+  complete(id: string, user: User): "completed" | "unknown-ticket" | "not-allowed" {
     const ticket = this.ticket(id);
     if (!ticket) return "unknown-ticket";
     // Only a member of its team, and its person when known.

@@ -9,6 +9,7 @@ import { type Approval, hashOf, OAuthError, type OAuthGrants, type TokenResponse
 const SLOW_DOWN_STEP_SECONDS = 5;
 /** RFC 8628 §6.1: twenty consonants, so no word can be spelled and nothing reads as another character. */
 const USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
+const letter = () => USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)] as string;
 /** A poll this much early still counts as on time: network delays can bunch two polls together. */
 const POLL_TOLERANCE_MS = 500;
 const USER_CODE_ATTEMPT_WINDOW_SECONDS = 15 * 60;
@@ -75,17 +76,9 @@ export class DeviceAuthorizations {
     }
     const deviceCode = newSecret("chat_dc_");
     let userCode = "";
-    while (!userCode || this.#byUserCode.has(userCode))
-      userCode = Array.from(
-        { length: 8 },
-        () => USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)],
-      ).join("");
-    const authorization = {
-      ...request,
-      userCode,
-      expiresAt: now + this.#lifetimeMs,
-      intervalMs: this.#intervalSeconds * 1000,
-    };
+    while (!userCode || this.#byUserCode.has(userCode)) userCode = Array.from({ length: 8 }, letter).join("");
+    const expiresAt = now + this.#lifetimeMs;
+    const authorization = { ...request, userCode, expiresAt, intervalMs: this.#intervalSeconds * 1000 };
     this.#byDeviceCode.set(hashOf(deviceCode), authorization);
     this.#byUserCode.set(userCode, authorization);
     const expiresIn = Math.round(this.#lifetimeMs / 1000);

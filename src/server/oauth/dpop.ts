@@ -191,19 +191,13 @@ export class DpopPolicy {
         throw invalid("This server issues DPoP-bound tokens only: send a DPoP proof");
       return undefined;
     }
-    const checked = await this.#check(proof, {
-      method: request.method,
-      url: this.tokenEndpoint,
-      nonce: this.#nonces !== "off",
-    });
+    const expected = { method: request.method, url: this.tokenEndpoint, nonce: this.#nonces !== "off" };
+    const checked = await this.#check(proof, expected);
     if (boundTo && boundTo !== checked.jkt) throw invalid("The refresh token is bound to another key");
     // Remembered before the grant is spent; a refused grant releases it.
     const refused = this.#spend(checked);
-    if (refused)
-      throw new OAuthError(
-        refused.full ? "temporarily_unavailable" : "invalid_dpop_proof",
-        refused.description,
-      );
+    const code = refused?.full ? "temporarily_unavailable" : "invalid_dpop_proof";
+    if (refused) throw new OAuthError(code, refused.description);
     return { jkt: checked.jkt, release: () => this.#ledger.forget(checked.jkt, checked.jti) };
   }
 
@@ -280,13 +274,9 @@ export class DpopPolicy {
     if (presented.proof === null) return refuse("invalid_dpop_proof", "A DPoP proof is required");
     let use: CheckedUse;
     try {
-      use = await this.#check(presented.proof, {
-        method: presented.method,
-        url: presented.url,
-        accessToken: presented.token,
-        nonce: this.#nonces === "everywhere",
-        boundTo: principal.jkt,
-      });
+      const { method, url, token: accessToken } = presented;
+      const nonce = this.#nonces === "everywhere";
+      use = await this.#check(presented.proof, { method, url, accessToken, nonce, boundTo: principal.jkt });
     } catch (error) {
       if (error instanceof OAuthError) return refuse(error.error, error.description);
       throw error;

@@ -342,14 +342,10 @@ export class OAuthGrants {
   readonly #pending = new Map<string, PendingConsent>();
   readonly #options: OAuthGrantsOptions;
   readonly #now: () => number;
-  readonly #unusedRegistrationTtlMs: number;
-  readonly #maxRegisteredClients: number;
 
   constructor(options: OAuthGrantsOptions) {
     this.#options = options;
     this.#now = options.now;
-    this.#unusedRegistrationTtlMs = (options.registrationLimits?.unusedTtlSeconds ?? 24 * 3600) * 1000;
-    this.#maxRegisteredClients = options.registrationLimits?.maxClients ?? 10_000;
     this.#clients = options.store.collection("oauth.clients");
     this.#families = options.store.collection("oauth.families");
     this.#tokens = options.store.collection("oauth.tokens");
@@ -391,6 +387,7 @@ export class OAuthGrants {
    */
   makeRoomForRegistration(): boolean {
     const now = this.#now();
+    const max = this.#options.registrationLimits?.maxClients ?? 10_000;
     const all = this.#registrations.entries();
     const live = all.filter(([, record]) => !this.#expired(record, now));
     const unused = live
@@ -401,12 +398,12 @@ export class OAuthGrants {
       for (const [clientId, record] of all)
         if (this.#expired(record, now)) this.#forgetRegistration(clientId);
       for (const [clientId] of unused) {
-        if (count < this.#maxRegisteredClients) break;
+        if (count < max) break;
         this.#forgetRegistration(clientId);
         count -= 1;
       }
     });
-    return count < this.#maxRegisteredClients;
+    return count < max;
   }
 
   /** The scopes and resource of a request, checked: `invalid_scope` or `invalid_target` otherwise. */
@@ -675,7 +672,8 @@ export class OAuthGrants {
 
   /** Unused past its time to live, or used and every grant it held has ended (expired or revoked). */
   #expired(record: RegistrationRecord, now: number): boolean {
-    const unusedUntil = record.registeredAt + this.#unusedRegistrationTtlMs;
+    const unusedUntil =
+      record.registeredAt + (this.#options.registrationLimits?.unusedTtlSeconds ?? 86_400) * 1000;
     if (record.usedAt === undefined) return unusedUntil <= now;
     // Records from before `grantsUntil` was kept: the longest a refresh token could live after first use.
     return Math.max(unusedUntil, record.grantsUntil ?? record.usedAt + REFRESH_TOKEN_TTL_MS) <= now;

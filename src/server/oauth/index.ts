@@ -14,6 +14,7 @@ import { DPOP_ALGORITHMS, DpopPolicy } from "./dpop.js";
 import {
   CHAT_SCOPES,
   DEFAULT_ACCESS_TOKEN_TTL_SECONDS,
+  DEFAULT_GRANT_TYPES,
   DEVICE_CODE_GRANT_TYPE,
   OAuthGrants,
   OFFLINE_ACCESS_SCOPE,
@@ -159,11 +160,8 @@ export function createOAuthRoutes(ctx: ServerContext): { handle: RouteHandler } 
 function metadataResponse(request: Request, body: Record<string, unknown>): Response {
   if (request.method === "GET" || request.method === "HEAD")
     return jsonResponse(200, body, { "cache-control": "public, max-age=3600" });
-  return jsonResponse(
-    405,
-    { error: "invalid_request", error_description: "use GET" },
-    { allow: "GET, HEAD" },
-  );
+  const refusal = { error: "invalid_request", error_description: "use GET" };
+  return jsonResponse(405, refusal, { allow: "GET, HEAD" });
 }
 
 /**
@@ -185,21 +183,18 @@ function preRegisteredClient(
       throw new Error(`${where} needs a client_secret or jwks for client_credentials`);
     seededAccount(ctx.accounts, account, where);
   }
+  const method = jwks ? "private_key_jwt" : client.client_secret ? "client_secret_basic" : "none";
+  const grants = [
+    ...DEFAULT_GRANT_TYPES,
+    DEVICE_CODE_GRANT_TYPE,
+    ...(account !== undefined ? ["client_credentials"] : []),
+  ];
   return {
     client_name: client.client_id,
     ...rest,
     redirect_uris: client.redirect_uris ?? [],
-    token_endpoint_auth_method: jwks
-      ? "private_key_jwt"
-      : client.client_secret
-        ? "client_secret_basic"
-        : "none",
-    grant_types: [
-      "authorization_code",
-      "refresh_token",
-      DEVICE_CODE_GRANT_TYPE,
-      ...(account !== undefined ? ["client_credentials"] : []),
-    ],
+    token_endpoint_auth_method: method,
+    grant_types: grants,
     response_types: ["code"],
     client_id_issued_at: Math.floor(nowMs / 1000),
     ...(jwks ? { jwks } : {}),

@@ -194,8 +194,7 @@ export function trustedIssuersOf(
     seededAccount(accounts, entry.account, where);
     if (trusted.some((other) => other.issuer === entry.issuer))
       throw new Error(`${where}: the issuer ${entry.issuer} is named twice`);
-    const audience = "audience" in entry ? entry.audience : undefined;
-    const subjects = "subjects" in entry ? entry.subjects : undefined;
+    const { audience, subjects } = entry as { audience?: string | string[]; subjects?: string[] };
     trusted.push({
       kind,
       issuer: entry.issuer,

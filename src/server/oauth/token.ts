@@ -110,10 +110,8 @@ export async function findClient(
 export const DEVICE_AUTHORIZATION_PATH = "/device_authorization";
 
 type Grant = (
-  parts: OAuthParts,
-  client: RegisteredClient,
-  form: URLSearchParams,
-) => Promise<TokenResponseBody> | TokenResponseBody;
+  ...args: [OAuthParts, RegisteredClient, URLSearchParams]
+) => TokenResponseBody | Promise<TokenResponseBody>;
 
 /** Each grant of `/token`, once its client (and DPoP proof) passed. */
 const GRANTS = new Map<string, Grant>([
@@ -123,6 +121,9 @@ const GRANTS = new Map<string, Grant>([
   [JWT_BEARER_GRANT_TYPE, (parts, client, form) => parts.assertions.redeem(client, form)],
   [DEVICE_CODE_GRANT_TYPE, (parts, client, form) => parts.devices.redeem(client.client_id, form)],
 ]);
+
+const unregistered = (grantType: string) =>
+  new OAuthError("unauthorized_client", `the client is not registered for ${grantType}`);
 
 export async function handleToken(parts: OAuthParts, request: Request, clientIp: string): Promise<Response> {
   const limited = rateLimited(parts.limiters.token, clientIp, "json");
@@ -142,8 +143,7 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
           : grantType !== DEVICE_CODE_GRANT_TYPE || parts.offersDeviceGrant;
       if (!grant || !offered)
         throw new OAuthError("unsupported_grant_type", `grant_type ${grantType} is not supported`);
-      if (!client.grant_types.includes(grantType))
-        throw new OAuthError("unauthorized_client", `the client is not registered for ${grantType}`);
+      if (!client.grant_types.includes(grantType)) throw unregistered(grantType);
       const body = await grant(parts, client, form);
       return jsonResponse(200, parts.dpop.bind(body, proof, client), NO_STORE);
     } catch (error) {
@@ -156,21 +156,13 @@ export async function handleToken(parts: OAuthParts, request: Request, clientIp:
 }
 
 /** RFC 8628 §3.1-3.2: an authenticated client with the device grant gets a device code and a user code. */
-export async function handleDeviceAuthorization(
-  parts: OAuthParts,
-  request: Request,
-  clientIp: string,
-): Promise<Response> {
+export async function handleDeviceAuthorization(parts: OAuthParts, request: Request, clientIp: string) {
   const limited = rateLimited(parts.limiters.token, clientIp, "json");
   if (limited) return limited;
   return answerOAuthErrors(async () => {
     const form = await formOf(request);
     const client = await authenticateClient(parts, request, form);
-    if (!client.grant_types.includes(DEVICE_CODE_GRANT_TYPE))
-      throw new OAuthError(
-        "unauthorized_client",
-        `the client is not registered for ${DEVICE_CODE_GRANT_TYPE}`,
-      );
+    if (!client.grant_types.includes(DEVICE_CODE_GRANT_TYPE)) throw unregistered(DEVICE_CODE_GRANT_TYPE);
     const checked = parts.grants.checkScopesAndResource(form.get("scope"), form.get("resource"));
     const asked = { clientId: client.client_id, ...checked };
     const started = parts.devices.start(asked);
