@@ -55,10 +55,8 @@ export async function answerOAuthErrors(run: () => Promise<Response>): Promise<R
 export async function formOf(request: Request): Promise<URLSearchParams> {
   if (request.method !== "POST") throw new OAuthError("invalid_request", "use POST", 405);
   return readFormBody(request).catch((error) => {
-    throw new OAuthError(
-      "invalid_request",
-      error instanceof ServiceError ? error.message : "unreadable form",
-    );
+    const why = error instanceof ServiceError ? error.message : "unreadable form";
+    throw new OAuthError("invalid_request", why);
   });
 }
 
