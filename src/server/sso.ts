@@ -14,8 +14,6 @@ export interface SsoTicket {
   expiresAt: number;
 }
 
-export type SsoCompletion = "completed" | "unknown-ticket" | "not-allowed";
-
 export class SsoTickets implements SsoGate {
   /** Tickets live in memory only: an expired or forgotten one just means asking for a fresh link. */
   readonly #tickets = new Map<string, SsoTicket>();
@@ -41,18 +39,18 @@ export class SsoTickets implements SsoGate {
   /** The live ticket with this id, or undefined. */
   ticket(id: string): SsoTicket | undefined {
     const ticket = this.#tickets.get(id);
-    if (ticket && ticket.expiresAt <= this.now()) {
-      this.#tickets.delete(id);
-      return undefined;
-    }
-    return ticket;
+    if (ticket && ticket.expiresAt > this.now()) return ticket;
+    this.#tickets.delete(id);
+    return undefined;
   }
 
   /** Marks the ticket's subject as verified when `user` is a member of its team (and its person, when known). */
-  complete(id: string, user: User): SsoCompletion {
+  complete(id: string, user: User): "completed" | "unknown-ticket" | "not-allowed" {
     const ticket = this.ticket(id);
     if (!ticket) return "unknown-ticket";
-    if (!mayComplete(ticket, user)) return "not-allowed";
+    // Only a member of its team, and its person when known.
+    if (!user.memberOf.includes(ticket.account) || (ticket.userId ?? user.id) !== user.id)
+      return "not-allowed";
     this.store.markSsoVerified(ticket.subject);
     this.#tickets.delete(id);
     return "completed";
@@ -74,8 +72,4 @@ export class SsoTickets implements SsoGate {
     this.#tickets.set(ticket.id, ticket);
     return ticket;
   }
-}
-
-export function mayComplete(ticket: SsoTicket, user: User): boolean {
-  return user.memberOf.includes(ticket.account) && (ticket.userId === undefined || ticket.userId === user.id);
 }

@@ -2,19 +2,16 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { BlockList, isIP } from "node:net";
 import { BodyTooLargeError, readBoundedText } from "../../internal/bounded-body.js";
-import {
-  type ClientMetadata,
-  DEFAULT_GRANT_TYPES,
-  parseClientMetadata,
-  type RegisteredClient,
-} from "./registration.js";
+import { clientOf, OAuthError, parseClientMetadata, type RegisteredClient } from "./grants.js";
 
 /** Largest document read (the draft suggests a few KB). */
-export const MAX_CLIENT_METADATA_DOCUMENT_BYTES = 5 * 1024;
-export const CLIENT_METADATA_FETCH_TIMEOUT_MS = 5_000;
+const MAX_DOCUMENT_BYTES = 5 * 1024;
 const DEFAULT_CACHE_MS = 5 * 60 * 1000;
 const MAX_CACHE_MS = 24 * 3600 * 1000;
 const MAX_CACHED_DOCUMENTS = 1000;
+
+/** Resolves a host name to all its addresses (node:dns `lookup` with `all: true`, or a test's stand-in). */
+type HostLookup = (hostname: string) => Promise<LookupAddress[]>;
 
 export interface ClientMetadataDocumentOptions {
   now: () => number;
@@ -25,11 +22,11 @@ export interface ClientMetadataDocumentOptions {
   allowLoopbackHttp?: boolean;
   /** Resolves document hosts; default node:dns `lookup` (all addresses). */
   lookup?: HostLookup;
-  /** How long one fetch of a document may take, its host's lookup included; default CLIENT_METADATA_FETCH_TIMEOUT_MS. */
+  /** How long one fetch of a document may take, its host's lookup included; default 5 s. */
   fetchTimeoutMs?: number;
 }
 
-export type DocumentOutcome = { ok: true; client: RegisteredClient } | { ok: false; reason: string };
+type DocumentOutcome = { ok: true; client: RegisteredClient } | { ok: false; reason: string };
 
 const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
@@ -41,14 +38,17 @@ export class ClientMetadataDocuments {
     this.#options = options;
   }
 
+  #loopbackAllowed(hostname: string): boolean {
+    return this.#options.allowLoopbackHttp === true && LOOPBACK_HOSTS.has(hostname);
+  }
+
   /** True when `clientId` is in the form of a metadata document URL (https with a path; see `allowLoopbackHttp`). */
   isDocumentUrl(clientId: string): boolean {
     if (!URL.canParse(clientId)) return false;
     const url = new URL(clientId);
     if (url.username || url.password || url.hash || url.pathname === "/") return false;
-    const loopbackAllowed = this.#options.allowLoopbackHttp === true && LOOPBACK_HOSTS.has(url.hostname);
-    if (url.protocol === "https:") return loopbackAllowed || !isLocalHost(url.hostname);
-    return url.protocol === "http:" && loopbackAllowed;
+    if (url.protocol === "https:") return this.#loopbackAllowed(url.hostname) || !isLocalHost(url.hostname);
+    return url.protocol === "http:" && this.#loopbackAllowed(url.hostname);
   }
 
   /** The client the document at `clientId` describes, from the cache while fresh; failures are cached briefly. */
@@ -56,68 +56,92 @@ export class ClientMetadataDocuments {
     const now = this.#options.now();
     const cached = this.#cache.get(clientId);
     if (cached && cached.expiresAt > now) return cached.outcome;
-    const { outcome, maxAgeMs } = await this.#fetchDocument(clientId);
-    this.#cache.delete(clientId);
-    if (this.#cache.size >= MAX_CACHED_DOCUMENTS) {
-      const oldest = this.#cache.keys().next().value;
-      if (oldest !== undefined) this.#cache.delete(oldest);
+    let outcome: DocumentOutcome;
+    let maxAgeMs = 10_000;
+    try {
+      const fetched = await this.#fetchDocument(clientId);
+      outcome = { ok: true, client: fetched.client };
+      maxAgeMs = fetched.maxAgeMs;
+    } catch (error) {
+      outcome = { ok: false, reason: whyNot(error) };
     }
-    this.#cache.set(clientId, { outcome, expiresAt: now + (outcome.ok ? maxAgeMs : 10_000) });
+    this.#cache.delete(clientId);
+    if (this.#cache.size >= MAX_CACHED_DOCUMENTS) this.#cache.delete(this.#cache.keys().next().value ?? "");
+    this.#cache.set(clientId, { outcome, expiresAt: now + maxAgeMs });
     return outcome;
   }
 
   /**
    * One GET of the document: its host resolved once and every address checked (server-side request forgery), the
-   * connection made to the checked address, no redirect followed.
+   * connection made to the checked address, no redirect followed; refusals are `OAuthError`s.
    */
-  async #fetchDocument(clientId: string): Promise<{ outcome: DocumentOutcome; maxAgeMs: number }> {
-    const fail = (reason: string) => ({ outcome: { ok: false, reason } as DocumentOutcome, maxAgeMs: 0 });
-    const signal = AbortSignal.timeout(this.#options.fetchTimeoutMs ?? CLIENT_METADATA_FETCH_TIMEOUT_MS);
+  async #fetchDocument(clientId: string): Promise<{ client: RegisteredClient; maxAgeMs: number }> {
+    const refuse = (reason: string) => new OAuthError("invalid_client", reason);
+    const signal = AbortSignal.timeout(this.#options.fetchTimeoutMs ?? 5_000);
     const { hostname } = new URL(clientId);
-    let dispatcher: { destroy(): Promise<void> } | undefined;
+    const host = hostname.replace(/^\[(.*)\]$/, "$1");
+    const lookup = this.#options.lookup ?? systemLookup;
+    // A resolver that hangs counts against the fetch's deadline.
+    const aborted = new Promise<never>((_, reject) =>
+      signal.addEventListener("abort", () => reject(signal.reason)),
+    );
+    aborted.catch(() => undefined);
+    const addresses: LookupAddress[] = isIP(host)
+      ? [{ address: host, family: isIP(host) }]
+      : await Promise.race([lookup(host), aborted]).catch((error) => {
+          if (signal.aborted) throw error;
+          return [];
+        });
+    if (!addresses[0]) throw refuse("the client metadata document's host could not be resolved");
+    // One answer that is not public is enough to aim the server at itself (loopback only for the test-only switch).
+    const loopbackOk = this.#loopbackAllowed(hostname);
+    if (
+      addresses.some(
+        ({ address }) => isNonPublicAddress(address) && !(loopbackOk && inList(LOOPBACK, address)),
+      )
+    )
+      throw refuse("the client metadata document's host resolves to a local or private address");
+    const dispatcher = await pinnedDispatcher(addresses[0]);
     try {
-      const checked = await checkedAddress(hostname, {
-        lookup: this.#options.lookup ?? systemLookup,
-        allowLoopback: this.#options.allowLoopbackHttp === true && LOOPBACK_HOSTS.has(hostname),
-        signal,
-      });
-      if (!checked.ok) return fail(checked.reason);
-      dispatcher = await pinnedDispatcher(checked.address);
       const response = await fetch(clientId, {
         redirect: "manual",
         signal,
         headers: { accept: "application/json" },
         dispatcher,
       } as RequestInit);
-      if (response.status >= 300 && response.status < 400) {
-        await response.body?.cancel();
-        return fail("the client metadata document redirects elsewhere (redirects are not followed)");
-      }
       if (response.status !== 200) {
         await response.body?.cancel();
-        return fail(`the client metadata document answered HTTP ${response.status}`);
+        throw refuse(
+          response.status >= 300 && response.status < 400
+            ? "the client metadata document redirects elsewhere (redirects are not followed)"
+            : `the client metadata document answered HTTP ${response.status}`,
+        );
       }
       const text = await readBoundedText(response, {
-        maxBytes: MAX_CLIENT_METADATA_DOCUMENT_BYTES,
+        maxBytes: MAX_DOCUMENT_BYTES,
         what: "the client metadata document",
       });
-      const outcome = documentClient(clientId, text, this.#options.now());
-      return { outcome, maxAgeMs: cacheLifetime(response.headers.get("cache-control")) };
-    } catch (error) {
-      if (error instanceof BodyTooLargeError)
-        return fail(`the client metadata document is larger than ${error.maxBytes} bytes`);
-      const why = (error as Error).name === "TimeoutError" ? "timed out" : "could not be fetched";
-      return fail(`the client metadata document ${why}`);
+      return {
+        client: documentClient(clientId, text, this.#options.now()),
+        maxAgeMs: cacheLifetime(response),
+      };
     } finally {
-      await dispatcher?.destroy().catch(() => undefined);
+      await dispatcher.destroy().catch(() => undefined);
     }
   }
+}
+
+function whyNot(error: unknown): string {
+  if (error instanceof OAuthError) return error.description;
+  if (error instanceof BodyTooLargeError)
+    return `the client metadata document is larger than ${error.maxBytes} bytes`;
+  return `the client metadata document ${(error as Error).name === "TimeoutError" ? "timed out" : "could not be fetched"}`;
 }
 
 /**
  * A host named in the URL itself that the server must not be made to fetch from (server-side request forgery):
  * `localhost` names and address literals that are not public. Names that resolve to such addresses are refused
- * when the document is fetched (see checkedAddress).
+ * when the document is fetched.
  */
 function isLocalHost(hostname: string): boolean {
   const host = hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase();
@@ -126,158 +150,68 @@ function isLocalHost(hostname: string): boolean {
 }
 
 /** The client a fetched document describes, when it is valid JSON metadata naming itself. */
-function documentClient(clientId: string, text: string, nowMs: number): DocumentOutcome {
+function documentClient(clientId: string, text: string, nowMs: number): RegisteredClient {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
-    return { ok: false, reason: "the client metadata document is not JSON" };
+    throw new OAuthError("invalid_client", "the client metadata document is not JSON");
   }
-  const named = (json as { client_id?: unknown } | null)?.client_id;
-  if (named !== clientId) return { ok: false, reason: "the document's client_id is not its URL" };
-  const parsed = parseClientMetadata(json);
-  if (!parsed.ok) return { ok: false, reason: parsed.problem.error_description };
-  const metadata: ClientMetadata = parsed.metadata;
+  if ((json as { client_id?: unknown } | null)?.client_id !== clientId)
+    throw new OAuthError("invalid_client", "the document's client_id is not its URL");
+  const metadata = parseClientMetadata(json);
   if (metadata.token_endpoint_auth_method !== undefined && metadata.token_endpoint_auth_method !== "none") {
-    return {
-      ok: false,
-      reason: "a client metadata document client has no secret: token_endpoint_auth_method must be none",
-    };
+    const why = "a client metadata document client has no secret: token_endpoint_auth_method must be none";
+    throw new OAuthError("invalid_client", why);
   }
-  return {
-    ok: true,
-    client: {
-      ...metadata,
-      redirect_uris: metadata.redirect_uris ?? [],
-      client_id: clientId,
-      client_id_issued_at: Math.floor(nowMs / 1000),
-      grant_types: metadata.grant_types ?? [...DEFAULT_GRANT_TYPES],
-      response_types: metadata.response_types ?? ["code"],
-      token_endpoint_auth_method: "none",
-    },
-  };
+  return clientOf(metadata, clientId, nowMs, "none");
 }
 
 /** `max-age` of the response, bounded; `no-store`/`no-cache` still keep it a minute (a fetch per request is worse). */
-function cacheLifetime(cacheControl: string | null): number {
-  const maxAge = /(?:^|,)\s*max-age=(\d+)/i.exec(cacheControl ?? "")?.[1];
-  if (/no-store|no-cache/i.test(cacheControl ?? "")) return 60_000;
+function cacheLifetime(response: Response): number {
+  const cacheControl = response.headers.get("cache-control") ?? "";
+  const maxAge = /(?:^|,)\s*max-age=(\d+)/i.exec(cacheControl)?.[1];
+  if (/no-store|no-cache/i.test(cacheControl)) return 60_000;
   if (maxAge === undefined) return DEFAULT_CACHE_MS;
   return Math.min(Math.max(Number(maxAge) * 1000, 60_000), MAX_CACHE_MS);
 }
 
-/** Resolves a host name to all its addresses (node:dns `lookup` with `all: true`, or a test's stand-in). */
-export type HostLookup = (hostname: string) => Promise<LookupAddress[]>;
-
-export const systemLookup: HostLookup = (hostname) =>
+const systemLookup: HostLookup = (hostname) =>
   new Promise((resolve, reject) => {
     dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) =>
       error ? reject(error) : resolve(addresses),
     );
   });
 
+function blockListOf(ranges: string): BlockList {
+  const list = new BlockList();
+  for (const range of ranges.split(" ")) {
+    const [prefix = "", bits] = range.split("/");
+    list.addSubnet(prefix, Number(bits), isIP(prefix) === 4 ? "ipv4" : "ipv6");
+  }
+  return list;
+}
+
 /**
  * Every range that is not the public internet (IANA special-purpose registries): this host, loopback, private
  * (RFC 1918, ULA), CGNAT, link-local, multicast, reserved, documentation and benchmarking, IPv4-compatible and
  * local-use NAT64. BlockList checks an IPv4-mapped IPv6 address (`::ffff:a.b.c.d`) against the IPv4 ranges.
  */
-const NON_PUBLIC_RANGES: ReadonlyArray<[string, number, "ipv4" | "ipv6"]> = [
-  ["0.0.0.0", 8, "ipv4"],
-  ["10.0.0.0", 8, "ipv4"],
-  ["100.64.0.0", 10, "ipv4"],
-  ["127.0.0.0", 8, "ipv4"],
-  ["169.254.0.0", 16, "ipv4"],
-  ["172.16.0.0", 12, "ipv4"],
-  ["192.0.0.0", 24, "ipv4"],
-  ["192.0.2.0", 24, "ipv4"],
-  ["192.88.99.0", 24, "ipv4"],
-  ["192.168.0.0", 16, "ipv4"],
-  ["198.18.0.0", 15, "ipv4"],
-  ["198.51.100.0", 24, "ipv4"],
-  ["203.0.113.0", 24, "ipv4"],
-  ["224.0.0.0", 4, "ipv4"],
-  ["240.0.0.0", 4, "ipv4"],
-  ["::", 96, "ipv6"],
-  ["64:ff9b:1::", 48, "ipv6"],
-  ["100::", 64, "ipv6"],
-  ["2001:db8::", 32, "ipv6"],
-  ["fc00::", 7, "ipv6"],
-  ["fe80::", 10, "ipv6"],
-  ["fec0::", 10, "ipv6"],
-  ["ff00::", 8, "ipv6"],
-];
+const NON_PUBLIC = blockListOf(
+  "0.0.0.0/8 10.0.0.0/8 100.64.0.0/10 127.0.0.0/8 169.254.0.0/16 172.16.0.0/12 192.0.0.0/24 192.0.2.0/24 " +
+    "192.88.99.0/24 192.168.0.0/16 198.18.0.0/15 198.51.100.0/24 203.0.113.0/24 224.0.0.0/4 240.0.0.0/4 " +
+    "::/96 64:ff9b:1::/48 100::/64 2001:db8::/32 fc00::/7 fe80::/10 fec0::/10 ff00::/8",
+);
+const LOOPBACK = blockListOf("127.0.0.0/8 ::1/128");
 
-function blockListOf(ranges: ReadonlyArray<[string, number, "ipv4" | "ipv6"]>): BlockList {
-  const list = new BlockList();
-  for (const [prefix, bits, family] of ranges) list.addSubnet(prefix, bits, family);
-  return list;
+function inList(list: BlockList, address: string): boolean {
+  const family = isIP(address);
+  return family !== 0 && list.check(address, family === 4 ? "ipv4" : "ipv6");
 }
-
-const NON_PUBLIC = blockListOf(NON_PUBLIC_RANGES);
-const LOOPBACK = blockListOf([
-  ["127.0.0.0", 8, "ipv4"],
-  ["::1", 128, "ipv6"],
-]);
 
 /** True for anything but a public unicast address (and for text that is no IP address at all). */
 export function isNonPublicAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return true;
-  return NON_PUBLIC.check(address, family === 4 ? "ipv4" : "ipv6");
-}
-
-function isLoopbackAddress(address: string): boolean {
-  const family = isIP(address);
-  return family !== 0 && LOOPBACK.check(address, family === 4 ? "ipv4" : "ipv6");
-}
-
-export type CheckedAddress = { ok: true; address: LookupAddress } | { ok: false; reason: string };
-
-/**
- * The address to connect to for `hostname` (a URL's hostname: IPv6 literals in brackets): resolved once, refused
- * when any of its addresses is not public (one such answer is enough to aim the server at itself), except loopback
- * addresses when `allowLoopback` (the test-only switch, for loopback host names).
- */
-export async function checkedAddress(
-  hostname: string,
-  options: { lookup: HostLookup; allowLoopback: boolean; signal?: AbortSignal },
-): Promise<CheckedAddress> {
-  const host = hostname.replace(/^\[(.*)\]$/, "$1");
-  const literal = isIP(host);
-  let addresses: LookupAddress[];
-  if (literal !== 0) {
-    addresses = [{ address: host, family: literal }];
-  } else {
-    try {
-      addresses = await withSignal(options.lookup(host), options.signal);
-    } catch (error) {
-      if (options.signal?.aborted) throw error;
-      addresses = [];
-    }
-  }
-  const first = addresses[0];
-  if (!first) return { ok: false, reason: "the client metadata document's host could not be resolved" };
-  const refused = addresses.some(
-    ({ address }) => isNonPublicAddress(address) && !(options.allowLoopback && isLoopbackAddress(address)),
-  );
-  if (refused) {
-    return {
-      ok: false,
-      reason: "the client metadata document's host resolves to a local or private address",
-    };
-  }
-  return { ok: true, address: first };
-}
-
-/** `promise`, or the signal's reason once it aborts first (a resolver that hangs counts against the fetch's deadline). */
-function withSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  signal.throwIfAborted();
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
+  return isIP(address) === 0 || inList(NON_PUBLIC, address);
 }
 
 /**
@@ -285,7 +219,7 @@ function withSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pr
  * connection goes to `address`: no second resolution between the check and the connection (DNS rebinding). TLS
  * still verifies the certificate for the URL's host name. Close it when the response is read.
  */
-export async function pinnedDispatcher(address: LookupAddress): Promise<{ destroy(): Promise<void> }> {
+async function pinnedDispatcher(address: LookupAddress): Promise<{ destroy(): Promise<void> }> {
   const { Agent, Dispatcher1Wrapper } = await import("undici");
   // Wrapped: Node's global fetch (undici 6 on Node 22, 7 on Node 24) speaks the handler API undici 8 dropped.
   return new Dispatcher1Wrapper(

@@ -1,51 +1,31 @@
 /** The device authorization grant's state (RFC 8628), in memory: device and user codes, the person's decision, the polling pace, one redemption each; bounded in number and lifetime. */
-import { createHash, randomInt } from "node:crypto";
+import { randomInt } from "node:crypto";
 import { newSecret } from "../ids.js";
+import type { DeviceAuthorizationOptions as DeviceOptions } from "../options.js";
 import { type RateDecision, TokenBucketLimiter } from "../rate-limit.js";
-import { type Approval, type IssuedTokens, OAuthError, type OAuthGrants } from "./grants.js";
+import { type Approval, hashOf, OAuthError, type OAuthGrants, type TokenResponseBody } from "./grants.js";
 
-export const DEFAULT_DEVICE_CODE_LIFETIME_SECONDS = 600;
-export const DEFAULT_DEVICE_POLL_INTERVAL_SECONDS = 5;
-export const DEFAULT_MAX_PENDING_DEVICE_AUTHORIZATIONS = 1000;
 /** RFC 8628 §3.5: each `slow_down` adds this to the interval, for that poll and all later ones. */
-export const SLOW_DOWN_STEP_SECONDS = 5;
+const SLOW_DOWN_STEP_SECONDS = 5;
 /** RFC 8628 §6.1: twenty consonants, so no word can be spelled and nothing reads as another character. */
 const USER_CODE_ALPHABET = "BCDFGHJKLMNPQRSTVWXZ";
-const USER_CODE_LENGTH = 8;
+const letter = () => USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)] as string;
 /** A poll this much early still counts as on time: network delays can bunch two polls together. */
 const POLL_TOLERANCE_MS = 500;
-/** Code entries on the verification page per browser session at an address, given back over this window. */
-export const DEFAULT_MAX_USER_CODE_ATTEMPTS = 10;
 const USER_CODE_ATTEMPT_WINDOW_SECONDS = 15 * 60;
 
-export interface DeviceAuthorizationOptions {
+export interface DeviceAuthorizationOptions extends DeviceOptions {
   grants: OAuthGrants;
   now: () => number;
-  lifetimeSeconds?: number;
-  intervalSeconds?: number;
-  maxPending?: number;
-  maxUserCodeAttempts?: number;
 }
 
-/** What the device authorization endpoint answers about a new authorization (RFC 8628 §3.2, less the URIs). */
-export interface StartedDeviceAuthorization {
-  deviceCode: string;
-  /** As shown to the person: `XXXX-XXXX`. */
-  userCode: string;
-  expiresIn: number;
-  interval: number;
-}
-
-/** What the verification page may know of a pending authorization: never its device code. */
-export interface PendingDeviceAuthorization {
+/** A device authorization, keyed by its device code's hash (so it holds no device code). */
+interface DeviceAuthorization {
   userCode: string;
   clientId: string;
   scopes: string[];
   resource?: string;
   expiresAt: number;
-}
-
-interface DeviceAuthorization extends PendingDeviceAuthorization {
   intervalMs: number;
   lastPolledAt?: number;
   decision?: { approved: Approval } | { denied: true };
@@ -57,21 +37,17 @@ export class DeviceAuthorizations {
   /** Keyed by the SHA-256 of the device code, never the code itself. */
   readonly #byDeviceCode = new Map<string, DeviceAuthorization>();
   readonly #byUserCode = new Map<string, DeviceAuthorization>();
-  readonly #grants: OAuthGrants;
-  readonly #now: () => number;
+  readonly #options: DeviceAuthorizationOptions;
   readonly #lifetimeMs: number;
   readonly #intervalSeconds: number;
-  readonly #maxPending: number;
   /** Code entries per (address, browser session) (RFC 8628 §5.1: guessing user codes is the attack on the page). */
   readonly #attempts: TokenBucketLimiter;
 
   constructor(options: DeviceAuthorizationOptions) {
-    this.#grants = options.grants;
-    this.#now = options.now;
-    this.#lifetimeMs = (options.lifetimeSeconds ?? DEFAULT_DEVICE_CODE_LIFETIME_SECONDS) * 1000;
-    this.#intervalSeconds = options.intervalSeconds ?? DEFAULT_DEVICE_POLL_INTERVAL_SECONDS;
-    this.#maxPending = options.maxPending ?? DEFAULT_MAX_PENDING_DEVICE_AUTHORIZATIONS;
-    const attempts = options.maxUserCodeAttempts ?? DEFAULT_MAX_USER_CODE_ATTEMPTS;
+    this.#options = options;
+    this.#lifetimeMs = (options.lifetimeSeconds ?? 600) * 1000;
+    this.#intervalSeconds = options.intervalSeconds ?? 5;
+    const attempts = options.maxUserCodeAttempts ?? 10;
     this.#attempts = new TokenBucketLimiter(
       { capacity: attempts, refillPerSecond: attempts / USER_CODE_ATTEMPT_WINDOW_SECONDS },
       options.now,
@@ -89,75 +65,68 @@ export class DeviceAuthorizations {
   }
 
   /** A new authorization for the client; at the cap the oldest one is forgotten (its device then hears `invalid_grant`). */
-  start(request: { clientId: string; scopes: string[]; resource?: string }): StartedDeviceAuthorization {
-    this.#prune();
-    while (this.#byDeviceCode.size >= this.#maxPending) {
-      const oldest = this.#byDeviceCode.entries().next().value;
-      if (!oldest) break;
-      this.#forget(oldest[0], oldest[1]);
+  start(request: { clientId: string; scopes: string[]; resource?: string }) {
+    const now = this.#options.now();
+    // Forgotten a lifetime past their expiry (until then a late poll still hears `expired_token`).
+    for (const [hash, authorization] of this.#byDeviceCode)
+      if (authorization.expiresAt + this.#lifetimeMs <= now) this.#forget(hash, authorization);
+    for (const [hash, oldest] of this.#byDeviceCode) {
+      if (this.#byDeviceCode.size < (this.#options.maxPending ?? 1000)) break;
+      this.#forget(hash, oldest);
     }
     const deviceCode = newSecret("chat_dc_");
-    const userCode = this.#newUserCode();
-    const authorization: DeviceAuthorization = {
-      ...request,
-      userCode,
-      expiresAt: this.#now() + this.#lifetimeMs,
-      intervalMs: this.#intervalSeconds * 1000,
-    };
+    let userCode = "";
+    while (!userCode || this.#byUserCode.has(userCode)) userCode = Array.from({ length: 8 }, letter).join("");
+    const expiresAt = now + this.#lifetimeMs;
+    const authorization = { ...request, userCode, expiresAt, intervalMs: this.#intervalSeconds * 1000 };
     this.#byDeviceCode.set(hashOf(deviceCode), authorization);
     this.#byUserCode.set(userCode, authorization);
-    return {
-      deviceCode,
-      userCode: formatUserCode(userCode),
-      expiresIn: Math.round(this.#lifetimeMs / 1000),
-      interval: this.#intervalSeconds,
-    };
+    const expiresIn = Math.round(this.#lifetimeMs / 1000);
+    return { deviceCode, userCode: formatUserCode(userCode), expiresIn, interval: this.#intervalSeconds };
   }
 
   /** The live, undecided authorization of a code a person typed (any case, dashes and spaces ignored). */
-  pending(typedUserCode: string): PendingDeviceAuthorization | undefined {
+  pending(typedUserCode: string): DeviceAuthorization | undefined {
     const authorization = this.#byUserCode.get(normalizeUserCode(typedUserCode));
-    if (!authorization || authorization.decision || authorization.expiresAt <= this.#now()) return undefined;
-    const { userCode, clientId, scopes, resource, expiresAt } = authorization;
-    return { userCode, clientId, scopes, expiresAt, ...(resource ? { resource } : {}) };
+    const live = authorization && !authorization.decision && authorization.expiresAt > this.#options.now();
+    return live ? authorization : undefined;
   }
 
-  /** Records the person's approval; false when the code is no longer pending (expired, decided, unknown). */
-  approve(userCode: string, approval: Approval): boolean {
-    return this.#decide(userCode, { approved: approval });
-  }
-
-  /** Records the person's refusal; false when the code is no longer pending. */
-  deny(userCode: string): boolean {
-    return this.#decide(userCode, { denied: true });
+  /** Records the person's approval, or refusal without one; false when the code is no longer pending. */
+  decide(userCode: string, approved?: Approval): boolean {
+    const authorization = this.pending(userCode);
+    if (!authorization) return false;
+    authorization.decision = approved ? { approved } : { denied: true };
+    return true;
   }
 
   /**
    * The token endpoint's device code grant (RFC 8628 §3.4, §3.5): tokens once approved, else the RFC's error for
-   * where the authorization stands. `resource` is the canonical resource the token request named, if any.
+   * where the authorization stands.
    */
-  redeem(clientId: string, deviceCode: string, resource: string | undefined): IssuedTokens {
+  redeem(clientId: string, form: URLSearchParams): TokenResponseBody {
+    const deviceCode = form.get("device_code");
+    if (!deviceCode) throw new OAuthError("invalid_request", "device_code is required");
+    const asked = form.get("resource");
+    const resource = asked ? this.#options.grants.ourResource(asked) : undefined;
     const hash = hashOf(deviceCode);
     const authorization = this.#byDeviceCode.get(hash);
     if (!authorization) throw new OAuthError("invalid_grant", "device_code is invalid");
-    if (authorization.clientId !== clientId) {
+    if (authorization.clientId !== clientId)
       throw new OAuthError("invalid_grant", "device_code was issued to another client");
-    }
     if (authorization.redeemedFamilyId) {
-      this.#grants.revokeFamily(authorization.redeemedFamilyId);
+      this.#options.grants.revokeFamily(authorization.redeemedFamilyId);
       throw new OAuthError(
         "invalid_grant",
         "device_code was already used; the tokens issued for it are revoked",
       );
     }
-    const now = this.#now();
-    if (authorization.expiresAt <= now) {
+    const now = this.#options.now();
+    const { decision } = authorization;
+    const expired = authorization.expiresAt <= now;
+    if (expired || (decision && "denied" in decision)) {
       this.#forget(hash, authorization);
-      throw new OAuthError("expired_token", "device_code has expired; start the sign-in again");
-    }
-    const decision = authorization.decision;
-    if (decision && "denied" in decision) {
-      this.#forget(hash, authorization);
+      if (expired) throw new OAuthError("expired_token", "device_code has expired; start the sign-in again");
       throw new OAuthError("access_denied", "The user denied the authorization request");
     }
     if (!decision) {
@@ -165,66 +134,33 @@ export class DeviceAuthorizations {
         authorization.lastPolledAt !== undefined &&
         now - authorization.lastPolledAt < authorization.intervalMs - POLL_TOLERANCE_MS;
       authorization.lastPolledAt = now;
-      if (early) {
-        authorization.intervalMs += SLOW_DOWN_STEP_SECONDS * 1000;
-        throw new OAuthError(
-          "slow_down",
-          `polled faster than every ${authorization.intervalMs / 1000 - SLOW_DOWN_STEP_SECONDS} s; ` +
-            `poll every ${authorization.intervalMs / 1000} s from now on`,
-        );
-      }
-      throw new OAuthError("authorization_pending", "The user has not approved the request yet");
+      if (!early) throw new OAuthError("authorization_pending", "The user has not approved the request yet");
+      authorization.intervalMs += SLOW_DOWN_STEP_SECONDS * 1000;
+      const seconds = authorization.intervalMs / 1000;
+      throw new OAuthError(
+        "slow_down",
+        `polled faster than every ${seconds - SLOW_DOWN_STEP_SECONDS} s; poll every ${seconds} s from now on`,
+      );
     }
-    const approval = decision.approved;
-    if (resource && approval.resource && resource !== approval.resource) {
+    const { approved } = decision;
+    if (resource && approved.resource && resource !== approved.resource)
       throw new OAuthError("invalid_target", "resource does not match the device authorization request");
-    }
-    const bound = approval.resource ?? resource;
-    const tokens = this.#grants.startGrant({ ...approval, ...(bound ? { resource: bound } : {}) });
-    authorization.redeemedFamilyId = tokens.family.id;
-    return tokens;
-  }
-
-  /** How many authorizations are held (pending, decided, or kept to recognise a late poll). */
-  size(): number {
-    return this.#byDeviceCode.size;
-  }
-
-  #decide(userCode: string, decision: NonNullable<DeviceAuthorization["decision"]>): boolean {
-    const authorization = this.#byUserCode.get(normalizeUserCode(userCode));
-    if (!authorization || authorization.decision || authorization.expiresAt <= this.#now()) return false;
-    authorization.decision = decision;
-    return true;
-  }
-
-  /** Forgets authorizations a lifetime past their expiry (until then a late poll still hears `expired_token`). */
-  #prune(): void {
-    const now = this.#now();
-    for (const [hash, authorization] of this.#byDeviceCode) {
-      if (authorization.expiresAt + this.#lifetimeMs <= now) this.#forget(hash, authorization);
-    }
+    const bound = approved.resource ?? resource;
+    const tokens = this.#options.grants.issue({ ...approved, ...(bound ? { resource: bound } : {}) });
+    authorization.redeemedFamilyId = tokens.familyId;
+    return tokens.body;
   }
 
   #forget(hash: string, authorization: DeviceAuthorization): void {
     this.#byDeviceCode.delete(hash);
-    if (this.#byUserCode.get(authorization.userCode) === authorization) {
+    if (this.#byUserCode.get(authorization.userCode) === authorization)
       this.#byUserCode.delete(authorization.userCode);
-    }
-  }
-
-  #newUserCode(): string {
-    for (;;) {
-      let code = "";
-      for (let i = 0; i < USER_CODE_LENGTH; i++)
-        code += USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)];
-      if (!this.#byUserCode.has(code)) return code;
-    }
   }
 }
 
 /** `BCDFGHJK` as people read it: `BCDF-GHJK`. */
 export function formatUserCode(code: string): string {
-  return `${code.slice(0, USER_CODE_LENGTH / 2)}-${code.slice(USER_CODE_LENGTH / 2)}`;
+  return `${code.slice(0, 4)}-${code.slice(4)}`;
 }
 
 /** A typed user code as stored: upper case, letters only (RFC 8628 §6.1: forgive case and punctuation). */
@@ -233,8 +169,4 @@ export function normalizeUserCode(typed: string): string {
     .slice(0, 64)
     .toUpperCase()
     .replace(/[^A-Z]/g, "");
-}
-
-function hashOf(code: string): string {
-  return createHash("sha256").update(code).digest("base64url");
 }

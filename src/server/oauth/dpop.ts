@@ -1,35 +1,33 @@
 /** DPoP (RFC 9449) on the reference server: proofs checked with jose, tokens bound by `cnf.jkt`, nonces, and the replay ledger per key. */
-import { createHash, createPublicKey, type JsonWebKey, type KeyObject, randomBytes } from "node:crypto";
-import { calculateJwkThumbprint, errors, type JWK, type JWTHeaderParameters, jwtVerify } from "jose";
+import { randomBytes } from "node:crypto";
+import {
+  calculateJwkThumbprint,
+  decodeProtectedHeader,
+  EmbeddedJWK,
+  errors,
+  type JWK,
+  jwtVerify,
+} from "jose";
 import type { CredentialCheck, CredentialRefusal, PresentedCredential, Principal } from "../context.js";
-import type { DpopMode, DpopNonceMode, DpopReplayLimits } from "../options.js";
+import type { DpopMode, DpopNonceMode, DpopReplayLimits, OAuthServerOptions } from "../options.js";
 import type { Store, StoreCollection } from "../store.js";
-import { OAuthError, REFRESH_TOKEN_TTL_MS, type TokenResponseBody } from "./grants.js";
-import type { RegisteredClient } from "./registration.js";
+import {
+  hashOf,
+  OAuthError,
+  REFRESH_TOKEN_TTL_MS,
+  type RegisteredClient,
+  type TokenResponseBody,
+} from "./grants.js";
 
 /** The algorithms proofs may be signed with (what P-256, Ed25519 and RSA keys sign with; never symmetric or `none`). */
 export const DPOP_ALGORITHMS = ["ES256", "EdDSA", "RS256", "PS256"] as const;
 /** Longest proof read: an RSA-4096 key and signature fit well under it. */
 const MAX_PROOF_CHARS = 8 * 1024;
-const MAX_JTI_CHARS = 256;
-/**
- * RSA keys a proof may carry: the usual exponent and 2048 to 4096 bits. Verifying costs grow with the exponent's
- * and the modulus' size (a 3072-bit exponent cost 8-10x the CPU per proof), and no client needs another.
- */
-const RSA_PUBLIC_EXPONENT = 65537n;
-const RSA_MODULUS_BITS = { min: 2048, max: 4096 } as const;
-
-/** Why a proof is refused: `use_dpop_nonce` asks the client to retry with the server's nonce. */
-export class DpopProofError extends Error {
-  readonly error: "invalid_dpop_proof" | "use_dpop_nonce";
-  readonly description: string;
-
-  constructor(error: "invalid_dpop_proof" | "use_dpop_nonce", description: string) {
-    super(`${error}: ${description}`);
-    this.error = error;
-    this.description = description;
-  }
-}
+/** How old a proof's `iat` may be, and how far ahead (a client's clock may run a little fast). */
+const MAX_PROOF_AGE_SECONDS = 300;
+const MAX_PROOF_FUTURE_SECONDS = 60;
+/** A server nonce is good for one period after the one it was issued in. */
+const NONCE_PERIOD_MS = 5 * 60 * 1000;
 
 /** What the request the proof came with must match. */
 export interface ProofExpectation {
@@ -38,82 +36,65 @@ export interface ProofExpectation {
   url: string;
   /** Present when the proof accompanies an access token: the proof's `ath` must be its hash. */
   accessToken?: string;
-  /** Seconds since the epoch. */
+  /** Seconds since the epoch: `iat` may be up to 300 s before, 60 s after. */
   nowSeconds: number;
-  /** How far in the past `iat` may be, and how far in the future. */
-  maxAgeSeconds: number;
-  maxFutureSeconds: number;
   /** When given, the proof must be signed by the key of this thumbprint (the token's `cnf.jkt`). */
   boundTo?: string;
   /** When given, the proof must carry one of these nonces. */
   acceptedNonces?: readonly string[];
 }
 
-/** A proof that passed: its key's thumbprint (`cnf.jkt`) and its `jti`, for the replay cache. */
-export interface CheckedProof {
-  jkt: string;
-  jti: string;
-  iat: number;
-  /** The nonce the proof carried, if any (checked against the server's when one was asked for). */
-  nonce?: string;
-}
+const invalid = (description: string) => new OAuthError("invalid_dpop_proof", description);
 
-const invalid = (description: string) => new DpopProofError("invalid_dpop_proof", description);
-
-/** Checks the `DPoP` header's value (one proof) against the request; rejects with DpopProofError. */
-export async function checkDpopProof(proof: string, expected: ProofExpectation): Promise<CheckedProof> {
+/**
+ * Checks the `DPoP` header's value (one proof) against the request; rejects with an `OAuthError` (`use_dpop_nonce`
+ * asks the client to retry with the server's nonce). Returns the key's thumbprint (`cnf.jkt`), `jti`, `iat` and nonce.
+ */
+export async function checkDpopProof(proof: string, expected: ProofExpectation) {
   if (proof.length > MAX_PROOF_CHARS) throw invalid("the DPoP proof is too long");
   let verified: Awaited<ReturnType<typeof jwtVerify>>;
   try {
-    verified = await jwtVerify(proof, embeddedPublicKey, {
-      typ: "dpop+jwt",
-      algorithms: [...DPOP_ALGORITHMS],
-    });
+    // RSA keys: the usual exponent and 2048 to 4096 bits, refused before verifying (a 3072-bit exponent cost 8-10x
+    // the CPU per proof, and no client needs another).
+    const jwk = decodeProtectedHeader(proof).jwk;
+    if (jwk?.kty === "RSA") {
+      if (jwk.e !== "AQAB") throw invalid("the proof's RSA key must have the public exponent 65537");
+      const modulus = Buffer.from(jwk.n ?? "", "base64url");
+      const bits = modulus.length * 8 - Math.clz32(modulus[0] ?? 0) + 24;
+      if (bits < 2048 || bits > 4096) throw invalid("the proof's RSA key must be 2048 to 4096 bits");
+    }
+    verified = await jwtVerify(proof, EmbeddedJWK, { typ: "dpop+jwt", algorithms: [...DPOP_ALGORITHMS] });
   } catch (error) {
-    throw error instanceof DpopProofError ? error : invalid(whyRefused(error));
+    throw error instanceof OAuthError ? error : invalid(whyRefused(error));
   }
   const { payload, protectedHeader } = verified;
-  const { jti, htm, htu, iat } = payload as Record<string, unknown>;
-  if (typeof jti !== "string" || jti.length === 0 || jti.length > MAX_JTI_CHARS)
-    throw invalid("the proof needs a jti");
+  const { jti, htm, htu, iat, nonce } = payload as Record<string, unknown>;
+  if (typeof jti !== "string" || jti.length === 0 || jti.length > 256) throw invalid("the proof needs a jti");
   if (htm !== expected.method.toUpperCase()) throw invalid("the proof's htm is not the request's method");
-  if (typeof htu !== "string" || normalisedUri(htu) !== normalisedUri(expected.url)) {
+  if (typeof htu !== "string" || normalisedUri(htu) !== normalisedUri(expected.url))
     throw invalid("the proof's htu is not the request's URL");
-  }
   if (typeof iat !== "number" || !Number.isFinite(iat)) throw invalid("the proof needs a numeric iat");
   if (
-    iat < expected.nowSeconds - expected.maxAgeSeconds ||
-    iat > expected.nowSeconds + expected.maxFutureSeconds
-  ) {
+    iat < expected.nowSeconds - MAX_PROOF_AGE_SECONDS ||
+    iat > expected.nowSeconds + MAX_PROOF_FUTURE_SECONDS
+  )
     throw invalid("the proof's iat is outside the accepted window");
-  }
-  if (expected.accessToken !== undefined) {
-    const ath = createHash("sha256").update(expected.accessToken, "ascii").digest("base64url");
-    if (payload.ath !== ath) throw invalid("the proof's ath is not the hash of the access token");
-  }
+  if (expected.accessToken !== undefined && payload.ath !== hashOf(expected.accessToken))
+    throw invalid("the proof's ath is not the hash of the access token");
   const jkt = await calculateJwkThumbprint(protectedHeader.jwk as JWK, "sha256");
   // Another key than the token's is refused as such, before any nonce round trip.
-  if (expected.boundTo !== undefined && jkt !== expected.boundTo) {
+  if (expected.boundTo !== undefined && jkt !== expected.boundTo)
     throw invalid("the proof is signed by another key than the token is bound to");
-  }
-  if (expected.acceptedNonces) {
-    const nonce = payload.nonce;
-    if (typeof nonce !== "string" || !expected.acceptedNonces.includes(nonce)) {
-      throw new DpopProofError("use_dpop_nonce", "Use the DPoP-Nonce the server sent in the proof");
-    }
-    return { jkt, jti, iat, nonce };
-  }
-  return { jkt, jti, iat, ...(typeof payload.nonce === "string" ? { nonce: payload.nonce } : {}) };
+  if (expected.acceptedNonces && (typeof nonce !== "string" || !expected.acceptedNonces.includes(nonce)))
+    throw new OAuthError("use_dpop_nonce", "Use the DPoP-Nonce the server sent in the proof");
+  return { jkt, jti, iat, ...(typeof nonce === "string" ? { nonce } : {}) };
 }
 
 /** `htu` compared as RFC 9449 §4.3 says: scheme and host case-folded, default ports dropped, no query or fragment. */
 function normalisedUri(value: string): string | undefined {
-  try {
-    const url = new URL(value);
-    return `${url.origin}${url.pathname}`;
-  } catch {
-    return undefined;
-  }
+  if (!URL.canParse(value)) return undefined;
+  const url = new URL(value);
+  return `${url.origin}${url.pathname}`;
 }
 
 /** What the client is told of a JWS jose refused, in the words of RFC 9449 §4.3. */
@@ -124,92 +105,35 @@ function whyRefused(error: unknown): string {
     return `the proof's alg must be one of ${DPOP_ALGORITHMS.join(", ")}`;
   if (error instanceof errors.JWTClaimValidationFailed && error.claim === "typ")
     return 'the proof\'s typ must be "dpop+jwt"';
-  if (error instanceof errors.JWTExpired || error instanceof errors.JWTClaimValidationFailed) {
+  if (error instanceof errors.JWTExpired || error instanceof errors.JWTClaimValidationFailed)
     return `the proof's ${(error as errors.JWTClaimValidationFailed).claim} claim is not valid now`;
-  }
-  if (error instanceof errors.JOSEError && error.code === "ERR_JOSE_NOT_SUPPORTED")
+  if (
+    error instanceof errors.JOSENotSupported ||
+    (error instanceof errors.JWSInvalid && /"jwk"/.test(error.message))
+  )
     return "the proof's jwk is not a usable public key";
   return "the DPoP header is not one compact JWS with a JSON header and claims";
 }
 
-/**
- * Keys of recent proofs: a client signs every request with the same key, and importing a JWK costs about as much as
- * verifying a signature (jose's `EmbeddedJWK` imports it each time), so the key objects of the last 1024 are kept.
- */
-const recentKeys = new Map<string, KeyObject>();
-const MAX_RECENT_KEYS = 1024;
-
-/** The proof's embedded `jwk` as a public key (RFC 9449 §4.2: a public key, never a private or symmetric one). */
-function embeddedPublicKey(header: JWTHeaderParameters): KeyObject {
-  const jwk = header.jwk as Record<string, unknown> | undefined;
-  if (typeof jwk !== "object" || jwk === null || Array.isArray(jwk)) throw invalid("the proof has no jwk");
-  if ("d" in jwk || "p" in jwk || "k" in jwk) throw invalid("the proof's jwk is not a public key");
-  const id = ["kty", "crv", "x", "y", "n", "e"].map((name) => String(jwk[name] ?? "")).join(".");
-  const known = recentKeys.get(id);
-  if (known) return known;
-  let key: KeyObject;
-  try {
-    key = createPublicKey({ key: jwk as JsonWebKey, format: "jwk" });
-  } catch {
-    throw invalid("the proof's jwk is not a usable public key");
-  }
-  const rsa = key.asymmetricKeyType === "rsa" ? key.asymmetricKeyDetails : undefined;
-  if (rsa && rsa.publicExponent !== RSA_PUBLIC_EXPONENT)
-    throw invalid(`the proof's RSA key must have the public exponent ${RSA_PUBLIC_EXPONENT}`);
-  const bits = rsa?.modulusLength ?? RSA_MODULUS_BITS.min;
-  if (bits < RSA_MODULUS_BITS.min || bits > RSA_MODULUS_BITS.max)
-    throw invalid(`the proof's RSA key must be ${RSA_MODULUS_BITS.min} to ${RSA_MODULUS_BITS.max} bits`);
-  if (recentKeys.size >= MAX_RECENT_KEYS) recentKeys.delete(recentKeys.keys().next().value as string);
-  recentKeys.set(id, key);
-  return key;
-}
-
-/** How old a proof's `iat` may be, and how far ahead (a client's clock may run a little fast). */
-const MAX_PROOF_AGE_SECONDS = 300;
-const MAX_PROOF_FUTURE_SECONDS = 60;
-/** A server nonce is good for one period after the one it was issued in. */
-const NONCE_PERIOD_MS = 5 * 60 * 1000;
-
 /** A proof that passed every check but the replay ledger's: what spending it remembers. */
-interface CheckedUse {
-  jkt: string;
-  jti: string;
-  forgetAt: number;
-}
-
-/** Why the ledger cannot take a proof now: its key has used as many as it can remember; come back later. */
-interface RoomRefusal {
-  description: string;
-  retryAfterSeconds: number;
-}
+type CheckedUse = { jkt: string; jti: string; forgetAt: number };
 
 /**
  * A token request's proof, checked and already remembered (two requests with one proof cannot both pass the awaits
  * before the grant): `release` forgets it again when the request is refused after all, as it was never used.
  */
-export interface TokenRequestProof {
-  jkt: string;
-  release(): void;
-}
+type TokenRequestProof = { jkt: string; release(): void };
 
-export interface DpopPolicyOptions {
-  mode: DpopMode;
-  nonces: DpopNonceMode;
-  /** Where each bound token's key is kept (under the token's hash) until the token expires. */
-  store: Store;
-  tokenEndpoint: string;
-  now: () => number;
-  replayLimits?: DpopReplayLimits | undefined;
+export class DpopPolicy {
+  readonly #mode: DpopMode;
+  readonly #nonces: DpopNonceMode;
   /**
    * True when tokens outlive this process (a data file): a proof used before a restart is not in the new ledger, so
    * one that could predate this process must carry a nonce of it (see `#check`).
    */
-  tokensOutliveProcess?: boolean;
-}
-
-export class DpopPolicy {
-  readonly #options: DpopPolicyOptions;
+  readonly #outlivesProcess: boolean;
   readonly #ledger: DpopReplayLedger;
+  /** Each bound token's key, under the token's hash, until the token expires. */
   readonly #bindings: StoreCollection<{ jkt: string; until: number }>;
   /** Expired bindings are swept after this many new ones, so the collection holds about as many as live tokens. */
   #bindsUntilSweep = 256;
@@ -221,19 +145,26 @@ export class DpopPolicy {
    */
   readonly #mayPredateStart: number;
 
-  constructor(options: DpopPolicyOptions) {
-    this.#options = options;
-    this.#ledger = new DpopReplayLedger(options.replayLimits);
-    this.#bindings = options.store.collection("oauth.dpop-bindings");
-    this.#nonce.since = options.now();
-    this.#mayPredateStart = options.tokensOutliveProcess
-      ? options.now() / 1000 + MAX_PROOF_FUTURE_SECONDS
+  constructor(
+    options: OAuthServerOptions,
+    store: Store,
+    private readonly tokenEndpoint: string,
+    private readonly now: () => number,
+  ) {
+    this.#mode = options.dpop ?? "allowed";
+    this.#nonces = options.dpopNonces ?? "everywhere";
+    this.#outlivesProcess = store.dataFile !== undefined;
+    this.#ledger = new DpopReplayLedger(options.dpopReplayLimits);
+    this.#bindings = store.collection("oauth.dpop-bindings");
+    this.#nonce.since = now();
+    this.#mayPredateStart = this.#outlivesProcess
+      ? now() / 1000 + MAX_PROOF_FUTURE_SECONDS
       : Number.NEGATIVE_INFINITY;
   }
 
   /** False when `dpop: "off"`: the metadata says nothing and the `DPoP` header is ignored at the token endpoint. */
   get offered(): boolean {
-    return this.#options.mode !== "off";
+    return this.#mode !== "off";
   }
 
   /** RFC 9728 §2 fields of `/mcp` and `/v2`: the proof algorithms taken, and whether only bound tokens are. */
@@ -241,7 +172,7 @@ export class DpopPolicy {
     if (!this.offered) return {};
     return {
       dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],
-      dpop_bound_access_tokens_required: this.#options.mode === "required",
+      dpop_bound_access_tokens_required: this.#mode === "required",
     };
   }
 
@@ -255,36 +186,19 @@ export class DpopPolicy {
     const boundTo = refreshToken ? this.#keyOf(refreshToken) : undefined;
     const proof = request.headers.get("dpop");
     if (proof === null) {
-      if (boundTo)
-        throw new OAuthError("invalid_dpop_proof", "This refresh token is DPoP-bound: send a DPoP proof");
-      if (this.#options.mode === "required") {
-        throw new OAuthError(
-          "invalid_dpop_proof",
-          "This server issues DPoP-bound tokens only: send a DPoP proof",
-        );
-      }
+      if (boundTo) throw invalid("This refresh token is DPoP-bound: send a DPoP proof");
+      if (this.#mode === "required")
+        throw invalid("This server issues DPoP-bound tokens only: send a DPoP proof");
       return undefined;
     }
-    try {
-      const checked = await this.#check(proof, {
-        method: request.method,
-        url: this.#options.tokenEndpoint,
-        nonce: this.#options.nonces !== "off",
-      });
-      if (this.#ledger.used(checked.jkt, checked.jti))
-        throw new DpopProofError("invalid_dpop_proof", "This DPoP proof was already used");
-      if (boundTo && boundTo !== checked.jkt) {
-        throw new DpopProofError("invalid_dpop_proof", "The refresh token is bound to another key");
-      }
-      // Room is made (or refused) and the proof remembered before the grant is spent; a refused grant releases it.
-      const full = this.#makeRoom(checked);
-      if (full) throw new OAuthError("temporarily_unavailable", full.description);
-      this.#remember(checked);
-      return { jkt: checked.jkt, release: () => this.#ledger.forget(checked.jkt, checked.jti) };
-    } catch (error) {
-      if (error instanceof DpopProofError) throw new OAuthError(error.error, error.description);
-      throw error;
-    }
+    const expected = { method: request.method, url: this.tokenEndpoint, nonce: this.#nonces !== "off" };
+    const checked = await this.#check(proof, expected);
+    if (boundTo && boundTo !== checked.jkt) throw invalid("The refresh token is bound to another key");
+    // Remembered before the grant is spent; a refused grant releases it.
+    const refused = this.#spend(checked);
+    const code = refused?.full ? "temporarily_unavailable" : "invalid_dpop_proof";
+    if (refused) throw new OAuthError(code, refused.description);
+    return { jkt: checked.jkt, release: () => this.#ledger.forget(checked.jkt, checked.jti) };
   }
 
   /** The token response with its tokens bound to `jkt` (refresh tokens only for public clients, RFC 9449 §5). */
@@ -295,15 +209,14 @@ export class DpopPolicy {
   ): TokenResponseBody {
     if (!proof) return body;
     this.#bind(body.access_token, proof.jkt, body.expires_in * 1000);
-    if (body.refresh_token && client.token_endpoint_auth_method === "none") {
+    if (body.refresh_token && client.token_endpoint_auth_method === "none")
       this.#bind(body.refresh_token, proof.jkt, REFRESH_TOKEN_TTL_MS);
-    }
     return { ...body, token_type: "DPoP" };
   }
 
   /** Binds a token just issued to the key (RFC 9449 `cnf.jkt`) for as long as it lives. */
   #bind(token: string, jkt: string, lifetimeMs: number): void {
-    const now = this.#options.now();
+    const now = this.now();
     if (--this.#bindsUntilSweep <= 0) {
       this.#bindsUntilSweep = 256;
       for (const [hash, binding] of this.#bindings.entries())
@@ -315,7 +228,7 @@ export class DpopPolicy {
   /** The thumbprint the token is bound to, or undefined (not bound, or past its lifetime). */
   #keyOf(token: string): string | undefined {
     const binding = this.#bindings.get(hashOf(token));
-    return binding && binding.until > this.#options.now() ? binding.jkt : undefined;
+    return binding && binding.until > this.now() ? binding.jkt : undefined;
   }
 
   /** The principal of an access token, with the key it is bound to (`jkt`) when it is. */
@@ -326,9 +239,8 @@ export class DpopPolicy {
 
   /** Every token endpoint answer carries the current nonce when nonces are on, or tokens outlive restarts (§8). */
   withNonce(response: Response): Response {
-    if (!this.offered || (this.#options.nonces === "off" && !this.#options.tokensOutliveProcess))
-      return response;
-    response.headers.set("dpop-nonce", this.#currentNonces()[0]!);
+    if (this.offered && (this.#nonces !== "off" || this.#outlivesProcess))
+      response.headers.set("dpop-nonce", this.#currentNonces()[0]);
     return response;
   }
 
@@ -338,143 +250,101 @@ export class DpopPolicy {
    * fill no memory, and `spend` refuses a proof used in the meantime.
    */
   readonly checkCredential: CredentialCheck = async (presented) => {
-    const verdict = await this.#verdict(presented);
-    if (verdict === undefined) return { spend: () => undefined };
-    if ("error" in verdict) return { refusal: verdict };
+    const { principal, scheme } = presented;
+    const refuse = (error: string, description: string) => ({
+      refusal: this.#refusal(presented, error, description),
+    });
+    if (principal.via !== "oauth") {
+      return scheme === "dpop"
+        ? refuse("invalid_token", "API keys are sent as Bearer")
+        : { spend: () => undefined };
+    }
+    if (!principal.jkt) {
+      if (scheme === "dpop")
+        return refuse("invalid_token", "This access token is not DPoP-bound: send it as Bearer");
+      if (this.#mode === "required")
+        return refuse("invalid_token", "This server accepts DPoP-bound tokens only: sign in again");
+      return { spend: () => undefined };
+    }
+    if (scheme !== "dpop")
+      return refuse(
+        "invalid_token",
+        "This access token is DPoP-bound: send it as Authorization: DPoP with a DPoP proof",
+      );
+    if (presented.proof === null) return refuse("invalid_dpop_proof", "A DPoP proof is required");
+    let use: CheckedUse;
+    try {
+      const { method, url, token: accessToken } = presented;
+      const nonce = this.#nonces === "everywhere";
+      use = await this.#check(presented.proof, { method, url, accessToken, nonce, boundTo: principal.jkt });
+    } catch (error) {
+      if (error instanceof OAuthError) return refuse(error.error, error.description);
+      throw error;
+    }
     return {
       spend: () => {
-        if (this.#ledger.used(verdict.jkt, verdict.jti)) {
-          return this.#refusal(presented, "invalid_dpop_proof", "This DPoP proof was already used");
-        }
-        const full = this.#makeRoom(verdict);
-        if (full) return this.#busy(presented, full);
-        this.#remember(verdict);
-        return undefined;
+        const refused = this.#spend(use);
+        if (!refused) return undefined;
+        const refusal = this.#refusal(presented, "invalid_dpop_proof", refused.description);
+        if (!refused.full) return refusal;
+        return { ...refusal, status: 429, headers: { "retry-after": String(refused.full) } };
       },
     };
   };
 
-  async #verdict(presented: PresentedCredential): Promise<CredentialRefusal | CheckedUse | undefined> {
-    const { principal, scheme } = presented;
-    if (principal.via !== "oauth") {
-      return scheme === "dpop"
-        ? this.#refusal(presented, "invalid_token", "API keys are sent as Bearer")
-        : undefined;
-    }
-    if (!principal.jkt) {
-      if (scheme === "dpop") {
-        return this.#refusal(
-          presented,
-          "invalid_token",
-          "This access token is not DPoP-bound: send it as Bearer",
-        );
-      }
-      if (this.#options.mode === "required") {
-        return this.#refusal(
-          presented,
-          "invalid_token",
-          "This server accepts DPoP-bound tokens only: sign in again",
-        );
-      }
-      return undefined;
-    }
-    if (scheme !== "dpop") {
-      return this.#refusal(
-        presented,
-        "invalid_token",
-        "This access token is DPoP-bound: send it as Authorization: DPoP with a DPoP proof",
-      );
-    }
-    if (presented.proof === null)
-      return this.#refusal(presented, "invalid_dpop_proof", "A DPoP proof is required");
-    try {
-      return await this.#check(presented.proof, {
-        method: presented.method,
-        url: presented.url,
-        accessToken: presented.token,
-        nonce: this.#options.nonces === "everywhere",
-        boundTo: principal.jkt,
-      });
-    } catch (error) {
-      if (error instanceof DpopProofError) return this.#refusal(presented, error.error, error.description);
-      throw error;
-    }
-  }
-
   /**
-   * Checks a proof, its key and that it was not used before; remembering it is the caller's `spend`. When tokens
-   * outlive the process, a proof whose `iat` could predate this process must carry one of its nonces (RFC 9449 §9
+   * Checks a proof, its key and that it was not used before; remembering it is `#spend`'s. When tokens outlive the
+   * process, a proof whose `iat` could predate this process must carry one of its nonces (RFC 9449 §9
    * `use_dpop_nonce`, whatever `dpopNonces` says): the ledger that saw it used is gone, a nonce proves it is new.
    */
   async #check(
     proof: string,
     expected: { method: string; url: string; accessToken?: string; nonce: boolean; boundTo?: string },
   ): Promise<CheckedUse> {
-    const nowSeconds = this.#options.now() / 1000;
+    const { nonce, ...request } = expected;
     const checked = await checkDpopProof(proof, {
-      method: expected.method,
-      url: expected.url,
-      ...(expected.accessToken !== undefined ? { accessToken: expected.accessToken } : {}),
-      nowSeconds,
-      maxAgeSeconds: MAX_PROOF_AGE_SECONDS,
-      maxFutureSeconds: MAX_PROOF_FUTURE_SECONDS,
-      ...(expected.boundTo !== undefined ? { boundTo: expected.boundTo } : {}),
-      ...(expected.nonce ? { acceptedNonces: this.#currentNonces() } : {}),
+      ...request,
+      nowSeconds: this.now() / 1000,
+      ...(nonce ? { acceptedNonces: this.#currentNonces() } : {}),
     });
-    if (this.#ledger.used(checked.jkt, checked.jti))
-      throw new DpopProofError("invalid_dpop_proof", "This DPoP proof was already used");
-    if (checked.iat < this.#mayPredateStart && !this.#currentNonces().includes(checked.nonce ?? "")) {
-      throw new DpopProofError("use_dpop_nonce", "The server restarted: use its DPoP-Nonce in the proof");
+    if (this.#ledger.used(checked.jkt, checked.jti)) throw invalid("This DPoP proof was already used");
+    if (checked.iat < this.#mayPredateStart && !this.#currentNonces().includes(checked.nonce ?? ""))
+      throw new OAuthError("use_dpop_nonce", "The server restarted: use its DPoP-Nonce in the proof");
+    const forgetAt = checked.iat + MAX_PROOF_AGE_SECONDS + MAX_PROOF_FUTURE_SECONDS;
+    return { jkt: checked.jkt, jti: checked.jti, forgetAt };
+  }
+
+  /**
+   * Remembers the proof as used, or says why not: used meanwhile, or its key has used as many as the ledger
+   * remembers (`full`: the seconds until it has room; never by forgetting a live proof, nor at another key's cost).
+   */
+  #spend(use: CheckedUse): { description: string; full?: number } | undefined {
+    if (this.#ledger.used(use.jkt, use.jti)) return { description: "This DPoP proof was already used" };
+    const full = this.#ledger.room(use.jkt, this.now() / 1000)?.retryAfterSeconds;
+    if (full) {
+      const description = `this key has used as many DPoP proofs as the server remembers; retry after ${full} s`;
+      return { description, full };
     }
-    return {
-      jkt: checked.jkt,
-      jti: checked.jti,
-      forgetAt: checked.iat + MAX_PROOF_AGE_SECONDS + MAX_PROOF_FUTURE_SECONDS,
-    };
-  }
-
-  /** Room for one more proof of the key, never by forgetting a proof still acceptable, nor at another key's cost. */
-  #makeRoom(use: CheckedUse): RoomRefusal | undefined {
-    const full = this.#ledger.room(use.jkt, this.#options.now() / 1000);
-    if (!full) return undefined;
-    return {
-      retryAfterSeconds: full.retryAfterSeconds,
-      description: `this key has used as many DPoP proofs as the server remembers; retry after ${full.retryAfterSeconds} s`,
-    };
-  }
-
-  #remember(use: CheckedUse): void {
     this.#ledger.remember(use.jkt, use.jti, use.forgetAt);
+    return undefined;
   }
 
   /** The nonce to hand out first, then the previous one (still accepted for one period). */
   #currentNonces(): [string, string] {
-    const now = this.#options.now();
-    if (now - this.#nonce.since >= NONCE_PERIOD_MS) {
+    const now = this.now();
+    if (now - this.#nonce.since >= NONCE_PERIOD_MS)
       this.#nonce = { value: freshNonce(), previous: this.#nonce.value, since: now };
-    }
     return [this.#nonce.value, this.#nonce.previous];
   }
 
-  /** The answer when the ledger cannot take the key's proof: 429 with `Retry-After`. */
-  #busy(presented: PresentedCredential, full: RoomRefusal): CredentialRefusal {
-    return {
-      ...this.#refusal(presented, "invalid_dpop_proof", full.description),
-      status: 429,
-      headers: { "retry-after": String(full.retryAfterSeconds) },
-    };
-  }
-
   #refusal(presented: PresentedCredential, error: string, description: string): CredentialRefusal {
-    const headers: Record<string, string> = {};
-    if (error === "use_dpop_nonce") headers["dpop-nonce"] = this.#currentNonces()[0];
     return {
       error,
       description,
       wwwAuthenticate:
         `DPoP error="${error}", error_description="${description}", algs="${DPOP_ALGORITHMS.join(" ")}", ` +
         `resource_metadata="${presented.resourceMetadataUrl}"`,
-      headers,
+      headers: error === "use_dpop_nonce" ? { "dpop-nonce": this.#currentNonces()[0] } : {},
     };
   }
 }
@@ -484,9 +354,6 @@ function freshNonce(): string {
 }
 
 export const DEFAULT_DPOP_REPLAY_LIMITS: Required<DpopReplayLimits> = { perKey: 20_000 };
-
-/** Why a proof cannot be remembered now: its key is full of proofs still acceptable, free again after the wait. */
-export type LedgerFull = { retryAfterSeconds: number };
 
 /**
  * Used proofs by key, each key's in the order they were used. An entry goes only when its proof can no longer be
@@ -509,7 +376,7 @@ export class DpopReplayLedger {
   }
 
   /** Undefined when one more proof of `jkt` can be remembered, after dropping the key's entries no longer live. */
-  room(jkt: string, nowSeconds: number): LedgerFull | undefined {
+  room(jkt: string, nowSeconds: number): { retryAfterSeconds: number } | undefined {
     const proofs = this.#byKey.get(jkt);
     if (!proofs) return undefined;
     // Kept in the order used, so the aged-out ones are mostly at the front; one behind a live one stays at most a
@@ -526,11 +393,8 @@ export class DpopReplayLedger {
 
   /** Remembers a proof until `forgetAt`; call `room` first in the same turn of the event loop. */
   remember(jkt: string, jti: string, forgetAt: number): void {
-    let proofs = this.#byKey.get(jkt);
-    if (!proofs) {
-      proofs = new Map();
-      this.#byKey.set(jkt, proofs);
-    }
+    const proofs = this.#byKey.get(jkt) ?? new Map<string, number>();
+    this.#byKey.set(jkt, proofs);
     if (!proofs.has(jti)) proofs.set(jti, forgetAt);
   }
 
@@ -540,8 +404,4 @@ export class DpopReplayLedger {
     proofs?.delete(jti);
     if (proofs?.size === 0) this.#byKey.delete(jkt);
   }
-}
-
-function hashOf(token: string): string {
-  return createHash("sha256").update(token).digest("base64url");
 }

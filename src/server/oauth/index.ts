@@ -1,6 +1,6 @@
 /** The OAuth 2.1 authorization server of the reference server on one fetch handler: metadata, registration, authorize and consent, device authorization, token, revoke; built from the server context. */
 import type { ServerContext } from "../context.js";
-import { jsonResponse, type RouteHandler, readBodyText } from "../http.js";
+import { jsonResponse, type RouteHandler } from "../http.js";
 import type { OAuthServerOptions, PreRegisteredOAuthClient } from "../options.js";
 import {
   DEVICE_VERIFICATION_PATH,
@@ -12,48 +12,35 @@ import { ClientMetadataDocuments } from "./client-metadata-documents.js";
 import { DeviceAuthorizations } from "./device.js";
 import { DPOP_ALGORITHMS, DpopPolicy } from "./dpop.js";
 import {
-  AuthorizationFlows,
   CHAT_SCOPES,
   DEFAULT_ACCESS_TOKEN_TTL_SECONDS,
+  DEFAULT_GRANT_TYPES,
+  DEVICE_CODE_GRANT_TYPE,
   OAuthGrants,
   OFFLINE_ACCESS_SCOPE,
+  type RegisteredClient,
+  seededAccount,
+  TOKEN_ENDPOINT_AUTH_METHODS,
 } from "./grants.js";
 import {
-  ClientAssertions,
+  Assertions,
+  createReferenceIdp,
+  IDP_METADATA_PATH,
+  IDP_PATH,
   JWT_ALGORITHMS,
   JWT_BEARER_GRANT_TYPE,
-  JwtBearerGrant,
   publicKeysOfJwks,
   trustedIssuersOf,
 } from "./jwt.js";
-import { type OAuthParts, oauthLimiters, rateLimited } from "./parts.js";
-import { createReferenceIdp, IDP_METADATA_PATH, IDP_PATH, type ReferenceIdp } from "./reference-idp.js";
 import {
-  DEVICE_CODE_GRANT_TYPE,
-  MAX_REGISTRATION_BODY_BYTES,
-  newRegisteredClient,
-  parseClientMetadata,
-  type RegisteredClient,
-  TOKEN_ENDPOINT_AUTH_METHODS,
-} from "./registration.js";
-import { DEVICE_AUTHORIZATION_PATH, handleDeviceAuthorization, handleRevoke, handleToken } from "./token.js";
-
-/** RFC 8707 resource identifiers served here. */
-export function resourceUrls(baseUrl: string): { mcp: string; v2: string } {
-  return { mcp: `${baseUrl}/mcp`, v2: `${baseUrl}/v2` };
-}
-
-/** RFC 9728 metadata URL of a resource of this server (`/mcp` or `/v2`). */
-export function protectedResourceMetadataUrl(baseUrl: string, resourcePath: "/mcp" | "/v2"): string {
-  return `${baseUrl}/.well-known/oauth-protected-resource${resourcePath}`;
-}
-
-export interface OAuthRoutes {
-  /** Answers the authorization server's paths (and guards `/signin` on the way to consent); undefined for the rest. */
-  handle: RouteHandler;
-  /** How many dynamic registrations are kept (diagnostics). */
-  registeredClientCount(): number;
-}
+  DEVICE_AUTHORIZATION_PATH,
+  handleDeviceAuthorization,
+  handleRegister,
+  handleRevoke,
+  handleToken,
+  type OAuthParts,
+  oauthLimiters,
+} from "./token.js";
 
 /** Paths answered for browsers of other origins too (metadata and the client-to-server endpoints). */
 const CORS_PATHS = new Set([
@@ -71,96 +58,16 @@ const CORS_PATHS = new Set([
  * Builds the authorization server on `ctx` and pushes its access-token verifier onto `ctx.tokenVerifiers`.
  * Mount `handle` before the pages (it guards the `/signin` hop of a consent request).
  */
-export function createOAuthRoutes(ctx: ServerContext): OAuthRoutes {
-  const { parts, idp } = oauthParts(ctx);
-  ctx.tokenVerifiers.push((token) => parts.dpop.withKey(token, parts.grants.principalFor(token)));
-  ctx.credentialCheck = parts.dpop.checkCredential;
-  const issuer = parts.issuer;
-  const handle: RouteHandler = async (request, info) => {
-    const path = info.url.pathname;
-    const cors = CORS_PATHS.has(path) || path.startsWith("/.well-known/oauth-protected-resource/");
-    if (cors && request.method === "OPTIONS") return corsPreflight();
-    const response = await route(request, path);
-    if (response && cors) {
-      response.headers.set("access-control-allow-origin", "*");
-      // A browser client must read the DPoP nonce the token endpoint hands out.
-      response.headers.set("access-control-expose-headers", "dpop-nonce");
-    }
-    return response;
-
-    async function route(request: Request, path: string): Promise<Response | undefined> {
-      switch (path) {
-        case "/.well-known/oauth-authorization-server":
-          return metadataResponse(
-            request,
-            withJwtBearer(
-              {
-                ...authorizationServerMetadata(issuer, parts.offersDeviceGrant),
-                ...(parts.dpop.offered ? { dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS] } : {}),
-              },
-              parts.jwtBearer.offered,
-            ),
-          );
-        case "/.well-known/oauth-protected-resource/mcp":
-          return metadataResponse(request, {
-            ...protectedResourceMetadata(issuer, resourceUrls(issuer).mcp),
-            ...parts.dpop.resourceMetadata(),
-          });
-        case "/.well-known/oauth-protected-resource/v2":
-          return metadataResponse(request, {
-            ...protectedResourceMetadata(issuer, resourceUrls(issuer).v2),
-            ...parts.dpop.resourceMetadata(),
-          });
-        case "/authorize":
-          return handleAuthorize(parts, request, info.clientIp);
-        case "/token":
-          return handleToken(parts, request, info.clientIp);
-        case "/revoke":
-          return handleRevoke(parts, request);
-        case "/register":
-          return handleRegister(parts, request, info.clientIp);
-        case DEVICE_AUTHORIZATION_PATH:
-          return parts.offersDeviceGrant
-            ? handleDeviceAuthorization(parts, request, info.clientIp)
-            : undefined;
-        case DEVICE_VERIFICATION_PATH:
-          return parts.offersDeviceGrant
-            ? handleDeviceVerification(parts, request, info.url, info.clientIp)
-            : undefined;
-        default:
-          if (idp && (path === IDP_METADATA_PATH || path.startsWith(`${IDP_PATH}/`)))
-            return idp.handle(request, path);
-          return handleConsent(parts, request, info.url);
-      }
-    }
-  };
-  return { handle, registeredClientCount: () => parts.grants.registeredClientCount() };
-}
-
-/** The metadata with the jwt-bearer grant among `grant_types_supported` when an issuer is trusted. */
-function withJwtBearer(metadata: Record<string, unknown>, offered: boolean): Record<string, unknown> {
-  if (!offered) return metadata;
-  return {
-    ...metadata,
-    grant_types_supported: [...(metadata.grant_types_supported as string[]), JWT_BEARER_GRANT_TYPE],
-  };
-}
-
-function oauthParts(ctx: ServerContext): { parts: OAuthParts; idp: ReferenceIdp | undefined } {
+export function createOAuthRoutes(ctx: ServerContext): { handle: RouteHandler } {
   const options = ctx.options as OAuthServerOptions;
   const now = options.oauthNow ?? Date.now;
-  const resources = resourceUrls(ctx.baseUrl);
-  const registrationLimits = options.oauthRegistrationLimits ?? {};
   const grants = new OAuthGrants({
     store: ctx.store,
     now,
     accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? DEFAULT_ACCESS_TOKEN_TTL_SECONDS,
-    ...(registrationLimits.unusedTtlSeconds !== undefined
-      ? { unusedRegistrationTtlMs: registrationLimits.unusedTtlSeconds * 1000 }
-      : {}),
-    ...(registrationLimits.maxClients !== undefined
-      ? { maxRegisteredClients: registrationLimits.maxClients }
-      : {}),
+    resources: [`${ctx.baseUrl}/mcp`, `${ctx.baseUrl}/v2`],
+    issuer: ctx.baseUrl,
+    registrationLimits: options.oauthRegistrationLimits,
   });
   const idp = options.referenceIdp ? createReferenceIdp(ctx, options.referenceIdp, now) : undefined;
   const trusted = [...trustedIssuersOf(options, ctx.accounts), ...(idp ? [idp.trusted] : [])];
@@ -170,70 +77,91 @@ function oauthParts(ctx: ServerContext): { parts: OAuthParts; idp: ReferenceIdp 
     if (trusted.length > 0) saved.grant_types.push(JWT_BEARER_GRANT_TYPE);
     grants.saveClient(saved);
   }
-  const flows = new AuthorizationFlows({
-    grants,
-    resources: [resources.mcp, resources.v2],
-    issuer: ctx.baseUrl,
-    now,
-  });
-  const jwtBearer = new JwtBearerGrant({
-    issuer: ctx.baseUrl,
-    trusted,
-    grants,
-    flows,
-    now,
-    isKnownUser: (id) => ctx.users.has(id),
-  });
+  const isKnownUser = (id: string) => ctx.users.has(id);
   const parts: OAuthParts = {
     ctx,
     issuer: ctx.baseUrl,
     grants,
     devices: new DeviceAuthorizations({ grants, now, ...(options.deviceAuthorization || {}) }),
     offersDeviceGrant: options.deviceAuthorization !== false,
-    flows,
-    jwtBearer,
     documents: new ClientMetadataDocuments({
       now,
       ...(options.testOnlyAllowHttpClientMetadataDocuments ? { allowLoopbackHttp: true } : {}),
     }),
     limiters: oauthLimiters(options.oauthRateLimit, now),
-    assertions: new ClientAssertions(ctx.baseUrl, now),
-    dpop: new DpopPolicy({
-      mode: options.dpop ?? "allowed",
-      nonces: options.dpopNonces ?? "everywhere",
-      replayLimits: options.dpopReplayLimits,
-      tokensOutliveProcess: ctx.store.dataFile !== undefined,
-      store: ctx.store,
-      tokenEndpoint: `${ctx.baseUrl}/token`,
-      now,
-    }),
+    assertions: new Assertions({ issuer: ctx.baseUrl, trusted, grants, now, isKnownUser }),
+    dpop: new DpopPolicy(options, ctx.store, `${ctx.baseUrl}/token`, now),
     now,
     ...(options.autoApprove ? { autoApprove: autoApproval(ctx, options.autoApprove) } : {}),
   };
-  return { parts, idp };
+  ctx.tokenVerifiers.push((token) => parts.dpop.withKey(token, grants.principalFor(token)));
+  ctx.credentialCheck = parts.dpop.checkCredential;
+  const { issuer } = parts;
+
+  const route = async (request: Request, path: string, url: URL, clientIp: string) => {
+    const resource = /^\/\.well-known\/oauth-protected-resource(\/mcp|\/v2)$/.exec(path)?.[1];
+    // RFC 9728 protected resource metadata, to MCP 2026-07-28.
+    if (resource) {
+      return metadataResponse(request, {
+        resource: `${issuer}${resource}`,
+        authorization_servers: [issuer],
+        scopes_supported: [...CHAT_SCOPES],
+        bearer_methods_supported: ["header"],
+        resource_name: resource === "/mcp" ? "Chat service MCP server" : "Chat service REST API v2",
+        ...parts.dpop.resourceMetadata(),
+      });
+    }
+    switch (path) {
+      case "/.well-known/oauth-authorization-server":
+        return metadataResponse(request, authorizationServerMetadata(parts));
+      case "/authorize":
+        return handleAuthorize(parts, request, clientIp);
+      case "/token":
+        return handleToken(parts, request, clientIp);
+      case "/revoke":
+        return handleRevoke(parts, request);
+      case "/register":
+        return handleRegister(parts, request, clientIp);
+      case DEVICE_AUTHORIZATION_PATH:
+        return parts.offersDeviceGrant ? handleDeviceAuthorization(parts, request, clientIp) : undefined;
+      case DEVICE_VERIFICATION_PATH:
+        return parts.offersDeviceGrant ? handleDeviceVerification(parts, request, url, clientIp) : undefined;
+      default:
+        if (idp && (path === IDP_METADATA_PATH || path.startsWith(`${IDP_PATH}/`)))
+          return idp.handle(request, path);
+        return handleConsent(parts, request, url);
+    }
+  };
+
+  return {
+    async handle(request, info) {
+      const path = info.url.pathname;
+      const cors = CORS_PATHS.has(path) || path.startsWith("/.well-known/oauth-protected-resource/");
+      if (cors && request.method === "OPTIONS") {
+        const headers = {
+          "access-control-allow-origin": "*",
+          "access-control-allow-methods": "GET, POST, OPTIONS",
+          "access-control-allow-headers": "authorization, content-type, mcp-protocol-version, dpop",
+          "access-control-max-age": "86400",
+        };
+        return new Response(null, { status: 204, headers });
+      }
+      const response = await route(request, path, info.url, info.clientIp);
+      if (response && cors) {
+        response.headers.set("access-control-allow-origin", "*");
+        // A browser client must read the DPoP nonce the token endpoint hands out.
+        response.headers.set("access-control-expose-headers", "dpop-nonce");
+      }
+      return response;
+    },
+  };
 }
 
 function metadataResponse(request: Request, body: Record<string, unknown>): Response {
-  if (request.method !== "GET" && request.method !== "HEAD") {
-    return jsonResponse(
-      405,
-      { error: "invalid_request", error_description: "use GET" },
-      { allow: "GET, HEAD" },
-    );
-  }
-  return jsonResponse(200, body, { "cache-control": "public, max-age=3600" });
-}
-
-function corsPreflight(): Response {
-  return new Response(null, {
-    status: 204,
-    headers: {
-      "access-control-allow-origin": "*",
-      "access-control-allow-methods": "GET, POST, OPTIONS",
-      "access-control-allow-headers": "authorization, content-type, mcp-protocol-version, dpop",
-      "access-control-max-age": "86400",
-    },
-  });
+  if (request.method === "GET" || request.method === "HEAD")
+    return jsonResponse(200, body, { "cache-control": "public, max-age=3600" });
+  const refusal = { error: "invalid_request", error_description: "use GET" };
+  return jsonResponse(405, refusal, { allow: "GET, HEAD" });
 }
 
 /**
@@ -246,39 +174,27 @@ function preRegisteredClient(
   nowMs: number,
 ): RegisteredClient {
   const { jwks, client_credentials_account: account, ...rest } = client;
-  if (jwks) publicKeysOfJwks(jwks, `oauthClients: client "${client.client_id}"`);
-  if (jwks && client.client_secret !== undefined) {
-    throw new Error(
-      `oauthClients: client "${client.client_id}" has both a client_secret and jwks; choose one`,
-    );
-  }
+  const where = `oauthClients: client "${client.client_id}"`;
+  if (jwks) publicKeysOfJwks(jwks, where);
+  if (jwks && client.client_secret !== undefined)
+    throw new Error(`${where} has both a client_secret and jwks; choose one`);
   if (account !== undefined) {
-    if (!jwks && client.client_secret === undefined) {
-      throw new Error(
-        `oauthClients: client "${client.client_id}" needs a client_secret or jwks for client_credentials`,
-      );
-    }
-    if (!ctx.accounts.has(account)) {
-      throw new Error(
-        `oauthClients: no account or team "${account}" for client "${client.client_id}"; use one of ${[...ctx.accounts.keys()].join(", ")}.`,
-      );
-    }
+    if (!jwks && client.client_secret === undefined)
+      throw new Error(`${where} needs a client_secret or jwks for client_credentials`);
+    seededAccount(ctx.accounts, account, where);
   }
+  const method = jwks ? "private_key_jwt" : client.client_secret ? "client_secret_basic" : "none";
+  const grants = [
+    ...DEFAULT_GRANT_TYPES,
+    DEVICE_CODE_GRANT_TYPE,
+    ...(account !== undefined ? ["client_credentials"] : []),
+  ];
   return {
     client_name: client.client_id,
     ...rest,
     redirect_uris: client.redirect_uris ?? [],
-    token_endpoint_auth_method: jwks
-      ? "private_key_jwt"
-      : client.client_secret
-        ? "client_secret_basic"
-        : "none",
-    grant_types: [
-      "authorization_code",
-      "refresh_token",
-      DEVICE_CODE_GRANT_TYPE,
-      ...(account !== undefined ? ["client_credentials"] : []),
-    ],
+    token_endpoint_auth_method: method,
+    grant_types: grants,
     response_types: ["code"],
     client_id_issued_at: Math.floor(nowMs / 1000),
     ...(jwks ? { jwks } : {}),
@@ -288,20 +204,14 @@ function preRegisteredClient(
 
 /** The account to approve for, and the first seeded person in it (the SSO page lets only that person complete SSO). */
 function autoApproval(ctx: ServerContext, slug: string): { account: string; userId?: string } {
-  if (!ctx.accounts.has(slug)) {
-    throw new Error(
-      `autoApprove: no account or team "${slug}"; use one of ${[...ctx.accounts.keys()].join(", ")}.`,
-    );
-  }
+  seededAccount(ctx.accounts, slug, "autoApprove");
   const user = [...ctx.users.values()].find((candidate) => candidate.memberOf.includes(slug));
   return { account: slug, ...(user ? { userId: user.id } : {}) };
 }
 
 /** RFC 8414 authorization server metadata; `issuer` is exactly the URL the well-known address is built from (§3.3). */
-export function authorizationServerMetadata(
-  issuer: string,
-  offersDeviceGrant = true,
-): Record<string, unknown> {
+function authorizationServerMetadata({ issuer, offersDeviceGrant, dpop, assertions }: OAuthParts) {
+  const authMethods = [...TOKEN_ENDPOINT_AUTH_METHODS, "private_key_jwt"];
   return {
     issuer,
     authorization_endpoint: `${issuer}/authorize`,
@@ -316,69 +226,16 @@ export function authorizationServerMetadata(
       "refresh_token",
       "client_credentials",
       ...(offersDeviceGrant ? [DEVICE_CODE_GRANT_TYPE] : []),
+      ...(assertions.offered ? [JWT_BEARER_GRANT_TYPE] : []),
     ],
     code_challenge_methods_supported: ["S256"],
-    token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS, "private_key_jwt"],
+    token_endpoint_auth_methods_supported: authMethods,
     token_endpoint_auth_signing_alg_values_supported: [...JWT_ALGORITHMS],
-    revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS, "private_key_jwt"],
+    revocation_endpoint_auth_methods_supported: authMethods,
     revocation_endpoint_auth_signing_alg_values_supported: [...JWT_ALGORITHMS],
     scopes_supported: [...CHAT_SCOPES, OFFLINE_ACCESS_SCOPE],
     authorization_response_iss_parameter_supported: true,
     client_id_metadata_document_supported: true,
+    ...(dpop.offered ? { dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS] } : {}),
   };
-}
-
-/** RFC 9728 protected resource metadata, to MCP 2026-07-28. */
-export function protectedResourceMetadata(issuer: string, resource: string): Record<string, unknown> {
-  return {
-    resource,
-    authorization_servers: [issuer],
-    scopes_supported: [...CHAT_SCOPES],
-    bearer_methods_supported: ["header"],
-    resource_name: resource.endsWith("/mcp") ? "Chat service MCP server" : "Chat service REST API v2",
-  };
-}
-
-/** `/register` (RFC 7591, deprecated by MCP 2026-07-28 but still offered): validated, trimmed, capped and bounded. */
-async function handleRegister(parts: OAuthParts, request: Request, clientIp: string): Promise<Response> {
-  if (request.method !== "POST")
-    return jsonResponse(405, { error: "invalid_request", error_description: "use POST" });
-  const limited = rateLimited(parts.limiters.register, clientIp, "json");
-  if (limited) return limited;
-  const refuse = (error: string, description: string) =>
-    jsonResponse(400, { error, error_description: description });
-  let text: string | undefined;
-  try {
-    text = await readBodyText(request, MAX_REGISTRATION_BODY_BYTES);
-  } catch {
-    // RFC 7591 §3.2.2 answers every refusal with 400; the unread rest of the body ends the connection.
-    return jsonResponse(
-      400,
-      {
-        error: "invalid_client_metadata",
-        error_description: `the registration is larger than ${MAX_REGISTRATION_BODY_BYTES} bytes`,
-      },
-      { connection: "close" },
-    );
-  }
-  let body: unknown;
-  try {
-    body = JSON.parse(text ?? "");
-  } catch {
-    return refuse("invalid_client_metadata", "the body must be a JSON object of client metadata");
-  }
-  const parsed = parseClientMetadata(body);
-  if (!parsed.ok) return refuse(parsed.problem.error, parsed.problem.error_description);
-  if (!parts.grants.makeRoomForRegistration()) {
-    return jsonResponse(
-      503,
-      {
-        error: "temporarily_unavailable",
-        error_description: "The server holds as many client registrations as it keeps; try again later.",
-      },
-      { "retry-after": "3600" },
-    );
-  }
-  const client = parts.grants.registerClient(newRegisteredClient(parsed.metadata, parts.now()));
-  return jsonResponse(201, client);
 }

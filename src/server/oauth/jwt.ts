@@ -1,50 +1,56 @@
-/** JWTs at the authorization server, on `jose`: `private_key_jwt` client assertions, the jwt-bearer grant (workload tokens, ID-JAGs), signing for the reference IdP. */
-import { createPublicKey, type KeyObject, type JsonWebKey as NodeJwk } from "node:crypto";
-import { compactVerify, decodeJwt as decodeClaims, decodeProtectedHeader, SignJWT } from "jose";
-import type { AssertionGrantOptions } from "../options.js";
+/** JWTs at the authorization server, on `jose`: `private_key_jwt` client assertions, the jwt-bearer grant (workload tokens, ID-JAGs), and the reference IdP at `<base>/idp` that issues ID tokens and exchanges them for ID-JAGs. */
 import {
-  type Approval,
-  type AuthorizationFlows,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+  type JsonWebKey as NodeJwk,
+  randomUUID,
+} from "node:crypto";
+import { decodeJwt, decodeProtectedHeader, errors, type JWTVerifyOptions, jwtVerify, SignJWT } from "jose";
+import type { ServerContext } from "../context.js";
+import { jsonResponse } from "../http.js";
+import { sameSecret } from "../ids.js";
+import type { AssertionGrantOptions, ReferenceIdpOptions } from "../options.js";
+import {
+  answerOAuthErrors,
+  basicCredentials,
+  formOf,
+  NO_STORE,
   OAuthError,
   type OAuthGrants,
+  type RegisteredClient,
+  sameResource,
+  seededAccount,
   type TokenResponseBody,
-  tokenResponse,
 } from "./grants.js";
-import type { RegisteredClient } from "./registration.js";
 
 /** Algorithms taken and made: what RSA, P-256 and Ed25519 keys sign with (the bridge picks the one of its key). */
 export const JWT_ALGORITHMS = ["RS256", "ES256", "EdDSA"] as const;
-export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
 export const JWT_BEARER_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 export const JWT_BEARER_ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
 /** The `typ` of an identity assertion authorization grant (SEP-990). */
-export const ID_JAG_TYPE = "oauth-id-jag+jwt";
+const ID_JAG_TYPE = "oauth-id-jag+jwt";
 /** Largest JWT read: an identity token with a few dozen claims and an RSA-4096 signature is well under 4 KiB. */
 const MAX_JWT_CHARS = 16 * 1024;
 /** Largest client assertion read: a signed JWT with an RSA-4096 signature is well under 2 KiB. */
 const MAX_ASSERTION_CHARS = 8 * 1024;
-/** Clock difference allowed on `exp`, `nbf` and `iat`. */
 const CLOCK_SKEW_SECONDS = 30;
 /** Longest a client assertion may live: it is remembered (for replay) until it expires, so this bounds the memory. */
 const MAX_ASSERTION_LIFETIME_SECONDS = 3600;
 /** Most `jti`s remembered at once (each until its `exp`); past it, after pruning the expired, new ones are refused. */
 const MAX_REMEMBERED_JTIS = 10_000;
 
-/** A compact JWS with its header and claims read (not yet verified). */
-export interface DecodedJwt {
-  compact: string;
-  header: Record<string, unknown>;
-  payload: Record<string, unknown>;
-}
+type Refuse = (why: string) => OAuthError;
+/** 400, not 401: the client did not authenticate through the Authorization header (RFC 6749 §5.2). */
+const invalidClient: Refuse = (why) => new OAuthError("invalid_client", why, 400);
+const invalidGrant: Refuse = (why) => new OAuthError("invalid_grant", why);
 
-/** The header and claims of a compact JWS; undefined for anything else (too large, not three parts, not JSON objects). */
-export function decodeJwt(jwt: string): DecodedJwt | undefined {
-  if (jwt.length > MAX_JWT_CHARS || jwt.split(".").length !== 3) return undefined;
-  try {
-    return { compact: jwt, header: decodeProtectedHeader(jwt), payload: decodeClaims(jwt) };
-  } catch {
-    return undefined;
-  }
+/** The JWS algorithm a key signs with here, or undefined for a key of another type. */
+function algorithmOf(key: KeyObject): (typeof JWT_ALGORITHMS)[number] | undefined {
+  if (key.asymmetricKeyType === "rsa") return "RS256";
+  if (key.asymmetricKeyType === "ed25519") return "EdDSA";
+  if (key.asymmetricKeyType === "ec" && key.asymmetricKeyDetails?.namedCurve === "prime256v1") return "ES256";
+  return undefined;
 }
 
 /** The public keys of a JWKS; a private key, or a key of a type this server cannot check, is a configuration error. */
@@ -53,33 +59,10 @@ export function publicKeysOfJwks(jwks: { keys: JsonWebKey[] } | undefined, where
   return jwks.keys.map((jwk, index) => {
     if ("d" in jwk) throw new Error(`${where}: jwks.keys[${index}] is a private key; give the public half`);
     const key = createPublicKey({ key: jwk as NodeJwk, format: "jwk" });
-    if (algorithmOf(key) === undefined)
+    if (!algorithmOf(key))
       throw new Error(`${where}: jwks.keys[${index}] is not an RSA, P-256 or Ed25519 key`);
     return key;
   });
-}
-
-/** The JWS algorithm a key signs with here, or undefined for a key of another type. */
-function algorithmOf(key: KeyObject): JwtAlgorithm | undefined {
-  if (key.asymmetricKeyType === "rsa") return "RS256";
-  if (key.asymmetricKeyType === "ed25519") return "EdDSA";
-  if (key.asymmetricKeyType === "ec" && key.asymmetricKeyDetails?.namedCurve === "prime256v1") return "ES256";
-  return undefined;
-}
-
-/** True when one of `keys` verifies the signature with the algorithm that key signs with (the header's `alg`). */
-export async function signedByOneOf(jwt: DecodedJwt, keys: readonly KeyObject[]): Promise<boolean> {
-  for (const key of keys) {
-    const alg = algorithmOf(key);
-    if (alg === undefined || alg !== jwt.header.alg) continue;
-    try {
-      await compactVerify(jwt.compact, key, { algorithms: [alg] });
-      return true;
-    } catch {
-      // Another key of the set may have signed it.
-    }
-  }
-  return false;
 }
 
 /** Signs a JWT with a private key (RS256, ES256 or EdDSA from the key's type). */
@@ -96,29 +79,53 @@ export async function signJwt(
     .sign(privateKey);
 }
 
-/** The `aud` claim as a list of strings (a single string or an array, RFC 7519 §4.1.3). */
-export function audiencesOf(payload: Record<string, unknown>): string[] {
-  const aud = payload.aud;
-  if (typeof aud === "string") return [aud];
-  return Array.isArray(aud) ? aud.filter((value): value is string => typeof value === "string") : [];
+/** The claims and header of a JWT, read before its signature is checked (so that its keys can be found). */
+function claimsOf(jwt: string, maxChars: number, refuse: Refuse) {
+  if (jwt.length > maxChars) throw refuse("the assertion is too large");
+  try {
+    return { ...decodeJwt(jwt), header: decodeProtectedHeader(jwt) };
+  } catch {
+    throw refuse("the assertion is not a compact JWT");
+  }
 }
 
-/** `exp` (required), `nbf` and `iat` against the clock, give or take the skew; throws `refused(why)`. */
-function checkTimes(
-  payload: Record<string, unknown>,
-  nowSeconds: number,
-  refused: (why: string) => OAuthError,
-): number {
-  if (typeof payload.exp !== "number" || payload.exp + CLOCK_SKEW_SECONDS <= nowSeconds) {
-    throw refused("the assertion has expired (exp)");
+/**
+ * The claims of a JWT that one of `keys` signed (with the algorithm of its type), with `exp` required and checked
+ * as `options` say, give or take the clock skew; else `refuse(why)`, `signature` saying why when no key signed it.
+ */
+async function verified(
+  jwt: string,
+  keys: readonly KeyObject[],
+  options: JWTVerifyOptions & { now: number },
+  refuse: Refuse,
+  signature: string,
+) {
+  const { now, ...checks } = options;
+  if (jwt.length > MAX_JWT_CHARS) throw refuse("the assertion is too large");
+  for (const key of keys) {
+    try {
+      return await jwtVerify(jwt, key, {
+        ...checks,
+        algorithms: [algorithmOf(key) as string],
+        clockTolerance: CLOCK_SKEW_SECONDS,
+        currentDate: new Date(now),
+        requiredClaims: ["exp", ...(checks.requiredClaims ?? [])],
+      });
+    } catch (error) {
+      // Another key of the set may have signed it.
+      if (error instanceof errors.JWSSignatureVerificationFailed || error instanceof errors.JOSEAlgNotAllowed)
+        continue;
+      if (error instanceof errors.JWTExpired || (error as errors.JWTClaimValidationFailed).claim === "exp")
+        throw refuse("the assertion has expired (exp)");
+      if (!(error instanceof errors.JWTClaimValidationFailed))
+        throw refuse("the assertion is not a compact JWT");
+      if (error.claim === "nbf") throw refuse("the assertion is not valid yet (nbf)");
+      if (error.claim === "aud")
+        throw refuse(`the assertion's audience (aud) must be ${[checks.audience].flat().join(" or ")}`);
+      throw refuse(`the assertion's ${error.claim} is not valid`);
+    }
   }
-  if (typeof payload.nbf === "number" && payload.nbf > nowSeconds + CLOCK_SKEW_SECONDS) {
-    throw refused("the assertion is not valid yet (nbf)");
-  }
-  if (typeof payload.iat === "number" && payload.iat > nowSeconds + CLOCK_SKEW_SECONDS) {
-    throw refused("the assertion was issued in the future (iat)");
-  }
-  return payload.exp;
+  throw refuse(signature);
 }
 
 /** JWTs taken once: each `jti` (under its issuer) is kept until its `exp`, bounded in number. */
@@ -127,86 +134,33 @@ class UsedJtis {
 
   constructor(private readonly now: () => number) {}
 
-  /** Remembers the JWT; throws `refused` when it was used before or too many are in flight. */
+  /** Remembers the JWT's `jti` (at most 256 characters); refuses when it is missing, used or too many are in flight. */
   use(
-    key: string,
-    exp: number,
-    refused: (why: string) => OAuthError,
-    why: { used: string; full: string },
+    issuer: string,
+    payload: Record<string, unknown>,
+    refuse: Refuse,
+    why: { what: string; used: string },
   ): void {
+    const { jti, exp } = payload;
+    if (typeof jti !== "string" || jti.length === 0 || jti.length > 256)
+      throw refuse(`${why.what} has no jti (a unique id of up to 256 characters)`);
+    const key = `${issuer}\n${jti}`;
     const now = this.now();
-    if ((this.#until.get(key) ?? 0) > now) throw refused(why.used);
+    if ((this.#until.get(key) ?? 0) > now) throw refuse(why.used);
     if (this.#until.size >= MAX_REMEMBERED_JTIS) {
       for (const [seen, until] of this.#until) if (until <= now) this.#until.delete(seen);
-      if (this.#until.size >= MAX_REMEMBERED_JTIS) throw refused(why.full);
+      if (this.#until.size >= MAX_REMEMBERED_JTIS)
+        throw refuse(`too many ${why.what}s in flight; retry later`);
     }
-    this.#until.set(key, (exp + CLOCK_SKEW_SECONDS) * 1000);
+    this.#until.set(key, ((exp as number) + CLOCK_SKEW_SECONDS) * 1000);
   }
 }
-
-/** A `jti` of at most 256 characters, or `refused`. */
-function jtiOf(payload: Record<string, unknown>, refused: (why: string) => OAuthError, why: string): string {
-  const { jti } = payload;
-  if (typeof jti !== "string" || jti.length === 0 || jti.length > 256) throw refused(why);
-  return jti;
-}
-
-/** 400, not 401: the client did not authenticate through the Authorization header (RFC 6749 §5.2). */
-const invalidClient = (why: string) => new OAuthError("invalid_client", why, 400);
-const invalidGrant = (why: string) => new OAuthError("invalid_grant", why);
 
 /** The client an assertion names (`sub`), read before its signature is checked, so that its keys can be found. */
 export function assertionSubject(assertion: string): string {
-  return parseAssertion(assertion).payload.sub as string;
-}
-
-function parseAssertion(assertion: string): DecodedJwt {
-  if (assertion.length > MAX_ASSERTION_CHARS) throw invalidClient("the assertion is too large");
-  const jwt = decodeJwt(assertion);
-  if (!jwt) throw invalidClient("client_assertion is not a compact JWT");
-  if (typeof jwt.payload.sub !== "string" || jwt.payload.sub.length === 0)
-    throw invalidClient("the assertion has no sub");
-  return jwt;
-}
-
-/** `private_key_jwt` (RFC 7523 §2.2, §3): a client's signed assertion checked against its registered JWKS, each used once. */
-export class ClientAssertions {
-  readonly #used: UsedJtis;
-
-  constructor(
-    /** This server's issuer; the token endpoint is `<issuer>/token`. */
-    private readonly issuer: string,
-    private readonly now: () => number,
-  ) {
-    this.#used = new UsedJtis(now);
-  }
-
-  /** Throws `invalid_client` unless the assertion is signed by one of the client's keys and its claims hold for it. */
-  async check(assertion: string, client: RegisteredClient): Promise<void> {
-    const clientId = client.client_id;
-    const jwt = parseAssertion(assertion);
-    const { payload } = jwt;
-    const keys = publicKeysOfJwks(client.jwks, `oauthClients: client "${clientId}"`);
-    if (!(await signedByOneOf(jwt, keys))) {
-      throw invalidClient("the assertion's signature does not match a key registered for this client");
-    }
-    if (payload.iss !== clientId || payload.sub !== clientId)
-      throw invalidClient("iss and sub must be the client_id");
-    const accepted = [this.issuer, `${this.issuer}/`, `${this.issuer}/token`];
-    if (!audiencesOf(payload).some((aud) => accepted.includes(aud))) {
-      throw invalidClient(`aud must be the issuer ${this.issuer} or the token endpoint`);
-    }
-    const nowSeconds = this.now() / 1000;
-    const exp = checkTimes({ ...payload, iat: undefined }, nowSeconds, invalidClient);
-    if (exp > nowSeconds + MAX_ASSERTION_LIFETIME_SECONDS) {
-      throw invalidClient(`exp is more than ${MAX_ASSERTION_LIFETIME_SECONDS} seconds away`);
-    }
-    const jti = jtiOf(payload, invalidClient, "jti is required (a unique id of up to 256 characters)");
-    this.#used.use(`${clientId}\n${jti}`, exp, invalidClient, {
-      used: "this assertion (jti) was already used",
-      full: "too many assertions in flight; retry later",
-    });
-  }
+  const { sub } = claimsOf(assertion, MAX_ASSERTION_CHARS, invalidClient);
+  if (typeof sub !== "string" || sub.length === 0) throw invalidClient("the assertion has no sub");
+  return sub;
 }
 
 /** An issuer whose JWTs the jwt-bearer grant takes: a workload platform, or an enterprise IdP issuing ID-JAGs. */
@@ -228,25 +182,19 @@ export function trustedIssuersOf(
   const trusted: TrustedAssertionIssuer[] = [];
   const entries = [
     ...(options.trustedWorkloadIssuers ?? []).map(
-      (entry, index) => ["workload", entry, `trustedWorkloadIssuers[${index}]`] as const,
+      (entry, i) => ["workload", entry, `trustedWorkloadIssuers[${i}]`] as const,
     ),
     ...(options.trustedEnterpriseIdps ?? []).map(
-      (entry, index) => ["enterprise", entry, `trustedEnterpriseIdps[${index}]`] as const,
+      (entry, i) => ["enterprise", entry, `trustedEnterpriseIdps[${i}]`] as const,
     ),
   ];
   for (const [kind, entry, where] of entries) {
     if (!entry.issuer) throw new Error(`${where}: issuer is required`);
     const keys = publicKeysOfJwks(entry.jwks, where);
-    if (!accounts.has(entry.account)) {
-      throw new Error(
-        `${where}: no account or team "${entry.account}"; use one of ${[...accounts.keys()].join(", ")}.`,
-      );
-    }
-    if (trusted.some((other) => other.issuer === entry.issuer)) {
+    seededAccount(accounts, entry.account, where);
+    if (trusted.some((other) => other.issuer === entry.issuer))
       throw new Error(`${where}: the issuer ${entry.issuer} is named twice`);
-    }
-    const audience = "audience" in entry ? entry.audience : undefined;
-    const subjects = "subjects" in entry ? entry.subjects : undefined;
+    const { audience, subjects } = entry as { audience?: string | string[]; subjects?: string[] };
     trusted.push({
       kind,
       issuer: entry.issuer,
@@ -259,94 +207,241 @@ export function trustedIssuersOf(
   return trusted;
 }
 
-export interface JwtBearerGrantOptions {
+export interface AssertionsOptions {
   /** This authorization server's issuer; the token endpoint is `<issuer>/token`. */
   issuer: string;
   trusted: TrustedAssertionIssuer[];
   grants: OAuthGrants;
-  flows: AuthorizationFlows;
   now: () => number;
   /** True for a seeded person's id: the grant then acts as that person too. */
   isKnownUser: (id: string) => boolean;
 }
 
-/** The jwt-bearer grant (RFC 7523 §2.1) at `/token`; refusals are RFC 6749 §5.2 errors that never echo the assertion. */
-export class JwtBearerGrant {
-  readonly #options: JwtBearerGrantOptions;
+/**
+ * JWTs presented at `/token`: `private_key_jwt` client assertions (RFC 7523 §2.2, §3) and the jwt-bearer grant
+ * (RFC 7523 §2.1), each JWT taken once; refusals are RFC 6749 §5.2 errors that never echo the assertion.
+ */
+export class Assertions {
+  readonly #options: AssertionsOptions;
+  readonly #usedByClients: UsedJtis;
   readonly #redeemed: UsedJtis;
 
-  constructor(options: JwtBearerGrantOptions) {
+  constructor(options: AssertionsOptions) {
     this.#options = options;
+    this.#usedByClients = new UsedJtis(options.now);
     this.#redeemed = new UsedJtis(options.now);
   }
 
-  /** True when an issuer is trusted: the grant is then offered (metadata, pre-registered clients). */
+  /** True when an issuer is trusted: the jwt-bearer grant is then offered (metadata, pre-registered clients). */
   get offered(): boolean {
     return this.#options.trusted.length > 0;
   }
 
+  /** Throws `invalid_client` unless the assertion is signed by one of the client's keys and its claims hold for it. */
+  async checkClient(assertion: string, client: RegisteredClient): Promise<void> {
+    const { issuer, now } = this.#options;
+    const clientId = client.client_id;
+    const { payload } = await verified(
+      assertion,
+      publicKeysOfJwks(client.jwks, `oauthClients: client "${clientId}"`),
+      { now: now(), audience: [issuer, `${issuer}/`, `${issuer}/token`] },
+      invalidClient,
+      "the assertion's signature does not match a key registered for this client",
+    );
+    if (payload.iss !== clientId || payload.sub !== clientId)
+      throw invalidClient("iss and sub must be the client_id");
+    if ((payload.exp as number) > now() / 1000 + MAX_ASSERTION_LIFETIME_SECONDS)
+      throw invalidClient(`exp is more than ${MAX_ASSERTION_LIFETIME_SECONDS} seconds away`);
+    this.#usedByClients.use(clientId, payload, invalidClient, {
+      what: "the assertion",
+      used: "this assertion (jti) was already used",
+    });
+  }
+
+  /** The jwt-bearer grant: a workload token or an ID-JAG of a trusted issuer, for the issuer's account. */
   async redeem(client: RegisteredClient, form: URLSearchParams): Promise<TokenResponseBody> {
     const assertion = form.get("assertion");
     if (!assertion) throw new OAuthError("invalid_request", "assertion is required (a JWT)");
-    const jwt = decodeJwt(assertion);
-    if (!jwt) throw invalidGrant("the assertion is not a compact JWT");
-    const { header, payload } = jwt;
-    const trusted = this.#options.trusted.find((entry) => entry.issuer === payload.iss);
+    const claims = claimsOf(assertion, MAX_JWT_CHARS, invalidGrant);
+    const trusted = this.#options.trusted.find((entry) => entry.issuer === claims.iss);
     if (!trusted) throw invalidGrant("the assertion's issuer (iss) is not trusted here");
-    if (!(await signedByOneOf(jwt, trusted.keys)))
-      throw invalidGrant("the assertion's signature does not match a key of its issuer");
-    const isIdJag = header.typ === ID_JAG_TYPE;
+    const isIdJag = claims.header.typ === ID_JAG_TYPE;
+    const { issuer, now, grants } = this.#options;
+    const audience = trusted.audiences ?? [issuer, `${issuer}/`, ...(isIdJag ? [] : [`${issuer}/token`])];
+    const { payload } = await verified(
+      assertion,
+      trusted.keys,
+      { now: now(), audience },
+      invalidGrant,
+      "the assertion's signature does not match a key of its issuer",
+    );
     if ((trusted.kind === "enterprise") !== isIdJag) {
       throw invalidGrant(
-        trusted.kind === "enterprise"
-          ? `an enterprise IdP's assertion must be an ID-JAG (typ ${ID_JAG_TYPE})`
-          : "an ID-JAG is taken only from a trusted enterprise IdP",
+        isIdJag
+          ? "an ID-JAG is taken only from a trusted enterprise IdP"
+          : `an enterprise IdP's assertion must be an ID-JAG (typ ${ID_JAG_TYPE})`,
       );
     }
-    const { issuer } = this.#options;
-    const accepted = trusted.audiences ?? [issuer, `${issuer}/`, ...(isIdJag ? [] : [`${issuer}/token`])];
-    if (!audiencesOf(payload).some((aud) => accepted.includes(aud))) {
-      throw invalidGrant(`the assertion's audience (aud) must be ${accepted[0]}`);
-    }
-    const exp = checkTimes(payload, this.#options.now() / 1000, invalidGrant);
+    if (typeof payload.iat === "number" && payload.iat > now() / 1000 + CLOCK_SKEW_SECONDS)
+      throw invalidGrant("the assertion was issued in the future (iat)");
     const subject = payload.sub;
-    if (typeof subject !== "string" || subject.length === 0 || subject.length > 256) {
+    if (typeof subject !== "string" || subject.length === 0 || subject.length > 256)
       throw invalidGrant("the assertion has no subject (sub)");
-    }
-    if (trusted.subjects && !trusted.subjects.has(subject)) {
+    if (trusted.subjects && !trusted.subjects.has(subject))
       throw invalidGrant("the assertion's subject (sub) may not use this server");
-    }
     let resource = form.get("resource");
     let allowedScopes: string[] | undefined;
     if (isIdJag) {
-      if (payload.client_id !== client.client_id) {
+      if (payload.client_id !== client.client_id)
         throw invalidGrant("the ID-JAG was issued to another client (client_id)");
-      }
       if (typeof payload.resource === "string") {
-        if (resource && resource.replace(/\/+$/, "") !== payload.resource.replace(/\/+$/, "")) {
+        if (resource && !sameResource(resource, payload.resource))
           throw new OAuthError("invalid_target", "resource does not match the ID-JAG's resource");
-        }
         resource = payload.resource;
       }
       if (typeof payload.scope === "string") allowedScopes = payload.scope.split(" ").filter(Boolean);
-      const jti = jtiOf(payload, invalidGrant, "the ID-JAG has no jti (a unique id of up to 256 characters)");
       // An ID-JAG is redeemed once.
-      this.#redeemed.use(`${trusted.issuer}\n${jti}`, exp, invalidGrant, {
+      this.#redeemed.use(trusted.issuer, payload, invalidGrant, {
+        what: "the ID-JAG",
         used: "this ID-JAG was already redeemed",
-        full: "too many ID-JAGs in flight; retry later",
       });
     }
     const requested = form.get("scope") ?? (allowedScopes?.length ? allowedScopes.join(" ") : null);
-    const checked = this.#options.flows.checkScopesAndResource(requested, resource);
-    if (allowedScopes && checked.scopes.some((scope) => !allowedScopes.includes(scope))) {
+    const checked = grants.checkScopesAndResource(requested, resource);
+    if (allowedScopes && checked.scopes.some((scope) => !allowedScopes.includes(scope)))
       throw new OAuthError("invalid_scope", "the scope asked for is wider than the ID-JAG grants");
-    }
-    const approval: Approval = {
-      clientId: client.client_id,
-      account: trusted.account,
-      ...checked,
-      ...(isIdJag && this.#options.isKnownUser(subject) ? { userId: subject } : {}),
-    };
-    return tokenResponse(this.#options.grants.issueWithoutPerson(approval));
+    const userId = isIdJag && this.#options.isKnownUser(subject) ? { userId: subject } : {};
+    return grants.issue(
+      { clientId: client.client_id, account: trusted.account, ...checked, ...userId },
+      false,
+    ).body;
   }
+}
+
+export const IDP_PATH = "/idp";
+export const IDP_METADATA_PATH = `/.well-known/oauth-authorization-server${IDP_PATH}`;
+const TOKEN_EXCHANGE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:token-exchange";
+const ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token";
+const ID_JAG_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id-jag";
+const ID_TOKEN_TTL_SECONDS = 3600;
+/** An ID-JAG is redeemed at once; five minutes covers a slow client. */
+const ID_JAG_TTL_SECONDS = 300;
+const KEY_ID = "reference-idp-1";
+
+export interface ReferenceIdp {
+  /** The IdP as an issuer the jwt-bearer grant trusts. */
+  trusted: TrustedAssertionIssuer;
+  /** Answers the IdP's paths; undefined for the rest. */
+  handle(request: Request, path: string): Promise<Response | undefined>;
+}
+
+/** The reference server playing an enterprise IdP; its signing key lives in memory: ID tokens and ID-JAGs end with the process. */
+export function createReferenceIdp(
+  ctx: ServerContext,
+  options: ReferenceIdpOptions,
+  now: () => number,
+): ReferenceIdp {
+  seededAccount(ctx.accounts, options.account, "referenceIdp");
+  const issuer = `${ctx.baseUrl}${IDP_PATH}`;
+  const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const person = [...ctx.users.values()].find((user) => user.memberOf.includes(options.account));
+  const seconds = () => Math.floor(now() / 1000);
+  const sign = (typ: string, claims: Record<string, unknown>, ttl: number) =>
+    signJwt({ typ }, { iss: issuer, ...claims, iat: seconds(), exp: seconds() + ttl }, privateKey, KEY_ID);
+
+  /** `POST /idp/id-token`: an ID token for the account's first person, to the holder of the account's dev API key. */
+  async function idToken(request: Request): Promise<Response> {
+    if (request.method !== "POST") throw new OAuthError("invalid_request", "use POST", 405);
+    const key = /^Bearer +(\S+)$/i.exec(request.headers.get("authorization") ?? "")?.[1];
+    let account: string | undefined;
+    for (const verify of ctx.tokenVerifiers) {
+      const principal = key ? await verify(key) : null;
+      if (principal) {
+        account = principal.via === "api-key" ? principal.account : undefined;
+        break;
+      }
+    }
+    if (account !== options.account || !person)
+      throw new OAuthError(
+        "invalid_client",
+        `send the dev API key of "${options.account}" as a Bearer token`,
+        401,
+      );
+    const claims = { sub: person.id, aud: options.clientId, name: person.name };
+    const token = await sign("JWT", claims, ID_TOKEN_TTL_SECONDS);
+    return jsonResponse(200, { id_token: token, expires_in: ID_TOKEN_TTL_SECONDS }, NO_STORE);
+  }
+
+  /** `POST /idp/token`: RFC 8693 token exchange of this IdP's ID token for an ID-JAG (SEP-990). */
+  async function tokenExchange(request: Request): Promise<Response> {
+    const form = await formOf(request);
+    const basic = basicCredentials(request.headers.get("authorization") ?? "");
+    const secret = basic ? basic.secret : form.get("client_secret");
+    const expected = options.clientSecret;
+    const secretOk = expected === undefined ? !secret : secret !== null && sameSecret(secret, expected);
+    if ((basic ? basic.clientId : form.get("client_id")) !== options.clientId || !secretOk)
+      throw new OAuthError("invalid_client", "unknown client or wrong client secret", basic ? 401 : 400);
+    const must = (name: string, value: string) => {
+      if (form.get(name) !== value) throw new OAuthError("invalid_request", `${name} must be ${value}`);
+    };
+    if (form.get("grant_type") !== TOKEN_EXCHANGE_GRANT_TYPE)
+      throw new OAuthError("unsupported_grant_type", `this IdP offers ${TOKEN_EXCHANGE_GRANT_TYPE} only`);
+    must("requested_token_type", ID_JAG_TOKEN_TYPE);
+    must("subject_token_type", ID_TOKEN_TYPE);
+    if (form.get("audience")?.replace(/\/+$/, "") !== ctx.baseUrl)
+      throw new OAuthError("invalid_target", `this IdP issues ID-JAGs for ${ctx.baseUrl} only`);
+    const resource = form.get("resource");
+    if (resource && !resource.startsWith(`${ctx.baseUrl}/`))
+      throw new OAuthError("invalid_target", `resource must be one of ${ctx.baseUrl}`);
+    const subjectToken = form.get("subject_token");
+    if (!subjectToken) throw new OAuthError("invalid_request", "subject_token is required (an ID token)");
+    const { payload } = await verified(
+      subjectToken,
+      [publicKey],
+      { now: now(), issuer, audience: options.clientId, requiredClaims: ["sub"] },
+      invalidGrant,
+      "the ID token is not one this IdP issued",
+    );
+    const scope = form.get("scope");
+    const claims = {
+      sub: payload.sub,
+      aud: ctx.baseUrl,
+      client_id: options.mcpClientId ?? options.clientId,
+      ...(resource ? { resource } : {}),
+      ...(scope ? { scope } : {}),
+      jti: randomUUID(),
+    };
+    const jag = await sign(ID_JAG_TYPE, claims, ID_JAG_TTL_SECONDS);
+    const issued = { access_token: jag, issued_token_type: ID_JAG_TOKEN_TYPE, token_type: "N_A" };
+    return jsonResponse(
+      200,
+      { ...issued, expires_in: ID_JAG_TTL_SECONDS, ...(scope ? { scope } : {}) },
+      NO_STORE,
+    );
+  }
+
+  return {
+    trusted: { kind: "enterprise", issuer, keys: [publicKey], account: options.account },
+    async handle(request, path) {
+      if (path === IDP_METADATA_PATH) {
+        const metadata = {
+          issuer,
+          token_endpoint: `${issuer}/token`,
+          jwks_uri: `${issuer}/jwks.json`,
+          grant_types_supported: [TOKEN_EXCHANGE_GRANT_TYPE],
+          token_endpoint_auth_methods_supported: options.clientSecret
+            ? ["client_secret_post", "client_secret_basic"]
+            : ["none"],
+        };
+        return jsonResponse(200, metadata, { "cache-control": "public, max-age=3600" });
+      }
+      if (path === `${IDP_PATH}/jwks.json`) {
+        const jwk = { ...publicKey.export({ format: "jwk" }), kid: KEY_ID, alg: "ES256", use: "sig" };
+        return jsonResponse(200, { keys: [jwk] });
+      }
+      if (path === `${IDP_PATH}/id-token`) return answerOAuthErrors(() => idToken(request));
+      if (path === `${IDP_PATH}/token`) return answerOAuthErrors(() => tokenExchange(request));
+      return undefined;
+    },
+  };
 }

@@ -1,7 +1,7 @@
 /** `/register` (RFC 7591) to MCP 2026-07-28: every registered field answered, unsupported values refused, unknown fields dropped, small; through the server's handler (no port). */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ReferenceServer } from "../../../src/server/index.js";
-import { MAX_REGISTRATION_BYTES } from "../../../src/server/oauth/registration.js";
+import { MAX_REGISTRATION_BYTES } from "../../../src/server/oauth/grants.js";
 import {
   authorizeUrl,
   CALLBACK_URL,
