@@ -104,7 +104,7 @@ export function createReferenceContext(
     tokenVerifiers: core.tokenVerifiers,
     sso: core.sso,
     sessions: new CookieSessions(core.users, () => baseUrl.startsWith("https:")),
-    // A stopped server leaves one data file: the store's journal is folded into it.
+    // A stopped server leaves its data file as one snapshot line.
     closeHooks: [() => core.store.compact()],
     ...(rateLimit ? { rateLimiter: new TokenBucketLimiter(rateLimit) } : {}),
     apiKeysBySlug: core.apiKeys,

@@ -28,7 +28,7 @@ export interface InProcessReferenceServer {
   toolsChanged(): void;
   /** Withdraws the tools that write from `/mcp` (read-only) or restores them, as `ReferenceServer.setReadOnly`. */
   setReadOnly(readOnly: boolean): void;
-  /** Runs the close hooks (MCP sessions, the data file's journal). */
+  /** Runs the close hooks (MCP sessions, the data file's fold). */
   close(): Promise<void>;
 }
 
