@@ -8,14 +8,15 @@ import {
   requestInfoOf,
   serviceErrorResponse,
 } from "./http.js";
+import { IDEMPOTENCY_COLLECTION, IdempotencyKeys } from "./idempotency.js";
 import { createMcpRoutes } from "./mcp/index.js";
 import { createOAuthRoutes } from "./oauth/index.js";
 import { createPageRoutes } from "./pages.js";
 import { DEFAULT_RATE_LIMIT, TokenBucketLimiter } from "./rate-limit.js";
-import { createRestRoutes } from "./rest.js";
 import { ServiceError } from "./service-error.js";
 import { CookieSessions } from "./sessions.js";
 import type { SsoTickets } from "./sso.js";
+import { createV2Handler } from "./v2-api.js";
 
 /** The context with the concrete parts this package builds (the OAuth/MCP parts see it as `ServerContext`). */
 export interface ReferenceContext extends ServerContext {
@@ -40,7 +41,7 @@ export function createReferenceHandler(ctx: ReferenceContext): ReferenceHandler 
   const oauth = createOAuthRoutes(ctx);
   const mcp = createMcpRoutes(ctx);
   ctx.closeHooks.push(() => mcp.close());
-  const routes: RouteHandler[] = [oauth.handle, mcp.handle, createRestRoutes(ctx), createPageRoutes(ctx)];
+  const routes: RouteHandler[] = [oauth.handle, mcp.handle, createV2Route(ctx), createPageRoutes(ctx)];
   return {
     async fetch(request, clientIp = "", rawTarget) {
       const info: RequestInfo = requestInfoOf(request, clientIp, rawTarget);
@@ -58,6 +59,26 @@ export function createReferenceHandler(ctx: ReferenceContext): ReferenceHandler 
     },
     toolsChanged: () => mcp.toolsChanged(),
     setReadOnly: (readOnly) => mcp.setReadOnly(readOnly),
+  };
+}
+
+/** The `/v2` route: the handler of v2-api.ts for the paths under `/v2`. */
+function createV2Route(ctx: ReferenceContext): RouteHandler {
+  const v2 = createV2Handler({
+    service: ctx.service,
+    tokenVerifiers: ctx.tokenVerifiers,
+    now: ctx.options.oauthNow ?? Date.now,
+    sso: ctx.sso,
+    ...(ctx.rateLimiter ? { rateLimiter: ctx.rateLimiter } : {}),
+    resourceMetadataUrl: () => `${ctx.baseUrl}/.well-known/oauth-protected-resource/v2`,
+    resource: () => `${ctx.baseUrl}/v2`,
+    credentialCheck: () => ctx.credentialCheck,
+    idempotency: new IdempotencyKeys(ctx.store.collection(IDEMPOTENCY_COLLECTION)),
+  });
+  return async (request, info) => {
+    // Not url.pathname: WHATWG URLs fold "." and "%2e%2e" segments, so "/v2/chats/%2e%2e" would reach another route.
+    const path = info.rawPath ?? info.url.pathname;
+    return path === "/v2" || path.startsWith("/v2/") ? v2(request, path, info.requestId) : undefined;
   };
 }
 

@@ -1,9 +1,43 @@
 /** Fetch-side helpers every route of the reference server shares: route type, JSON errors, HTML pages (escaped, one strict layout), redirects, cookies, bodies. */
 
 import { BodyTooLargeError, readBoundedBytes } from "../internal/bounded-body.js";
+import { ERROR_STATUS } from "../wire/index.js";
 import type { CookieSource } from "./context.js";
+import { newId } from "./ids.js";
 import { ServiceError } from "./service-error.js";
-import { errorResponse, MAX_BODY_BYTES, requestIdFrom } from "./v2-api.js";
+
+/** Bodies above 1 MiB are refused with 413 `payload_too_large`. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** A JSON answer before it becomes a `Response` (the form idempotency keys keep). */
+export interface JsonAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The incoming `x-request-id` when it is sane, else a fresh `req_...` id. */
+export function requestIdFrom(incoming: string | null | undefined): string {
+  return incoming && SANE_REQUEST_ID.test(incoming) ? incoming : newId("req");
+}
+
+/** The service's error body for any failure; unknown errors become 500 `internal` without details. */
+export function errorResponse(error: unknown, requestId: string): JsonAnswer {
+  const failure =
+    error instanceof ServiceError
+      ? error
+      : new ServiceError("internal", "The server failed to handle the request.");
+  const headers: Record<string, string> = {};
+  const retryAfter = failure.extra.retryAfter;
+  if (typeof retryAfter === "number") headers["retry-after"] = String(retryAfter);
+  return {
+    status: ERROR_STATUS[failure.code],
+    headers,
+    body: { error: { ...failure.extra, code: failure.code, message: failure.message, requestId } },
+  };
+}
 
 /** What the edge knows about a request besides the `Request` itself. */
 export interface RequestInfo {

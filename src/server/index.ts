@@ -24,8 +24,7 @@ export type {
   TrustedWorkloadIssuer,
 } from "./options.js";
 
-import { toNodeListener } from "./node-http.js";
-import { answerUnparsableRequest } from "./rest.js";
+import { answerUnparsableRequest, toNodeListener } from "./node-http.js";
 import { DataFileWriteError } from "./store.js";
 
 export interface ReferenceServer {
