@@ -57,9 +57,6 @@ export interface RequestInfo {
 /** One part of the server: answers the requests it owns, `undefined` for the rest (the next part is asked). */
 export type RouteHandler = (request: Request, info: RequestInfo) => Promise<Response | undefined>;
 
-/** Headers given as a record, a `Headers` or a list of pairs (several `set-cookie`s need the list or `Headers`). */
-export type HeadersLike = HeadersInit;
-
 /** The `RequestInfo` of a request: a sane incoming `x-request-id` or a fresh one; `rawTarget` as sent on the wire. */
 export function requestInfoOf(request: Request, clientIp: string, rawTarget?: string): RequestInfo {
   const info: RequestInfo = {
@@ -72,7 +69,7 @@ export function requestInfoOf(request: Request, clientIp: string, rawTarget?: st
 }
 
 /** A JSON response; private by default (`cache-control: no-store`). */
-export function jsonResponse(status: number, body: unknown, headers?: HeadersLike): Response {
+export function jsonResponse(status: number, body: unknown, headers?: HeadersInit): Response {
   const merged = new Headers(headers);
   merged.set("content-type", "application/json; charset=utf-8");
   if (!merged.has("cache-control")) merged.set("cache-control", "no-store");
@@ -83,11 +80,9 @@ export function jsonResponse(status: number, body: unknown, headers?: HeadersLik
  * The service's error body (`{ error: { code, message, requestId, ... } }`) with its status; anything but a
  * `ServiceError` becomes 500 `internal` without details.
  */
-export function errorJsonResponse(error: unknown, requestId: string, headers?: HeadersLike): Response {
+export function errorJsonResponse(error: unknown, requestId: string): Response {
   const answer = errorResponse(error, requestId);
-  const merged = new Headers(answer.headers);
-  for (const [name, value] of headerPairs(headers)) merged.set(name, value);
-  return jsonResponse(answer.status, answer.body, merged);
+  return jsonResponse(answer.status, answer.body, answer.headers);
 }
 
 /** Shorthand for `errorJsonResponse(new ServiceError(code, message, extra), requestId)`. */
@@ -101,9 +96,12 @@ export function serviceErrorResponse(
 }
 
 /** A complete HTML page in the one layout, with the strict page headers (no scripts, framing, referrer, caching). */
-export function pageResponse(status: number, title: string, body: Html, headers?: HeadersLike): Response {
+export function pageResponse(status: number, title: string, body: Html, headers?: HeadersInit): Response {
   const merged = new Headers(PAGE_HEADERS);
-  for (const [name, value] of headerPairs(headers)) merged.append(name, value);
+  // forEach gives each `set-cookie` apart.
+  new Headers(headers).forEach((value, name) => {
+    merged.append(name, value);
+  });
   return new Response(renderPage(title, body), { status, headers: merged });
 }
 
@@ -111,27 +109,12 @@ export function pageResponse(status: number, title: string, body: Html, headers?
 export function redirectResponse(
   location: string,
   status: 301 | 302 | 303 | 307 | 308 = 302,
-  headers?: HeadersLike,
+  headers?: HeadersInit,
 ): Response {
-  const merged = new Headers();
-  for (const [name, value] of headerPairs(headers)) merged.append(name, value);
+  const merged = new Headers(headers);
   merged.set("location", location);
   merged.set("cache-control", "no-store");
   return new Response(null, { status, headers: merged });
-}
-
-/** Every header pair, keeping repeated `set-cookie`s apart. */
-function headerPairs(headers: HeadersLike | undefined): Array<[string, string]> {
-  if (!headers) return [];
-  if (headers instanceof Headers) {
-    const pairs: Array<[string, string]> = [];
-    headers.forEach((value, name) => {
-      if (name !== "set-cookie") pairs.push([name, value]);
-    });
-    for (const cookie of headers.getSetCookie()) pairs.push(["set-cookie", cookie]);
-    return pairs;
-  }
-  return Array.isArray(headers) ? (headers as Array<[string, string]>) : Object.entries(headers);
 }
 
 /** The value of one cookie of the request, percent-decoded; undefined when absent or undecodable. */
@@ -182,21 +165,27 @@ export function clearCookie(name: string, options: Omit<CookieOptions, "maxAgeMs
 }
 
 /**
- * The body as bytes, read as a stream and refused with `ServiceError("payload_too_large")` as soon as it passes
- * `maxBytes` (a declared `content-length` above the cap is refused before reading). A `gzip` or `deflate`
- * `Content-Encoding` is inflated on the way, the cap counting inflated bytes (a small bomb is refused too);
- * another encoding, or data that does not inflate, is `bad_request`.
+ * The body as UTF-8 text (invalid sequences replaced; undefined when empty), read as a stream and refused with
+ * `ServiceError("payload_too_large")` as soon as it passes `maxBytes` (a declared `content-length` above the cap is
+ * refused before reading). A `gzip` or `deflate` `Content-Encoding` is inflated on the way, the cap counting
+ * inflated bytes (a small bomb is refused too); another encoding, or data that does not inflate, is `bad_request`.
  */
-export async function readBodyBytes(
+export async function readBodyText(
   request: Request,
   maxBytes: number = MAX_BODY_BYTES,
-): Promise<Uint8Array> {
+): Promise<string | undefined> {
   const encoding = (request.headers.get("content-encoding") ?? "identity").trim().toLowerCase();
   const body =
     request.body && encoding !== "identity" ? await inflated(request.body, encoding) : request.body;
-  return readBoundedBytes({ headers: request.headers, body }, { maxBytes, what: "the request body" }).catch(
-    refusal,
-  );
+  const bytes = await readBoundedBytes(
+    { headers: request.headers, body },
+    { maxBytes, what: "the request body" },
+  ).catch((error: unknown) => {
+    if (error instanceof BodyTooLargeError)
+      throw new ServiceError("payload_too_large", `The request body is larger than ${error.maxBytes} bytes.`);
+    throw new ServiceError("bad_request", "The request body could not be read (bad compressed data?).");
+  });
+  return bytes.byteLength === 0 ? undefined : new TextDecoder().decode(bytes);
 }
 
 /** The body inflated as it is read, for `gzip` and `deflate`; another encoding is refused. */
@@ -217,24 +206,8 @@ async function inflated(
   );
 }
 
-/** The reader's failures as the service's errors. */
-function refusal(error: unknown): never {
-  if (error instanceof BodyTooLargeError)
-    throw new ServiceError("payload_too_large", `The request body is larger than ${error.maxBytes} bytes.`);
-  throw new ServiceError("bad_request", "The request body could not be read (bad compressed data?).");
-}
-
-/** The body as UTF-8 text (invalid sequences replaced), capped as `readBodyBytes`; undefined when empty. */
-export async function readBodyText(
-  request: Request,
-  maxBytes: number = MAX_BODY_BYTES,
-): Promise<string | undefined> {
-  const bytes = await readBodyBytes(request, maxBytes);
-  return bytes.byteLength === 0 ? undefined : new TextDecoder().decode(bytes);
-}
-
 /** Form posts are small: 64 KiB is plenty for every form of the server. */
-export const MAX_FORM_BYTES = 64 * 1024;
+const MAX_FORM_BYTES = 64 * 1024;
 
 /**
  * An `application/x-www-form-urlencoded` body as `URLSearchParams`; `ServiceError("bad_request")` for another
@@ -250,7 +223,7 @@ export async function readFormBody(
   return new URLSearchParams((await readBodyText(request, maxBytes)) ?? "");
 }
 
-export function escapeHtml(value: unknown): string {
+function escapeHtml(value: unknown): string {
   return String(value)
     .replace(/&/g, "&amp;")
     .replace(/</g, "&lt;")
@@ -289,7 +262,7 @@ pre{white-space:pre-wrap;background:#f4f4f4;padding:.5rem}label{display:block;ma
 .error{color:#b00020}button{padding:.4rem 1rem}`;
 
 /** Headers of every page: no scripts, no framing, no referrer (links may carry one-time tickets), no caching. */
-export const PAGE_HEADERS: Readonly<Record<string, string>> = {
+const PAGE_HEADERS: Readonly<Record<string, string>> = {
   "content-type": "text/html; charset=utf-8",
   "cache-control": "no-store",
   "content-security-policy":
@@ -300,7 +273,7 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /** The complete document of a page in the one plain layout. */
-export function renderPage(title: string, body: Html): string {
+function renderPage(title: string, body: Html): string {
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} · Chat reference server</title>` +
     `<meta name="viewport" content="width=device-width,initial-scale=1"><style>${STYLE}</style></head>` +

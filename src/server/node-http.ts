@@ -119,9 +119,8 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
 export async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
   const headers: string[] = [];
   response.headers.forEach((value, name) => {
-    if (name !== "set-cookie") headers.push(name, value);
+    headers.push(name, value);
   });
-  for (const cookie of response.headers.getSetCookie()) headers.push("set-cookie", cookie);
   res.writeHead(response.status, response.statusText || undefined, headers);
   if (!response.body) {
     res.end();
