@@ -84,42 +84,20 @@ export function rateLimitKey(principal: Principal): string {
   return `${principal.account}\u0000${principal.subject}`;
 }
 
-/** The RFC 6750 challenge: no error for a missing token, `invalid_token` for a bad one. */
-export function bearerChallenge(problem: "missing" | "invalid", resourceMetadataUrl: string): string {
-  const metadata = `resource_metadata="${resourceMetadataUrl}"`;
-  if (problem === "missing") return `Bearer ${metadata}`;
-  return `Bearer error="invalid_token", error_description="The access token or API key is invalid or expired", ${metadata}`;
-}
-
-/** The scope a `/v2` call needs: `chat:read` for GETs, `chat:write` for everything else (POSTs). */
-export function scopeFor(method: string): "chat:read" | "chat:write" {
-  return method.toUpperCase() === "GET" || method.toUpperCase() === "HEAD" ? "chat:read" : "chat:write";
-}
-
 /**
  * What `/v2` refuses of an authenticated principal, by the service's rules: an OAuth token issued for another resource
- * (or for none) is `invalid_token`, one without the call's scope is `insufficient_scope`. API keys pass: they have
- * full access to their own account or team.
+ * (or for none) is 401 `invalid_token`, one without the call's scope (`chat:read` for GETs, `chat:write` for POSTs)
+ * 403 `insufficient_scope` naming it. API keys pass: they have full access to their own account or team.
  */
-export function accessProblem(
+function accessRefusal(
   principal: Principal,
   method: string,
-  resource: string,
-): { problem: "wrong-resource" } | { problem: "insufficient-scope"; scope: string } | null {
-  if (principal.via !== "oauth") return null;
-  if (principal.resource !== resource) return { problem: "wrong-resource" };
-  const scope = scopeFor(method);
-  return principal.scopes.includes(scope) ? null : { problem: "insufficient-scope", scope };
-}
-
-/** 401 `invalid_token` for a token of another resource, 403 `insufficient_scope` naming the scope it lacks. */
-function accessRefusal(
-  refused: NonNullable<ReturnType<typeof accessProblem>>,
   options: V2ApiOptions,
   requestId: string,
-): JsonAnswer {
+): JsonAnswer | null {
+  if (principal.via !== "oauth") return null;
   const metadataUrl = options.resourceMetadataUrl();
-  if (refused.problem === "wrong-resource") {
+  if (principal.resource !== options.resource()) {
     const response = errorResponse(
       new ServiceError(
         "unauthorized",
@@ -132,15 +110,17 @@ function accessRefusal(
       `resource_metadata="${metadataUrl}"`;
     return response;
   }
+  const scope = ["GET", "HEAD"].includes(method.toUpperCase()) ? "chat:read" : "chat:write";
+  if (principal.scopes.includes(scope)) return null;
   const response = errorResponse(
     new ServiceError(
       "forbidden",
-      `The access token lacks the ${refused.scope} scope this call needs (insufficient_scope); sign in again and approve it.`,
-      { scope: refused.scope },
+      `The access token lacks the ${scope} scope this call needs (insufficient_scope); sign in again and approve it.`,
+      { scope },
     ),
     requestId,
   );
-  response.headers["www-authenticate"] = insufficientScopeChallenge(refused.scope, metadataUrl);
+  response.headers["www-authenticate"] = insufficientScopeChallenge(scope, metadataUrl);
   return response;
 }
 
@@ -210,7 +190,12 @@ async function answerV2(
         ),
         requestId,
       );
-      response.headers["www-authenticate"] = bearerChallenge(auth.problem, options.resourceMetadataUrl());
+      // RFC 6750: no error for a missing token, `invalid_token` for a bad one.
+      const metadata = `resource_metadata="${options.resourceMetadataUrl()}"`;
+      response.headers["www-authenticate"] =
+        auth.problem === "missing"
+          ? `Bearer ${metadata}`
+          : `Bearer error="invalid_token", error_description="The access token or API key is invalid or expired", ${metadata}`;
       return response;
     }
     const { principal } = auth;
@@ -231,8 +216,8 @@ async function answerV2(
       resourceMetadataUrl: options.resourceMetadataUrl(),
     });
     if (verdict && "refusal" in verdict) return unprovenResponse(verdict.refusal, requestId);
-    const refused = accessProblem(principal, request.method, options.resource());
-    if (refused) return accessRefusal(refused, options, requestId);
+    const refused = accessRefusal(principal, request.method, options, requestId);
+    if (refused) return refused;
     // Only now is a DPoP proof used: a request refused above takes no room in the replay ledger.
     const unspent = verdict && "spend" in verdict ? verdict.spend() : undefined;
     if (unspent) return unprovenResponse(unspent, requestId);

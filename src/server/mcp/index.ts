@@ -15,7 +15,8 @@ import { authenticateBearer, insufficientScopeChallenge, rateLimitKey } from "..
 import { ChatTasks, TASKS_EXTENSION, taskRequestOf, withoutTaskRequest } from "./chat-tasks.js";
 import { integrationSkills } from "./integration-skill.js";
 import { registerPreviewApp } from "./preview-app.js";
-import { createResolveElicitation, type ResolveElicitation } from "./resolve-elicitation.js";
+import { createRequestStates, type RequestStates } from "./request-state.js";
+import type { ResolveState } from "./resolve-elicitation.js";
 import {
   DEFAULT_MAX_SESSIONS_PER_CREDENTIAL,
   DEFAULT_SESSION_IDLE_MS,
@@ -70,14 +71,14 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
   if (!["both", "modern", "legacy"].includes(era)) {
     throw new TypeError(`mcpEra must be "both", "modern" or "legacy" (got ${JSON.stringify(era)})`);
   }
-  const elicitation = createResolveElicitation(randomBytes(32));
+  const states = createRequestStates<ResolveState>(randomBytes(32));
   const skills = integrationSkills();
   const tasks = new ChatTasks(ctx.options.assistantDelayMs);
   let readOnly = false;
   /** The chat tools of each server built (one per legacy session, one per modern request), to withdraw them. */
   const chatToolsOf = new WeakMap<McpServer, ChatTools>();
   const buildServer = () => {
-    const { server, tools } = buildMcpServer(ctx, elicitation);
+    const { server, tools } = buildMcpServer(ctx, states);
     skills.attach(server);
     tasks.register(server);
     if (readOnly) setWriteToolsEnabled(tools, false);
@@ -238,7 +239,7 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
 
 function buildMcpServer(
   ctx: ServerContext,
-  elicitation: ResolveElicitation,
+  states: RequestStates<ResolveState>,
 ): { server: McpServer; tools: ChatTools } {
   const server = new McpServer(SERVER_INFO, {
     instructions: SERVER_INSTRUCTIONS,
@@ -252,11 +253,11 @@ function buildMcpServer(
       "server/discover": { ttlMs: MCP_CACHE_TTL_MS, cacheScope: "public" },
       "tools/list": { ttlMs: MCP_CACHE_TTL_MS, cacheScope: "public" },
     },
-    requestState: { verify: elicitation.states.verify },
+    requestState: { verify: states.verify },
     // Withdrawing three tools at once is one change of the list: one notification, not three.
     debouncedNotificationMethods: ["notifications/tools/list_changed"],
   });
-  const tools = registerChatTools(server, { service: ctx.service, sso: ctx.sso, elicitation });
+  const tools = registerChatTools(server, { service: ctx.service, sso: ctx.sso, states });
   registerPreviewApp(server, ctx.baseUrl);
   return { server, tools };
 }
