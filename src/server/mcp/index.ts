@@ -9,7 +9,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { packageVersion } from "../../internal/package-version.js";
 import type { CredentialRefusal, Principal, ServerContext } from "../context.js";
-import { type RequestInfo, type RouteHandler, readBodyText } from "../http.js";
+import { type RouteHandler, readBodyText } from "../http.js";
 import type { McpEndpointOptions, McpEra } from "../options.js";
 import { authenticateBearer, insufficientScopeChallenge, rateLimitKey } from "../v2-api.js";
 import { ChatTasks, TASKS_EXTENSION, taskRequestOf, withoutTaskRequest } from "./chat-tasks.js";
@@ -32,8 +32,6 @@ import {
 } from "./tools.js";
 
 export type { McpEndpointOptions, McpEra } from "../options.js";
-export { ResumableEventStore } from "./event-store.js";
-export { registerChatTools } from "./tools.js";
 
 export const SERVER_INFO = { name: "chat-reference-server", version: packageVersion() };
 
@@ -58,11 +56,6 @@ export interface McpRoutes {
    */
   setReadOnly(readOnly: boolean): void;
   close(): Promise<void>;
-}
-
-/** RFC 9728 metadata URL of `/mcp` (served by the OAuth part). */
-export function mcpResourceMetadataUrl(baseUrl: string): string {
-  return `${baseUrl}/.well-known/oauth-protected-resource/mcp`;
 }
 
 export function createMcpRoutes(ctx: ServerContext): McpRoutes {
@@ -105,7 +98,8 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
   const allowedHostnames = [
     ...new Set([...LOOPBACK_HOSTNAMES, new URL(ctx.baseUrl).hostname, ...(options.mcpAllowedHosts ?? [])]),
   ];
-  const metadataUrl = mcpResourceMetadataUrl(ctx.baseUrl);
+  // RFC 9728 metadata of `/mcp` (served by the OAuth part).
+  const metadataUrl = `${ctx.baseUrl}/.well-known/oauth-protected-resource/mcp`;
   const testOnlyPrincipal = testOnlyUnauthenticated(ctx, options.testOnlyUnauthenticatedMcpAccount);
 
   const handle: RouteHandler = async (request, info) => {
@@ -115,14 +109,14 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
     const origin = request.headers.get("origin");
     const cors = origin === null ? undefined : corsHeadersFor(origin, allowedHostnames);
     if (origin !== null && !cors) return jsonRpcErrorResponse(403, -32000, "Invalid Origin");
-    const answer = await serve(request, info);
+    const answer = await serve(request);
     if (!cors) return answer;
     const headers = new Headers(answer.headers);
     for (const [name, value] of Object.entries(cors)) headers.set(name, value);
     return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers });
   };
 
-  async function serve(request: Request, _info: RequestInfo): Promise<Response> {
+  async function serve(request: Request): Promise<Response> {
     if (request.method === "OPTIONS") {
       return new Response(null, {
         status: 204,

@@ -230,32 +230,14 @@ export class McpSessions {
     session.lastActive = this.#now();
     if (!response.body) return response;
     session.openResponses += 1;
-    let done = false;
     const finish = () => {
-      if (done) return;
-      done = true;
       session.openResponses -= 1;
       session.lastActive = this.#now();
     };
-    const reader = response.body.getReader();
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const { done: ended, value } = await reader.read();
-          if (ended) {
-            finish();
-            controller.close();
-          } else controller.enqueue(value);
-        } catch (error) {
-          finish();
-          controller.error(error);
-        }
-      },
-      cancel(reason) {
-        finish();
-        return reader.cancel(reason);
-      },
-    });
+    // Ended (flush), or cancelled by the client going away or errored at the source (cancel): never both. `cancel` is
+    // in the streams spec and Node since 20.14 and 21.5, not yet in these types.
+    const transformer = { flush: finish, cancel: finish } as Transformer<Uint8Array, Uint8Array>;
+    const body = response.body.pipeThrough(new TransformStream(transformer));
     return new Response(body, {
       status: response.status,
       statusText: response.statusText,
