@@ -115,14 +115,14 @@ function urlHost(host: string): string {
 }
 
 export { ASSISTANT_RULES, type AssistantRule, ScriptedAssistant } from "./assistant.js";
-export type {
-  Account,
-  ChatService,
-  Principal,
-  TokenVerifier,
-  User,
+export {
+  type Account,
+  type ChatService,
+  type Principal,
+  ServiceError,
+  type TokenVerifier,
+  type User,
 } from "./context.js";
-export { ServiceError } from "./context.js";
 export { SEED_ACCOUNTS, SEED_USERS } from "./core.js";
 export { createInProcessReferenceServer, type InProcessReferenceServer } from "./in-process.js";
 export { DataFileWriteError } from "./store.js";
