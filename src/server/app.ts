@@ -21,7 +21,10 @@ export interface ReferenceApp {
   apiKeys: Record<string, string>;
   /** Publishes `notifications/tools/list_changed` to MCP clients listening for it. */
   toolsChanged(): void;
-  /** Withdraws the tools that write from `/mcp` (read-only) or restores them; see McpRoutes.setReadOnly. */
+  /**
+   * Read-only (maintenance): the tools that write are withdrawn from `/mcp` (not listed, calls refused) until it is
+   * turned off again; each change of the list is announced with `notifications/tools/list_changed` in both eras.
+   */
   setReadOnly(readOnly: boolean): void;
   /** Runs the close hooks once (MCP sessions, the data file's fold); a hook that fails is logged. */
   close(): Promise<void>;

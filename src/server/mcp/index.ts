@@ -46,19 +46,7 @@ export const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
  */
 export const MCP_CACHE_TTL_MS = 5 * 60 * 1000;
 
-export interface McpRoutes {
-  handle: RouteHandler;
-  /** Publishes `notifications/tools/list_changed` to open `subscriptions/listen` streams and legacy sessions. */
-  toolsChanged(): void;
-  /**
-   * Read-only (maintenance): the tools that write are withdrawn from `/mcp` (not listed, calls refused) until it is
-   * turned off again; each change of the list is announced with `notifications/tools/list_changed` in both eras.
-   */
-  setReadOnly(readOnly: boolean): void;
-  close(): Promise<void>;
-}
-
-export function createMcpRoutes(ctx: ServerContext): McpRoutes {
+export function createMcpRoutes(ctx: ServerContext) {
   const options = ctx.options as McpEndpointOptions;
   const era: McpEra = options.mcpEra ?? "both";
   if (!["both", "modern", "legacy"].includes(era)) {
@@ -213,7 +201,7 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
       modern.notify.toolsChanged();
       for (const server of sessions.servers()) void server.sendToolListChanged();
     },
-    setReadOnly: (value) => {
+    setReadOnly: (value: boolean) => {
       if (value === readOnly) return;
       readOnly = value;
       // A connected session's server announces its own change; modern listeners hear it through the bus.
