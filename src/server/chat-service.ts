@@ -17,8 +17,7 @@ import {
   type Task,
   TaskSchema,
 } from "../wire/index.js";
-import type { AssistantTurn } from "./assistant.js";
-import { ScriptedAssistant } from "./assistant.js";
+import { type AssistantTurn, ScriptedAssistant } from "./assistant.js";
 import {
   type Account,
   type AssistantWatch,
@@ -34,10 +33,8 @@ export interface ChatServiceOptions {
   accounts: ReadonlyMap<string, Account>;
   /** Read on every call, so links follow the address the server ended up listening on. */
   baseUrl: () => string;
-  assistant?: ScriptedAssistant;
   /** How long the assistant thinks before each reply (create, send, resolve); default 0. */
   assistantDelayMs?: number;
-  now?: () => Date;
 }
 
 /** `${base}/<slug>/chats/<id>`: the chat's page, scoped to its account or team. */
@@ -56,16 +53,13 @@ export class ReferenceChatService implements ChatService {
   readonly #store: Store;
   readonly #accounts: ReadonlyMap<string, Account>;
   readonly #baseUrl: () => string;
-  readonly #assistant: ScriptedAssistant;
-  readonly #now: () => Date;
+  readonly #assistant = new ScriptedAssistant();
   readonly #assistantDelayMs: number;
 
   constructor(options: ChatServiceOptions) {
     this.#store = options.store;
     this.#accounts = options.accounts;
     this.#baseUrl = options.baseUrl;
-    this.#assistant = options.assistant ?? new ScriptedAssistant();
-    this.#now = options.now ?? (() => new Date());
     this.#assistantDelayMs = options.assistantDelayMs ?? 0;
   }
 
@@ -112,7 +106,7 @@ export class ReferenceChatService implements ChatService {
   async createChat(principal: Principal, body: CreateChatBody, watch?: AssistantWatch): Promise<Chat> {
     await this.#think(watch);
     const account = this.#accountOf(principal);
-    const now = this.#now().toISOString();
+    const now = new Date().toISOString();
     const chat: StoredChat = {
       id: newId("chat"),
       account: account.slug,
@@ -305,7 +299,7 @@ export class ReferenceChatService implements ChatService {
     fields: Pick<Message, "role" | "content" | "parts" | "finishReason">,
     pause?: StoredChat["pause"],
   ): Message {
-    const now = this.#now().toISOString();
+    const now = new Date().toISOString();
     const message: Message = {
       id: newId("msg"),
       object: "message",

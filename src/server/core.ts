@@ -1,6 +1,6 @@
 /** The framework-free core shared by the HTTP server and the msw handlers: the seeded accounts and people, store, service, dev API keys, SSO. */
 import { ReferenceChatService } from "./chat-service.js";
-import type { Account, Principal, TokenVerifier, User } from "./context.js";
+import type { Account, TokenVerifier, User } from "./context.js";
 import { newId, newSecret, sameSecret } from "./ids.js";
 import { SsoTickets } from "./sso.js";
 import { Store } from "./store.js";
@@ -15,34 +15,48 @@ export interface ChatCoreOptions {
   assistantDelayMs?: number;
 }
 
-export interface ChatCore {
-  store: Store;
-  accounts: ReadonlyMap<string, Account>;
-  users: ReadonlyMap<string, User>;
-  service: ReferenceChatService;
-  /** API keys first; OAuth pushes its verifier onto the same array. */
-  tokenVerifiers: TokenVerifier[];
-  sso: SsoTickets;
-  /** Slug -> dev API key, the same across restarts with a data file. */
-  apiKeys: Record<string, string>;
-}
-
-export function createChatCore(options: ChatCoreOptions): ChatCore {
+export function createChatCore(options: ChatCoreOptions) {
   const store = options.store ?? new Store(options.dataFile ? { dataFile: options.dataFile } : {});
-  const accounts = seedAccounts();
-  const users = seedUsers();
-  const apiKeys = ensureApiKeys(store, accounts.values());
+  const accounts = new Map(SEED_ACCOUNTS.map((account) => [account.slug, { ...account }]));
+  /** Slug -> dev API key: one per seeded account or team, created once and kept in the store across restarts. */
+  const apiKeys: Record<string, string> = {};
+  store.batch(() => {
+    for (const { slug } of accounts.values()) {
+      let apiKey = store.apiKeys().find((candidate) => candidate.account === slug);
+      if (!apiKey) {
+        apiKey = {
+          id: newId("key"),
+          account: slug,
+          key: newSecret(API_KEY_PREFIX),
+          createdAt: new Date().toISOString(),
+        };
+        store.addApiKey(apiKey);
+      }
+      apiKeys[slug] = apiKey.key;
+    }
+  });
+  /** API keys of the store as principals (subject `apikey:<id>`, all scopes). */
+  const apiKeyVerifier: TokenVerifier = (token) => {
+    if (!token.startsWith(API_KEY_PREFIX)) return null;
+    const apiKey = store.apiKeys().find((candidate) => sameSecret(candidate.key, token));
+    if (!apiKey) return null;
+    return { account: apiKey.account, subject: `apikey:${apiKey.id}`, via: "api-key", scopes: ["chats"] };
+  };
   return {
     store,
-    accounts,
-    users,
+    accounts: accounts as ReadonlyMap<string, Account>,
+    /** Seeded people by id. */
+    users: new Map(
+      SEED_USERS.map((user) => [user.id, { ...user, memberOf: [...user.memberOf] }]),
+    ) as ReadonlyMap<string, User>,
     service: new ReferenceChatService({
       store,
       accounts,
       baseUrl: options.baseUrl,
       assistantDelayMs: options.assistantDelayMs,
     }),
-    tokenVerifiers: [apiKeyVerifier(store)],
+    /** API keys first; OAuth pushes its verifier onto the same array. */
+    tokenVerifiers: [apiKeyVerifier],
     sso: new SsoTickets(store, accounts, options.baseUrl),
     apiKeys,
   };
@@ -74,43 +88,4 @@ export const SEED_USERS: readonly User[] = [
   { id: "guest", name: "Guest", password: "guest", memberOf: ["studio"] },
 ];
 
-export function seedAccounts(): Map<string, Account> {
-  return new Map(SEED_ACCOUNTS.map((account) => [account.slug, { ...account }]));
-}
-
-export function seedUsers(): Map<string, User> {
-  return new Map(SEED_USERS.map((user) => [user.id, { ...user, memberOf: [...user.memberOf] }]));
-}
-
-export const API_KEY_PREFIX = "chat_sk_";
-
-/** Dev API keys: one per seeded account or team, created once and kept in the store across restarts; returns slug -> key. */
-export function ensureApiKeys(store: Store, accounts: Iterable<Account>): Record<string, string> {
-  const keys: Record<string, string> = {};
-  store.batch(() => {
-    for (const account of accounts) {
-      let apiKey = store.apiKeys().find((candidate) => candidate.account === account.slug);
-      if (!apiKey) {
-        apiKey = {
-          id: newId("key"),
-          account: account.slug,
-          key: newSecret(API_KEY_PREFIX),
-          createdAt: new Date().toISOString(),
-        };
-        store.addApiKey(apiKey);
-      }
-      keys[account.slug] = apiKey.key;
-    }
-  });
-  return keys;
-}
-
-/** Resolves API keys of the store to principals (subject `apikey:<id>`, all scopes). */
-export function apiKeyVerifier(store: Store): TokenVerifier {
-  return (token: string): Principal | null => {
-    if (!token.startsWith(API_KEY_PREFIX)) return null;
-    const apiKey = store.apiKeys().find((candidate) => sameSecret(candidate.key, token));
-    if (!apiKey) return null;
-    return { account: apiKey.account, subject: `apikey:${apiKey.id}`, via: "api-key", scopes: ["chats"] };
-  };
-}
+const API_KEY_PREFIX = "chat_sk_";

@@ -1,9 +1,43 @@
 /** Fetch-side helpers every route of the reference server shares: route type, JSON errors, HTML pages (escaped, one strict layout), redirects, cookies, bodies. */
 
 import { BodyTooLargeError, readBoundedBytes } from "../internal/bounded-body.js";
+import { ERROR_STATUS } from "../wire/index.js";
 import type { CookieSource } from "./context.js";
+import { newId } from "./ids.js";
 import { ServiceError } from "./service-error.js";
-import { errorResponse, MAX_BODY_BYTES, requestIdFrom } from "./v2-api.js";
+
+/** Bodies above 1 MiB are refused with 413 `payload_too_large`. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** A JSON answer before it becomes a `Response` (the form idempotency keys keep). */
+export interface JsonAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The incoming `x-request-id` when it is sane, else a fresh `req_...` id. */
+export function requestIdFrom(incoming: string | null | undefined): string {
+  return incoming && SANE_REQUEST_ID.test(incoming) ? incoming : newId("req");
+}
+
+/** The service's error body for any failure; unknown errors become 500 `internal` without details. */
+export function errorResponse(error: unknown, requestId: string): JsonAnswer {
+  const failure =
+    error instanceof ServiceError
+      ? error
+      : new ServiceError("internal", "The server failed to handle the request.");
+  const headers: Record<string, string> = {};
+  const retryAfter = failure.extra.retryAfter;
+  if (typeof retryAfter === "number") headers["retry-after"] = String(retryAfter);
+  return {
+    status: ERROR_STATUS[failure.code],
+    headers,
+    body: { error: { ...failure.extra, code: failure.code, message: failure.message, requestId } },
+  };
+}
 
 /** What the edge knows about a request besides the `Request` itself. */
 export interface RequestInfo {
@@ -23,9 +57,6 @@ export interface RequestInfo {
 /** One part of the server: answers the requests it owns, `undefined` for the rest (the next part is asked). */
 export type RouteHandler = (request: Request, info: RequestInfo) => Promise<Response | undefined>;
 
-/** Headers given as a record, a `Headers` or a list of pairs (several `set-cookie`s need the list or `Headers`). */
-export type HeadersLike = HeadersInit;
-
 /** The `RequestInfo` of a request: a sane incoming `x-request-id` or a fresh one; `rawTarget` as sent on the wire. */
 export function requestInfoOf(request: Request, clientIp: string, rawTarget?: string): RequestInfo {
   const info: RequestInfo = {
@@ -38,7 +69,7 @@ export function requestInfoOf(request: Request, clientIp: string, rawTarget?: st
 }
 
 /** A JSON response; private by default (`cache-control: no-store`). */
-export function jsonResponse(status: number, body: unknown, headers?: HeadersLike): Response {
+export function jsonResponse(status: number, body: unknown, headers?: HeadersInit): Response {
   const merged = new Headers(headers);
   merged.set("content-type", "application/json; charset=utf-8");
   if (!merged.has("cache-control")) merged.set("cache-control", "no-store");
@@ -49,11 +80,9 @@ export function jsonResponse(status: number, body: unknown, headers?: HeadersLik
  * The service's error body (`{ error: { code, message, requestId, ... } }`) with its status; anything but a
  * `ServiceError` becomes 500 `internal` without details.
  */
-export function errorJsonResponse(error: unknown, requestId: string, headers?: HeadersLike): Response {
+export function errorJsonResponse(error: unknown, requestId: string): Response {
   const answer = errorResponse(error, requestId);
-  const merged = new Headers(answer.headers);
-  for (const [name, value] of headerPairs(headers)) merged.set(name, value);
-  return jsonResponse(answer.status, answer.body, merged);
+  return jsonResponse(answer.status, answer.body, answer.headers);
 }
 
 /** Shorthand for `errorJsonResponse(new ServiceError(code, message, extra), requestId)`. */
@@ -67,9 +96,12 @@ export function serviceErrorResponse(
 }
 
 /** A complete HTML page in the one layout, with the strict page headers (no scripts, framing, referrer, caching). */
-export function pageResponse(status: number, title: string, body: Html, headers?: HeadersLike): Response {
+export function pageResponse(status: number, title: string, body: Html, headers?: HeadersInit): Response {
   const merged = new Headers(PAGE_HEADERS);
-  for (const [name, value] of headerPairs(headers)) merged.append(name, value);
+  // forEach gives each `set-cookie` apart.
+  new Headers(headers).forEach((value, name) => {
+    merged.append(name, value);
+  });
   return new Response(renderPage(title, body), { status, headers: merged });
 }
 
@@ -77,27 +109,12 @@ export function pageResponse(status: number, title: string, body: Html, headers?
 export function redirectResponse(
   location: string,
   status: 301 | 302 | 303 | 307 | 308 = 302,
-  headers?: HeadersLike,
+  headers?: HeadersInit,
 ): Response {
-  const merged = new Headers();
-  for (const [name, value] of headerPairs(headers)) merged.append(name, value);
+  const merged = new Headers(headers);
   merged.set("location", location);
   merged.set("cache-control", "no-store");
   return new Response(null, { status, headers: merged });
-}
-
-/** Every header pair, keeping repeated `set-cookie`s apart. */
-function headerPairs(headers: HeadersLike | undefined): Array<[string, string]> {
-  if (!headers) return [];
-  if (headers instanceof Headers) {
-    const pairs: Array<[string, string]> = [];
-    headers.forEach((value, name) => {
-      if (name !== "set-cookie") pairs.push([name, value]);
-    });
-    for (const cookie of headers.getSetCookie()) pairs.push(["set-cookie", cookie]);
-    return pairs;
-  }
-  return Array.isArray(headers) ? (headers as Array<[string, string]>) : Object.entries(headers);
 }
 
 /** The value of one cookie of the request, percent-decoded; undefined when absent or undecodable. */
@@ -148,21 +165,27 @@ export function clearCookie(name: string, options: Omit<CookieOptions, "maxAgeMs
 }
 
 /**
- * The body as bytes, read as a stream and refused with `ServiceError("payload_too_large")` as soon as it passes
- * `maxBytes` (a declared `content-length` above the cap is refused before reading). A `gzip` or `deflate`
- * `Content-Encoding` is inflated on the way, the cap counting inflated bytes (a small bomb is refused too);
- * another encoding, or data that does not inflate, is `bad_request`.
+ * The body as UTF-8 text (invalid sequences replaced; undefined when empty), read as a stream and refused with
+ * `ServiceError("payload_too_large")` as soon as it passes `maxBytes` (a declared `content-length` above the cap is
+ * refused before reading). A `gzip` or `deflate` `Content-Encoding` is inflated on the way, the cap counting
+ * inflated bytes (a small bomb is refused too); another encoding, or data that does not inflate, is `bad_request`.
  */
-export async function readBodyBytes(
+export async function readBodyText(
   request: Request,
   maxBytes: number = MAX_BODY_BYTES,
-): Promise<Uint8Array> {
+): Promise<string | undefined> {
   const encoding = (request.headers.get("content-encoding") ?? "identity").trim().toLowerCase();
   const body =
     request.body && encoding !== "identity" ? await inflated(request.body, encoding) : request.body;
-  return readBoundedBytes({ headers: request.headers, body }, { maxBytes, what: "the request body" }).catch(
-    refusal,
-  );
+  const bytes = await readBoundedBytes(
+    { headers: request.headers, body },
+    { maxBytes, what: "the request body" },
+  ).catch((error: unknown) => {
+    if (error instanceof BodyTooLargeError)
+      throw new ServiceError("payload_too_large", `The request body is larger than ${error.maxBytes} bytes.`);
+    throw new ServiceError("bad_request", "The request body could not be read (bad compressed data?).");
+  });
+  return bytes.byteLength === 0 ? undefined : new TextDecoder().decode(bytes);
 }
 
 /** The body inflated as it is read, for `gzip` and `deflate`; another encoding is refused. */
@@ -183,24 +206,8 @@ async function inflated(
   );
 }
 
-/** The reader's failures as the service's errors. */
-function refusal(error: unknown): never {
-  if (error instanceof BodyTooLargeError)
-    throw new ServiceError("payload_too_large", `The request body is larger than ${error.maxBytes} bytes.`);
-  throw new ServiceError("bad_request", "The request body could not be read (bad compressed data?).");
-}
-
-/** The body as UTF-8 text (invalid sequences replaced), capped as `readBodyBytes`; undefined when empty. */
-export async function readBodyText(
-  request: Request,
-  maxBytes: number = MAX_BODY_BYTES,
-): Promise<string | undefined> {
-  const bytes = await readBodyBytes(request, maxBytes);
-  return bytes.byteLength === 0 ? undefined : new TextDecoder().decode(bytes);
-}
-
 /** Form posts are small: 64 KiB is plenty for every form of the server. */
-export const MAX_FORM_BYTES = 64 * 1024;
+const MAX_FORM_BYTES = 64 * 1024;
 
 /**
  * An `application/x-www-form-urlencoded` body as `URLSearchParams`; `ServiceError("bad_request")` for another
@@ -216,7 +223,7 @@ export async function readFormBody(
   return new URLSearchParams((await readBodyText(request, maxBytes)) ?? "");
 }
 
-export function escapeHtml(value: unknown): string {
+function escapeHtml(value: unknown): string {
   return String(value)
     .replace(/&/g, "&amp;")
     .replace(/</g, "&lt;")
@@ -255,7 +262,7 @@ pre{white-space:pre-wrap;background:#f4f4f4;padding:.5rem}label{display:block;ma
 .error{color:#b00020}button{padding:.4rem 1rem}`;
 
 /** Headers of every page: no scripts, no framing, no referrer (links may carry one-time tickets), no caching. */
-export const PAGE_HEADERS: Readonly<Record<string, string>> = {
+const PAGE_HEADERS: Readonly<Record<string, string>> = {
   "content-type": "text/html; charset=utf-8",
   "cache-control": "no-store",
   "content-security-policy":
@@ -266,7 +273,7 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /** The complete document of a page in the one plain layout. */
-export function renderPage(title: string, body: Html): string {
+function renderPage(title: string, body: Html): string {
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} · Chat reference server</title>` +
     `<meta name="viewport" content="width=device-width,initial-scale=1"><style>${STYLE}</style></head>` +

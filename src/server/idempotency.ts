@@ -1,6 +1,7 @@
 /** `Idempotency-Key` on the POSTs of /v2: per account, kept 24 hours, counted per credential, a repeat answered with the first answer. */
 import { createHash } from "node:crypto";
 import * as z from "zod";
+import type { JsonAnswer } from "./http.js";
 import { ServiceError } from "./service-error.js";
 import type { StoreCollection } from "./store.js";
 
@@ -35,12 +36,6 @@ const KeptAnswerSchema = z.object({
 });
 type KeptAnswer = z.infer<typeof KeptAnswerSchema>;
 
-export interface IdempotentAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: unknown;
-}
-
 /** Who sent a keyed request: keys are looked up per account, and counted per credential of it. */
 export interface KeyOwner {
   account: string;
@@ -50,7 +45,7 @@ export interface KeyOwner {
 
 interface Running {
   fingerprint: string;
-  answer: Promise<IdempotentAnswer>;
+  answer: Promise<JsonAnswer>;
 }
 
 /** Where a kept key is indexed: when it was kept, and the credential it counts against. */
@@ -109,8 +104,8 @@ export class IdempotencyKeys {
     owner: KeyOwner,
     key: string,
     request: { method: string; path: string; body: string | undefined },
-    handle: () => Promise<IdempotentAnswer>,
-  ): Promise<IdempotentAnswer> {
+    handle: () => Promise<JsonAnswer>,
+  ): Promise<JsonAnswer> {
     if (!KEY_SHAPE.test(key))
       throw new ServiceError(
         "bad_request",
@@ -160,7 +155,7 @@ export class IdempotencyKeys {
     }
   }
 
-  async #awaitFirst(running: Running): Promise<IdempotentAnswer> {
+  async #awaitFirst(running: Running): Promise<JsonAnswer> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<undefined>((resolve) => {
       timer = globalThis.setTimeout(resolve, this.#waitMs) as unknown as NodeJS.Timeout;

@@ -1,5 +1,5 @@
 /** The whole reference server without a port: the same fetch handler `startReferenceServer()` serves, called in-process (as hono's `app.request`). */
-import { createReferenceContext, createReferenceHandler } from "./app.js";
+import { createReferenceApp } from "./app.js";
 import type { ReferenceServerOptions } from "./options.js";
 
 export interface InProcessReferenceServer {
@@ -28,7 +28,7 @@ export interface InProcessReferenceServer {
   toolsChanged(): void;
   /** Withdraws the tools that write from `/mcp` (read-only) or restores them, as `ReferenceServer.setReadOnly`. */
   setReadOnly(readOnly: boolean): void;
-  /** Runs the close hooks (MCP sessions, the data file's journal). */
+  /** Runs the close hooks (MCP sessions, the data file's fold). */
   close(): Promise<void>;
 }
 
@@ -36,17 +36,15 @@ export function createInProcessReferenceServer(
   options: Omit<ReferenceServerOptions, "port" | "host" | "publicUrl"> & { url?: string } = {},
 ): InProcessReferenceServer {
   const baseUrl = (options.url ?? "http://127.0.0.1:8787").replace(/\/+$/, "");
-  const ctx = createReferenceContext(options, baseUrl);
-  const handler = createReferenceHandler(ctx);
-  let closing: Promise<void> | undefined;
+  const app = createReferenceApp(options, baseUrl);
   const send = (request: Request, clientAddress: string, rawTarget?: string): Promise<Response> => {
     // A request built here has no Host header of its own: give it the one a client would send.
     if (!request.headers.has("host")) {
       const headers = new Headers(request.headers);
       headers.set("host", new URL(request.url).host);
-      return handler.fetch(new Request(request, { headers }), clientAddress, rawTarget);
+      return app.fetch(new Request(request, { headers }), clientAddress, rawTarget);
     }
-    return handler.fetch(request, clientAddress, rawTarget);
+    return app.fetch(request, clientAddress, rawTarget);
   };
   const fetchFrom =
     (clientAddress: string) =>
@@ -55,17 +53,12 @@ export function createInProcessReferenceServer(
   return {
     url: baseUrl,
     mcpUrl: `${baseUrl}/mcp`,
-    apiKeys: { ...ctx.apiKeysBySlug },
+    apiKeys: { ...app.apiKeys },
     fetch: fetchFrom("127.0.0.1"),
     fetchFrom,
     fetchTarget: (target, init) => send(new Request(`${baseUrl}${target}`, init), "127.0.0.1", target),
-    toolsChanged: () => handler.toolsChanged(),
-    setReadOnly: (readOnly) => handler.setReadOnly(readOnly),
-    close: () => {
-      closing ??= (async () => {
-        for (const hook of ctx.closeHooks) await hook();
-      })();
-      return closing;
-    },
+    toolsChanged: () => app.toolsChanged(),
+    setReadOnly: (readOnly) => app.setReadOnly(readOnly),
+    close: () => app.close(),
   };
 }

@@ -1,7 +1,7 @@
 /** Public entry of `chat-mcp-bridge/server`: `startReferenceServer()` and the pieces the server is built from. */
 import { createServer, type Server } from "node:http";
 import type { Socket } from "node:net";
-import { createReferenceContext, createReferenceHandler } from "./app.js";
+import { createReferenceApp, type ReferenceApp } from "./app.js";
 
 import type { ReferenceServerOptions } from "./options.js";
 
@@ -24,8 +24,7 @@ export type {
   TrustedWorkloadIssuer,
 } from "./options.js";
 
-import { toNodeListener } from "./node-http.js";
-import { answerUnparsableRequest } from "./rest.js";
+import { answerUnparsableRequest, toNodeListener } from "./node-http.js";
 import { DataFileWriteError } from "./store.js";
 
 export interface ReferenceServer {
@@ -60,9 +59,9 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
   if (!address || typeof address === "string") throw new Error("The reference server has no TCP address.");
   const baseUrl = (publicUrl ?? `http://${urlHost(host)}:${address.port}`).replace(/\/+$/, "");
 
-  let ctx: ReturnType<typeof createReferenceContext>;
+  let app: ReferenceApp;
   try {
-    ctx = createReferenceContext(options, baseUrl);
+    app = createReferenceApp(options, baseUrl);
   } catch (error) {
     server.close();
     if (options.dataFile && error instanceof DataFileWriteError) {
@@ -73,28 +72,21 @@ export async function startReferenceServer(options: ReferenceServerOptions = {})
     }
     throw error;
   }
-  const handler = createReferenceHandler(ctx);
   const listenOrigin = `http://${urlHost(host)}:${address.port}`;
   server.on(
     "request",
-    toNodeListener(handler.fetch, () => listenOrigin),
+    toNodeListener(app.fetch, () => listenOrigin),
   );
 
   let closing: Promise<void> | undefined;
   return {
     url: baseUrl,
     mcpUrl: `${baseUrl}/mcp`,
-    apiKeys: { ...ctx.apiKeysBySlug },
-    setReadOnly: (readOnly) => handler.setReadOnly(readOnly),
+    apiKeys: { ...app.apiKeys },
+    setReadOnly: (readOnly) => app.setReadOnly(readOnly),
     close: () => {
       closing ??= (async () => {
-        for (const hook of ctx.closeHooks) {
-          try {
-            await hook();
-          } catch (error) {
-            console.error("reference server: close hook failed:", error);
-          }
-        }
+        await app.close();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeAllConnections();
         for (const socket of sockets) socket.destroy();
@@ -123,14 +115,14 @@ function urlHost(host: string): string {
 }
 
 export { ASSISTANT_RULES, type AssistantRule, ScriptedAssistant } from "./assistant.js";
-export type {
-  Account,
-  ChatService,
-  Principal,
-  TokenVerifier,
-  User,
+export {
+  type Account,
+  type ChatService,
+  type Principal,
+  ServiceError,
+  type TokenVerifier,
+  type User,
 } from "./context.js";
-export { ServiceError } from "./context.js";
 export { SEED_ACCOUNTS, SEED_USERS } from "./core.js";
 export { createInProcessReferenceServer, type InProcessReferenceServer } from "./in-process.js";
 export { DataFileWriteError } from "./store.js";
@@ -139,7 +131,7 @@ export { DataFileWriteError } from "./store.js";
  * `publicUrl` goes into links, redirects and `WWW-Authenticate` parameters: it must be a plain http(s) URL (no
  * user info, query, fragment, quotes, spaces or controls), used in its normalised form.
  */
-export function checkedPublicUrl(raw: string): string {
+function checkedPublicUrl(raw: string): string {
   let url: URL | undefined;
   try {
     url = new URL(raw);

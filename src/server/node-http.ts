@@ -1,5 +1,6 @@
 /** The thin `node:http` edge of the fetch-shaped server: IncomingMessage -> `Request`, `Response` -> ServerResponse, streaming with backpressure and client aborts. */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import { newId } from "./ids.js";
 
 /** Answers a request, or `undefined` to hand it to the fallback listener. */
@@ -118,9 +119,8 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
 export async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
   const headers: string[] = [];
   response.headers.forEach((value, name) => {
-    if (name !== "set-cookie") headers.push(name, value);
+    headers.push(name, value);
   });
-  for (const cookie of response.headers.getSetCookie()) headers.push("set-cookie", cookie);
   res.writeHead(response.status, response.statusText || undefined, headers);
   if (!response.body) {
     res.end();
@@ -167,4 +167,39 @@ function sendPlainError(res: ServerResponse, status: number, message: string): v
     "x-request-id": requestId,
   });
   res.end(body);
+}
+
+/**
+ * Answers requests that Node's HTTP parser refuses before any route runs (bad request line, control characters
+ * in headers, headers over 16 KB) with the JSON error body too, instead of Node's empty 400/431.
+ */
+export function answerUnparsableRequest(error: Error & { code?: string }, socket: Duplex): void {
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (error.code === "ECONNRESET" || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const timedOut = error.code === "ERR_HTTP_REQUEST_TIMEOUT";
+  const headersTooLarge = error.code === "HPE_HEADER_OVERFLOW";
+  const status = timedOut ? 408 : 400;
+  const requestId = newId("req");
+  const payload = JSON.stringify({
+    error: {
+      code: timedOut ? "request_timeout" : "bad_request",
+      message: timedOut
+        ? "The request was not received in time."
+        : headersTooLarge
+          ? "The request headers are too large (16 KB at most)."
+          : "The request is not valid HTTP.",
+      requestId,
+    },
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${timedOut ? "Request Timeout" : "Bad Request"}\r\n` +
+      "Content-Type: application/json; charset=utf-8\r\n" +
+      `Content-Length: ${Buffer.byteLength(payload)}\r\n` +
+      `x-request-id: ${requestId}\r\n` +
+      "Connection: close\r\n\r\n" +
+      payload,
+  );
 }

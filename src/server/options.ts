@@ -22,7 +22,9 @@ export interface PreRegisteredOAuthClient {
 
 /** Options of the OAuth part, read from `ctx.options` (they belong in `ReferenceServerOptions`). */
 export interface OAuthServerOptions extends AssertionGrantOptions {
+  /** Account or team slug whose authorization requests are approved without the consent page (headless tests). */
   autoApprove?: string;
+  /** Lifetime of OAuth access tokens in seconds (short values for refresh tests). */
   accessTokenTtlSeconds?: number;
   /** Clients registered at start, in addition to dynamic registration. */
   oauthClients?: PreRegisteredOAuthClient[];
@@ -138,10 +140,6 @@ export interface ReferenceServerOptions extends OAuthServerOptions, McpEndpointO
   host?: string;
   /** JSON file that holds all state (chats, API keys, OAuth collections, SSO); absent keeps it in memory. */
   dataFile?: string;
-  /** Account or team slug whose authorization requests are approved without the consent page (headless tests). */
-  autoApprove?: string;
-  /** Lifetime of OAuth access tokens in seconds (short values for refresh tests). */
-  accessTokenTtlSeconds?: number;
   /** Per-credential token bucket on `/v2` and `/mcp`; `false` turns it off. Default: generous (1000 burst, 100/s). */
   rateLimit?: RateLimitOptions | false;
   /** Milliseconds the scripted assistant takes before each reply (create, send, resolve): for tests of long waits. */

@@ -127,19 +127,18 @@ function decodeSegment(segment: string): string | undefined {
   }
 }
 
+function linkExpired(): Response {
+  const page = html`<h1>Link expired</h1><p>Retry the request to get a new re-authentication link.</p>`;
+  return pageResponse(404, "SSO", page);
+}
+
 function ssoPage(request: Request, info: RequestInfo, ctx: PagesContext): Response {
   const { sessions } = ctx;
   const user = sessions.userFor(request);
   if (!user) return redirectResponse(sessions.signInUrl(`${info.url.pathname}${info.url.search}`), 303);
   const ticketId = info.url.searchParams.get("ticket") ?? "";
   const ticket = ctx.sso.ticket(ticketId);
-  if (!ticket) {
-    return pageResponse(
-      404,
-      "SSO",
-      html`<h1>Link expired</h1><p>Retry the request to get a new re-authentication link.</p>`,
-    );
-  }
+  if (!ticket) return linkExpired();
   const team = ctx.accounts.get(ticket.account)?.name ?? ticket.account;
   return pageResponse(
     200,
@@ -163,13 +162,7 @@ async function ssoComplete(request: Request, ctx: PagesContext): Promise<Respons
     return pageResponse(403, "SSO", html`<h1>Form expired</h1><p class="error">Open the link again.</p>`);
   }
   const outcome = ctx.sso.complete(body.get("ticket") ?? "", user);
-  if (outcome === "unknown-ticket") {
-    return pageResponse(
-      404,
-      "SSO",
-      html`<h1>Link expired</h1><p>Retry the request to get a new re-authentication link.</p>`,
-    );
-  }
+  if (outcome === "unknown-ticket") return linkExpired();
   if (outcome === "not-allowed") {
     return pageResponse(
       403,

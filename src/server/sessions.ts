@@ -21,7 +21,6 @@ export class CookieSessions implements BrowserSessions {
   constructor(
     private readonly users: ReadonlyMap<string, User>,
     private readonly secureCookies: () => boolean,
-    private readonly now: () => number = Date.now,
   ) {}
 
   userFor(req: CookieSource): User | null {
@@ -56,7 +55,7 @@ export class CookieSessions implements BrowserSessions {
   signIn(req: CookieSource, user: User): string {
     this.#forget(req);
     const id = newSecret();
-    this.#sessions.set(id, { userId: user.id, csrf: newSecret(), expiresAt: this.now() + SESSION_TTL_MS });
+    this.#sessions.set(id, { userId: user.id, csrf: newSecret(), expiresAt: Date.now() + SESSION_TTL_MS });
     return serializeCookie(SESSION_COOKIE, id, this.cookieOptions(SESSION_TTL_MS));
   }
 
@@ -86,7 +85,7 @@ export class CookieSessions implements BrowserSessions {
     if (!id) return null;
     const session = this.#sessions.get(id);
     if (!session) return null;
-    if (session.expiresAt <= this.now()) {
+    if (session.expiresAt <= Date.now()) {
       this.#sessions.delete(id);
       return null;
     }

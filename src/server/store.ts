@@ -1,15 +1,13 @@
-/** The reference server's state: in memory, optionally persisted to a JSON data file plus an append-only journal beside it. */
-import { randomUUID } from "node:crypto";
+/** The reference server's state: in memory, optionally persisted to a JSON data file that each change is appended to. */
 import {
   closeSync,
-  existsSync,
-  fstatSync,
   fsyncSync,
   ftruncateSync,
   openSync,
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { basename, dirname, join } from "node:path";
@@ -50,22 +48,18 @@ export const ApiKeySchema = z.object({
 });
 export type ApiKey = z.infer<typeof ApiKeySchema>;
 
-/** One change as the journal records it; replaying the ops of a batch in order redoes the batch. */
-const JournalOpSchema = z.discriminatedUnion("t", [
-  z.object({ t: z.literal("chat"), chat: z.record(z.string(), z.unknown()) }),
+/** One change as a line of the data file records it; replaying the ops of a batch in order redoes the batch. */
+const OpSchema = z.discriminatedUnion("t", [
+  z.object({ t: z.literal("chat"), chat: StoredChatSchema }),
   z.object({ t: z.literal("message"), chatId: z.string(), message: MessageSchema }),
-  z.object({ t: z.literal("apiKey"), apiKey: z.record(z.string(), z.unknown()) }),
+  z.object({ t: z.literal("apiKey"), apiKey: ApiKeySchema }),
   z.object({ t: z.literal("sso"), subject: z.string() }),
   z.object({ t: z.literal("set"), collection: z.string(), key: z.string(), value: z.unknown() }),
   z.object({ t: z.literal("delete"), collection: z.string(), key: z.string() }),
 ]);
-type JournalOp = z.infer<typeof JournalOpSchema>;
-/** One line of the journal: the store-wide sequence after the batch, and its ops. */
-const JournalBatchSchema = z.object({ seq: z.number().int(), ops: z.array(JournalOpSchema) });
-type JournalBatch = z.infer<typeof JournalBatchSchema>;
-/** The journal's first line: the snapshot it continues (a journal left by an older snapshot is ignored). */
-const JournalHeaderSchema = z.object({ snapshot: z.string() });
-const journalFileOf = (dataFile: string): string => `${dataFile}.journal`;
+type Op = z.infer<typeof OpSchema>;
+/** A line after the snapshot: the store-wide sequence after the batch, and its ops. */
+const BatchSchema = z.object({ seq: z.number().int(), ops: z.array(OpSchema) });
 
 /** A named key/value section of the store, persisted with everything else (values must be JSON-serialisable). */
 export interface StoreCollection<T> {
@@ -81,7 +75,8 @@ export interface StoreCollection<T> {
   size(): number;
 }
 
-const StoreFileSchema = z.object({
+/** The data file's first line: the whole store when it was last rewritten. */
+const SnapshotSchema = z.object({
   version: z.literal(1),
   seq: z.number().int(),
   chats: z.array(StoredChatSchema),
@@ -89,13 +84,10 @@ const StoreFileSchema = z.object({
   apiKeys: z.array(ApiKeySchema),
   ssoVerified: z.array(z.string()),
   collections: z.record(z.string(), z.record(z.string(), z.unknown())),
-  /** Id of this snapshot: the journal that continues it names it in its first line. */
-  journal: z.string().optional(),
 });
-type StoreFile = z.infer<typeof StoreFileSchema>;
 
-/** The journal is folded into a fresh snapshot once it outgrows the snapshot (and this floor). */
-const JOURNAL_FOLD_FLOOR_BYTES = 1024 * 1024;
+/** The batches appended are folded into a fresh snapshot once they outgrow it (and this floor). */
+const FOLD_FLOOR_BYTES = 1024 * 1024;
 
 /**
  * The data file could not be written (disk full, read-only, directory gone): the change was rolled back, so
@@ -113,8 +105,8 @@ export class DataFileWriteError extends ServiceError {
 
 export interface StoreOptions {
   /**
-   * JSON file to load on start. Each change is appended to `<file>.journal` (one fsynced line); the journal is
-   * folded into the file (temp file + fsync + rename) when it outgrows it, on start and by `compact()`.
+   * JSON file to load on start: a snapshot line, then one fsynced line per change. It is rewritten whole (temp file
+   * + fsync + rename) when those lines outgrow the snapshot, on start and by `compact()`.
    */
   dataFile?: string;
 }
@@ -130,13 +122,12 @@ export class Store {
   #ssoVerified = new Set<string>();
   #collections = new Map<string, Map<string, unknown>>();
   #batchDepth = 0;
-  /** Changes of the open batch: what the journal records, and how to take each back if it cannot be saved. */
-  #ops: JournalOp[] = [];
+  /** Changes of the open batch: what the file records, and how to take each back if it cannot be saved. */
+  #ops: Op[] = [];
   #undo: Array<() => void> = [];
-  /** Id of the snapshot on disk (undefined: none written or loaded yet), and the journal's length after it. */
-  #snapshotId: string | undefined;
+  /** Length of the data file's snapshot line, and of the whole file as last written (0: none written yet). */
   #snapshotBytes = 0;
-  #journalBytes = 0;
+  #fileBytes = 0;
 
   constructor(options: StoreOptions = {}) {
     this.dataFile = options.dataFile;
@@ -165,16 +156,13 @@ export class Store {
 
   /** Inserts or replaces a chat record. */
   saveChat(chat: StoredChat): void {
-    this.batch(() => {
-      const before = this.#chats.get(chat.id);
-      this.#putChat(chat);
-      this.#record({ t: "chat", chat }, () => {
-        if (before) this.#chats.set(chat.id, before);
-        else {
-          this.#chats.delete(chat.id);
-          this.#chatIdsOf.get(chat.account)?.delete(chat.id);
-        }
-      });
+    const before = this.#chats.get(chat.id);
+    this.#change({ t: "chat", chat }, () => {
+      if (before) this.#chats.set(chat.id, before);
+      else {
+        this.#chats.delete(chat.id);
+        this.#chatIdsOf.get(chat.account)?.delete(chat.id);
+      }
     });
   }
 
@@ -184,14 +172,10 @@ export class Store {
   }
 
   appendMessage(chatId: string, message: Message): void {
-    this.batch(() => {
-      const list = this.#messages.get(chatId) ?? [];
-      list.push(message);
-      this.#messages.set(chatId, list);
-      this.#record({ t: "message", chatId, message }, () => {
-        list.pop();
-        if (list.length === 0) this.#messages.delete(chatId);
-      });
+    this.#change({ t: "message", chatId, message }, () => {
+      const list = this.#messages.get(chatId)!;
+      list.pop();
+      if (list.length === 0) this.#messages.delete(chatId);
     });
   }
 
@@ -200,10 +184,7 @@ export class Store {
   }
 
   addApiKey(apiKey: ApiKey): void {
-    this.batch(() => {
-      this.#apiKeys.push(apiKey);
-      this.#record({ t: "apiKey", apiKey }, () => this.#apiKeys.pop());
-    });
+    this.#change({ t: "apiKey", apiKey }, () => this.#apiKeys.pop());
   }
 
   isSsoVerified(subject: string): boolean {
@@ -211,11 +192,8 @@ export class Store {
   }
 
   markSsoVerified(subject: string): void {
-    this.batch(() => {
-      if (this.#ssoVerified.has(subject)) return;
-      this.#ssoVerified.add(subject);
-      this.#record({ t: "sso", subject }, () => this.#ssoVerified.delete(subject));
-    });
+    if (this.#ssoVerified.has(subject)) return;
+    this.#change({ t: "sso", subject }, () => this.#ssoVerified.delete(subject));
   }
 
   /**
@@ -228,23 +206,18 @@ export class Store {
       get: (key) => map.get(key),
       has: (key) => map.has(key),
       set: (key, value) => {
-        this.batch(() => {
-          const had = map.has(key);
-          const before = map.get(key);
-          map.set(key, value);
-          this.#record({ t: "set", collection: name, key, value }, () =>
-            had ? map.set(key, before as T) : map.delete(key),
-          );
-        });
+        const had = map.has(key);
+        const before = map.get(key);
+        this.#change({ t: "set", collection: name, key, value }, () =>
+          had ? map.set(key, before as T) : map.delete(key),
+        );
       },
-      delete: (key) =>
-        this.batch(() => {
-          if (!map.has(key)) return false;
-          const before = map.get(key) as T;
-          map.delete(key);
-          this.#record({ t: "delete", collection: name, key }, () => map.set(key, before));
-          return true;
-        }),
+      delete: (key) => {
+        if (!map.has(key)) return false;
+        const before = map.get(key) as T;
+        this.#change({ t: "delete", collection: name, key }, () => map.set(key, before));
+        return true;
+      },
       entries: () => [...map.entries()],
       values: () => [...map.values()],
       size: () => map.size,
@@ -252,8 +225,8 @@ export class Store {
   }
 
   /**
-   * Runs `change` and persists once at the end, so related changes land in the file together (one journal
-   * line). When the file cannot be written, memory is rolled back and `DataFileWriteError` is thrown.
+   * Runs `change` and persists once at the end, so related changes land in the file together (one line). When
+   * the file cannot be written, memory is rolled back and `DataFileWriteError` is thrown.
    */
   batch<T>(change: () => T): T {
     this.#batchDepth += 1;
@@ -265,26 +238,25 @@ export class Store {
     }
   }
 
-  /** Folds the journal into the data file (on close, so a stopped server leaves one file). Never throws. */
+  /** Rewrites the data file as one snapshot (on close, so a stopped server leaves one line). Never throws. */
   compact(): void {
-    if (!this.dataFile || (this.#snapshotId !== undefined && this.#journalBytes === 0)) return;
+    if (!this.dataFile || (this.#fileBytes > 0 && this.#fileBytes === this.#snapshotBytes)) return;
     try {
       this.#writeSnapshot(this.dataFile);
     } catch (error) {
       console.error(
-        `reference server: cannot write the data file ${this.dataFile}: ${(error as Error).message}; the journal keeps the changes`,
+        `reference server: cannot write the data file ${this.dataFile}: ${(error as Error).message}; its appended lines keep the changes`,
       );
     }
   }
 
-  #putChat(chat: StoredChat): void {
-    this.#chats.set(chat.id, chat);
-    let ids = this.#chatIdsOf.get(chat.account);
-    if (!ids) {
-      ids = new Set();
-      this.#chatIdsOf.set(chat.account, ids);
-    }
-    ids.add(chat.id);
+  /** Applies one change to memory and records it (with how to take it back) in the open batch. */
+  #change(op: Op, undo: () => void): void {
+    this.batch(() => {
+      this.#apply(op);
+      this.#ops.push(op);
+      this.#undo.push(undo);
+    });
   }
 
   #collectionMap(name: string): Map<string, unknown> {
@@ -296,11 +268,6 @@ export class Store {
     return entries;
   }
 
-  #record(op: JournalOp, undo: () => void): void {
-    this.#ops.push(op);
-    this.#undo.push(undo);
-  }
-
   /** Persists what the batch changed (also when it threw half-way, as each change is kept in memory). */
   #endBatch(): void {
     const ops = this.#ops;
@@ -309,7 +276,7 @@ export class Store {
     this.#undo = [];
     if (!this.dataFile || ops.length === 0) return;
     try {
-      this.#persist(this.dataFile, { seq: this.#seq, ops });
+      this.#append(this.dataFile, Buffer.from(`${JSON.stringify({ seq: this.#seq, ops })}\n`, "utf8"));
     } catch (error) {
       console.error(
         `reference server: cannot write the data file ${this.dataFile}: ${(error as Error).message}; change rolled back`,
@@ -317,31 +284,39 @@ export class Store {
       for (const step of undo.reverse()) step();
       throw new DataFileWriteError(this.dataFile, error);
     }
-    if (this.#journalBytes > Math.max(JOURNAL_FOLD_FLOOR_BYTES, this.#snapshotBytes)) this.compact();
+    if (this.#fileBytes - this.#snapshotBytes > Math.max(FOLD_FLOOR_BYTES, this.#snapshotBytes))
+      this.compact();
   }
 
-  /** Appends the batch to the journal; writes a whole snapshot when there is none (or the files were lost). */
-  #persist(file: string, batch: JournalBatch): void {
-    const appended =
-      this.#snapshotId !== undefined && existsSync(file)
-        ? appendJournal(file, this.#snapshotId, this.#journalBytes, batch)
-        : null;
-    if (appended === null) this.#writeSnapshot(file);
-    else this.#journalBytes = appended;
+  /**
+   * Appends one line and fsyncs; writes a whole snapshot instead when the file is not the one last written (none
+   * yet, deleted, replaced: its length differs). A failed append is cut back off, leaving the file as it was.
+   */
+  #append(file: string, line: Buffer): void {
+    const size = this.#fileBytes;
+    if (size === 0 || statSync(file, { throwIfNoEntry: false })?.size !== size) {
+      this.#writeSnapshot(file);
+      return;
+    }
+    const fd = openSync(file, "a");
+    try {
+      writeFileSync(fd, line);
+      fsyncSync(fd);
+    } catch (error) {
+      try {
+        ftruncateSync(fd, size);
+      } catch {
+        // A torn last line is dropped on the next load anyway.
+      }
+      throw error;
+    } finally {
+      closeSync(fd);
+    }
+    this.#fileBytes = size + line.length;
   }
 
   #writeSnapshot(file: string): void {
-    const id = randomUUID();
-    const contents = `${JSON.stringify({ ...this.#snapshot(), journal: id })}\n`;
-    writeFileAtomic(file, contents);
-    this.#snapshotId = id;
-    this.#snapshotBytes = Buffer.byteLength(contents);
-    this.#journalBytes = 0;
-    rmSync(journalFileOf(file), { force: true });
-  }
-
-  #snapshot(): StoreFile {
-    return {
+    const snapshot: z.input<typeof SnapshotSchema> = {
       version: 1,
       seq: this.#seq,
       chats: [...this.#chats.values()],
@@ -352,13 +327,22 @@ export class Store {
         [...this.#collections].map(([name, map]) => [name, Object.fromEntries(map)]),
       ),
     };
+    const contents = `${JSON.stringify(snapshot)}\n`;
+    writeFileAtomic(file, contents);
+    this.#snapshotBytes = this.#fileBytes = Buffer.byteLength(contents);
   }
 
-  /** Redoes one journalled change on load. */
-  #apply(op: JournalOp): void {
+  /** Applies one change to memory: a live change, or one redone on load. */
+  #apply(op: Op): void {
     switch (op.t) {
       case "chat": {
-        this.#putChat(StoredChatSchema.parse(op.chat));
+        this.#chats.set(op.chat.id, op.chat);
+        let ids = this.#chatIdsOf.get(op.chat.account);
+        if (!ids) {
+          ids = new Set();
+          this.#chatIdsOf.set(op.chat.account, ids);
+        }
+        ids.add(op.chat.id);
         break;
       }
       case "message": {
@@ -368,7 +352,7 @@ export class Store {
         break;
       }
       case "apiKey":
-        this.#apiKeys.push(ApiKeySchema.parse(op.apiKey));
+        this.#apiKeys.push(op.apiKey);
         break;
       case "sso":
         this.#ssoVerified.add(op.subject);
@@ -390,63 +374,32 @@ export class Store {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
       throw new Error(`Cannot read the data file ${file}: ${(error as Error).message}`, { cause: error });
     }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (error) {
-      throw new Error(`Data file ${file} is not a reference-server store: ${(error as Error).message}`);
-    }
-    const parsed = StoreFileSchema.safeParse(json);
+    const [first = "", ...lines] = text.split("\n");
+    const parsed = SnapshotSchema.safeParse(parseJson(first));
     if (!parsed.success) {
       throw new Error(`Data file ${file} is not a reference-server store: ${parsed.error.message}`);
     }
     const data = parsed.data;
     this.#seq = data.seq;
-    for (const chat of data.chats) this.#putChat(chat);
+    for (const chat of data.chats) this.#apply({ t: "chat", chat });
     this.#messages = new Map(Object.entries(data.messages));
     this.#apiKeys = data.apiKeys;
     this.#ssoVerified = new Set(data.ssoVerified);
     this.#collections = new Map(
       Object.entries(data.collections).map(([name, entries]) => [name, new Map(Object.entries(entries))]),
     );
-    this.#snapshotId = data.journal;
-    this.#snapshotBytes = Buffer.byteLength(text);
-    let batches: JournalBatch[];
-    try {
-      batches = readJournal(file, data.journal);
-    } catch (error) {
-      throw new Error(`Data file ${file} has a damaged journal: ${(error as Error).message}`);
+    // The last piece is empty after a final newline, or a torn line (a crash mid-append): dropped either way.
+    for (const [index, line] of lines.slice(0, -1).entries()) {
+      const batch = BatchSchema.safeParse(parseJson(line));
+      if (!batch.success)
+        throw new Error(`Data file ${file} line ${index + 2} is damaged: ${batch.error.message}`);
+      for (const op of batch.data.ops) this.#apply(op);
+      this.#seq = Math.max(this.#seq, batch.data.seq);
     }
-    for (const batch of batches) {
-      for (const op of batch.ops) this.#apply(op);
-      this.#seq = Math.max(this.#seq, batch.seq);
-    }
-    // One file again after a restart: the journal (or one left by an older snapshot) is folded in.
-    if (existsSync(journalFileOf(file))) this.#writeSnapshot(file);
+    // One line again after a restart: the appended changes (and a torn line) are folded in.
+    if (lines.length > 1 || lines[0] !== "") this.#writeSnapshot(file);
+    else this.#snapshotBytes = this.#fileBytes = Buffer.byteLength(text);
   }
-}
-
-/**
- * The batches recorded after the snapshot `snapshotId`; a torn last line (a crash mid-append) is dropped, any
- * other damage throws. A journal of another snapshot (left by a crash during folding) yields nothing.
- */
-function readJournal(dataFile: string, snapshotId: string | undefined): JournalBatch[] {
-  let text: string;
-  try {
-    text = readFileSync(journalFileOf(dataFile), "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
-  }
-  // The last piece is empty after a final newline, or a torn line: dropped either way.
-  const [headerLine, ...batchLines] = text.split("\n").slice(0, -1);
-  if (headerLine === undefined) return [];
-  if (JournalHeaderSchema.safeParse(parseJson(headerLine)).data?.snapshot !== snapshotId) return [];
-  return batchLines.map((line, index) => {
-    const batch = JournalBatchSchema.safeParse(parseJson(line));
-    if (!batch.success) throw new Error(`journal line ${index + 2} is damaged: ${batch.error.message}`);
-    return batch.data;
-  });
 }
 
 function parseJson(line: string): unknown {
@@ -454,35 +407,6 @@ function parseJson(line: string): unknown {
     return JSON.parse(line);
   } catch {
     return undefined;
-  }
-}
-
-/**
- * Appends one batch (after the header when the journal is new) and fsyncs. Returns the journal's new length, or
- * null when the journal on disk is not the one expected (`expectedBytes` differs: deleted, replaced), so the caller
- * writes a whole snapshot instead. A failed append is cut back off, leaving the journal as it was.
- */
-function appendJournal(dataFile: string, snapshotId: string, expectedBytes: number, batch: JournalBatch) {
-  const fd = openSync(journalFileOf(dataFile), "a", 0o600);
-  try {
-    const size = fstatSync(fd).size;
-    if (size !== expectedBytes) return null;
-    const header = size === 0 ? `${JSON.stringify({ snapshot: snapshotId })}\n` : "";
-    const bytes = Buffer.from(`${header}${JSON.stringify(batch)}\n`, "utf8");
-    try {
-      writeFileSync(fd, bytes);
-      fsyncSync(fd);
-    } catch (error) {
-      try {
-        ftruncateSync(fd, size);
-      } catch {
-        // The torn line is dropped on the next load anyway.
-      }
-      throw error;
-    }
-    return size + bytes.length;
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -2,7 +2,6 @@
 import type * as z from "zod";
 import {
   CreateChatBodySchema,
-  ERROR_STATUS,
   IdSchema,
   ListChatsQuerySchema,
   ListQuerySchema,
@@ -19,34 +18,16 @@ import {
   type SsoGate,
   type TokenVerifier,
 } from "./context.js";
+import { errorResponse, type JsonAnswer, jsonResponse, MAX_BODY_BYTES, readBodyText } from "./http.js";
 import type { IdempotencyKeys } from "./idempotency.js";
-import { newId } from "./ids.js";
 import type { TokenBucketLimiter } from "./rate-limit.js";
 
-/** Bodies above 1 MiB are refused with 413 `payload_too_large`. */
-export const MAX_BODY_BYTES = 1024 * 1024;
-
-export interface V2Request {
+/** What `route` needs of a request: the path from `/v2` on (still percent-encoded) and the body text. */
+interface V2Call {
   method: string;
-  /** Path from `/v2` on, still percent-encoded, without the query. */
   path: string;
   query: URLSearchParams;
-  authorization: string | null | undefined;
-  /** The `DPoP` header (RFC 9449 proof), when sent. */
-  dpop?: string | null;
-  /** The URL the client addressed, which a DPoP proof's `htu` names. */
-  url?: string;
-  /** Raw body text; undefined or empty when the request had none. */
   body: string | undefined;
-  requestId: string;
-  /** The `Idempotency-Key` header of a POST, when sent. */
-  idempotencyKey?: string | null;
-}
-
-export interface V2Response {
-  status: number;
-  headers: Record<string, string>;
-  body: unknown;
 }
 
 export interface V2ApiOptions {
@@ -66,14 +47,8 @@ export interface V2ApiOptions {
   idempotency?: IdempotencyKeys;
 }
 
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** The incoming `x-request-id` when it is sane, else a fresh `req_...` id. */
-export function requestIdFrom(incoming: string | null | undefined): string {
-  return incoming && SANE_REQUEST_ID.test(incoming) ? incoming : newId("req");
-}
-
-export type V2Handler = (request: V2Request) => Promise<V2Response>;
+/** Answers one `/v2` request; `path` from `/v2` on, as the client sent it (still percent-encoded). */
+export type V2Handler = (request: Request, path: string, requestId: string) => Promise<Response>;
 
 export type BearerResult =
   | { principal: Principal; scheme: "bearer" | "dpop"; token: string }
@@ -109,42 +84,20 @@ export function rateLimitKey(principal: Principal): string {
   return `${principal.account}\u0000${principal.subject}`;
 }
 
-/** The RFC 6750 challenge: no error for a missing token, `invalid_token` for a bad one. */
-export function bearerChallenge(problem: "missing" | "invalid", resourceMetadataUrl: string): string {
-  const metadata = `resource_metadata="${resourceMetadataUrl}"`;
-  if (problem === "missing") return `Bearer ${metadata}`;
-  return `Bearer error="invalid_token", error_description="The access token or API key is invalid or expired", ${metadata}`;
-}
-
-/** The scope a `/v2` call needs: `chat:read` for GETs, `chat:write` for everything else (POSTs). */
-export function scopeFor(method: string): "chat:read" | "chat:write" {
-  return method.toUpperCase() === "GET" || method.toUpperCase() === "HEAD" ? "chat:read" : "chat:write";
-}
-
 /**
  * What `/v2` refuses of an authenticated principal, by the service's rules: an OAuth token issued for another resource
- * (or for none) is `invalid_token`, one without the call's scope is `insufficient_scope`. API keys pass: they have
- * full access to their own account or team.
+ * (or for none) is 401 `invalid_token`, one without the call's scope (`chat:read` for GETs, `chat:write` for POSTs)
+ * 403 `insufficient_scope` naming it. API keys pass: they have full access to their own account or team.
  */
-export function accessProblem(
+function accessRefusal(
   principal: Principal,
   method: string,
-  resource: string,
-): { problem: "wrong-resource" } | { problem: "insufficient-scope"; scope: string } | null {
-  if (principal.via !== "oauth") return null;
-  if (principal.resource !== resource) return { problem: "wrong-resource" };
-  const scope = scopeFor(method);
-  return principal.scopes.includes(scope) ? null : { problem: "insufficient-scope", scope };
-}
-
-/** 401 `invalid_token` for a token of another resource, 403 `insufficient_scope` naming the scope it lacks. */
-function accessRefusal(
-  refused: NonNullable<ReturnType<typeof accessProblem>>,
   options: V2ApiOptions,
   requestId: string,
-): V2Response {
+): JsonAnswer | null {
+  if (principal.via !== "oauth") return null;
   const metadataUrl = options.resourceMetadataUrl();
-  if (refused.problem === "wrong-resource") {
+  if (principal.resource !== options.resource()) {
     const response = errorResponse(
       new ServiceError(
         "unauthorized",
@@ -157,15 +110,17 @@ function accessRefusal(
       `resource_metadata="${metadataUrl}"`;
     return response;
   }
+  const scope = ["GET", "HEAD"].includes(method.toUpperCase()) ? "chat:read" : "chat:write";
+  if (principal.scopes.includes(scope)) return null;
   const response = errorResponse(
     new ServiceError(
       "forbidden",
-      `The access token lacks the ${refused.scope} scope this call needs (insufficient_scope); sign in again and approve it.`,
-      { scope: refused.scope },
+      `The access token lacks the ${scope} scope this call needs (insufficient_scope); sign in again and approve it.`,
+      { scope },
     ),
     requestId,
   );
-  response.headers["www-authenticate"] = insufficientScopeChallenge(refused.scope, metadataUrl);
+  response.headers["www-authenticate"] = insufficientScopeChallenge(scope, metadataUrl);
   return response;
 }
 
@@ -178,7 +133,7 @@ export function insufficientScopeChallenge(scope: string, resourceMetadataUrl: s
 }
 
 /** A credential's proof refused: 401 with its challenge, or 429 when the server cannot remember the proof now. */
-function unprovenResponse(refusal: CredentialRefusal, requestId: string): V2Response {
+function unprovenResponse(refusal: CredentialRefusal, requestId: string): JsonAnswer {
   const response = errorResponse(
     refusal.status === 429
       ? new ServiceError("rate_limited", `${refusal.description}.`, {
@@ -191,85 +146,99 @@ function unprovenResponse(refusal: CredentialRefusal, requestId: string): V2Resp
   return response;
 }
 
-/** The service's error body for any failure; unknown errors become 500 `internal` without details. */
-export function errorResponse(error: unknown, requestId: string): V2Response {
-  const failure =
-    error instanceof ServiceError
-      ? error
-      : new ServiceError("internal", "The server failed to handle the request.");
-  const headers: Record<string, string> = {};
-  const retryAfter = failure.extra.retryAfter;
-  if (typeof retryAfter === "number") headers["retry-after"] = String(retryAfter);
-  return {
-    status: ERROR_STATUS[failure.code],
-    headers,
-    body: { error: { ...failure.extra, code: failure.code, message: failure.message, requestId } },
-  };
-}
-
 export function createV2Handler(options: V2ApiOptions): V2Handler {
-  return async (request) => {
-    try {
-      const auth = await authenticateBearer(
-        request.authorization,
-        options.tokenVerifiers,
-        (options.now ?? Date.now)() / 1000,
-      );
-      if ("problem" in auth) {
-        const response = errorResponse(
-          new ServiceError(
-            "unauthorized",
-            auth.problem === "missing"
-              ? "Send Authorization: Bearer <API key or OAuth access token>."
-              : "The API key or access token is invalid or expired; sign in again.",
-          ),
-          request.requestId,
-        );
-        response.headers["www-authenticate"] = bearerChallenge(auth.problem, options.resourceMetadataUrl());
-        return response;
-      }
-      const { principal } = auth;
-      // The cheap per-credential limit first: a flood of proofs costs no signature verification past it.
-      const decision = options.rateLimiter?.take(rateLimitKey(principal));
-      if (decision && !decision.allowed) {
-        throw new ServiceError(
-          "rate_limited",
-          "Too many requests; retry after the number of seconds in Retry-After.",
-          { retryAfter: decision.retryAfterSeconds },
-        );
-      }
-      const verdict = await options.credentialCheck?.()?.({
-        ...auth,
-        proof: request.dpop ?? null,
-        method: request.method,
-        url: request.url ?? `${options.resource()}${request.path.slice("/v2".length)}`,
-        resourceMetadataUrl: options.resourceMetadataUrl(),
-      });
-      if (verdict && "refusal" in verdict) return unprovenResponse(verdict.refusal, request.requestId);
-      const refused = accessProblem(principal, request.method, options.resource());
-      if (refused) return accessRefusal(refused, options, request.requestId);
-      // Only now is a DPoP proof used: a request refused above takes no room in the replay ledger.
-      const unspent = verdict && "spend" in verdict ? verdict.spend() : undefined;
-      if (unspent) return unprovenResponse(unspent, request.requestId);
-      options.sso?.assertVerified(principal);
-      const key = request.idempotencyKey;
-      if (key == null || request.method.toUpperCase() !== "POST" || !options.idempotency)
-        return await route(options.service, principal, request);
-      const owner = { account: principal.account, credential: principal.subject };
-      return await options.idempotency.run(owner, key, request, () =>
-        route(options.service, principal, request).catch((error: unknown) => {
-          if (!(error instanceof ServiceError)) console.error("reference server: /v2 handler failed:", error);
-          return errorResponse(error, request.requestId);
-        }),
-      );
-    } catch (error) {
-      if (!(error instanceof ServiceError)) console.error("reference server: /v2 handler failed:", error);
-      return errorResponse(error, request.requestId);
-    }
+  return async (request, path, requestId) => {
+    const answer = await answerV2(options, request, path, requestId);
+    // Chats are private to a credential: no shared or browser cache may keep them (jsonResponse: no-store).
+    return jsonResponse(answer.status, answer.body, answer.headers);
   };
 }
 
-async function route(service: ChatService, principal: Principal, request: V2Request): Promise<V2Response> {
+async function answerV2(
+  options: V2ApiOptions,
+  request: Request,
+  path: string,
+  requestId: string,
+): Promise<JsonAnswer> {
+  let body: string | undefined;
+  if (request.method !== "GET" && request.method !== "HEAD") {
+    try {
+      body = await readBodyText(request, MAX_BODY_BYTES);
+    } catch (error) {
+      return errorResponse(
+        error instanceof ServiceError
+          ? error
+          : new ServiceError("bad_request", "The request could not be read."),
+        requestId,
+      );
+    }
+  }
+  const call: V2Call = { method: request.method, path, query: new URL(request.url).searchParams, body };
+  try {
+    const auth = await authenticateBearer(
+      request.headers.get("authorization"),
+      options.tokenVerifiers,
+      (options.now ?? Date.now)() / 1000,
+    );
+    if ("problem" in auth) {
+      const response = errorResponse(
+        new ServiceError(
+          "unauthorized",
+          auth.problem === "missing"
+            ? "Send Authorization: Bearer <API key or OAuth access token>."
+            : "The API key or access token is invalid or expired; sign in again.",
+        ),
+        requestId,
+      );
+      // RFC 6750: no error for a missing token, `invalid_token` for a bad one.
+      const metadata = `resource_metadata="${options.resourceMetadataUrl()}"`;
+      response.headers["www-authenticate"] =
+        auth.problem === "missing"
+          ? `Bearer ${metadata}`
+          : `Bearer error="invalid_token", error_description="The access token or API key is invalid or expired", ${metadata}`;
+      return response;
+    }
+    const { principal } = auth;
+    // The cheap per-credential limit first: a flood of proofs costs no signature verification past it.
+    const decision = options.rateLimiter?.take(rateLimitKey(principal));
+    if (decision && !decision.allowed) {
+      throw new ServiceError(
+        "rate_limited",
+        "Too many requests; retry after the number of seconds in Retry-After.",
+        { retryAfter: decision.retryAfterSeconds },
+      );
+    }
+    const verdict = await options.credentialCheck?.()?.({
+      ...auth,
+      proof: request.headers.get("dpop"),
+      method: request.method,
+      url: `${options.resource()}${path.slice("/v2".length)}`,
+      resourceMetadataUrl: options.resourceMetadataUrl(),
+    });
+    if (verdict && "refusal" in verdict) return unprovenResponse(verdict.refusal, requestId);
+    const refused = accessRefusal(principal, request.method, options, requestId);
+    if (refused) return refused;
+    // Only now is a DPoP proof used: a request refused above takes no room in the replay ledger.
+    const unspent = verdict && "spend" in verdict ? verdict.spend() : undefined;
+    if (unspent) return unprovenResponse(unspent, requestId);
+    options.sso?.assertVerified(principal);
+    const key = request.headers.get("idempotency-key");
+    if (key == null || request.method.toUpperCase() !== "POST" || !options.idempotency)
+      return await route(options.service, principal, call);
+    const owner = { account: principal.account, credential: principal.subject };
+    return await options.idempotency.run(owner, key, call, () =>
+      route(options.service, principal, call).catch((error: unknown) => {
+        if (!(error instanceof ServiceError)) console.error("reference server: /v2 handler failed:", error);
+        return errorResponse(error, requestId);
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ServiceError)) console.error("reference server: /v2 handler failed:", error);
+    return errorResponse(error, requestId);
+  }
+}
+
+async function route(service: ChatService, principal: Principal, request: V2Call): Promise<JsonAnswer> {
   const method = request.method.toUpperCase();
   const segments = request.path.split("/").slice(1);
   if (segments[0] !== "v2" || segments[1] !== "chats" || segments.length > 5) throw noRoute(request);
@@ -315,11 +284,11 @@ async function route(service: ChatService, principal: Principal, request: V2Requ
   throw noRoute(request);
 }
 
-function ok(body: unknown, status = 200): V2Response {
+function ok(body: unknown, status = 200): JsonAnswer {
   return { status, headers: {}, body };
 }
 
-function noRoute(request: V2Request): ServiceError {
+function noRoute(request: V2Call): ServiceError {
   return new ServiceError("not_found", `No route ${request.method.toUpperCase()} ${request.path}.`);
 }
 

@@ -1,10 +1,11 @@
 /** The `/v2` API as one fetch-shaped handler (`Request` in, `Response` out) over an in-memory chat core, with test controls. */
-import { type ChatService, type RateLimitOptions, ServiceError } from "./context.js";
+import type { ChatService, RateLimitOptions } from "./context.js";
 import { createChatCore } from "./core.js";
+import { requestIdFrom } from "./http.js";
 import { IDEMPOTENCY_COLLECTION, IdempotencyKeys } from "./idempotency.js";
 import { TokenBucketLimiter } from "./rate-limit.js";
 import { Store } from "./store.js";
-import { createV2Handler, errorResponse, MAX_BODY_BYTES, requestIdFrom, type V2Response } from "./v2-api.js";
+import { createV2Handler } from "./v2-api.js";
 
 export interface V2FetchHandlerOptions {
   /** Origin (and optional path prefix) of the links the service builds and of the paths it answers. */
@@ -52,30 +53,10 @@ export function createV2FetchHandler(options: V2FetchHandlerOptions): V2FetchHan
   return {
     async fetch(request) {
       const requestId = requestIdFrom(request.headers.get("x-request-id"));
-      const url = new URL(request.url);
-      const body = await readBody(request);
-      const response: V2Response =
-        body === TOO_LARGE
-          ? errorResponse(
-              new ServiceError(
-                "payload_too_large",
-                `The request body is larger than ${MAX_BODY_BYTES} bytes.`,
-              ),
-              requestId,
-            )
-          : await current.handle({
-              method: request.method,
-              path: url.pathname.slice(basePath.length),
-              query: url.searchParams,
-              authorization: request.headers.get("authorization"),
-              body,
-              requestId,
-              idempotencyKey: request.headers.get("idempotency-key"),
-            });
-      return Response.json(response.body, {
-        status: response.status,
-        headers: { ...response.headers, "x-request-id": requestId },
-      });
+      const path = new URL(request.url).pathname.slice(basePath.length);
+      const response = await current.handle(request, path, requestId);
+      response.headers.set("x-request-id", requestId);
+      return response;
     },
     apiKeys,
     get service() {
@@ -92,13 +73,4 @@ export function createV2FetchHandler(options: V2FetchHandlerOptions): V2FetchHan
       current.core.store.markSsoVerified(principal.subject);
     },
   };
-}
-
-const TOO_LARGE = Symbol("too large");
-
-async function readBody(request: Request): Promise<string | undefined | typeof TOO_LARGE> {
-  if (request.method === "GET" || request.method === "HEAD") return undefined;
-  const bytes = await request.arrayBuffer();
-  if (bytes.byteLength > MAX_BODY_BYTES) return TOO_LARGE;
-  return bytes.byteLength === 0 ? undefined : new TextDecoder().decode(bytes);
 }

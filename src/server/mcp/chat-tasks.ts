@@ -49,9 +49,6 @@ interface ChatTask {
   done: Promise<void>;
 }
 
-/** What a `tools/call` asks for: a task (and in which era's words), or a plain answer. */
-export type TaskRequest = { era: "legacy" | "modern" } | undefined;
-
 const JsonRpcCallSchema = z.object({
   jsonrpc: z.literal("2.0"),
   id: z.union([z.string(), z.number()]),
@@ -59,8 +56,8 @@ const JsonRpcCallSchema = z.object({
   params: z.looseObject({ name: z.string(), task: z.unknown().optional(), _meta: z.unknown().optional() }),
 });
 
-/** Whether a body is one `tools/call` of a task tool whose caller declared tasks, and in which era. */
-export function taskRequestOf(body: unknown, legacy: boolean): TaskRequest {
+/** Whether a body is one `tools/call` of a task tool whose caller declared tasks, and in which era's words. */
+export function taskRequestOf(body: unknown, legacy: boolean): { era: "legacy" | "modern" } | undefined {
   const call = JsonRpcCallSchema.safeParse(body);
   if (!call.success || !TASK_TOOLS.has(call.data.params.name)) return undefined;
   if (legacy) return call.data.params.task !== undefined ? { era: "legacy" } : undefined;

@@ -9,13 +9,14 @@ import {
 } from "@modelcontextprotocol/server";
 import { packageVersion } from "../../internal/package-version.js";
 import type { CredentialRefusal, Principal, ServerContext } from "../context.js";
-import { type RequestInfo, type RouteHandler, readBodyText } from "../http.js";
+import { type RouteHandler, readBodyText } from "../http.js";
 import type { McpEndpointOptions, McpEra } from "../options.js";
 import { authenticateBearer, insufficientScopeChallenge, rateLimitKey } from "../v2-api.js";
 import { ChatTasks, TASKS_EXTENSION, taskRequestOf, withoutTaskRequest } from "./chat-tasks.js";
 import { integrationSkills } from "./integration-skill.js";
 import { registerPreviewApp } from "./preview-app.js";
-import { createResolveElicitation, type ResolveElicitation } from "./resolve-elicitation.js";
+import { createRequestStates, type RequestStates } from "./request-state.js";
+import type { ResolveState } from "./resolve-elicitation.js";
 import {
   DEFAULT_MAX_SESSIONS_PER_CREDENTIAL,
   DEFAULT_SESSION_IDLE_MS,
@@ -31,8 +32,6 @@ import {
 } from "./tools.js";
 
 export type { McpEndpointOptions, McpEra } from "../options.js";
-export { ResumableEventStore } from "./event-store.js";
-export { registerChatTools } from "./tools.js";
 
 export const SERVER_INFO = { name: "chat-reference-server", version: packageVersion() };
 
@@ -47,37 +46,20 @@ export const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
  */
 export const MCP_CACHE_TTL_MS = 5 * 60 * 1000;
 
-export interface McpRoutes {
-  handle: RouteHandler;
-  /** Publishes `notifications/tools/list_changed` to open `subscriptions/listen` streams and legacy sessions. */
-  toolsChanged(): void;
-  /**
-   * Read-only (maintenance): the tools that write are withdrawn from `/mcp` (not listed, calls refused) until it is
-   * turned off again; each change of the list is announced with `notifications/tools/list_changed` in both eras.
-   */
-  setReadOnly(readOnly: boolean): void;
-  close(): Promise<void>;
-}
-
-/** RFC 9728 metadata URL of `/mcp` (served by the OAuth part). */
-export function mcpResourceMetadataUrl(baseUrl: string): string {
-  return `${baseUrl}/.well-known/oauth-protected-resource/mcp`;
-}
-
-export function createMcpRoutes(ctx: ServerContext): McpRoutes {
+export function createMcpRoutes(ctx: ServerContext) {
   const options = ctx.options as McpEndpointOptions;
   const era: McpEra = options.mcpEra ?? "both";
   if (!["both", "modern", "legacy"].includes(era)) {
     throw new TypeError(`mcpEra must be "both", "modern" or "legacy" (got ${JSON.stringify(era)})`);
   }
-  const elicitation = createResolveElicitation(randomBytes(32));
+  const states = createRequestStates<ResolveState>(randomBytes(32));
   const skills = integrationSkills();
   const tasks = new ChatTasks(ctx.options.assistantDelayMs);
   let readOnly = false;
   /** The chat tools of each server built (one per legacy session, one per modern request), to withdraw them. */
   const chatToolsOf = new WeakMap<McpServer, ChatTools>();
   const buildServer = () => {
-    const { server, tools } = buildMcpServer(ctx, elicitation);
+    const { server, tools } = buildMcpServer(ctx, states);
     skills.attach(server);
     tasks.register(server);
     if (readOnly) setWriteToolsEnabled(tools, false);
@@ -104,7 +86,8 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
   const allowedHostnames = [
     ...new Set([...LOOPBACK_HOSTNAMES, new URL(ctx.baseUrl).hostname, ...(options.mcpAllowedHosts ?? [])]),
   ];
-  const metadataUrl = mcpResourceMetadataUrl(ctx.baseUrl);
+  // RFC 9728 metadata of `/mcp` (served by the OAuth part).
+  const metadataUrl = `${ctx.baseUrl}/.well-known/oauth-protected-resource/mcp`;
   const testOnlyPrincipal = testOnlyUnauthenticated(ctx, options.testOnlyUnauthenticatedMcpAccount);
 
   const handle: RouteHandler = async (request, info) => {
@@ -114,14 +97,14 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
     const origin = request.headers.get("origin");
     const cors = origin === null ? undefined : corsHeadersFor(origin, allowedHostnames);
     if (origin !== null && !cors) return jsonRpcErrorResponse(403, -32000, "Invalid Origin");
-    const answer = await serve(request, info);
+    const answer = await serve(request);
     if (!cors) return answer;
     const headers = new Headers(answer.headers);
     for (const [name, value] of Object.entries(cors)) headers.set(name, value);
     return new Response(answer.body, { status: answer.status, statusText: answer.statusText, headers });
   };
 
-  async function serve(request: Request, _info: RequestInfo): Promise<Response> {
+  async function serve(request: Request): Promise<Response> {
     if (request.method === "OPTIONS") {
       return new Response(null, {
         status: 204,
@@ -218,7 +201,7 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
       modern.notify.toolsChanged();
       for (const server of sessions.servers()) void server.sendToolListChanged();
     },
-    setReadOnly: (value) => {
+    setReadOnly: (value: boolean) => {
       if (value === readOnly) return;
       readOnly = value;
       // A connected session's server announces its own change; modern listeners hear it through the bus.
@@ -238,7 +221,7 @@ export function createMcpRoutes(ctx: ServerContext): McpRoutes {
 
 function buildMcpServer(
   ctx: ServerContext,
-  elicitation: ResolveElicitation,
+  states: RequestStates<ResolveState>,
 ): { server: McpServer; tools: ChatTools } {
   const server = new McpServer(SERVER_INFO, {
     instructions: SERVER_INSTRUCTIONS,
@@ -252,11 +235,11 @@ function buildMcpServer(
       "server/discover": { ttlMs: MCP_CACHE_TTL_MS, cacheScope: "public" },
       "tools/list": { ttlMs: MCP_CACHE_TTL_MS, cacheScope: "public" },
     },
-    requestState: { verify: elicitation.states.verify },
+    requestState: { verify: states.verify },
     // Withdrawing three tools at once is one change of the list: one notification, not three.
     debouncedNotificationMethods: ["notifications/tools/list_changed"],
   });
-  const tools = registerChatTools(server, { service: ctx.service, sso: ctx.sso, elicitation });
+  const tools = registerChatTools(server, { service: ctx.service, sso: ctx.sso, states });
   registerPreviewApp(server, ctx.baseUrl);
   return { server, tools };
 }

@@ -17,7 +17,7 @@ import {
   rejectedStepsFor,
 } from "../../wire/index.js";
 import { type AssistantWatch, type ChatService, type Principal, ServiceError } from "../context.js";
-import { type ClaimedState, createRequestStates, type RequestStates } from "./request-state.js";
+import type { ClaimedState, RequestStates } from "./request-state.js";
 
 /** What the server remembers between the question and the answer, sealed in `requestState` (see request-state.ts). */
 export interface ResolveState {
@@ -37,15 +37,6 @@ const DECISION_KEY = "decision";
 /** The question is asked again at most this often within one call (a client that retries without the answer). */
 const MAX_QUESTION_ROUNDS = 3;
 
-export interface ResolveElicitation {
-  states: RequestStates<ResolveState>;
-}
-
-/** The question's `requestState`s, sealed with the per-server `secret` (at least 32 bytes). */
-export function createResolveElicitation(secret: Uint8Array): ResolveElicitation {
-  return { states: createRequestStates<ResolveState>(secret) };
-}
-
 /** True when the client declared form elicitation (a bare `elicitation: {}` means form, as in 2025-06-18). */
 export function canElicitForm(capabilities: ClientCapabilities | undefined): boolean {
   const elicitation = capabilities?.elicitation as { form?: unknown; url?: unknown } | undefined;
@@ -55,7 +46,8 @@ export function canElicitForm(capabilities: ClientCapabilities | undefined): boo
 
 export interface ResolveCallContext {
   service: ChatService;
-  elicitation: ResolveElicitation;
+  /** The question's `requestState`s (see request-state.ts). */
+  states: RequestStates<ResolveState>;
   /** The caller's capabilities: the request's envelope (modern) or those declared at `initialize` (legacy). */
   clientCapabilities: ClientCapabilities | undefined;
   /** The request's progress and cancellation, for the assistant's wait once the answer resolves the task. */
@@ -126,7 +118,7 @@ export async function resolveThroughElicitation(
         requestedSchema: DecisionSchema,
       }),
     },
-    requestState: await call.elicitation.states.mint(
+    requestState: await call.states.mint(
       { chatId, messageId: pending.message.id, kind: pending.kind },
       { tool: "resolve_task", args, round },
       ctx,

@@ -41,7 +41,6 @@ export interface McpSessionsOptions {
   maxPerCredential?: number;
   maxPerUser?: number;
   maxPerUserClient?: number;
-  now?: () => number;
 }
 
 export class McpSessions {
@@ -49,12 +48,10 @@ export class McpSessions {
   /** Initializes still being answered, per scope key: a flood of concurrent ones cannot pass a cap together. */
   readonly #opening = new Map<string, number>();
   readonly #options: McpSessionsOptions;
-  readonly #now: () => number;
   readonly #reaper: NodeJS.Timeout;
 
   constructor(options: McpSessionsOptions) {
     this.#options = options;
-    this.#now = options.now ?? Date.now;
     const every = Math.max(20, Math.min(options.idleMs / 2, 60_000));
     this.#reaper = setInterval(() => void this.reapIdle(), every);
     this.#reaper.unref();
@@ -173,7 +170,7 @@ export class McpSessions {
 
   /** Closes sessions that had no request or open stream for longer than the idle time. */
   async reapIdle(): Promise<void> {
-    const cutoff = this.#now() - this.#options.idleMs;
+    const cutoff = Date.now() - this.#options.idleMs;
     for (const [id, session] of this.#sessions) {
       if (session.openResponses === 0 && session.lastActive < cutoff) {
         this.#sessions.delete(id);
@@ -213,7 +210,7 @@ export class McpSessions {
       transport,
       account,
       scopes,
-      lastActive: this.#now(),
+      lastActive: Date.now(),
       openResponses: 0,
     };
     transport.onclose = () => {
@@ -227,35 +224,17 @@ export class McpSessions {
 
   /** Counts the response as open until its body has been sent or the client has gone. */
   #track(session: McpSession, response: Response): Response {
-    session.lastActive = this.#now();
+    session.lastActive = Date.now();
     if (!response.body) return response;
     session.openResponses += 1;
-    let done = false;
     const finish = () => {
-      if (done) return;
-      done = true;
       session.openResponses -= 1;
-      session.lastActive = this.#now();
+      session.lastActive = Date.now();
     };
-    const reader = response.body.getReader();
-    const body = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        try {
-          const { done: ended, value } = await reader.read();
-          if (ended) {
-            finish();
-            controller.close();
-          } else controller.enqueue(value);
-        } catch (error) {
-          finish();
-          controller.error(error);
-        }
-      },
-      cancel(reason) {
-        finish();
-        return reader.cancel(reason);
-      },
-    });
+    // Ended (flush), or cancelled by the client going away or errored at the source (cancel): never both. `cancel` is
+    // in the streams spec and Node since 20.14 and 21.5, not yet in these types.
+    const transformer = { flush: finish, cancel: finish } as Transformer<Uint8Array, Uint8Array>;
+    const body = response.body.pipeThrough(new TransformStream(transformer));
     return new Response(body, {
       status: response.status,
       statusText: response.statusText,

@@ -36,18 +36,14 @@ import {
   type SsoGate,
 } from "../context.js";
 import { PREVIEW_APP_URI } from "./preview-app.js";
-import type { ClaimedState } from "./request-state.js";
-import {
-  type ResolveElicitation,
-  type ResolveState,
-  resolveThroughElicitation,
-} from "./resolve-elicitation.js";
+import type { ClaimedState, RequestStates } from "./request-state.js";
+import { type ResolveState, resolveThroughElicitation } from "./resolve-elicitation.js";
 
 export interface ChatToolsContext {
   service: ChatService;
   sso: SsoGate;
-  /** How `resolve_task` without `task` asks the person (request-state codec, capability check). */
-  elicitation: ResolveElicitation;
+  /** The `requestState`s of the question `resolve_task` without `task` asks the person. */
+  states: RequestStates<ResolveState>;
 }
 
 /** `x-mcp-header` name of every `chatId` argument: clients mirror it as `Mcp-Param-ChatId` (a balancer can route by chat). */
@@ -169,7 +165,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
       }
       try {
         toolsCtx.sso.assertVerified(principal);
-        const state = toolsCtx.elicitation.states.claim({ tool, args }, ctx);
+        const state = toolsCtx.states.claim({ tool, args }, ctx);
         const result = await call(principal, state);
         if (isInputRequiredResult(result)) return result;
         const content: CallToolResult["content"] = [{ type: "text", text: JSON.stringify(result) }];
@@ -301,7 +297,7 @@ export function registerChatTools(server: McpServer, toolsCtx: ChatToolsContext)
             : resolveThroughElicitation(
                 {
                   service,
-                  elicitation: toolsCtx.elicitation,
+                  states: toolsCtx.states,
                   clientCapabilities:
                     envelopeCapabilities(ctx.mcpReq.envelope) ?? server.server.getClientCapabilities(),
                   watch: watchOf(ctx),
