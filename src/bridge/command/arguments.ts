@@ -7,7 +7,6 @@ import { closestName } from "../../internal/closest-name.js";
 import { packageVersion } from "../../internal/package-version.js";
 import { UsageError } from "../../internal/usage-error.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_SIZE_HELP } from "../messages/message-size.js";
-import { ASSERTION_HELP, assertionOptionsOf } from "../options/assertion-options.js";
 import type {
   BridgeOptions,
   DoctorCommandOptions,
@@ -21,9 +20,11 @@ import {
   parseResource,
   parseSeconds,
 } from "../options/bridge-options.js";
-import { customHeadersOf } from "../options/header-file.js";
+import { customHeadersOf } from "../options/custom-headers.js";
 import { networkFlagsOf, withNetworkFlags } from "../options/network-flags.js";
 import {
+  ASSERTION_HELP,
+  assertionOptionsOf,
   authorizeParamsOf,
   checkClientCredentials,
   collectAuthorizeParam,

@@ -6,7 +6,7 @@ import { withinDeadline } from "../../internal/deadline.js";
 import { describeNetworkFailure } from "../../internal/network-errors.js";
 import { describeError } from "../log/log.js";
 import { withEnvelope } from "../messages/request-model.js";
-import { ToolFilter } from "../steps/tool-filter.js";
+import { ToolFilter } from "../steps/index.js";
 import { listedTools, type UnmatchedRule, unmatchedToolRules } from "../steps/tool-rules-audit.js";
 import { createAuthorizedExchange } from "../upstream/http/authorized-exchange.js";
 import { initializeParams } from "../upstream/http/endpoint-check.js";

@@ -3,9 +3,9 @@ import { InvalidArgumentError } from "commander";
 import { timerMilliseconds, timerSecondsRange } from "../../internal/deadline.js";
 import { portNumber } from "../../internal/port.js";
 import { MAX_MESSAGE_MIB_LIMIT } from "../messages/message-size.js";
-import type { AssertionBridgeOptions } from "./assertion-options.js";
 import type { CustomHeader } from "./custom-headers.js";
 import type { NetworkFlagOptions } from "./network-flags.js";
+import type { AssertionBridgeOptions } from "./sign-in-options.js";
 
 export type TokenStoreChoice = "auto" | "keychain" | "file";
 

@@ -1,8 +1,10 @@
-/** The values of mcp-remote's sign-in flags, checked: `--authorize-param key=value` and `--static-oauth-client-metadata <json|@file>`. */
+/** The values of the bridge's sign-in flags, checked: `--authorize-param`, `--static-oauth-client-metadata`, `--client-credentials`, and the assertions instead of a person: `--workload-token-file` (workload identity) and `--idp-*` (enterprise-managed authorization). */
+import { accessSync, constants } from "node:fs";
 import { InvalidArgumentError } from "commander";
 import * as z from "zod";
 import { authorizeParamProblem, clientMetadataProblem } from "../../auth/session/provider-options.js";
 import { readSmallFile } from "../../internal/files.js";
+import { rememberSecretVariable } from "../../internal/redact.js";
 import { UsageError } from "../../internal/usage-error.js";
 
 const CLIENT_METADATA_FLAG = "--static-oauth-client-metadata";
@@ -71,6 +73,92 @@ export function checkClientCredentials(
   if (keyFile === undefined && !env.CHAT_MCP_CLIENT_SECRET) {
     throw new UsageError(
       "--client-credentials needs the client's secret in $CHAT_MCP_CLIENT_SECRET or --client-private-key <pem-file>",
+    );
+  }
+}
+
+/** The IdP client's secret: from the environment only, never a flag. */
+export const IDP_CLIENT_SECRET_VARIABLE = "CHAT_MCP_IDP_CLIENT_SECRET";
+
+export interface AssertionBridgeOptions {
+  /** `--workload-token-file`: the jwt-bearer grant as `clientId` with the platform's token in this file. */
+  workloadTokenFile?: string;
+  /** `--idp-*`: the ID token exchanged at the IdP for an ID-JAG, redeemed as `clientId`. */
+  enterpriseIdp?: { issuer: string; clientId: string; idTokenFile: string; clientSecret?: string };
+}
+
+/** The flags' help lines, for the command table in command/arguments.ts. */
+export const ASSERTION_HELP = {
+  workloadTokenFile:
+    "sign in as --client-id with the workload identity token a platform writes to this file (read again for each token)",
+  idpIssuer: "enterprise-managed sign-in: your identity provider (with --idp-client-id, --idp-id-token-file)",
+  idpClientId: "the client id at --idp-issuer (secret from $CHAT_MCP_IDP_CLIENT_SECRET)",
+  idpIdTokenFile: "a file holding your ID token from --idp-issuer (read again for each token)",
+};
+
+/** The flags, checked: each goes with `--client-id`, the `--idp-*` three together, one way of signing in. */
+export function assertionOptionsOf(
+  opts: Record<string, unknown>,
+  env: Record<string, string | undefined>,
+  allowHttp: boolean,
+): AssertionBridgeOptions {
+  const workloadTokenFile = opts.workloadTokenFile as string | undefined;
+  const issuer = opts.idpIssuer as string | undefined;
+  const idpClientId = opts.idpClientId as string | undefined;
+  const idTokenFile = opts.idpIdTokenFile as string | undefined;
+  const anyIdp = issuer !== undefined || idpClientId !== undefined || idTokenFile !== undefined;
+  if (workloadTokenFile === undefined && !anyIdp) return {};
+  const flag = workloadTokenFile !== undefined ? "--workload-token-file" : "--idp-issuer";
+  if (workloadTokenFile !== undefined && anyIdp) {
+    throw new UsageError(
+      "--workload-token-file and the --idp-* flags are two ways of signing in; choose one",
+    );
+  }
+  if (opts.clientCredentials === true) {
+    throw new UsageError(`${flag} and --client-credentials are two ways of signing in; choose one`);
+  }
+  if (opts.deviceCode === true)
+    throw new UsageError(`${flag} and --device-code are two ways of signing in; choose one`);
+  if (!opts.clientId)
+    throw new UsageError(`${flag} needs --client-id <id> (the client registered at the server)`);
+  if (opts.clientMetadataUrl !== undefined) {
+    throw new UsageError(`${flag} and --client-metadata-url are two different clients; choose one`);
+  }
+  if (workloadTokenFile !== undefined) {
+    readable(workloadTokenFile, "--workload-token-file");
+    return { workloadTokenFile };
+  }
+  if (issuer === undefined || idpClientId === undefined || idTokenFile === undefined) {
+    throw new UsageError(
+      "enterprise-managed sign-in needs --idp-issuer, --idp-client-id and --idp-id-token-file together",
+    );
+  }
+  let url: URL | undefined;
+  try {
+    url = new URL(issuer);
+  } catch {}
+  const loopback = url && ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
+  if (!url || !(url.protocol === "https:" || (url.protocol === "http:" && (loopback || allowHttp)))) {
+    throw new UsageError(
+      "--idp-issuer must be an https URL (plain http only on loopback or with --allow-http)",
+    );
+  }
+  readable(idTokenFile, "--idp-id-token-file");
+  rememberSecretVariable(IDP_CLIENT_SECRET_VARIABLE, env);
+  const clientSecret = env[IDP_CLIENT_SECRET_VARIABLE] || undefined;
+  return {
+    enterpriseIdp: { issuer, clientId: idpClientId, idTokenFile, ...(clientSecret ? { clientSecret } : {}) },
+  };
+}
+
+/** A token file that cannot be read is a mistake in the command: said before anything starts. */
+function readable(path: string, flag: string): void {
+  try {
+    accessSync(path, constants.R_OK);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new UsageError(
+      `${flag} ${path} cannot be read (${typeof code === "string" ? code : "unreadable"})`,
     );
   }
 }

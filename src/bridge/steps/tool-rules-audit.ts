@@ -5,7 +5,7 @@ import { sanitizeForTerminal, truncateText } from "../../internal/redact.js";
 import type { BridgeLog } from "../log/log.js";
 import { isJsonObject as isObject } from "../messages/jsonrpc.js";
 import type { ClientContext, ToClient } from "../messages/request-model.js";
-import { wildcardRegex } from "./tool-filter.js";
+import { wildcardRegex } from "./index.js";
 
 /** The rules as the command line gives them. */
 export interface ToolRules {
