@@ -2,7 +2,6 @@
 
 import type { OAuthSession } from "../../auth/session/index.js";
 import { sanitizeForTerminal } from "../../internal/redact.js";
-import { createBridgeLog } from "../log/log.js";
 import type { DoctorTarget } from "../options/bridge-options.js";
 import { createBridgeAuth } from "../sign-in/oauth.js";
 import {
@@ -16,7 +15,6 @@ import {
   runCheck,
   unmetBy,
 } from "./check.js";
-import { endpointCheck } from "./endpoint.js";
 import { confirmCheck, eraCheck, hiddenToolsCheck, liveCheck } from "./live.js";
 import {
   authorizationServerCheck,
@@ -25,7 +23,7 @@ import {
   resourceMetadataCheck,
   tokenStoreCheck,
 } from "./login.js";
-import { dnsCheck, proxyCheck, tcpCheck, tlsCheck, urlCheck } from "./network.js";
+import { dnsCheck, endpointCheck, proxyCheck, quietLog, tcpCheck, tlsCheck, urlCheck } from "./network.js";
 
 export type { CheckStatus, DoctorCheck, DoctorDependencies, DoctorOptions, DoctorReport } from "./check.js";
 
@@ -60,11 +58,10 @@ export async function diagnose(
     options,
     env,
     ...(fetch ? { fetch } : {}),
-    // Its log stays quiet: each check reports what it found.
     session: () =>
       (session ??= createBridgeAuth(
         { ...options, url },
-        createBridgeLog({ debug: false, silent: true }),
+        quietLog(),
         env,
         "terminal",
         undefined,

@@ -16,7 +16,7 @@ import { ModernUpstream } from "../upstream/modern.js";
 import { type EraVerdict, eraVerdictStore } from "../upstream/probe.js";
 import { upstreamExchangeFor } from "../upstream/upstream-exchange.js";
 import { type CheckResult, check, type DoctorContext, loginCommand, withSignIn } from "./check.js";
-import { DOCTOR_CLIENT, probeEra, quietLog } from "./endpoint.js";
+import { DOCTOR_CLIENT, probeEra, quietLog } from "./network.js";
 
 /** How the report names each era. */
 const describeEra = (verdict: EraVerdict) =>

@@ -37,10 +37,7 @@ export interface SignInGateOptions {
   signedIn(): Promise<boolean>;
   /** The server's remembered 2026-07-28 DiscoverResult, if any: the signed-out `initialize` answers from it. */
   rememberedDiscover(): Promise<Json | undefined>;
-  /**
-   * Runs one sign-in to its end: resolves once signed in (false: it ended without reaching the server, which is the
-   * relay's to report), rejects with why (SignInUrlRefused: the URL's fault).
-   */
+  /** Runs one sign-in to its end: true once signed in, false when it never reached the server; rejects with why. */
   signIn(): Promise<boolean>;
   lastTools?: LastTools;
   /** How long a request waits for the sign-in: a call from its arrival, a waiting host's lists from its first message. */
@@ -165,9 +162,8 @@ export class SignInGate {
   }
 
   /**
-   * Reads the stored login. A first start of a host that waits also gives a sign-in that ends at once (a server that
-   * lets the bridge in, a login another bridge just stored) up to OPENING_GRACE_MS, less when a person is needed:
-   * the host then gets the server's own opening, capabilities and extensions included.
+   * Reads the stored login. A first start of a host that waits gives a sign-in that ends at once (a server that lets
+   * the bridge in, a login another bridge just stored) OPENING_GRACE_MS: the host then gets the server's own opening.
    */
   async #check(): Promise<void> {
     this.#state = "checking";
@@ -301,10 +297,7 @@ export class SignInGate {
     this.#startSignIn();
   }
 
-  /**
-   * A list waits for the sign-in only where waiting can bring it the tools: from a host that waits for it (an agent
-   * library: not an app that goes on without it), until the start's one deadline, and not after a failed sign-in.
-   */
+  /** A list waits only where waiting can bring the tools: a host that waits, until the start's deadline, not after a failure. */
   #holdList(message: HostRequest): void {
     const left = this.#host.waits ? this.#listDeadline - Date.now() : 0;
     if (left <= 0 || (this.#lastFailure && !this.#signingIn)) this.#answerNow(message);
@@ -333,9 +326,8 @@ export class SignInGate {
 
   /**
    * The bridge answers a request itself, now. A list: the tools this login listed last, else the `sign_in` tool (never
-   * none: some hosts keep an empty list across starts), and a list change follows the sign-in. A `sign_in` call:
-   * where to sign in (or that it is done). Another call: the link in a modern host's sign-in round, else an error
-   * that says where to sign in.
+   * none: some hosts keep an empty list across starts). A `sign_in` call: where to sign in (or that it is done).
+   * Another call: the link in a modern host's sign-in round, else an error that says where to sign in.
    */
   #answerNow(message: HostRequest): void {
     this.#release(message);
@@ -415,10 +407,7 @@ export class SignInGate {
     else this.#open(ended.reached);
   }
 
-  /**
-   * Signed in (or the server could not be reached, which the relay reports): the relay takes over, gets what the
-   * host sent meanwhile, and the host hears its lists changed.
-   */
+  /** Signed in (or the server is unreachable, the relay's to report): the relay gets what was held, the host its list changes. */
   #open(reached: boolean): void {
     if (this.#state === "open") return;
     const reload = this.#answeredLists.size > 0 ? `; ${this.#host.reload}` : ".";
@@ -499,9 +488,6 @@ export class SignInGate {
   }
 }
 
-// The host as a signed-out bridge meets it: whether it waits, how it reloads, where it is shown the sign-in link
-// (its URL dialog, a call's sign-in round, its log), and the answers and list changes it gets.
-
 const RESTART = "restart this app (quit it and start it again) to load chat's tools.";
 const BY_ITSELF = "chat's tools appear here by themselves.";
 /**
@@ -580,7 +566,7 @@ export function acknowledgedListen(message: JSONRPCMessage): RequestId | undefin
   return typeof id === "string" || typeof id === "number" ? id : undefined;
 }
 
-/** The host the gate serves: what it told of itself, and the places it is shown the sign-in link. */
+/** The host as a signed-out bridge meets it: what it told of itself, and where it is shown the sign-in link. */
 export class SignedOutHost {
   /** Where the person is asked to go now, if a sign-in has shown it. */
   prompt: SignInPrompt | undefined;
@@ -677,10 +663,7 @@ export class SignedOutHost {
       } as JSONRPCMessage);
   }
 
-  /**
-   * The host's log (`notifications/message`), only for a legacy host that asked for log messages
-   * (`logging/setLevel`): some hosts fail on a notification they did not ask for (the Vercel AI SDK).
-   */
+  /** The host's log, only for a legacy host that asked for logs: some fail on a notification they did not ask for (the Vercel AI SDK). */
   notify(text: string): void {
     if (!this.legacy || !this.#initialized || !this.#takesLogs) return;
     this.toClient({
@@ -690,10 +673,7 @@ export class SignedOutHost {
     } as JSONRPCMessage);
   }
 
-  /**
-   * URL-mode elicitation (MCP 2025-11-25): the host's own "open this link" dialog. Only for a URL no browser was
-   * opened on: the one-time page must be opened by one browser only.
-   */
+  /** URL-mode elicitation (the host's "open this link" dialog), only for a URL no browser was opened on: a one-time page. */
   #offerUrl(): void {
     const prompt = this.prompt;
     if (!prompt || prompt.browserOpened || !this.#opensUrls || !this.#initialized) return;
@@ -710,10 +690,7 @@ export class SignedOutHost {
     } as JSONRPCMessage);
   }
 
-  /**
-   * The 2026-07-28 way to show the link: an `input_required` round on a modern call that takes URL-mode elicitation,
-   * whose one input request is the link (never one a browser was opened on); undefined when it cannot be asked.
-   */
+  /** A modern call's `input_required` round whose one input request is the link (never one a browser opened), if it can be asked. */
   signInRound(params: Json): Json | undefined {
     const prompt = this.prompt;
     const elicitation = (clientFromEnvelope(params).capabilities as Json).elicitation;
@@ -753,21 +730,17 @@ export class SignedOutHost {
   }
 }
 
-// What a host sends while the bridge is signed out, kept for the server in order: bounded in messages and bytes,
-// and one notification of a kind.
+/** What a host sends while signed out, kept for the server in order: bounded, and one notification of a kind. */
 
-/**
- * How many messages wait for the sign-in at most. A host sends a handful at start (`initialize`, its lists, a
- * listen, a call or two); anything past this is a host in a loop, refused so that memory stays flat.
- */
+/** At most this many messages wait for the sign-in: a host sends a handful at start; more is a host in a loop. */
 export const SIGNED_OUT_QUEUE_LIMIT = 256;
 /**
- * How many bytes of messages wait for the sign-in at most (one message larger than this is still kept while nothing
- * else waits: each is bounded by --max-message-size). 16 calls of 30 MB once took the bridge from 65 to 734 MB.
+ * At most this many bytes wait (one larger message is still kept while nothing else waits: each is bounded by
+ * --max-message-size). 16 calls of 30 MB once took the bridge from 65 to 734 MB.
  */
-export const SIGNED_OUT_QUEUE_BYTES = 64 * 1024 * 1024;
+const SIGNED_OUT_QUEUE_BYTES = 64 * 1024 * 1024;
 
-export type Queued = "queued" | "collapsed" | "full";
+type Queued = "queued" | "collapsed" | "full";
 
 export class SignedOutQueue {
   /** Insertion-ordered (the order the host sent them in, which is the order the server gets them), with their bytes. */
@@ -787,10 +760,7 @@ export class SignedOutQueue {
     return this.#messages.size;
   }
 
-  /**
-   * Keeps `message` for the server. A notification of a method already kept is "collapsed" (dropped); a
-   * `logging/setLevel` replaces the one kept (`replaced` names it: its answer was given, the server's is not owed).
-   */
+  /** Keeps `message`; a notification of a method already kept is dropped, a `logging/setLevel` replaces the one kept (`replaced`: its answer was given). */
   push(message: JSONRPCMessage, replaced?: (earlier: JSONRPCMessage) => void): Queued {
     const method = (message as { method?: unknown }).method;
     const once = typeof method === "string" && (!isRequest(message) || method === "logging/setLevel");
