@@ -30,31 +30,20 @@ export const DEFAULT_MAX_PENDING = 32;
 export interface ConfirmToolStepOptions {
   /** `--confirm-tool` patterns, with the `--ignore-tool` wildcard rules. */
   patterns: readonly string[];
-  /** Each decision is recorded here (tool and decision, never argument values). */
+  /** Each decision (tool and decision, never argument values). */
   log: Pick<BridgeLog, "info">;
   now?: () => number;
   ttlMs?: number;
   maxPending?: number;
 }
 
-/** A confirmation asked and not yet answered: the call exactly as it came, to be sent unchanged once approved. */
-interface PendingConfirmation {
-  params: ToolCallContext["params"];
-  /** The tool and its arguments in a canonical form: the retry must carry the very call the person saw. */
-  fingerprint: string;
-  expiresAt: number;
-}
+/** A confirmation not yet answered: the call as it came (sent unchanged once approved), and its canonical form. */
+type PendingConfirmation = { params: ToolCallContext["params"]; fingerprint: string; expiresAt: number };
 
 /** A round of input the server opened on an approved call: open until `expiresAt`, for `left` retries (usually one). */
-interface OpenRound {
-  expiresAt: number;
-  left: number;
-}
+type OpenRound = { expiresAt: number; left: number };
 
-/**
- * A round is the approved call (its fingerprint) with the server's exact `requestState` (or none), kept as a
- * digest: a server's state may be megabytes, and only equality is asked of it.
- */
+/** The approved call with the server's exact `requestState`, as a digest: the state may be megabytes. */
 function roundKey(fingerprint: string, requestState: unknown): string {
   const state = typeof requestState === "string" ? requestState : null;
   return createHash("sha256")
@@ -62,10 +51,10 @@ function roundKey(fingerprint: string, requestState: unknown): string {
     .digest("base64url");
 }
 
-/** An elicitation answer as a client sends it back (`ElicitResult`); anything else counts as no approval. */
 /** Answers other than accept, as the spec names them (and a client's "deny"); anything else is logged as unreadable. */
 const KNOWN_REFUSALS = new Set(["decline", "cancel", "deny"]);
 
+/** An elicitation answer as a client sends it back (`ElicitResult`); anything else counts as no approval. */
 const ConfirmAnswerSchema = z.looseObject({
   action: z.string(),
   content: z.record(z.string(), z.unknown()).nullish(),

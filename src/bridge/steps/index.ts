@@ -22,10 +22,7 @@ export interface ToolCallContext {
 export type ToolCallRequest = Omit<ToolCallContext, "params"> & { params: unknown };
 
 export type StepOutcome =
-  /**
-   * Go on (params possibly rewritten). `onResult` is told the server's result of the call sent (a step that
-   * follows the server's later rounds of it); the relays call it when a result comes back.
-   */
+  /** Go on; `onResult` is told the server's result of the call sent (a step that follows its later rounds). */
   | {
       kind: "forward";
       params: ToolCallContext["params"];
@@ -43,9 +40,8 @@ export type StepOutcome =
 export type ToolCallStep = (call: ToolCallContext) => StepOutcome | Promise<StepOutcome>;
 
 /**
- * The params of a call the steps can judge, or why they cannot: every rule reads the tool name, and the
- * confirmation reads the arguments, answers and state, so a call whose shape hides any of them is refused, never
- * passed on for a server that reads it more loosely to run.
+ * The params of a call the steps can judge, or why not: a call whose shape hides the tool name, arguments, answers
+ * or state is refused, never passed on for a server that reads it more loosely to run.
  */
 export function judgeableParams(
   params: unknown,
@@ -62,25 +58,16 @@ export function judgeableParams(
 }
 
 /**
- * Runs `call` through `steps` in order, once its params are judged (a call they cannot be is refused with
- * -32602, nothing sent). The first step that does not `forward` decides; a `forward` hands its (possibly
- * rewritten) params to the next step. All forwarded: `forward` with the last params, and every step's `onResult`.
- * A step's local `answer` to a 2026-07-28 client says `resultType: "complete"` (that era requires it on every
- * result); a 2025-era client's never carries it.
+ * Runs `call` through `steps` in order, once its params are judged. The first step that does not `forward` decides;
+ * a `forward` hands its params to the next step. All forwarded: `forward` with the last params, and every step's
+ * `onResult`. A local `answer` to a 2026-07-28 client says `resultType: "complete"` (that era requires it).
  */
 export async function runToolCallSteps(
   steps: readonly ToolCallStep[],
   call: ToolCallRequest,
 ): Promise<StepOutcome> {
   const judged = judgeableParams(call.params);
-  if ("refusal" in judged)
-    return {
-      kind: "error",
-      error: {
-        code: INVALID_PARAMS_ERROR_CODE,
-        message: `chat-mcp-bridge: an invalid tools/call (${judged.refusal}); it was not sent to the server`,
-      },
-    };
+  if ("refusal" in judged) return notSent(`an invalid tools/call (${judged.refusal})`);
   let params = judged.params;
   const followers: Array<(result: Record<string, unknown>) => void> = [];
   for (const step of steps) {
@@ -111,9 +98,8 @@ export function toolErrorResult(message: string): Record<string, unknown> {
 }
 
 export interface ToolFilterOptions {
-  /** Tool name patterns to hide; `*` matches any run of characters, everything else is literal and case-sensitive. */
+  /** `*` matches any run of characters, everything else is literal and case-sensitive. */
   ignoreTools: readonly string[];
-  /** Show only tools the server annotates `readOnlyHint: true`. */
   readOnly: boolean;
 }
 
@@ -142,10 +128,7 @@ export class ToolFilter {
     return new ToolFilter({ ignoreTools, readOnly: options.readOnly === true });
   }
 
-  /**
-   * Why a call of `name` is refused (the flag that hides it), or undefined when it may go to the server. Under
-   * `--read-only` a tool not (yet) listed with `readOnlyHint: true` is refused: unknown means possibly a write.
-   */
+  /** Why a call of `name` is refused; under `--read-only` a tool not (yet) listed `readOnlyHint: true` may write. */
   refusal(name: string): string | undefined {
     const matched = this.#patterns.find(({ regex }) => regex.test(name));
     if (matched) return `the tool "${name}" is hidden by --ignore-tool ${JSON.stringify(matched.pattern)}`;
@@ -157,10 +140,7 @@ export class ToolFilter {
     return undefined;
   }
 
-  /**
-   * A `tools/list` result with the hidden tools removed (the same object when nothing was hidden). A tool without
-   * a string name is hidden too: no rule can judge it, and no call of it would pass the steps.
-   */
+  /** A `tools/list` result without the hidden tools (the same object when none), nor those without a string name: no rule can judge them. */
   filterListResult(result: unknown): unknown {
     const tools = (result as { tools?: unknown } | null)?.tools;
     if (!Array.isArray(tools)) return result;
@@ -185,13 +165,12 @@ export function wildcardRegex(pattern: string): RegExp {
 export function toolFilterStep(filter: ToolFilter): ToolCallStep {
   return ({ params }) => {
     const refusal = filter.refusal(params.name);
-    if (refusal === undefined) return { kind: "forward", params };
-    return {
-      kind: "error",
-      error: {
-        code: INVALID_PARAMS_ERROR_CODE,
-        message: `chat-mcp-bridge: ${refusal}; it was not sent to the server`,
-      },
-    };
+    return refusal === undefined ? { kind: "forward", params } : notSent(refusal);
   };
+}
+
+/** A call the bridge refuses, as a server refuses an unknown tool (-32602). */
+function notSent(what: string): StepOutcome {
+  const message = `chat-mcp-bridge: ${what}; it was not sent to the server`;
+  return { kind: "error", error: { code: INVALID_PARAMS_ERROR_CODE, message } };
 }
