@@ -123,6 +123,9 @@ export function loginCommand(url: URL, options: DoctorOptions): string {
   return `chat-mcp-bridge login${profile}${store} ${url.href}`;
 }
 
+export const pass = (detail: string): CheckResult => ({ status: "pass", detail });
+export const fail = (detail: string, fix: string): CheckResult => ({ status: "fail", detail, fix });
+
 /** A message whose last sentence says what to do, as the network failures' messages are: detail and fix. */
 export function asDetailAndFix(message: string, fallbackFix: string): { detail: string; fix: string } {
   const sentences = message.trim().split(/(?<=\.)\s+(?=[A-Z])/);

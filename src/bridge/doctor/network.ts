@@ -18,7 +18,7 @@ import type { HttpAnswer, HttpExchange } from "../upstream/http/http-exchange.js
 import { nodeHttpExchange } from "../upstream/http/node-http-exchange.js";
 import { ModernUpstream } from "../upstream/modern.js";
 import { type EraVerdict, probeServerEra } from "../upstream/probe.js";
-import { asDetailAndFix, type CheckResult, check, type DoctorContext } from "./check.js";
+import { asDetailAndFix, type CheckResult, check, type DoctorContext, fail, pass } from "./check.js";
 
 /** How long each network step (lookup, connection, handshake) may take before its check says so. */
 const NETWORK_TIMEOUT_MS = 5_000;
@@ -45,15 +45,12 @@ export const urlCheck = check("url", "URL and scheme", 1000, async ({ target }) 
   const url = target.url;
   if (!url) {
     const fix = "pass the MCP endpoint's full URL, e.g. https://example.com/mcp";
-    return { status: "fail", detail: target.problem ?? "no URL", fix };
+    return fail(target.problem ?? "no URL", fix);
   }
   const plain = isLoopbackHost(url.hostname)
     ? " to this machine"
     : ", allowed by --allow-http: tokens travel unencrypted";
-  return {
-    status: "pass",
-    detail: `${url.href} (${url.protocol === "https:" ? "https" : `plain http${plain}`})`,
-  };
+  return pass(`${url.href} (${url.protocol === "https:" ? "https" : `plain http${plain}`})`);
 });
 
 /** The same proxy choice every request of the bridge makes (HTTPS_PROXY, HTTP_PROXY, NO_PROXY; loopback direct). */
@@ -61,10 +58,7 @@ export const proxyCheck = check("proxy", "Proxy", 1000, async (context) => {
   try {
     const { proxy, reason } = resolveProxy(context.url, { env: context.env });
     context.proxy = proxy;
-    return {
-      status: "pass",
-      detail: proxy ? `via ${proxy.display} (from ${proxy.source})` : `none: direct (${reason})`,
-    };
+    return pass(proxy ? `via ${proxy.display} (from ${proxy.source})` : `none: direct (${reason})`);
   } catch (error) {
     return { status: "fail", ...asDetailAndFix(describeError(error), "fix the proxy variable, or unset it") };
   }
@@ -107,24 +101,21 @@ export const tcpCheck = check("tcp", "TCP connection", NETWORK_DEADLINE_MS, asyn
     const { proxy } = context;
     const subject = proxy ? "the proxy" : "the server";
     if (timeout.aborted)
-      return {
-        status: "fail",
-        detail: `${what} did not answer within ${SECONDS}`,
-        fix: `a firewall may drop the connection to ${subject}; on a network that needs a proxy, set HTTPS_PROXY`,
-      };
+      return fail(
+        `${what} did not answer within ${SECONDS}`,
+        `a firewall may drop the connection to ${subject}; on a network that needs a proxy, set HTTPS_PROXY`,
+      );
     if ((error as NodeJS.ErrnoException).code === "ECONNREFUSED")
-      return {
-        status: "fail",
-        detail: `nothing is listening at ${what} (connection refused)`,
-        fix: proxy
+      return fail(
+        `nothing is listening at ${what} (connection refused)`,
+        proxy
           ? `check the host and port in ${proxy.source}, and that the proxy is running`
           : "start the server, or check the host and port in the URL",
-      };
-    return {
-      status: "fail",
-      detail: `cannot connect to ${what} (${describeError(error)})`,
-      fix: `check the network path to ${subject}`,
-    };
+      );
+    return fail(
+      `cannot connect to ${what} (${describeError(error)})`,
+      `check the network path to ${subject}`,
+    );
   } finally {
     socket.destroy();
   }
@@ -150,16 +141,11 @@ export const tlsCheck = check("tls", "TLS certificate", NETWORK_DEADLINE_MS, asy
   } catch (error) {
     socket.destroy();
     return timeout.aborted
-      ? {
-          status: "fail",
-          detail: `no TLS handshake within ${SECONDS}`,
-          fix: "check that the port serves https, not plain http",
-        }
-      : {
-          status: "fail",
-          detail: `TLS handshake failed (${describeError(error)})`,
-          fix: "check that the port serves https; an old server may not speak TLS 1.2 or later",
-        };
+      ? fail(`no TLS handshake within ${SECONDS}`, "check that the port serves https, not plain http")
+      : fail(
+          `TLS handshake failed (${describeError(error)})`,
+          "check that the port serves https; an old server may not speak TLS 1.2 or later",
+        );
   }
   const cert = socket.getPeerCertificate(false);
   socket.destroy();
@@ -302,7 +288,6 @@ async function endpointVerdict(
     return { status: "pass", detail: `answers and asks for sign-in (401${scheme})` };
   }
   if (ok) return { status: "pass", detail: `answers ${asked} (${status}) without sign-in` };
-  const fail = (detail: string, fix: string): CheckResult => ({ status: "fail", detail, fix });
   if (status === 404) {
     const suggestion = await suggestedMcpUrl(url, direct).catch(() => undefined);
     return fail(
