@@ -39,13 +39,6 @@ const MAX_TOOLS_SEEN = 10_000;
 /** The MCP log levels above `warning`: a client that asked for one of them is not sent these warnings. */
 const ABOVE_WARNING = new Set<string>(["error", "critical", "alert", "emergency"]);
 
-/** True when any of the rules is given (only then is there anything to judge). */
-export function hasToolRules(rules: ToolRules): boolean {
-  return (
-    (rules.confirmTools?.length ?? 0) > 0 || (rules.ignoreTools?.length ?? 0) > 0 || rules.readOnly === true
-  );
-}
-
 /** The tools of a `tools/list` result (a tool without a string name left out), or undefined when it holds no list. */
 export function listedTools(result: unknown): ListedTool[] | undefined {
   const tools = isObject(result) ? result.tools : undefined;
@@ -148,7 +141,7 @@ export function toolRulesWarnings(
   log: Pick<BridgeLog, "info">,
   toClient: ToClient,
 ): ToolsListed | undefined {
-  if (!hasToolRules(rules)) return undefined;
+  if (!rules.confirmTools?.length && !rules.ignoreTools?.length && rules.readOnly !== true) return undefined;
   const audit = new ToolRulesAudit(rules, (rule, client) => {
     log.info(rule.warning);
     if (wantsWarnings(client))
