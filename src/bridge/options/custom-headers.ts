@@ -10,10 +10,6 @@ export interface CustomHeader {
   file?: string;
 }
 
-export class HeaderOptionError extends Error {
-  override readonly name = "HeaderOptionError";
-}
-
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 /** Headers the transport owns; letting users set them would break the session. */
@@ -27,7 +23,7 @@ const RESERVED = new Set([
 ]);
 
 /**
- * Parses one `--header` value. `${NAME}` is replaced by the environment variable (empty when unset, reported
+ * Parses one `--header` value (a mistake is a usage error). `${NAME}` is replaced by the environment variable (empty when unset, reported
  * through `onMissing` by name only, since the value is a secret). `where` names a header file's line instead of
  * `--header` in errors; those never quote a line's text, which may be all secret.
  */
@@ -39,16 +35,16 @@ export function parseHeaderOption(
 ): CustomHeader {
   const place = where ?? "--header";
   const colon = raw.indexOf(":");
-  if (colon <= 0) throw new HeaderOptionError(`${place} must look like "Name: value" (got no "Name:" part)`);
+  if (colon <= 0) throw new UsageError(`${place} must look like "Name: value" (got no "Name:" part)`);
   const name = raw.slice(0, colon).trim();
   if (!HEADER_NAME.test(name))
-    throw new HeaderOptionError(
+    throw new UsageError(
       where
         ? `${where}: the name is not a valid HTTP header name`
         : `--header name "${name}" is not a valid HTTP header name`,
     );
   if (RESERVED.has(name.toLowerCase())) {
-    throw new HeaderOptionError(`${place}: "${name}" is set by the bridge itself and cannot be overridden`);
+    throw new UsageError(`${place}: "${name}" is set by the bridge itself and cannot be overridden`);
   }
   const value = raw
     .slice(colon + 1)
@@ -61,7 +57,7 @@ export function parseHeaderOption(
       return found ?? "";
     });
   if (/[\r\n\0]/.test(value))
-    throw new HeaderOptionError(`${place}: "${name}" has a line break or NUL in its value`);
+    throw new UsageError(`${place}: "${name}" has a line break or NUL in its value`);
   rememberSecret(value);
   return { name, value };
 }
@@ -96,25 +92,15 @@ function readHeaderFile(
   return headers;
 }
 
-/**
- * The headers of the `--header` values, then of the `--header-file`s, in order; a mistake is a usage error.
- * `onMissing` is told of an unset `${ENV}` by the option's name and the variable's, never a value.
- */
+/** The headers of the `--header` values, then of the `--header-file`s, in order; a mistake is a usage error. */
 export function customHeadersOf(
   values: string[],
   files: string[],
   env: Record<string, string | undefined>,
   onMissing: (where: "--header" | "--header-file", variable: string) => void,
 ): CustomHeader[] {
-  try {
-    return [
-      ...values.map((raw) => parseHeaderOption(raw, env, (variable) => onMissing("--header", variable))),
-      ...files.flatMap((path) =>
-        readHeaderFile(path, env, (variable) => onMissing("--header-file", variable)),
-      ),
-    ];
-  } catch (error) {
-    if (error instanceof HeaderOptionError) throw new UsageError(error.message);
-    throw error;
-  }
+  return [
+    ...values.map((raw) => parseHeaderOption(raw, env, (variable) => onMissing("--header", variable))),
+    ...files.flatMap((path) => readHeaderFile(path, env, (variable) => onMissing("--header-file", variable))),
+  ];
 }
