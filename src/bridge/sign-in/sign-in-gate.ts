@@ -340,10 +340,12 @@ export class SignInGate {
       if (method === "tools/list" && !this.#lastTools) this.#offeredSignIn = true;
       this.#answeredLists.add(method);
       const items = method !== "tools/list" ? [] : (this.#lastTools ?? [signInTool(this.#signInText())]);
-      result = signedOutListResult(method, modern, items);
-    } else if (this.#isSignInCall(message))
-      result = toolResult(this.#state === "open" ? this.#signedInText() : this.#signInText(), false, modern);
-    else if (method === "tools/call")
+      result = { [LISTS[method]!]: items };
+      if (modern) result = asModernResult(method, result);
+    } else if (this.#isSignInCall(message)) {
+      const signedIn = `Signed in to ${this.#options.serverUrl}: ${this.#host.reload}`;
+      result = toolResult(this.#state === "open" ? signedIn : this.#signInText(), false, modern);
+    } else if (method === "tools/call")
       result =
         (modern ? this.#host.signInRound(params) : undefined) ??
         toolResult(
@@ -479,10 +481,6 @@ export class SignInGate {
     return `chat-mcp-bridge is not signed in to ${this.#options.serverUrl}, so chat's tools are not listed yet. ${where} Once signed in, ${this.#host.reload}`;
   }
 
-  #signedInText(): string {
-    return `Signed in to ${this.#options.serverUrl}: ${this.#host.reload}`;
-  }
-
   #answer(id: RequestId, result: Json): void {
     this.#options.toClient({ jsonrpc: "2.0", id, result } as JSONRPCMessage);
   }
@@ -523,12 +521,6 @@ export const isListMethod = (method: string): boolean => method in LISTS;
 export const SIGN_IN_INPUT = "chat-mcp-bridge/sign-in";
 /** The one tool of a host signed out with no tools remembered: it says where and how to sign in, and signs in. */
 export const SIGN_IN_TOOL = "sign_in";
-
-/** A list request's answer while signed out: `items` (for tools: never none). */
-export function signedOutListResult(method: string, modern: boolean, items: Json[]): Json {
-  const result: Json = { [LISTS[method]!]: items };
-  return modern ? asModernResult(method, result) : result;
-}
 
 /** The `sign_in` tool, its description the words a person needs (`text`): the link or code, and how this host reloads. */
 export const signInTool = (text: string): Json => ({
