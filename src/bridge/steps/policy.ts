@@ -47,9 +47,5 @@ export async function createToolPolicy(options: ToolPolicyOptions): Promise<Tool
     const { createConfirmToolStep } = await import("./confirm-tool.js");
     steps.push(createConfirmToolStep({ patterns: options.confirmTools, log: options.log }));
   }
-  return toolPolicy({
-    steps,
-    ...(toolFilter ? { toolFilter } : {}),
-    ...(options.onToolsListed ? { onToolsListed: options.onToolsListed } : {}),
-  });
+  return toolPolicy({ steps, toolFilter, onToolsListed: options.onToolsListed });
 }
