@@ -1,8 +1,9 @@
 /** Entry point of the `chat-mcp-bridge` bin: parse the command line, then relay, log in or log out. */
 
+import { CommanderError } from "commander";
 import { sanitizeForTerminal } from "../internal/redact.js";
 import { answerHostWithError } from "../internal/start-refusal.js";
-import { isCommanderError, parseBridgeArgs, relayTerminalHint, UsageError } from "./command/arguments.js";
+import { parseBridgeArgs, relayTerminalHint, UsageError } from "./command/arguments.js";
 import { describeError } from "./log/log.js";
 
 /** The argument that makes the bin a relay's sign-in process (sign-in-process.ts): the relay passes it, never a person. */
@@ -31,7 +32,7 @@ async function main(): Promise<void> {
   try {
     command = parseBridgeArgs(process.argv);
   } catch (error) {
-    if (isCommanderError(error)) {
+    if (error instanceof CommanderError) {
       if (error.exitCode === 0) return;
       // Commander's message carries its "Did you mean" suggestion.
       return refuseUsage(`${error.message.replace(/^error: /, "").replace(/\s*\n\s*/g, " ")}`, process.argv);

@@ -1,7 +1,7 @@
 /** The --confirm-tool dialog text: each of the seven tools in plain words, any other tool by its arguments, hostile text made harmless. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { confirmForm, MAX_FORM_TEXT, MAX_SHOWN_VALUE } from "../../src/bridge/steps/confirm-form.js";
+import { confirmForm, MAX_FORM_TEXT, MAX_SHOWN_VALUE } from "../../src/bridge/steps/confirm-tool.js";
 
 const CHAT = "chat_123";
 

@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { ProtocolError } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HIDDEN_TOOL_ERROR_CODE } from "../../src/bridge/steps/tool-filter.js";
+import { INVALID_PARAMS_ERROR_CODE } from "../../src/bridge/steps/index.js";
 import { type ReferenceServer, startReferenceServer } from "../../src/server/index.js";
 import { scratchDir } from "../support/scratch-dir.js";
 import { BRIDGE_BIN, type BridgeClient, connectThroughBridge } from "./fixtures/spawn-bridge.js";
@@ -110,7 +110,7 @@ describe("--ignore-tool and --read-only", () => {
           "send_message",
         ]);
         const refused = await refusal(bridge, "create_chat");
-        expect(refused.code).toBe(HIDDEN_TOOL_ERROR_CODE);
+        expect(refused.code).toBe(INVALID_PARAMS_ERROR_CODE);
         expect(refused.message).toContain(
           'hidden by --ignore-tool "create_*"; it was not sent to the server',
         );

@@ -4,7 +4,7 @@
  * and a server's `input_required` round may not use the bridge's own input keys (`chat-mcp-bridge/sign-in`), in both eras.
  */
 import { describe, expect, it } from "vitest";
-import { SIGN_IN_INPUT } from "../../src/bridge/sign-in/signed-out-host.js";
+import { SIGN_IN_INPUT } from "../../src/bridge/sign-in/sign-in-gate.js";
 import {
   type Json,
   LEGACY_INITIALIZE,

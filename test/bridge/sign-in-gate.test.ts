@@ -6,8 +6,11 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { SignInPrompt } from "../../src/auth/index.js";
-import { OPENING_GRACE_MS, SignInGate } from "../../src/bridge/sign-in/sign-in-gate.js";
-import { SIGNED_OUT_QUEUE_LIMIT } from "../../src/bridge/sign-in/signed-out-queue.js";
+import {
+  OPENING_GRACE_MS,
+  SIGNED_OUT_QUEUE_LIMIT,
+  SignInGate,
+} from "../../src/bridge/sign-in/sign-in-gate.js";
 import { quietLog } from "./fixtures/in-process-relays.js";
 
 type Json = Record<string, unknown>;

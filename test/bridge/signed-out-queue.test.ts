@@ -1,7 +1,7 @@
 /** What waits for the sign-in is bounded in bytes as well as in messages: 16 calls of 30 MB once took the bridge from 65 to 734 MB. */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
-import { SignedOutQueue } from "../../src/bridge/sign-in/signed-out-queue.js";
+import { SignedOutQueue } from "../../src/bridge/sign-in/sign-in-gate.js";
 
 const quiet = { info: () => {} };
 const call = (id: number, bytes: number) =>

@@ -2,13 +2,13 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describe, expect, it } from "vitest";
 import { LegacyServerRelay } from "../../src/bridge/eras/legacy-server-relay.js";
-import { toolPolicy } from "../../src/bridge/steps/policy.js";
 import {
-  HIDDEN_TOOL_ERROR_CODE,
+  INVALID_PARAMS_ERROR_CODE,
   ToolFilter,
   toolFilterStep,
   wildcardRegex,
-} from "../../src/bridge/steps/tool-filter.js";
+} from "../../src/bridge/steps/index.js";
+import { toolPolicy } from "../../src/bridge/steps/policy.js";
 import { LegacyUpstream, type RemoteTransport } from "../../src/bridge/upstream/legacy/legacy-upstream.js";
 
 const TOOLS = [
@@ -164,7 +164,7 @@ describe("the relay with a tool filter", () => {
       method: "tools/call",
       params: { name: "resolve_task", arguments: {} },
     });
-    expect(refused).toMatchObject({ id: 7, error: { code: HIDDEN_TOOL_ERROR_CODE } });
+    expect(refused).toMatchObject({ id: 7, error: { code: INVALID_PARAMS_ERROR_CODE } });
     expect((refused.error as { message: string }).message).toMatch(
       /--ignore-tool "resolve_\*"; it was not sent to the server/,
     );

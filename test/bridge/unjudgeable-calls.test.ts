@@ -5,8 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createConfirmToolStep } from "../../src/bridge/steps/confirm-tool.js";
-import type { ToolCallStep } from "../../src/bridge/steps/index.js";
-import { ToolFilter, toolFilterStep } from "../../src/bridge/steps/tool-filter.js";
+import { type ToolCallStep, ToolFilter, toolFilterStep } from "../../src/bridge/steps/index.js";
 import {
   type ClientSide,
   type Json,

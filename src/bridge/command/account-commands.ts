@@ -44,9 +44,12 @@ export async function runAccountCommand(
       // The remembered era goes with the login: the next start probes again (the server may have moved on).
       await eraVerdictStore(options, env).forget();
       if (!(await session.signOut())) {
-        log.info(
-          await noStoredLoginMessage(options.url.href, "the MCP URL, --header names and --profile", env),
-        );
+        // Which logins there are: the URL may differ by a typo or a trailing slash.
+        const stored = await (await import("../../auth/index.js")).storedLoginUrls(configDir(env));
+        const listed =
+          stored.length > 0 ? `stored logins: ${stored.join(", ")}` : "there are no stored logins";
+        const mustMatch = "the MCP URL, --header names and --profile must match the sign-in";
+        log.info(`no stored login for ${options.url.href}, so nothing was removed (${mustMatch}); ${listed}`);
         return 1;
       }
       log.info(
@@ -55,14 +58,6 @@ export async function runAccountCommand(
     }
     return 0;
   });
-}
-
-/** `logout` of a URL with no stored login: say so, and which logins there are (a typo or a trailing slash). */
-async function noStoredLoginMessage(url: string, mustMatch: string, env = process.env): Promise<string> {
-  const { storedLoginUrls } = await import("../../auth/index.js");
-  const stored = await storedLoginUrls(configDir(env));
-  const listed = stored.length > 0 ? `stored logins: ${stored.join(", ")}` : "there are no stored logins";
-  return `no stored login for ${url}, so nothing was removed (${mustMatch} must match the sign-in); ${listed}`;
 }
 
 /** `chat-mcp-bridge doctor`: its checks load only now; returns the exit code. */

@@ -1,29 +1,25 @@
-/** The `chat-mcp-bridge` command line, parsed by commander from one table: `[options] [mcp-url]`,
- * `login [mcp-url]`, `logout [mcp-url]` and `doctor [mcp-url]`, all with the same connection options.
- */
-import { Command, CommanderError, Option } from "commander";
+/** The `chat-mcp-bridge` command line, parsed by commander: `[options] [mcp-url]`, `login [mcp-url]`, `logout [mcp-url]` and `doctor [mcp-url]`, all with the same connection options. */
+import { Command, Option } from "commander";
 import { defaultMcpUrl } from "../../config/index.js";
 import { closestName } from "../../internal/closest-name.js";
 import { packageVersion } from "../../internal/package-version.js";
 import { UsageError } from "../../internal/usage-error.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_SIZE_HELP } from "../messages/message-size.js";
-import { ASSERTION_HELP, assertionOptionsOf } from "../options/assertion-options.js";
-import type {
-  BridgeOptions,
-  DoctorCommandOptions,
-  DoctorTarget,
-  TokenStoreChoice,
-} from "../options/bridge-options.js";
 import {
+  type BridgeOptions,
+  type DoctorCommandOptions,
+  type DoctorTarget,
   parseMessageSize,
   parsePort,
   parseProfile,
   parseResource,
   parseSeconds,
+  type TokenStoreChoice,
 } from "../options/bridge-options.js";
-import { customHeadersOf } from "../options/header-file.js";
+import { customHeadersOf } from "../options/custom-headers.js";
 import { networkFlagsOf, withNetworkFlags } from "../options/network-flags.js";
 import {
+  assertionOptionsOf,
   authorizeParamsOf,
   checkClientCredentials,
   collectAuthorizeParam,
@@ -31,9 +27,7 @@ import {
 } from "../options/sign-in-options.js";
 
 export type BridgeCommand =
-  | { kind: "relay"; options: BridgeOptions }
-  | { kind: "login"; options: BridgeOptions }
-  | { kind: "logout"; options: BridgeOptions }
+  | { kind: "relay" | "login" | "logout"; options: BridgeOptions }
   | { kind: "doctor"; target: DoctorTarget; options: DoctorCommandOptions };
 
 export { UsageError };
@@ -44,34 +38,13 @@ const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 /** `--host`: the OAuth callback listens on loopback only; `localhost` on both loopback families. */
 const CALLBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]"];
 
-/** True for the errors commander throws (help, version and usage mistakes carry its exit code). */
-export function isCommanderError(error: unknown): error is CommanderError {
-  return error instanceof CommanderError;
-}
-
 /** The bin's commands: the relay (the program itself), the account subcommands and doctor. */
-const COMMANDS: ReadonlyArray<{
-  kind: BridgeCommand["kind"];
-  description: string;
-  /** Options of this command alone, beside the connection options. */
-  ownOptions?: (command: Command) => Command;
-}> = [
-  {
-    kind: "relay",
-    description:
-      "Relay an MCP client over stdio to a remote streamable-HTTP MCP server, signing in with OAuth.",
-  },
-  { kind: "login", description: "Sign in ahead of time and store the tokens" },
-  { kind: "logout", description: "Forget the stored tokens and client registration" },
-  {
-    kind: "doctor",
-    description: "Check why the bridge does or does not connect: a checklist with the fix for each failure",
-    ownOptions: (command) =>
-      command
-        .option("--json", "the checks as JSON on stdout")
-        .option("--sign-in", "sign in in the browser when there is no usable login (never otherwise)"),
-  },
-];
+const COMMANDS = {
+  relay: "Relay an MCP client over stdio to a remote streamable-HTTP MCP server, signing in with OAuth.",
+  login: "Sign in ahead of time and store the tokens",
+  logout: "Forget the stored tokens and client registration",
+  doctor: "Check why the bridge does or does not connect: a checklist with the fix for each failure",
+};
 
 /** Parses argv (as `process.argv`) into a command; throws `UsageError` or commander's `CommanderError`. */
 export function parseBridgeArgs(
@@ -87,35 +60,34 @@ export function parseBridgeArgs(
     .configureOutput({ writeErr, outputError: (text, write) => write(text) })
     .showHelpAfterError("(run chat-mcp-bridge --help for usage)");
 
-  for (const { kind, description, ownOptions = (command: Command) => command } of COMMANDS) {
-    const command =
-      kind === "relay" ? program.description(description) : program.command(kind).description(description);
-    hideFlagsOf(
-      withNetworkFlags(
-        withConnectionOptions(
-          ownOptions(
-            kind === "relay"
-              ? command.argument("[mcp-url]", "MCP endpoint URL (default: $CHAT_MCP_URL or <base>/mcp)")
-              : command.argument("[mcp-url]"),
-          ),
-        ),
-      ),
-      kind,
-    )
+  for (const [kind, description] of Object.entries(COMMANDS) as Array<[BridgeCommand["kind"], string]>) {
+    const command = kind === "relay" ? program : program.command(kind);
+    command
+      .description(description)
+      .argument(
+        "[mcp-url]",
+        kind === "relay" ? "MCP endpoint URL (default: $CHAT_MCP_URL or <base>/mcp)" : "",
+      );
+    if (kind === "doctor")
+      command
+        .option("--json", "the checks as JSON on stdout")
+        .option("--sign-in", "sign in in the browser when there is no usable login (never otherwise)");
+    hideFlagsOf(withNetworkFlags(withConnectionOptions(command)), kind)
       // The relay counts its operands itself, so that a mistyped subcommand before a URL gets its suggestion.
       .allowExcessArguments(kind === "relay")
       .addHelpText("after", kind === "relay" ? ENVIRONMENT_HELP : "")
-      .action((url: string | undefined, _opts: unknown, self: Command) => {
+      .action((rawUrl: string | undefined, _opts: unknown, self: Command) => {
         if (kind === "relay") checkRelayOperands(self);
         const opts = mergedOptions(self);
-        if (kind === "doctor") {
-          const options = {
-            ...toConnectionOptions(opts, env, writeErr),
-            json: opts.json === true,
-            signIn: opts.signIn === true,
-          };
-          parsed = { kind, target: doctorTarget(url ?? defaultMcpUrl(env), options.allowHttp), options };
-        } else parsed = { kind, options: toBridgeOptions(url, opts, env, writeErr) };
+        const url = rawUrl ?? defaultMcpUrl(env);
+        if (kind !== "doctor") {
+          const mcpUrl = parseMcpUrl(url, opts.allowHttp === true);
+          parsed = { kind, options: { url: mcpUrl, ...toConnectionOptions(opts, env, writeErr) } };
+          return;
+        }
+        const options = toConnectionOptions(opts, env, writeErr);
+        const doctorOptions = { ...options, json: opts.json === true, signIn: opts.signIn === true };
+        parsed = { kind, target: doctorTarget(url, options.allowHttp), options: doctorOptions };
       });
   }
 
@@ -127,8 +99,7 @@ export function parseBridgeArgs(
 /** The relay's operands: at most one, the URL; a subcommand's typo (`doctr`) gets a suggestion, not "not a URL". */
 function checkRelayOperands(relay: Command): void {
   const [first, ...extra] = relay.args;
-  const subcommands = COMMANDS.map(({ kind }) => kind).filter((kind) => kind !== "relay");
-  const suggestion = first === undefined ? undefined : closestName(first, subcommands);
+  const suggestion = first === undefined ? undefined : closestName(first, ["login", "logout", "doctor"]);
   if (suggestion)
     throw new UsageError(`unknown command ${JSON.stringify(first)}; did you mean "${suggestion}"?`);
   if (extra.length > 0)
@@ -138,19 +109,15 @@ function checkRelayOperands(relay: Command): void {
 }
 
 /** The stderr line the relay prints when started by hand on a terminal (a client uses pipes), lest it look hung. */
-export function relayTerminalHint({
-  stdinIsTTY,
-  silent,
-  url,
-}: {
+export function relayTerminalHint(hint: {
   stdinIsTTY: boolean;
   silent?: boolean;
   url: string;
 }): string | undefined {
-  if (!stdinIsTTY || silent) return undefined;
+  if (!hint.stdinIsTTY || hint.silent) return undefined;
   return (
     "chat-mcp-bridge: waiting for an MCP client on stdin (an MCP client starts this from its config); " +
-    `to check the connection by hand, run: chat-mcp-bridge doctor ${url} (Ctrl-C to quit)\n`
+    `to check the connection by hand, run: chat-mcp-bridge doctor ${hint.url} (Ctrl-C to quit)\n`
   );
 }
 
@@ -185,10 +152,19 @@ function withConnectionOptions(command: Command): Command {
     .option("--client-metadata-url <url>", "https URL of a client ID metadata document")
     .option("--client-credentials", "sign in as the --client-id client itself: no browser, no person")
     .option("--client-private-key <pem-file>", "private_key_jwt key for --client-credentials (yours alone)")
-    .option("--workload-token-file <path>", ASSERTION_HELP.workloadTokenFile)
-    .option("--idp-issuer <url>", ASSERTION_HELP.idpIssuer)
-    .option("--idp-client-id <id>", ASSERTION_HELP.idpClientId)
-    .option("--idp-id-token-file <path>", ASSERTION_HELP.idpIdTokenFile)
+    .option(
+      "--workload-token-file <path>",
+      "sign in as --client-id with the workload identity token a platform writes to this file (read again for each token)",
+    )
+    .option(
+      "--idp-issuer <url>",
+      "enterprise-managed sign-in: your identity provider (with --idp-client-id, --idp-id-token-file)",
+    )
+    .option("--idp-client-id <id>", "the client id at --idp-issuer (secret from $CHAT_MCP_IDP_CLIENT_SECRET)")
+    .option(
+      "--idp-id-token-file <path>",
+      "a file holding your ID token from --idp-issuer (read again for each token)",
+    )
     .option(
       "--ignore-tool <pattern>",
       "hide tools whose name matches (repeatable; * is a wildcard)",
@@ -241,16 +217,6 @@ function mergedOptions(command: Command): Record<string, unknown> {
   return merged;
 }
 
-function toBridgeOptions(
-  rawUrl: string | undefined,
-  opts: Record<string, unknown>,
-  env: Record<string, string | undefined>,
-  writeErr: (text: string) => void,
-): BridgeOptions {
-  const url = parseMcpUrl(rawUrl ?? defaultMcpUrl(env), opts.allowHttp === true);
-  return { url, ...toConnectionOptions(opts, env, writeErr) };
-}
-
 /** Every option but the URL, checked. */
 function toConnectionOptions(
   opts: Record<string, unknown>,
@@ -266,20 +232,13 @@ function toConnectionOptions(
       writeErr(`chat-mcp-bridge: warning: \${${variable}} in ${where} is not set; using an empty value\n`),
   );
   const clientMetadataUrl = opts.clientMetadataUrl as string | undefined;
-  if (clientMetadataUrl !== undefined) {
-    let metadataUrl: URL | undefined;
-    try {
-      metadataUrl = new URL(clientMetadataUrl);
-    } catch {}
-    if (metadataUrl?.protocol !== "https:" || metadataUrl.pathname === "/") {
-      throw new UsageError("--client-metadata-url must be an https URL with a path");
-    }
-  }
+  const metadataUrl = clientMetadataUrl === undefined ? undefined : URL.parse(clientMetadataUrl);
+  if (metadataUrl !== undefined && (metadataUrl?.protocol !== "https:" || metadataUrl.pathname === "/"))
+    throw new UsageError("--client-metadata-url must be an https URL with a path");
   const clientCredentials = opts.clientCredentials === true;
   const clientPrivateKeyFile = opts.clientPrivateKey as string | undefined;
-  if (clientCredentials || clientPrivateKeyFile !== undefined) {
+  if (clientCredentials || clientPrivateKeyFile !== undefined)
     checkClientCredentials(opts, env, clientCredentials, clientPrivateKeyFile);
-  }
   return {
     headers,
     ...assertionOptionsOf(opts, env, allowHttp),
@@ -324,22 +283,17 @@ function doctorTarget(raw: string, allowHttp: boolean): DoctorTarget {
 }
 
 /** An http(s) URL; plain http only to loopback unless `--allow-http`. */
-export function parseMcpUrl(raw: string, allowHttp: boolean): URL {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
+function parseMcpUrl(raw: string, allowHttp: boolean): URL {
+  const url = URL.parse(raw);
+  if (!url)
     throw new UsageError(`"${raw}" is not a URL; pass the MCP endpoint, e.g. https://example.com/mcp`);
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") {
+  if (url.protocol !== "https:" && url.protocol !== "http:")
     throw new UsageError(`the MCP URL must be http(s), not ${url.protocol}`);
-  }
   if (url.username || url.password) throw new UsageError("the MCP URL must not contain credentials");
-  if (url.protocol === "http:" && !LOOPBACK_HOSTS.has(url.hostname) && !allowHttp) {
+  if (url.protocol === "http:" && !LOOPBACK_HOSTS.has(url.hostname) && !allowHttp)
     throw new UsageError(
       `refusing plain http to ${url.host}: tokens would travel unencrypted; use https or pass --allow-http`,
     );
-  }
   return url;
 }
 

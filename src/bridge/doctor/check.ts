@@ -8,10 +8,9 @@ import { describeError } from "../log/log.js";
 import type { DoctorCommandOptions, DoctorTarget } from "../options/bridge-options.js";
 import type { EraVerdict } from "../upstream/probe.js";
 
-/** A check's outcome as the report shows it (the `--json` shape: `pass`, `fail` or `skip`). */
 export type CheckStatus = "pass" | "fail" | "skip";
 
-/** One line of the report. */
+/** One line of the report (the `--json` shape). */
 export interface DoctorCheck {
   id: string;
   title: string;
@@ -24,12 +23,10 @@ export interface DoctorCheck {
 /** What a check's run found; `title` names this run when it differs from the check's (the live check's era). */
 export type CheckResult = Omit<DoctorCheck, "id" | "title"> & { title?: string };
 
-/** The bridge's options, plus `--json` and `--sign-in`. */
 export type DoctorOptions = DoctorCommandOptions;
 
-/** What doctor runs through: the bin's own network unless a caller (a test) gives a fetch. */
+/** The network every request of doctor's goes through: the bin's own unless a caller (a test) gives a fetch. */
 export interface DoctorDependencies {
-  /** The network: every request of doctor's (to the MCP server and its authorization server) goes through it. */
   fetch?: typeof globalThis.fetch;
 }
 
@@ -43,22 +40,20 @@ export interface DoctorReport {
 /** What a check reads: the command, the session (made on first use), and what the checks before it found. */
 export interface DoctorContext {
   target: DoctorTarget;
-  /** The URL the url check accepted (every check after it needs that check). */
+  /** The URL the url check accepted. */
   url: URL;
   options: DoctorOptions;
   env: Record<string, string | undefined>;
   /** Through this fetch when given (a test's in-process server); DNS, TCP and TLS then say they opened nothing. */
   fetch?: typeof globalThis.fetch;
   session(): Promise<OAuthSession>;
-  /** proxy: undefined when direct. */
+  /** Set by the checks, each by its own (the proxy's undefined when direct). */
   proxy?: ProxyChoice;
-  /** endpoint: how it answered without a token, and whether it asks for a sign-in no `--header` stands in for. */
+  /** Whether it asks for a sign-in no `--header` stands in for. */
   endpoint?: { failed: boolean; needsAuth: boolean; resourceMetadataUrl?: string };
-  /** authorization-server */
   authorizationServer?: DiscoveredServer;
-  /** era */
   verdict?: EraVerdict;
-  /** live: the `tools/list` result. */
+  /** The live check's `tools/list` result. */
   listed?: unknown;
 }
 
@@ -67,11 +62,10 @@ export interface Check {
   id: string;
   title: string;
   deadlineMs(options: DoctorOptions): number;
-  /** `signal` is aborted when the check ends (its deadline passed): whatever it still has under way stops. */
+  /** `signal` is aborted when the check ends: whatever it still has under way stops. */
   run(context: DoctorContext, signal: AbortSignal): Promise<CheckResult>;
 }
 
-/** A check, as each check module writes one. */
 export function check(
   id: string,
   title: string,
@@ -128,6 +122,9 @@ export function loginCommand(url: URL, options: DoctorOptions): string {
   const store = options.tokenStore !== "auto" ? ` --token-store ${options.tokenStore}` : "";
   return `chat-mcp-bridge login${profile}${store} ${url.href}`;
 }
+
+export const pass = (detail: string): CheckResult => ({ status: "pass", detail });
+export const fail = (detail: string, fix: string): CheckResult => ({ status: "fail", detail, fix });
 
 /** A message whose last sentence says what to do, as the network failures' messages are: detail and fix. */
 export function asDetailAndFix(message: string, fallbackFix: string): { detail: string; fix: string } {

@@ -6,7 +6,7 @@ import { withinDeadline } from "../../internal/deadline.js";
 import { describeNetworkFailure } from "../../internal/network-errors.js";
 import { describeError } from "../log/log.js";
 import { withEnvelope } from "../messages/request-model.js";
-import { ToolFilter } from "../steps/tool-filter.js";
+import { ToolFilter } from "../steps/index.js";
 import { listedTools, type UnmatchedRule, unmatchedToolRules } from "../steps/tool-rules-audit.js";
 import { createAuthorizedExchange } from "../upstream/http/authorized-exchange.js";
 import { initializeParams } from "../upstream/http/endpoint-check.js";
@@ -15,8 +15,16 @@ import { StreamableHttpTransport } from "../upstream/legacy/streamable-http-tran
 import { ModernUpstream } from "../upstream/modern.js";
 import { type EraVerdict, eraVerdictStore } from "../upstream/probe.js";
 import { upstreamExchangeFor } from "../upstream/upstream-exchange.js";
-import { type CheckResult, check, type DoctorContext, loginCommand, withSignIn } from "./check.js";
-import { DOCTOR_CLIENT, probeEra, quietLog } from "./endpoint.js";
+import {
+  type CheckResult,
+  check,
+  type DoctorContext,
+  fail,
+  loginCommand,
+  pass,
+  withSignIn,
+} from "./check.js";
+import { DOCTOR_CLIENT, probeEra, quietLog } from "./network.js";
 
 /** How the report names each era. */
 const describeEra = (verdict: EraVerdict) =>
@@ -33,20 +41,15 @@ export const eraCheck = check("era", "Protocol era", withSignIn(25_000), async (
   if (failure instanceof ServerUnreachable || (verdict && last && "error" in last)) {
     const cause = last && "error" in last ? last.error : failure;
     const words = describeNetworkFailure(cause, url) ?? describeError(cause);
-    return {
-      status: "fail",
-      detail: `server/discover got no answer: ${words}`,
-      fix: liveFix(cause, context),
-    };
+    return fail(`server/discover got no answer: ${words}`, liveFix(cause, context));
   }
   if (!verdict) {
     // The probe refuses a server or gateway failure and a rate limit as evidence (nothing is remembered).
     if (last && "status" in last && (last.status >= 500 || last.status === 429))
-      return {
-        status: "fail",
-        detail: `server/discover failed with HTTP ${last.status}, which tells nothing about the era`,
-        fix: "the server has a problem: try again later or tell its operator",
-      };
+      return fail(
+        `server/discover failed with HTTP ${last.status}, which tells nothing about the era`,
+        "the server has a problem: try again later or tell its operator",
+      );
     const fix = liveFix(failure, context);
     return { status: "fail", detail: `server/discover failed: ${describeError(failure)}`, fix };
   }
@@ -227,10 +230,7 @@ export const hiddenToolsCheck = check(
       listedTools(ToolFilter.from(rules)?.filterListResult(listed))?.map((tool) => tool.name),
     );
     const hidden = tools.filter((tool) => !visible.has(tool.name)).map((tool) => tool.name);
-    return {
-      status: "pass",
-      detail: `${hidden.join(", ") || "none"} (calls of them are refused by the bridge)`,
-    };
+    return pass(`${hidden.join(", ") || "none"} (calls of them are refused by the bridge)`);
   },
 );
 
@@ -251,10 +251,7 @@ export const confirmCheck = check(
       options.confirmTools ?? [],
       visible.map((tool) => tool.name),
     );
-    return {
-      status: "pass",
-      detail: `${confirmed.join(", ") || "none"} (asked in the client's dialog before each call)`,
-    };
+    return pass(`${confirmed.join(", ") || "none"} (asked in the client's dialog before each call)`);
   },
 );
 
@@ -271,5 +268,5 @@ function unmatchedRulesFailure(unmatched: readonly UnmatchedRule[]): CheckResult
   if (patterns.length > 0) fixes.push("patterns match whole names, case-sensitively, with * as a wildcard");
   if (unmatched.some((rule) => rule.flag === "--read-only"))
     fixes.push("leave out --read-only: this server marks no tool read-only, so it would hide every tool");
-  return { status: "fail", detail: unmatched.map((rule) => rule.warning).join(" / "), fix: fixes.join("; ") };
+  return fail(unmatched.map((rule) => rule.warning).join(" / "), fixes.join("; "));
 }

@@ -11,7 +11,9 @@ import {
   check,
   type DoctorContext,
   type DoctorOptions,
+  fail,
   loginCommand,
+  pass,
   withSignIn,
 } from "./check.js";
 
@@ -33,10 +35,9 @@ export const resourceMetadataCheck = check(
       );
       const scopes = metadata.scopes_supported?.join(" ");
       const server = metadata.authorization_servers?.[0] ?? "not named";
-      return {
-        status: "pass",
-        detail: `resource ${metadata.resource}; authorization server ${server}${scopes ? `; scopes ${scopes}` : ""}`,
-      };
+      return pass(
+        `resource ${metadata.resource}; authorization server ${server}${scopes ? `; scopes ${scopes}` : ""}`,
+      );
     } catch (error) {
       const detail = `none published (${describeError(error)}); the server's origin is taken as the authorization server`;
       return { status: "pass", detail };
@@ -93,17 +94,15 @@ export const registrationCheck = check(
     if (options.clientCredentials && options.clientId) {
       const methods = metadata?.token_endpoint_auth_methods_supported;
       if (grants && !grants.includes("client_credentials"))
-        return {
-          status: "fail",
-          detail: `the authorization server does not offer the client_credentials grant (it offers ${grants.join(", ")})`,
-          fix: "sign in as a person instead: leave out --client-credentials",
-        };
+        return fail(
+          `the authorization server does not offer the client_credentials grant (it offers ${grants.join(", ")})`,
+          "sign in as a person instead: leave out --client-credentials",
+        );
       if (options.clientPrivateKeyFile && methods && !methods.includes("private_key_jwt"))
-        return {
-          status: "fail",
-          detail: `the authorization server does not take private_key_jwt (it takes ${methods.join(", ")})`,
-          fix: "use the client's secret in $CHAT_MCP_CLIENT_SECRET instead of --client-private-key",
-        };
+        return fail(
+          `the authorization server does not take private_key_jwt (it takes ${methods.join(", ")})`,
+          "use the client's secret in $CHAT_MCP_CLIENT_SECRET instead of --client-private-key",
+        );
       const how = options.clientPrivateKeyFile
         ? "private_key_jwt with the key in --client-private-key"
         : "secret from $CHAT_MCP_CLIENT_SECRET";
@@ -121,13 +120,11 @@ export const registrationCheck = check(
     const note = options.clientMetadataUrl ? " (the server does not take client ID metadata documents)" : "";
     if (!metadata || metadata.registration_endpoint)
       return { status: "pass", detail: `dynamic registration (RFC 7591)${note}` };
-    return {
-      status: "fail",
-      detail: `the server offers no dynamic registration${note}`,
-      fix:
-        "pass --client-id with a client registered for redirect URI http://127.0.0.1:<--callback-port>/callback " +
+    return fail(
+      `the server offers no dynamic registration${note}`,
+      "pass --client-id with a client registered for redirect URI http://127.0.0.1:<--callback-port>/callback " +
         `(its secret in $CHAT_MCP_CLIENT_SECRET)${metadataDocuments ? ", or --client-metadata-url" : ""}`,
-    };
+    );
   },
 );
 
@@ -139,13 +136,12 @@ export function assertionGrantResult(
 ): CheckResult {
   const workload = options.workloadTokenFile !== undefined;
   if (grants && !grants.includes("urn:ietf:params:oauth:grant-type:jwt-bearer"))
-    return {
-      status: "fail",
-      detail: `the authorization server does not offer the jwt-bearer grant (it offers ${grants.join(", ")})`,
-      fix: workload
+    return fail(
+      `the authorization server does not offer the jwt-bearer grant (it offers ${grants.join(", ")})`,
+      workload
         ? "leave out --workload-token-file, or ask the server's operator to trust your platform's issuer"
         : "leave out the --idp-* flags, or ask the server's operator to trust your identity provider",
-    };
+    );
   const what = workload
     ? `the workload token (the token in ${options.workloadTokenFile})`
     : `an ID-JAG (the ID token exchanged at ${options.enterpriseIdp?.issuer})`;
@@ -166,11 +162,10 @@ export const tokenStoreCheck = check("token-store", "Token store", 15_000, async
     return { status: "pass", detail: `keychain via ${name}` };
   }
   if (options.tokenStore === "keychain")
-    return {
-      status: "fail",
-      detail: `no keychain answered (${failures.join("; ")})`,
-      fix: "unlock or start the keyring (Secret Service), or pass --token-store file",
-    };
+    return fail(
+      `no keychain answered (${failures.join("; ")})`,
+      "unlock or start the keyring (Secret Service), or pass --token-store file",
+    );
   return { status: "pass", detail: `${privateFile()} (no keychain answered: ${failures.join("; ")})` };
 });
 
@@ -198,12 +193,11 @@ export const loginCheck = check("login", "Stored login", withSignIn(15_000), asy
         status: "skip",
         detail: "none stored (whether one is needed shows once the endpoint answers)",
       };
-    if (!required)
-      return { status: "pass", detail: "none, and none needed (the server answers without sign-in)" };
+    if (!required) return pass("none, and none needed (the server answers without sign-in)");
     const detail = summary
       ? "a client registration but no tokens: the last sign-in did not finish or was dropped"
       : "not signed in";
-    return { status: "fail", detail, fix };
+    return fail(detail, fix);
   }
   const scope = summary.scope ? `scopes ${summary.scope}` : "no scopes";
   const refresh = summary.refreshable ? "refresh possible" : "no refresh token";
@@ -218,13 +212,6 @@ export const loginCheck = check("login", "Stored login", withSignIn(15_000), asy
     return { status: "pass", detail: `${scope}; ${expiry}; ${refresh}${client}` };
   }
   if (!summary.refreshable)
-    return {
-      status: "fail",
-      detail: `expired at ${when} and cannot be refreshed (no refresh token); ${scope}`,
-      fix,
-    };
-  return {
-    status: "pass",
-    detail: `${scope}; access token expired at ${when}, refreshed on next use (${refresh})${client}`,
-  };
+    return fail(`expired at ${when} and cannot be refreshed (no refresh token); ${scope}`, fix);
+  return pass(`${scope}; access token expired at ${when}, refreshed on next use (${refresh})${client}`);
 });

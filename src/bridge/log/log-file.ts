@@ -17,17 +17,14 @@ import { sanitizeForTerminal } from "../../internal/redact.js";
 import type { BridgeOptions } from "../options/bridge-options.js";
 
 /** Past this size the file is moved to `<path>.1` (replacing the previous one) and a new one is started. */
-export const LOG_FILE_MAX_BYTES = 5 * 1024 * 1024;
+const LOG_FILE_MAX_BYTES = 5 * 1024 * 1024;
 
 /** Where `--debug` writes without `--log-file`: `<configDir>/logs/<server-key>.log`. */
 export function defaultLogFilePath(configDir: string, serverKey: string): string {
   return join(configDir, "logs", `${serverKey}.log`);
 }
 
-/**
- * The log file for a run: `--log-file`, else with `--debug` the server's default one (the key of its login, so each
- * profile has its own); undefined when neither flag asks for a file.
- */
+/** `--log-file`, else with `--debug` the server's default file (keyed as its login, so each profile has its own). */
 export function bridgeLogFilePath(options: BridgeOptions, configDir: string): string | undefined {
   if (options.logFile) return options.logFile;
   if (!options.debug) return undefined;
@@ -123,7 +120,7 @@ function openOwnLogFile(path: string): number {
   const folder = dirname(path);
   ensureDirectory(folder, 0o700);
   if (uid !== undefined) checkFolder(folder, uid);
-  const existing = lstatOrUndefined(path);
+  const existing = lstatSync(path, { throwIfNoEntry: false });
   if (existing) checkFile(path, existing, uid);
   let fd: number;
   try {
@@ -185,14 +182,6 @@ function refusedFolder(folder: string, what: string): Error {
     `Refusing to log in the folder ${folder}: it ${what}. Choose a --log-file in a folder only you can write ` +
       "(the default is under the config dir, CHAT_CONFIG_DIR).",
   );
-}
-
-function lstatOrUndefined(path: string): Stats | undefined {
-  try {
-    return lstatSync(path);
-  } catch {
-    return undefined;
-  }
 }
 
 const octal = (mode: number) => `0${(mode & 0o7777).toString(8)}`;

@@ -13,7 +13,6 @@ export interface BridgeLog {
 }
 
 export interface BridgeLogOptions {
-  /** `--debug`: details on stderr. */
   debug: boolean;
   /** `--silent`: nothing on stderr (fatal errors are written by the bin itself). */
   silent?: boolean;

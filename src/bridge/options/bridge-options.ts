@@ -3,19 +3,18 @@ import { InvalidArgumentError } from "commander";
 import { timerMilliseconds, timerSecondsRange } from "../../internal/deadline.js";
 import { portNumber } from "../../internal/port.js";
 import { MAX_MESSAGE_MIB_LIMIT } from "../messages/message-size.js";
-import type { AssertionBridgeOptions } from "./assertion-options.js";
 import type { CustomHeader } from "./custom-headers.js";
 import type { NetworkFlagOptions } from "./network-flags.js";
+import type { AssertionBridgeOptions } from "./sign-in-options.js";
 
 export type TokenStoreChoice = "auto" | "keychain" | "file";
 
-/** Everything the bridge needs to run, parsed and checked. */
+/** Everything the bridge needs to run, parsed and checked: each field the value of its flag (named as in the help). */
 export interface BridgeOptions extends AssertionBridgeOptions, NetworkFlagOptions {
   url: URL;
   headers: CustomHeader[];
   callbackPort?: number;
   openBrowser: boolean;
-  /** `--device-code`: sign in with a device code (RFC 8628) entered in a browser on any device. */
   deviceCode?: boolean;
   authTimeoutMs?: number;
   tokenStore: TokenStoreChoice;
@@ -25,33 +24,24 @@ export interface BridgeOptions extends AssertionBridgeOptions, NetworkFlagOption
   /** From `$CHAT_MCP_CLIENT_SECRET`, never from a flag. */
   clientSecret?: string;
   clientMetadataUrl?: string;
-  /** `--client-credentials`: the `client_credentials` grant as `clientId`, no browser and no person. */
   clientCredentials?: boolean;
   /** `--client-private-key`: the PEM file of a `private_key_jwt` client (read when the session is built). */
   clientPrivateKeyFile?: string;
-  /** `--ignore-tool` patterns (`*` wildcards): tools hidden from the client. */
   ignoreTools?: string[];
-  /** `--read-only`: only tools annotated `readOnlyHint: true`. */
   readOnly?: boolean;
-  /** `--confirm-tool` patterns (`*` wildcards): calls relayed only after the person approves them in the client. */
   confirmTools?: string[];
-  /** `--log-file`: where the log file goes (with `--debug`, the default is `<configDir>/logs/<server-key>.log`). */
   logFile?: string;
-  /** `--silent`: nothing on stderr but fatal errors. */
   silent?: boolean;
-  /** `--host`: the OAuth callback's host name (default 127.0.0.1). */
+  /** `--host` */
   callbackHost?: string;
-  /** `--resource`: the protected resource when it is not the URL. */
   resource?: string;
-  /** `--profile`: a separate login, lock and log for the same URL. */
   profile?: string;
-  /** `--authorize-param key=value`: extra authorization request parameters (a later value of a key wins). */
+  /** `--authorize-param key=value`s (a later value of a key wins). */
   authorizeParams?: Record<string, string>;
-  /** `--disable-resource-parameter`: no RFC 8707 `resource` in the sign-in's requests. */
   disableResourceParameter?: boolean;
-  /** `--static-oauth-client-metadata`: registration metadata merged over the bridge's. */
+  /** `--static-oauth-client-metadata` */
   clientMetadata?: Record<string, unknown>;
-  /** `--max-message-size`, in bytes: the largest message relayed either way. */
+  /** `--max-message-size`, in bytes. */
   maxMessageBytes: number;
 }
 
@@ -79,10 +69,7 @@ export function parsePort(value: string): number {
 }
 
 export function parseResource(value: string): string {
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {}
+  const url = URL.parse(value);
   if ((url?.protocol !== "https:" && url?.protocol !== "http:") || url.hash)
     throw new InvalidArgumentError("expected an http(s) URL without a fragment");
   return value;

@@ -9,23 +9,17 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** How often `--keep-alive` pings when `--ping-interval` does not say (mcp-remote's default). */
 export const DEFAULT_PING_INTERVAL_MS = 30_000;
 
-/** What these flags set in the bridge's options. */
+/** What these flags set in the bridge's options (a time-out of 0: none). */
 export interface NetworkFlagOptions {
-  /** `--connect-timeout`: how long opening a connection (TCP, TLS, a proxy's CONNECT) may take. */
+  /** Opening a connection: TCP, TLS, a proxy's CONNECT. */
   connectTimeoutMs?: number;
-  /** `--headers-timeout`: how long the answer's status and headers may take once the request is sent; 0 = none. */
   headersTimeoutMs?: number | undefined;
-  /** `--body-timeout`: how long the answer's body may go without a byte; 0 = none. */
   bodyTimeoutMs?: number | undefined;
   /** `--keep-alive` / `--ping-interval`: a `ping` to a 2025-era session after this long idle. */
   pingIntervalMs?: number | undefined;
-  /** `--disable-cookies`: no upstream cookie jar. */
   disableCookies?: boolean;
-  /** `--use-id-token`: the OIDC ID token is the bearer. */
   useIdToken?: boolean | undefined;
-  /** `--callback-path`: the redirect URI's path on the loopback callback. */
   callbackPath?: string | undefined;
-  /** `--auth-success-url`: where the browser goes after a successful sign-in. */
   authSuccessUrl?: string | undefined;
 }
 

@@ -11,9 +11,8 @@ import { SignInUrlRefused, suggestedMcpUrl } from "../upstream/http/endpoint-che
 import type { SignInProcessCommand } from "./sign-in-process.js";
 
 /**
- * Creates the OAuth session for `options.url`, keyed by the URL and the names (never values) of custom headers.
- * The relay (`for: "relay"`) answers the client's pending request at once when the sign-in waits for the user (no
- * browser, cookie refused); `login`, `logout` and `doctor` run in a terminal that shows the URL, and wait.
+ * The OAuth session for `options.url`, keyed by the URL and the names (never values) of custom headers. The relay
+ * answers the client's pending request at once when the sign-in waits for the user; a terminal shows the URL, and waits.
  */
 export async function createBridgeAuth(
   options: Omit<BridgeOptions, "url"> & { url: URL },
@@ -32,6 +31,8 @@ export async function createBridgeAuth(
           : {}),
       }
     : undefined;
+  const authLog = (level: string, message: string) =>
+    level === "debug" ? log.debug(message) : log.info(message);
   const sessionOptions: OAuthSessionOptions = {
     serverUrl: options.url.href,
     tokenStore: options.tokenStore,
@@ -65,23 +66,17 @@ export async function createBridgeAuth(
     answerAtOnceWhenWaiting: use === "relay",
     loginCommand: bridgeLoginCommand(options, env),
     ...(onSignInPrompt ? { onSignInPrompt } : {}),
-    log: (level, message) => (level === "debug" ? log.debug(message) : log.info(message)),
+    log: authLog,
     env: env as NodeJS.ProcessEnv,
     ...(fetch ? { fetch } : {}),
   };
   // The relay's sign-ins with a person run in their own process, which outlives a bridge a one-shot host stops.
-  if (use === "relay" && signInProcess) {
-    const data = async () => (await import("./sign-in-process.js")).signInProcessOptions(sessionOptions);
+  if (use === "relay" && signInProcess)
     sessionOptions.signInElsewhere = async (request, prompt) => {
-      const { signInInOwnProcess } = await import("./sign-in-process.js");
-      const run = signInInOwnProcess(signInProcess, await data(), {
-        env,
-        stderr: process.stderr,
-        log: (level, message) => (level === "debug" ? log.debug(message) : log.info(message)),
-      });
-      return run(request, prompt);
+      const { signInInOwnProcess, signInProcessOptions } = await import("./sign-in-process.js");
+      const parts = { env, stderr: process.stderr, log: authLog };
+      return signInInOwnProcess(signInProcess, signInProcessOptions(sessionOptions), parts)(request, prompt);
     };
-  }
   const session = new OAuthSession(sessionOptions);
   // The relay reads the stored login while the rest of its start goes on: the first answer does not wait for it.
   if (use === "relay") session.readAhead();

@@ -1,28 +1,25 @@
 /** Signed out, the bridge answers the host itself (its opening at once, its lists once waiting cannot bring the tools, its calls when the sign-in ends or says where to go); signed in, the relay takes everything. */
+import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { SignInPrompt } from "../../auth/index.js";
 import { type BridgeLog, describeError } from "../log/log.js";
 import {
+  BridgeRequestIds,
   isJsonObject as isObject,
   isRequest,
   isResponse,
   type JsonObject as Json,
   requestKey,
 } from "../messages/jsonrpc.js";
-import { type EraRelay, hasModernEnvelope, type ToClient } from "../messages/request-model.js";
-import { bridgeDiscoverResult, signedOutInitializeResult } from "../translate/discover.js";
-import { SignInUrlRefused } from "../upstream/http/endpoint-check.js";
 import {
-  acknowledgedListen,
-  isListMethod,
-  listenAcknowledgment,
-  SIGN_IN_TOOL,
-  SignedOutHost,
-  signedOutListResult,
-  signInTool,
-  toolResult,
-} from "./signed-out-host.js";
-import { SignedOutQueue } from "./signed-out-queue.js";
+  clientFromEnvelope,
+  type EraRelay,
+  hasModernEnvelope,
+  type ToClient,
+} from "../messages/request-model.js";
+import { asModernResult, bridgeDiscoverResult, signedOutInitializeResult } from "../translate/discover.js";
+import { LISTEN_ACKNOWLEDGED, META_SUBSCRIPTION_ID } from "../translate/listen.js";
+import { SignInUrlRefused } from "../upstream/http/endpoint-check.js";
 
 /** The tools this login listed last, kept beside its login (first-sign-in.ts): a signed-out start lists these. */
 export interface LastTools {
@@ -40,10 +37,7 @@ export interface SignInGateOptions {
   signedIn(): Promise<boolean>;
   /** The server's remembered 2026-07-28 DiscoverResult, if any: the signed-out `initialize` answers from it. */
   rememberedDiscover(): Promise<Json | undefined>;
-  /**
-   * Runs one sign-in to its end: resolves once signed in (false: it ended without reaching the server, which is the
-   * relay's to report), rejects with why (SignInUrlRefused: the URL's fault).
-   */
+  /** Runs one sign-in to its end: true once signed in, false when it never reached the server; rejects with why. */
   signIn(): Promise<boolean>;
   lastTools?: LastTools;
   /** How long a request waits for the sign-in: a call from its arrival, a waiting host's lists from its first message. */
@@ -168,9 +162,8 @@ export class SignInGate {
   }
 
   /**
-   * Reads the stored login. A first start of a host that waits also gives a sign-in that ends at once (a server that
-   * lets the bridge in, a login another bridge just stored) up to OPENING_GRACE_MS, less when a person is needed:
-   * the host then gets the server's own opening, capabilities and extensions included.
+   * Reads the stored login. A first start of a host that waits gives a sign-in that ends at once (a server that lets
+   * the bridge in, a login another bridge just stored) OPENING_GRACE_MS: the host then gets the server's own opening.
    */
   async #check(): Promise<void> {
     this.#state = "checking";
@@ -304,10 +297,7 @@ export class SignInGate {
     this.#startSignIn();
   }
 
-  /**
-   * A list waits for the sign-in only where waiting can bring it the tools: from a host that waits for it (an agent
-   * library: not an app that goes on without it), until the start's one deadline, and not after a failed sign-in.
-   */
+  /** A list waits only where waiting can bring the tools: a host that waits, until the start's deadline, not after a failure. */
   #holdList(message: HostRequest): void {
     const left = this.#host.waits ? this.#listDeadline - Date.now() : 0;
     if (left <= 0 || (this.#lastFailure && !this.#signingIn)) this.#answerNow(message);
@@ -336,9 +326,8 @@ export class SignInGate {
 
   /**
    * The bridge answers a request itself, now. A list: the tools this login listed last, else the `sign_in` tool (never
-   * none: some hosts keep an empty list across starts), and a list change follows the sign-in. A `sign_in` call:
-   * where to sign in (or that it is done). Another call: the link in a modern host's sign-in round, else an error
-   * that says where to sign in.
+   * none: some hosts keep an empty list across starts). A `sign_in` call: where to sign in (or that it is done).
+   * Another call: the link in a modern host's sign-in round, else an error that says where to sign in.
    */
   #answerNow(message: HostRequest): void {
     this.#release(message);
@@ -351,10 +340,12 @@ export class SignInGate {
       if (method === "tools/list" && !this.#lastTools) this.#offeredSignIn = true;
       this.#answeredLists.add(method);
       const items = method !== "tools/list" ? [] : (this.#lastTools ?? [signInTool(this.#signInText())]);
-      result = signedOutListResult(method, modern, items);
-    } else if (this.#isSignInCall(message))
-      result = toolResult(this.#state === "open" ? this.#signedInText() : this.#signInText(), false, modern);
-    else if (method === "tools/call")
+      result = { [LISTS[method]!]: items };
+      if (modern) result = asModernResult(method, result);
+    } else if (this.#isSignInCall(message)) {
+      const signedIn = `Signed in to ${this.#options.serverUrl}: ${this.#host.reload}`;
+      result = toolResult(this.#state === "open" ? signedIn : this.#signInText(), false, modern);
+    } else if (method === "tools/call")
       result =
         (modern ? this.#host.signInRound(params) : undefined) ??
         toolResult(
@@ -418,10 +409,7 @@ export class SignInGate {
     else this.#open(ended.reached);
   }
 
-  /**
-   * Signed in (or the server could not be reached, which the relay reports): the relay takes over, gets what the
-   * host sent meanwhile, and the host hears its lists changed.
-   */
+  /** Signed in (or the server is unreachable, the relay's to report): the relay gets what was held, the host its list changes. */
   #open(reached: boolean): void {
     if (this.#state === "open") return;
     const reload = this.#answeredLists.size > 0 ? `; ${this.#host.reload}` : ".";
@@ -493,11 +481,320 @@ export class SignInGate {
     return `chat-mcp-bridge is not signed in to ${this.#options.serverUrl}, so chat's tools are not listed yet. ${where} Once signed in, ${this.#host.reload}`;
   }
 
-  #signedInText(): string {
-    return `Signed in to ${this.#options.serverUrl}: ${this.#host.reload}`;
-  }
-
   #answer(id: RequestId, result: Json): void {
     this.#options.toClient({ jsonrpc: "2.0", id, result } as JSONRPCMessage);
+  }
+}
+
+const RESTART = "restart this app (quit it and start it again) to load chat's tools.";
+const BY_ITSELF = "chat's tools appear here by themselves.";
+/**
+ * Hosts that go on without waiting for a server's lists (an app people run starts its first turn at once; a client
+ * that lists on every run loses nothing), by `clientInfo.name`, with how each takes in tools that arrive later.
+ */
+const GO_ON: Array<[RegExp, string]> = [
+  [
+    /^claude-code/,
+    "type /mcp in Claude Code, choose this server and Reconnect (or start Claude Code again) to load chat's tools.",
+  ],
+  [/^claude-ai|^claude desktop|codex|cursor|copilot|opencode|^zed|windsurf/, RESTART],
+  [/gemini-cli/, "type /mcp refresh in Gemini CLI to load chat's tools."],
+  [/qwen/, "type /mcp refresh in Qwen Code to load chat's tools."],
+  [/visual studio code|vscode|^stdio: /, BY_ITSELF],
+];
+/** Any other host is taken for an agent library on an MCP SDK: it lists once and waits for the answer. */
+const LIBRARY_RELOAD = "chat's tools appear here by themselves (restart this MCP host if they do not).";
+
+/** The key of each list request's answer; its kind (`tools`, ...) names its list change and its listen filter. */
+const LISTS: Record<string, string> = {
+  "tools/list": "tools",
+  "prompts/list": "prompts",
+  "resources/list": "resources",
+  "resources/templates/list": "resourceTemplates",
+};
+const kindOf = (method: string): string => method.split("/")[0]!;
+const changedOf = (method: string): string => `notifications/${kindOf(method)}/list_changed`;
+const filterOf = (method: string): string => `${kindOf(method)}ListChanged`;
+export const isListMethod = (method: string): boolean => method in LISTS;
+
+/** The key of the bridge's own input request (the sign-in link) in a modern call's `input_required` round. */
+export const SIGN_IN_INPUT = "chat-mcp-bridge/sign-in";
+/** The one tool of a host signed out with no tools remembered: it says where and how to sign in, and signs in. */
+export const SIGN_IN_TOOL = "sign_in";
+
+/** The `sign_in` tool, its description the words a person needs (`text`): the link or code, and how this host reloads. */
+export const signInTool = (text: string): Json => ({
+  name: SIGN_IN_TOOL,
+  title: "Sign in to chat",
+  description: text,
+  inputSchema: { type: "object", properties: {}, additionalProperties: false },
+  annotations: { readOnlyHint: true, openWorldHint: false },
+});
+
+/** A tool result the host shows its model and person (a `resultType` for a modern host). */
+export function toolResult(text: string, isError: boolean, modern: boolean): Json {
+  const result: Json = { content: [{ type: "text", text }], isError };
+  return modern ? { ...result, resultType: "complete" } : result;
+}
+
+/** A modern host's listen, acknowledged by the bridge: the list changes it asked for, which the bridge announces. */
+export function listenAcknowledgment(id: RequestId, filter: Json): JSONRPCMessage {
+  const honoured: Json = {};
+  for (const method of Object.keys(LISTS))
+    if (filter[filterOf(method)] === true) honoured[filterOf(method)] = true;
+  return {
+    jsonrpc: "2.0",
+    method: LISTEN_ACKNOWLEDGED,
+    params: { notifications: honoured, _meta: { [META_SUBSCRIPTION_ID]: id } },
+  } as JSONRPCMessage;
+}
+
+/** The listen a server acknowledgment names, when it is one. */
+export function acknowledgedListen(message: JSONRPCMessage): RequestId | undefined {
+  const { method, params } = message as { method?: unknown; params?: unknown };
+  if (method !== LISTEN_ACKNOWLEDGED) return undefined;
+  const meta = isObject(params) && isObject(params._meta) ? params._meta : {};
+  const id = meta[META_SUBSCRIPTION_ID];
+  return typeof id === "string" || typeof id === "number" ? id : undefined;
+}
+
+/** The host as a signed-out bridge meets it: what it told of itself, and where it is shown the sign-in link. */
+export class SignedOutHost {
+  /** Where the person is asked to go now, if a sign-in has shown it. */
+  prompt: SignInPrompt | undefined;
+  /** A legacy host (it sent `initialize`); else a 2026-07-28 one, or not known yet. */
+  legacy = false;
+  #name = "";
+  #opensUrls = false;
+  #initialized = false;
+  /** The host asked for log messages (`logging/setLevel`): only then is `notifications/message` sent to it. */
+  #takesLogs = false;
+  #elicitedPrompt: SignInPrompt | undefined;
+  /** URL dialogs open in the host, by request id: their elicitation ids. */
+  readonly #elicitations = new Map<string, string>();
+  readonly #elicitationIds = new BridgeRequestIds("sign-in");
+  /** The `requestState` of each sign-in round, each used once. */
+  readonly #rounds = new Set<string>();
+
+  constructor(
+    private readonly toClient: ToClient,
+    private readonly log: BridgeLog,
+  ) {}
+
+  /** Whether this host waits for its lists (an agent library), or goes on without them (an app: answered at once). */
+  get waits(): boolean {
+    return !GO_ON.some(([name]) => name.test(this.#name));
+  }
+
+  /** What the person does in this host to see the tools a later sign-in brings: a clause after "once signed in, ". */
+  get reload(): string {
+    return GO_ON.find(([name]) => name.test(this.#name))?.[1] ?? LIBRARY_RELOAD;
+  }
+
+  /** What the host tells of itself: its name, whether it opens URLs, whether it takes log messages. */
+  observe(message: JSONRPCMessage): void {
+    if (!isRequest(message)) return;
+    const params = isObject(message.params) ? message.params : {};
+    const info = message.method === "initialize" ? params.clientInfo : undefined;
+    if (isObject(info) || (hasModernEnvelope(params) && !this.#name)) {
+      const name = (isObject(info) ? info : (clientFromEnvelope(params).clientInfo as Json)).name;
+      this.#name = typeof name === "string" ? name.toLowerCase() : "";
+    }
+    if (message.method === "initialize") {
+      const capabilities = isObject(params.capabilities) ? params.capabilities : {};
+      this.legacy = true;
+      this.#opensUrls = isObject(capabilities.elicitation) && isObject(capabilities.elicitation.url);
+    }
+    if (message.method !== "logging/setLevel" || this.#takesLogs) return;
+    this.#takesLogs = true;
+    // Asked for after the link was shown: it hears of it now.
+    if (this.prompt) this.notify(this.prompt.message);
+  }
+
+  /** The host's `notifications/initialized`: from now on it may be asked and told. */
+  ready(): void {
+    this.#initialized = true;
+    this.show();
+  }
+
+  /** The prompt, in the host's log and its URL dialog, where it takes them. */
+  show(): void {
+    if (this.prompt) this.notify(this.prompt.message);
+    this.#offerUrl();
+  }
+
+  /** A link or code the person must open themselves (no browser opened on it), not offered in the host's own dialog. */
+  mustActOutsideHost(): boolean {
+    const prompt = this.prompt;
+    return prompt !== undefined && !prompt.browserOpened && this.#elicitedPrompt !== prompt;
+  }
+
+  forget(): void {
+    this.prompt = undefined;
+    this.#elicitedPrompt = undefined;
+  }
+
+  /** The host's answer to a sign-in link it was shown: true when it was one (nothing for the server). */
+  answered(message: JSONRPCMessage): boolean {
+    const key = requestKey((message as { id: string | number }).id);
+    if (!this.#elicitations.delete(key)) return false;
+    const result = (message as Json).result;
+    this.log.debug(
+      `the client answered the sign-in link with ${String(isObject(result) ? result.action : "error")}`,
+    );
+    return true;
+  }
+
+  /** Signed in: every URL dialog still open is told it is done. */
+  completed(): void {
+    for (const elicitationId of this.#elicitations.values())
+      this.toClient({
+        jsonrpc: "2.0",
+        method: "notifications/elicitation/complete",
+        params: { elicitationId },
+      } as JSONRPCMessage);
+  }
+
+  /** The host's log, only for a legacy host that asked for logs: some fail on a notification they did not ask for (the Vercel AI SDK). */
+  notify(text: string): void {
+    if (!this.legacy || !this.#initialized || !this.#takesLogs) return;
+    this.toClient({
+      jsonrpc: "2.0",
+      method: "notifications/message",
+      params: { level: "warning", logger: "chat-mcp-bridge", data: text },
+    } as JSONRPCMessage);
+  }
+
+  /** URL-mode elicitation (the host's "open this link" dialog), only for a URL no browser was opened on: a one-time page. */
+  #offerUrl(): void {
+    const prompt = this.prompt;
+    if (!prompt || prompt.browserOpened || !this.#opensUrls || !this.#initialized) return;
+    if (this.#elicitedPrompt === prompt) return;
+    this.#elicitedPrompt = prompt;
+    const id = this.#elicitationIds.next();
+    const elicitationId = randomUUID();
+    this.#elicitations.set(requestKey(id), elicitationId);
+    this.toClient({
+      jsonrpc: "2.0",
+      id,
+      method: "elicitation/create",
+      params: { mode: "url", message: prompt.message, url: prompt.url, elicitationId },
+    } as JSONRPCMessage);
+  }
+
+  /** A modern call's `input_required` round whose one input request is the link (never one a browser opened), if it can be asked. */
+  signInRound(params: Json): Json | undefined {
+    const prompt = this.prompt;
+    const elicitation = (clientFromEnvelope(params).capabilities as Json).elicitation;
+    if (!prompt || prompt.browserOpened || !isObject(elicitation) || !isObject(elicitation.url))
+      return undefined;
+    const requestState = `${SIGN_IN_INPUT}/${randomUUID()}`;
+    this.#rounds.add(requestState);
+    const request = { mode: "url", message: prompt.message, url: prompt.url, elicitationId: randomUUID() };
+    return {
+      resultType: "input_required",
+      inputRequests: { [SIGN_IN_INPUT]: { method: "elicitation/create", params: request } },
+      requestState,
+    };
+  }
+
+  /** The call again after the host showed the link in a sign-in round: its params without the round, or undefined. */
+  afterRound(params: Json): Json | undefined {
+    if (typeof params.requestState !== "string" || !this.#rounds.delete(params.requestState))
+      return undefined;
+    const { requestState: _state, inputResponses: _responses, ...rest } = params;
+    return rest;
+  }
+
+  /** The list changes a host hears once signed in, for the lists the bridge answered (`lists`), on a modern host's listens. */
+  listChanges(lists: Iterable<string>, listens: Array<{ id: RequestId; filter: Json }>): JSONRPCMessage[] {
+    const kinds = new Set([...lists].map(kindOf));
+    const changes = [...kinds].map((kind) => ({ method: changedOf(kind), filter: filterOf(kind) }));
+    if (this.legacy) return changes.map(({ method }) => ({ jsonrpc: "2.0", method }) as JSONRPCMessage);
+    return listens.flatMap(({ id, filter }) =>
+      changes
+        .filter((change) => filter[change.filter] === true)
+        .map(
+          ({ method }) =>
+            ({ jsonrpc: "2.0", method, params: { _meta: { [META_SUBSCRIPTION_ID]: id } } }) as JSONRPCMessage,
+        ),
+    );
+  }
+}
+
+/** What a host sends while signed out, kept for the server in order: bounded, and one notification of a kind. */
+
+/** At most this many messages wait for the sign-in: a host sends a handful at start; more is a host in a loop. */
+export const SIGNED_OUT_QUEUE_LIMIT = 256;
+/**
+ * At most this many bytes wait (one larger message is still kept while nothing else waits: each is bounded by
+ * --max-message-size). 16 calls of 30 MB once took the bridge from 65 to 734 MB.
+ */
+const SIGNED_OUT_QUEUE_BYTES = 64 * 1024 * 1024;
+
+type Queued = "queued" | "collapsed" | "full";
+
+export class SignedOutQueue {
+  /** Insertion-ordered (the order the host sent them in, which is the order the server gets them), with their bytes. */
+  readonly #messages = new Map<JSONRPCMessage, number>();
+  #bytes = 0;
+  /** The one kept message of a method kept once: each notification (the first), `logging/setLevel` (the last). */
+  readonly #once = new Map<string, JSONRPCMessage>();
+  #fullSaid = false;
+
+  constructor(
+    private readonly log: Pick<BridgeLog, "info">,
+    readonly limit = SIGNED_OUT_QUEUE_LIMIT,
+    readonly maxBytes = SIGNED_OUT_QUEUE_BYTES,
+  ) {}
+
+  get size(): number {
+    return this.#messages.size;
+  }
+
+  /** Keeps `message`; a notification of a method already kept is dropped, a `logging/setLevel` replaces the one kept (`replaced`: its answer was given). */
+  push(message: JSONRPCMessage, replaced?: (earlier: JSONRPCMessage) => void): Queued {
+    const method = (message as { method?: unknown }).method;
+    const once = typeof method === "string" && (!isRequest(message) || method === "logging/setLevel");
+    const earlier = once ? this.#once.get(method) : undefined;
+    if (earlier && !isRequest(message)) return "collapsed";
+    if (earlier) {
+      this.remove(earlier);
+      replaced?.(earlier);
+    }
+    const bytes = Buffer.byteLength(JSON.stringify(message));
+    if (this.size >= this.limit || (this.size > 0 && this.#bytes + bytes > this.maxBytes)) {
+      if (!this.#fullSaid)
+        this.log.info(
+          `${this.size} messages from the client (at most ${this.limit}, ${this.maxBytes} bytes) wait for ` +
+            "the sign-in; later ones are refused until it ends",
+        );
+      this.#fullSaid = true;
+      return "full";
+    }
+    if (once) this.#once.set(method, message);
+    this.#messages.set(message, bytes);
+    this.#bytes += bytes;
+    return "queued";
+  }
+
+  /** Takes `message` out (a held request answered by the bridge, or cancelled): true when it was kept. */
+  remove(message: JSONRPCMessage): boolean {
+    const bytes = this.#messages.get(message);
+    if (bytes === undefined) return false;
+    this.#messages.delete(message);
+    this.#bytes -= bytes;
+    const method = (message as { method?: unknown }).method;
+    if (typeof method === "string" && this.#once.get(method) === message) this.#once.delete(method);
+    return true;
+  }
+
+  /** Everything kept, in order, and the queue emptied. */
+  drain(): JSONRPCMessage[] {
+    const messages = [...this.#messages.keys()];
+    this.#messages.clear();
+    this.#bytes = 0;
+    this.#once.clear();
+    return messages;
   }
 }

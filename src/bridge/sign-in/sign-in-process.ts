@@ -10,6 +10,7 @@ import {
   type SignInRequest,
 } from "../../auth/index.js";
 import { environmentWithoutSecrets, redact } from "../../internal/redact.js";
+import { LineSplitter } from "../stdio/line-splitter.js";
 
 /** Past the sign-in's own `--auth-timeout`: the longest the process may wait for another holder of the login lock. */
 const LOCK_WAIT_MARGIN_MS = 65_000;
@@ -77,16 +78,13 @@ const MAX_LINE_BYTES = 1024 * 1024;
 const LAUNCHER =
   'const [c,...a]=process.argv.slice(1);require("node:child_process").spawn(c,a,{detached:true,stdio:"inherit",windowsHide:true}).unref()';
 
-/** Calls `onLine` with each newline-ended line of `stream` (a longer one ends the reading). */
-function readLines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
-  let pending = "";
-  const onData = (chunk: Buffer | string) => {
-    const lines = (pending + chunk.toString()).split("\n");
-    pending = lines.pop() ?? "";
-    for (const line of lines) if (line) onLine(line);
-    if (pending.length > MAX_LINE_BYTES) stream.removeListener("data", onData);
-  };
-  stream.on("data", onData);
+/** Calls `onMessage` with each JSON line of `stream` (undefined for one that is not JSON; a longer one is skipped). */
+function readJsonLines(stream: NodeJS.ReadableStream, onMessage: (message: unknown) => void): void {
+  const lines = new LineSplitter(
+    { onLine: (line) => onMessage(parseJson(line)), onOversizedLine: () => {} },
+    MAX_LINE_BYTES,
+  );
+  stream.on("data", (chunk: Buffer | string) => lines.push(Buffer.from(chunk)));
 }
 
 const parseJson = (line: string): unknown => {
@@ -143,8 +141,8 @@ export function signInInOwnProcess(
         ),
       );
       if (child.stdout)
-        readLines(child.stdout, (line) => {
-          const parsed = ChildMessageSchema.safeParse(parseJson(line));
+        readJsonLines(child.stdout, (line) => {
+          const parsed = ChildMessageSchema.safeParse(line);
           if (!parsed.success) return;
           const message: ChildMessage = parsed.data;
           if (message.type === "prompt") onPrompt(message.prompt);
@@ -179,7 +177,7 @@ export async function runSignInProcess(): Promise<number> {
       });
     });
   const start = await new Promise<unknown>((resolve) => {
-    readLines(process.stdin, (line) => resolve(parseJson(line)));
+    readJsonLines(process.stdin, resolve);
     process.stdin.once("end", () => resolve(undefined));
   });
   process.stdin.destroy();

@@ -2,7 +2,7 @@
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { isJsonRpcMessage } from "../messages/jsonrpc.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../messages/message-size.js";
-import { type OversizedLineFields, TopLevelFieldScanner } from "./oversized-line.js";
+import { type OversizedLineFields, TopLevelFieldScanner } from "./line-splitter.js";
 
 /** A parse failure answered on stdout: JSON-RPC allows `id: null` when the request's id is unknown. */
 export interface LineError {

@@ -1,16 +1,12 @@
 /** stdout framing: messages written as JSON lines, those of one event-loop turn in one write. */
 
-/** Where lines go: stdout, or any writable stream. */
 export interface LineSink {
   write(text: string): unknown;
 }
 
 /** Writes messages as JSON lines; `flush()` writes what is queued now (call it before `process.exit`). */
 export interface LineWriter {
-  /**
-   * `raw`: the message's JSON text exactly as received, written as is (line breaks between tokens become
-   * spaces) instead of serialising `message` again, which can fail (nesting too deep for JSON.stringify).
-   */
+  /** `raw`: the JSON text as received, written as is (serialising it again can fail: nesting too deep). */
   (message: unknown, raw?: string): void;
   flush(): void;
 }
@@ -19,15 +15,13 @@ export interface LineWriter {
 const BRIDGE_FAILURE = -32000;
 
 /**
- * A line writer that joins the lines queued during one turn of the event loop into a single write, in the
- * order they were queued. stdout on a pipe writes synchronously, so one write per message is one system call
- * per message; under load, many answers arrive in the same turn.
+ * Joins the lines queued during one turn of the event loop into one write, in order: stdout on a pipe writes
+ * synchronously, one system call per write, and under load many answers arrive in the same turn.
  */
 export function createLineWriter(
   sink: LineSink,
   onUnwritable: (reason: string) => void = () => {},
 ): LineWriter {
-  // The lines themselves, joined once at the flush: no string is built per message beyond the line.
   let queued: string[] = [];
   let scheduled: NodeJS.Immediate | undefined;
   const flush = () => {
@@ -53,10 +47,7 @@ function oneLine(json: string): string {
   return json.includes("\n") || json.includes("\r") ? json.replace(/[\r\n]+/g, " ") : json;
 }
 
-/**
- * The message as one line. When it cannot be serialised, an answer becomes an error answer to the same id (the
- * request is still answered exactly once) and anything else is dropped, said through `onUnwritable`.
- */
+/** The message as one line; one that cannot be serialised is dropped, or an answer becomes an error to its id. */
 function serialised(message: unknown, onUnwritable: (reason: string) => void): string | undefined {
   try {
     return JSON.stringify(message);

@@ -1,8 +1,7 @@
 /** The bridge's policy between the faces and the upstream, built once from the flags: the steps of every tools/call and what a tools/list answer shows. */
 import type { BridgeLog } from "../log/log.js";
 import type { ClientContext } from "../messages/request-model.js";
-import type { ToolCallStep } from "./index.js";
-import { ToolFilter, toolFilterStep } from "./tool-filter.js";
+import { type ToolCallStep, ToolFilter, toolFilterStep } from "./index.js";
 import type { ToolsListed } from "./tool-rules-audit.js";
 
 /** What a relay applies once per message, whichever era the client and the server speak. */
@@ -48,9 +47,5 @@ export async function createToolPolicy(options: ToolPolicyOptions): Promise<Tool
     const { createConfirmToolStep } = await import("./confirm-tool.js");
     steps.push(createConfirmToolStep({ patterns: options.confirmTools, log: options.log }));
   }
-  return toolPolicy({
-    steps,
-    ...(toolFilter ? { toolFilter } : {}),
-    ...(options.onToolsListed ? { onToolsListed: options.onToolsListed } : {}),
-  });
+  return toolPolicy({ steps, toolFilter, onToolsListed: options.onToolsListed });
 }

@@ -1,11 +1,10 @@
 /** Safety rules (`--confirm-tool`, `--ignore-tool`, `--read-only`) that match no tool the server lists: each a warning the person sees, with the closest name. */
-import type { JSONRPCMessage, LoggingLevel } from "@modelcontextprotocol/client";
 import { closestName } from "../../internal/closest-name.js";
 import { sanitizeForTerminal, truncateText } from "../../internal/redact.js";
 import type { BridgeLog } from "../log/log.js";
 import { isJsonObject as isObject } from "../messages/jsonrpc.js";
 import type { ClientContext, ToClient } from "../messages/request-model.js";
-import { wildcardRegex } from "./tool-filter.js";
+import { wildcardRegex } from "./index.js";
 
 /** The rules as the command line gives them. */
 export interface ToolRules {
@@ -37,24 +36,8 @@ export interface UnmatchedRule {
 const MAX_NAMES_SHOWN = 10;
 /** Tools remembered across the pages of one list before the rules are judged on what came so far. */
 const MAX_TOOLS_SEEN = 10_000;
-/** MCP log levels, least severe first: a client that asked for a level above `warning` is not sent these. */
-const LOG_LEVELS: readonly LoggingLevel[] = [
-  "debug",
-  "info",
-  "notice",
-  "warning",
-  "error",
-  "critical",
-  "alert",
-  "emergency",
-];
-
-/** True when any of the rules is given (only then is there anything to judge). */
-export function hasToolRules(rules: ToolRules): boolean {
-  return (
-    (rules.confirmTools?.length ?? 0) > 0 || (rules.ignoreTools?.length ?? 0) > 0 || rules.readOnly === true
-  );
-}
+/** The MCP log levels above `warning`: a client that asked for one of them is not sent these warnings. */
+const ABOVE_WARNING = new Set<string>(["error", "critical", "alert", "emergency"]);
 
 /** The tools of a `tools/list` result (a tool without a string name left out), or undefined when it holds no list. */
 export function listedTools(result: unknown): ListedTool[] | undefined {
@@ -158,21 +141,17 @@ export function toolRulesWarnings(
   log: Pick<BridgeLog, "info">,
   toClient: ToClient,
 ): ToolsListed | undefined {
-  if (!hasToolRules(rules)) return undefined;
+  if (!rules.confirmTools?.length && !rules.ignoreTools?.length && rules.readOnly !== true) return undefined;
   const audit = new ToolRulesAudit(rules, (rule, client) => {
     log.info(rule.warning);
-    if (wantsWarnings(client)) toClient(warningNotification(rule.warning));
+    if (wantsWarnings(client))
+      toClient({
+        jsonrpc: "2.0",
+        method: "notifications/message",
+        params: { level: "warning", logger: "chat-mcp-bridge", data: rule.warning },
+      });
   });
   return (result, client) => audit.observe(result, client);
-}
-
-/** The notification a host shows or logs: level `warning`, from the bridge. */
-export function warningNotification(warning: string): JSONRPCMessage {
-  return {
-    jsonrpc: "2.0",
-    method: "notifications/message",
-    params: { level: "warning", logger: "chat-mcp-bridge", data: warning },
-  };
 }
 
 /**
@@ -180,9 +159,7 @@ export function warningNotification(warning: string): JSONRPCMessage {
  * notification they did not ask for (the Vercel AI SDK); the log and stderr always have it.
  */
 function wantsWarnings(client: ClientContext): boolean {
-  return (
-    client.logLevel !== undefined && LOG_LEVELS.indexOf(client.logLevel) <= LOG_LEVELS.indexOf("warning")
-  );
+  return client.logLevel !== undefined && !ABOVE_WARNING.has(client.logLevel);
 }
 
 function listedNames(names: readonly string[]): string {

@@ -7,7 +7,7 @@ import {
   formatJson,
   formatSummary,
   reportOf,
-} from "../../../src/bridge/doctor/diagnose.js";
+} from "../../../src/bridge/doctor/index.js";
 
 const pass: DoctorCheck = { id: "a", title: "Check a", status: "pass", detail: "fine" };
 const failed: DoctorCheck = { id: "b", title: "Check b", status: "fail", detail: "broken", fix: "mend it" };

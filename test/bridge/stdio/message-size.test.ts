@@ -4,7 +4,7 @@ import { jsonShapeProblem, TOO_DEEP } from "../../../src/bridge/messages/message
 const nestedTooDeep = (text: string) => jsonShapeProblem(text) === TOO_DEEP;
 const MiB = 1024 * 1024;
 
-import { TopLevelFieldScanner } from "../../../src/bridge/stdio/oversized-line.js";
+import { TopLevelFieldScanner } from "../../../src/bridge/stdio/line-splitter.js";
 
 const fieldsOf = (line: string, pieceBytes = 3) => {
   const scanner = new TopLevelFieldScanner();
