@@ -6,7 +6,7 @@ import { vi } from "vitest";
 import { OAuthSession, type OAuthSessionOptions } from "../../../src/auth/index.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "../../../src/auth/login-key.js";
 import { writeFileAtomic } from "../../../src/auth/login-store.js";
-import { storedLoginOf } from "../../../src/auth/session/session-storage.js";
+import { storedLoginOf } from "../../../src/auth/session/context.js";
 import { type StoredLogin, StoredLoginSchema } from "../../../src/auth/stored-login.js";
 import { scratchDir } from "../../support/scratch-dir.js";
 import {
