@@ -12,12 +12,15 @@ import {
 } from "../internal/files.js";
 import { TokenStoreError } from "./errors.js";
 import {
+  deleteInParts,
+  getInParts,
   KEYCHAIN_BACKENDS,
   type KeychainBackend,
+  keychainEntryChars,
   loadKeychainBackend,
   loadNamedBackend,
+  setInParts,
 } from "./keychain.js";
-import { deleteInParts, getInParts, keychainEntryChars, setInParts } from "./keychain-parts.js";
 import { KEYCHAIN_SERVICE, type LoginPaths } from "./login-key.js";
 import { parseStoredLogin, type StoredLogin } from "./stored-login.js";
 
@@ -309,31 +312,26 @@ export function privateFile(platform: NodeJS.Platform = process.platform): strin
     : "a 0600 file";
 }
 
+const FS_ERRORS: Record<string, string> = {
+  EROFS: "the file system is read-only",
+  ENOSPC: "the disk is full",
+  EDQUOT: "the disk is full",
+  EACCES: "permission denied",
+  EPERM: "permission denied",
+  ENOTDIR: "a parent of it is not a directory",
+  ENOENT: "its directory cannot be created there",
+  EISDIR: "a directory is in the way",
+  EFILEINUSE: "another process has the file open",
+};
+
 export function describeFsError(error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;
-  switch (code) {
-    case "EROFS":
-      return "the file system is read-only";
-    case "ENOSPC":
-    case "EDQUOT":
-      return "the disk is full";
-    case "EACCES":
-    case "EPERM":
-      return "permission denied";
-    case "ENOTDIR":
-      return "a parent of it is not a directory";
-    case "ENOENT":
-      return "its directory cannot be created there";
-    case "EISDIR":
-      return "a directory is in the way";
-    case "EFILEINUSE":
-      return "another process has the file open";
-    default:
-      // Node's own messages already open with the code ("EFBIG: file too large, write"): say it once.
-      return code && !errorMessage(error).startsWith(code)
-        ? `${code}: ${errorMessage(error)}`
-        : errorMessage(error);
-  }
+  const known = code && FS_ERRORS[code];
+  if (known) return known;
+  // Node's own messages already open with the code ("EFBIG: file too large, write"): say it once.
+  return code && !errorMessage(error).startsWith(code)
+    ? `${code}: ${errorMessage(error)}`
+    : errorMessage(error);
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -1,5 +1,6 @@
 /** The RFC 8252 loopback redirect target: an HTTP server on 127.0.0.1 that takes one browser's answer for an expected `state`. */
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { withinDeadline } from "../internal/deadline.js";
@@ -215,18 +216,8 @@ function busyPortError(address: string, port: number, explicit: boolean): AuthRe
   );
 }
 
-function listen(server: Server, address: string, port = 0): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onError = (error: Error) => {
-      server.off("listening", onListening);
-      reject(error);
-    };
-    const onListening = () => {
-      server.off("error", onError);
-      resolve((server.address() as AddressInfo).port);
-    };
-    server.once("error", onError);
-    server.once("listening", onListening);
-    server.listen(port, address);
-  });
+async function listen(server: Server, address: string, port: number): Promise<number> {
+  server.listen(port, address);
+  await once(server, "listening");
+  return (server.address() as AddressInfo).port;
 }

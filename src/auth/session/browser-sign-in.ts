@@ -11,7 +11,7 @@ import { rememberSecret } from "../../internal/redact.js";
 import { deviceAuthorizationEndpoint } from "../checks.js";
 import { type DiscoveredServer, isExpectedIssuer } from "../discovery.js";
 import { dpopKeyForSignIn } from "../dpop.js";
-import { AuthRequiredError, BrowserNotOpenedError, messageOf, SignInWaitingError } from "../errors.js";
+import { AuthRequiredError, messageOf, SignInWaitingError } from "../errors.js";
 import { derivedCallbackPort } from "../login-key.js";
 import { startLoopbackCallback } from "../loopback-callback.js";
 import { assertBrowsableUrl } from "../open-url.js";
@@ -52,19 +52,18 @@ export async function signIn(context: SessionContext, input: PersonSignInInput):
     showDeviceCodeFallback(headless);
     return withDeviceCode();
   }
-  try {
-    return await signInWithBrowser(context, input);
-  } catch (error) {
-    if (error instanceof BrowserNotOpenedError) return withDeviceCode();
-    throw error;
-  }
+  const login = await signInWithBrowser(context, input);
+  return login === "device-code" ? withDeviceCode() : login;
 }
 
 /**
  * Signs in through the user's browser under the lock the caller holds, and saves the login. `--auth-timeout`
  * bounds all of it, from discovery to the token request: one deadline, whose time each step gets what is left of.
  */
-async function signInWithBrowser(context: SessionContext, input: PersonSignInInput): Promise<StoredLogin> {
+async function signInWithBrowser(
+  context: SessionContext,
+  input: PersonSignInInput,
+): Promise<StoredLogin | "device-code"> {
   const { options } = context;
   const deadline = new Deadline(context.authTimeoutMs);
   const seconds = Math.round(context.authTimeoutMs / 1000);
@@ -162,7 +161,8 @@ async function signInWithBrowser(context: SessionContext, input: PersonSignInInp
       answered: answer,
       onOpenerExit: () => pending.openerExited(),
     });
-    if (shown === "device-code") throw new BrowserNotOpenedError();
+    // No browser opened, and the server offers the device code instead.
+    if (shown === "device-code") return shown;
     // Ended already (an opener that is no browser, a refused answer): its reason is the news, not the opener's.
     if (!ended && shown === "not-opened") mustAct(pending.startUrl);
     else if (!ended) input.browserOpened?.(pending.startUrl);

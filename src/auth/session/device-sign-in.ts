@@ -23,7 +23,7 @@ import {
   saveClientBeforeSignIn,
   saveSignedIn,
 } from "./context.js";
-import { chooseDeviceClient, DEVICE_CODE_GRANT_TYPE } from "./registration.js";
+import { chooseClient, DEVICE_CODE_GRANT_TYPE } from "./registration.js";
 import { authenticateClient, requestTokens } from "./token-endpoint.js";
 
 /** RFC 8628 §3.2: the interval when the server names none. */
@@ -69,11 +69,11 @@ export async function signInWithDeviceCode(
   }
   assertSecureUrl(endpoint, "device authorization endpoint", options.allowHttp);
   const { current, sameServer, scope } = await loginAndScope(context, server, input);
-  let client = await chooseDeviceClient(context, server, scope, sameServer ? current : undefined);
+  let client = await chooseClient(context, server, undefined, scope, sameServer ? current : undefined);
   let started = await requestDeviceAuthorization(context, server, endpoint, client, scope);
   if (started === "unknown-client" && client.source === "dynamic") {
     context.log("info", "The server no longer knows this client's registration; registering again.");
-    client = await chooseDeviceClient(context, server, scope, undefined);
+    client = await chooseClient(context, server, undefined, scope, undefined);
     started = await requestDeviceAuthorization(context, server, endpoint, client, scope);
   }
   if (started === "unknown-client") {
