@@ -68,30 +68,20 @@ export function boundedMetadataFetch(
     const timeout = AbortSignal.timeout(timeoutMs);
     const signals = [init?.signal, timeout, deadline].filter((signal) => signal != null);
     const signal = AbortSignal.any(signals);
-    const timedOut = () =>
-      timeout.aborted
-        ? new Error(`no answer from ${url} within ${timeoutMs / 1000} s`)
-        : new Error(`no answer from ${url} before the sign-in's time ran out`);
-    let response: Response;
     try {
-      response = await fetchFn(input, { ...init, signal });
+      const response = await fetchFn(input, { ...init, signal });
+      const bytes = await readBoundedBytes(response, { maxBytes, what: `the metadata at ${url}` });
+      const empty = response.status === 204 || response.status === 304;
+      return new Response(empty ? null : bytes, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
     } catch (error) {
-      if (timeout.aborted || deadline?.aborted) throw timedOut();
+      if (timeout.aborted) throw new Error(`no answer from ${url} within ${timeoutMs / 1000} s`);
+      if (deadline?.aborted) throw new Error(`no answer from ${url} before the sign-in's time ran out`);
       throw error;
     }
-    let bytes: Uint8Array<ArrayBuffer>;
-    try {
-      bytes = await readBoundedBytes(response, { maxBytes, what: `the metadata at ${url}` });
-    } catch (error) {
-      if (timeout.aborted || deadline?.aborted) throw timedOut();
-      throw error;
-    }
-    const empty = response.status === 204 || response.status === 304;
-    return new Response(empty ? null : bytes, {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
   }) as typeof fetch;
 }
 

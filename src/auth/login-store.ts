@@ -29,11 +29,7 @@ export type AuthLog = (level: "info" | "warn" | "debug", message: string) => voi
 
 /** One login's storage, following the `--token-store` mode. */
 export class LoginStore {
-  #keychain?: Promise<{
-    backend?: KeychainBackend;
-    failures: string[];
-    installed: KeychainBackend["name"][];
-  }>;
+  #keychain?: ReturnType<typeof loadKeychainBackend>;
   #warnedFallback = false;
   #warnedRefusal = false;
   /** The backend a pointer file named, once loaded (dropped again when it does not answer). */
@@ -109,17 +105,12 @@ export class LoginStore {
   }
 
   async #fileIdentity(): Promise<string> {
-    const identities = await Promise.all(
-      [this.paths.file, this.paths.keychainPointer].map(async (path) => {
-        try {
-          const { ino, mtimeMs, size } = await stat(path);
-          return `${ino}:${mtimeMs}:${size}`;
-        } catch {
-          return "none";
-        }
-      }),
-    );
-    return identities.join(" ");
+    const identity = (path: string) =>
+      stat(path).then(
+        ({ ino, mtimeMs, size }) => `${ino}:${mtimeMs}:${size}`,
+        () => "none",
+      );
+    return (await Promise.all([this.paths.file, this.paths.keychainPointer].map(identity))).join(" ");
   }
 
   async #save(login: StoredLogin): Promise<"keychain" | "file"> {
@@ -176,7 +167,13 @@ export class LoginStore {
         location: `${pointer.backend} (service "${KEYCHAIN_SERVICE}", account "${this.key}")`,
       };
     }
-    if (this.mode !== "keychain" && (await exists(this.paths.file)))
+    if (
+      this.mode !== "keychain" &&
+      (await stat(this.paths.file).then(
+        () => true,
+        () => false,
+      ))
+    )
       return { kind: "file", location: this.paths.file };
     return { kind: "none", location: "" };
   }
@@ -332,15 +329,6 @@ export function describeFsError(error: unknown): string {
   return code && !errorMessage(error).startsWith(code)
     ? `${code}: ${errorMessage(error)}`
     : errorMessage(error);
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function errorMessage(error: unknown): string {

@@ -29,12 +29,8 @@ export function checkShownUrl(url: string, what = "URL"): ShownUrl {
       `Refusing the ${what}: it contains spaces, control characters or invisible characters.`,
     );
   }
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new UnsafeUrlError(`Refusing the ${what}: it is not a valid URL.`);
-  }
+  const parsed = URL.parse(url);
+  if (!parsed) throw new UnsafeUrlError(`Refusing the ${what}: it is not a valid URL.`);
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
     throw new UnsafeUrlError(
       `Refusing the ${what}: only http and https URLs are shown or opened, not ${parsed.protocol}`,

@@ -31,7 +31,7 @@ import {
   saveClientBeforeSignIn,
   saveSignedIn,
 } from "./context.js";
-import { resourceParameter, withAuthorizeParams } from "./provider-options.js";
+import { withAuthorizeParams } from "./provider-options.js";
 import { chooseClient, refusesClient, unknownClientError } from "./registration.js";
 import { requestTokens } from "./token-endpoint.js";
 
@@ -111,7 +111,7 @@ async function signInWithBrowser(
         redirectUrl: callback.redirectUri,
         scope,
         state,
-        resource: resourceParameter(options, server.resource),
+        resource: options.disableResourceParameter ? undefined : server.resource,
       }).then((started) => withAuthorizeParams(started, options.authorizeParams));
     let { authorizationUrl, codeVerifier } = await authorize(client);
     // A client not registered just now may be one the server no longer knows: its /authorize would show the
@@ -215,7 +215,7 @@ async function redeemCode(
         ...(answer.iss !== undefined ? { iss: answer.iss } : {}),
         codeVerifier: answer.codeVerifier,
         redirectUri: answer.redirectUri,
-        resource: resourceParameter(context.options, server.resource),
+        resource: context.options.disableResourceParameter ? undefined : server.resource,
         ...(dpop ? { dpop } : {}),
         fetchFn: endpoint.fetchFn,
       }),

@@ -340,12 +340,8 @@ export class OAuthSession {
 
   /** A grant with no person (client credentials, a workload token, an ID-JAG): a token that is due is asked for anew. */
   #signsInWithoutPerson(): boolean {
-    const options = this.#options;
-    return (
-      options.clientCredentials !== undefined ||
-      options.workloadIdentity !== undefined ||
-      options.enterpriseIdentity !== undefined
-    );
+    const { clientCredentials, workloadIdentity, enterpriseIdentity } = this.#options;
+    return (clientCredentials ?? workloadIdentity ?? enterpriseIdentity) !== undefined;
   }
 
   #locked<T>(task: () => Promise<T>): Promise<T> {

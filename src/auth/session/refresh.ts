@@ -3,7 +3,6 @@ import { OAuthError, type OAuthTokens, refreshAuthorization } from "@modelcontex
 import type { StoredLogin } from "../stored-login.js";
 import { toStoredTokens } from "../token-lifetime.js";
 import type { SessionContext } from "./context.js";
-import { resourceParameter } from "./provider-options.js";
 import { requestTokens } from "./token-endpoint.js";
 
 /**
@@ -29,7 +28,7 @@ export async function refreshLogin(
         metadata: endpoint.metadata,
         clientInformation: login.client!,
         refreshToken: tokens.refreshToken!,
-        resource: resourceParameter(context.options, login.resource ?? server.resource),
+        resource: context.options.disableResourceParameter ? undefined : (login.resource ?? server.resource),
         ...(dpop ? { dpop } : {}),
         fetchFn: endpoint.fetchFn,
       }),
