@@ -7,30 +7,24 @@ import { withinDeadline } from "../internal/deadline.js";
 import { rememberSecret } from "../internal/redact.js";
 import { AuthRequiredError } from "./errors.js";
 import { CALLBACK_PATH, START_PATH } from "./session/provider-options.js";
+import { refusedAnswerMessage } from "./sign-in-prompt.js";
 import { isOtherUsersSocket, listenerUid } from "./socket-owner.js";
 
 /** A sign-in waiting for its browser: the URL to open, and the answer that browser brings back. */
 export interface PendingBrowserSignIn {
-  /**
-   * `http://127.0.0.1:<port>/start/<one-time id>`: redirects to the authorization URL and binds the sign-in to the
-   * browser that opens it first. The authorization URL (and its `state`) never appears in argv or on stderr.
-   */
+  /** `http://127.0.0.1:<port>/start/<one-time id>`: the authorization URL (and its `state`) stays out of argv and stderr. */
   readonly startUrl: string;
   /** Resolves with the code; rejects on a denial, after `timeoutMs`, or when the start page is opened twice. */
   readonly answer: Promise<AuthorizationResponse>;
   /**
-   * The program that opened `startUrl` has exited. When that program fetched the start page itself without a
-   * browser's name (a `curl` as `$BROWSER`) and no answer came, none will: the sign-in ends now. A browser's
-   * opener (xdg-open, open) exits as soon as it has handed the URL over, and changes nothing.
+   * The program that opened `startUrl` has exited: when it fetched the start page itself without a browser's name
+   * (a `curl` as `$BROWSER`), no answer will come and the sign-in ends now; a browser's opener changes nothing.
    */
   openerExited(): void;
 }
 
 export interface LoopbackCallback {
-  /**
-   * `http://<host>:<port>/callback`, the host being `127.0.0.1` unless `--host` chose another loopback name, the
-   * path `/callback` unless `--callback-path` chose another.
-   */
+  /** `http://<host>:<port>/callback`, or the loopback name of `--host` and the path of `--callback-path`. */
   readonly redirectUri: string;
   readonly port: number;
   /** Waits for the answer to `authorizationUrl` (which carries `state`); other states get a 400 page. */
@@ -376,15 +370,11 @@ export function answerRequest(
   flow.resolve({ state, code, ...(iss !== undefined ? { iss } : {}) });
 }
 
-/** The error a flow ends with when its own answer is refused. */
-export function refused(flow: Flow, why: RefusedAnswer): Error {
-  if (flow.hooks.refusedAnswer) return flow.hooks.refusedAnswer(why, flow.openedBy);
-  return new AuthRequiredError(
-    why === "cookie-refused"
-      ? "Sign-in refused: the browser did not keep the sign-in page's cookie; sign in with a browser that keeps cookies."
-      : `Sign-in refused: the sign-in page was opened by ${flow.openedBy ?? "a program"}, not a browser; sign in with a browser.`,
-    "refused",
-  );
+/** The error a flow ends with when its own answer is refused: by default, what a `login` command is told. */
+function refused(flow: Flow, why: RefusedAnswer): Error {
+  const { refusedAnswer } = flow.hooks;
+  if (refusedAnswer) return refusedAnswer(why, flow.openedBy);
+  return new AuthRequiredError(refusedAnswerMessage(why, flow.openedBy, true), "refused");
 }
 
 /**

@@ -33,32 +33,25 @@ export async function openUrl(
   const href = assertBrowsableUrl(url).href;
   const env = environmentWithoutSecrets(opts.env ?? process.env);
   const browser = env.BROWSER?.trim();
+  let opener: { child: ChildProcess; said: () => string; what: string };
   if (browser) {
     const invocation = browserInvocation(browser, href, { ...opts.platform, env });
-    const opener = await spawnDetached(invocation, env, opts.spawnOpener ?? spawn);
-    if (opts.onExit) opener.child.once("exit", opts.onExit);
-    if (opts.confirmMs)
-      await notFailedWithin(
-        opener.child,
-        opts.confirmMs,
-        `the $BROWSER command (${invocation.command})`,
-        opener.said,
-      );
-    return;
+    const started = await spawnDetached(invocation, env, opts.spawnOpener ?? spawn);
+    opener = { ...started, what: `the $BROWSER command (${invocation.command})` };
+  } else {
+    const { default: open } = await import("open");
+    // `open` spawns with process.env and takes no environment: the secrets leave it while the opener starts.
+    const hidden = secretVariablesIn(process.env).map((name) => [name, process.env[name]] as const);
+    for (const [name] of hidden) delete process.env[name];
+    try {
+      opener = { child: await open(href, { wait: false }), said: () => "", what: "the system's URL opener" };
+    } finally {
+      for (const [name, value] of hidden) process.env[name] = value;
+    }
+    opener.child.on("error", () => {});
   }
-  const { default: open } = await import("open");
-  // `open` spawns with process.env and takes no environment: the secrets leave it while the opener starts.
-  const hidden = secretVariablesIn(process.env).map((name) => [name, process.env[name]] as const);
-  for (const [name] of hidden) delete process.env[name];
-  let child: ChildProcess;
-  try {
-    child = await open(href, { wait: false });
-  } finally {
-    for (const [name, value] of hidden) process.env[name] = value;
-  }
-  child.on("error", () => {});
-  if (opts.onExit) child.once("exit", opts.onExit);
-  if (opts.confirmMs) await notFailedWithin(child, opts.confirmMs, "the system's URL opener", () => "");
+  if (opts.onExit) opener.child.once("exit", opts.onExit);
+  if (opts.confirmMs) await notFailedWithin(opener.child, opts.confirmMs, opener.what, opener.said);
 }
 
 /**

@@ -161,11 +161,9 @@ export interface PersonSignInInput extends SignInInput {
 }
 
 /**
- * The login stored before a sign-in (reloaded), whether it is the same authorization server's, and the scope to
- * ask for: the challenge's, else what the login asked for (unless stepping up). `unattended` (client credentials,
- * an assertion): the secret or assertion goes only where the same client's went before (SEP-2352), since a server
- * that now names another authorization server could be steering it to one that collects them, so only `login`
- * (`strictSave`) may send it there.
+ * The login stored before a sign-in (reloaded), whether it is the same authorization server's, and the scope to ask
+ * for. `unattended` (client credentials, an assertion): the secret goes only where the same client's went before
+ * (SEP-2352): a server naming another authorization server could steer it to a collector, so only `login` may.
  */
 export async function loginAndScope(
   context: SessionContext,
