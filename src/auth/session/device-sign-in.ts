@@ -137,7 +137,7 @@ async function requestDeviceAuthorization(
     headers,
     body: form,
   });
-  const json = parseJson(await response.text());
+  const json: unknown = await response.json().catch(() => undefined);
   if (!response.ok) {
     const refusal = OAuthErrorBodySchema.safeParse(json);
     const code = refusal.success ? refusal.data.error : `HTTP ${response.status}`;
@@ -266,12 +266,4 @@ function unansweredMarked(fetchFn: typeof fetch): typeof fetch {
       throw new PollUnanswered(messageOf(error), { cause: error });
     }
   }) as typeof fetch;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
