@@ -28,12 +28,8 @@ export function isLoopbackHost(hostname: string): boolean {
 
 /** Refuses anything but https, or http on loopback (or anywhere with `allowHttp`). */
 export function assertSecureUrl(value: string, what: string, allowHttp = false): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UnsafeUrlError(`The ${what} is not a valid URL.`);
-  }
+  const url = URL.parse(value);
+  if (!url) throw new UnsafeUrlError(`The ${what} is not a valid URL.`);
   if (url.protocol === "https:") return url;
   if (url.protocol === "http:") {
     if (allowHttp || isLoopbackHost(url.hostname)) return url;
@@ -46,12 +42,8 @@ export function assertSecureUrl(value: string, what: string, allowHttp = false):
 
 /** An https URL with a path, as a client ID metadata document URL must be (the SDK's `isHttpsUrl` rule). */
 export function isHttpsUrlWithPath(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === "https:" && url.pathname !== "/";
-  } catch {
-    return false;
-  }
+  const url = URL.parse(value);
+  return url?.protocol === "https:" && url.pathname !== "/";
 }
 
 /** True when `granted` includes every scope of `required`. */

@@ -6,10 +6,10 @@ import {
   discoverOAuthProtectedResourceMetadata,
   type OAuthProtectedResourceMetadata,
 } from "@modelcontextprotocol/client";
-import * as z from "zod";
 import { readBoundedBytes } from "../internal/bounded-body.js";
-import { assertSecureUrl, splitScope } from "./checks.js";
+import { assertSecureUrl } from "./checks.js";
 import { UnsafeUrlError } from "./errors.js";
+import { canonicalServerUrl } from "./login-key.js";
 
 export interface DiscoveredServer {
   /** The authorization server's URL as advertised (or the resource's origin for servers without RFC 9728). */
@@ -26,21 +26,12 @@ export interface DiscoveredServer {
   resource: string;
 }
 
-function endpointsSchema(allowHttp: boolean) {
-  const endpoint = (what: string) =>
-    z.string().superRefine((value, ctx) => {
-      try {
-        assertSecureUrl(value, what, allowHttp);
-      } catch (error) {
-        ctx.addIssue({ code: "custom", message: (error as Error).message });
-      }
-    });
-  return z.object({
-    authorization_endpoint: endpoint("authorization endpoint"),
-    token_endpoint: endpoint("token endpoint"),
-    registration_endpoint: endpoint("registration endpoint").optional(),
-    revocation_endpoint: endpoint("revocation endpoint").optional(),
-  });
+/** The endpoints of authorization server metadata that requests go to. */
+interface Endpoints {
+  authorization_endpoint: string;
+  token_endpoint: string;
+  registration_endpoint?: string | undefined;
+  revocation_endpoint?: string | undefined;
 }
 
 export interface DiscoverOptions {
@@ -77,30 +68,20 @@ export function boundedMetadataFetch(
     const timeout = AbortSignal.timeout(timeoutMs);
     const signals = [init?.signal, timeout, deadline].filter((signal) => signal != null);
     const signal = AbortSignal.any(signals);
-    const timedOut = () =>
-      timeout.aborted
-        ? new Error(`no answer from ${url} within ${timeoutMs / 1000} s`)
-        : new Error(`no answer from ${url} before the sign-in's time ran out`);
-    let response: Response;
     try {
-      response = await fetchFn(input, { ...init, signal });
+      const response = await fetchFn(input, { ...init, signal });
+      const bytes = await readBoundedBytes(response, { maxBytes, what: `the metadata at ${url}` });
+      const empty = response.status === 204 || response.status === 304;
+      return new Response(empty ? null : bytes, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
     } catch (error) {
-      if (timeout.aborted || deadline?.aborted) throw timedOut();
+      if (timeout.aborted) throw new Error(`no answer from ${url} within ${timeoutMs / 1000} s`);
+      if (deadline?.aborted) throw new Error(`no answer from ${url} before the sign-in's time ran out`);
       throw error;
     }
-    let bytes: Uint8Array<ArrayBuffer>;
-    try {
-      bytes = await readBoundedBytes(response, { maxBytes, what: `the metadata at ${url}` });
-    } catch (error) {
-      if (timeout.aborted || deadline?.aborted) throw timedOut();
-      throw error;
-    }
-    const empty = response.status === 204 || response.status === 304;
-    return new Response(empty ? null : bytes, {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
   }) as typeof fetch;
 }
 
@@ -133,8 +114,8 @@ export async function discoverServer(serverUrl: string, options: DiscoverOptions
       skipIssuerValidation: true,
     });
   } catch (error) {
-    if (error instanceof z.ZodError || (error as Error).name === "ZodError") {
-      const issues = (error as z.ZodError).issues;
+    if ((error as Error).name === "ZodError") {
+      const issues = (error as { issues: { path: (string | number)[]; message: string }[] }).issues;
       const detail = issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`).join("; ");
       throw new UnsafeUrlError(
         `The authorization server metadata of ${authorizationServerUrl} was refused (${detail}).`,
@@ -150,23 +131,28 @@ export async function discoverServer(serverUrl: string, options: DiscoverOptions
     token_endpoint: new URL("/token", authorizationServerUrl).href,
     registration_endpoint: new URL("/register", authorizationServerUrl).href,
   };
-  const vetted = endpointsSchema(allowHttp).safeParse(endpoints);
-  if (!vetted.success) {
-    throw new UnsafeUrlError(
-      `The authorization server's metadata was refused: ${vetted.error.issues.map((issue) => issue.message).join(" ")}`,
-    );
-  }
+  const refused = (["authorization", "token", "registration", "revocation"] as const).flatMap((name) => {
+    const value = (endpoints as Endpoints)[`${name}_endpoint`];
+    try {
+      if (value !== undefined) assertSecureUrl(value, `${name} endpoint`, allowHttp);
+      return [];
+    } catch (error) {
+      return [(error as Error).message];
+    }
+  });
+  if (refused.length > 0)
+    throw new UnsafeUrlError(`The authorization server's metadata was refused: ${refused.join(" ")}`);
   if (metadata) {
     assertIssuerAndOrigins(
       metadata.issuer,
-      vetted.data,
+      endpoints,
       authorizationServerUrl,
       resourceMetadata === undefined,
     );
   }
 
   const requested = options.resource ?? serverUrl;
-  let resource = canonical(requested);
+  let resource = canonicalServerUrl(requested);
   if (resourceMetadata) {
     if (
       !checkResourceAllowed({ requestedResource: requested, configuredResource: resourceMetadata.resource })
@@ -205,7 +191,7 @@ export function isExpectedIssuer(server: DiscoveredServer, iss: string | undefin
  */
 function assertIssuerAndOrigins(
   issuerValue: string,
-  endpoints: z.infer<ReturnType<typeof endpointsSchema>>,
+  endpoints: Endpoints,
   authorizationServerUrl: string,
   withoutResourceMetadata: boolean,
 ): void {
@@ -244,30 +230,6 @@ function assertIssuerAndOrigins(
 
 function withoutTrailingSlash(url: string): string {
   return url.endsWith("/") ? url.slice(0, -1) : url;
-}
-
-/**
- * The scope to ask for, as the MCP authorization spec says: the challenge's `scope`, else the resource's
- * `scopes_supported`, else none; plus any already granted (step-up asks for the union), plus `offline_access`
- * when the authorization server offers it and some scope is asked for.
- */
-export function chooseScope(input: {
-  challengeScope?: string;
-  resourceMetadata?: OAuthProtectedResourceMetadata;
-  metadata?: AuthorizationServerMetadata;
-  alreadyGranted?: string;
-}): string | undefined {
-  const base = input.challengeScope?.trim() || input.resourceMetadata?.scopes_supported?.join(" ") || "";
-  const scopes = new Set([...splitScope(input.alreadyGranted), ...splitScope(base)]);
-  if (scopes.size === 0) return undefined;
-  if (input.metadata?.scopes_supported?.includes("offline_access")) scopes.add("offline_access");
-  return [...scopes].join(" ");
-}
-
-function canonical(serverUrl: string): string {
-  const url = new URL(serverUrl);
-  url.hash = "";
-  return url.href;
 }
 
 /**

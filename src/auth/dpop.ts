@@ -15,7 +15,7 @@ export function offersDpop(metadata: unknown): boolean {
 }
 
 /** A new key for a login; the private half is written only to the login's store (keychain or 0600 file). */
-export async function newDpopKey(): Promise<StoredDpopKey> {
+async function newDpopKey(): Promise<StoredDpopKey> {
   // Imported when first needed, here and in sessionOf: in the bins' bundle the SDK's modules (hundreds of zod schemas)
   // then run only when a sign-in or a DPoP login needs them, not at every start (bench/HISTORY.md, round 11).
   const { generateDpopKeyPair } = await import("@modelcontextprotocol/client");

@@ -44,11 +44,6 @@ export class SignInWaitingError extends AuthRequiredError {
   }
 }
 
-/** The browser sign-in found no browser to open, and the authorization server offers the device code instead. */
-export class BrowserNotOpenedError extends Error {
-  override readonly name = "BrowserNotOpenedError";
-}
-
 // Error bodies of token and registration endpoints can echo what was sent to them (and carry terminal escapes):
 // every message is redacted and made visible-safe.
 export function messageOf(error: unknown): string {

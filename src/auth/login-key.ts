@@ -21,9 +21,6 @@ export interface LoginScope {
   resource?: string | undefined;
 }
 
-/** The profile everyone has without `--profile`. */
-export const DEFAULT_PROFILE = "default";
-
 /**
  * The storage key of the login for a server: a hash of the canonical URL, the RFC 8707 resource the client asks for
  * (the URL itself unless `--resource` names another; the discovered one is stored in the record and checked on use),
@@ -38,7 +35,7 @@ export function loginKey(
   const server = canonicalServerUrl(serverUrl);
   const names = [...new Set(headerNames.map((name) => name.trim().toLowerCase()))].sort();
   const resource = scope.resource ? canonicalServerUrl(scope.resource) : server;
-  const profile = scope.profile && scope.profile !== DEFAULT_PROFILE ? { profile: scope.profile } : {};
+  const profile = scope.profile && scope.profile !== "default" ? { profile: scope.profile } : {};
   return createHash("sha256")
     .update(JSON.stringify({ server, resource, headers: names, ...profile }))
     .digest("hex")
@@ -74,15 +71,12 @@ export async function hasStoredLogin(
   scope: LoginScope = {},
 ): Promise<boolean> {
   const paths = loginPaths(configDir, loginKey(serverUrl, headerNames, scope));
-  for (const path of [paths.keychainPointer, paths.file]) {
-    try {
-      await access(path);
-      return true;
-    } catch {
-      // Not this one.
-    }
-  }
-  return false;
+  const found = (path: string) =>
+    access(path).then(
+      () => true,
+      () => false,
+    );
+  return (await found(paths.keychainPointer)) || found(paths.file);
 }
 
 /**

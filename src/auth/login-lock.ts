@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
 import { type FileHandle, lstat, open, readFile, rm, stat, utimes } from "node:fs/promises";
 import { dirname } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { ensurePrivateDirectory, isProcessAlive, UntrustedFolderError } from "../internal/files.js";
 import { TokenStoreError } from "./errors.js";
 import { describeFsError } from "./login-store.js";
@@ -192,8 +193,4 @@ async function isOlderThan(path: string, ms: number): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -12,12 +12,15 @@ import {
 } from "../internal/files.js";
 import { TokenStoreError } from "./errors.js";
 import {
+  deleteInParts,
+  getInParts,
   KEYCHAIN_BACKENDS,
   type KeychainBackend,
+  keychainEntryChars,
   loadKeychainBackend,
   loadNamedBackend,
+  setInParts,
 } from "./keychain.js";
-import { deleteInParts, getInParts, keychainEntryChars, setInParts } from "./keychain-parts.js";
 import { KEYCHAIN_SERVICE, type LoginPaths } from "./login-key.js";
 import { parseStoredLogin, type StoredLogin } from "./stored-login.js";
 
@@ -26,11 +29,7 @@ export type AuthLog = (level: "info" | "warn" | "debug", message: string) => voi
 
 /** One login's storage, following the `--token-store` mode. */
 export class LoginStore {
-  #keychain?: Promise<{
-    backend?: KeychainBackend;
-    failures: string[];
-    installed: KeychainBackend["name"][];
-  }>;
+  #keychain?: ReturnType<typeof loadKeychainBackend>;
   #warnedFallback = false;
   #warnedRefusal = false;
   /** The backend a pointer file named, once loaded (dropped again when it does not answer). */
@@ -106,17 +105,12 @@ export class LoginStore {
   }
 
   async #fileIdentity(): Promise<string> {
-    const identities = await Promise.all(
-      [this.paths.file, this.paths.keychainPointer].map(async (path) => {
-        try {
-          const { ino, mtimeMs, size } = await stat(path);
-          return `${ino}:${mtimeMs}:${size}`;
-        } catch {
-          return "none";
-        }
-      }),
-    );
-    return identities.join(" ");
+    const identity = (path: string) =>
+      stat(path).then(
+        ({ ino, mtimeMs, size }) => `${ino}:${mtimeMs}:${size}`,
+        () => "none",
+      );
+    return (await Promise.all([this.paths.file, this.paths.keychainPointer].map(identity))).join(" ");
   }
 
   async #save(login: StoredLogin): Promise<"keychain" | "file"> {
@@ -173,7 +167,13 @@ export class LoginStore {
         location: `${pointer.backend} (service "${KEYCHAIN_SERVICE}", account "${this.key}")`,
       };
     }
-    if (this.mode !== "keychain" && (await exists(this.paths.file)))
+    if (
+      this.mode !== "keychain" &&
+      (await stat(this.paths.file).then(
+        () => true,
+        () => false,
+      ))
+    )
       return { kind: "file", location: this.paths.file };
     return { kind: "none", location: "" };
   }
@@ -309,40 +309,26 @@ export function privateFile(platform: NodeJS.Platform = process.platform): strin
     : "a 0600 file";
 }
 
+const FS_ERRORS: Record<string, string> = {
+  EROFS: "the file system is read-only",
+  ENOSPC: "the disk is full",
+  EDQUOT: "the disk is full",
+  EACCES: "permission denied",
+  EPERM: "permission denied",
+  ENOTDIR: "a parent of it is not a directory",
+  ENOENT: "its directory cannot be created there",
+  EISDIR: "a directory is in the way",
+  EFILEINUSE: "another process has the file open",
+};
+
 export function describeFsError(error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;
-  switch (code) {
-    case "EROFS":
-      return "the file system is read-only";
-    case "ENOSPC":
-    case "EDQUOT":
-      return "the disk is full";
-    case "EACCES":
-    case "EPERM":
-      return "permission denied";
-    case "ENOTDIR":
-      return "a parent of it is not a directory";
-    case "ENOENT":
-      return "its directory cannot be created there";
-    case "EISDIR":
-      return "a directory is in the way";
-    case "EFILEINUSE":
-      return "another process has the file open";
-    default:
-      // Node's own messages already open with the code ("EFBIG: file too large, write"): say it once.
-      return code && !errorMessage(error).startsWith(code)
-        ? `${code}: ${errorMessage(error)}`
-        : errorMessage(error);
-  }
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await stat(path);
-    return true;
-  } catch {
-    return false;
-  }
+  const known = code && FS_ERRORS[code];
+  if (known) return known;
+  // Node's own messages already open with the code ("EFBIG: file too large, write"): say it once.
+  return code && !errorMessage(error).startsWith(code)
+    ? `${code}: ${errorMessage(error)}`
+    : errorMessage(error);
 }
 
 function errorMessage(error: unknown): string {

@@ -2,12 +2,10 @@
 import { configDir, envApiKey } from "../config/index.js";
 import { hasStoredLogin, restServerUrl } from "./login-key.js";
 
-/** Where the token in effect came from: given explicitly (`--token`, the `token` option), the environment, or a login. */
-export type RestTokenSource = "given" | "env" | "login";
-
 export interface RestToken {
   token: string;
-  source: RestTokenSource;
+  /** Given explicitly (`--token`, the `token` option), the environment, or a login. */
+  source: "given" | "env" | "login";
 }
 
 export interface RestTokenOptions {

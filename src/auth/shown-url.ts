@@ -15,13 +15,10 @@ export interface ShownUrl {
 }
 
 /**
- * Checks a URL from outside before anyone sees it: a valid http(s) URL with a host, no user name or password
- * (`https://chat.example.com@evil.example/` reads as the first host and goes to the second), and no control, bidi,
- * zero-width or other invisible character anywhere in it (a raw U+202E can make the address read backwards; a raw
- * newline can forge a second line), and a host of the letters a domain name or IP address has (no quote or backtick
- * to close the text around it). Its `site` is bounded (a long one is shown by its end). Returns the parser's `href`, the one form to show and send. Throws
- * `UnsafeUrlError` naming `what` and the rule it broke. Call it for every URL the bridge or `chat-cli` puts in an
- * elicitation, a tool error's text, `notifications/message` or stderr, and before a browser opens one.
+ * Checks a URL from outside before anyone sees it (an elicitation, a tool error, `notifications/message`, stderr)
+ * or a browser opens it: http(s) with a host of a domain name's or IP address's letters (no quote to close the text
+ * around it), no user info (`https://chat.example.com@evil.example/` goes to the second host), no control, bidi or
+ * invisible character (a raw U+202E reads backwards, a newline forges a line). Throws `UnsafeUrlError` naming `what`.
  */
 export function checkShownUrl(url: string, what = "URL"): ShownUrl {
   if (/\s/u.test(url) || hasHiddenCharacters(url)) {
@@ -29,12 +26,8 @@ export function checkShownUrl(url: string, what = "URL"): ShownUrl {
       `Refusing the ${what}: it contains spaces, control characters or invisible characters.`,
     );
   }
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new UnsafeUrlError(`Refusing the ${what}: it is not a valid URL.`);
-  }
+  const parsed = URL.parse(url);
+  if (!parsed) throw new UnsafeUrlError(`Refusing the ${what}: it is not a valid URL.`);
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
     throw new UnsafeUrlError(
       `Refusing the ${what}: only http and https URLs are shown or opened, not ${parsed.protocol}`,

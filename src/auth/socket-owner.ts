@@ -1,11 +1,12 @@
 /** Linux: the user on the other end of a loopback TCP connection, or holding a listening port, from /proc/net/tcp and tcp6. */
 import { readFileSync } from "node:fs";
-import { isIPv4, isIPv6 } from "node:net";
+import { isIPv6 } from "node:net";
 import { endianness } from "node:os";
 
 const TABLES = ["/proc/net/tcp", "/proc/net/tcp6"] as const;
 const TCP_LISTEN = "0A";
 const TCP_ESTABLISHED = "01";
+const MAPPED_PREFIX = Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]);
 
 /** One end of a connection as Node reports it (`socket.localAddress`, `socket.localPort`, ...). */
 export interface ConnectionEnds {
@@ -82,7 +83,7 @@ export function listenerUid(
 ): number | undefined {
   const rows = readRows(tables);
   if (!rows) return undefined;
-  const wanted = [procAddress(address), procAddress(isIPv6(address) ? "::" : "0.0.0.0")];
+  const wanted = [canonicalAddress(address), canonicalAddress(isIPv6(address) ? "::" : "0.0.0.0")];
   const row = rows.find(
     (candidate) =>
       candidate.state === TCP_LISTEN &&
@@ -103,29 +104,27 @@ function peerOwnerUid(connection: ConnectionEnds, rows: SocketRow[]): number | u
   const { localAddress, localPort, remoteAddress, remotePort } = connection;
   if (!localAddress || !remoteAddress || localPort === undefined || remotePort === undefined)
     return undefined;
-  const ours = procAddresses(localAddress);
-  const theirs = procAddresses(remoteAddress);
+  const ours = canonicalAddress(localAddress);
+  const theirs = canonicalAddress(remoteAddress);
   const peer = rows.find(
     (row) =>
       row.state === TCP_ESTABLISHED &&
-      theirs.includes(row.local.address) &&
+      row.local.address === theirs &&
       row.local.port === remotePort &&
-      ours.includes(row.remote.address) &&
+      row.remote.address === ours &&
       row.remote.port === localPort,
   );
   return peer?.uid;
 }
 
 /**
- * The ways the kernel may print an address: an IPv4 one also as IPv4-mapped IPv6, since a dual-stack (IPv6)
- * socket connected to 127.0.0.1 sits in the tcp6 table as ::ffff:127.0.0.1.
+ * One spelling of an address for both sides: an IPv4-mapped IPv6 address as its IPv4 one, since a dual-stack
+ * (IPv6) socket connected to 127.0.0.1 sits in the tcp6 table as ::ffff:127.0.0.1; IPv6 compressed as URLs write it.
  */
-function procAddresses(address: string): string[] {
-  const forms = [procAddress(address)];
-  if (isIPv4(address)) forms.push(procAddress(`::ffff:${address}`));
-  const mapped = address.match(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i);
-  if (mapped) forms.push(procAddress(mapped[1]!));
-  return forms.filter((form): form is string => form !== undefined);
+function canonicalAddress(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (mapped) return mapped;
+  return isIPv6(address) ? new URL(`http://[${address}]`).hostname : address;
 }
 
 /** Every row of the tables that could be read; undefined when none could (not Linux). */
@@ -154,47 +153,19 @@ function readRows(tables: readonly string[]): SocketRow[] | undefined {
   return readAny ? rows : undefined;
 }
 
+/**
+ * An end as the kernel prints it: the address's raw bytes in 32-bit words, each word in the machine's byte order,
+ * and the port, read into the address `canonicalAddress` spells.
+ */
 function splitEnd(field: string | undefined): { address: string; port: number } | undefined {
   const match = field?.match(/^([0-9A-F]{8}|[0-9A-F]{32}):([0-9A-F]{4})$/);
-  return match ? { address: match[1]!, port: Number.parseInt(match[2]!, 16) } : undefined;
-}
-
-/**
- * An address as the kernel prints it: the raw bytes in 32-bit words, each word in the machine's byte order. An
- * IPv4-mapped IPv6 address (a dual-stack listener's peer) is printed as the tcp6 table does.
- */
-function procAddress(address: string): string | undefined {
-  const bytes = addressBytes(address);
-  if (!bytes) return undefined;
-  let text = "";
-  for (let word = 0; word < bytes.length; word += 4) {
-    const group = bytes.subarray(word, word + 4);
-    const ordered = endianness() === "LE" ? Buffer.from(group).reverse() : group;
-    text += ordered.toString("hex").toUpperCase();
-  }
-  return text;
-}
-
-function addressBytes(address: string): Buffer | undefined {
-  if (isIPv4(address)) return Buffer.from(address.split(".").map(Number));
-  if (!isIPv6(address)) return undefined;
-  const mapped = address.match(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i);
-  if (mapped)
-    return Buffer.concat([
-      Buffer.from([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]),
-      addressBytes(mapped[1]!)!,
-    ]);
-  const [head = "", tail = ""] = address.split("::");
-  const groups = (part: string) => (part ? part.split(":") : []);
-  const left = groups(head);
-  const right = address.includes("::") ? groups(tail) : [];
-  const zeros = 8 - left.length - right.length;
-  const all = [...left, ...Array(Math.max(0, zeros)).fill("0"), ...right];
-  if (all.length !== 8) return undefined;
-  return Buffer.from(
-    all.flatMap((group) => {
-      const value = Number.parseInt(group, 16);
-      return [value >> 8, value & 0xff];
-    }),
-  );
+  if (!match) return undefined;
+  const bytes = Buffer.from(match[1]!, "hex");
+  const port = Number.parseInt(match[2]!, 16);
+  if (endianness() === "LE")
+    for (let word = 0; word < bytes.length; word += 4) bytes.subarray(word, word + 4).reverse();
+  if (bytes.length === 4 || bytes.subarray(0, 12).equals(MAPPED_PREFIX))
+    return { address: [...bytes.subarray(-4)].join("."), port };
+  const groups = Array.from({ length: 8 }, (_, index) => bytes.readUInt16BE(index * 2).toString(16));
+  return { address: canonicalAddress(groups.join(":")), port };
 }

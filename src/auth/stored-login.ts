@@ -56,142 +56,103 @@ export class InvalidStoredLoginError extends Error {
   override readonly name = "InvalidStoredLoginError";
 }
 
-/**
- * Validates a parsed record as a StoredLogin, with zod's `parse`/`safeParse` conventions: unknown fields are
- * dropped, absent `tokenType` becomes "Bearer" and absent `redirect_uris` becomes [].
- */
-export const StoredLoginSchema = {
-  parse(value: unknown): StoredLogin {
-    return readLogin(value);
-  },
-  safeParse(
-    value: unknown,
-  ): { success: true; data: StoredLogin } | { success: false; error: InvalidStoredLoginError } {
-    try {
-      return { success: true, data: readLogin(value) };
-    } catch (error) {
-      if (error instanceof InvalidStoredLoginError) return { success: false, error };
-      throw error;
-    }
-  },
-};
-
 /** Parses a stored JSON text; undefined (never a throw) when it is not a valid login. */
 export function parseStoredLogin(text: string): StoredLogin | undefined {
   try {
-    const parsed = StoredLoginSchema.safeParse(JSON.parse(text));
-    return parsed.success ? parsed.data : undefined;
+    return readStoredLogin(JSON.parse(text));
   } catch {
     return undefined;
   }
 }
 
+/**
+ * Validates a parsed record as a StoredLogin, as zod's `parse` would: unknown fields are dropped, absent
+ * `tokenType` becomes "Bearer" and absent `redirect_uris` becomes []. Throws InvalidStoredLoginError.
+ */
+export function readStoredLogin(value: unknown): StoredLogin {
+  return fields<StoredLogin>(value, "login", "", {
+    version: (field, path) => (field === 1 ? 1 : invalid(path, "1")),
+    serverUrl: string,
+    profile: optional(string),
+    authorizationServerUrl: string,
+    resource: optional(string),
+    client: optional((field, path) =>
+      fields<StoredClient>(field, path, `${path}.`, {
+        client_id: nonEmptyString,
+        client_secret: optional(string),
+        client_secret_expires_at: optional(number),
+        token_endpoint_auth_method: optional(string),
+        redirect_uris: (field, path) => (field === undefined ? [] : strings(field, path)),
+        grant_types: optional(strings),
+        source: (field, path) =>
+          CLIENT_SOURCES.includes(field as StoredClient["source"])
+            ? (field as StoredClient["source"])
+            : invalid(path, `one of ${CLIENT_SOURCES.join(", ")}`),
+      }),
+    ),
+    tokens: optional((field, path) =>
+      fields<StoredTokens>(field, path, `${path}.`, {
+        accessToken: nonEmptyString,
+        tokenType: (field, path) => (field === undefined ? "Bearer" : string(field, path)),
+        refreshToken: optional(nonEmptyString),
+        scope: optional(string),
+        expiresAt: optional(number),
+        issuedAt: number,
+        account: optional(string),
+      }),
+    ),
+    requestedScope: optional(string),
+    dpopKey: optional(readDpopKey),
+    savedAt: number,
+  });
+}
+
 const CLIENT_SOURCES: readonly StoredClient["source"][] = ["dynamic", "pre-registered", "metadata-document"];
 
-function readLogin(value: unknown): StoredLogin {
-  const record = object(value, "login");
-  if (record.version !== 1) throw new InvalidStoredLoginError("version: expected 1");
-  return withoutAbsent({
-    version: 1,
-    serverUrl: string(record.serverUrl, "serverUrl"),
-    profile: optional(record.profile, (field) => string(field, "profile")),
-    authorizationServerUrl: string(record.authorizationServerUrl, "authorizationServerUrl"),
-    resource: optional(record.resource, (field) => string(field, "resource")),
-    client: optional(record.client, readClient),
-    tokens: optional(record.tokens, readTokens),
-    requestedScope: optional(record.requestedScope, (field) => string(field, "requestedScope")),
-    dpopKey: optional(record.dpopKey, readDpopKey),
-    savedAt: number(record.savedAt, "savedAt"),
-  });
-}
+type Read<T> = (value: unknown, path: string) => T;
 
-function readTokens(value: unknown): StoredTokens {
-  const record = object(value, "tokens");
-  return withoutAbsent({
-    accessToken: nonEmptyString(record.accessToken, "tokens.accessToken"),
-    tokenType: optional(record.tokenType, (field) => string(field, "tokens.tokenType")) ?? "Bearer",
-    refreshToken: optional(record.refreshToken, (field) => nonEmptyString(field, "tokens.refreshToken")),
-    scope: optional(record.scope, (field) => string(field, "tokens.scope")),
-    expiresAt: optional(record.expiresAt, (field) => number(field, "tokens.expiresAt")),
-    issuedAt: number(record.issuedAt, "tokens.issuedAt"),
-    account: optional(record.account, (field) => string(field, "tokens.account")),
-  });
-}
-
-function readDpopKey(value: unknown): StoredDpopKey {
-  const record = object(value, "dpopKey");
-  if (record.alg !== "ES256") throw new InvalidStoredLoginError("dpopKey.alg: expected ES256");
-  const jwk = object(record.privateJwk, "dpopKey.privateJwk");
-  if (jwk.kty !== "EC" || jwk.crv !== "P-256") {
-    throw new InvalidStoredLoginError("dpopKey.privateJwk: expected an EC P-256 key");
+/** The fields `read` names, each read at its path; absent optional ones are left out, as zod's output does. */
+function fields<T>(value: unknown, path: string, prefix: string, read: { [K in keyof T]-?: Read<T[K]> }): T {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) invalid(path, "an object");
+  const record = value as Record<string, unknown>;
+  const result: Record<string, unknown> = {};
+  for (const [key, reader] of Object.entries(read) as [string, Read<unknown>][]) {
+    const field = reader(record[key], `${prefix}${key}`);
+    if (field !== undefined) result[key] = field;
   }
-  const member = (name: "x" | "y" | "d") => nonEmptyString(jwk[name], `dpopKey.privateJwk.${name}`);
-  return {
-    alg: "ES256",
-    privateJwk: { kty: "EC", crv: "P-256", x: member("x"), y: member("y"), d: member("d") },
-  };
+  return result as T;
 }
 
-function readClient(value: unknown): StoredClient {
-  const record = object(value, "client");
-  const source = record.source as StoredClient["source"];
-  if (!CLIENT_SOURCES.includes(source)) {
-    throw new InvalidStoredLoginError(`client.source: expected one of ${CLIENT_SOURCES.join(", ")}`);
-  }
-  return withoutAbsent({
-    client_id: nonEmptyString(record.client_id, "client.client_id"),
-    client_secret: optional(record.client_secret, (field) => string(field, "client.client_secret")),
-    client_secret_expires_at: optional(record.client_secret_expires_at, (field) =>
-      number(field, "client.client_secret_expires_at"),
-    ),
-    token_endpoint_auth_method: optional(record.token_endpoint_auth_method, (field) =>
-      string(field, "client.token_endpoint_auth_method"),
-    ),
-    redirect_uris:
-      optional(record.redirect_uris, (field) =>
-        array(field, "client.redirect_uris").map((uri, index) =>
-          string(uri, `client.redirect_uris.${index}`),
-        ),
-      ) ?? [],
-    grant_types: optional(record.grant_types, (field) =>
-      array(field, "client.grant_types").map((type, index) => string(type, `client.grant_types.${index}`)),
-    ),
-    source,
+function readDpopKey(value: unknown, path: string): StoredDpopKey {
+  return fields<StoredDpopKey>(value, path, `${path}.`, {
+    alg: (field, at) => (field === "ES256" ? field : invalid(at, "ES256")),
+    privateJwk: (field, at) => {
+      const jwk = fields<StoredDpopKey["privateJwk"]>(field, at, `${at}.`, {
+        kty: (kty) => kty as "EC",
+        crv: (crv) => crv as "P-256",
+        x: nonEmptyString,
+        y: nonEmptyString,
+        d: nonEmptyString,
+      });
+      return jwk.kty === "EC" && jwk.crv === "P-256" ? jwk : invalid(at, "an EC P-256 key");
+    },
   });
 }
 
-function object(value: unknown, path: string): Record<string, unknown> {
-  if (typeof value === "object" && value !== null && !Array.isArray(value))
-    return value as Record<string, unknown>;
-  throw new InvalidStoredLoginError(`${path}: expected an object`);
+function invalid(path: string, expected: string): never {
+  throw new InvalidStoredLoginError(`${path}: expected ${expected}`);
 }
 
-function array(value: unknown, path: string): unknown[] {
-  if (Array.isArray(value)) return value;
-  throw new InvalidStoredLoginError(`${path}: expected an array`);
-}
+const string: Read<string> = (value, path) => (typeof value === "string" ? value : invalid(path, "a string"));
+const nonEmptyString: Read<string> = (value, path) =>
+  typeof value === "string" && value.length > 0 ? value : invalid(path, "a non-empty string");
+const number: Read<number> = (value, path) =>
+  typeof value === "number" && Number.isFinite(value) ? value : invalid(path, "a number");
+const strings: Read<string[]> = (value, path) =>
+  Array.isArray(value)
+    ? value.map((item, index) => string(item, `${path}.${index}`))
+    : invalid(path, "an array");
 
-function string(value: unknown, path: string): string {
-  if (typeof value === "string") return value;
-  throw new InvalidStoredLoginError(`${path}: expected a string`);
-}
-
-function nonEmptyString(value: unknown, path: string): string {
-  if (typeof value === "string" && value.length > 0) return value;
-  throw new InvalidStoredLoginError(`${path}: expected a non-empty string`);
-}
-
-function number(value: unknown, path: string): number {
-  if (typeof value === "number" && Number.isFinite(value)) return value;
-  throw new InvalidStoredLoginError(`${path}: expected a number`);
-}
-
-function optional<T>(value: unknown, read: (value: unknown) => T): T | undefined {
-  return value === undefined ? undefined : read(value);
-}
-
-/** Leaves out the optional fields the record did not have, as zod's output does. */
-function withoutAbsent<T extends object>(value: T): T {
-  for (const key of Object.keys(value) as (keyof T)[]) if (value[key] === undefined) delete value[key];
-  return value;
+function optional<T>(read: Read<T>): Read<T | undefined> {
+  return (value, path) => (value === undefined ? undefined : read(value, path));
 }

@@ -2,8 +2,8 @@
 import type { spawn } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { describe, expect, it } from "vitest";
-import { browserInvocation, resolveWindowsCommand } from "../../src/auth/browser-command.js";
 import { openUrl, splitCommandWords } from "../../src/auth/index.js";
+import { browserInvocation, resolveWindowsCommand } from "../../src/auth/open-url.js";
 
 const files = (...paths: string[]) => {
   const set = new Set(paths.map((path) => path.toLowerCase()));

@@ -1,6 +1,6 @@
 /** `--callback-path` and `--auth-success-url` as given: the paths and pages refused before the loopback callback starts (what it answers with them: test/auth/loopback-callback.test.ts). */
 import { describe, expect, it } from "vitest";
-import { callbackPathProblem, successUrlProblem } from "../../src/auth/loopback-requests.js";
+import { callbackPathProblem, successUrlProblem } from "../../src/auth/session/provider-options.js";
 
 describe("callbackPath (--callback-path)", () => {
   it("refuses a path that is not absolute, carries a query, or would shadow the start page", () => {

@@ -1,12 +1,17 @@
-/** What the loopback callback answers (src/auth/loopback-requests.ts): the start page and its cookie, states, denials, RFC 9207 iss. */
+/** What the loopback callback answers (src/auth/loopback-callback.ts): the start page and its cookie, states, denials, RFC 9207 iss. */
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { AuthRequiredError } from "../../src/auth/errors.js";
-import { type LoopbackCallback, startLoopbackCallback } from "../../src/auth/loopback-callback.js";
-import { answerRequest, type CallbackState, type Flow } from "../../src/auth/loopback-requests.js";
+import {
+  answerRequest,
+  type CallbackState,
+  type Flow,
+  type LoopbackCallback,
+  startLoopbackCallback,
+} from "../../src/auth/loopback-callback.js";
 import { isOtherUsersSocket } from "../../src/auth/socket-owner.js";
 import { answerCallback, beginSignIn } from "./fixtures/loopback.js";
 

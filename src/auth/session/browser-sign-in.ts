@@ -1,4 +1,4 @@
-/** The browser round trip of a sign-in, loaded only when one happens: callback, PKCE and `state`, the browser, `iss`, the code for tokens. */
+/** A person's sign-in, loaded only when one happens: the device code when asked for or when no browser can open, else the browser round trip (callback, PKCE and `state`, the browser, `iss`, the code for tokens). */
 import { randomBytes } from "node:crypto";
 import {
   exchangeAuthorization,
@@ -10,45 +10,60 @@ import { Deadline } from "../../internal/deadline.js";
 import { rememberSecret } from "../../internal/redact.js";
 import { deviceAuthorizationEndpoint } from "../checks.js";
 import { type DiscoveredServer, isExpectedIssuer } from "../discovery.js";
-import { dpopKeyForSignIn, dpopSessionOf } from "../dpop.js";
-import { AuthRequiredError, BrowserNotOpenedError, messageOf, SignInWaitingError } from "../errors.js";
+import { dpopKeyForSignIn } from "../dpop.js";
+import { AuthRequiredError, messageOf, SignInWaitingError } from "../errors.js";
 import { derivedCallbackPort } from "../login-key.js";
 import { startLoopbackCallback } from "../loopback-callback.js";
 import { assertBrowsableUrl } from "../open-url.js";
-import { presentSignInUrl, refusedAnswerMessage, waitingMessage } from "../sign-in-prompt.js";
+import {
+  headlessReason,
+  presentSignInUrl,
+  refusedAnswerMessage,
+  showDeviceCodeFallback,
+  waitingMessage,
+} from "../sign-in-prompt.js";
 import type { StoredClient, StoredDpopKey, StoredLogin } from "../stored-login.js";
 import { toStoredTokens } from "../token-lifetime.js";
-import type { SessionContext } from "./context.js";
-import { resourceParameter, withAuthorizeParams } from "./provider-options.js";
+import {
+  loginAndScope,
+  type PersonSignInInput,
+  type SessionContext,
+  saveClientBeforeSignIn,
+  saveSignedIn,
+} from "./context.js";
+import { withAuthorizeParams } from "./provider-options.js";
 import { chooseClient, refusesClient, unknownClientError } from "./registration.js";
-import { saveClientBeforeSignIn } from "./session-storage.js";
-import { loginAndScope } from "./sign-in-scope.js";
-import { accountRecordingFetch, tokenEndpointArguments } from "./token-endpoint.js";
+import { requestTokens } from "./token-endpoint.js";
 
-export interface BrowserSignInInput {
-  /** The scope a challenge asked for. */
-  challengeScope?: string | undefined;
-  /** Step-up: the scope the current tokens already have, kept in the new request. */
-  alreadyGranted?: string | undefined;
-  resourceMetadataUrl?: string | undefined;
-  /** True for `login` commands: a store failure fails the sign-in instead of keeping the login in memory. */
-  strictSave: boolean;
-  /** The command that signs in from a terminal, for the waiting messages. */
-  loginCommand: string;
-  /** The sign-in cannot finish by itself (no browser opened): what the user is told to do. */
-  userMustAct: (waiting: SignInWaitingError) => void;
-  /** A browser was opened on the sign-in page: the person finishes there. */
-  browserOpened?: (url: string) => void;
+/**
+ * Signs in under the lock the caller holds, and saves the login: with a device code when `--device-code` asks, or
+ * when no browser can open here (known before any is tried) and the server offers it; else with the browser.
+ */
+export async function signIn(context: SessionContext, input: PersonSignInInput): Promise<StoredLogin> {
+  const { options } = context;
+  const withDeviceCode = async () =>
+    (await import("./device-sign-in.js")).signInWithDeviceCode(context, input);
+  if (options.deviceCode) return withDeviceCode();
+  const headless = options.openBrowser !== false ? headlessReason(options.env ?? process.env) : undefined;
+  if (
+    headless &&
+    deviceAuthorizationEndpoint((await context.metadata.get(input.resourceMetadataUrl)).metadata)
+  ) {
+    showDeviceCodeFallback(headless);
+    return withDeviceCode();
+  }
+  const login = await signInWithBrowser(context, input);
+  return login === "device-code" ? withDeviceCode() : login;
 }
 
 /**
  * Signs in through the user's browser under the lock the caller holds, and saves the login. `--auth-timeout`
  * bounds all of it, from discovery to the token request: one deadline, whose time each step gets what is left of.
  */
-export async function signInWithBrowser(
+async function signInWithBrowser(
   context: SessionContext,
-  input: BrowserSignInInput,
-): Promise<StoredLogin> {
+  input: PersonSignInInput,
+): Promise<StoredLogin | "device-code"> {
   const { options } = context;
   const deadline = new Deadline(context.authTimeoutMs);
   const seconds = Math.round(context.authTimeoutMs / 1000);
@@ -72,7 +87,7 @@ export async function signInWithBrowser(
     context.metadata.get(input.resourceMetadataUrl, deadline.signal),
     timedOut("while asking the server where to sign in (its OAuth metadata)"),
   );
-  const { current, sameServer, scope } = await loginAndScope(context.storage, server, input);
+  const { current, sameServer, scope } = await loginAndScope(context, server, input);
   const callback = await startLoopbackCallback(
     {
       port: options.callbackPort ?? derivedCallbackPort(context.serverUrl),
@@ -96,7 +111,7 @@ export async function signInWithBrowser(
         redirectUrl: callback.redirectUri,
         scope,
         state,
-        resource: resourceParameter(options, server.resource),
+        resource: options.disableResourceParameter ? undefined : server.resource,
       }).then((started) => withAuthorizeParams(started, options.authorizeParams));
     let { authorizationUrl, codeVerifier } = await authorize(client);
     // A client not registered just now may be one the server no longer knows: its /authorize would show the
@@ -146,7 +161,8 @@ export async function signInWithBrowser(
       answered: answer,
       onOpenerExit: () => pending.openerExited(),
     });
-    if (shown === "device-code") throw new BrowserNotOpenedError();
+    // No browser opened, and the server offers the device code instead.
+    if (shown === "device-code") return shown;
     // Ended already (an opener that is no browser, a refused answer): its reason is the news, not the opener's.
     if (!ended && shown === "not-opened") mustAct(pending.startUrl);
     else if (!ended) input.browserOpened?.(pending.startUrl);
@@ -164,22 +180,14 @@ export async function signInWithBrowser(
       }),
       timedOut("while redeeming the sign-in code"),
     );
-    login = {
-      ...login,
-      dpopKey,
-      tokens: {
-        ...toStoredTokens(fresh.tokens, {
-          ...options,
-          idTokenFrom: { issuer: server.issuer, clientId: client.client_id },
-        }),
-        scope: fresh.tokens.scope ?? scope,
-        account: fresh.account,
-      },
-      savedAt: Date.now(),
-    };
-    await context.storage.persist(login, input.strictSave);
-    context.log("debug", `Signed in to ${context.serverUrl}.`);
-    return login;
+    const tokens = toStoredTokens(fresh.tokens, {
+      ...options,
+      idTokenFrom: { issuer: server.issuer, clientId: client.client_id },
+      scope,
+      account: fresh.account,
+    });
+    login = { ...login, dpopKey, tokens, savedAt: Date.now() };
+    return await saveSignedIn(context, login, input.strictSave, `Signed in to ${context.serverUrl}.`);
   } finally {
     await callback.close();
   }
@@ -198,22 +206,20 @@ async function redeemCode(
     redirectUri: string;
   },
 ): Promise<{ tokens: OAuthTokens; account: string | undefined }> {
-  const tokenAnswer = accountRecordingFetch(context.fetchFn);
-  const dpop = answer.dpopKey ? await dpopSessionOf(answer.dpopKey) : undefined;
-  const endpoint = tokenEndpointArguments(server, tokenAnswer.fetchFn, dpop);
   try {
-    const tokens = await exchangeAuthorization(endpoint.authorizationServerUrl, {
-      metadata: endpoint.metadata,
-      clientInformation: answer.client,
-      authorizationCode: answer.code,
-      ...(answer.iss !== undefined ? { iss: answer.iss } : {}),
-      codeVerifier: answer.codeVerifier,
-      redirectUri: answer.redirectUri,
-      resource: resourceParameter(context.options, server.resource),
-      ...(dpop ? { dpop } : {}),
-      fetchFn: endpoint.fetchFn,
-    });
-    return { tokens, account: tokenAnswer.account() };
+    return await requestTokens(server, context.fetchFn, answer.dpopKey, (endpoint, dpop) =>
+      exchangeAuthorization(endpoint.authorizationServerUrl, {
+        metadata: endpoint.metadata,
+        clientInformation: answer.client,
+        authorizationCode: answer.code,
+        ...(answer.iss !== undefined ? { iss: answer.iss } : {}),
+        codeVerifier: answer.codeVerifier,
+        redirectUri: answer.redirectUri,
+        resource: context.options.disableResourceParameter ? undefined : server.resource,
+        ...(dpop ? { dpop } : {}),
+        fetchFn: endpoint.fetchFn,
+      }),
+    );
   } catch (error) {
     const what = error instanceof OAuthError ? error.code : messageOf(error);
     const hint =

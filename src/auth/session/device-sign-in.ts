@@ -2,28 +2,29 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   fetchToken,
-  type OAuthClientMetadata,
   type OAuthClientProvider,
   OAuthError,
   type OAuthTokens,
-  selectClientAuthMethod,
 } from "@modelcontextprotocol/client";
 import * as z from "zod";
 import { rememberSecret } from "../../internal/redact.js";
 import { assertSecureUrl, deviceAuthorizationEndpoint } from "../checks.js";
 import { boundedMetadataFetch, type DiscoveredServer } from "../discovery.js";
-import { dpopKeyForSignIn, dpopSessionOf, withDpopProof } from "../dpop.js";
+import { dpopKeyForSignIn, withDpopProof } from "../dpop.js";
 import { AuthRequiredError, messageOf, SignInWaitingError } from "../errors.js";
 import { checkShownUrl } from "../shown-url.js";
 import { type DeviceCodePrompt, presentDeviceCode, waitingMessage } from "../sign-in-prompt.js";
 import type { StoredClient, StoredDpopKey, StoredLogin } from "../stored-login.js";
 import { toStoredTokens } from "../token-lifetime.js";
-import type { BrowserSignInInput } from "./browser-sign-in.js";
-import type { SessionContext } from "./context.js";
-import { chooseDeviceClient, DEVICE_CODE_GRANT_TYPE } from "./registration.js";
-import { saveClientBeforeSignIn } from "./session-storage.js";
-import { loginAndScope } from "./sign-in-scope.js";
-import { accountRecordingFetch, tokenEndpointArguments } from "./token-endpoint.js";
+import {
+  loginAndScope,
+  type PersonSignInInput,
+  type SessionContext,
+  saveClientBeforeSignIn,
+  saveSignedIn,
+} from "./context.js";
+import { chooseClient, DEVICE_CODE_GRANT_TYPE } from "./registration.js";
+import { authenticateClient, requestTokens } from "./token-endpoint.js";
 
 /** RFC 8628 §3.2: the interval when the server names none. */
 const DEFAULT_INTERVAL_S = 5;
@@ -54,7 +55,7 @@ const OAuthErrorBodySchema = z.object({
 /** Signs in with a device code under the lock the caller holds, and saves the login. */
 export async function signInWithDeviceCode(
   context: SessionContext,
-  input: BrowserSignInInput,
+  input: PersonSignInInput,
 ): Promise<StoredLogin> {
   const { options } = context;
   const server = await context.metadata.get(input.resourceMetadataUrl);
@@ -67,12 +68,12 @@ export async function signInWithDeviceCode(
     );
   }
   assertSecureUrl(endpoint, "device authorization endpoint", options.allowHttp);
-  const { current, sameServer, scope } = await loginAndScope(context.storage, server, input);
-  let client = await chooseDeviceClient(context, server, scope, sameServer ? current : undefined);
+  const { current, sameServer, scope } = await loginAndScope(context, server, input);
+  let client = await chooseClient(context, server, undefined, scope, sameServer ? current : undefined);
   let started = await requestDeviceAuthorization(context, server, endpoint, client, scope);
   if (started === "unknown-client" && client.source === "dynamic") {
     context.log("info", "The server no longer knows this client's registration; registering again.");
-    client = await chooseDeviceClient(context, server, scope, undefined);
+    client = await chooseClient(context, server, undefined, scope, undefined);
     started = await requestDeviceAuthorization(context, server, endpoint, client, scope);
   }
   if (started === "unknown-client") {
@@ -104,22 +105,15 @@ export async function signInWithDeviceCode(
 
   const dpopKey = await dpopKeyForSignIn(context.options, server.metadata, login);
   const fresh = await pollForTokens(context, server, client, started, waitMs, input.loginCommand, dpopKey);
-  login = {
-    ...login,
-    dpopKey,
-    tokens: {
-      ...toStoredTokens(fresh.tokens, {
-        ...context.options,
-        idTokenFrom: { issuer: server.issuer, clientId: client.client_id },
-      }),
-      scope: fresh.tokens.scope ?? scope,
-      account: fresh.account,
-    },
-    savedAt: Date.now(),
-  };
-  await context.storage.persist(login, input.strictSave);
-  context.log("debug", `Signed in to ${context.serverUrl} with a device code.`);
-  return login;
+  const tokens = toStoredTokens(fresh.tokens, {
+    ...context.options,
+    idTokenFrom: { issuer: server.issuer, clientId: client.client_id },
+    scope,
+    account: fresh.account,
+  });
+  login = { ...login, dpopKey, tokens, savedAt: Date.now() };
+  const how = `Signed in to ${context.serverUrl} with a device code.`;
+  return saveSignedIn(context, login, input.strictSave, how);
 }
 
 /** RFC 8628 §3.1: the device authorization request, authenticated as the token endpoint would be. */
@@ -135,7 +129,7 @@ async function requestDeviceAuthorization(
     accept: "application/json",
   });
   const form = new URLSearchParams();
-  authenticateClient(client, server, headers, form);
+  authenticateClient(client, server.metadata?.token_endpoint_auth_methods_supported ?? [], headers, form);
   if (scope) form.set("scope", scope);
   form.set("resource", server.resource);
   const response = await boundedMetadataFetch(context.fetchFn)(endpoint, {
@@ -143,7 +137,7 @@ async function requestDeviceAuthorization(
     headers,
     body: form,
   });
-  const json = parseJson(await response.text());
+  const json: unknown = await response.json().catch(() => undefined);
   if (!response.ok) {
     const refusal = OAuthErrorBodySchema.safeParse(json);
     const code = refusal.success ? refusal.data.error : `HTTP ${response.status}`;
@@ -163,25 +157,6 @@ async function requestDeviceAuthorization(
     );
   }
   return parsed.data;
-}
-
-/** `client_secret_basic`, `client_secret_post` or a public client's `client_id`, chosen as for the token endpoint. */
-function authenticateClient(
-  client: StoredClient,
-  server: DiscoveredServer,
-  headers: Headers,
-  form: URLSearchParams,
-): void {
-  const method = selectClientAuthMethod(client, server.metadata?.token_endpoint_auth_methods_supported ?? []);
-  if (method === "client_secret_basic" && client.client_secret) {
-    // RFC 6749 §2.3.1: each part form-encoded before the Basic encoding.
-    const pair = `${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`;
-    headers.set("authorization", `Basic ${Buffer.from(pair).toString("base64")}`);
-    return;
-  }
-  form.set("client_id", client.client_id);
-  if (method === "client_secret_post" && client.client_secret)
-    form.set("client_secret", client.client_secret);
 }
 
 /** What the person is shown, checked: http(s) URLs only (plain http on loopback or with --allow-http). */
@@ -205,8 +180,14 @@ async function pollForTokens(
 ): Promise<{ tokens: OAuthTokens; account: string | undefined }> {
   const deadline = Date.now() + waitMs;
   let intervalMs = Math.max(1, started.interval ?? DEFAULT_INTERVAL_S) * 1000;
-  const grant = withDpopProof(new DeviceCodeGrant(client, started.device_code), dpopKey);
-  const dpop = dpopKey ? await dpopSessionOf(dpopKey) : undefined;
+  // The device code grant as the SDK's token request sees it: a provider that only prepares the grant's parameters.
+  const provider = {
+    clientMetadata: { redirect_uris: [], grant_types: [DEVICE_CODE_GRANT_TYPE] },
+    clientInformation: () => client,
+    prepareTokenRequest: () =>
+      new URLSearchParams({ grant_type: DEVICE_CODE_GRANT_TYPE, device_code: started.device_code }),
+  } as unknown as OAuthClientProvider;
+  const grant = withDpopProof(provider, dpopKey);
   for (;;) {
     const remaining = deadline - Date.now();
     if (remaining <= 0) {
@@ -217,16 +198,19 @@ async function pollForTokens(
       );
     }
     await sleep(Math.min(intervalMs, remaining));
-    const answer = accountRecordingFetch(unansweredMarked(boundedMetadataFetch(context.fetchFn)));
-    // The vetted endpoint, as the other flows reach it: a plain http one that --allow-http allowed included.
-    const endpoint = tokenEndpointArguments(server, answer.fetchFn, dpop);
     try {
-      const tokens = await fetchToken(grant, endpoint.authorizationServerUrl, {
-        metadata: endpoint.metadata,
-        resource: server.resource,
-        fetchFn: endpoint.fetchFn,
-      });
-      return { tokens, account: answer.account() };
+      // The vetted endpoint, as the other flows reach it: a plain http one that --allow-http allowed included.
+      return await requestTokens(
+        server,
+        unansweredMarked(boundedMetadataFetch(context.fetchFn)),
+        dpopKey,
+        (endpoint) =>
+          fetchToken(grant, endpoint.authorizationServerUrl, {
+            metadata: endpoint.metadata,
+            resource: server.resource,
+            fetchFn: endpoint.fetchFn,
+          }),
+      );
     } catch (error) {
       const code = error instanceof OAuthError ? error.code : undefined;
       if (code === "authorization_pending") continue;
@@ -282,52 +266,4 @@ function unansweredMarked(fetchFn: typeof fetch): typeof fetch {
       throw new PollUnanswered(messageOf(error), { cause: error });
     }
   }) as typeof fetch;
-}
-
-/** The device code grant as the SDK's token request sees it: a provider that only prepares the grant's parameters. */
-class DeviceCodeGrant implements OAuthClientProvider {
-  constructor(
-    private readonly client: StoredClient,
-    private readonly deviceCode: string,
-  ) {}
-
-  get redirectUrl(): undefined {
-    return undefined;
-  }
-
-  get clientMetadata(): OAuthClientMetadata {
-    return { redirect_uris: [], grant_types: [DEVICE_CODE_GRANT_TYPE] };
-  }
-
-  clientInformation(): StoredClient {
-    return this.client;
-  }
-
-  tokens(): undefined {
-    return undefined;
-  }
-
-  saveTokens(): void {}
-
-  redirectToAuthorization(): never {
-    throw new Error("A device code sign-in redirects nowhere.");
-  }
-
-  saveCodeVerifier(): void {}
-
-  codeVerifier(): never {
-    throw new Error("A device code sign-in has no code verifier.");
-  }
-
-  prepareTokenRequest(): URLSearchParams {
-    return new URLSearchParams({ grant_type: DEVICE_CODE_GRANT_TYPE, device_code: this.deviceCode });
-  }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

@@ -25,7 +25,7 @@ import { LoginStore } from "../login-store.js";
 import { checkShownUrl } from "../shown-url.js";
 import type { StoredLogin } from "../stored-login.js";
 import { isDue, isExpired } from "../token-lifetime.js";
-import { ServerMetadata, type SessionContext } from "./context.js";
+import { ServerMetadata, type SessionContext, SessionStorage } from "./context.js";
 import {
   type AuthChallenge,
   DEFAULT_AUTH_TIMEOUT_MS,
@@ -35,15 +35,13 @@ import {
   type StoredLoginSummary,
 } from "./options.js";
 import { assertProviderOptions } from "./provider-options.js";
-import { SessionStorage } from "./session-storage.js";
 
 // A saved, fresh token is the common path (every bridge start): it loads neither the SDK's OAuth client nor
 // discovery's zod schemas nor the callback server. Each flow loads on its first use.
 const loadRefresh = () => import("./refresh.js");
-const loadSignIn = () => import("./sign-in.js");
+const loadSignIn = () => import("./browser-sign-in.js");
 const loadRevocation = () => import("./revocation.js");
-const loadClientCredentials = () => import("./client-credentials.js");
-const loadAssertionSignIn = () => import("./assertion-sign-in.js");
+const loadUnattendedSignIn = () => import("./unattended-sign-in.js");
 
 /** A wait for another process's lock longer than this is a sign-in, not a refresh: then it is said. */
 const LASTING_LOCK_WAIT_MS = 3_000;
@@ -320,13 +318,9 @@ export class OAuthSession {
     resourceMetadataUrl?: string | undefined;
     strictSave: boolean;
   }): Promise<StoredLogin> {
-    if (this.#options.clientCredentials) {
-      const { signInWithClientCredentials } = await loadClientCredentials();
-      return signInWithClientCredentials(this.#context, input);
-    }
-    if (this.#options.workloadIdentity || this.#options.enterpriseIdentity) {
-      const { signInWithAssertion } = await loadAssertionSignIn();
-      return signInWithAssertion(this.#context, input);
+    if (this.#signsInWithoutPerson()) {
+      const { signInUnattended } = await loadUnattendedSignIn();
+      return signInUnattended(this.#context, input);
     }
     const { signIn } = await loadSignIn();
     return signIn(this.#context, {
@@ -346,12 +340,8 @@ export class OAuthSession {
 
   /** A grant with no person (client credentials, a workload token, an ID-JAG): a token that is due is asked for anew. */
   #signsInWithoutPerson(): boolean {
-    const options = this.#options;
-    return (
-      options.clientCredentials !== undefined ||
-      options.workloadIdentity !== undefined ||
-      options.enterpriseIdentity !== undefined
-    );
+    const { clientCredentials, workloadIdentity, enterpriseIdentity } = this.#options;
+    return (clientCredentials ?? workloadIdentity ?? enterpriseIdentity) !== undefined;
   }
 
   #locked<T>(task: () => Promise<T>): Promise<T> {

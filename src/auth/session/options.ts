@@ -29,57 +29,33 @@ export interface OAuthSessionOptions {
   useIdToken?: boolean | undefined;
   /** False (`--no-browser`): print the URL on stderr only. */
   openBrowser?: boolean;
-  /**
-   * `--device-code`: sign in with a device code (RFC 8628) instead of a browser on this machine. Without it the
-   * device code is still used when no browser can be opened and the authorization server offers it.
-   */
+  /** `--device-code` (RFC 8628); without it, used anyway when no browser can open and the server offers it. */
   deviceCode?: boolean;
   /** Default 300 000. */
   authTimeoutMs?: number;
   /** A pre-registered client; its secret (if any) comes from `$CHAT_MCP_CLIENT_SECRET`, read by the caller. */
   clientId?: string;
   clientSecret?: string;
-  /**
-   * `--client-credentials`: sign in with the `client_credentials` grant as `clientId` (no browser, no person):
-   * with `clientSecret`, or with `privateKey` (`private_key_jwt`). A new token is asked for when one is due.
-   */
+  /** `--client-credentials`: the grant as `clientId`, with `clientSecret` or `privateKey` (`private_key_jwt`). */
   clientCredentials?: { privateKey?: ClientPrivateKey | undefined };
-  /**
-   * `--workload-token-file`: the jwt-bearer grant (RFC 7523 §2.1) as `clientId` with the token a platform writes
-   * to this file (read again for each token request, since platforms rotate it). No browser, no person.
-   */
+  /** `--workload-token-file`: the jwt-bearer grant (RFC 7523 §2.1) as `clientId` with the token a platform writes there. */
   workloadIdentity?: { tokenFile: string };
-  /**
-   * `--idp-issuer`, `--idp-client-id`, `--idp-id-token-file` (enterprise-managed authorization): the ID token is
-   * exchanged at the IdP for an ID-JAG (RFC 8693), which is redeemed as `clientId` (jwt-bearer). No consent page.
-   */
+  /** `--idp-issuer`, `--idp-client-id`, `--idp-id-token-file`: the ID token exchanged for an ID-JAG, redeemed as `clientId`. */
   enterpriseIdentity?: {
     idpIssuer: string;
     idpClientId: string;
     idTokenFile: string;
     idpClientSecret?: string;
   };
-  /**
-   * Ask for DPoP-bound tokens (RFC 9449) when the authorization server offers them. The bridge does; chat-cli's
-   * `/v2` client presents Bearer tokens only, so its logins leave this off.
-   */
+  /** DPoP-bound tokens (RFC 9449) where offered: the bridge's; chat-cli's `/v2` client presents Bearer tokens only. */
   dpop?: boolean | undefined;
   /** A client ID metadata document (https URL), used where the authorization server supports it. */
   clientMetadataUrl?: string;
-  /**
-   * `--authorize-param`: extra authorization request parameters a provider needs (Auth0's `audience`, `prompt`,
-   * an IdP hint); a protocol parameter (`state`, `redirect_uri`, `scope`...) is refused.
-   */
+  /** `--authorize-param`: extra parameters a provider needs (Auth0's `audience`); protocol ones are refused. */
   authorizeParams?: Record<string, string>;
-  /**
-   * `--disable-resource-parameter`: no RFC 8707 `resource` in the authorization, token and refresh requests, for
-   * providers that refuse it (Entra ID); the tokens are then not bound to this resource.
-   */
+  /** `--disable-resource-parameter`: no RFC 8707 `resource` in any request, for providers that refuse it (Entra ID). */
   disableResourceParameter?: boolean;
-  /**
-   * `--static-oauth-client-metadata`: RFC 7591 metadata merged over the registration's (`client_name`, `scope`,
-   * `logo_uri`...); the redirect, grant and response types and auth method stay as the sign-in needs them.
-   */
+  /** `--static-oauth-client-metadata`: RFC 7591 metadata merged over the registration's, save the protocol's fields. */
   clientMetadata?: Record<string, unknown>;
   /** Allow plain http for non-loopback URLs. */
   allowHttp?: boolean;
@@ -90,27 +66,20 @@ export interface OAuthSessionOptions {
   /** `client_name` sent at registration: "chat-mcp-bridge" or "chat-cli". */
   clientName?: string;
   /**
-   * The bridge: when the sign-in cannot finish by itself (no browser opened, the opener dropped the cookie, a
-   * device code to enter),
-   * `recover()` rejects at once with SignInWaitingError (the URL and what to do) instead of waiting out
-   * `authTimeoutMs`; the sign-in goes on waiting in the background, and later calls get the same error until it
-   * ends. `login` commands leave this off: the terminal shows the URL and they keep waiting.
+   * The bridge: when the sign-in cannot finish by itself (no browser opened, a device code to enter), `recover()`
+   * rejects at once with SignInWaitingError instead of waiting out `authTimeoutMs`; the sign-in goes on in the
+   * background, and later calls get the same error until it ends. `login` commands keep waiting instead.
    */
   answerAtOnceWhenWaiting?: boolean;
   /** The command that signs in from a terminal, for the messages above (e.g. `chat-mcp-bridge login <url>`). */
   loginCommand?: string;
   /** Environment for the browser opener (`$BROWSER`) and the proxy variables; default `process.env`. */
   env?: NodeJS.ProcessEnv;
-  /**
-   * Told each time a sign-in shows the person where to go (a browser opened on it, or the URL they must open
-   * themselves), so a bridge can show it in its MCP client too.
-   */
+  /** Told each time a sign-in shows the person where to go, so a bridge can show it in its MCP client too. */
   onSignInPrompt?: (prompt: SignInPrompt) => void;
   /**
-   * A person's sign-in (a browser or a device code) run in another process that outlives this one: it takes the
-   * login lock itself, signs in unless a login was stored meanwhile, stores it, and tells each prompt. Resolves
-   * once the login is stored; rejects with AuthRequiredError. The bridge sets it, so that a one-shot host that
-   * stops the bridge does not take the sign-in down with it.
+   * A person's sign-in run in another process that outlives this one (`signInFor` there), telling each prompt;
+   * resolves once the login is stored. The bridge's, so that a one-shot host that stops it keeps the sign-in.
    */
   signInElsewhere?: (request: SignInRequest, prompt: (prompt: SignInPrompt) => void) => Promise<void>;
 }

@@ -1,5 +1,8 @@
-/** What some identity providers need of a sign-in (extra authorization parameters, registration metadata), checked so that neither changes a field the protocol depends on. */
-import { callbackPathProblem, successUrlProblem } from "../loopback-requests.js";
+/** What some identity providers need of a sign-in (extra authorization parameters, registration metadata, the callback's path and success page), checked so that none changes what the protocol depends on. */
+
+/** The loopback callback's default path, and where its one-time start pages live. */
+export const CALLBACK_PATH = "/callback";
+export const START_PATH = "/start/";
 
 /** The authorization request's own parameters: PKCE, `state`, the redirect and the client are the sign-in's safety. */
 export const PROTOCOL_AUTHORIZE_PARAMS: readonly string[] = [
@@ -61,14 +64,6 @@ export function assertProviderOptions(options: {
   if (successProblem) throw new Error(`Success page: ${successProblem}.`);
 }
 
-/** The RFC 8707 `resource` to send, or none under `disableResourceParameter`. */
-export function resourceParameter(
-  options: { disableResourceParameter?: boolean | undefined },
-  resource: string | undefined,
-): string | undefined {
-  return options.disableResourceParameter ? undefined : resource;
-}
-
 /** `started`'s authorization URL with the extra parameters set (a provider default such as `prompt` replaced). */
 export function withAuthorizeParams<T extends { authorizationUrl: URL }>(
   started: T,
@@ -80,4 +75,37 @@ export function withAuthorizeParams<T extends { authorizationUrl: URL }>(
     started.authorizationUrl.searchParams.set(key, value);
   }
   return started;
+}
+
+/** Why `path` cannot be the callback's path (`--callback-path`), or undefined when it can. */
+export function callbackPathProblem(path: string): string | undefined {
+  if (!path.startsWith("/")) return 'the callback path must start with "/", e.g. /oauth/callback';
+  if (/[?#]/.test(path)) return "the callback path is a path only, without a query or fragment";
+  if (!/^[A-Za-z0-9\-._~/%!$&'()*+,;=:@]{1,200}$/.test(path))
+    return "the callback path has characters a URL path does not allow (or is over 200 long)";
+  // A path the URL parser rewrites (dot segments, `%2e%2e`) never matches a request's, and may climb elsewhere:
+  // `/a/../start/x` is the start page. Only a plain path, already in its normal form, is taken.
+  const normalised = new URL(path, "http://127.0.0.1").pathname;
+  if (normalised !== path || path.includes("//") || /(^|\/)(\.|%2e){1,2}(\/|$)/i.test(path)) {
+    return `the callback path must be a plain path, without "." or ".." segments or empty ones (it reads as ${normalised})`;
+  }
+  if (path.startsWith(START_PATH) || `${path}/` === START_PATH)
+    return `the callback path cannot be under ${START_PATH}: the sign-in's start page lives there`;
+  return undefined;
+}
+
+/**
+ * Why `url` cannot be where the browser goes after a successful sign-in (`--auth-success-url`): an http(s) URL
+ * without credentials, plain http only to loopback unless `allowHttp`.
+ */
+export function successUrlProblem(url: string, allowHttp = false): string | undefined {
+  const parsed = URL.parse(url);
+  if (!parsed) return "the success page must be a URL, e.g. https://example.com/signed-in";
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:")
+    return `the success page must be an http(s) URL, not ${parsed.protocol}`;
+  if (parsed.username || parsed.password) return "the success page URL must not contain credentials";
+  const loopback = ["localhost", "127.0.0.1", "[::1]"].includes(parsed.hostname);
+  if (parsed.protocol === "http:" && !loopback && !allowHttp)
+    return "the success page must be https (plain http only to loopback, or with --allow-http)";
+  return undefined;
 }

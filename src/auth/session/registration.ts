@@ -13,51 +13,37 @@ const ERROR_PAGE_BYTES = 16 * 1024;
 /** RFC 8628 §3.4: the grant type a client registers for, and asks for at the token endpoint, to redeem a device code. */
 export const DEVICE_CODE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code";
 
-/** The client to use for a sign-in redirected to `redirectUri`; `current` is the login stored for the same server. */
+/**
+ * The client for a sign-in redirected to `redirectUri`, or for a device code sign-in without one (nothing comes
+ * back to this machine): the user's choice, else the stored registration when it fits the flow, else a new one.
+ * `current` is the login stored for the same server.
+ */
 export async function chooseClient(
   context: SessionContext,
   server: DiscoveredServer,
-  redirectUri: string,
+  redirectUri: string | undefined,
   scope: string | undefined,
   current: StoredLogin | undefined,
 ): Promise<StoredClient> {
   const stored = current?.client;
   const chosen = clientChosenByUser(context, server, stored);
   if (chosen) return chosen;
-  if (stored?.source === "dynamic" && stored.redirect_uris.includes(redirectUri) && !secretExpired(stored)) {
-    return stored;
-  }
-  return registerDynamically(context, server, scope, {
-    redirect_uris: [redirectUri],
-    grant_types: [...SIGN_IN_CLIENT_METADATA.grant_types],
-    response_types: [...SIGN_IN_CLIENT_METADATA.response_types],
-  });
-}
-
-/**
- * The client for a device code sign-in: the user's choice, else a stored registration for the device code grant,
- * else a new one for that grant (and refresh), with no redirect URI: nothing comes back to this machine.
- */
-export async function chooseDeviceClient(
-  context: SessionContext,
-  server: DiscoveredServer,
-  scope: string | undefined,
-  current: StoredLogin | undefined,
-): Promise<StoredClient> {
-  const stored = current?.client;
-  const chosen = clientChosenByUser(context, server, stored);
-  if (chosen) return chosen;
-  if (
-    stored?.source === "dynamic" &&
-    stored.grant_types?.includes(DEVICE_CODE_GRANT_TYPE) &&
-    !secretExpired(stored)
-  ) {
-    return stored;
-  }
-  return registerDynamically(context, server, scope, {
-    redirect_uris: [],
-    grant_types: [DEVICE_CODE_GRANT_TYPE, "refresh_token"],
-  });
+  const fits = redirectUri
+    ? stored?.redirect_uris.includes(redirectUri)
+    : stored?.grant_types?.includes(DEVICE_CODE_GRANT_TYPE);
+  if (stored?.source === "dynamic" && fits && !secretExpired(stored)) return stored;
+  return registerDynamically(
+    context,
+    server,
+    scope,
+    redirectUri
+      ? {
+          redirect_uris: [redirectUri],
+          grant_types: [...SIGN_IN_CLIENT_METADATA.grant_types],
+          response_types: [...SIGN_IN_CLIENT_METADATA.response_types],
+        }
+      : { redirect_uris: [], grant_types: [DEVICE_CODE_GRANT_TYPE, "refresh_token"] },
+  );
 }
 
 /** `--client-id` (with its secret) or `--client-metadata-url` where the server supports it, else undefined. */

@@ -1,17 +1,16 @@
-/** The SDK's token requests: where they go (the vetted endpoint, plain http when `--allow-http` allowed it) and the account their answer names. */
+/** The SDK's token requests: where they go (the vetted endpoint, plain http when `--allow-http` allowed it), the account their answer names, and the client's authentication beside them. */
 import {
   type AuthorizationServerMetadata,
   assertSecureTokenEndpoint,
   type DpopSession,
-  fetchToken,
   InsecureTokenEndpointError,
-  type OAuthClientProvider,
   type OAuthTokens,
+  selectClientAuthMethod,
 } from "@modelcontextprotocol/client";
 import { readBoundedText } from "../../internal/bounded-body.js";
 import type { DiscoveredServer } from "../discovery.js";
-import { dpopSessionOf, withDpopProof } from "../dpop.js";
-import type { StoredDpopKey } from "../stored-login.js";
+import { dpopSessionOf } from "../dpop.js";
+import type { StoredClient, StoredDpopKey } from "../stored-login.js";
 
 /** What `exchangeAuthorization` and `refreshAuthorization` take to reach the token endpoint. */
 export interface TokenEndpointArguments {
@@ -74,20 +73,36 @@ async function withProofFor(
   return { ...init, headers };
 }
 
-/** A grant the SDK's provider makes (client_credentials, jwt-bearer) at the vetted endpoint, DPoP-bound with `dpopKey`. */
-export async function fetchTokenAt(
+/** One token request at the vetted endpoint (`request` makes it with the SDK), DPoP-bound with `dpopKey`, and the account its answer names. */
+export async function requestTokens(
   server: DiscoveredServer,
-  provider: OAuthClientProvider,
-  request: { dpopKey: StoredDpopKey | undefined; fetchFn: typeof fetch; scope: string | undefined },
-): Promise<OAuthTokens> {
-  const dpop = request.dpopKey ? await dpopSessionOf(request.dpopKey) : undefined;
-  const endpoint = tokenEndpointArguments(server, request.fetchFn, dpop);
-  return fetchToken(withDpopProof(provider, request.dpopKey), endpoint.authorizationServerUrl, {
-    metadata: endpoint.metadata,
-    resource: server.resource,
-    scope: request.scope,
-    fetchFn: endpoint.fetchFn,
-  });
+  fetchFn: typeof fetch,
+  dpopKey: StoredDpopKey | undefined,
+  request: (endpoint: TokenEndpointArguments, dpop: DpopSession | undefined) => Promise<OAuthTokens>,
+): Promise<{ tokens: OAuthTokens; account: string | undefined }> {
+  const answer = accountRecordingFetch(fetchFn);
+  const dpop = dpopKey ? await dpopSessionOf(dpopKey) : undefined;
+  const tokens = await request(tokenEndpointArguments(server, answer.fetchFn, dpop), dpop);
+  return { tokens, account: answer.account() };
+}
+
+/** Authenticates a request beside the token endpoint's (device authorization, revocation) as the SDK would the token request. */
+export function authenticateClient(
+  client: StoredClient,
+  supportedMethods: string[],
+  headers: Headers,
+  form: URLSearchParams,
+): void {
+  const method = selectClientAuthMethod(client, supportedMethods);
+  if (method === "client_secret_basic" && client.client_secret) {
+    // RFC 6749 §2.3.1: each part form-encoded before the Basic encoding.
+    const pair = `${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`;
+    headers.set("authorization", `Basic ${Buffer.from(pair).toString("base64")}`);
+    return;
+  }
+  form.set("client_id", client.client_id);
+  if (method === "client_secret_post" && client.client_secret)
+    form.set("client_secret", client.client_secret);
 }
 
 function refusedBySdk(endpoint: URL): boolean {

@@ -1,6 +1,6 @@
 /** mcp-remote's network and callback flags (time-outs, keep-alive, cookies, --use-id-token, the callback's path and success page), defined and checked. */
 import { type Command, InvalidArgumentError } from "commander";
-import { callbackPathProblem, successUrlProblem } from "../../auth/loopback-requests.js";
+import { callbackPathProblem, successUrlProblem } from "../../auth/session/provider-options.js";
 import { timerMilliseconds, timerSecondsRange } from "../../internal/deadline.js";
 import { UsageError } from "../../internal/usage-error.js";
 

@@ -1,5 +1,5 @@
 /** `chat-cli login [--no-browser] [--device-code] [--auth-timeout <s>] [--token-store <store>] [--client-credentials --client-id <id> [--client-private-key <pem>]] [--client-id <id> --workload-token-file <path>] [--callback-path <path>] [--auth-success-url <url>]`, or `chat-cli login --with-token` (the key on stdin): OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
-import { callbackPathProblem, successUrlProblem } from "../../auth/loopback-requests.js";
+import { callbackPathProblem, successUrlProblem } from "../../auth/session/provider-options.js";
 import { configDir } from "../../config/index.js";
 import { redactForTerminal } from "../../internal/redact.js";
 import { UsageError } from "../../internal/usage-error.js";

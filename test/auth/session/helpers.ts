@@ -6,8 +6,8 @@ import { vi } from "vitest";
 import { OAuthSession, type OAuthSessionOptions } from "../../../src/auth/index.js";
 import { canonicalServerUrl, loginKey, loginPaths } from "../../../src/auth/login-key.js";
 import { writeFileAtomic } from "../../../src/auth/login-store.js";
-import { storedLoginOf } from "../../../src/auth/session/session-storage.js";
-import { type StoredLogin, StoredLoginSchema } from "../../../src/auth/stored-login.js";
+import { storedLoginOf } from "../../../src/auth/session/context.js";
+import { readStoredLogin, type StoredLogin } from "../../../src/auth/stored-login.js";
 import { scratchDir } from "../../support/scratch-dir.js";
 import {
   createTinyOAuthServer,
@@ -110,7 +110,7 @@ function sessionsOn(
   };
   const resourceStatus = async (token: string) => (await challenge(token)).status;
   const paths = loginPaths(configDir, loginKey(tiny.resourceUrl));
-  const storedLogin = () => StoredLoginSchema.parse(JSON.parse(readFileSync(paths.file, "utf8")));
+  const storedLogin = () => readStoredLogin(JSON.parse(readFileSync(paths.file, "utf8")));
   // Makes the client see its access token as expired (the server still accepts it), to drive a refresh.
   const expireStoredToken = async () => {
     const login = storedLogin();
@@ -171,9 +171,7 @@ export function referenceSession(
     ...extra,
   });
   const stored = () =>
-    StoredLoginSchema.parse(
-      JSON.parse(readFileSync(loginPaths(configDir, loginKey(serverUrl)).file, "utf8")),
-    );
+    readStoredLogin(JSON.parse(readFileSync(loginPaths(configDir, loginKey(serverUrl)).file, "utf8")));
   return { session, stored };
 }
 

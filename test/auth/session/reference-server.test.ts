@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { OAuthSession, restServerUrl, storedAccessToken } from "../../../src/auth/index.js";
 import { loginKey, loginPaths } from "../../../src/auth/login-key.js";
-import { StoredLoginSchema } from "../../../src/auth/stored-login.js";
+import { readStoredLogin } from "../../../src/auth/stored-login.js";
 import { type ReferenceServer, startReferenceServer } from "../../../src/server/index.js";
 import { scratchDir } from "../../support/scratch-dir.js";
 
@@ -37,7 +37,7 @@ async function listChats(token: string): Promise<number> {
 
 function storedLogin(serverUrl: string, configDir: string) {
   const { file } = loginPaths(configDir, loginKey(serverUrl));
-  return StoredLoginSchema.parse(JSON.parse(readFileSync(file, "utf8")));
+  return readStoredLogin(JSON.parse(readFileSync(file, "utf8")));
 }
 
 describe("full sign-in against the reference server (REST resource, chat-cli convention)", () => {

@@ -1,11 +1,11 @@
-/** The session's login as stored (src/auth/session/session-storage.ts): this server's only, strict or in-memory saves, secrets kept out of messages. */
+/** The session's login as stored (src/auth/session/context.ts): this server's only, strict or in-memory saves, secrets kept out of messages. */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { TokenStoreError } from "../../../src/auth/errors.js";
 import { loginKey, loginPaths } from "../../../src/auth/login-key.js";
 import { LoginStore } from "../../../src/auth/login-store.js";
-import { SessionStorage } from "../../../src/auth/session/session-storage.js";
+import { SessionStorage } from "../../../src/auth/session/context.js";
 import type { StoredLogin } from "../../../src/auth/stored-login.js";
 import { redact } from "../../../src/internal/redact.js";
 import { scratchDir } from "../../support/scratch-dir.js";
