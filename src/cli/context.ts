@@ -1,9 +1,11 @@
-/** What every command receives: the terminal, the global options, and the ChatClient built from them. */
+/** What every command receives: the terminal, the global options, the ChatClient built from them, and the wait for the assistant. */
 import { type RestToken, resolveRestToken } from "../auth/rest-token.js";
 import type { ChatClient, ClientTestOptions } from "../client/client.js";
 import type { Logger } from "../client/logger.js";
+import type { PagePromise } from "../client/pagination.js";
 import { describeProxyFor } from "../internal/proxy.js";
 import { rememberSecret, sanitizeForTerminal } from "../internal/redact.js";
+import type { ListPage } from "../wire/index.js";
 import { CliError, EXIT, UsageError } from "./errors.js";
 import type { CliIo } from "./io.js";
 
@@ -164,4 +166,59 @@ export function assertBaseUrl(baseUrl: string): void {
     `the base URL ${baseUrl} ends in /${endpoint}: ${why}`,
     `Use ${base} instead (in CHAT_API_URL or --base-url).`,
   );
+}
+
+/** `work`, or a CliError (`interrupted()`, exit 130) as soon as Ctrl-C arrives on the run's signals. */
+export async function untilInterrupted<T>(
+  ctx: CliContext,
+  work: Promise<T>,
+  interrupted: () => CliError,
+): Promise<T> {
+  const signals = ctx.signals ?? process;
+  let onInterrupt: (() => void) | undefined;
+  const interruption = new Promise<never>((_resolve, reject) => {
+    onInterrupt = () => reject(interrupted());
+    signals.once("SIGINT", onInterrupt);
+  });
+  try {
+    return await Promise.race([work, interruption]);
+  } finally {
+    if (onInterrupt) signals.off("SIGINT", onInterrupt);
+  }
+}
+
+/**
+ * Runs `request` (a create, send or resolve) under a spinner when stdout is a terminal and not `--json`. Ctrl-C rejects at once with exit code 130 and
+ * says the request may still complete, with `checkCommand` to see whether it did: a POST that was sent cannot
+ * be taken back, and the service records the result only once the assistant has answered, so the advice says
+ * the command shows nothing new until then (a user who trusted an empty answer would create a duplicate).
+ */
+export async function waitForAssistant<T>(
+  ctx: CliContext,
+  wait: { label: string; checkCommand: string },
+  request: () => Promise<T>,
+): Promise<T> {
+  const spinner = ctx.io.isTTY && !ctx.globals.json ? ctx.io.spinner(wait.label) : { stop() {} };
+  try {
+    return await untilInterrupted(
+      ctx,
+      request(),
+      () =>
+        new CliError(
+          "interrupted while waiting for the assistant; the request was sent and may still complete for a while.",
+          EXIT.interrupted,
+          `\`${wait.checkCommand}\` shows it only once the assistant has answered, which can take minutes: look there before you run this again.`,
+        ),
+    );
+  } finally {
+    spinner.stop();
+  }
+}
+
+/** The first page in the wire shape, or with `all` the items of every page in one (`nextCursor` null). */
+export async function listPage<T>(pages: PagePromise<T>, all: boolean | undefined): Promise<ListPage<T>> {
+  if (!all) return (await pages).toJSON();
+  const data: T[] = [];
+  for await (const item of pages) data.push(item);
+  return { object: "list", data, nextCursor: null };
 }

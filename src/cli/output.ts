@@ -10,8 +10,7 @@ import {
   type Permission,
   type Preview,
 } from "../wire/index.js";
-import { createStyle, stripAnsi } from "./ansi.js";
-import type { CliIo } from "./io.js";
+import { type CliIo, createStyle, stripAnsi } from "./io.js";
 
 /** `value` with every string in it (deep) made safe for a terminal: control characters shown as `^[`, `^M`, ... */
 export function shown<T>(value: T): T {

@@ -3,17 +3,18 @@ import { callbackPathProblem, successUrlProblem } from "../../auth/loopback-requ
 import { configDir } from "../../config/index.js";
 import { redactForTerminal } from "../../internal/redact.js";
 import { UsageError } from "../../internal/usage-error.js";
-import { assertBaseUrl, type CliContext, type InterruptSource } from "../context.js";
+import { assertBaseUrl, type CliContext, untilInterrupted } from "../context.js";
 import {
   type CommandInput,
   defineCommand,
   negatedSwitch,
+  parseAuthTimeout,
+  parseTokenStore,
   switchFlag,
   valueFlag,
   withDefault,
 } from "../define-command.js";
 import { CliError, EXIT } from "../errors.js";
-import { parseAuthTimeout, parseTokenStore } from "../flag-values.js";
 import { printHint, printJson, shown } from "../output.js";
 
 const loginFlags = {
@@ -161,7 +162,12 @@ export async function login(options: LoginOptions, ctx: CliContext): Promise<voi
     return loginWithToken(ctx, options.tokenStore ?? "auto");
   }
   const session = await loginSession(ctx, options);
-  const summary = await untilInterrupted(session.signIn(), ctx.signals ?? process);
+  // Ctrl-C while the sign-in waits exits at once; the login lock is released on the way out (see login-lock.ts).
+  const summary = await untilInterrupted(
+    ctx,
+    session.signIn(),
+    () => new CliError("sign-in interrupted; nothing was saved.", EXIT.interrupted),
+  );
   const storage = await session.describeStorage();
   // The account or team chosen at consent, as the token response named it (whoami shows the same).
   const account = (await session.describeLogin())?.account;
@@ -184,23 +190,6 @@ export async function login(options: LoginOptions, ctx: CliContext): Promise<voi
     ctx.io,
     `Credentials stored in the ${storage.kind} (${storage.location}). Check with \`chat-cli whoami\`.`,
   );
-}
-
-/**
- * Ctrl-C while the sign-in waits (for the browser, say) ends the command with exit 130; the process exits at
- * once, and the login lock is released on the way out (see login-lock.ts).
- */
-async function untilInterrupted<T>(signIn: Promise<T>, signals: InterruptSource): Promise<T> {
-  let onInterrupt: (() => void) | undefined;
-  const interrupted = new Promise<never>((_resolve, reject) => {
-    onInterrupt = () => reject(new CliError("sign-in interrupted; nothing was saved.", EXIT.interrupted));
-    signals.once("SIGINT", onInterrupt);
-  });
-  try {
-    return await Promise.race([signIn, interrupted]);
-  } finally {
-    if (onInterrupt) signals.off("SIGINT", onInterrupt);
-  }
 }
 
 export const loginCommand = defineCommand({ arguments: {}, options: loginFlags, run: login });

@@ -15,17 +15,18 @@ import {
   type Task,
   TaskSchema,
 } from "../../wire/index.js";
-import { type CliContext, openClient } from "../context.js";
+import { type CliContext, openClient, waitForAssistant } from "../context.js";
 import {
   type CommandInput,
   chatIdArgument,
   defineCommand,
+  fieldName,
+  fieldProblem,
+  parseNames,
   switchFlag,
   valueFlag,
 } from "../define-command.js";
 import { aboutChat, CliError, EXIT, serverMessage, statusOf, UsageError } from "../errors.js";
-import { parseNames } from "../flag-values.js";
-import { fieldName, fieldProblem } from "../invalid-field.js";
 import { isYes } from "../io.js";
 import {
   hintArgument,
@@ -37,7 +38,6 @@ import {
   printPending,
   requestedNames,
 } from "../output.js";
-import { waitForAssistant } from "../waiting.js";
 
 const resolveArguments = { chatId: chatIdArgument };
 const resolveFlags = {

@@ -3,7 +3,7 @@ import * as z from "zod";
 import { readSmallFile } from "../../internal/files.js";
 import { UsageError } from "../../internal/usage-error.js";
 import type { ReferenceServerOptions } from "../../server/index.js";
-import { fieldName, fieldProblem } from "../invalid-field.js";
+import { fieldName, fieldProblem } from "../define-command.js";
 
 const FLAG = "--oauth-config";
 /** A few clients and issuers with their keys: far below this. */

@@ -4,9 +4,18 @@ import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { packageRoot } from "../../internal/package-version.js";
 import type { CliContext } from "../context.js";
-import { type CommandInput, defineCommand, valueFlag, withDefault } from "../define-command.js";
+import {
+  type CommandInput,
+  defineCommand,
+  parseDpopMode,
+  parseMcpEra,
+  parseMilliseconds,
+  parsePort,
+  parseSeconds,
+  valueFlag,
+  withDefault,
+} from "../define-command.js";
 import { CliError, EXIT } from "../errors.js";
-import { parseDpopMode, parseMcpEra, parseMilliseconds, parsePort, parseSeconds } from "../flag-values.js";
 import { printJson } from "../output.js";
 
 const serveFlags = {
