@@ -54,7 +54,7 @@ export function hintArgument(value: string, placeholder = "<chatId>"): string {
 type Row = [label: string, value: string | null | undefined];
 
 /** Label/value rows: aligned with bold labels on a TTY, `label:<TAB>value` lines off it. */
-function printRows(io: CliIo, rows: Row[]): void {
+export function printRows(io: CliIo, rows: Row[]): void {
   if (!io.isTTY) {
     io.stdout(rows.map(([label, value]) => `${label}:\t${oneLine(value ?? "")}\n`).join(""));
     return;

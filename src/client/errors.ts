@@ -5,7 +5,7 @@ import {
   markNotChatService,
   notChatServiceMessage,
 } from "../internal/service-shape.js";
-import { type ErrorBody, ErrorBodySchema, type PendingTask } from "../wire/index.js";
+import { ERROR_STATUS, type ErrorBody, ErrorBodySchema, type PendingTask } from "../wire/index.js";
 
 /**
  * Base of every error ChatClient throws, so `catch (e) { if (e instanceof ChatError) ... }` covers them all.
@@ -19,18 +19,10 @@ export class ChatError extends Error {
   override readonly name: string = "ChatError";
 }
 
-/** Error codes a body-less or non-JSON answer is given, so `code` is always set. */
-const CODE_OF_STATUS: Record<number, string> = {
-  400: "bad_request",
-  401: "unauthorized",
-  403: "forbidden",
-  404: "not_found",
-  409: "conflict",
-  413: "payload_too_large",
-  422: "unprocessable",
-  429: "rate_limited",
-  500: "internal",
-};
+/** The code a body-less or non-JSON answer is given, so `code` is always set: the wire's first code of its status. */
+function codeOfStatus(status: number): string {
+  return Object.entries(ERROR_STATUS).find(([, sent]) => sent === status)?.[0] ?? `http_${status}`;
+}
 
 /** The service answered with a non-2xx status. `body` is the parsed error body, or the raw text when it was not one. */
 export class ChatApiError extends ChatError {
@@ -51,7 +43,7 @@ export class ChatApiError extends ChatError {
     this.body = body;
     this.headers = headers;
     this.requestId = headers.get("x-request-id") ?? undefined;
-    this.code = typeof body === "object" ? body.error.code : (CODE_OF_STATUS[status] ?? `http_${status}`);
+    this.code = typeof body === "object" ? body.error.code : codeOfStatus(status);
   }
 }
 
@@ -163,7 +155,7 @@ export function apiErrorFor(
       ),
     );
   }
-  const code = typeof body === "object" ? body.error.code : (CODE_OF_STATUS[status] ?? `http_${status}`);
+  const code = typeof body === "object" ? body.error.code : codeOfStatus(status);
   const said =
     typeof body === "object"
       ? body.error.message.replace(/[.\s]+$/, "")
@@ -181,24 +173,16 @@ export function apiErrorFor(
 }
 
 function errorClassFor(status: number): typeof ChatApiError {
-  switch (status) {
-    case 400:
-      return BadRequestError;
-    case 401:
-      return AuthenticationError;
-    case 403:
-      return PermissionDeniedError;
-    case 404:
-      return NotFoundError;
-    case 409:
-      return ConflictError;
-    case 422:
-      return UnprocessableEntityError;
-    case 429:
-      return RateLimitError;
-    default:
-      return status >= 500 ? InternalServerError : ChatApiError;
-  }
+  const byStatus: Record<number, typeof ChatApiError> = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    409: ConflictError,
+    422: UnprocessableEntityError,
+    429: RateLimitError,
+  };
+  return byStatus[status] ?? (status >= 500 ? InternalServerError : ChatApiError);
 }
 
 /** What a connection error knows about the call beside its message. */

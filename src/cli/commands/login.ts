@@ -130,20 +130,15 @@ export async function loginSession(ctx: CliContext, options: LoginOptions) {
   });
 }
 
-/** The first sign-in flag given, which `--with-token` does not go with. */
+/** The first sign-in flag given, which `--with-token` does not go with (`--no-browser` is given when browser is false). */
 function signInFlagGiven(options: LoginOptions): string | undefined {
-  const given: [boolean, string][] = [
-    [options.browser === false, "--no-browser"],
-    [options.deviceCode === true, "--device-code"],
-    [options.authTimeoutMs !== undefined, "--auth-timeout"],
-    [options.clientCredentials === true, "--client-credentials"],
-    [options.clientId !== undefined, "--client-id"],
-    [options.clientPrivateKeyFile !== undefined, "--client-private-key"],
-    [options.workloadTokenFile !== undefined, "--workload-token-file"],
-    [options.callbackPath !== undefined, "--callback-path"],
-    [options.authSuccessUrl !== undefined, "--auth-success-url"],
-  ];
-  return given.find(([isGiven]) => isGiven)?.[1];
+  const given = Object.entries(loginFlags).find(([key]) => {
+    const value = options[key as keyof LoginOptions];
+    return (
+      key !== "withToken" && key !== "tokenStore" && value !== undefined && value !== (key === "browser")
+    );
+  });
+  return given?.[1].flags.split(" ")[0];
 }
 
 /** `--callback-path` and `--auth-success-url` refused as usage errors, before any request. */
