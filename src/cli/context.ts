@@ -21,14 +21,7 @@ export interface GlobalOptions {
 }
 
 /** The global options as commander parsed them; absent ones take their defaults. */
-export interface GivenGlobals {
-  baseUrl?: string;
-  token?: string;
-  json?: boolean;
-  color?: boolean;
-  debug?: boolean;
-  timeout?: number;
-}
+export type GivenGlobals = Partial<Omit<GlobalOptions, "timeoutSeconds">> & { timeout?: number };
 
 export function globalOptionsFrom(given: GivenGlobals, defaultBaseUrl: () => string): GlobalOptions {
   return {

@@ -5,7 +5,7 @@ import {
   markNotChatService,
   notChatServiceMessage,
 } from "../internal/service-shape.js";
-import { ERROR_STATUS, type ErrorBody, ErrorBodySchema, type PendingTask } from "../wire/index.js";
+import { ERROR_STATUS, type ErrorBody, type PendingTask } from "../wire/index.js";
 
 /**
  * Base of every error ChatClient throws, so `catch (e) { if (e instanceof ChatError) ... }` covers them all.
@@ -120,18 +120,6 @@ function hintFor(status: number, code: string, body: ErrorBody | string | undefi
   return undefined;
 }
 
-/** Reads an error answer's text: the wire error body when it is one, else the raw text (undefined when empty). */
-export function readErrorBody(text: string): ErrorBody | string | undefined {
-  if (text.trim() === "") return undefined;
-  try {
-    const parsed = ErrorBodySchema.safeParse(JSON.parse(text));
-    if (parsed.success) return parsed.data;
-  } catch {
-    // Not JSON (an HTML error page from a proxy, say): keep the text.
-  }
-  return text;
-}
-
 /** The error for a non-2xx answer: the subclass for its status, with a message saying what failed and what to do. */
 export function apiErrorFor(
   status: number,
@@ -141,11 +129,11 @@ export function apiErrorFor(
   /** The base URL asked: named when the answer shows it is some other server, not the chat service. */
   serviceUrl?: string,
 ): ChatApiError {
+  const ErrorClass = errorClassFor(status);
   // Only a body that is not the wire's error tells another server apart (an empty answer may come from anywhere).
   const answer = { status, contentType: headers.get("content-type"), structured: typeof body !== "string" };
-  if (serviceUrl !== undefined && doesNotLookLikeChatService(answer)) {
-    const ErrorClass = errorClassFor(status);
-    // The page itself is not kept in the message: a web site's HTML says nothing the user can act on.
+  // The page itself is not kept in the message: a web site's HTML says nothing the user can act on.
+  if (serviceUrl !== undefined && doesNotLookLikeChatService(answer))
     return markNotChatService(
       new ErrorClass(
         status,
@@ -154,7 +142,6 @@ export function apiErrorFor(
         `${request} failed: ${notChatServiceMessage(serviceUrl, answer)}`,
       ),
     );
-  }
   const code = typeof body === "object" ? body.error.code : codeOfStatus(status);
   const said =
     typeof body === "object"
@@ -168,7 +155,6 @@ export function apiErrorFor(
     `${request} failed: ${status} ${code}: ${said}` +
     (hint ? `. ${hint}` : "") +
     (requestId ? ` (request id ${requestId})` : "");
-  const ErrorClass = errorClassFor(status);
   return new ErrorClass(status, body, headers, message);
 }
 

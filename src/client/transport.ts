@@ -15,7 +15,6 @@ import {
   parseRetryAfterMs,
   ResponseTooLargeError,
   ResponseValidationError,
-  readErrorBody,
 } from "./errors.js";
 import { type ClientLog, loggedFailure, loggedUrl } from "./logger.js";
 
@@ -186,9 +185,18 @@ export function queryString(params: Record<string, string | number | undefined>)
 
 /** ky 2's `HTTPError.data` as the wire's error body, the raw text when it is not one (undefined when empty). */
 function errorBodyOf(data: unknown): ErrorBody | string | undefined {
-  if (data === undefined || typeof data === "string") return readErrorBody(data ?? "");
-  const parsed = ErrorBodySchema.safeParse(data);
-  return parsed.success ? parsed.data : JSON.stringify(data);
+  let json = data;
+  if (typeof data === "string" || data === undefined) {
+    if (!data?.trim()) return undefined;
+    try {
+      json = JSON.parse(data);
+    } catch {
+      // Not JSON (an HTML error page from a proxy, say): keep the text.
+      return data;
+    }
+  }
+  const parsed = ErrorBodySchema.safeParse(json);
+  return parsed.success ? parsed.data : typeof data === "string" ? data : JSON.stringify(data);
 }
 
 /** Lower-cased merge so `Authorization` and `authorization` are one header; null removes, undefined is skipped. */
