@@ -95,18 +95,23 @@ export async function openClient(ctx: CliContext, token?: RestToken): Promise<Ch
     const route = describeProxyFor(ctx.globals.baseUrl, ctx.env ?? process.env);
     ctx.io.stderr(`debug: requests to ${ctx.globals.baseUrl} go ${route}\n`);
   }
+  const seconds = ctx.globals.timeoutSeconds;
+  return newClient(ctx, {
+    token: resolved.token,
+    ...(seconds !== undefined ? { timeoutMs: seconds * 1000, waitTimeoutMs: seconds * 1000 } : {}),
+  });
+}
+
+/** A ChatClient for the base URL, its log on stderr (every request at --debug; else $CHAT_LOG, else warnings). */
+async function newClient(ctx: CliContext, options: ClientTestOptions): Promise<ChatClient> {
   // ky (whose import builds a Request to detect features) and the client load only for a command that sends one.
   const { ChatClient: Client } = await import("../client/client.js");
   return new Client({
     baseUrl: ctx.globals.baseUrl,
-    token: resolved.token,
     ...(ctx.fetch ? { fetch: ctx.fetch } : {}),
     logger: stderrLogger(ctx.io),
-    // --debug shows each request and answer with its request id; otherwise $CHAT_LOG, else warnings only.
     ...(ctx.globals.debug ? { logLevel: "debug" as const } : {}),
-    ...(ctx.globals.timeoutSeconds !== undefined
-      ? { timeoutMs: ctx.globals.timeoutSeconds * 1000, waitTimeoutMs: ctx.globals.timeoutSeconds * 1000 }
-      : {}),
+    ...options,
   } as ClientTestOptions);
 }
 
@@ -122,16 +127,8 @@ export function stderrLogger(io: CliIo): Logger {
  * request tells the two apart: any HTTP answer means reachable; a connection failure is thrown as it is.
  */
 export async function notSignedIn(ctx: CliContext): Promise<never> {
-  const { ChatClient: Client } = await import("../client/client.js");
   const { ChatConnectionError } = await import("../client/errors.js");
-  const probe = new Client({
-    baseUrl: ctx.globals.baseUrl,
-    maxRetries: 0,
-    timeoutMs: REACHABLE_TIMEOUT_MS,
-    ...(ctx.fetch ? { fetch: ctx.fetch } : {}),
-    logger: stderrLogger(ctx.io),
-    ...(ctx.globals.debug ? { logLevel: "debug" as const } : {}),
-  });
+  const probe = await newClient(ctx, { maxRetries: 0, timeoutMs: REACHABLE_TIMEOUT_MS });
   try {
     await probe.listChats({ limit: 1 });
   } catch (error) {

@@ -50,12 +50,7 @@ export function valueFlag<T>(
 
 /** The same flag, with the value it has when not given. */
 export function withDefault<T>(flag: FlagSpec<T, false>, defaultValue: T): FlagSpec<T, true> {
-  return {
-    flags: flag.flags,
-    description: flag.description,
-    ...(flag.parse ? { parse: flag.parse } : {}),
-    defaultValue,
-  };
+  return { ...flag, defaultValue } as FlagSpec<T, true>;
 }
 
 type ValueOf<F> = F extends FlagSpec<infer T, boolean> ? T : never;

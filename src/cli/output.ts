@@ -92,7 +92,7 @@ function printTable(
   const line = (row: string[], paint: (s: string) => string) =>
     row
       .map((cell, i) => {
-        if (i === row.length - 1) return paint(truncate(cell, last));
+        if (i === row.length - 1) return paint(truncateText(cell, last));
         return paint(cell) + " ".repeat((widths[i] ?? 0) - stripAnsi(cell).length + 2);
       })
       .join("")
@@ -104,8 +104,6 @@ function printTable(
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, " ").replace(/\t/g, " ");
 }
-
-const truncate = truncateText;
 
 function columnsOf(io: CliIo): number {
   // A pseudo-terminal without a window size reports 0 columns.

@@ -173,14 +173,9 @@ Environment: CHAT_API_URL (base URL), CHAT_API_KEY (token), CHAT_CONFIG_DIR, NO_
 Exit codes: 0 ok, 1 error, 2 usage, 3 conflict (the chat has moved on), 4 authentication needed,
   130 interrupted while waiting for the assistant (the request may still complete).`;
 
-export interface ProgramOutput {
-  writeOut(text: string): void;
-  writeErr(text: string): void;
-}
-
 export function buildProgram(
   version: string,
-  output: ProgramOutput,
+  output: { writeOut(text: string): void; writeErr(text: string): void },
   contextFor: ContextFactory,
   defaultBaseUrl: () => string,
 ): { program: Command; declareNamed(name: string | undefined): Promise<void> } {
@@ -332,10 +327,7 @@ export async function commandTable(): Promise<CompletionTable> {
     commands: program.commands.map((command) => ({
       name: command.name(),
       description: command.description(),
-      flags: command.options
-        .map(flagOf)
-        .filter((flag): flag is Flag => flag !== undefined)
-        .concat(HELP_FLAG),
+      flags: flags(command),
     })),
   };
 }

@@ -118,14 +118,8 @@ const DEFAULT_BASE_URL = "http://127.0.0.1:8787";
 function userAgent(): string {
   const versions = (globalThis as { process?: { versions?: Record<string, string | undefined> } }).process
     ?.versions;
-  const runtime = versions?.bun
-    ? ` bun/${versions.bun}`
-    : versions?.deno
-      ? ` deno/${versions.deno}`
-      : versions?.node
-        ? ` node/${versions.node}`
-        : "";
-  return `chat-mcp-bridge/${SDK_VERSION}${runtime}`;
+  const runtime = ["bun", "deno", "node"].find((name) => versions?.[name]);
+  return `chat-mcp-bridge/${SDK_VERSION}${runtime ? ` ${runtime}/${versions?.[runtime]}` : ""}`;
 }
 
 /** Where the token in effect came from: the option, `$CHAT_API_KEY`, or the `chat-cli login` credentials (Node). */
