@@ -1,7 +1,7 @@
-/** `chat-cli login [--no-browser] [--device-code] [--auth-timeout <s>] [--token-store <store>] [--client-credentials --client-id <id> [--client-private-key <pem>]] [--client-id <id> --workload-token-file <path>] [--callback-path <path>] [--auth-success-url <url>]`, or `chat-cli login --with-token` (the key on stdin): OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
+/** `chat-cli login [--no-browser] [--device-code] [--auth-timeout <s>] [--token-store <store>] [--client-credentials --client-id <id> [--client-private-key <pem>]] [--client-id <id> --workload-token-file <path>] [--callback-path <path>] [--auth-success-url <url>]`, or `chat-cli login --with-token` (the key on stdin, stored as the login): OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
 import { callbackPathProblem, successUrlProblem } from "../../auth/loopback-requests.js";
 import { configDir } from "../../config/index.js";
-import { redactForTerminal } from "../../internal/redact.js";
+import { redactForTerminal, rememberSecret } from "../../internal/redact.js";
 import { UsageError } from "../../internal/usage-error.js";
 import { assertBaseUrl, type CliContext, untilInterrupted } from "../context.js";
 import {
@@ -153,7 +153,6 @@ export async function login(options: LoginOptions, ctx: CliContext): Promise<voi
   if (options.withToken) {
     const signIn = signInFlagGiven(options);
     if (signIn) throw new UsageError(`--with-token stores a key without signing in; drop ${signIn}`);
-    const { loginWithToken } = await import("./login-with-token.js");
     return loginWithToken(ctx, options.tokenStore ?? "auto");
   }
   const session = await loginSession(ctx, options);
@@ -184,6 +183,71 @@ export async function login(options: LoginOptions, ctx: CliContext): Promise<voi
   printHint(
     ctx.io,
     `Credentials stored in the ${storage.kind} (${storage.location}). Check with \`chat-cli whoami\`.`,
+  );
+}
+
+// `--with-token`: the API key (or access token) read from stdin and stored as the login for this base URL.
+
+/** A key is a line; more than this on stdin is not one. */
+const MAX_TOKEN_BYTES = 16 * 1024;
+
+/** Reads stdin to its end (bounded), without one trailing newline; empty or several lines are usage errors. */
+async function readTokenFrom(stdin: AsyncIterable<string | Uint8Array>): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stdin) {
+    const bytes = typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk);
+    size += bytes.length;
+    if (size > MAX_TOKEN_BYTES)
+      throw new UsageError(`--with-token: stdin holds more than ${MAX_TOKEN_BYTES} bytes; give one key`);
+    chunks.push(bytes);
+  }
+  const token = Buffer.concat(chunks)
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
+  if (token.trim() === "")
+    throw new UsageError(
+      "--with-token: nothing on stdin; pipe the key in",
+      "For example: chat-cli login --with-token < key.txt",
+    );
+  if (/[\r\n]/.test(token) || token !== token.trim())
+    throw new UsageError("--with-token: stdin must hold the key alone, on one line");
+  return token;
+}
+
+/** Stores the key where `chat-cli login` keeps its credentials (the same login record), so every command finds it. */
+async function loginWithToken(ctx: CliContext, tokenStore: "auto" | "keychain" | "file"): Promise<void> {
+  assertBaseUrl(ctx.globals.baseUrl);
+  const token = await readTokenFrom(ctx.stdin ?? process.stdin);
+  rememberSecret(token);
+  const { loginKey, restServerUrl, canonicalServerUrl } = await import("../../auth/index.js");
+  const { loginPaths } = await import("../../auth/login-key.js");
+  const { LoginStore } = await import("../../auth/login-store.js");
+  const serverUrl = canonicalServerUrl(restServerUrl(ctx.globals.baseUrl));
+  const key = loginKey(serverUrl);
+  const log = (_level: string, message: string) => ctx.io.stderr(`${redactForTerminal(message)}\n`);
+  const store = new LoginStore(tokenStore, key, loginPaths(configDir(ctx.env ?? process.env), key), log);
+  const now = Date.now();
+  // No expiry and no refresh token: the key is used as it is until `chat-cli logout` removes it.
+  await store.save({
+    version: 1,
+    serverUrl,
+    authorizationServerUrl: serverUrl,
+    tokens: { accessToken: token, tokenType: "Bearer", issuedAt: now },
+    savedAt: now,
+  });
+  const storage = await store.describe();
+  if (ctx.globals.json) {
+    return printJson(ctx.io, {
+      baseUrl: ctx.globals.baseUrl,
+      storedIn: storage.kind,
+      scope: null,
+      account: null,
+    });
+  }
+  printHint(
+    ctx.io,
+    `Key stored for ${ctx.globals.baseUrl} in the ${storage.kind} (${storage.location}). Check with \`chat-cli whoami\`.`,
   );
 }
 
