@@ -406,12 +406,7 @@ export class ChatClient {
     }
   }
 
-  /**
-   * One call through ky: ky sends, times each attempt out and schedules the retries; our policy decides which
-   * failures are retried (a GET, or a POST with its idempotency key; a POST without one only when it certainly
-   * never ran) and how long to wait (`Retry-After`, else backoff with full jitter). Resolves to a 2xx answer;
-   * rejects with ky's or fetch's error.
-   */
+  /** One call through ky, which sends, times out and retries each attempt as `retryPolicy` decides; resolves to a 2xx. */
   async #send(call: Call, options: RequestOptions | undefined): Promise<Response> {
     const { method } = call;
     const signal = options?.signal;

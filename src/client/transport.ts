@@ -82,8 +82,7 @@ function defaultFetch(proxy: string | false | undefined): FetchLike {
 
 /**
  * The ky instance of a client. Its fetch reads each answer's whole body within the attempt, so ky's per-attempt
- * timeout covers the body too, and logs each attempt at debug. This is the one place the client's default fetch
- * is chosen.
+ * timeout covers the body too, and logs each attempt at debug.
  */
 export function createKy(
   fetch: FetchLike | undefined,
@@ -337,9 +336,8 @@ export function retriesStatus(method: HttpMethod, status: number, keyed = false,
 }
 
 /**
- * Whether a failed attempt with no answer is worth another. A GET or a keyed POST is safe to repeat; a POST
- * without a key (timeouts and resets included) only when it certainly never reached the service, as judged by the one shared classifier. Neither
- * when the failure lasts until the user acts (a proxy's refusal, an untrusted certificate).
+ * Whether a failed attempt with no answer is worth another: a GET or a keyed POST, a POST without a key only when it
+ * certainly never reached the service; neither when the failure lasts until the user acts (a proxy's refusal).
  */
 export function retriesFailure(method: HttpMethod, error: unknown, keyed = false): boolean {
   if (isLastingNetworkFailure(error)) return false;
@@ -376,11 +374,7 @@ export interface RetriedCall {
   sleep: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
 }
 
-/**
- * ky's retry options for one call: ky sends, times each attempt out and schedules the retries; this policy
- * decides which failures are retried and how long to wait (`Retry-After`, capped, for any status that sends it;
- * else backoff with full jitter), and logs each retry at info.
- */
+/** ky's retry options for one call: which failures are retried, how long to wait (retryDelayMs), each retry logged at info. */
 export function retryPolicy(call: RetriedCall): RetryOptions {
   const { method, keyed, signal } = call;
   let nextDelayMs = 0;
