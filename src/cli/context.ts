@@ -178,10 +178,9 @@ export async function untilInterrupted<T>(
 }
 
 /**
- * Runs `request` (a create, send or resolve) under a spinner when stdout is a terminal and not `--json`. Ctrl-C rejects at once with exit code 130 and
- * says the request may still complete, with `checkCommand` to see whether it did: a POST that was sent cannot
- * be taken back, and the service records the result only once the assistant has answered, so the advice says
- * the command shows nothing new until then (a user who trusted an empty answer would create a duplicate).
+ * Runs `request` (a create, send or resolve) under a spinner on a terminal, not with `--json`. Ctrl-C exits 130 at
+ * once and says the POST may still complete, and that `checkCommand` shows it only once the assistant has answered
+ * (a user who trusted an empty answer there would send it twice).
  */
 export async function waitForAssistant<T>(
   ctx: CliContext,

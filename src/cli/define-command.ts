@@ -163,12 +163,9 @@ export function parseNames(value: string): string[] {
 }
 
 export function parseBaseUrl(value: string): string {
-  try {
-    const url = new URL(value);
-    if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("not http(s)");
-  } catch {
+  const protocol = URL.parse(value)?.protocol;
+  if (protocol !== "http:" && protocol !== "https:")
     throw new OptionValueError("must be an http(s) URL, e.g. http://127.0.0.1:8787.");
-  }
   return value.replace(/\/+$/, "");
 }
 

@@ -159,25 +159,17 @@ export function stripAnsi(text: string): string {
   return text.replace(/\u001b\[[0-9;]*m/g, "");
 }
 
-export function isWebUrl(url: string): boolean {
-  try {
-    const { protocol } = new URL(url);
-    return protocol === "http:" || protocol === "https:";
-  } catch {
-    return false;
-  }
-}
-
 /** How long an opener has to fail (xdg-open with no browser exits within milliseconds) before it counts as opened. */
 const OPENER_CONFIRM_MS = 1500;
 
 /**
- * Prints "Opening <url>" on stderr and hands the URL to the browser; refuses anything but http(s). When no browser
- * could open it, fails (exit 1) saying so, with the URL to open by hand: as gh does, a command asked to open
- * something does not report success for nothing, and scripts can tell.
+ * Prints "Opening <url>" on stderr and hands an http(s) URL to the browser. When no browser could open it, fails
+ * (exit 1) with the URL to open by hand: as gh does, a command asked to open something never reports false success.
  */
 export async function openInBrowser(io: CliIo, url: string): Promise<void> {
-  if (!isWebUrl(url)) throw new CliError(`refusing to open ${JSON.stringify(url)}: not an http(s) URL`);
+  const protocol = URL.parse(url)?.protocol;
+  if (protocol !== "http:" && protocol !== "https:")
+    throw new CliError(`refusing to open ${JSON.stringify(url)}: not an http(s) URL`);
   io.stderr(`Opening ${sanitizeForTerminal(url, { oneLine: true })}\n`);
   const { openUrl } = await import("../auth/index.js");
   try {

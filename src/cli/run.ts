@@ -225,7 +225,7 @@ function codeOf(failure: Error): string | undefined {
 }
 
 function report(code: string | undefined, baseUrl: string): Unreachable {
-  const host = hostOf(baseUrl);
+  const host = URL.parse(baseUrl)?.hostname ?? baseUrl;
   if (code && NAME_NOT_RESOLVED.has(code)) {
     return {
       message: `cannot reach ${baseUrl}: the host name ${host} does not resolve (${code})`,
@@ -240,12 +240,4 @@ function report(code: string | undefined, baseUrl: string): Unreachable {
     ? `Is the server running? Start a local one with \`chat-cli serve\`, or check the port (${WHERE}).`
     : `Is the service up, and is the URL right (${WHERE})?`;
   return { message: `cannot reach ${baseUrl}: ${why}`, hint };
-}
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).hostname;
-  } catch {
-    return url;
-  }
 }
