@@ -69,7 +69,7 @@ export type ArgumentValues<A extends Arguments> = { [K in keyof A]: string };
 /** What a command's run function receives besides the context. */
 export type CommandInput<A extends Arguments, F extends Flags> = ArgumentValues<A> & FlagValues<F>;
 
-/** A command's positionals, flags and run function; its name, summary and usage line live in commands/index.ts. */
+/** A command's positionals, flags and run function; its name, summary and usage line live in program.ts (COMMANDS). */
 export interface CommandDefinition<A extends Arguments = Arguments, F extends Flags = Flags> {
   arguments: A;
   options: F;
