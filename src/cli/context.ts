@@ -1,9 +1,11 @@
-/** What every command receives: the terminal, the global options, and the ChatClient built from them. */
+/** What every command receives: the terminal, the global options, the ChatClient built from them, and the wait for the assistant. */
 import { type RestToken, resolveRestToken } from "../auth/rest-token.js";
 import type { ChatClient, ClientTestOptions } from "../client/client.js";
 import type { Logger } from "../client/logger.js";
+import type { PagePromise } from "../client/pagination.js";
 import { describeProxyFor } from "../internal/proxy.js";
 import { rememberSecret, sanitizeForTerminal } from "../internal/redact.js";
+import type { ListPage } from "../wire/index.js";
 import { CliError, EXIT, UsageError } from "./errors.js";
 import type { CliIo } from "./io.js";
 
@@ -19,14 +21,7 @@ export interface GlobalOptions {
 }
 
 /** The global options as commander parsed them; absent ones take their defaults. */
-export interface GivenGlobals {
-  baseUrl?: string;
-  token?: string;
-  json?: boolean;
-  color?: boolean;
-  debug?: boolean;
-  timeout?: number;
-}
+export type GivenGlobals = Partial<Omit<GlobalOptions, "timeoutSeconds">> & { timeout?: number };
 
 export function globalOptionsFrom(given: GivenGlobals, defaultBaseUrl: () => string): GlobalOptions {
   return {
@@ -100,18 +95,23 @@ export async function openClient(ctx: CliContext, token?: RestToken): Promise<Ch
     const route = describeProxyFor(ctx.globals.baseUrl, ctx.env ?? process.env);
     ctx.io.stderr(`debug: requests to ${ctx.globals.baseUrl} go ${route}\n`);
   }
+  const seconds = ctx.globals.timeoutSeconds;
+  return newClient(ctx, {
+    token: resolved.token,
+    ...(seconds !== undefined ? { timeoutMs: seconds * 1000, waitTimeoutMs: seconds * 1000 } : {}),
+  });
+}
+
+/** A ChatClient for the base URL, its log on stderr (every request at --debug; else $CHAT_LOG, else warnings). */
+async function newClient(ctx: CliContext, options: ClientTestOptions): Promise<ChatClient> {
   // ky (whose import builds a Request to detect features) and the client load only for a command that sends one.
   const { ChatClient: Client } = await import("../client/client.js");
   return new Client({
     baseUrl: ctx.globals.baseUrl,
-    token: resolved.token,
     ...(ctx.fetch ? { fetch: ctx.fetch } : {}),
     logger: stderrLogger(ctx.io),
-    // --debug shows each request and answer with its request id; otherwise $CHAT_LOG, else warnings only.
     ...(ctx.globals.debug ? { logLevel: "debug" as const } : {}),
-    ...(ctx.globals.timeoutSeconds !== undefined
-      ? { timeoutMs: ctx.globals.timeoutSeconds * 1000, waitTimeoutMs: ctx.globals.timeoutSeconds * 1000 }
-      : {}),
+    ...options,
   } as ClientTestOptions);
 }
 
@@ -127,16 +127,8 @@ export function stderrLogger(io: CliIo): Logger {
  * request tells the two apart: any HTTP answer means reachable; a connection failure is thrown as it is.
  */
 export async function notSignedIn(ctx: CliContext): Promise<never> {
-  const { ChatClient: Client } = await import("../client/client.js");
   const { ChatConnectionError } = await import("../client/errors.js");
-  const probe = new Client({
-    baseUrl: ctx.globals.baseUrl,
-    maxRetries: 0,
-    timeoutMs: REACHABLE_TIMEOUT_MS,
-    ...(ctx.fetch ? { fetch: ctx.fetch } : {}),
-    logger: stderrLogger(ctx.io),
-    ...(ctx.globals.debug ? { logLevel: "debug" as const } : {}),
-  });
+  const probe = await newClient(ctx, { maxRetries: 0, timeoutMs: REACHABLE_TIMEOUT_MS });
   try {
     await probe.listChats({ limit: 1 });
   } catch (error) {
@@ -164,4 +156,58 @@ export function assertBaseUrl(baseUrl: string): void {
     `the base URL ${baseUrl} ends in /${endpoint}: ${why}`,
     `Use ${base} instead (in CHAT_API_URL or --base-url).`,
   );
+}
+
+/** `work`, or a CliError (`interrupted()`, exit 130) as soon as Ctrl-C arrives on the run's signals. */
+export async function untilInterrupted<T>(
+  ctx: CliContext,
+  work: Promise<T>,
+  interrupted: () => CliError,
+): Promise<T> {
+  const signals = ctx.signals ?? process;
+  let onInterrupt: (() => void) | undefined;
+  const interruption = new Promise<never>((_resolve, reject) => {
+    onInterrupt = () => reject(interrupted());
+    signals.once("SIGINT", onInterrupt);
+  });
+  try {
+    return await Promise.race([work, interruption]);
+  } finally {
+    if (onInterrupt) signals.off("SIGINT", onInterrupt);
+  }
+}
+
+/**
+ * Runs `request` (a create, send or resolve) under a spinner on a terminal, not with `--json`. Ctrl-C exits 130 at
+ * once and says the POST may still complete, and that `checkCommand` shows it only once the assistant has answered
+ * (a user who trusted an empty answer there would send it twice).
+ */
+export async function waitForAssistant<T>(
+  ctx: CliContext,
+  wait: { label: string; checkCommand: string },
+  request: () => Promise<T>,
+): Promise<T> {
+  const spinner = ctx.io.isTTY && !ctx.globals.json ? ctx.io.spinner(wait.label) : { stop() {} };
+  try {
+    return await untilInterrupted(
+      ctx,
+      request(),
+      () =>
+        new CliError(
+          "interrupted while waiting for the assistant; the request was sent and may still complete for a while.",
+          EXIT.interrupted,
+          `\`${wait.checkCommand}\` shows it only once the assistant has answered, which can take minutes: look there before you run this again.`,
+        ),
+    );
+  } finally {
+    spinner.stop();
+  }
+}
+
+/** The first page in the wire shape, or with `all` the items of every page in one (`nextCursor` null). */
+export async function listPage<T>(pages: PagePromise<T>, all: boolean | undefined): Promise<ListPage<T>> {
+  if (!all) return (await pages).toJSON();
+  const data: T[] = [];
+  for await (const item of pages) data.push(item);
+  return { object: "list", data, nextCursor: null };
 }

@@ -1,5 +1,5 @@
-/** The terminal chat-cli talks to: writers, TTY facts, colour, a yes/no prompt and a spinner; injectable for tests. */
-import { colorAllowed } from "./ansi.js";
+/** The terminal chat-cli talks to: writers, TTY facts, colour, a yes/no prompt, a spinner and the browser; injectable for tests. */
+import { sanitizeForTerminal } from "../internal/redact.js";
 import { CliError, EXIT } from "./errors.js";
 
 export interface Spinner {
@@ -111,4 +111,75 @@ export function formatElapsed(ms: number): string {
 /** True for a "yes" answer; anything else (including an empty line) is No. */
 export function isYes(answer: string): boolean {
   return /^\s*y(es)?\s*$/i.test(answer);
+}
+
+export interface Style {
+  bold(text: string): string;
+  dim(text: string): string;
+  red(text: string): string;
+  green(text: string): string;
+  yellow(text: string): string;
+  cyan(text: string): string;
+}
+
+function wrap(open: number, close: number, enabled: boolean): (text: string) => string {
+  return enabled ? (text) => `\u001b[${open}m${text}\u001b[${close}m` : (text) => text;
+}
+
+export function createStyle(enabled: boolean): Style {
+  return {
+    bold: wrap(1, 22, enabled),
+    dim: wrap(2, 22, enabled),
+    red: wrap(31, 39, enabled),
+    green: wrap(32, 39, enabled),
+    yellow: wrap(33, 39, enabled),
+    cyan: wrap(36, 39, enabled),
+  };
+}
+
+/**
+ * Colour: never with `--no-color` or `NO_COLOR` (any non-empty value); else always with `FORCE_COLOR` (any value but
+ * "0" or "false") or `CLICOLOR_FORCE` (any value but "0"), as a CI log or a pager asks; else on a TTY.
+ */
+export function colorAllowed(
+  isTTY: boolean,
+  colorFlag: boolean,
+  env: Record<string, string | undefined> = process.env,
+): boolean {
+  if (!colorFlag || env.NO_COLOR) return false;
+  const force = env.FORCE_COLOR;
+  if (force !== undefined && force !== "0" && force !== "false") return true;
+  const clicolor = env.CLICOLOR_FORCE;
+  if (clicolor !== undefined && clicolor !== "" && clicolor !== "0") return true;
+  return isTTY;
+}
+
+/** Removes ANSI escapes, e.g. to measure the visible width of a table cell. */
+export function stripAnsi(text: string): string {
+  return text.replace(/\u001b\[[0-9;]*m/g, "");
+}
+
+/** How long an opener has to fail (xdg-open with no browser exits within milliseconds) before it counts as opened. */
+const OPENER_CONFIRM_MS = 1500;
+
+/**
+ * Prints "Opening <url>" on stderr and hands an http(s) URL to the browser. When no browser could open it, fails
+ * (exit 1) with the URL to open by hand: as gh does, a command asked to open something never reports false success.
+ */
+export async function openInBrowser(io: CliIo, url: string): Promise<void> {
+  const protocol = URL.parse(url)?.protocol;
+  if (protocol !== "http:" && protocol !== "https:")
+    throw new CliError(`refusing to open ${JSON.stringify(url)}: not an http(s) URL`);
+  io.stderr(`Opening ${sanitizeForTerminal(url, { oneLine: true })}\n`);
+  const { openUrl } = await import("../auth/index.js");
+  try {
+    await openUrl(url, { confirmMs: OPENER_CONFIRM_MS });
+  } catch (error) {
+    throw new CliError(
+      `could not open a browser: ${error instanceof Error ? error.message : String(error)}`,
+      EXIT.error,
+      `Open the URL yourself: ${url}`,
+      error,
+    );
+  }
 }

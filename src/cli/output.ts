@@ -10,8 +10,7 @@ import {
   type Permission,
   type Preview,
 } from "../wire/index.js";
-import { createStyle, stripAnsi } from "./ansi.js";
-import type { CliIo } from "./io.js";
+import { type CliIo, createStyle, stripAnsi } from "./io.js";
 
 /** `value` with every string in it (deep) made safe for a terminal: control characters shown as `^[`, `^M`, ... */
 export function shown<T>(value: T): T {
@@ -55,7 +54,7 @@ export function hintArgument(value: string, placeholder = "<chatId>"): string {
 type Row = [label: string, value: string | null | undefined];
 
 /** Label/value rows: aligned with bold labels on a TTY, `label:<TAB>value` lines off it. */
-function printRows(io: CliIo, rows: Row[]): void {
+export function printRows(io: CliIo, rows: Row[]): void {
   if (!io.isTTY) {
     io.stdout(rows.map(([label, value]) => `${label}:\t${oneLine(value ?? "")}\n`).join(""));
     return;
@@ -93,7 +92,7 @@ function printTable(
   const line = (row: string[], paint: (s: string) => string) =>
     row
       .map((cell, i) => {
-        if (i === row.length - 1) return paint(truncate(cell, last));
+        if (i === row.length - 1) return paint(truncateText(cell, last));
         return paint(cell) + " ".repeat((widths[i] ?? 0) - stripAnsi(cell).length + 2);
       })
       .join("")
@@ -105,8 +104,6 @@ function printTable(
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, " ").replace(/\t/g, " ");
 }
-
-const truncate = truncateText;
 
 function columnsOf(io: CliIo): number {
   // A pseudo-terminal without a window size reports 0 columns.

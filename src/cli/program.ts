@@ -1,7 +1,6 @@
 /** The commander program of chat-cli: the global options, every command by name, and the named one's flags once it loads. */
 import { Command, CommanderError, Help, InvalidArgumentError, Option } from "commander";
 import { packageVersion } from "../internal/package-version.js";
-import { COMMANDS, type CommandEntry } from "./commands/index.js";
 import {
   type CliContext,
   type CompletionTable,
@@ -10,10 +9,113 @@ import {
   type GlobalOptions,
   globalOptionsFrom,
 } from "./context.js";
-import type { CommandDefinition, CommandInput, FlagSpec } from "./define-command.js";
+import {
+  type CommandDefinition,
+  type CommandInput,
+  type FlagSpec,
+  OptionValueError,
+  parseBaseUrl,
+  parseSeconds,
+} from "./define-command.js";
 import { EXIT, type ExitCode } from "./errors.js";
-import { OptionValueError, parseBaseUrl, parseSeconds } from "./flag-values.js";
 import type { CliIo } from "./io.js";
+
+/** A command by name, with the summary the program's help lists; its module loads only when it runs (as changesets does). */
+export interface CommandEntry {
+  name: string;
+  description: string;
+  /** What the program's help shows after the name (commander's words, checked against the definition in a test). */
+  usage: string;
+  load(): Promise<CommandDefinition>;
+}
+
+export const COMMANDS: CommandEntry[] = [
+  {
+    name: "login",
+    description:
+      "sign in with your browser (OAuth), as a client with --client-credentials or --workload-token-file, or store a key from stdin with --with-token; the credentials are kept for this base URL",
+    usage: "[options]",
+    load: async () => (await import("./commands/login.js")).loginCommand,
+  },
+  {
+    name: "logout",
+    description: "remove the stored credentials for this base URL",
+    usage: "",
+    load: async () => (await import("./commands/logout.js")).logoutCommand,
+  },
+  {
+    name: "whoami",
+    description: "show the account or team of the token in use and where the token came from",
+    usage: "",
+    load: async () => (await import("./commands/whoami.js")).whoamiCommand,
+  },
+  {
+    name: "create",
+    description: "create a chat from a prompt and show the assistant's answer state",
+    usage: "[options] <prompt...>",
+    load: async () => (await import("./commands/create.js")).createCommand,
+  },
+  {
+    name: "list",
+    description: "list chats, newest-updated first",
+    usage: "[options]",
+    load: async () => (await import("./commands/list.js")).listCommand,
+  },
+  {
+    name: "get",
+    description: "show a chat: URL, hosting project and what it waits for",
+    usage: "[options] <chatId>",
+    load: async () => (await import("./commands/get.js")).getCommand,
+  },
+  {
+    name: "messages",
+    description: "list a chat's messages, newest first",
+    usage: "[options] <chatId>",
+    load: async () => (await import("./commands/messages.js")).messagesCommand,
+  },
+  {
+    name: "message",
+    description: "show one message with its parts",
+    usage: "<chatId> <messageId>",
+    load: async () => (await import("./commands/message.js")).messageCommand,
+  },
+  {
+    name: "send",
+    description: "send a message and show the assistant's reply (rejects any pending request)",
+    usage: "<chatId> <text...>",
+    load: async () => (await import("./commands/send.js")).sendCommand,
+  },
+  {
+    name: "pending",
+    description: "show what the latest assistant message waits for, and whether the chat has a hostProjectId",
+    usage: "<chatId>",
+    load: async () => (await import("./commands/pending.js")).pendingCommand,
+  },
+  {
+    name: "resolve",
+    description: "resolve what the chat waits for (with no flag on a terminal: show it and ask)",
+    usage: "[options] <chatId>",
+    load: async () => (await import("./commands/resolve.js")).resolveCommand,
+  },
+  {
+    name: "preview",
+    description: "print the chat's preview URL",
+    usage: "[options] <chatId>",
+    load: async () => (await import("./commands/preview.js")).previewCommand,
+  },
+  {
+    name: "serve",
+    description: "run the reference server locally and print its URLs, accounts and dev API keys",
+    usage: "[options]",
+    load: async () => (await import("./commands/serve.js")).serveCommand,
+  },
+  {
+    name: "completion",
+    description: "print a completion script for bash, zsh or fish",
+    usage: "<shell>",
+    load: async () => (await import("./commands/completion.js")).completionCommand,
+  },
+];
 
 /** Builds the context a command runs with from the options commander parsed. */
 export type ContextFactory = (globals: GlobalOptions) => CliContext;
@@ -71,14 +173,9 @@ Environment: CHAT_API_URL (base URL), CHAT_API_KEY (token), CHAT_CONFIG_DIR, NO_
 Exit codes: 0 ok, 1 error, 2 usage, 3 conflict (the chat has moved on), 4 authentication needed,
   130 interrupted while waiting for the assistant (the request may still complete).`;
 
-export interface ProgramOutput {
-  writeOut(text: string): void;
-  writeErr(text: string): void;
-}
-
 export function buildProgram(
   version: string,
-  output: ProgramOutput,
+  output: { writeOut(text: string): void; writeErr(text: string): void },
   contextFor: ContextFactory,
   defaultBaseUrl: () => string,
 ): { program: Command; declareNamed(name: string | undefined): Promise<void> } {
@@ -230,10 +327,7 @@ export async function commandTable(): Promise<CompletionTable> {
     commands: program.commands.map((command) => ({
       name: command.name(),
       description: command.description(),
-      flags: command.options
-        .map(flagOf)
-        .filter((flag): flag is Flag => flag !== undefined)
-        .concat(HELP_FLAG),
+      flags: flags(command),
     })),
   };
 }

@@ -50,6 +50,7 @@ export class APIPromise<T> extends Promise<WithRequestId<T>> {
     return this.#parsed;
   }
 
+  // Promise's own catch and finally call this then.
   // biome-ignore lint/suspicious/noThenProperty: a Promise subclass; awaiting it gives the parsed result.
   override then<R1 = WithRequestId<T>, R2 = never>(
     onfulfilled?: ((value: WithRequestId<T>) => R1 | PromiseLike<R1>) | null,
@@ -57,17 +58,6 @@ export class APIPromise<T> extends Promise<WithRequestId<T>> {
     onrejected?: ((reason: any) => R2 | PromiseLike<R2>) | null,
   ): Promise<R1 | R2> {
     return this.#result().then(onfulfilled, onrejected);
-  }
-
-  override catch<R = never>(
-    // biome-ignore lint/suspicious/noExplicitAny: Promise's own signature, so callers' handlers type as they do there.
-    onrejected?: ((reason: any) => R | PromiseLike<R>) | null,
-  ): Promise<WithRequestId<T> | R> {
-    return this.#result().catch(onrejected);
-  }
-
-  override finally(onfinally?: (() => void) | null): Promise<WithRequestId<T>> {
-    return this.#result().finally(onfinally);
   }
 
   /**

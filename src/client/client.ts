@@ -26,18 +26,25 @@ import { APIPromise } from "./api-promise.js";
 import { MissingHostProjectError, NoPendingTaskError } from "./errors.js";
 import { ClientLog, type Logger, type LogLevel } from "./logger.js";
 import { Page, PagePromise } from "./pagination.js";
-import { DEFAULT_MAX_RETRIES, type HttpMethod, retryPolicy } from "./retry.js";
-import { envVar, type FetchLike, type HeadersOption, nodeExtras, onNode, SDK_VERSION } from "./runtime.js";
 import {
   type TransportCall as Call,
   createKy,
+  DEFAULT_MAX_RETRIES,
+  envVar,
+  type FetchLike,
   failureOf,
+  type HeadersOption,
   HTTPError,
+  type HttpMethod,
   mergeHeaders,
   newIdempotencyKey,
+  nodeExtras,
+  onNode,
   parseBody,
   pathId,
   queryString,
+  retryPolicy,
+  SDK_VERSION,
 } from "./transport.js";
 
 export type { FetchLike, HeadersOption, Logger, LogLevel };
@@ -111,14 +118,8 @@ const DEFAULT_BASE_URL = "http://127.0.0.1:8787";
 function userAgent(): string {
   const versions = (globalThis as { process?: { versions?: Record<string, string | undefined> } }).process
     ?.versions;
-  const runtime = versions?.bun
-    ? ` bun/${versions.bun}`
-    : versions?.deno
-      ? ` deno/${versions.deno}`
-      : versions?.node
-        ? ` node/${versions.node}`
-        : "";
-  return `chat-mcp-bridge/${SDK_VERSION}${runtime}`;
+  const runtime = ["bun", "deno", "node"].find((name) => versions?.[name]);
+  return `chat-mcp-bridge/${SDK_VERSION}${runtime ? ` ${runtime}/${versions?.[runtime]}` : ""}`;
 }
 
 /** Where the token in effect came from: the option, `$CHAT_API_KEY`, or the `chat-cli login` credentials (Node). */
@@ -192,14 +193,8 @@ export class ChatClient {
 
   /** Chats of the credential's account or team, newest-updated first; `for await` it to walk every page. */
   listChats(params: ListChatsParams = {}, options?: RequestOptions): PagePromise<Chat> {
-    const fetchPage = (cursor: string | undefined): PagePromise<Chat> => {
-      const path = () => `/v2/chats${queryString({ topic: params.topic, limit: params.limit, cursor })}`;
-      return new PagePromise(this.#answer("GET", path, options), async (response) => {
-        const body = await this.#parse(response, ChatListSchema, "GET /v2/chats");
-        return new Page(body, fetchPage, cursor);
-      });
-    };
-    return fetchPage(params.cursor);
+    const query = { topic: params.topic, limit: params.limit };
+    return this.#list(() => "/v2/chats", query, ChatListSchema, params.cursor, options);
   }
 
   getChat(chatId: string, options?: RequestOptions): APIPromise<Chat> {
@@ -219,15 +214,24 @@ export class ChatClient {
     options?: RequestOptions,
   ): PagePromise<Message> {
     const path = () => `/v2/chats/${pathId("chatId", chatId)}/messages`;
-    const fetchPage = (cursor: string | undefined): PagePromise<Message> =>
+    return this.#list(path, { limit: params.limit }, MessageListSchema, params.cursor, options);
+  }
+
+  /** The page at `cursor` of a list endpoint, able to fetch the pages after it. */
+  #list<T>(
+    path: () => string,
+    query: Record<string, string | number | undefined>,
+    schema: z.ZodType<{ data: T[]; nextCursor?: string | null | undefined }>,
+    cursor: string | undefined,
+    options: RequestOptions | undefined,
+  ): PagePromise<T> {
+    const fetchPage = (cursor: string | undefined): PagePromise<T> =>
       new PagePromise(
-        this.#answer("GET", () => `${path()}${queryString({ limit: params.limit, cursor })}`, options),
-        async (response) => {
-          const body = await this.#parse(response, MessageListSchema, `GET ${labelPath(path)}`);
-          return new Page(body, fetchPage, cursor);
-        },
+        this.#answer("GET", () => `${path()}${queryString({ ...query, cursor })}`, options),
+        async (response) =>
+          new Page(await this.#parse(response, schema, `GET ${labelPath(path)}`), fetchPage, cursor),
       );
-    return fetchPage(params.cursor);
+    return fetchPage(cursor);
   }
 
   getMessage(chatId: string, messageId: string, options?: RequestOptions): APIPromise<Message> {
@@ -402,12 +406,7 @@ export class ChatClient {
     }
   }
 
-  /**
-   * One call through ky: ky sends, times each attempt out and schedules the retries; our policy decides which
-   * failures are retried (a GET, or a POST with its idempotency key; a POST without one only when it certainly
-   * never ran) and how long to wait (`Retry-After`, else backoff with full jitter). Resolves to a 2xx answer;
-   * rejects with ky's or fetch's error.
-   */
+  /** One call through ky, which sends, times out and retries each attempt as `retryPolicy` decides; resolves to a 2xx. */
   async #send(call: Call, options: RequestOptions | undefined): Promise<Response> {
     const { method } = call;
     const signal = options?.signal;

@@ -5,7 +5,7 @@ import {
   markNotChatService,
   notChatServiceMessage,
 } from "../internal/service-shape.js";
-import { type ErrorBody, ErrorBodySchema, type PendingTask } from "../wire/index.js";
+import { ERROR_STATUS, type ErrorBody, type PendingTask } from "../wire/index.js";
 
 /**
  * Base of every error ChatClient throws, so `catch (e) { if (e instanceof ChatError) ... }` covers them all.
@@ -19,18 +19,10 @@ export class ChatError extends Error {
   override readonly name: string = "ChatError";
 }
 
-/** Error codes a body-less or non-JSON answer is given, so `code` is always set. */
-const CODE_OF_STATUS: Record<number, string> = {
-  400: "bad_request",
-  401: "unauthorized",
-  403: "forbidden",
-  404: "not_found",
-  409: "conflict",
-  413: "payload_too_large",
-  422: "unprocessable",
-  429: "rate_limited",
-  500: "internal",
-};
+/** The code a body-less or non-JSON answer is given, so `code` is always set: the wire's first code of its status. */
+function codeOfStatus(status: number): string {
+  return Object.entries(ERROR_STATUS).find(([, sent]) => sent === status)?.[0] ?? `http_${status}`;
+}
 
 /** The service answered with a non-2xx status. `body` is the parsed error body, or the raw text when it was not one. */
 export class ChatApiError extends ChatError {
@@ -51,7 +43,7 @@ export class ChatApiError extends ChatError {
     this.body = body;
     this.headers = headers;
     this.requestId = headers.get("x-request-id") ?? undefined;
-    this.code = typeof body === "object" ? body.error.code : (CODE_OF_STATUS[status] ?? `http_${status}`);
+    this.code = typeof body === "object" ? body.error.code : codeOfStatus(status);
   }
 }
 
@@ -128,18 +120,6 @@ function hintFor(status: number, code: string, body: ErrorBody | string | undefi
   return undefined;
 }
 
-/** Reads an error answer's text: the wire error body when it is one, else the raw text (undefined when empty). */
-export function readErrorBody(text: string): ErrorBody | string | undefined {
-  if (text.trim() === "") return undefined;
-  try {
-    const parsed = ErrorBodySchema.safeParse(JSON.parse(text));
-    if (parsed.success) return parsed.data;
-  } catch {
-    // Not JSON (an HTML error page from a proxy, say): keep the text.
-  }
-  return text;
-}
-
 /** The error for a non-2xx answer: the subclass for its status, with a message saying what failed and what to do. */
 export function apiErrorFor(
   status: number,
@@ -149,11 +129,11 @@ export function apiErrorFor(
   /** The base URL asked: named when the answer shows it is some other server, not the chat service. */
   serviceUrl?: string,
 ): ChatApiError {
+  const ErrorClass = errorClassFor(status);
   // Only a body that is not the wire's error tells another server apart (an empty answer may come from anywhere).
   const answer = { status, contentType: headers.get("content-type"), structured: typeof body !== "string" };
-  if (serviceUrl !== undefined && doesNotLookLikeChatService(answer)) {
-    const ErrorClass = errorClassFor(status);
-    // The page itself is not kept in the message: a web site's HTML says nothing the user can act on.
+  // The page itself is not kept in the message: a web site's HTML says nothing the user can act on.
+  if (serviceUrl !== undefined && doesNotLookLikeChatService(answer))
     return markNotChatService(
       new ErrorClass(
         status,
@@ -162,8 +142,7 @@ export function apiErrorFor(
         `${request} failed: ${notChatServiceMessage(serviceUrl, answer)}`,
       ),
     );
-  }
-  const code = typeof body === "object" ? body.error.code : (CODE_OF_STATUS[status] ?? `http_${status}`);
+  const code = typeof body === "object" ? body.error.code : codeOfStatus(status);
   const said =
     typeof body === "object"
       ? body.error.message.replace(/[.\s]+$/, "")
@@ -176,29 +155,20 @@ export function apiErrorFor(
     `${request} failed: ${status} ${code}: ${said}` +
     (hint ? `. ${hint}` : "") +
     (requestId ? ` (request id ${requestId})` : "");
-  const ErrorClass = errorClassFor(status);
   return new ErrorClass(status, body, headers, message);
 }
 
 function errorClassFor(status: number): typeof ChatApiError {
-  switch (status) {
-    case 400:
-      return BadRequestError;
-    case 401:
-      return AuthenticationError;
-    case 403:
-      return PermissionDeniedError;
-    case 404:
-      return NotFoundError;
-    case 409:
-      return ConflictError;
-    case 422:
-      return UnprocessableEntityError;
-    case 429:
-      return RateLimitError;
-    default:
-      return status >= 500 ? InternalServerError : ChatApiError;
-  }
+  const byStatus: Record<number, typeof ChatApiError> = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    409: ConflictError,
+    422: UnprocessableEntityError,
+    429: RateLimitError,
+  };
+  return byStatus[status] ?? (status >= 500 ? InternalServerError : ChatApiError);
 }
 
 /** What a connection error knows about the call beside its message. */

@@ -30,4 +30,4 @@ export {
 } from "./errors.js";
 export { DEFAULT_LOG_LEVEL, type Logger, type LogLevel } from "./logger.js";
 export { Page, type PageFetcher, PagePromise } from "./pagination.js";
-export { BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, DEFAULT_MAX_RETRIES, RETRY_AFTER_MAX_MS } from "./retry.js";
+export { BACKOFF_INITIAL_MS, BACKOFF_MAX_MS, DEFAULT_MAX_RETRIES, RETRY_AFTER_MAX_MS } from "./transport.js";

@@ -43,17 +43,13 @@ export class ClientLog {
     return RANK[this.level] >= RANK[level];
   }
 
-  debug(line: string): void {
-    if (this.enabled("debug")) this.#logger.debug(redact(line));
-  }
-  info(line: string): void {
-    if (this.enabled("info")) this.#logger.info(redact(line));
-  }
-  warn(line: string): void {
-    if (this.enabled("warn")) this.#logger.warn(redact(line));
-  }
-  error(line: string): void {
-    if (this.enabled("error")) this.#logger.error(redact(line));
+  readonly debug = (line: string) => this.#write("debug", line);
+  readonly info = (line: string) => this.#write("info", line);
+  readonly warn = (line: string) => this.#write("warn", line);
+  readonly error = (line: string) => this.#write("error", line);
+
+  #write(level: Exclude<LogLevel, "off">, line: string): void {
+    if (this.enabled(level)) this.#logger[level](redact(line));
   }
 }
 

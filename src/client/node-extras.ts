@@ -2,7 +2,7 @@
 import { storedAccessToken } from "../auth/rest-token.js";
 import { proxyAwareFetch } from "../internal/proxy.js";
 
-// Typed by its one reader, runtime.ts's nodeExtras() (an import of its NodeExtras type here would be a cycle).
+// Typed by its one reader, transport.ts's nodeExtras() (an import of its NodeExtras type here would be a cycle).
 export const nodeExtras = {
   fetch: (proxy: string | false | undefined) => proxyAwareFetch({ proxy }),
   storedToken: (baseUrl: string) => storedAccessToken(baseUrl),

@@ -1,9 +1,9 @@
-/** The client's request/response plumbing: its ky instance, body parsing, paths, queries, headers and failures. */
-import ky, { HTTPError, type KyInstance, NetworkError, TimeoutError } from "ky";
+/** The client's request/response plumbing: the runtime it runs on, its ky instance and retry policy, body parsing, paths, queries, headers and failures. */
+import ky, { HTTPError, type KyInstance, NetworkError, type RetryOptions, TimeoutError } from "ky";
 import type * as z from "zod";
 import { BodyTooLargeError, readBoundedBytes } from "../internal/bounded-body.js";
-import { describeNetworkFailure } from "../internal/network-errors.js";
-import { classifyRequestFailure } from "../internal/request-failure.js";
+import { describeNetworkFailure, isLastingNetworkFailure } from "../internal/network-errors.js";
+import { classifyRequestFailure, requestNeverSent } from "../internal/request-failure.js";
 import { type ErrorBody, ErrorBodySchema } from "../wire/index.js";
 import {
   apiErrorFor,
@@ -12,16 +12,51 @@ import {
   ChatError,
   ChatTimeoutError,
   issuePath,
+  parseRetryAfterMs,
   ResponseTooLargeError,
   ResponseValidationError,
-  readErrorBody,
 } from "./errors.js";
 import { type ClientLog, loggedFailure, loggedUrl } from "./logger.js";
-import { type FetchLike, type HeadersOption, nodeExtras } from "./runtime.js";
 
-export type { FetchLike, HeadersOption };
-
+export { envVar } from "../internal/env.js";
 export { HTTPError, NetworkError, TimeoutError };
+
+/** The `fetch` the client calls (through ky, with a `Request`); pass your own (a test double, an app's) as `fetch`. */
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** Header values to add; `null` removes a default header (e.g. `{ "user-agent": null }`), undefined is skipped. */
+export type HeadersOption = Record<string, string | null | undefined>;
+
+/** Node's part of the client: the proxy-aware fetch and the `chat-cli login` credentials, loaded on first use. */
+export interface NodeExtras {
+  /** fetch through the proxy the option or `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` choose (nothing loads without one). */
+  fetch(proxy: string | false | undefined): FetchLike;
+  /** The access token `chat-cli login` saved for this base URL (refreshed when due), if any. */
+  storedToken(baseUrl: string): Promise<string | undefined>;
+}
+
+/** True on Node itself: Bun and Deno also define `process.versions.node`, and their own fetch reads the proxy variables. */
+export function onNode(): boolean {
+  const runtime = globalThis as { process?: { release?: { name?: string } }; Bun?: unknown; Deno?: unknown };
+  return runtime.process?.release?.name === "node" && runtime.Bun === undefined && runtime.Deno === undefined;
+}
+
+/** The version the bundles are built with (scripts/bundle.mjs); run from source, "dev". */
+declare const CHAT_MCP_BRIDGE_VERSION: string | undefined;
+export const SDK_VERSION = typeof CHAT_MCP_BRIDGE_VERSION === "string" ? CHAT_MCP_BRIDGE_VERSION : "dev";
+
+let extras: Promise<NodeExtras | undefined> | undefined;
+
+/**
+ * Node's extras, imported on first use and on Node only. The web build (scripts/bundle.mjs) replaces the module with
+ * one that has none, so a browser bundler never meets a Node built-in.
+ */
+export function nodeExtras(): Promise<NodeExtras | undefined> {
+  extras ??= onNode()
+    ? import("./node-extras.js").then((module) => module.nodeExtras)
+    : Promise.resolve(undefined);
+  return extras;
+}
 
 /** The error fetch itself threw: ky 2 wraps a network failure in `NetworkError`, the original as its cause. */
 export function fetchFailureOf(error: unknown): unknown {
@@ -47,8 +82,7 @@ function defaultFetch(proxy: string | false | undefined): FetchLike {
 
 /**
  * The ky instance of a client. Its fetch reads each answer's whole body within the attempt, so ky's per-attempt
- * timeout covers the body too, and logs each attempt at debug. This is the one place the client's default fetch
- * is chosen.
+ * timeout covers the body too, and logs each attempt at debug.
  */
 export function createKy(
   fetch: FetchLike | undefined,
@@ -150,9 +184,18 @@ export function queryString(params: Record<string, string | number | undefined>)
 
 /** ky 2's `HTTPError.data` as the wire's error body, the raw text when it is not one (undefined when empty). */
 function errorBodyOf(data: unknown): ErrorBody | string | undefined {
-  if (data === undefined || typeof data === "string") return readErrorBody(data ?? "");
-  const parsed = ErrorBodySchema.safeParse(data);
-  return parsed.success ? parsed.data : JSON.stringify(data);
+  let json = data;
+  if (typeof data === "string" || data === undefined) {
+    if (!data?.trim()) return undefined;
+    try {
+      json = JSON.parse(data);
+    } catch {
+      // Not JSON (an HTML error page from a proxy, say): keep the text.
+      return data;
+    }
+  }
+  const parsed = ErrorBodySchema.safeParse(json);
+  return parsed.success ? parsed.data : typeof data === "string" ? data : JSON.stringify(data);
 }
 
 /** Lower-cased merge so `Authorization` and `authorization` are one header; null removes, undefined is skipped. */
@@ -267,4 +310,108 @@ export interface TransportCall {
 /** A new key per call (a UUID, as openai-node's `stainless-node-retry-<uuid>`). */
 export function newIdempotencyKey(): string {
   return `cmb-${globalThis.crypto.randomUUID()}`;
+}
+
+// ---- retries: GETs and keyed POSTs on failures, other POSTs only when surely not run ----
+
+export const DEFAULT_MAX_RETRIES = 2;
+export const BACKOFF_INITIAL_MS = 500;
+export const BACKOFF_MAX_MS = 8_000;
+/** The longest `Retry-After` honoured; longer asks wait this long, then the call tries again. */
+export const RETRY_AFTER_MAX_MS = 60_000;
+
+export type HttpMethod = "GET" | "POST";
+
+/**
+ * Whether an answer with this status is worth another attempt. A GET is safe to repeat, and so is a POST with an
+ * `Idempotency-Key` (the service answers a repeat with the first answer): those retry on 408, 429 and 5xx, and a
+ * keyed POST also on 409 `idempotency_key_in_progress` (its first attempt still runs). A POST without a key
+ * retries only on 429: the service refused it before running it; a 5xx or 408 may have come after it ran.
+ */
+export function retriesStatus(method: HttpMethod, status: number, keyed = false, code?: string): boolean {
+  if (status === 429) return true;
+  if (method === "POST" && !keyed) return false;
+  if (status === 409) return keyed && code === "idempotency_key_in_progress";
+  return status === 408 || status >= 500;
+}
+
+/**
+ * Whether a failed attempt with no answer is worth another: a GET or a keyed POST, a POST without a key only when it
+ * certainly never reached the service; neither when the failure lasts until the user acts (a proxy's refusal).
+ */
+export function retriesFailure(method: HttpMethod, error: unknown, keyed = false): boolean {
+  if (isLastingNetworkFailure(error)) return false;
+  return method === "GET" || keyed || requestNeverSent(error);
+}
+
+/**
+ * How long to wait before retry number `retry` (1-based): the service's `Retry-After` when it sent one
+ * (capped), else exponential backoff with full jitter, so many clients do not retry in step.
+ */
+export function retryDelayMs(
+  retry: number,
+  retryAfter: string | null,
+  random: () => number = Math.random,
+): number {
+  const asked = parseRetryAfterMs(retryAfter);
+  if (asked !== undefined) return Math.min(asked, RETRY_AFTER_MAX_MS);
+  const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_INITIAL_MS * 2 ** (retry - 1));
+  return random() * ceiling;
+}
+
+/** What `retryPolicy` needs to know of one call. */
+export interface RetriedCall {
+  method: HttpMethod;
+  /** `METHOD /path`, for the log. */
+  label: string;
+  /** A GET, or a POST that carries its `Idempotency-Key`: safe to send again. */
+  keyed: boolean;
+  idempotencyKey: string | undefined;
+  limit: number;
+  signal: AbortSignal | undefined;
+  log: ClientLog;
+  /** The test seam: waits here instead of ky's timer. */
+  sleep: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
+}
+
+/** ky's retry options for one call: which failures are retried, how long to wait (retryDelayMs), each retry logged at info. */
+export function retryPolicy(call: RetriedCall): RetryOptions {
+  const { method, keyed, signal } = call;
+  let nextDelayMs = 0;
+  return {
+    limit: call.limit,
+    methods: ["get", "post"],
+    delay: () => nextDelayMs,
+    shouldRetry: async ({ error, retryCount }) => {
+      if (signal?.aborted) return false;
+      const answer = error instanceof HTTPError ? error.response : undefined;
+      const code = error instanceof HTTPError ? errorCodeOf(error.data) : undefined;
+      const timedOut = error instanceof TimeoutError;
+      const retries = answer
+        ? retriesStatus(method, answer.status, keyed, code)
+        : retriesFailure(method, timedOut ? undefined : fetchFailureOf(error), keyed);
+      if (!retries) return false;
+      nextDelayMs = retryDelayMs(retryCount, answer?.headers.get("retry-after") ?? null);
+      const why = answer
+        ? `${answer.status}${code ? ` ${code}` : ""}`
+        : timedOut
+          ? "a timeout"
+          : "a lost connection";
+      call.log.info(
+        `${call.label}: retry ${retryCount} of ${call.limit} in ${Math.round(nextDelayMs)} ms after ${why}` +
+          (call.idempotencyKey ? ` (same idempotency key ${call.idempotencyKey})` : ""),
+      );
+      if (call.sleep) {
+        await call.sleep(nextDelayMs, signal);
+        nextDelayMs = 0;
+      }
+      return true;
+    },
+  };
+}
+
+/** The `error.code` of an error body as ky 2 parsed it (`HTTPError.data`), when it has one. */
+function errorCodeOf(data: unknown): string | undefined {
+  const code = (data as { error?: { code?: unknown } } | undefined)?.error?.code;
+  return typeof code === "string" ? code : undefined;
 }

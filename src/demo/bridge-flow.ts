@@ -216,18 +216,11 @@ function describeReply(reply: Message): string {
   const pending = pendingTaskOf(reply);
   const what =
     pending?.kind === "permissions"
-      ? `paused again: permission to run ${scriptsOf(pending).join(", ")}`
+      ? `paused again: permission to run ${pending.permissions.map((p) => p.input.executeScript ?? p.toolName).join(", ")}`
       : pending?.kind === "integration"
         ? `paused again: integrations ${pending.integrations.join(", ")}`
         : `finishReason "${reply.finishReason}"`;
   return `${what}\n"${firstLine(reply.content ?? "")}"`;
-}
-
-function scriptsOf(pending: Extract<PendingTask, { kind: "permissions" }>): string[] {
-  return pending.permissions.map((permission) => {
-    const input = (permission as { input?: { executeScript?: unknown } }).input;
-    return typeof input?.executeScript === "string" ? input.executeScript : permission.toolName;
-  });
 }
 
 function firstLine(text: string): string {

@@ -1,5 +1,6 @@
 /** Part B of the demo: the same flow through chat-cli commands, each printed so the reader can run it again. */
-import { spawn } from "node:child_process";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { ChatClient } from "../client/index.js";
 import { ChatSchema } from "../wire/index.js";
 import type { Narrator, StepVoice } from "./narrator.js";
@@ -74,7 +75,7 @@ export async function runCliFlow(setup: DemoSetup, narrator: Narrator): Promise<
 }
 
 /** Runs `chat-cli <args>`, narrating the command line and its output; a non-zero exit fails the step. */
-function runChatCli(
+async function runChatCli(
   cliBin: string,
   args: string[],
   env: Record<string, string>,
@@ -82,35 +83,25 @@ function runChatCli(
   show: "all" | "stderr",
 ): Promise<CommandOutput> {
   say.command(["chat-cli", ...args].map(shellWord).join(" "));
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliBin, ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
+  const narrate = ({ stdout, stderr }: CommandOutput) => {
+    if (show === "all" && stdout.trim()) say.output(stdout);
+    if (stderr.trim()) say.output(stderr, "stderr");
+  };
+  try {
+    const output = await promisify(execFile)(process.execPath, [cliBin, ...args], {
+      env,
+      timeout: COMMAND_TIMEOUT_MS,
     });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      child.kill();
-    }, COMMAND_TIMEOUT_MS);
-    child.once("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.once("close", (code, signal) => {
-      clearTimeout(timer);
-      if (show === "all" && stdout.trim()) say.output(stdout);
-      if (stderr.trim()) say.output(stderr, "stderr");
-      if (code === 0) resolve({ stdout, stderr });
-      else if (timedOut)
-        reject(new Error(`chat-cli ${args[0]} did not finish within ${COMMAND_TIMEOUT_MS / 1000} s`));
-      else reject(new Error(`chat-cli ${args[0]} exited with ${signal ?? `code ${code}`}`));
-    });
-  });
+    narrate(output);
+    return output;
+  } catch (error) {
+    const failed = error as Partial<CommandOutput> & { code?: unknown; signal?: string; killed?: boolean };
+    narrate({ stdout: failed.stdout ?? "", stderr: failed.stderr ?? "" });
+    if (failed.killed)
+      throw new Error(`chat-cli ${args[0]} did not finish within ${COMMAND_TIMEOUT_MS / 1000} s`);
+    if (typeof failed.code !== "number" && !failed.signal) throw error;
+    throw new Error(`chat-cli ${args[0]} exited with ${failed.signal ?? `code ${failed.code}`}`);
+  }
 }
 
 /** Quotes a word for a POSIX shell when it needs it, so the printed line can be pasted. */

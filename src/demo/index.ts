@@ -1,11 +1,16 @@
 /** `npm run demo`: starts the reference server in-process and walks the integration flow through the bridge, then chat-cli. */
 import { parseArgs } from "node:util";
 import { runBridgeFlow } from "./bridge-flow.js";
-import { removeOnBrokenPipe, removeOnSignals } from "./cleanup.js";
 import { runCliFlow } from "./cli-flow.js";
 import { DemoStepError, formatMs, Narrator } from "./narrator.js";
-import { createDemoSetup, type DemoSetup, HEADLESS_TEAM } from "./setup.js";
-import { chooseSignInMode } from "./sign-in-mode.js";
+import {
+  chooseSignInMode,
+  createDemoSetup,
+  type DemoSetup,
+  HEADLESS_TEAM,
+  removeOnBrokenPipe,
+  removeOnSignals,
+} from "./setup.js";
 
 const USAGE = `Usage: npm run demo [-- --headless]
 

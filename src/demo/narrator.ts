@@ -1,6 +1,6 @@
 /** The demo's voice: numbered, timed steps with what was sent and what came back; colour only on a TTY. */
 
-import { createStyle, type Style } from "../cli/ansi.js";
+import { createStyle, type Style } from "../cli/io.js";
 
 export { createStyle, type Style };
 

@@ -47,10 +47,7 @@ const ownUid = (): number | undefined => (process.platform === "win32" ? undefin
 
 const octal = (mode: number) => `0${(mode & 0o7777).toString(8)}`;
 
-/**
- * A folder of this user's state (the config dir, its auth/, eras/, logs/) that another local user made or can
- * write: whatever is in it (an era verdict, a lock, a link where a temporary file goes) may be theirs.
- */
+/** A folder of this user's state that another local user made or can write: whatever is in it may be theirs. */
 export class UntrustedFolderError extends Error {
   readonly code = "EUNTRUSTEDFOLDER";
   constructor(
@@ -98,10 +95,7 @@ export function checkOwnFolder(dir: string, { shared = false }: { shared?: boole
     );
 }
 
-/**
- * `mkdir -p` of a folder of this user's state, made 0700, then checked (checkOwnFolder) with its parent (which may be
- * a sticky shared one such as /tmp): everything written or locked in it goes through here.
- */
+/** `mkdir -p` of a folder of this user's state, made 0700, then checked with its parent (which may be a sticky /tmp). */
 export function ensurePrivateDirectory(dir: string): void {
   ensureDirectory(dir, 0o700);
   checkOwnFolder(dirname(dir), { shared: true });
@@ -110,8 +104,8 @@ export function ensurePrivateDirectory(dir: string): void {
 
 /**
  * The text of a state file of this user's, or undefined when it is missing or not to be trusted: opened without
- * following a link (and never waiting on a FIFO), a regular file of this user's that group and others cannot write
- * (on POSIX), at most `maxBytes`. The checks are on the opened file, so a file swapped after them is not the one read.
+ * following a link or waiting on a FIFO, then checked (a regular file of this user's, not writable by others, at most
+ * `maxBytes`) on the opened file, so a file swapped after the checks is not the one read.
  */
 export async function readOwnFile(path: string, maxBytes: number): Promise<string | undefined> {
   let handle: Awaited<ReturnType<typeof open>>;
@@ -138,10 +132,7 @@ export async function readOwnFile(path: string, maxBytes: number): Promise<strin
 /** The folders under the config dir that hold state: logins and locks, era verdicts, log files, last tool lists. */
 const STATE_FOLDERS = ["auth", "eras", "logs", "tools"];
 
-/**
- * Throws UntrustedFolderError (saying which folder, why, and what to do) when the config dir or one of its state
- * folders is another local user's or can be written by others: nothing in it is trusted, so nothing starts.
- */
+/** Throws UntrustedFolderError when the config dir or one of its state folders is another user's or writable by others. */
 export function checkConfigDir(dir: string): void {
   checkOwnFolder(dir);
   for (const name of STATE_FOLDERS) checkOwnFolder(join(dir, name));
@@ -150,11 +141,7 @@ export function checkConfigDir(dir: string): void {
 /** The temporary file `writeFileAtomic` writes first: `<file>.<pid>.tmp`, so a dead writer's leftovers can be told. */
 export const temporaryFileOf = (file: string): string => `${file}.${process.pid}.tmp`;
 
-/**
- * Windows refuses to rename over a file another process has open (another bridge reading the login, an antivirus
- * scanner, a backup or indexing service) with EPERM, EACCES or EBUSY, for as long as it stays open. After the
- * retries, the error says so instead of reading as a permission problem.
- */
+/** Windows refuses a rename over a file another process has open (EPERM, EACCES, EBUSY): after the retries, this says so. */
 export class FileInUseError extends Error {
   readonly code = "EFILEINUSE";
   constructor(
@@ -177,11 +164,7 @@ const RENAME_RETRY_CODES = new Set(["EPERM", "EACCES", "EBUSY"]);
 /** Waits between rename attempts on Windows: about one second in all, as npm's graceful-fs does for a while. */
 const RENAME_BACKOFF_MS = [10, 20, 40, 80, 160, 320, 370];
 
-/**
- * `rename` over `to`, retried on Windows while another process holds the target open. The wait blocks this thread
- * (the callers are synchronous, and a held file is rare and short); other platforms fail at once, where these
- * codes mean a real permission problem.
- */
+/** `rename` over `to`, retried on Windows (blocking: the callers are synchronous) while another process holds it open. */
 export function renameReplacing(
   from: string,
   to: string,
@@ -206,13 +189,10 @@ function pauseThread(ms: number): void {
 }
 
 /**
- * Writes `contents` to `file` as a 0600 file: a temporary file, fsync, rename over the target, fsync the directory,
- * so a crash or a reader sees the old content or the new, never half. Not write-file-atomic (7, for Node 22.12; 8 wants
- * 22.22): its rename is not retried while Windows holds the target open (renameReplacing, test/internal/files.test.ts),
- * it does not fsync the directory, and it would install signal-exit beside it. A failure (full disk, file too large)
- * leaves no temporary file behind. The directory is created when missing; with `privateFolder`, through
- * ensurePrivateDirectory (0700, this user's). The temporary file is made new (O_EXCL, never through a link someone
- * put at its name: such a name is removed, which removes the link, not what it names).
+ * Writes `contents` to `file` as a 0600 file: a new temporary file (O_EXCL, never through a planted link), fsync,
+ * rename over the target, fsync the directory, so a reader sees the old content or the new, never half; a failure
+ * leaves no temporary file. Not write-file-atomic: it neither retries the rename Windows refuses while the target is
+ * open nor fsyncs the directory. `privateFolder`: the directory through ensurePrivateDirectory.
  */
 export function writeFileAtomic(
   file: string,
@@ -226,8 +206,7 @@ export function writeFileAtomic(
   try {
     const fd = openNewFile(temp);
     try {
-      // One write() may store only part of the bytes (file size limit, full disk): loop until all are written,
-      // so the next write reports the error instead of renaming a truncated file over the data file.
+      // A short write (full disk) loops, so the next write reports the error instead of a truncated file renamed in.
       const bytes = Buffer.from(contents, "utf8");
       let written = 0;
       while (written < bytes.length) {
@@ -281,10 +260,8 @@ export function isProcessAlive(pid: number): boolean {
 }
 
 /**
- * The text of a small file a command-line flag names: a regular file of at most `maxBytes` (a FIFO or device is
- * refused, never waited on). `privateToUser`: on Linux and macOS, also refused unless it is this user's and group
- * and others can neither read nor write it (the file holds a secret). Errors name the flag and the file, never
- * its content.
+ * The text of a small file a flag names: a regular file of at most `maxBytes` (a FIFO is refused, never waited on);
+ * `privateToUser` (POSIX): also this user's, unreadable by others (it holds a secret). Errors never quote its content.
  */
 export function readSmallFile(
   path: string,

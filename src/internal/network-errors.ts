@@ -1,5 +1,24 @@
-/** What a failed connection means for the user: proxy refusals and TLS certificate errors, named with the host and what to do. */
-import { ProxyConfigError, ProxyError } from "./proxy-errors.js";
+/** What a failed connection means for the user: proxy refusals and TLS certificate errors, named with the host and what to do; and the proxy's errors (here, not in proxy.ts, which only Node loads). */
+
+/** A proxy variable whose value cannot be used (not a URL, or a scheme other than http/https). */
+export class ProxyConfigError extends Error {
+  override readonly name = "ProxyConfigError";
+}
+
+/** A proxy that refused or could not carry a request; its message names the proxy (without credentials) and what to check. */
+export class ProxyError extends Error {
+  override readonly name = "ProxyError";
+  constructor(
+    message: string,
+    /** The proxy as shown: scheme, host and port. */
+    readonly proxy: string,
+    /** The status the proxy answered with (407, 403, 502...), when it answered. */
+    readonly status?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
 
 /** Chain errors: the certificate is fine but its issuer is not trusted here (a company root, a TLS-inspecting proxy). */
 const UNTRUSTED_CHAIN_CODES = new Set([
@@ -10,7 +29,8 @@ const UNTRUSTED_CHAIN_CODES = new Set([
   "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
 ]);
 
-const CERTIFICATE_CODES = new Set([
+/** Certificate verdicts this machine gives a TLS handshake (Node and Bun use OpenSSL's names). */
+export const CERTIFICATE_CODES = new Set([
   ...UNTRUSTED_CHAIN_CODES,
   "CERT_HAS_EXPIRED",
   "CERT_NOT_YET_VALID",

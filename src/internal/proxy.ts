@@ -1,7 +1,7 @@
 /** Which proxy a request goes through (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, as curl reads them), and the agents that carry it, loaded only when a proxy applies. */
 import type { ClientRequest, Agent as HttpAgent, IncomingMessage } from "node:http";
 import { BlockList, isIP } from "node:net";
-import { ProxyConfigError, ProxyError } from "./proxy-errors.js";
+import { ProxyConfigError, ProxyError } from "./network-errors.js";
 import { markNeverSent } from "./request-failure.js";
 
 /** The environment the proxy variables are read from (default `process.env`). */
@@ -39,13 +39,8 @@ export function hasProxyVariable(env: ProxyEnv = process.env): boolean {
 /**
  * The proxy requests to `target` go through. The lowercase variable wins over the uppercase one; `https:` URLs
  * read only HTTPS_PROXY and `http:` URLs only HTTP_PROXY (as curl and Go do). Loopback hosts always go direct.
- * Throws ProxyConfigError for a value that is not an http(s) proxy URL.
- *
- * Ours, not undici's EnvHttpProxyAgent: run over this module's test table (bench/HISTORY.md), it proxies every
- * loopback URL (7 of 7), misses the CIDR and IP entries of NO_PROXY (11 of 43 cases wrong, and bypasses 10.1.2.3 for
- * `2.3`), and reads an empty `https_proxy` as set over `HTTPS_PROXY`; it is an undici dispatcher, so the bridge's
- * node:http exchange could not use it, and `doctor` and the errors must name the proxy and variable it chose. The
- * carrying is libraries': undici's ProxyAgent for fetch, https-proxy-agent for node:http.
+ * Throws ProxyConfigError for a value that is not an http(s) proxy URL. Not undici's EnvHttpProxyAgent, which fails
+ * 11 of this module's 43 NO_PROXY cases and proxies loopback (bench/HISTORY.md), and names no variable in errors.
  */
 export function resolveProxy(
   target: URL | string,
@@ -112,11 +107,7 @@ export function isLoopbackHost(hostname: string): boolean {
   return matchesAddresses(LOOPBACK, host);
 }
 
-/**
- * The NO_PROXY entry that matches `url`, if any. Entries are separated by commas or spaces: `*` (everything),
- * a host name that also covers its subdomains (`corp.example`, `.corp.example`, `*.corp.example`), an IP address
- * or CIDR block, each optionally with `:port`.
- */
+/** The NO_PROXY entry (`*`, a domain and its subdomains, an IP or CIDR block, each with an optional `:port`) matching `url`. */
 export function noProxyMatch(url: URL, noProxy: string): string | undefined {
   const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "");
   const port = url.port || (url.protocol === "https:" ? "443" : "80");
@@ -171,10 +162,8 @@ const dispatchers = new Map<string, Promise<unknown>>();
 const agents = new Map<string, Promise<HttpAgent>>();
 
 /**
- * The undici dispatcher for `choice`: npm undici's ProxyAgent, behind undici's Dispatcher1Wrapper because Node's
- * global fetch (undici 6 on Node 22, 7 on Node 24) calls dispatchers with the handler API undici 8 dropped.
- * `proxyTunnel`: a CONNECT tunnel for http:// targets too (undici 8 forwards them in absolute form by default), as
- * the node:http path below does, so both paths meet the proxy, and fail at it, the same way.
+ * The undici dispatcher for `choice`: ProxyAgent behind Dispatcher1Wrapper (Node's own fetch calls dispatchers with
+ * the handler API undici 8 dropped), tunnelling http:// targets too, as the node:http path does.
  */
 export function proxyDispatcher(choice: ProxyChoice): Promise<unknown> {
   let dispatcher = dispatchers.get(choice.url.href);
@@ -188,10 +177,7 @@ export function proxyDispatcher(choice: ProxyChoice): Promise<unknown> {
   return dispatcher;
 }
 
-/**
- * The node:http(s) agent for `choice`: a CONNECT tunnel for both schemes (as undici's ProxyAgent does), with
- * Basic auth from the proxy URL. Pair every request made with it with `watchProxyConnect`.
- */
+/** The node:http(s) agent for `choice`: a CONNECT tunnel for both schemes; pair its requests with `watchProxyConnect`. */
 export function proxyAgent(choice: ProxyChoice): Promise<HttpAgent> {
   let agent = agents.get(choice.url.href);
   if (!agent) {
@@ -203,10 +189,7 @@ export function proxyAgent(choice: ProxyChoice): Promise<HttpAgent> {
   return agent;
 }
 
-/**
- * A proxy that refuses the CONNECT (407, 403, 502...) would otherwise hand its own answer to the request as if
- * the server had sent it; this fails the request with a ProxyError instead (the server never saw it).
- */
+/** A proxy's refusal of the CONNECT (407, 403, 502...) fails the request with a ProxyError, not as the server's answer. */
 export function watchProxyConnect(request: ClientRequest, choice: ProxyChoice, target: URL): void {
   request.once("proxyConnect", (connect: Pick<IncomingMessage, "statusCode" | "statusMessage">) => {
     const status = connect.statusCode ?? 0;
@@ -220,11 +203,7 @@ export interface NodeProxyRoute {
   choice: ProxyChoice;
 }
 
-/**
- * The proxy route for a node:http(s) request to `target`, or undefined to go direct (no proxy variable set: nothing
- * is loaded). Pass `route.agent` as the request's agent, call `watchProxyConnect`, and map failures with
- * `proxyFailureOf`.
- */
+/** The proxy route for a node:http(s) request to `target`, or undefined to go direct (then nothing is loaded). */
 export async function nodeProxyRoute(
   target: URL,
   options: { env?: ProxyEnv; proxy?: ProxySetting } = {},
@@ -265,10 +244,7 @@ export function proxyAwareFetch(
   };
 }
 
-/**
- * The ProxyError behind a failed proxied request, if the proxy is what failed: undici's "Proxy response (407)
- * !== 200 when HTTP Tunneling", a ProxyError from `watchProxyConnect`, or no connection to the proxy itself.
- */
+/** The ProxyError behind a failed proxied request when the proxy is what failed (refused, or not reachable). */
 export function proxyFailureOf(error: unknown, choice: ProxyChoice, target: URL): ProxyError | undefined {
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
     if (cause instanceof ProxyError) return cause;

@@ -53,10 +53,7 @@ const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/gi;
 
 export const REDACTED = "[redacted]";
 
-/**
- * Removes credentials from text that is about to be shown or logged: form-encoded and JSON credential fields,
- * Authorization values, and every value remembered as secret (also URL-encoded). Only error and log paths call it.
- */
+/** Removes credentials (form and JSON credential fields, Authorization values, every remembered secret) from text to show or log. */
 export function redact(text: string): string {
   let out = text
     .replace(FORM_CREDENTIAL, `$1$2=${REDACTED}`)
@@ -79,20 +76,14 @@ function withoutValue(text: string, secret: string): string {
   return out;
 }
 
-// Runs of what a terminal or a dialog does not show as text: C0 controls but tab and newline, DEL, C1 controls (NEL
-// among them), the Unicode line and paragraph separators U+2028, U+2029 (some terminals and editors break lines on
-// them), every format character (Cf: the bidi marks, embeddings, overrides and isolates, zero-width characters,
-// the invisible tag characters U+E0000-E007F that can spell a whole hidden sentence, ...) and every other
-// default-ignorable code point (variation selectors, Hangul fillers, the soft hyphen, ...).
+// Runs of what a terminal or a dialog does not show as text: C0 controls but tab and newline, DEL, C1 controls,
+// U+2028 and U+2029, every format character (bidi controls, zero-width characters, the tag characters that can spell
+// a hidden sentence) and every other default-ignorable code point (variation selectors, the soft hyphen, ...).
 const HIDDEN_FOR_TERMINAL =
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\p{Cf}\p{Default_Ignorable_Code_Point}]+/gu;
 const HIDDEN_IN_LINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cf}\p{Default_Ignorable_Code_Point}]+/gu;
 
-/**
- * True when `text` holds anything a one-line display would not show as itself: a control character (newline and tab
- * included), a line or paragraph separator, a format character (bidi controls, zero-width characters, tags) or any
- * other default-ignorable code point. For values that must be refused rather than shown escaped (a URL).
- */
+/** True when a one-line display would not show `text` as itself (newline and tab included): for values refused, not escaped. */
 export function hasHiddenCharacters(text: string): boolean {
   HIDDEN_IN_LINE.lastIndex = 0;
   const found = HIDDEN_IN_LINE.test(text);
@@ -119,11 +110,9 @@ const is = (pattern: RegExp, codePoint: number | undefined) =>
   codePoint !== undefined && pattern.test(String.fromCodePoint(codePoint));
 
 /**
- * Whether a run of invisible code points is ordinary text and may stay as it is: a single emoji presentation
- * selector (VS15, VS16) after an emoji, a single zero-width joiner (after VS16) between emoji (👨‍👩‍👧, 🏳️‍🌈), a
- * single variation selector after a Han ideograph, a single ZWJ or ZWNJ inside a word of a script that needs it
- * (Persian, Hindi), a subdivision flag's tags. Anything else (a run, or one in a place where it joins nothing) hides
- * something and is shown.
+ * Whether a run of invisible code points is ordinary text: one presentation selector after an emoji, one ZWJ between
+ * emoji (👨‍👩‍👧, 🏳️‍🌈), one variation selector after a Han ideograph, one ZWJ or ZWNJ inside a word of a script
+ * that needs it (Persian, Hindi), a subdivision flag's tags. Anything else hides something and is shown.
  */
 function isOrdinaryInvisible(run: string, before: number | undefined, after: number | undefined): boolean {
   if (run === "\uFE0E" || run === "\uFE0F") return isEmojiBase(before, after) || is(HAN, before);
@@ -142,13 +131,9 @@ const inWord = (before: number | undefined, after: number | undefined) =>
   is(NON_ASCII_LETTER_OR_MARK, before) && is(NON_ASCII_LETTER_OR_MARK, after);
 
 function codePointBefore(text: string, index: number): number | undefined {
-  if (index === 0) return undefined;
-  const last = text.charCodeAt(index - 1);
-  if (last >= 0xdc00 && last <= 0xdfff && index >= 2) {
-    const high = text.charCodeAt(index - 2);
-    if (high >= 0xd800 && high <= 0xdbff) return text.codePointAt(index - 2);
-  }
-  return last;
+  return Array.from(text.slice(Math.max(0, index - 2), index))
+    .at(-1)
+    ?.codePointAt(0);
 }
 
 function visible(char: string): string {
@@ -161,11 +146,9 @@ function visible(char: string): string {
 }
 
 /**
- * Text from outside (a server, a file, a tool call's arguments) made safe for a terminal or a dialog, as gh does:
- * every control character becomes a visible caret form (`ESC` shows as `^[`), so no escape sequence, carriage
- * return or backspace can act, and every invisible one a `<U+XXXX>` form, so nothing is hidden between the visible
- * letters (emoji sequences and scripts that need a joiner keep theirs). Newlines and tabs are kept unless `oneLine`
- * is set (then they are controls too).
+ * Text from outside made safe for a terminal or a dialog, as gh does: every control character in a caret form (`ESC`
+ * is `^[`), so none can act, and every invisible one as `<U+XXXX>`, so nothing hides between the letters (emoji and
+ * scripts keep their joiners). Newlines and tabs are kept unless `oneLine`.
  */
 export function sanitizeForTerminal(text: string, { oneLine = false } = {}): string {
   const hidden = oneLine ? HIDDEN_IN_LINE : HIDDEN_FOR_TERMINAL;
@@ -185,11 +168,7 @@ export function redactForTerminal(text: string): string {
   return sanitizeForTerminal(redact(text));
 }
 
-/**
- * Text from outside (a server's message) for one line of a dialog: runs of white space (newlines, tabs, line
- * separators) as one space, every other control or invisible character in its visible form (sanitizeForTerminal),
- * at most `max` code points. Only the first few `max` of a huge text are looked at.
- */
+/** Text from outside for one line of a dialog: white space runs as one space, sanitised, at most `max` code points. */
 export function oneLineText(text: string, max: number): string {
   const head = text.length > max * 4 ? text.slice(0, max * 4).replace(/[\uD800-\uDBFF]$/, "") : text;
   return truncateText(sanitizeForTerminal(head.replace(/\s+/gu, " ").trim(), { oneLine: true }), max);

@@ -1,8 +1,9 @@
 /** The one judge of a request that got no answer: did it certainly never reach the server, or may it have run? */
+import { CERTIFICATE_CODES } from "./network-errors.js";
 
 /**
- * Error codes that can only happen before a byte of the request is written (connect refused or timed out,
- * name not resolved, no local address or route): the server cannot have seen the request.
+ * Error codes that can only happen before a byte of the request is written (connect refused or timed out, name not
+ * resolved, no local address or route, a certificate refused): the server cannot have seen the request.
  */
 const NEVER_SENT_CODES = new Set([
   "ECONNREFUSED",
@@ -11,6 +12,8 @@ const NEVER_SENT_CODES = new Set([
   "EADDRNOTAVAIL",
   "ENETUNREACH",
   "UND_ERR_CONNECT_TIMEOUT",
+  "CERT_SIGNATURE_FAILURE",
+  "CERT_REVOKED",
 ]);
 
 /** Error codes of a connection that broke or timed out after it opened: the request may have reached the server. */
@@ -60,21 +63,8 @@ export function classifyRequestFailure(error: unknown): RequestFailure {
  * protocol mismatch), all before a byte of the request was written.
  */
 function neverSentCode(code: string): boolean {
-  return NEVER_SENT_CODES.has(code) || TLS_HANDSHAKE_CODES.has(code) || /^ERR_(SSL|TLS)_/.test(code);
+  return NEVER_SENT_CODES.has(code) || CERTIFICATE_CODES.has(code) || /^ERR_(SSL|TLS)_/.test(code);
 }
-
-/** Certificate verdicts of a TLS handshake (Node and Bun use OpenSSL's names). */
-const TLS_HANDSHAKE_CODES = new Set([
-  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-  "UNABLE_TO_GET_ISSUER_CERT",
-  "SELF_SIGNED_CERT_IN_CHAIN",
-  "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "CERT_HAS_EXPIRED",
-  "CERT_NOT_YET_VALID",
-  "CERT_SIGNATURE_FAILURE",
-  "CERT_REVOKED",
-]);
 
 /** True when a failed request certainly never reached the server (it can be sent again without running twice). */
 export function requestNeverSent(error: unknown): boolean {

@@ -6,11 +6,7 @@
 /** The oldest Node the package runs on: package.json's `engines.node` says the same (test/pack checks it). */
 export const REQUIRED_NODE = { major: 22, minor: 12 };
 
-/**
- * How long a refused bridge waits for the host's first request before it exits anyway. A host writes `initialize`
- * as soon as it has started the process, so it is usually in the pipe already; a script that never writes one
- * (or never closes stdin) gets the exit a few seconds later.
- */
+/** How long a refused bridge waits for the host's first request (usually in the pipe already) before it exits anyway. */
 export const REFUSAL_WAIT_MS = 5_000;
 /** The most of a host's line kept to read its id (an `initialize` is a few hundred bytes). */
 const MAX_REFUSAL_LINE_CHARS = 64 * 1024;
@@ -45,9 +41,8 @@ const REFUSAL_TOOL = "chat_mcp_bridge_error";
 const REFUSAL_SERVE_MS = 30 * 60_000;
 
 /**
- * The answer to one request of a host while the bridge is refused: a working server whose instructions, one tool's
- * description and that tool's result say `message`. Many hosts show nothing of an `initialize` error (Gemini CLI,
- * Copilot CLI, Codex say only that the server failed), but every host shows its tools.
+ * The answer to one request of a host while the bridge is refused: a server whose instructions, one tool and its
+ * result say `message`. Many hosts show nothing of an `initialize` error (Gemini CLI, Codex), but all show tools.
  */
 export function refusalAnswer(
   request: { id: string | number; method: string; params?: unknown },

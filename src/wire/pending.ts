@@ -6,7 +6,6 @@ import {
   INTEGRATION_ACTION,
   type Message,
   type Permission,
-  type ToolCallPart,
 } from "./schemas.js";
 
 export interface IntegrationRequest {
@@ -19,12 +18,11 @@ export interface IntegrationRequest {
 /** The `get_or_request_integration` agent-action of a message, or null when it has none. */
 export function findIntegrationRequest(message: Pick<Message, "parts">): IntegrationRequest | null {
   for (const part of message.parts) {
-    if (part.type === "agent-action" && (part as AgentActionPart).name === INTEGRATION_ACTION) {
-      const action = part as AgentActionPart;
+    if (part.type === "agent-action" && part.name === INTEGRATION_ACTION) {
       return {
-        integrations: [...(action.data?.requestedIntegrations ?? [])],
-        mcpPresets: (action.data?.requestedMcpPresets ?? []).map(presetName),
-        part: action,
+        integrations: [...(part.data?.requestedIntegrations ?? [])],
+        mcpPresets: (part.data?.requestedMcpPresets ?? []).map(presetName),
+        part,
       };
     }
   }
@@ -45,10 +43,8 @@ export function presetName(preset: unknown): string {
 export function findPendingPermissions(message: Pick<Message, "parts">): Permission[] | null {
   const found: Permission[] = [];
   for (const part of message.parts) {
-    if (part.type === "tool-call") {
-      const suggested = (part as ToolCallPart).suggestedPermissions;
-      if (Array.isArray(suggested)) found.push(...suggested);
-    }
+    if (part.type === "tool-call" && Array.isArray(part.suggestedPermissions))
+      found.push(...part.suggestedPermissions);
   }
   return found.length > 0 ? found : null;
 }
@@ -130,16 +126,10 @@ export function canonicalJson(value: unknown): string {
 
 /** True when two permission lists are equal in meaning (same objects, same order-insensitive multiset). */
 export function samePermissions(a: readonly Permission[], b: readonly Permission[]): boolean {
-  if (a.length !== b.length) return false;
-  const left = a.map(canonicalJson).sort();
-  const right = b.map(canonicalJson).sort();
-  return left.every((v, i) => v === right[i]);
+  return sameNames(a.map(canonicalJson), b.map(canonicalJson));
 }
 
 /** True when the names are exactly the requested ones, in any order. */
 export function sameNames(requested: readonly string[], given: readonly string[]): boolean {
-  if (requested.length !== given.length) return false;
-  const a = [...requested].sort();
-  const b = [...given].sort();
-  return a.every((v, i) => v === b[i]);
+  return JSON.stringify([...requested].sort()) === JSON.stringify([...given].sort());
 }

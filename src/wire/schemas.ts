@@ -19,7 +19,6 @@ export const ERROR_STATUS = {
   internal: 500,
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
-export const ErrorCodeSchema = z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]);
 
 /** Every non-2xx body: `{ error: { code, message, ... } }`; unknown codes and extra fields pass through. */
 export const ErrorBodySchema = z.object({
@@ -29,7 +28,6 @@ export const ErrorBodySchema = z.object({
     reauthUrl: z.string().optional(),
   }),
 });
-/** Every non-2xx body. */
 export interface ErrorBody {
   error: {
     code: ErrorCode | (string & {});
@@ -119,7 +117,6 @@ export interface ToolCallPart {
   [key: string]: unknown;
 }
 
-/** A part of a type this package does not know (`thinking`, `bash`, `file-edit`, ...): kept untouched. */
 export const UnknownPartSchema = z.looseObject({ type: z.string() });
 /** A part of a type this package does not know (`thinking`, `bash`, `file-edit`, ...), kept untouched. */
 export interface UnknownPart {
@@ -170,9 +167,7 @@ export const ChatSchema = z.looseObject({
   title: maybeString,
   createdAt: maybeString,
   updatedAt: maybeString,
-  /** The linked hosting project; absent (or null) when none is linked, and then the integration flow stops. */
   hostProjectId: maybeString,
-  /** @deprecated the service's own project record, never the hosting project: use `hostProjectId`. */
   projectId: maybeString,
   url: maybeString,
 });
@@ -201,12 +196,10 @@ export const MessageSchema = z.looseObject({
   id: z.string(),
   object: maybeString,
   chatId: maybeString,
-  /** `"user"` or `"assistant"` from the reference server; other roles pass through. */
   role: maybeString,
   content: maybeString,
   parts: z.array(MessagePartSchema),
   createdAt: maybeString,
-  /** `"stop"`, `"tool-calls"` (blocked), `"error"`, any other string, null (still generating) or absent. */
   finishReason: maybeString,
 });
 /** A message as read: `id` and `parts` are certain; other fields may be missing or null, unknown ones are kept. */
@@ -250,7 +243,6 @@ export interface ListPage<T> {
 export const ChatListSchema = listPageSchema(ChatSchema);
 export const MessageListSchema = listPageSchema(MessageSchema);
 
-/** Confirms an integration request with the names exactly as requested; both lists empty (or absent) rejects it. */
 export const ConfirmedStepsTaskSchema = z.object({
   type: z.literal("confirmed-steps"),
   connectedIntegrationNames: z.array(z.string()),
@@ -317,7 +309,6 @@ export interface SendMessageBody {
 }
 
 export const ResolveBodySchema = z.object({ task: TaskSchema });
-export type ResolveBody = { task: Task | OtherTask };
 
 /** Query strings of the list endpoints (strings on the wire, coerced here). */
 export const LIMIT_MAX = 100;

@@ -2,7 +2,7 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { removeOnSignals } from "../../src/demo/cleanup.js";
+import { removeOnSignals } from "../../src/demo/setup.js";
 import { scratchDir } from "../support/scratch-dir.js";
 
 describe("removeOnSignals", () => {

@@ -1,11 +1,11 @@
 /** chat-cli's output in-process: commands called as plain functions with a recording IO, and the formatting rules. */
 import { describe, expect, it } from "vitest";
-import { colorAllowed } from "../../src/cli/ansi.js";
-import { list } from "../../src/cli/commands/list.js";
+import { listCommand } from "../../src/cli/commands/list.js";
 import { parseTaskFlag } from "../../src/cli/commands/resolve.js";
 import { accountOfChatUrl } from "../../src/cli/commands/whoami.js";
 import { type CliContext, maskToken } from "../../src/cli/context.js";
 import { UsageError } from "../../src/cli/errors.js";
+import { colorAllowed } from "../../src/cli/io.js";
 import { printChatList } from "../../src/cli/output.js";
 import { ChatClient } from "../../src/client/index.js";
 import type { Chat } from "../../src/wire/index.js";
@@ -25,7 +25,7 @@ const chat = (id: string, title: string): Chat => ({
 describe("commands are plain async functions (no argv)", () => {
   const reference = useRequestableReferenceServer();
 
-  it("list({ limit }, ctx) writes the page as JSON to the given IO", async () => {
+  it("listCommand.run({ limit }, ctx) writes the page as JSON to the given IO", async () => {
     const { server } = reference;
     const token = server.apiKeys.acme!;
     const client = new ChatClient({ baseUrl: server.url, token, fetch: server.fetch });
@@ -36,7 +36,7 @@ describe("commands are plain async functions (no argv)", () => {
       globals: { baseUrl: server.url, token, json: true, color: false, debug: false },
       fetch: server.fetch,
     };
-    await list({ limit: 5 }, ctx);
+    await listCommand.run({ limit: 5 }, ctx);
     const page = await client.listChats({ limit: 5 });
     expect(JSON.parse(io.out)).toEqual({ object: "list", data: page.data, nextCursor: page.nextCursor });
     expect(io.err).toBe("");

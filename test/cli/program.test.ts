@@ -1,8 +1,7 @@
 /** chat-cli's commander program: help lists every command, and usage errors read as commander words them. */
 import { Command, Help } from "commander";
 import { describe, expect, it } from "vitest";
-import { COMMANDS } from "../../src/cli/commands/index.js";
-import { declare } from "../../src/cli/program.js";
+import { COMMANDS, declare } from "../../src/cli/program.js";
 import { run } from "../../src/cli/run.js";
 import { recordingIo } from "./helpers.js";
 

@@ -1,7 +1,6 @@
-/** Waiting for the assistant (src/cli/waiting.ts): the spinner shows only to a person at a terminal, never in --json or a pipe. */
+/** Waiting for the assistant (src/cli/context.ts): the spinner shows only to a person at a terminal, never in --json or a pipe. */
 import { describe, expect, it } from "vitest";
-import type { CliContext } from "../../src/cli/context.js";
-import { waitForAssistant } from "../../src/cli/waiting.js";
+import { type CliContext, waitForAssistant } from "../../src/cli/context.js";
 import { recordingIo } from "./helpers.js";
 
 function context(isTTY: boolean, json: boolean): { ctx: CliContext; spinners: string[] } {

@@ -1,7 +1,7 @@
 /** Retries and timeouts: GETs and keyed POSTs retry on failures, unkeyed POSTs only when surely not run. */
 import { delay, HttpResponse, http } from "msw";
 import { describe, expect, it } from "vitest";
-import { BACKOFF_MAX_MS, RETRY_AFTER_MAX_MS } from "../../src/client/retry.js";
+import { BACKOFF_MAX_MS, RETRY_AFTER_MAX_MS } from "../../src/client/transport.js";
 import {
   ChatAbortError,
   ChatConnectionError,

@@ -1,6 +1,6 @@
 /** How the demo signs in: a browser only for a person at a terminal with a browser, otherwise headless and saying why. */
 import { describe, expect, it } from "vitest";
-import { chooseSignInMode, type SignInSituation } from "../../src/demo/sign-in-mode.js";
+import { chooseSignInMode, type SignInSituation } from "../../src/demo/setup.js";
 
 const terminal: SignInSituation = {
   forcedHeadless: false,

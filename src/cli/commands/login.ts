@@ -1,19 +1,20 @@
-/** `chat-cli login [--no-browser] [--device-code] [--auth-timeout <s>] [--token-store <store>] [--client-credentials --client-id <id> [--client-private-key <pem>]] [--client-id <id> --workload-token-file <path>] [--callback-path <path>] [--auth-success-url <url>]`, or `chat-cli login --with-token` (the key on stdin): OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
+/** `chat-cli login [--no-browser] [--device-code] [--auth-timeout <s>] [--token-store <store>] [--client-credentials --client-id <id> [--client-private-key <pem>]] [--client-id <id> --workload-token-file <path>] [--callback-path <path>] [--auth-success-url <url>]`, or `chat-cli login --with-token` (the key on stdin, stored as the login): OAuth sign-in (shared with the bridge) for the REST resource `<base>/v2`. */
 import { callbackPathProblem, successUrlProblem } from "../../auth/session/provider-options.js";
 import { configDir } from "../../config/index.js";
-import { redactForTerminal } from "../../internal/redact.js";
+import { redactForTerminal, rememberSecret } from "../../internal/redact.js";
 import { UsageError } from "../../internal/usage-error.js";
-import { assertBaseUrl, type CliContext, type InterruptSource } from "../context.js";
+import { assertBaseUrl, type CliContext, untilInterrupted } from "../context.js";
 import {
   type CommandInput,
   defineCommand,
   negatedSwitch,
+  parseAuthTimeout,
+  parseTokenStore,
   switchFlag,
   valueFlag,
   withDefault,
 } from "../define-command.js";
 import { CliError, EXIT } from "../errors.js";
-import { parseAuthTimeout, parseTokenStore } from "../flag-values.js";
 import { printHint, printJson, shown } from "../output.js";
 
 const loginFlags = {
@@ -129,20 +130,15 @@ export async function loginSession(ctx: CliContext, options: LoginOptions) {
   });
 }
 
-/** The first sign-in flag given, which `--with-token` does not go with. */
+/** The first sign-in flag given, which `--with-token` does not go with (`--no-browser` is given when browser is false). */
 function signInFlagGiven(options: LoginOptions): string | undefined {
-  const given: [boolean, string][] = [
-    [options.browser === false, "--no-browser"],
-    [options.deviceCode === true, "--device-code"],
-    [options.authTimeoutMs !== undefined, "--auth-timeout"],
-    [options.clientCredentials === true, "--client-credentials"],
-    [options.clientId !== undefined, "--client-id"],
-    [options.clientPrivateKeyFile !== undefined, "--client-private-key"],
-    [options.workloadTokenFile !== undefined, "--workload-token-file"],
-    [options.callbackPath !== undefined, "--callback-path"],
-    [options.authSuccessUrl !== undefined, "--auth-success-url"],
-  ];
-  return given.find(([isGiven]) => isGiven)?.[1];
+  const given = Object.entries(loginFlags).find(([key]) => {
+    const value = options[key as keyof LoginOptions];
+    return (
+      key !== "withToken" && key !== "tokenStore" && value !== undefined && value !== (key === "browser")
+    );
+  });
+  return given?.[1].flags.split(" ")[0];
 }
 
 /** `--callback-path` and `--auth-success-url` refused as usage errors, before any request. */
@@ -157,11 +153,15 @@ export async function login(options: LoginOptions, ctx: CliContext): Promise<voi
   if (options.withToken) {
     const signIn = signInFlagGiven(options);
     if (signIn) throw new UsageError(`--with-token stores a key without signing in; drop ${signIn}`);
-    const { loginWithToken } = await import("./login-with-token.js");
     return loginWithToken(ctx, options.tokenStore ?? "auto");
   }
   const session = await loginSession(ctx, options);
-  const summary = await untilInterrupted(session.signIn(), ctx.signals ?? process);
+  // Ctrl-C while the sign-in waits exits at once; the login lock is released on the way out (see login-lock.ts).
+  const summary = await untilInterrupted(
+    ctx,
+    session.signIn(),
+    () => new CliError("sign-in interrupted; nothing was saved.", EXIT.interrupted),
+  );
   const storage = await session.describeStorage();
   // The account or team chosen at consent, as the token response named it (whoami shows the same).
   const account = (await session.describeLogin())?.account;
@@ -186,21 +186,69 @@ export async function login(options: LoginOptions, ctx: CliContext): Promise<voi
   );
 }
 
-/**
- * Ctrl-C while the sign-in waits (for the browser, say) ends the command with exit 130; the process exits at
- * once, and the login lock is released on the way out (see login-lock.ts).
- */
-async function untilInterrupted<T>(signIn: Promise<T>, signals: InterruptSource): Promise<T> {
-  let onInterrupt: (() => void) | undefined;
-  const interrupted = new Promise<never>((_resolve, reject) => {
-    onInterrupt = () => reject(new CliError("sign-in interrupted; nothing was saved.", EXIT.interrupted));
-    signals.once("SIGINT", onInterrupt);
-  });
-  try {
-    return await Promise.race([signIn, interrupted]);
-  } finally {
-    if (onInterrupt) signals.off("SIGINT", onInterrupt);
+// `--with-token`: the API key (or access token) read from stdin and stored as the login for this base URL.
+
+/** A key is a line; more than this on stdin is not one. */
+const MAX_TOKEN_BYTES = 16 * 1024;
+
+/** Reads stdin to its end (bounded), without one trailing newline; empty or several lines are usage errors. */
+async function readTokenFrom(stdin: AsyncIterable<string | Uint8Array>): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stdin) {
+    const bytes = typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk);
+    size += bytes.length;
+    if (size > MAX_TOKEN_BYTES)
+      throw new UsageError(`--with-token: stdin holds more than ${MAX_TOKEN_BYTES} bytes; give one key`);
+    chunks.push(bytes);
   }
+  const token = Buffer.concat(chunks)
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
+  if (token.trim() === "")
+    throw new UsageError(
+      "--with-token: nothing on stdin; pipe the key in",
+      "For example: chat-cli login --with-token < key.txt",
+    );
+  if (/[\r\n]/.test(token) || token !== token.trim())
+    throw new UsageError("--with-token: stdin must hold the key alone, on one line");
+  return token;
+}
+
+/** Stores the key where `chat-cli login` keeps its credentials (the same login record), so every command finds it. */
+async function loginWithToken(ctx: CliContext, tokenStore: "auto" | "keychain" | "file"): Promise<void> {
+  assertBaseUrl(ctx.globals.baseUrl);
+  const token = await readTokenFrom(ctx.stdin ?? process.stdin);
+  rememberSecret(token);
+  const { loginKey, restServerUrl, canonicalServerUrl } = await import("../../auth/index.js");
+  const { loginPaths } = await import("../../auth/login-key.js");
+  const { LoginStore } = await import("../../auth/login-store.js");
+  const serverUrl = canonicalServerUrl(restServerUrl(ctx.globals.baseUrl));
+  const key = loginKey(serverUrl);
+  const log = (_level: string, message: string) => ctx.io.stderr(`${redactForTerminal(message)}\n`);
+  const store = new LoginStore(tokenStore, key, loginPaths(configDir(ctx.env ?? process.env), key), log);
+  const now = Date.now();
+  // No expiry and no refresh token: the key is used as it is until `chat-cli logout` removes it.
+  await store.save({
+    version: 1,
+    serverUrl,
+    authorizationServerUrl: serverUrl,
+    tokens: { accessToken: token, tokenType: "Bearer", issuedAt: now },
+    savedAt: now,
+  });
+  const storage = await store.describe();
+  if (ctx.globals.json) {
+    return printJson(ctx.io, {
+      baseUrl: ctx.globals.baseUrl,
+      storedIn: storage.kind,
+      scope: null,
+      account: null,
+    });
+  }
+  printHint(
+    ctx.io,
+    `Key stored for ${ctx.globals.baseUrl} in the ${storage.kind} (${storage.location}). Check with \`chat-cli whoami\`.`,
+  );
 }
 
 export const loginCommand = defineCommand({ arguments: {}, options: loginFlags, run: login });

@@ -7,7 +7,7 @@ import { printHint, printJson } from "../output.js";
 import { loginSession } from "./login.js";
 
 /** Exit 1, naming the stored logins, when none matched the base URL (a typo, a trailing path). */
-export async function logout(_options: object, ctx: CliContext): Promise<void> {
+async function logout(_options: object, ctx: CliContext): Promise<void> {
   const session = await loginSession(ctx, { browser: false, tokenStore: "auto" });
   if (!(await session.signOut())) {
     const { storedLoginUrls } = await import("../../auth/index.js");

@@ -1,7 +1,6 @@
 /** `chat-cli resolve <chatId>`: finish integration setup, approve script permissions, reject, or send any task. */
-import { constants } from "node:fs";
-import { open } from "node:fs/promises";
 import { closestName } from "../../internal/closest-name.js";
+import { readSmallFile } from "../../internal/files.js";
 import {
   approvedPermissionsFor,
   type Chat,
@@ -15,17 +14,18 @@ import {
   type Task,
   TaskSchema,
 } from "../../wire/index.js";
-import { type CliContext, openClient } from "../context.js";
+import { type CliContext, openClient, waitForAssistant } from "../context.js";
 import {
   type CommandInput,
   chatIdArgument,
   defineCommand,
+  fieldName,
+  fieldProblem,
+  parseNames,
   switchFlag,
   valueFlag,
 } from "../define-command.js";
 import { aboutChat, CliError, EXIT, serverMessage, statusOf, UsageError } from "../errors.js";
-import { parseNames } from "../flag-values.js";
-import { fieldName, fieldProblem } from "../invalid-field.js";
 import { isYes } from "../io.js";
 import {
   hintArgument,
@@ -37,7 +37,6 @@ import {
   printPending,
   requestedNames,
 } from "../output.js";
-import { waitForAssistant } from "../waiting.js";
 
 const resolveArguments = { chatId: chatIdArgument };
 const resolveFlags = {
@@ -274,7 +273,13 @@ export const MAX_TASK_FILE_BYTES = 1024 * 1024;
 
 /** `--task` as inline JSON or `@file`, validated with the wire TaskSchema; any problem is a usage error (exit 2). */
 export async function parseTaskFlag(value: string): Promise<Task> {
-  const text = value.startsWith("@") ? await readTaskFile(value.slice(1)) : value;
+  const text = value.startsWith("@")
+    ? readSmallFile(value.slice(1), {
+        flag: "--task",
+        maxBytes: MAX_TASK_FILE_BYTES,
+        holds: "a task, a small JSON object",
+      })
+    : value;
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -304,40 +309,6 @@ export async function parseTaskFlag(value: string): Promise<Task> {
 }
 
 const TASK_EXAMPLE = 'Example: --task \'{"type":"confirmed-steps","connectedIntegrationNames":["Neon"]}\'';
-
-/** Reads a task file: a regular file of at most MAX_TASK_FILE_BYTES (a FIFO or device is refused, never waited on). */
-async function readTaskFile(path: string): Promise<string> {
-  const shownPath = JSON.stringify(path);
-  let file: Awaited<ReturnType<typeof open>>;
-  try {
-    // O_NONBLOCK: opening a FIFO with no writer returns at once instead of hanging.
-    file = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (error) {
-    throw new UsageError(
-      `--task: cannot read ${shownPath}: ${(error as NodeJS.ErrnoException).code ?? "error"}`,
-    );
-  }
-  try {
-    const info = await file.stat();
-    if (!info.isFile()) throw new UsageError(`--task: ${shownPath} is not a regular file`);
-    if (info.size > MAX_TASK_FILE_BYTES) {
-      throw new UsageError(
-        `--task: ${shownPath} is larger than ${MAX_TASK_FILE_BYTES} bytes; a task is a small JSON object`,
-      );
-    }
-    // The size was checked, but the file may grow while it is read: never read more than the cap.
-    const buffer = Buffer.alloc(MAX_TASK_FILE_BYTES + 1);
-    const { bytesRead } = await file.read(buffer, 0, buffer.length, 0);
-    if (bytesRead > MAX_TASK_FILE_BYTES) {
-      throw new UsageError(
-        `--task: ${shownPath} is larger than ${MAX_TASK_FILE_BYTES} bytes; a task is a small JSON object`,
-      );
-    }
-    return buffer.subarray(0, bytesRead).toString("utf8");
-  } finally {
-    await file.close();
-  }
-}
 
 export const resolveCommand = defineCommand({
   arguments: resolveArguments,

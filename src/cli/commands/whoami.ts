@@ -1,7 +1,7 @@
 /** `chat-cli whoami`: the account or team the token acts for (from a chat URL, else the login), and where the token came from. */
 import { type CliContext, maskToken, notSignedIn, openClient, resolveToken } from "../context.js";
 import { defineCommand } from "../define-command.js";
-import { printJson, shown } from "../output.js";
+import { printJson, printRows, shown } from "../output.js";
 
 export interface WhoamiResult {
   baseUrl: string;
@@ -40,21 +40,15 @@ export async function whoami(_options: object, ctx: CliContext): Promise<void> {
     keychain: `chat-cli login, in the keychain (${result.storage})`,
     file: `chat-cli login, in a file (${result.storage})`,
   }[result.tokenSource];
-  const rows: [string, string][] = [
-    ["account", result.account ?? "unknown (no chats yet to infer it from; create one first)"],
-    ["server", result.baseUrl],
-    ["token", result.token],
-    ["source", source],
-  ];
-  ctx.io.stdout(labelled(rows, ctx.io.isTTY));
-}
-
-/** `label:\tvalue` lines for scripts; on a terminal the values start in one column. */
-export function labelled(rows: [label: string, value: string][], tty: boolean): string {
-  const width = Math.max(...rows.map(([label]) => label.length)) + 1;
-  return rows
-    .map(([label, value]) => `${tty ? `${label}:`.padEnd(width + 1) : `${label}:\t`}${shown(value)}\n`)
-    .join("");
+  printRows(
+    ctx.io,
+    shown<[string, string][]>([
+      ["account", result.account ?? "unknown (no chats yet to infer it from; create one first)"],
+      ["server", result.baseUrl],
+      ["token", result.token],
+      ["source", source],
+    ]),
+  );
 }
 
 /** The slug in `<base>/<slug>/chats/<id>`: the path segment before `chats`, else the first one. */

@@ -3,7 +3,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { readServeOAuthConfig } from "../../../src/cli/commands/serve-oauth-config.js";
+import { readServeOAuthConfig } from "../../../src/cli/commands/serve.js";
 import { UsageError } from "../../../src/internal/usage-error.js";
 import { createInProcessReferenceServer } from "../../../src/server/index.js";
 import { scratchDir } from "../../support/scratch-dir.js";
