@@ -30,7 +30,7 @@ import { DEFAULT_RECONNECT_WINDOW_MS } from "../upstream/http/time-outs.js";
 import { LegacyUpstream } from "../upstream/legacy/legacy-upstream.js";
 import { ModernUpstream } from "../upstream/modern.js";
 import { type EraVerdict, eraVerdictStore, probeServerEra } from "../upstream/probe.js";
-import { legacyTransports, upstreamExchangeFor } from "../upstream/upstream-exchange.js";
+import { upstreamExchangeFor } from "../upstream/upstream-exchange.js";
 import { ClientRequests } from "./client-requests.js";
 
 /** How long a probing host's `server/discover` may wait on the server before the bridge answers it itself. */
@@ -205,7 +205,8 @@ export async function runRelay(
               log,
               toClient: toBridge,
               reconnectWindowMs: reconnectWindow,
-              ...legacyTransports(options, log),
+              maxMessageBytes: options.maxMessageBytes,
+              pingIntervalMs: options.pingIntervalMs,
             }),
           toClient,
           log,

@@ -1,21 +1,23 @@
 /** The legacy (2025) upstream: JSON-RPC between the bridge's pipeline and a server's session, each request answered once. */
 
 // Client messages go out here, in arrival order, on the session (session.ts, with its transport); a failure is
-// answered (failure-answers.ts) or recovered from. Recovering, the first held message goes alone to prove the
+// answered (naming a wrong URL with endpoint-check.ts) or recovered from. Recovering, the first held message goes alone to prove the
 // server is back and the rest follow; after the reconnect window, what waits is answered with an error and later
 // failures are answered at once.
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import type { BridgeLog } from "../../log/log.js";
+import { describeNetworkFailure, isLastingNetworkFailure } from "../../../internal/network-errors.js";
+import { requestNeverSent } from "../../../internal/request-failure.js";
+import { type BridgeLog, describeError, describeMessage } from "../../log/log.js";
 import { cancelledRequestId, isRequest } from "../../messages/jsonrpc.js";
+import { wrongEndpointMessage } from "../http/endpoint-check.js";
 import type { HttpExchange } from "../http/http-exchange.js";
-import { isNetworkError, RemoteHttpError } from "../http/http-exchange.js";
+import { isNetworkError, outcomeUnknownMessage, RemoteHttpError } from "../http/http-exchange.js";
 import {
   DEFAULT_RECONNECT_WINDOW_MS,
   FIRST_RETRY_DELAY_MS,
   nextRetryDelay,
   reconnectWindowMs,
 } from "../http/time-outs.js";
-import { FailureAnswers } from "./failure-answers.js";
 import { PendingRequests, ResendPolicy } from "./pending-requests.js";
 import { type HeldMessages, isSessionGone, LegacySession } from "./session.js";
 import type { RemoteTransport } from "./streamable-http-transport.js";
@@ -37,6 +39,10 @@ export interface LegacyUpstreamOptions {
   reconnectWindowMs?: number;
   /** Builds the remote transport (tests inject fakes); defaults to the streamable-HTTP client. */
   createTransport?: (url: URL, exchange: HttpExchange) => RemoteTransport;
+  /** `--max-message-size` in bytes. */
+  maxMessageBytes?: number | undefined;
+  /** `--keep-alive` / `--ping-interval` (see LegacySessionOptions). */
+  pingIntervalMs?: number | undefined;
 }
 
 /** A client message on its way out, numbered in arrival order. */
@@ -85,8 +91,10 @@ export class LegacyUpstream {
   readonly #log: BridgeLog;
   readonly #reconnectWindowMs: number;
   readonly #pending: PendingRequests;
+  readonly #resendPolicy = new ResendPolicy();
   readonly #session: LegacySession;
-  readonly #answers: FailureAnswers;
+  /** Lasting failures already logged (see `#answeredAsLastingFailure`). */
+  readonly #loggedFailures = new Set<string>();
   readonly #held = new HeldQueue();
   #seq = 0;
   /** Transports whose session was already checked after a 404 on the event stream. */
@@ -104,18 +112,18 @@ export class LegacyUpstream {
     this.#log = log;
     this.#reconnectWindowMs = options.reconnectWindowMs ?? DEFAULT_RECONNECT_WINDOW_MS;
     this.#pending = new PendingRequests((message) => options.toClient(message));
-    const resendPolicy = new ResendPolicy();
     this.#session = new LegacySession({
       url,
       exchange: options.exchange,
       log,
       pending: this.#pending,
-      resendPolicy,
+      resendPolicy: this.#resendPolicy,
       toClient: options.toClient,
       onTransportError: (transport, error) => this.#onTransportError(transport, error),
       createTransport: options.createTransport,
+      maxMessageBytes: options.maxMessageBytes,
+      pingIntervalMs: options.pingIntervalMs,
     });
-    this.#answers = new FailureAnswers({ url, log, pending: this.#pending, resendPolicy });
   }
 
   async start(): Promise<void> {
@@ -151,7 +159,7 @@ export class LegacyUpstream {
   }
 
   #onTransportError(transport: RemoteTransport, error: Error): void {
-    this.#log.debug(`remote transport: ${this.#answers.describe(error)}`);
+    this.#log.debug(`remote transport: ${this.#describe(error)}`);
     // The event stream came back 404: the server may have forgotten the session while idle, or may just not
     // offer the stream. A ping tells which; a lost session is reopened now so server notifications keep flowing.
     if (
@@ -232,21 +240,21 @@ export class LegacyUpstream {
       return;
     }
     if (isInitialize && error instanceof RemoteHttpError && error.status === 404) {
-      void this.#answers.answerWrongEndpoint(message, error);
+      void this.#answerWrongEndpoint(message, error);
       return;
     }
-    if (this.#answers.answeredAsLastingFailure(message, error)) return;
-    if (this.#answers.answeredAsOutcomeUnknown(message, error)) return;
+    if (this.#answeredAsLastingFailure(message, error)) return;
+    if (this.#answeredAsOutcomeUnknown(message, error)) return;
     if (isNetworkError(error)) {
       if (this.#unreachable !== undefined && !this.#recovering) {
-        this.#answers.answerWithError(message, this.#unreachableMessage(this.#answers.describe(error)));
+        this.#answerWithError(message, this.#unreachableMessage(this.#describe(error)));
         return;
       }
       this.#held.add(outbound);
       this.#startRecovery();
       return;
     }
-    this.#answers.answerWithError(message, `chat-mcp-bridge: ${this.#answers.describe(error)}`);
+    this.#answerWithError(message, `chat-mcp-bridge: ${this.#describe(error)}`);
   }
 
   /**
@@ -283,7 +291,7 @@ export class LegacyUpstream {
           try {
             await this.#sendNow(first);
           } catch (error) {
-            if (this.#answers.answeredAsIncurable(first.message, error)) continue;
+            if (this.#answeredAsIncurable(first.message, error)) continue;
             this.#held.add(first);
             if (isSessionGone(error) && session.transport.sessionId) this.#needsNewSession = true;
             throw error;
@@ -301,7 +309,7 @@ export class LegacyUpstream {
         if (Date.now() + delayMs > deadline) break;
         // A server never reached gets one line, when the bridge gives up, not two.
         if (delayMs === FIRST_RETRY_DELAY_MS && !firstContact)
-          log.info(`cannot reach ${url.origin}: ${this.#answers.describe(error)}; retrying`);
+          log.info(`cannot reach ${url.origin}: ${this.#describe(error)}; retrying`);
         await new Promise((resolve) => setTimeout(resolve, delayMs));
         delayMs = nextRetryDelay(delayMs);
       }
@@ -312,12 +320,70 @@ export class LegacyUpstream {
 
   /** The reconnect window ran out: answer what waits with an error and keep running for later requests. */
   #giveUp(error: unknown): void {
-    const reason = this.#answers.describe(error);
+    const reason = this.#describe(error);
     const unreachable = isNetworkError(error) || isSessionGone(error);
     if (unreachable) this.#unreachable = reason;
     const message = unreachable ? this.#unreachableMessage(reason) : `chat-mcp-bridge: ${reason}`;
     this.#log.info(message.slice("chat-mcp-bridge: ".length));
-    for (const outbound of this.#held.takeAll()) this.#answers.answerWithError(outbound.message, message);
-    this.#answers.failDelivered(message);
+    for (const outbound of this.#held.takeAll()) this.#answerWithError(outbound.message, message);
+    this.#pending.failDelivered(message);
+  }
+
+  /** An error as the user reads it: a proxy or certificate problem with what to do, else its short description. */
+  #describe(error: unknown): string {
+    return describeNetworkFailure(error, this.#url) ?? describeError(error);
+  }
+
+  /** Answers a request with a bridge error (a notification cannot be answered: the log says it was lost). */
+  #answerWithError(message: JSONRPCMessage, text: string): void {
+    if (!isRequest(message)) {
+      this.#log.info(`could not deliver ${describeMessage(message)}: ${text}`);
+      return;
+    }
+    this.#pending.answerWithError(message.id, text);
+  }
+
+  /** A failure that waiting will not cure is answered at once (true when it was); else it is worth a retry. */
+  #answeredAsIncurable(message: JSONRPCMessage, error: unknown): boolean {
+    if (this.#answeredAsLastingFailure(message, error)) return true;
+    if (this.#answeredAsOutcomeUnknown(message, error)) return true;
+    if (isSessionGone(error) || isNetworkError(error)) return false;
+    this.#answerWithError(message, `chat-mcp-bridge: ${this.#describe(error)}`);
+    return true;
+  }
+
+  /**
+   * A failure that waiting will not cure (a refusing proxy, an untrusted certificate): the request is answered
+   * at once with what to do, and the log says it once, not once per request.
+   */
+  #answeredAsLastingFailure(message: JSONRPCMessage, error: unknown): boolean {
+    if (!isLastingNetworkFailure(error)) return false;
+    const text = this.#describe(error);
+    if (!this.#loggedFailures.has(text)) {
+      this.#loggedFailures.add(text);
+      this.#log.info(text);
+    }
+    this.#answerWithError(message, `chat-mcp-bridge: ${text}`);
+    return true;
+  }
+
+  /**
+   * The connection broke after a request that must not run twice was written: the server may have run it.
+   * It is answered with an error saying so, instead of being sent again.
+   */
+  #answeredAsOutcomeUnknown(message: JSONRPCMessage, error: unknown): boolean {
+    if (!isNetworkError(error) || requestNeverSent(error) || this.#resendPolicy.isRepeatable(message))
+      return false;
+    const text = outcomeUnknownMessage(this.#url.origin, this.#describe(error));
+    this.#answerWithError(message, `chat-mcp-bridge: ${text}`);
+    return true;
+  }
+
+  /** `initialize` answered 404: the URL is not the MCP endpoint; say which one is, when a nearby URL answers as one. */
+  async #answerWrongEndpoint(message: JSONRPCMessage, error: RemoteHttpError): Promise<void> {
+    this.#log.debug(`initialize: ${describeError(error)}`);
+    const text = await wrongEndpointMessage(this.#url, "it answered initialize with HTTP 404");
+    this.#log.info(text);
+    this.#answerWithError(message, `chat-mcp-bridge: ${text}`);
   }
 }

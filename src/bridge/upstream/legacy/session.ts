@@ -1,10 +1,9 @@
-/** One 2025 session with the server: its transport, the answers that come back on it, and a new one when the server forgets it. */
+/** One 2025 session with the server: its transport, the answers that come back on it, the bridge's own requests on it (a ping, the `initialize` replayed), and a new one when the server forgets it. */
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/client";
-import type { BridgeLog } from "../../log/log.js";
-import { isRequest, isResponse } from "../../messages/jsonrpc.js";
+import { type BridgeLog, describeError } from "../../log/log.js";
+import { BridgeRequestIds, isRequest, isResponse } from "../../messages/jsonrpc.js";
 import type { HttpExchange } from "../http/http-exchange.js";
 import { RemoteHttpError } from "../http/http-exchange.js";
-import { BridgeRequests } from "./bridge-requests.js";
 import type { PendingRequests, ResendPolicy } from "./pending-requests.js";
 import { type RemoteTransport, StreamableHttpTransport } from "./streamable-http-transport.js";
 
@@ -32,11 +31,24 @@ export interface LegacySessionOptions {
   /** The transport failed outside a send (its event stream); not called once closing. */
   onTransportError(transport: RemoteTransport, error: Error): void;
   createTransport?: ((url: URL, exchange: HttpExchange) => RemoteTransport) | undefined;
+  /** `--max-message-size` in bytes, for the default transport. */
+  maxMessageBytes?: number | undefined;
+  /**
+   * `--keep-alive` / `--ping-interval`: a `ping` once the session has been idle this long (no message either way),
+   * so proxies and load balancers keep it. A failed ping is logged and handled as the transport's error.
+   */
+  pingIntervalMs?: number | undefined;
 }
+
+/** How long a new session has to answer the replayed `initialize`. */
+const REPLAY_TIMEOUT_MS = 30_000;
 
 export class LegacySession {
   readonly #options: LegacySessionOptions;
-  readonly #bridgeRequests = new BridgeRequests();
+  readonly #ids = new BridgeRequestIds("session");
+  /** The bridge's own requests waiting for their answers, kept from the client. */
+  readonly #waiters = new Map<string, (message: JSONRPCMessage) => void>();
+  #pingTimer: NodeJS.Timeout | undefined;
   #transport: RemoteTransport;
   #closing = false;
   #initializeRequest: JSONRPCRequest | undefined;
@@ -63,6 +75,7 @@ export class LegacySession {
 
   async start(): Promise<void> {
     await this.#transport.start();
+    this.#armPing();
   }
 
   /** The client's `initialize`: its answer sets the protocol version, and a new session replays it. */
@@ -72,14 +85,22 @@ export class LegacySession {
 
   /** Sends on the current transport; once the server accepted it, a request's answer can only come from there. */
   async send(message: JSONRPCMessage): Promise<void> {
+    this.#exchanged();
     const transport = this.#transport;
     await transport.send(message, { mustNotRepeat: !this.#options.resendPolicy.isRepeatable(message) });
     if (isRequest(message)) this.#options.pending.deliveredOn(message.id, transport);
   }
 
   /** Pings the session on `transport`; rejects as the transport does (a 404 says the server forgot it). */
-  ping(transport: RemoteTransport): Promise<void> {
-    return this.#bridgeRequests.ping(transport);
+  async ping(transport: RemoteTransport): Promise<void> {
+    const id = this.#ids.next();
+    this.#waiters.set(id, () => this.#waiters.delete(id));
+    try {
+      await transport.send({ jsonrpc: "2.0", id, method: "ping" });
+    } catch (error) {
+      this.#waiters.delete(id);
+      throw error;
+    }
   }
 
   /** Replaces the transport with a new session, replaying the client's `initialize` under a bridge id. */
@@ -91,6 +112,7 @@ export class LegacySession {
     void old.close().catch(() => undefined);
     this.#transport = this.#openTransport();
     await this.#transport.start();
+    this.#armPing();
     // Requests the old session accepted will never be answered there; the new session cannot answer them.
     this.#options.pending.failDelivered(
       "chat-mcp-bridge: the server lost the session while this request was in flight",
@@ -100,8 +122,7 @@ export class LegacySession {
     if (!initialize) return;
     // Held requests not yet sent go out after this; the held `initialize` itself needs no replay.
     if (held.holds(initialize)) return;
-    const version =
-      (await this.#bridgeRequests.replayInitialize(this.#transport, initialize)) ?? this.#protocolVersion;
+    const version = (await this.#replayInitialize(initialize)) ?? this.#protocolVersion;
     if (version) this.#transport.setProtocolVersion(version);
     held.drop((message) => "method" in message && message.method === "notifications/initialized");
     await this.#transport.send({ jsonrpc: "2.0", method: "notifications/initialized" });
@@ -112,6 +133,7 @@ export class LegacySession {
   async close(timeoutMs: number): Promise<void> {
     if (this.#closing) return;
     this.#closing = true;
+    clearTimeout(this.#pingTimer);
     const transport = this.#transport;
     if (transport.sessionId) {
       let timer: NodeJS.Timeout | undefined;
@@ -125,11 +147,69 @@ export class LegacySession {
     await transport.close().catch(() => undefined);
   }
 
+  /**
+   * Replays the client's `initialize` on the new session and waits for its answer; resolves with the protocol
+   * version the server chose, if it said one.
+   */
+  async #replayInitialize(initialize: JSONRPCRequest): Promise<string | undefined> {
+    const id = this.#ids.next();
+    let timer: NodeJS.Timeout | undefined;
+    const answer = new Promise<JSONRPCMessage>((resolve, reject) => {
+      this.#waiters.set(id, resolve);
+      timer = setTimeout(
+        () => reject(new Error("the server did not answer initialize on the new session")),
+        REPLAY_TIMEOUT_MS,
+      );
+    });
+    answer.catch(() => undefined);
+    try {
+      await this.#transport.send({ ...initialize, id });
+      const response = await answer;
+      if ("error" in response) throw new Error(`the server refused to initialize: ${response.error.message}`);
+      const version =
+        "result" in response ? (response.result as { protocolVersion?: unknown }).protocolVersion : undefined;
+      return typeof version === "string" ? version : undefined;
+    } finally {
+      clearTimeout(timer);
+      this.#waiters.delete(id);
+    }
+  }
+
+  /** A message went either way: the idle time before the next keep-alive ping starts again. */
+  #exchanged(): void {
+    if (this.#pingTimer) this.#armPing();
+  }
+
+  #armPing(): void {
+    const intervalMs = this.#options.pingIntervalMs;
+    clearTimeout(this.#pingTimer);
+    if (!intervalMs || this.#closing) return;
+    this.#pingTimer = setTimeout(() => void this.#keepAlive(), intervalMs);
+    // A ping is never a reason for the process to stay up.
+    this.#pingTimer.unref();
+  }
+
+  async #keepAlive(): Promise<void> {
+    const transport = this.#transport;
+    // No session yet (before `initialize`): nothing to keep alive.
+    if (transport.sessionId) {
+      try {
+        await this.ping(transport);
+        this.#options.log.debug("keep-alive ping sent");
+      } catch (error) {
+        if (this.#closing) return;
+        this.#options.log.info(`keep-alive ping to the server failed: ${describeError(error)}`);
+        transport.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      }
+    }
+    this.#armPing();
+  }
+
   #openTransport(): RemoteTransport {
-    const { url, exchange, createTransport } = this.#options;
+    const { url, exchange, createTransport, maxMessageBytes } = this.#options;
     const transport = createTransport
       ? createTransport(url, exchange)
-      : new StreamableHttpTransport(url, exchange);
+      : new StreamableHttpTransport(url, exchange, maxMessageBytes ? { maxMessageBytes } : {});
     transport.onmessage = (message, raw, relatedRequestId) =>
       this.#fromServer(transport, message, raw, relatedRequestId);
     transport.onerror = (error) => {
@@ -149,8 +229,12 @@ export class LegacySession {
     relatedRequestId?: RequestId,
   ): void {
     if (this.#closing) return;
+    this.#exchanged();
     if (isResponse(message)) {
-      if (this.#bridgeRequests.tookAnswer(message)) return;
+      if (this.#ids.owns(message.id)) {
+        this.#waiters.get(message.id)?.(message);
+        return;
+      }
       const pending = this.#options.pending.take(message.id);
       if (!pending) {
         this.#options.log.debug(`dropped a second answer to request ${String(message.id)}`);
