@@ -10,15 +10,16 @@ import {
   type JsonObject as Json,
   requestKey,
 } from "../messages/jsonrpc.js";
-import type { EraRelay } from "../messages/request-model.js";
 import {
+  type ClientContext,
   clientFromEnvelope,
+  type EraRelay,
   requestEra,
   type ToClient,
   withEnvelope,
   withoutEnvelope,
 } from "../messages/request-model.js";
-import { runToolCallSteps } from "../steps/index.js";
+import type { StepOutcome } from "../steps/index.js";
 import type { ToolPolicy } from "../steps/policy.js";
 import {
   ModernClientOverLegacy,
@@ -116,38 +117,15 @@ export class LegacyServerRelay implements EraRelay {
    */
   async #modernCall(id: RequestId, params: unknown): Promise<void> {
     const client = clientFromEnvelope(params);
-    const judged = isObject(params) ? withoutEnvelope(params) : params;
-    const judging = new AbortController();
-    this.#judging.set(requestKey(id), judging);
-    let outcome: Awaited<ReturnType<typeof runToolCallSteps>>;
-    try {
-      outcome = await runToolCallSteps(this.#options.policy.steps, { params: judged, client });
-    } finally {
-      if (this.#judging.get(requestKey(id)) === judging) this.#judging.delete(requestKey(id));
-    }
-    if (this.#closing) return;
-    if (judging.signal.aborted) {
-      this.#options.log.debug(
-        `tools/call (${String(id)}) was cancelled by the client while judged: not sent`,
-      );
-      return;
-    }
-    if (outcome.kind === "forward") {
-      if (outcome.onResult) this.#followers.set(requestKey(id), outcome.onResult);
-      this.#translatorFor().fromClient({
-        jsonrpc: "2.0",
-        id,
-        method: "tools/call",
-        params: withEnvelope(outcome.params, client, client.protocolVersion),
-      } as JSONRPCMessage);
-      return;
-    }
-    this.#options.log.debug(`answered a tools/call (${String(id)}) locally (${outcome.kind})`);
-    const body =
-      outcome.kind === "error"
-        ? { error: outcome.error }
-        : { result: outcome.kind === "drop" ? {} : outcome.result };
-    this.#options.toClient({ jsonrpc: "2.0", id, ...body } as JSONRPCMessage);
+    const message = { jsonrpc: "2.0", id, method: "tools/call", params } as JSONRPCMessage;
+    const outcome = await this.#judged(message, client, isObject(params) ? withoutEnvelope(params) : params);
+    if (!outcome) return;
+    if (outcome.kind !== "forward") return this.#answerLocally(message, outcome, this.#options.toClient);
+    if (outcome.onResult) this.#followers.set(requestKey(id), outcome.onResult);
+    this.#translatorFor().fromClient({
+      ...message,
+      params: withEnvelope(outcome.params, client, client.protocolVersion),
+    } as JSONRPCMessage);
   }
 
   async close(timeoutMs?: number): Promise<void> {
@@ -183,36 +161,58 @@ export class LegacyServerRelay implements EraRelay {
   }
 
   /**
-   * A tools/call through the steps first (which judge it: one they cannot is refused): forwarded (its params
-   * possibly rewritten), or answered here. A call sent as a notification has no one to answer: anything but
-   * `forward` drops it. A 2025 server asks its own questions in-band, on the call's stream, so no step follows
-   * its result (`onResult`): an approval covers the one call sent.
+   * A 2025 client's tools/call through the steps first: forwarded (its params possibly rewritten), or answered
+   * here. A 2025 server asks its own questions in-band, on the call's stream, so no step follows its result
+   * (`onResult`): an approval covers the one call sent.
    */
   async #throughSteps(message: JSONRPCMessage): Promise<void> {
-    const steps = this.#options.policy.steps;
     const params = (message as { params?: unknown }).params;
-    const call = { params, client: this.#face.client, notification: !isRequest(message) };
-    let outcome: Awaited<ReturnType<typeof settleSteps>>;
-    if (!isRequest(message)) outcome = await settleSteps(steps, call, refuseToAsk, neverAborted);
-    else {
-      const key = requestKey(message.id);
-      const judging = new AbortController();
-      this.#judging.set(key, judging);
-      try {
-        outcome = await settleSteps(steps, call, this.#face.ask.bind(this.#face), judging.signal);
-      } finally {
-        if (this.#judging.get(key) === judging) this.#judging.delete(key);
-      }
-      if (judging.signal.aborted && !this.#closing) {
-        this.#options.log.debug(
-          `${describeMessage(message)} was cancelled by the client while judged: not sent`,
-        );
-        return;
-      }
+    const outcome = await this.#judged(message, this.#face.client, params);
+    if (!outcome) return;
+    if (outcome.kind !== "forward")
+      return this.#answerLocally(message, outcome, (reply) => this.#toClientSide(reply));
+    this.#onward({ ...message, params: outcome.params } as JSONRPCMessage);
+  }
+
+  /**
+   * The steps' outcome for a tools/call (a 2025 client answers their rounds; one they cannot judge is refused), or
+   * undefined when the relay closed or the client cancelled the call meanwhile (then it is not sent, and a question
+   * a step put to the client is withdrawn).
+   */
+  async #judged(
+    message: JSONRPCMessage,
+    client: ClientContext,
+    params: unknown,
+  ): Promise<StepOutcome | undefined> {
+    const steps = this.#options.policy.steps;
+    const call = { params, client, notification: !isRequest(message) };
+    if (!isRequest(message)) {
+      const outcome = await settleSteps(steps, call, refuseToAsk, neverAborted);
+      return this.#closing ? undefined : outcome;
     }
-    if (this.#closing) return;
-    if (outcome.kind === "forward")
-      return this.#onward({ ...message, params: outcome.params } as JSONRPCMessage);
+    const key = requestKey(message.id);
+    const judging = new AbortController();
+    this.#judging.set(key, judging);
+    try {
+      const outcome = await settleSteps(steps, call, this.#face.ask.bind(this.#face), judging.signal);
+      if (this.#closing) return undefined;
+      if (!judging.signal.aborted) return outcome;
+      this.#options.log.debug(
+        `${describeMessage(message)} was cancelled by the client while judged: not sent`,
+      );
+      return undefined;
+    } finally {
+      if (this.#judging.get(key) === judging) this.#judging.delete(key);
+    }
+  }
+
+  /** A call the steps did not forward: answered with their error or result; a notification's is dropped. */
+  #answerLocally(
+    message: JSONRPCMessage,
+    outcome: Exclude<StepOutcome, { kind: "forward" }>,
+    toClient: ToClient,
+  ): void {
+    // Only a call sent as a notification is dropped (see confirm-tool.ts): it has no id to answer.
     if (!isRequest(message) || outcome.kind === "drop") {
       this.#options.log.debug(
         `dropped ${describeMessage(message)}: a tool the bridge refuses, sent with no id to answer`,
@@ -220,11 +220,8 @@ export class LegacyServerRelay implements EraRelay {
       return;
     }
     this.#options.log.debug(`answered ${describeMessage(message)} locally (${outcome.kind})`);
-    const reply =
-      outcome.kind === "error"
-        ? { jsonrpc: "2.0", id: message.id, error: outcome.error }
-        : { jsonrpc: "2.0", id: message.id, result: outcome.result };
-    this.#toClientSide(reply as JSONRPCMessage);
+    const body = outcome.kind === "error" ? { error: outcome.error } : { result: outcome.result };
+    toClient({ jsonrpc: "2.0", id: message.id, ...body } as JSONRPCMessage);
   }
 
   #onward(message: JSONRPCMessage): void {

@@ -13,15 +13,16 @@ import type { BridgeRequest, ToClient } from "../messages/request-model.js";
 import { modernRequest, requestEra, withEnvelope, withoutEnvelope } from "../messages/request-model.js";
 import type { ToolPolicy } from "../steps/policy.js";
 import { bridgeDiscoverResult, initializeResultFromDiscover } from "../translate/discover.js";
+import { LegacyListen, META_SUBSCRIPTION_ID } from "../translate/listen.js";
+import { LEGACY_TASKS_CAPABILITY, LegacyClientTasks, offersTasks } from "../translate/tasks.js";
 import {
   type AskClient,
   asLegacyResult,
+  callTool,
+  inputRound,
   isInputRequiredResult,
   MAX_INPUT_ROUNDS,
-} from "../translate/input-required.js";
-import { LegacyListen, META_SUBSCRIPTION_ID } from "../translate/listen.js";
-import { LEGACY_TASKS_CAPABILITY, LegacyClientTasks, offersTasks } from "../translate/tasks.js";
-import { callTool, inputRound } from "../translate/tool-call.js";
+} from "../translate/tool-call.js";
 import {
   bridgeError,
   type ModernUpstream,

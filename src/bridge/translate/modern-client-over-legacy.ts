@@ -5,6 +5,7 @@
  * relay for a modern client's first request, below the policy: a 2025 client never meets it.
  */
 
+import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { BridgeLog } from "../log/log.js";
 import {
@@ -22,15 +23,52 @@ import {
   withoutEnvelope,
 } from "../messages/request-model.js";
 import { asModernResult, bridgeDiscoverResult, discoverFromInitializeResult } from "./discover.js";
-import {
-  HELD_CALL_TIMEOUT_MS,
-  INPUT_METHODS,
-  inputRequiredResult,
-  MAX_HELD_CALLS,
-  type ModernCall,
-  newRequestState,
-} from "./held-calls.js";
-import { SessionListens } from "./session-listens.js";
+import { SessionListens } from "./listen.js";
+
+/** Calls held at once waiting for a client's retry; one more and the server's request is refused. */
+const MAX_HELD_CALLS = 64;
+/** How long a held call waits for the client's retry before the bridge gives up on it. */
+const HELD_CALL_TIMEOUT_MS = 5 * 60 * 1000;
+
+/** The methods a server may ask of a client mid-call, which a 2026 client answers as `inputRequests`. */
+const INPUT_METHODS: ReadonlySet<string> = new Set([
+  "elicitation/create",
+  "sampling/createMessage",
+  "roots/list",
+]);
+
+/** One request the server put to the client, waiting for its answer among the retry's `inputResponses`. */
+interface PendingServerRequest {
+  serverId: RequestId;
+  method: string;
+  params: Json;
+}
+
+/** A modern client's request on its way through the legacy session (under an id of the bridge's). */
+interface ModernCall {
+  upstreamId: string;
+  method: string;
+  /** The client request the call's next answer goes to; undefined while held for the client's retry. */
+  clientId: RequestId | undefined;
+  /** Server requests not yet answered, by their key in `inputRequests`. */
+  pending: Map<string, PendingServerRequest>;
+  /** The `requestState` the client echoes when it retries (set while held). */
+  state?: string;
+  /** The server's answer when it came while the call was held. */
+  settled?: Json;
+  timer?: NodeJS.Timeout;
+}
+
+/** The `input_required` result a held call answers its client with. */
+function inputRequiredResult(call: ModernCall): Json {
+  const inputRequests = Object.fromEntries(
+    [...call.pending].map(([key, request]) => [key, { method: request.method, params: request.params }]),
+  );
+  return { resultType: "input_required", inputRequests, requestState: call.state };
+}
+
+/** A fresh `requestState` token: opaque to the client, the key of the held call in the bridge. */
+const newRequestState = (): string => `chat-mcp-bridge/${randomUUID()}`;
 
 export interface ModernClientOverLegacyLimits {
   /** How long a call waits for the client's retry (default HELD_CALL_TIMEOUT_MS). */

@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
 import type { BridgeRequest, ClientContext } from "../messages/request-model.js";
 import type { UpstreamAnswer } from "../upstream/modern.js";
-import { asLegacyResult } from "./input-required.js";
+import { asLegacyResult } from "./tool-call.js";
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 const RELATED_TASK = "io.modelcontextprotocol/related-task";

@@ -13,7 +13,6 @@ import {
 } from "../messages/jsonrpc.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../messages/message-size.js";
 import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../messages/request-model.js";
-import { EventSizeCap } from "./http/event-size-cap.js";
 import {
   type HttpAnswer,
   type HttpExchange,
@@ -22,7 +21,7 @@ import {
   RemoteHttpError,
   readBounded,
 } from "./http/http-exchange.js";
-import { ServerSentEventParser } from "./http/sse.js";
+import { EventSizeCap, ServerSentEventParser } from "./http/sse.js";
 import { FIRST_RETRY_DELAY_MS, nextRetryDelay, reconnectWindowMs } from "./http/time-outs.js";
 import { type ParamHeader, paramHeadersOf, standardHeaders } from "./standard-headers.js";
 

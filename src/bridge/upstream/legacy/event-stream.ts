@@ -4,10 +4,9 @@
 // closing empty.
 import type { RequestId } from "@modelcontextprotocol/client";
 import { jsonShapeProblem, tooLargeText } from "../../messages/message-size.js";
-import { EventSizeCap } from "../http/event-size-cap.js";
 import type { HttpAnswer } from "../http/http-exchange.js";
 import { RemoteHttpError } from "../http/http-exchange.js";
-import { ServerSentEventParser } from "../http/sse.js";
+import { EventSizeCap, ServerSentEventParser } from "../http/sse.js";
 
 /** One stream's progress, kept across its resumptions. */
 export interface StreamState {
