@@ -26,10 +26,7 @@ import { FIRST_RETRY_DELAY_MS, nextRetryDelay, reconnectWindowMs } from "./http/
 import { type ParamHeader, paramHeadersOf, standardHeaders } from "./standard-headers.js";
 
 /** A request's stream ended before its answer, and why: the server may or may not have run it. */
-interface StreamBroke {
-  broke: string;
-}
-const isStreamBroke = (outcome: UpstreamAnswer | StreamBroke): outcome is StreamBroke => "broke" in outcome;
+type StreamBroke = { broke: string };
 
 /** An answer from upstream: a result or a JSON-RPC error, never both. */
 export type UpstreamAnswer = { result: Json } | { error: { code: number; message: string; data?: unknown } };
@@ -44,18 +41,15 @@ const MAX_LIST_PAGES = 20;
 /** Where the notifications a request's stream carries go. */
 export type NotificationSink = (message: JSONRPCMessage) => void;
 
-export interface ModernUpstreamOptions {
+interface ModernUpstreamOptions {
   url: URL;
   exchange: HttpExchange;
   log: BridgeLog;
-  /** A notification the server sent on a request's stream (progress, log messages), unless the request has its own sink. */
+  /** A notification on a request's stream (progress, logs), unless the request has its own sink. */
   onNotification?: NotificationSink;
-  /**
-   * How long a request that never reached the server waits for it to come back (the legacy upstream's window, see
-   * http/time-outs.ts); absent: no waiting, it is answered "cannot reach" at once (the era probes).
-   */
+  /** How long a request that never reached the server waits for it (absent: not at all, as for the era probes). */
   reconnectWindowMs?: number;
-  /** `--max-message-size` in bytes: a larger answer is refused with an error naming the flag. */
+  /** `--max-message-size` in bytes. */
   maxMessageBytes?: number;
 }
 
@@ -84,12 +78,12 @@ export class ModernUpstream {
   }
 
   /** The revision stamped on requests (one the server listed in `supportedVersions`). */
-  set protocolVersion(version: string) {
-    this.#protocolVersion = version;
-  }
-
   get protocolVersion(): string {
     return this.#protocolVersion;
+  }
+
+  set protocolVersion(version: string) {
+    this.#protocolVersion = version;
   }
 
   /**
@@ -204,7 +198,7 @@ export class ModernUpstream {
         }
         outcome = { broke: reason };
       }
-      if (!isStreamBroke(outcome)) return outcome;
+      if (!("broke" in outcome)) return outcome;
       if (signal?.aborted) throw signal.reason ?? new Error("cancelled");
       if (!this.#repeatable(method, params)) return noAnswer(outcomeUnknownMessage(origin, outcome.broke));
       if (attempt >= MAX_REISSUES)
@@ -256,7 +250,7 @@ export class ModernUpstream {
     return bridgeError(`the server answered with an unexpected content type: ${type ?? "none"}`);
   }
 
-  /** Reads a request's SSE stream: notifications are passed to the request's sink, the answer ends it. */
+  /** Reads a request's SSE stream: notifications to the request's sink; the answer ends it. */
   async #readStream(
     response: HttpAnswer,
     id: string,
@@ -294,7 +288,6 @@ export class ModernUpstream {
         if (answer || oversized || refused) break;
       }
     } catch (error) {
-      // A broken stream: said below, as one with no answer.
       broke = describeNetworkFailure(error, this.#options.url) ?? describeError(error);
     }
     await response.body?.cancel().catch(() => undefined);
@@ -365,7 +358,7 @@ async function errorAnswer(response: HttpAnswer): Promise<UpstreamAnswer> {
   });
 }
 
-/** Waits `ms`, or rejects with the signal's reason once it aborts (a cancelled request stops waiting). */
+/** Waits `ms`, or rejects with the signal's reason once it aborts. */
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
