@@ -3,8 +3,7 @@
  * from a probe made when the first message arrives.
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
-import type { BridgeLog } from "../log/log.js";
-import { describeError } from "../log/log.js";
+import { type BridgeLog, describeError } from "../log/log.js";
 import type { EraRelay, ToClient } from "../messages/request-model.js";
 import { bridgeDiscoverResult } from "../translate/discover.js";
 import { isNetworkError } from "../upstream/http/http-exchange.js";

@@ -1,14 +1,13 @@
 /** The stdio face a 2025-era client sees: `initialize` and its session semantics (ping, setLevel), and requests the bridge puts to it. */
 
-import type {
-  ClientCapabilities,
-  Implementation,
-  JSONRPCMessage,
-  LoggingLevel,
-} from "@modelcontextprotocol/client";
+import type { ClientCapabilities, JSONRPCMessage, LoggingLevel } from "@modelcontextprotocol/client";
 import { BridgeRequestIds, isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
-import type { ClientContext, ToClient } from "../messages/request-model.js";
-import { anonymousClient } from "../messages/request-model.js";
+import {
+  anonymousClient,
+  type ClientContext,
+  implementationOf,
+  type ToClient,
+} from "../messages/request-model.js";
 import { negotiatedLegacyVersion } from "../translate/discover.js";
 
 /** How long the bridge waits for the person behind the client to answer one of its requests (an elicitation form). */
@@ -33,15 +32,11 @@ export class LegacyFace {
   initialize(params: unknown): string {
     const given = isObject(params) ? params : {};
     const version = negotiatedLegacyVersion(given.protocolVersion);
-    const info = given.clientInfo;
     this.#client = {
       era: "legacy",
       protocolVersion: version,
       capabilities: (isObject(given.capabilities) ? given.capabilities : {}) as ClientCapabilities,
-      clientInfo:
-        isObject(info) && typeof info.name === "string" && typeof info.version === "string"
-          ? (info as Implementation)
-          : { name: "unknown-client", version: "0" },
+      clientInfo: implementationOf(given.clientInfo),
     };
     return version;
   }

@@ -1,16 +1,21 @@
 /** The bridge in front of a modern (2026-07-28) server: both faces in, one stateless upstream out, steps between. */
 
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import type { BridgeLog } from "../log/log.js";
-import { describeError } from "../log/log.js";
+import { type BridgeLog, describeError } from "../log/log.js";
 import {
   cancelledRequestId,
   isJsonObject as isObject,
   type JsonObject as Json,
   requestKey,
 } from "../messages/jsonrpc.js";
-import type { BridgeRequest, ToClient } from "../messages/request-model.js";
-import { modernRequest, requestEra, withEnvelope, withoutEnvelope } from "../messages/request-model.js";
+import {
+  type BridgeRequest,
+  modernRequest,
+  requestEra,
+  type ToClient,
+  withEnvelope,
+  withoutEnvelope,
+} from "../messages/request-model.js";
 import type { ToolPolicy } from "../steps/policy.js";
 import { bridgeDiscoverResult, initializeResultFromDiscover } from "../translate/discover.js";
 import { LegacyListen, META_SUBSCRIPTION_ID } from "../translate/listen.js";
@@ -22,6 +27,7 @@ import {
   inputRound,
   isInputRequiredResult,
   MAX_INPUT_ROUNDS,
+  retryParams,
 } from "../translate/tool-call.js";
 import {
   bridgeError,
@@ -260,13 +266,15 @@ export class ModernServerRelay {
     }
   }
 
+  readonly #ask: AskClient = (method, params, signal) => this.#legacy.ask(method, params, signal);
+
   /** A `tools/call`: judged and through the steps and, for a legacy client, the rounds of input (see callTool). */
   async #callTool(request: BridgeRequest): Promise<UpstreamAnswer> {
     const answer = await callTool(
       this.#options.policy.steps,
       { params: request.params, client: request.client },
       {
-        ask: (method, askParams, signal) => this.#legacy.ask(method, askParams, signal),
+        ask: this.#ask,
         signal: request.signal,
         send: (forwarded) => this.#forward(request, forwarded),
       },
@@ -280,13 +288,9 @@ export class ModernServerRelay {
     for (let round = 1; isInputRequiredResult(result); round++) {
       if (round >= MAX_INPUT_ROUNDS)
         return bridgeError(`the request still needed input after ${MAX_INPUT_ROUNDS} rounds; given up`);
-      const ask: AskClient = (method, askParams, signal) => this.#legacy.ask(method, askParams, signal);
-      const next = await inputRound(result, request.client, ask, request.signal);
+      const next = await inputRound(result, request.client, this.#ask, request.signal);
       if ("error" in next) return next;
-      const { inputResponses: _r, requestState: _s, ...original } = request.params ?? {};
-      const retry: Json = { ...original, inputResponses: next.inputResponses };
-      if (typeof result.requestState === "string") retry.requestState = result.requestState;
-      const answer = await this.#forward(request, retry);
+      const answer = await this.#forward(request, retryParams(request.params, result, next.inputResponses));
       if (!("result" in answer)) return answer;
       result = answer.result;
     }

@@ -6,8 +6,7 @@
  */
 
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import type { BridgeLog } from "../log/log.js";
-import { describeError } from "../log/log.js";
+import { type BridgeLog, describeError } from "../log/log.js";
 import { isJsonObject as isObject, type JsonObject as Json, requestKey } from "../messages/jsonrpc.js";
 import { type ToClient, withoutEnvelope } from "../messages/request-model.js";
 import type { UpstreamAnswer } from "../upstream/modern.js";

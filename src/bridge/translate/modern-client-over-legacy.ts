@@ -15,11 +15,12 @@ import {
   type JsonObject as Json,
   requestKey,
 } from "../messages/jsonrpc.js";
-import type { EraRelay, ToClient } from "../messages/request-model.js";
 import {
   clientFromEnvelope,
+  type EraRelay,
   LATEST_LEGACY_VERSION,
   requestEra,
+  type ToClient,
   withoutEnvelope,
 } from "../messages/request-model.js";
 import { asModernResult, bridgeDiscoverResult, discoverFromInitializeResult } from "./discover.js";

@@ -10,7 +10,7 @@
 import { randomUUID } from "node:crypto";
 import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
 import type { BridgeRequest, ClientContext } from "../messages/request-model.js";
-import type { UpstreamAnswer } from "../upstream/modern.js";
+import { sleep, type UpstreamAnswer } from "../upstream/modern.js";
 import { asLegacyResult } from "./tool-call.js";
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
@@ -164,7 +164,11 @@ export class LegacyClientTasks {
       if (Date.now() > endsAt)
         return { error: { code: -32000, message: `chat-mcp-bridge: task ${taskId} outlived its ttl` } };
       const wait = Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, Number(task.pollIntervalMs) || 1000));
-      if (!(await sleep(wait, request.signal))) return { error: { code: -32000, message: "Cancelled" } };
+      const slept = await sleep(wait, request.signal).then(
+        () => true,
+        () => false,
+      );
+      if (!slept) return { error: { code: -32000, message: "Cancelled" } };
     }
   }
 
@@ -202,20 +206,4 @@ function withRelatedTask(result: Json, taskId: string): Json {
 
 function invalid(message: string): UpstreamAnswer {
   return { error: { code: -32602, message: `chat-mcp-bridge: ${message}` } };
-}
-
-/** Waits `ms`; false when the signal aborted first. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }

@@ -359,7 +359,7 @@ async function errorAnswer(response: HttpAnswer): Promise<UpstreamAnswer> {
 }
 
 /** Waits `ms`, or rejects with the signal's reason once it aborts. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason ?? new Error("cancelled"));

@@ -6,8 +6,12 @@ import { loginKey } from "../../auth/login-key.js";
 import { configDir } from "../../config/index.js";
 import { readOwnFile, writeFileAtomic } from "../../internal/files.js";
 import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
-import type { ClientContext } from "../messages/request-model.js";
-import { BRIDGE_INFO, LATEST_MODERN_VERSION, withEnvelope } from "../messages/request-model.js";
+import {
+  BRIDGE_INFO,
+  type ClientContext,
+  LATEST_MODERN_VERSION,
+  withEnvelope,
+} from "../messages/request-model.js";
 import { RemoteHttpError, ServerUnreachable } from "./http/http-exchange.js";
 import { heardNothing, type ModernUpstream } from "./modern.js";
 

@@ -54,20 +54,6 @@ export class ServerSentEventParser {
   }
 }
 
-/** Parses a `text/event-stream` body into its events. */
-export async function* parseServerSentEvents(
-  body: AsyncIterable<Uint8Array> | ReadableStream<Uint8Array>,
-): AsyncGenerator<ServerSentEvent> {
-  let events: ServerSentEvent[] = [];
-  const parser = new ServerSentEventParser({ onEvent: (event) => events.push(event) });
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    parser.push(chunk);
-    const ready = events;
-    events = [];
-    yield* ready;
-  }
-}
-
 // An event over the cap is dropped as its bytes arrive, so a 450 MB event costs no memory.
 /** Where the bytes go. */
 export interface CappedEventSink {
@@ -95,11 +81,6 @@ export class EventSizeCap {
   constructor(maxBytes: number, sink: CappedEventSink) {
     this.#maxBytes = maxBytes;
     this.#sink = sink;
-  }
-
-  /** True while the bytes of an oversized event are being dropped. */
-  get skipping(): boolean {
-    return this.#skipping;
   }
 
   push(chunk: Uint8Array): void {

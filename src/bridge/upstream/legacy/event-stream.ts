@@ -4,8 +4,7 @@
 // closing empty.
 import type { RequestId } from "@modelcontextprotocol/client";
 import { jsonShapeProblem, tooLargeText } from "../../messages/message-size.js";
-import type { HttpAnswer } from "../http/http-exchange.js";
-import { RemoteHttpError } from "../http/http-exchange.js";
+import { type HttpAnswer, RemoteHttpError } from "../http/http-exchange.js";
 import { EventSizeCap, ServerSentEventParser } from "../http/sse.js";
 
 /** One stream's progress, kept across its resumptions. */

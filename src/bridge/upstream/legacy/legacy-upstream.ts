@@ -10,8 +10,12 @@ import { requestNeverSent } from "../../../internal/request-failure.js";
 import { type BridgeLog, describeError, describeMessage } from "../../log/log.js";
 import { cancelledRequestId, isRequest } from "../../messages/jsonrpc.js";
 import { wrongEndpointMessage } from "../http/endpoint-check.js";
-import type { HttpExchange } from "../http/http-exchange.js";
-import { isNetworkError, outcomeUnknownMessage, RemoteHttpError } from "../http/http-exchange.js";
+import {
+  type HttpExchange,
+  isNetworkError,
+  outcomeUnknownMessage,
+  RemoteHttpError,
+} from "../http/http-exchange.js";
 import {
   DEFAULT_RECONNECT_WINDOW_MS,
   FIRST_RETRY_DELAY_MS,

@@ -2,8 +2,7 @@
 import type { JSONRPCMessage, JSONRPCRequest, RequestId } from "@modelcontextprotocol/client";
 import { type BridgeLog, describeError } from "../../log/log.js";
 import { BridgeRequestIds, isRequest, isResponse } from "../../messages/jsonrpc.js";
-import type { HttpExchange } from "../http/http-exchange.js";
-import { RemoteHttpError } from "../http/http-exchange.js";
+import { type HttpExchange, RemoteHttpError } from "../http/http-exchange.js";
 import type { PendingRequests, ResendPolicy } from "./pending-requests.js";
 import { type RemoteTransport, StreamableHttpTransport } from "./streamable-http-transport.js";
 
