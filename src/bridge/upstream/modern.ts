@@ -87,10 +87,8 @@ export class ModernUpstream {
   }
 
   /**
-   * Sends one request (its params already carry the `_meta` envelope) and resolves with the server's answer.
-   * A `tools/list` answer is checked (tools with invalid `x-mcp-header` annotations dropped, as the spec
-   * requires); a `tools/call` of a tool not yet listed lists first, so its `Mcp-Param-*` headers are known.
-   * `onNotification`: where this request's stream notifications go (a listen's own), instead of the shared sink.
+   * Sends one request (its params carry the `_meta` envelope). A `tools/list` answer loses the tools with invalid
+   * `x-mcp-header` annotations (the spec says so); a call of a tool not yet listed lists first, for its headers.
    */
   async request(
     method: string,

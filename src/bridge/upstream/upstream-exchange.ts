@@ -6,10 +6,7 @@ import type { HttpExchange } from "./http/http-exchange.js";
 import { nodeHttpExchange } from "./http/node-http-exchange.js";
 import { withUpstreamTimeouts } from "./http/time-outs.js";
 
-/**
- * One per process: the relay, its probes and its pings share the jar, so the load balancer's cookie set on the
- * first exchange holds for the session's every request. With `fetch`, requests go through it instead of node:http.
- */
+/** One per process: the relay, its probes and its pings share the jar, so a load balancer's sticky cookie holds. */
 export function upstreamExchangeFor(
   options: NetworkFlagOptions,
   fetch?: typeof globalThis.fetch,

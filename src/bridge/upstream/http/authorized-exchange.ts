@@ -22,17 +22,12 @@ export interface BridgeAuth {
 const TOKEN_REUSE_MS = 5000;
 
 /**
- * How many recoveries one request may wait for. A token can be refused again after its recovery: a refresh
- * answer that arrived late (a slow authorization server, a busy machine) brings a token with little life left,
- * and the retry reaches the server after it expired. A 401 means the server did not run the request, so sending
- * it again is safe; the bound keeps a server that refuses every token from looping.
+ * Recoveries one request may wait for: a late refresh can bring a token that expires before the retry arrives. A
+ * 401 means the request did not run, so sending it again is safe; the bound stops a server that refuses every token.
  */
 const MAX_RECOVERIES_PER_REQUEST = 3;
 
-/**
- * Wraps `exchange` (node:http by default) for the remote transport. While one request recovers authorization, the others wait before
- * going out, in the order they were made, so messages are held in order and none is sent with a stale token.
- */
+/** `exchange` with credentials. While one request recovers, the others wait in order: none goes with a stale token. */
 export function createAuthorizedExchange(options: {
   auth: BridgeAuth | undefined;
   headers: CustomHeader[];
@@ -66,10 +61,7 @@ export function createAuthorizedExchange(options: {
     return token;
   };
 
-  /**
-   * The one recovery for a rejected token: every request refused with the same token waits for it, so a burst
-   * of 401s costs one refresh (or one sign-in), and each request is retried with its result.
-   */
+  /** The one recovery for a rejected token: a burst of 401s costs one refresh (or sign-in). */
   const recovered = (response: HttpAnswer, rejected: string | undefined): Promise<string> => {
     if (latest && latest !== rejected && !recovery) return Promise.resolve(latest); // already recovered
     if (!recovery) {

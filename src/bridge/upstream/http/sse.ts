@@ -16,10 +16,7 @@ export interface ServerSentEventHandlers {
   onRetry?(milliseconds: number): void;
 }
 
-/**
- * Bytes in, events out. The first decoder strips a byte order mark at the stream's start (and only there); the
- * parser keeps a line split across chunks, and a character split across chunks waits in the decoder.
- */
+/** Bytes in, events out: a byte order mark is stripped at the stream's start only; split lines and characters wait. */
 export class ServerSentEventParser {
   readonly #parser: EventSourceParser;
   #decoder = new TextDecoder("utf-8");
@@ -54,8 +51,7 @@ export class ServerSentEventParser {
   }
 }
 
-// An event over the cap is dropped as its bytes arrive, so a 450 MB event costs no memory.
-/** Where the bytes go. */
+/** Where the bytes go: an event over the cap is dropped as its bytes arrive, so a 450 MB event costs no memory. */
 export interface CappedEventSink {
   /** Bytes to parse, in order (subarrays of the chunks pushed, never copies); `endsEvent` when they end at a blank line. */
   feed(bytes: Uint8Array, endsEvent: boolean): void;

@@ -1,21 +1,12 @@
 /** The legacy (2025) upstream: JSON-RPC between the bridge's pipeline and a server's session, each request answered once. */
 
-// Client messages go out here, in arrival order, on the session (session.ts, with its transport); a failure is
-// answered (naming a wrong URL with endpoint-check.ts) or recovered from. Recovering, the first held message goes alone to prove the
-// server is back and the rest follow; after the reconnect window, what waits is answered with an error and later
-// failures are answered at once.
-import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
+import type { JSONRPCMessage } from "@modelcontextprotocol/client";
 import { describeNetworkFailure, isLastingNetworkFailure } from "../../../internal/network-errors.js";
 import { requestNeverSent } from "../../../internal/request-failure.js";
 import { type BridgeLog, describeError, describeMessage } from "../../log/log.js";
 import { cancelledRequestId, isRequest } from "../../messages/jsonrpc.js";
 import { wrongEndpointMessage } from "../http/endpoint-check.js";
-import {
-  type HttpExchange,
-  isNetworkError,
-  outcomeUnknownMessage,
-  RemoteHttpError,
-} from "../http/http-exchange.js";
+import { isNetworkError, outcomeUnknownMessage, RemoteHttpError } from "../http/http-exchange.js";
 import {
   DEFAULT_RECONNECT_WINDOW_MS,
   FIRST_RETRY_DELAY_MS,
@@ -23,30 +14,15 @@ import {
   reconnectWindowMs,
 } from "../http/time-outs.js";
 import { PendingRequests, ResendPolicy } from "./pending-requests.js";
-import { type HeldMessages, isSessionGone, LegacySession } from "./session.js";
+import { type HeldMessages, isSessionGone, LegacySession, type SessionOptions } from "./session.js";
 import type { RemoteTransport } from "./streamable-http-transport.js";
 
 export { BRIDGE_ERROR_CODE } from "./pending-requests.js";
 export type { RemoteTransport } from "./streamable-http-transport.js";
 
-export interface LegacyUpstreamOptions {
-  url: URL;
-  exchange: HttpExchange;
-  log: BridgeLog;
-  /**
-   * Hands one message up the pipeline toward the client. `raw`: the server's JSON text of a message relayed
-   * unchanged, to write as is (see LineWriter). `relatedRequestId`: the request whose response stream carried a
-   * server request or notification.
-   */
-  toClient(message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId): void;
+export interface LegacyUpstreamOptions extends SessionOptions {
   /** How long to keep retrying an unreachable server before answering the held requests with an error. */
-  reconnectWindowMs?: number;
-  /** Builds the remote transport (tests inject fakes); defaults to the streamable-HTTP client. */
-  createTransport?: (url: URL, exchange: HttpExchange) => RemoteTransport;
-  /** `--max-message-size` in bytes. */
-  maxMessageBytes?: number | undefined;
-  /** `--keep-alive` / `--ping-interval` (see LegacySessionOptions). */
-  pingIntervalMs?: number | undefined;
+  reconnectWindowMs?: number | undefined;
 }
 
 /** A client message on its way out, numbered in arrival order. */
@@ -117,16 +93,10 @@ export class LegacyUpstream {
     this.#reconnectWindowMs = options.reconnectWindowMs ?? DEFAULT_RECONNECT_WINDOW_MS;
     this.#pending = new PendingRequests((message) => options.toClient(message));
     this.#session = new LegacySession({
-      url,
-      exchange: options.exchange,
-      log,
+      ...options,
       pending: this.#pending,
       resendPolicy: this.#resendPolicy,
-      toClient: options.toClient,
       onTransportError: (transport, error) => this.#onTransportError(transport, error),
-      createTransport: options.createTransport,
-      maxMessageBytes: options.maxMessageBytes,
-      pingIntervalMs: options.pingIntervalMs,
     });
   }
 

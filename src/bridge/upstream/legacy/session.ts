@@ -17,18 +17,18 @@ export interface HeldMessages {
   drop(drop: (message: JSONRPCMessage) => boolean): void;
 }
 
-export interface LegacySessionOptions {
+/** The session as the legacy upstream's options shape it. */
+export interface SessionOptions {
   url: URL;
   exchange: HttpExchange;
   log: BridgeLog;
-  /** The client's requests still owed an answer: answers taken out, accepted ones marked with their transport. */
-  pending: PendingRequests;
-  /** Learns the tools' hints from the lists that pass, and says which requests must not be sent twice. */
-  resendPolicy: ResendPolicy;
-  /** A message of the server's on its way to the client (see LegacyUpstreamOptions.toClient). */
+  /**
+   * Hands one message up the pipeline toward the client. `raw`: the server's JSON text of a message relayed
+   * unchanged, to write as is (see LineWriter). `relatedRequestId`: the request whose response stream carried a
+   * server request or notification.
+   */
   toClient(message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId): void;
-  /** The transport failed outside a send (its event stream); not called once closing. */
-  onTransportError(transport: RemoteTransport, error: Error): void;
+  /** Builds the remote transport (tests inject fakes); defaults to the streamable-HTTP client. */
   createTransport?: ((url: URL, exchange: HttpExchange) => RemoteTransport) | undefined;
   /** `--max-message-size` in bytes, for the default transport. */
   maxMessageBytes?: number | undefined;
@@ -37,6 +37,15 @@ export interface LegacySessionOptions {
    * so proxies and load balancers keep it. A failed ping is logged and handled as the transport's error.
    */
   pingIntervalMs?: number | undefined;
+}
+
+interface LegacySessionOptions extends SessionOptions {
+  /** The client's requests still owed an answer: answers taken out, accepted ones marked with their transport. */
+  pending: PendingRequests;
+  /** Learns the tools' hints from the lists that pass, and says which requests must not be sent twice. */
+  resendPolicy: ResendPolicy;
+  /** The transport failed outside a send (its event stream); not called once closing. */
+  onTransportError(transport: RemoteTransport, error: Error): void;
 }
 
 /** How long a new session has to answer the replayed `initialize`. */
