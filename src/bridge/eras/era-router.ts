@@ -66,9 +66,8 @@ export class EraRouter {
   }
 
   /**
-   * A probing host's `server/discover`, before the era is known: answered from the remembered verdict or a quiet
-   * probe (never a browser, never the sign-in lock): a modern server's own DiscoverResult; a legacy server's
-   * InitializeResult through the session the relay opens; signed out, the bridge's own dual-era face.
+   * A probing host's `server/discover` before the era is known, from the remembered verdict or a quiet probe (never
+   * a sign-in): a legacy server's answer through the relay's session; signed out, the bridge's own face.
    */
   async #answerDiscover(message: JSONRPCMessage): Promise<void> {
     const { log, toClient } = this.#options;

@@ -51,12 +51,7 @@ const neverAborted = new AbortController().signal;
 /** A call sent as a notification cannot wait for the client's answers. */
 const refuseToAsk = (): Promise<never> => Promise.reject(new Error("a notification cannot ask the client"));
 
-/**
- * One direction each way. Client to server: the face (a 2025 client's `initialize` and answers to the bridge's own
- * requests; a 2026-07-28 client's envelope), the policy (the steps of each tools/call), the translator only for a
- * 2026-07-28 client (made on its first request; a 2025 client never meets it), the session. Server to client: the
- * policy (what a tools/list shows), the translator when there is one, the client.
- */
+/** Client to server: the face, the policy, the translator (a 2026-07-28 client's only), the session; and back. */
 export class LegacyServerRelay implements EraRelay {
   readonly #options: LegacyServerRelayOptions;
   readonly #face: LegacyFace;
@@ -66,10 +61,7 @@ export class LegacyServerRelay implements EraRelay {
   #toTranslator: ToClient | undefined;
   /** What follows a 2026-07-28 client's call once answered (`onResult` of the steps), by the client's request id. */
   readonly #followers = new Map<string, (result: Json) => void>();
-  /**
-   * tools/calls the policy's steps are still judging, by client id: a cancellation meanwhile marks them unsent and
-   * withdraws a question a step put to the client (`abort`).
-   */
+  /** tools/calls the steps are judging, by client id: a cancellation aborts them (unsent, questions withdrawn). */
   readonly #judging = new Map<string, AbortController>();
   /** The tools/list requests in flight, by id: their answers pass the policy. */
   readonly #lists = new Set<string>();
@@ -110,11 +102,7 @@ export class LegacyServerRelay implements EraRelay {
     this.#toSession(message);
   }
 
-  /**
-   * A 2026-07-28 client's tools/call: the steps judge it as its client sent it (a step's question is that client's
-   * `input_required`), then the translator carries it. A step that follows the answer sees the translator's
-   * result: its own `input_required` for the server's questions is a round the step may let pass.
-   */
+  /** A 2026-07-28 client's tools/call: judged as sent, then carried by the translator (its rounds the step sees). */
   async #modernCall(id: RequestId, params: unknown): Promise<void> {
     const client = clientFromEnvelope(params);
     const message = { jsonrpc: "2.0", id, method: "tools/call", params } as JSONRPCMessage;
@@ -160,11 +148,7 @@ export class LegacyServerRelay implements EraRelay {
     this.#onward(message);
   }
 
-  /**
-   * A 2025 client's tools/call through the steps first: forwarded (its params possibly rewritten), or answered
-   * here. A 2025 server asks its own questions in-band, on the call's stream, so no step follows its result
-   * (`onResult`): an approval covers the one call sent.
-   */
+  /** A 2025 client's tools/call: forwarded as the steps rewrote it, or answered here (an approval covers one call). */
   async #throughSteps(message: JSONRPCMessage): Promise<void> {
     const params = (message as { params?: unknown }).params;
     const outcome = await this.#judged(message, this.#face.client, params);
@@ -174,11 +158,7 @@ export class LegacyServerRelay implements EraRelay {
     this.#onward({ ...message, params: outcome.params } as JSONRPCMessage);
   }
 
-  /**
-   * The steps' outcome for a tools/call (a 2025 client answers their rounds; one they cannot judge is refused), or
-   * undefined when the relay closed or the client cancelled the call meanwhile (then it is not sent, and a question
-   * a step put to the client is withdrawn).
-   */
+  /** The steps' outcome for a tools/call, or undefined when the relay closed or the client cancelled it meanwhile. */
   async #judged(
     message: JSONRPCMessage,
     client: ClientContext,

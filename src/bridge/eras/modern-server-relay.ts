@@ -114,10 +114,7 @@ export class ModernServerRelay {
     if (delivered) this.#options.toClient(delivered as JSONRPCMessage);
   }
 
-  /**
-   * A modern client's own `subscriptions/listen`: one upstream stream per listen, whose messages carry the id the
-   * bridge gave it upstream; each goes to the client under the id of the listen it opened, however many run.
-   */
+  /** A modern client's own `subscriptions/listen`: its stream's messages under the id of the listen that opened it. */
   async #modernListen(request: BridgeRequest): Promise<UpstreamAnswer> {
     const asClientListen = (meta: unknown): Json => ({
       ...(isObject(meta) ? meta : {}),

@@ -52,16 +52,9 @@ export interface RelayIO {
   /** The log's lines (default: the process's stderr). */
   stderr?: Writable;
   env: Record<string, string | undefined>;
-  /**
-   * How to start a sign-in process of its own (the bin passes itself): a sign-in with a person then outlives this
-   * relay. Without it (tests in process), the relay signs in in its own process.
-   */
+  /** How to start a sign-in process (the bin passes itself), which outlives the relay; without it, in process. */
   signInProcess?: SignInProcessCommand;
-  /**
-   * The network: every request of the relay (to the MCP server and to its authorization server) goes through this
-   * fetch instead of node:http and Node's own fetch; a test passes the in-process reference server's. A sign-in
-   * with a browser still listens on the loopback callback.
-   */
+  /** Every request of the relay, to the server and its authorization server, through this (tests: the reference server's). */
   fetch?: typeof globalThis.fetch;
 }
 
@@ -339,11 +332,7 @@ export async function recordingFatal<T>(log: BridgeLog, task: () => Promise<T>):
   }
 }
 
-/**
- * The log for this run: stderr as `--debug` and `--silent` say, plus the log file when `--debug` or `--log-file`
- * asks for one (its module loads only then). The file's path is said once on stderr; a file that cannot be opened
- * is a warning, not a failure.
- */
+/** The log: stderr as `--debug`/`--silent` say, and the log file they ask for (one that cannot open is a warning). */
 export async function openBridgeLog(
   options: BridgeOptions,
   env: Record<string, string | undefined> = process.env,

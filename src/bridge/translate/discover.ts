@@ -32,10 +32,7 @@ export function initializeResultFromDiscover(discover: Json, requestedVersion: u
   };
 }
 
-/**
- * The InitializeResult a legacy client gets while the bridge signs in: the remembered modern server's face, else
- * the bridge's own with the capabilities it relays; either way with tool list changes, which follow the sign-in.
- */
+/** The InitializeResult while signing in: the remembered server's face or the bridge's, with tool list changes. */
 export function signedOutInitializeResult(
   requestedVersion: unknown,
   serverUrl: string,
@@ -61,10 +58,7 @@ export function signedOutInitializeResult(
  */
 const RELAYED_CAPABILITIES: Json = { tools: { listChanged: true }, prompts: {}, resources: {} };
 
-/**
- * The DiscoverResult the bridge answers a stdio `server/discover` with: the server's own (remembered) when it is
- * modern, else the bridge's dual-era face (the versions it speaks to clients, the capabilities it relays).
- */
+/** The DiscoverResult for a stdio `server/discover`: a modern server's own, else the bridge's dual-era face. */
 export function bridgeDiscoverResult(
   serverDiscover: Json | undefined,
   capabilities: Json = RELAYED_CAPABILITIES,
@@ -81,12 +75,9 @@ export function bridgeDiscoverResult(
 }
 
 /**
- * A 2025-era server's result as a 2026-07-28 client expects it: `resultType: "complete"`, without the core's task
- * vocabulary that era removed, and with cache hints. One rule for the hints, not a list of methods: every result
- * but a call's outcome (`tools/call`, a task's state) tells what the server offers (the core's lists, discover and
- * reads, an extension's `skills/list` and `skills/get`, whatever the next one adds), so it gets the most conservative
- * hints: nothing may be reused, since the legacy server said nothing of it. Hints where a method defines none are
- * harmless (a client ignores them); a missing one makes a client refuse the answer (the SDK's SkillsClient does).
+ * A 2025 server's result for a 2026-07-28 client: complete, without the core's tasks, and, on everything but a
+ * call's outcome, the most conservative cache hints (one rule, not a list of methods: a missing hint makes a
+ * client refuse the answer, as the SDK's SkillsClient does; a needless one is ignored).
  */
 export function asModernResult(method: string, result: Json): Json {
   const modern: Json = { ...withoutLegacyTasks(method, result), resultType: "complete" };

@@ -89,10 +89,7 @@ export class LegacyListen {
     if (this.#resources.delete(uri)) this.open();
   }
 
-  /**
-   * A notification from the server: the listen's own (acknowledgment dropped, `_meta` subscription id lifted) or
-   * another; returns what the client gets, or undefined when it gets nothing.
-   */
+  /** A server notification as the client gets it (the listen's `_meta` lifted), or undefined for none. */
   fromServer(message: Json): Json | undefined {
     if (message.method === LISTEN_ACKNOWLEDGED) {
       this.#acknowledged = true;
@@ -162,10 +159,7 @@ export class SessionListens {
     this.#toSession = toSession;
   }
 
-  /**
-   * A listen: acknowledged with what the 2025 session can deliver (the list changes the server declares; updates of
-   * resources when it supports subscribing, each resource subscribed once however many listens want it).
-   */
+  /** A listen, acknowledged with what the session can deliver; each resource subscribed once for all listens. */
   open(id: RequestId, params: unknown, initialized: Json): void {
     const lifted = withoutEnvelope(params) ?? {};
     const asked = isObject(lifted.notifications) ? lifted.notifications : {};
@@ -217,10 +211,7 @@ export class SessionListens {
     return true;
   }
 
-  /**
-   * A session notification: to each listen that asked for it, stamped with its subscription id. True when it was
-   * one a listen may ask for (delivered, or dropped because none asked: the client must not get it unasked).
-   */
+  /** A session notification to each listen that asked; true when only a listen may carry it (none: dropped). */
   deliver(value: Json): boolean {
     const method = String(value.method);
     if (!SUBSCRIBED_NOTIFICATIONS.has(method)) return false;

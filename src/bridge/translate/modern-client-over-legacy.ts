@@ -91,11 +91,7 @@ export class ModernClientOverLegacy implements EraRelay {
   #sessionAnswer: ((message: Json) => void) | undefined;
   /** Modern requests in flight upstream, by the bridge's id for them (a held call keeps its id across retries). */
   readonly #calls = new Map<string, ModernCall>();
-  /**
-   * Modern requests not yet sent on (waiting for the session to open), by client id: a cancellation that arrives
-   * meanwhile marks them, and they are never sent. Without this, the cancellation found no call and the request
-   * went out after it (a cancelled create_chat ran).
-   */
+  /** Requests waiting for the session, by client id: a cancellation meanwhile marks them, and they are never sent. */
   readonly #starting = new Map<string, { cancelled: boolean }>();
   /** Calls waiting for the client's retry, by their `requestState`. */
   readonly #held = new Map<string, ModernCall>();
@@ -351,9 +347,8 @@ export class ModernClientOverLegacy implements EraRelay {
   }
 
   /**
-   * A server's request while modern calls run: it belongs to the call whose response stream carried it (a
-   * 2025-11-25 server sends a call's requests there), and becomes an entry of that call's `inputRequests`. One
-   * that came on the session's GET stream names no call: the oldest running call is taken.
+   * A server's request while modern calls run: an entry of the `inputRequests` of the call whose stream carried it
+   * (or, from the GET stream, of the oldest running call).
    */
   #serverRequest(serverId: RequestId, method: string, params: unknown, relatedRequestId?: RequestId): void {
     const calls = [...this.#calls.values()];

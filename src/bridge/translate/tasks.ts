@@ -32,10 +32,7 @@ export function offersTasks(discover: Json): boolean {
 /** The 2025-11-25 `capabilities.tasks` a 2025 client reads: calls as tasks, cancel (the extension has no list). */
 export const LEGACY_TASKS_CAPABILITY: Json = { cancel: {}, requests: { tools: { call: {} } } };
 
-/**
- * A 2025 server's capabilities and tools as a 2026-07-28 client may see them: without the core's `tasks` member and
- * `execution.taskSupport`, which that era removed, nor the Tasks extension, which that server cannot be asked for.
- */
+/** A 2025 server's capabilities and tools for a 2026-07-28 client: no core `tasks`, `taskSupport` or Tasks extension. */
 export function withoutLegacyTasks(method: string, result: Json): Json {
   if (method === "tools/list" && Array.isArray(result.tools)) {
     const tools = result.tools.map((tool: unknown) => {

@@ -48,10 +48,7 @@ export function refusalFor(method: string, params: Json, client: ClientContext):
   return `the server asked for ${JSON.stringify(method)}, which is not a request a client answers`;
 }
 
-/**
- * Puts every request of `inputRequests` to the client (all at once, as the client would see them from a 2025
- * server) and returns the map of answers by key. A request the client cannot take fails the whole call.
- */
+/** Puts every request of `inputRequests` to the client at once; one it cannot take fails the whole call. */
 export async function fulfilInputRequests(
   inputRequests: unknown,
   client: ClientContext,
@@ -86,10 +83,7 @@ export type JsonRpcError = { code: number; message: string; data?: unknown };
 /** What a call's server (or the next hop) answered. */
 export type CallAnswer = { result: Json } | { error: JsonRpcError };
 
-/**
- * The params of the retry after a round of input: the original call with this round's answers and the byte-exact
- * state. The steps judge the original again on the retry (it is only retried once they have judged it).
- */
+/** The retry after a round of input: the original call with this round's answers and the byte-exact state. */
 export function retryParams(original: unknown, inputRequired: Json, inputResponses: Json): Json {
   const { inputResponses: _responses, requestState: _state, ...rest } = isObject(original) ? original : {};
   const retry: Json = { ...rest, inputResponses };
@@ -124,9 +118,8 @@ const roundsExceeded = (): { error: JsonRpcError } => ({
 });
 
 /**
- * Runs a call to its end. Each round: the steps, then (when they forward) `send` to the server. An
- * `input_required` answer, from a step or the server, goes back to a modern client as it is; a legacy client
- * is asked through real requests, and the call runs again (through the steps) with the answers.
+ * Runs a call to its end: each round the steps, then `send`. An `input_required` answer (a step's or the server's)
+ * goes to a modern client as it is; a legacy client is asked, and the call runs again with the answers.
  */
 export async function callTool(
   steps: readonly ToolCallStep[],
@@ -152,11 +145,7 @@ export async function callTool(
   }
 }
 
-/**
- * The steps alone, for a relay whose server answers calls itself (a 2025-era server asks its own questions): a
- * step's `input_required` is put to a legacy client, and the steps run again with the answers, until they
- * forward, answer or refuse. A modern client gets the `input_required` outcome back as it is.
- */
+/** The steps alone (a 2025 server asks its own questions): a step's rounds put to a legacy client until they settle. */
 export async function settleSteps(
   steps: readonly ToolCallStep[],
   call: ToolCallRequest,

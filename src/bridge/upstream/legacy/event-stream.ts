@@ -63,10 +63,7 @@ export class EventStreams {
     this.#timers.clear();
   }
 
-  /**
-   * The standalone GET stream for server-initiated messages (optional for servers: 405 means none). Resolves once
-   * the GET has its answer (whatever it is) or failed; the stream itself goes on being read.
-   */
+  /** The standalone GET stream (405: the server has none); resolves once the GET has its answer or failed. */
   open(state: StreamState = { awaiting: new Set(), standalone: true }, attempt = 0): Promise<void> {
     const { answer, release } = this.#host.get(state.lastEventId);
     const answered = answer.then(
@@ -105,9 +102,8 @@ export class EventStreams {
   }
 
   /**
-   * Reads one SSE response. When it ends or breaks before every awaited answer came, it resumes with a GET
-   * and Last-Event-ID after the server's `retry` delay, if the server gave the events ids (else the answers
-   * are lost, and said so). The standalone stream always reconnects.
+   * Reads one SSE response. Ended before every awaited answer, it resumes with Last-Event-ID after the `retry` delay
+   * when the events had ids (else the answers are lost, and said so); the standalone stream always reconnects.
    */
   async read(response: HttpAnswer, state: StreamState): Promise<void> {
     const host = this.#host;

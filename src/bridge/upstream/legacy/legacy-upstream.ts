@@ -61,11 +61,7 @@ class HeldQueue implements HeldMessages {
   }
 }
 
-/**
- * Relays messages both ways. Client messages go out in the order they arrive; while the bridge recovers the
- * session or waits for the server to come back they are held, in order, and sent after. Each client request
- * is answered exactly once: by the server, or by the bridge when the server cannot answer it.
- */
+/** Client messages go out in arrival order, held in order while recovering; each request is answered exactly once. */
 export class LegacyUpstream {
   readonly #url: URL;
   readonly #log: BridgeLog;
@@ -326,10 +322,7 @@ export class LegacyUpstream {
     return true;
   }
 
-  /**
-   * A failure that waiting will not cure (a refusing proxy, an untrusted certificate): the request is answered
-   * at once with what to do, and the log says it once, not once per request.
-   */
+  /** A failure waiting will not cure (a refusing proxy, a bad certificate): answered at once, logged once. */
   #answeredAsLastingFailure(message: JSONRPCMessage, error: unknown): boolean {
     if (!isLastingNetworkFailure(error)) return false;
     const text = this.#describe(error);
@@ -341,10 +334,7 @@ export class LegacyUpstream {
     return true;
   }
 
-  /**
-   * The connection broke after a request that must not run twice was written: the server may have run it.
-   * It is answered with an error saying so, instead of being sent again.
-   */
+  /** The connection broke after a request that must not run twice was written: answered "may have run", not resent. */
   #answeredAsOutcomeUnknown(message: JSONRPCMessage, error: unknown): boolean {
     if (!isNetworkError(error) || requestNeverSent(error) || this.#resendPolicy.isRepeatable(message))
       return false;

@@ -50,11 +50,9 @@ export class PendingRequests {
   }
 
   /**
-   * Holds the client's cancellation of a request the server has not accepted yet (true), calling `send` once it
-   * has, or once the bridge answered it (its POST may have reached the server all the same). Sent at once, the
-   * cancellation could overtake its request (each is its own POST; a request may wait for a pooled connection or
-   * for the session's event stream, a notification never does): the server, not knowing the id yet, would drop
-   * the cancellation and then run the call. False when the request is unknown, answered or already accepted.
+   * Holds the cancellation of a request the server has not accepted yet (true), calling `send` once it has or was
+   * answered. Sent at once it could overtake its request (a request may wait for a pooled connection): the server
+   * would drop it and run the call. False when the request is unknown, answered or accepted already.
    */
   holdCancellation(id: RequestId, send: () => void): boolean {
     const pending = this.#pending.get(requestKey(id));
@@ -94,9 +92,8 @@ function release(pending: PendingRequest): void {
 }
 
 /**
- * Tools the server says are safe to call twice (annotations `readOnlyHint` or `idempotentHint`, learned from the
- * tools/list answers that pass through). Any other tools/call is sent again only if it never reached the server:
- * running a write twice (two chats, two messages) is worse than saying the outcome is unknown.
+ * Tools the server calls safe to repeat (`readOnlyHint`, `idempotentHint`, from the lists that pass). Any other call
+ * goes again only if it never reached the server: a write run twice is worse than an unknown outcome.
  */
 export class ResendPolicy {
   readonly #repeatableTools = new Map<string, boolean>();

@@ -32,10 +32,7 @@ export interface SessionOptions {
   createTransport?: ((url: URL, exchange: HttpExchange) => RemoteTransport) | undefined;
   /** `--max-message-size` in bytes, for the default transport. */
   maxMessageBytes?: number | undefined;
-  /**
-   * `--keep-alive` / `--ping-interval`: a `ping` once the session has been idle this long (no message either way),
-   * so proxies and load balancers keep it. A failed ping is logged and handled as the transport's error.
-   */
+  /** `--ping-interval`: a `ping` once idle this long, so proxies keep the session; a failure is a transport error. */
   pingIntervalMs?: number | undefined;
 }
 
@@ -155,10 +152,7 @@ export class LegacySession {
     await transport.close().catch(() => undefined);
   }
 
-  /**
-   * Replays the client's `initialize` on the new session and waits for its answer; resolves with the protocol
-   * version the server chose, if it said one.
-   */
+  /** Replays the client's `initialize` on the new session; resolves with the protocol version the server chose. */
   async #replayInitialize(initialize: JSONRPCRequest): Promise<string | undefined> {
     const id = this.#ids.next();
     let timer: NodeJS.Timeout | undefined;

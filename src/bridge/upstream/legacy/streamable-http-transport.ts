@@ -16,7 +16,6 @@ const MAX_ERROR_BODY_BYTES = 4096;
 export const EVENT_STREAM_OPEN_WAIT_MS = 2_000;
 
 export class StreamableHttpTransport {
-  /** `raw`: the message's JSON text as received, when it came alone (not in a batch). */
   /**
    * `raw`: the message's JSON text as received, when it came alone (not in a batch). `relatedRequestId`: the
    * request whose POST stream carried the message (absent on the GET stream and for JSON answers).
@@ -28,10 +27,7 @@ export class StreamableHttpTransport {
 
   readonly #url: URL;
   readonly #exchange: HttpExchange;
-  /**
-   * One controller per request still running (its body included), aborted on close. A single long-lived signal
-   * would collect one undici listener per request until GC: a warning past 1,500 in flight, and memory growth.
-   */
+  /** One controller per running request, aborted on close: one shared signal would gather a listener per request. */
   readonly #inFlight = new Set<AbortController>();
   readonly #streams: EventStreams;
   #closed = false;
@@ -39,9 +35,8 @@ export class StreamableHttpTransport {
   #protocolVersion: string | undefined;
 
   /**
-   * Set from `notifications/initialized` until the session's event stream (GET) has its answer, at most
-   * `eventStreamOpenWaitMs`: requests wait for it, so that what the server sends on that stream about them (a
-   * notification, an answer after a resumption) has a stream to arrive on, and servers see the GET first.
+   * From `notifications/initialized` until the GET stream has its answer (at most `eventStreamOpenWaitMs`), requests
+   * wait: what the server sends about them on that stream then has a stream to arrive on.
    */
   #eventStreamOpening: Promise<void> | undefined;
   readonly #eventStreamOpenWaitMs: number;
@@ -78,10 +73,7 @@ export class StreamableHttpTransport {
     this.#protocolVersion = version;
   }
 
-  /**
-   * POSTs one message. Resolves once the server accepted it; answers arrive through `onmessage`. `mustNotRepeat`
-   * marks a message that must not run twice (see `HttpRequest.mustNotRepeat`).
-   */
+  /** POSTs one message; resolves once the server accepted it (answers arrive through `onmessage`). */
   async send(message: JSONRPCMessage, options?: { mustNotRepeat?: boolean }): Promise<void> {
     const initialized = "method" in message && message.method === "notifications/initialized";
     let eventStreamOpened: () => void = () => {};
@@ -216,9 +208,8 @@ export class StreamableHttpTransport {
   }
 
   /**
-   * A JSON answer's text, read up to `--max-message-size`; past that (or when Content-Length says so) the body is
-   * dropped unread and the request answered with an error naming the size, so a huge answer costs no memory. A body
-   * that breaks mid-way throws, as the stream does: a cut JSON answer is no answer.
+   * A JSON answer's text up to `--max-message-size`; past that the body is dropped unread and the request answered
+   * with an error naming the size. A body that breaks mid-way throws: a cut JSON answer is no answer.
    */
   async #readCapped(response: HttpAnswer, id: RequestId): Promise<string | undefined> {
     const text = await readBounded(response, this.#maxMessageBytes, { whole: true });
