@@ -30,11 +30,7 @@ import { LegacyFace } from "./legacy-face.js";
 import { checkedElicitation, RefusedServerInput } from "./server-input.js";
 
 /** What this relay needs of the session upstream (`upstream/legacy`'s Relay): messages in, its answers to `toClient`. */
-export interface SessionUpstream {
-  start(): Promise<void>;
-  fromClient(message: JSONRPCMessage): void;
-  close(timeoutMs?: number): Promise<void> | void;
-}
+export type SessionUpstream = EraRelay & { start(): Promise<void> };
 
 export interface LegacyServerRelayOptions {
   /** Opens the session upstream; everything it says for the client goes to `toBridge`. */

@@ -134,6 +134,7 @@ export async function runRelay(
       exchange: upstreamExchange,
     });
     // Every probe is bounded: each of its exchanges with the server (a sign-in in between is not counted).
+    const probeTimeoutMs = positiveNumber(env.CHAT_MCP_BRIDGE_PROBE_TIMEOUT_MS) ?? PROBE_TIMEOUT_MS;
     const probeExchange = (quiet: boolean) =>
       createAuthorizedExchange({
         auth: gatedAuth(quiet),
@@ -141,7 +142,7 @@ export async function runRelay(
         log,
         exchange: withRequestTimeout(
           upstreamExchange,
-          positiveNumber(env.CHAT_MCP_BRIDGE_PROBE_TIMEOUT_MS) ?? PROBE_TIMEOUT_MS,
+          probeTimeoutMs,
           "the protocol probe (server/discover)",
         ),
       });
@@ -194,12 +195,12 @@ export async function runRelay(
           openUpstream: (toBridge) =>
             new LegacyUpstream({
               url: options.url,
+              maxMessageBytes: options.maxMessageBytes,
+              pingIntervalMs: options.pingIntervalMs,
               exchange,
               log,
               toClient: toBridge,
               reconnectWindowMs: reconnectWindow,
-              maxMessageBytes: options.maxMessageBytes,
-              pingIntervalMs: options.pingIntervalMs,
             }),
           toClient,
           log,
@@ -214,13 +215,7 @@ export async function runRelay(
           relay ? relay.fromServer(message) : toClient(message),
         );
         upstream.protocolVersion = verdict.protocolVersion;
-        relay = new ModernServerRelay({
-          upstream,
-          discover: verdict.discover,
-          toClient,
-          log,
-          policy,
-        });
+        relay = new ModernServerRelay({ upstream, discover: verdict.discover, toClient, log, policy });
         return relay;
       },
     });

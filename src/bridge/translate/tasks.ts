@@ -1,12 +1,5 @@
 /** Tasks across eras: a 2025 client's core tasks over a 2026-07-28 server's Tasks extension, and none offered where a pair cannot finish one. */
 
-/*
- * A 2025-11-25 client of a 2026-07-28 server gets the core's tasks from the server's Tasks
- * extension: its `params.task` becomes the extension declared on the call, the server's task (or its plain answer,
- * kept as a finished task) the core's, and `tasks/result` a poll of `tasks/get` to the end. A 2026-07-28 client of a
- * 2025 server is offered no tasks (see `withoutLegacyTasks`): that server creates tasks only when asked by
- * `params.task`, so none reaches a client that could not finish it.
- */
 import { randomUUID } from "node:crypto";
 import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
 import type { BridgeRequest, ClientContext } from "../messages/request-model.js";
@@ -32,7 +25,10 @@ export function offersTasks(discover: Json): boolean {
 /** The 2025-11-25 `capabilities.tasks` a 2025 client reads: calls as tasks, cancel (the extension has no list). */
 export const LEGACY_TASKS_CAPABILITY: Json = { cancel: {}, requests: { tools: { call: {} } } };
 
-/** A 2025 server's capabilities and tools for a 2026-07-28 client: no core `tasks`, `taskSupport` or Tasks extension. */
+/**
+ * A 2025 server's capabilities and tools for a 2026-07-28 client: no core `tasks`, `taskSupport` or Tasks extension
+ * (that server makes a task only when `params.task` asks, so none reaches a client that could not finish it).
+ */
 export function withoutLegacyTasks(method: string, result: Json): Json {
   if (method === "tools/list" && Array.isArray(result.tools)) {
     const tools = result.tools.map((tool: unknown) => {
@@ -61,7 +57,10 @@ interface KeptAnswer {
   expiresAt: number;
 }
 
-/** The 2025 client's tasks over a 2026-07-28 server with the Tasks extension. */
+/**
+ * The 2025 client's tasks over a 2026-07-28 server's Tasks extension: `params.task` becomes the extension declared on
+ * the call, the server's task (or its plain answer, kept as a finished task) the core's, `tasks/result` a poll.
+ */
 export class LegacyClientTasks {
   readonly #kept = new Map<string, KeptAnswer>();
   readonly #forward: Forward;

@@ -1,7 +1,4 @@
 /** The legacy upstream's server-sent event streams: a POST's answer stream and the standalone GET stream. */
-
-// Read under the size cap, resumed with Last-Event-ID after the server's `retry` delay, bounded when they keep
-// closing empty.
 import type { RequestId } from "@modelcontextprotocol/client";
 import { jsonShapeProblem, tooLargeText } from "../../messages/message-size.js";
 import { type HttpAnswer, RemoteHttpError } from "../http/http-exchange.js";

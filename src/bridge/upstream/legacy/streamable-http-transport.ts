@@ -1,8 +1,4 @@
-/** The client side of MCP's 2025 streamable HTTP transport, as small as the legacy upstream needs. */
-
-// POST with JSON or SSE answers, session and protocol-version headers, DELETE on the way out; the SSE streams
-// are event-stream.ts's. It speaks through an HttpExchange (node:http in the bridge, not fetch) and uses no Headers
-// or Response, so the bridge never loads Node's fetch implementation and starts fast.
+/** The client side of MCP's 2025 streamable HTTP transport, as small as the legacy upstream needs: on an HttpExchange, with no Headers or Response, so the bridge never loads Node's fetch and starts fast. */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { withinDeadline } from "../../../internal/deadline.js";
 import { isJsonRpcMessage, isRequest, isResponse } from "../../messages/jsonrpc.js";
@@ -236,15 +232,4 @@ export class StreamableHttpTransport {
 }
 
 /** What the relay needs from a remote transport (tests give it fakes). */
-export type RemoteTransport = Pick<
-  StreamableHttpTransport,
-  | "start"
-  | "send"
-  | "close"
-  | "terminateSession"
-  | "setProtocolVersion"
-  | "sessionId"
-  | "onmessage"
-  | "onerror"
-  | "onrequestlost"
->;
+export type RemoteTransport = Pick<StreamableHttpTransport, keyof StreamableHttpTransport>;
