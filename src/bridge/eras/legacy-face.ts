@@ -99,7 +99,6 @@ export class LegacyFace {
     return true;
   }
 
-  /** Rejects every request still waiting on the client (the bridge is shutting down). */
   close(): void {
     for (const waiting of this.#waiting.values()) waiting.reject(new Error("the bridge is shutting down"));
   }

@@ -37,7 +37,6 @@ export interface LegacyServerRelayOptions {
   openUpstream(toBridge: ToClient): SessionUpstream;
   toClient: ToClient;
   log: BridgeLog;
-  /** The steps of every tools/call and what a tools/list answer shows. */
   policy: ToolPolicy;
   /** Bounds of the translator's held calls (tests shorten them). */
   translatorLimits?: ModernClientOverLegacyLimits;

@@ -56,7 +56,6 @@ export interface ModernServerRelayOptions {
   discover: Json;
   toClient: ToClient;
   log: BridgeLog;
-  /** The steps of every tools/call and what a tools/list answer shows. */
   policy: ToolPolicy;
   /** The first wait before a dropped `subscriptions/listen` is reopened (tests shorten it). */
   listenBackoffMs?: number;
@@ -70,7 +69,6 @@ export class ModernServerRelay {
   /** The legacy client's `subscriptions/listen`, opened once it is initialized. */
   #listen: LegacyListen | undefined;
   #closing = false;
-  /** A legacy client's tasks, when the server offers the Tasks extension. */
   readonly #tasks: LegacyClientTasks | undefined;
 
   constructor(options: ModernServerRelayOptions) {
@@ -80,7 +78,6 @@ export class ModernServerRelay {
       this.#tasks = new LegacyClientTasks((request, params) => this.#forward(request, params));
   }
 
-  /** A message from the stdio client. */
   fromClient(message: JSONRPCMessage): void {
     if (this.#closing) return;
     const value = message as Json;

@@ -10,7 +10,6 @@ import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 export type JsonObject = Record<string, unknown>;
 type Json = JsonObject;
 
-/** True for a plain JSON object (not an array, not null). */
 export const isJsonObject = (value: unknown): value is JsonObject =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 const isObject = isJsonObject;

@@ -92,7 +92,6 @@ export function hasModernEnvelope(params: unknown): boolean {
   return typeof params._meta[META_PROTOCOL_VERSION] === "string";
 }
 
-/** The client a modern request describes in its `_meta` envelope. */
 export function clientFromEnvelope(params: unknown): ClientContext {
   const meta = isObject(params) && isObject(params._meta) ? params._meta : {};
   const version = meta[META_PROTOCOL_VERSION];
@@ -139,7 +138,6 @@ export function requestEra(method: string, params: unknown): "legacy" | "modern"
   return undefined;
 }
 
-/** The request model of a modern request: its client from its envelope, its params without it. */
 export function modernRequest(
   id: BridgeRequest["id"],
   method: string,

@@ -47,7 +47,6 @@ const SHUTDOWN_DEADLINE_MS = 1500;
 export interface RelayIO {
   /** JSON-RPC lines from the client; its end shuts the relay down. */
   stdin: Readable;
-  /** JSON-RPC lines to the client. */
   stdout: Writable;
   /** The log's lines (default: the process's stderr). */
   stderr?: Writable;
@@ -58,7 +57,6 @@ export interface RelayIO {
   fetch?: typeof globalThis.fetch;
 }
 
-/** A running relay. */
 export interface RelayHandle {
   /** Resolves with the exit code once the relay has shut down and written out everything queued for the client. */
   closed: Promise<number>;

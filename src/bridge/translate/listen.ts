@@ -19,17 +19,24 @@ export const LISTEN_MAX_BACKOFF_MS = 30_000;
 /** Drops in a row (none acknowledged) after which the bridge stops reopening. */
 export const LISTEN_MAX_FAILURES = 10;
 
+/** Each list the filter may ask about: its filter field, its capability, and the notification of its changes. */
+const LISTS = [
+  ["toolsListChanged", "tools", "notifications/tools/list_changed"],
+  ["promptsListChanged", "prompts", "notifications/prompts/list_changed"],
+  ["resourcesListChanged", "resources", "notifications/resources/list_changed"],
+] as const;
+
+/** Whether the server declares `member` of its `kind` capability (`listChanged`, `subscribe`). */
+function offers(serverCapabilities: unknown, kind: string, member: string): boolean {
+  const capability = isObject(serverCapabilities) ? serverCapabilities[kind] : undefined;
+  return isObject(capability) && capability[member] === true;
+}
+
 /** The notification filter a legacy client gets: every list change the server declares, and its resource subscriptions. */
 export function listenFilter(serverCapabilities: unknown, resourceUris: Iterable<string>): Json {
-  const capabilities = isObject(serverCapabilities) ? serverCapabilities : {};
-  const listChanged = (kind: string) => {
-    const capability = capabilities[kind];
-    return isObject(capability) && capability.listChanged === true;
-  };
   const filter: Json = {};
-  if (listChanged("tools")) filter.toolsListChanged = true;
-  if (listChanged("prompts")) filter.promptsListChanged = true;
-  if (listChanged("resources")) filter.resourcesListChanged = true;
+  for (const [field, kind] of LISTS)
+    if (offers(serverCapabilities, kind, "listChanged")) filter[field] = true;
   const uris = [...resourceUris];
   if (uris.length > 0) filter.resourceSubscriptions = uris;
   return filter;
@@ -128,16 +135,13 @@ export class LegacyListen {
 }
 
 /** The list-change notifications a listen asks for, by the field of its filter that asks. */
-const LIST_CHANGED_FIELDS: Readonly<Record<string, string>> = {
-  "notifications/tools/list_changed": "toolsListChanged",
-  "notifications/prompts/list_changed": "promptsListChanged",
-  "notifications/resources/list_changed": "resourcesListChanged",
-};
-const RESOURCE_UPDATED = "notifications/resources/updated";
+const LIST_CHANGED_FIELDS: Readonly<Record<string, string>> = Object.fromEntries(
+  LISTS.map(([field, , method]) => [method, field]),
+);
 /** Notifications a 2026-07-28 client receives only through a `subscriptions/listen` that asked for them. */
 const SUBSCRIBED_NOTIFICATIONS: ReadonlySet<string> = new Set([
   ...Object.keys(LIST_CHANGED_FIELDS),
-  RESOURCE_UPDATED,
+  "notifications/resources/updated",
 ]);
 
 interface SessionListen {
@@ -163,22 +167,14 @@ export class SessionListens {
   open(id: RequestId, params: unknown, initialized: Json): void {
     const lifted = withoutEnvelope(params) ?? {};
     const asked = isObject(lifted.notifications) ? lifted.notifications : {};
-    const capabilities = isObject(initialized.capabilities) ? initialized.capabilities : {};
-    const offers = (kind: string, member: string) => {
-      const capability = capabilities[kind];
-      return isObject(capability) && capability[member] === true;
-    };
+    const capabilities = initialized.capabilities;
     const filter: Json = {};
-    for (const [field, kind] of [
-      ["toolsListChanged", "tools"],
-      ["promptsListChanged", "prompts"],
-      ["resourcesListChanged", "resources"],
-    ] as const)
-      if (asked[field] === true && offers(kind, "listChanged")) filter[field] = true;
+    for (const [field, kind] of LISTS)
+      if (asked[field] === true && offers(capabilities, kind, "listChanged")) filter[field] = true;
     const asks = Array.isArray(asked.resourceSubscriptions)
       ? asked.resourceSubscriptions.filter((uri): uri is string => typeof uri === "string")
       : [];
-    const uris = offers("resources", "subscribe") ? [...new Set(asks)] : [];
+    const uris = offers(capabilities, "resources", "subscribe") ? [...new Set(asks)] : [];
     if (uris.length > 0) filter.resourceSubscriptions = uris;
     this.cancel(id);
     for (const uri of uris) {

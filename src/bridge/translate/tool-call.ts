@@ -80,7 +80,6 @@ export function asLegacyResult(result: Json): Json {
 }
 
 export type JsonRpcError = { code: number; message: string; data?: unknown };
-/** What a call's server (or the next hop) answered. */
 export type CallAnswer = { result: Json } | { error: JsonRpcError };
 
 /** The retry after a round of input: the original call with this round's answers and the byte-exact state. */

@@ -28,7 +28,6 @@ import { type ParamHeader, paramHeadersOf, standardHeaders } from "./standard-he
 /** A request's stream ended before its answer, and why: the server may or may not have run it. */
 type StreamBroke = { broke: string };
 
-/** An answer from upstream: a result or a JSON-RPC error, never both. */
 export type UpstreamAnswer = { result: Json } | { error: { code: number; message: string; data?: unknown } };
 
 /** The most of an error body read (its JSON-RPC error), whatever its size: a 1 GiB error page costs nothing. */
@@ -38,7 +37,6 @@ const MAX_REISSUES = 2;
 /** Pages of `tools/list` read to learn a tool's schema before calling it. */
 const MAX_LIST_PAGES = 20;
 
-/** Where the notifications a request's stream carries go. */
 export type NotificationSink = (message: JSONRPCMessage) => void;
 
 interface ModernUpstreamOptions {
@@ -49,7 +47,6 @@ interface ModernUpstreamOptions {
   onNotification?: NotificationSink;
   /** How long a request that never reached the server waits for it (absent: not at all, as for the era probes). */
   reconnectWindowMs?: number;
-  /** `--max-message-size` in bytes. */
   maxMessageBytes?: number;
 }
 
@@ -321,7 +318,6 @@ const noAnswer = (message: string): UpstreamAnswer => {
 /** Whether an error answer is the bridge's own for a request the server never answered: it says nothing of the server. */
 export const heardNothing = (error: object): boolean => NO_ANSWER.has(error);
 
-/** A JSON-RPC error the bridge itself answers with. */
 export function bridgeError(message: string, data?: Json): UpstreamAnswer {
   return { error: { code: -32000, message: `chat-mcp-bridge: ${message}`, ...(data ? { data } : {}) } };
 }

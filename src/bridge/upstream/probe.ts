@@ -15,7 +15,6 @@ import {
 import { RemoteHttpError, ServerUnreachable } from "./http/http-exchange.js";
 import { heardNothing, type ModernUpstream } from "./modern.js";
 
-/** What the probe learned: a modern server with its discover result, or a legacy one. */
 export type EraVerdict = { era: "modern"; discover: Json; protocolVersion: string } | { era: "legacy" };
 
 /** The 2026-07-28 error codes only a modern server answers with: header mismatch, missing capability, unsupported version. */
@@ -112,9 +111,7 @@ export class EraVerdictStore {
       writeFileAtomic(this.#file, JSON.stringify({ ...verdict, expiresAt: this.#now() + VERDICT_TTL_MS }), {
         privateFolder: true,
       });
-    } catch {
-      // Not remembered: the next start probes again.
-    }
+    } catch {}
   }
 }
 

@@ -48,7 +48,6 @@ export class CookieJar {
     await this.#dropOldest();
   }
 
-  /** The `Cookie` header for a request to `url`, or undefined when no cookie applies. */
   header(url: URL): string | undefined {
     return this.#byOrigin.get(url.origin)?.getCookieStringSync(url.href) || undefined;
   }
@@ -63,7 +62,6 @@ export class CookieJar {
   }
 }
 
-/** `exchange` that sends the jar's cookies for each URL and keeps the ones each answer sets. */
 export function withCookieJar(exchange: HttpExchange, jar: CookieJar): HttpExchange {
   return async (url, request) => {
     const cookie = jar.header(url);

@@ -108,7 +108,6 @@ export function isAuthChallenge(response: HttpAnswer): boolean {
   return response.status === 403 && /insufficient_scope/.test(response.headers.get("www-authenticate") ?? "");
 }
 
-/** The server answered with an HTTP error status. */
 export class RemoteHttpError extends Error {
   override readonly name = "RemoteHttpError";
   constructor(

@@ -68,7 +68,6 @@ const CR = 13;
 export class EventSizeCap {
   readonly #maxBytes: number;
   readonly #sink: CappedEventSink;
-  /** Bytes of the current event so far. */
   #eventBytes = 0;
   #atLineStart = true;
   #afterCarriageReturn = false;
@@ -91,7 +90,6 @@ export class EventSizeCap {
       const terminator =
         carriageReturn !== -1 && (lineFeed === -1 || carriageReturn < lineFeed) ? carriageReturn : lineFeed;
       if (terminator === -1) {
-        // The rest of the chunk is inside a line.
         this.#atLineStart = false;
         this.#afterCarriageReturn = false;
         break;

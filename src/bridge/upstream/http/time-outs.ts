@@ -115,7 +115,6 @@ export function reconnectWindowMs(configured: number | undefined, firstContact: 
   return firstContact ? Math.min(FIRST_CONTACT_WINDOW_MS, window) : window;
 }
 
-/** The wait after `delayMs` (doubling, bounded). */
 export function nextRetryDelay(delayMs: number): number {
   return Math.min(delayMs * 2, MAX_RETRY_DELAY_MS);
 }

@@ -4,7 +4,6 @@ import { jsonShapeProblem, tooLargeText } from "../../messages/message-size.js";
 import { type HttpAnswer, RemoteHttpError } from "../http/http-exchange.js";
 import { EventSizeCap, ServerSentEventParser } from "../http/sse.js";
 
-/** One stream's progress, kept across its resumptions. */
 export interface StreamState {
   /** Id of the last event seen, to resume from. */
   lastEventId?: string;
@@ -18,7 +17,6 @@ export interface StreamState {
   relatedRequestId?: RequestId;
 }
 
-/** What the event streams need from the transport they belong to. */
 export interface EventStreamHost {
   /** True once the transport closed: nothing is resumed or reported after. */
   isClosed(): boolean;
@@ -27,7 +25,6 @@ export interface EventStreamHost {
   /** An event's data, parsed: a message for the client (`raw` its JSON text). */
   deliver(value: unknown, state: StreamState, raw: string): void;
   error(error: Error): void;
-  /** A request's answer can no longer arrive. */
   lost(id: RequestId, reason: string): void;
   /** `--max-message-size` in bytes: a larger event is dropped as it arrives. */
   readonly maxMessageBytes: number;
@@ -43,7 +40,6 @@ const EMPTY_STREAM_BACKOFF_MS = 250;
 /** A stream open this long is a healthy one that idled out (a server's idle timeout), not one that closed at once. */
 const HEALTHY_STREAM_MS = MAX_RETRY_MS;
 
-/** The event streams of one transport (one session). */
 export class EventStreams {
   readonly #host: EventStreamHost;
   readonly #timers = new Set<NodeJS.Timeout>();
@@ -54,7 +50,6 @@ export class EventStreams {
     this.#host = host;
   }
 
-  /** Stops every pending resumption. */
   close(): void {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();

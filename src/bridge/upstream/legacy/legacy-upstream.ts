@@ -25,13 +25,11 @@ export interface LegacyUpstreamOptions extends SessionOptions {
   reconnectWindowMs?: number | undefined;
 }
 
-/** A client message on its way out, numbered in arrival order. */
 interface Outbound {
   seq: number;
   message: JSONRPCMessage;
 }
 
-/** The messages held while recovering, in arrival order. */
 class HeldQueue implements HeldMessages {
   #queue: Outbound[] = [];
 
@@ -123,7 +121,6 @@ export class LegacyUpstream {
     this.#sendOrHold({ seq: ++this.#seq, message });
   }
 
-  /** Ends the remote session (best effort, bounded by `timeoutMs`) and stops relaying. */
   async close(timeoutMs = 1000): Promise<void> {
     await this.#session.close(timeoutMs);
   }
@@ -155,7 +152,6 @@ export class LegacyUpstream {
     }
   }
 
-  /** Sends `outbound` on the session, or holds it while recovering; a failure is retried or answered. */
   #sendOrHold(outbound: Outbound): void {
     if (this.#recovering) this.#held.add(outbound);
     else void this.#send(outbound);
@@ -186,7 +182,6 @@ export class LegacyUpstream {
     this.#reachedServer();
   }
 
-  /** The server accepted a message. */
   #reachedServer(): void {
     this.#unreachable = undefined;
     this.#reached = true;

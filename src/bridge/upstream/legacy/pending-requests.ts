@@ -62,7 +62,6 @@ export class PendingRequests {
     return true;
   }
 
-  /** Answers the request with a bridge error, unless it was answered already. */
   answerWithError(id: RequestId, message: string): boolean {
     const key = requestKey(id);
     const pending = this.#pending.get(key);
@@ -84,7 +83,6 @@ export class PendingRequests {
   }
 }
 
-/** Sends the cancellations held for `pending`, once. */
 function release(pending: PendingRequest): void {
   const waiting = pending.cancellations;
   pending.cancellations = undefined;
@@ -98,7 +96,6 @@ function release(pending: PendingRequest): void {
 export class ResendPolicy {
   readonly #repeatableTools = new Map<string, boolean>();
 
-  /** Learns the tools' hints from a tools/list result. */
   learnTools(result: unknown): void {
     const tools = (result as { tools?: unknown }).tools;
     if (!Array.isArray(tools)) return;
@@ -109,7 +106,6 @@ export class ResendPolicy {
     }
   }
 
-  /** Whether sending this message a second time is harmless. */
   isRepeatable(message: JSONRPCMessage): boolean {
     if (!isRequest(message) || message.method !== "tools/call") return true;
     const name = (message.params as { name?: unknown } | undefined)?.name;

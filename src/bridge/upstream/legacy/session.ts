@@ -64,7 +64,6 @@ export class LegacySession {
     this.#transport = this.#openTransport();
   }
 
-  /** The current session's transport (a new one after `reopen`). */
   get transport(): RemoteTransport {
     return this.#transport;
   }
@@ -134,7 +133,6 @@ export class LegacySession {
     this.#options.log.info("opened a new session with the server");
   }
 
-  /** Ends the remote session (best effort, bounded by `timeoutMs`); nothing is relayed after. */
   async close(timeoutMs: number): Promise<void> {
     if (this.#closing) return;
     this.#closing = true;

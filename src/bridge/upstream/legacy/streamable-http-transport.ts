@@ -37,7 +37,6 @@ export class StreamableHttpTransport {
   #eventStreamOpening: Promise<void> | undefined;
   readonly #eventStreamOpenWaitMs: number;
 
-  /** `--max-message-size` in bytes. */
   readonly #maxMessageBytes: number;
 
   constructor(
