@@ -104,8 +104,7 @@ export class EraRouter {
         this.#opening = undefined;
         return undefined;
       }
-      // Unreachable now, so no evidence of the era: the legacy relay takes over, since it holds the requests and
-      // waits for the server to come back.
+      // Unreachable, so no evidence: the legacy relay takes over, since it holds requests until the server is back.
       log.debug(`the era probe failed (${describeError(error)}); relaying as to a 2025-era server`);
       verdict = { era: "legacy" };
     }

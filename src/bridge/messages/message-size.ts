@@ -26,9 +26,8 @@ export function tooLargeText(maxBytes: number, bytes?: number): string {
 export const TOO_DEEP = `nested deeper than ${MAX_NESTING_DEPTH} levels of arrays and objects, more than the bridge relays`;
 
 /**
- * The bytes of message each array or object must come with. V8 spends 50 to 100 bytes on each one it parses, so
- * 60 MB of `{"a":1},` parsed to over 700 MB: with at most one per 64 bytes of the cap, a message's parsed form stays
- * within a few times `--max-message-size`, and a larger cap allows more.
+ * The bytes of message each array or object must come with: V8 spends 50 to 100 bytes on each (60 MB of `{"a":1},`
+ * parsed to 700 MB), so a parsed message stays within a few times `--max-message-size`.
  */
 const CAP_BYTES_PER_CONTAINER = 64;
 

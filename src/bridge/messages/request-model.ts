@@ -57,10 +57,7 @@ export interface BridgeRequest {
   signal: AbortSignal;
 }
 
-/**
- * Messages the bridge writes to its stdio client. `relatedRequestId`: the request whose upstream response stream
- * carried a server message, when one did (a 2025-11-25 server sends a call's own requests there).
- */
+/** Messages to the stdio client; `relatedRequestId`: the request whose upstream stream carried a server message. */
 export type ToClient = (message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId) => void;
 
 /** What the era router (and the sign-in gate before it) needs of a relay, whichever its era. */

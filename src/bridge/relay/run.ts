@@ -76,8 +76,7 @@ export async function runRelay(
   const log = await openBridgeLog(options, env, stderr);
   // Lines written in one event-loop turn go out in one write, in order.
   const writeLine = createLineWriter(stdout, (reason) => log.info(reason));
-  // Every message to the client, whichever era's relay sent it, is logged here and only here.
-  // Progress reaches the client only for a request still waiting; a write it gave up on is named when it ends.
+  // Every message to the client is logged here and only here; progress goes only to a request still waiting.
   const clientRequests = new ClientRequests(log);
   let answered: () => void = () => {};
   const firstAnswer = new Promise<void>((resolve) => {
@@ -112,8 +111,7 @@ export async function runRelay(
           signInProcess,
           fetch,
         );
-    // Nothing signs in before the client sends something besides `server/discover`: a probing host's discover is
-    // answered with the stored login only (never a browser, never the sign-in lock), whatever the server's era.
+    // Nothing signs in before the client sends something besides `server/discover` (a probing host's is quiet).
     const gatedAuth = (quiet: boolean): BridgeAuth | undefined =>
       auth && {
         accessToken: () => auth.accessToken(),
@@ -144,8 +142,7 @@ export async function runRelay(
           "the protocol probe (server/discover)",
         ),
       });
-    // One policy for whichever relay the server's era picks. Rules matching no listed tool are said once, at the
-    // first list (the process is the once).
+    // One policy for whichever relay the era picks; rules matching no listed tool are said once, at the first list.
     const onToolsListed = toolRulesWarnings(options, log, toClient);
     const policy = await createToolPolicy({
       ignoreTools: options.ignoreTools,

@@ -52,9 +52,8 @@ export function signedOutInitializeResult(
 }
 
 /**
- * What the bridge relays when it cannot ask the server yet (signed out): a host that saw no `tools` would never
- * list them, so the request that signs in would never come; and it hears the tools change once the sign-in ends
- * (a modern host opens its `subscriptions/listen` for that). The server's own answer replaces these once known.
+ * What the bridge relays while signed out: a host that saw no `tools` would never list them (and never bring the
+ * sign-in), and it hears them change once signed in. The server's own answer replaces these once known.
  */
 const RELAYED_CAPABILITIES: Json = { tools: { listChanged: true }, prompts: {}, resources: {} };
 

@@ -340,8 +340,7 @@ export class ModernClientOverLegacy implements EraRelay {
       this.#serverRequest(value.id as RequestId, String(value.method), value.params, relatedRequestId);
       return;
     }
-    // A modern client gets a list change or resource update only on a listen that asked for it (spec: MUST NOT);
-    // a 2025 client's own session (the bridge opened none) gets every notification as it came.
+    // A modern client gets a list change only on a listen that asked for it (spec: MUST NOT); a 2025 client gets all.
     if ("method" in value && !("id" in value) && this.#session && this.#listens.deliver(value)) return;
     this.#toClient(message, raw);
   }

@@ -41,8 +41,7 @@ export function createAuthorizedExchange(options: {
   /** The newest token this exchange has seen: a 401 for an older one is retried with it, without a recovery. */
   let latest: string | undefined;
 
-  // Every request needs the token; the session checks its store's files for it, so one answer serves a few seconds of
-  // requests (the session refreshes well ahead of expiry, and a 401 still leads to recovery).
+  // The session checks its store's files for the token: one answer serves a few seconds of requests.
   const currentToken = (): Promise<string | undefined> => {
     if (!auth) return Promise.resolve(undefined);
     const now = Date.now();
@@ -121,8 +120,7 @@ export function createAuthorizedExchange(options: {
       const fresh = await recovered(refused, rejected);
       log.debug(`retrying ${init.method} with new credentials`);
       const retried = await send(url, init, fresh);
-      // Refused again (401: the token; a 403 for scopes is not asked twice): sent again only with a token newer
-      // than the one just refused, and within the bound.
+      // Refused again (a 403 for scopes is not asked twice): sent again only with a newer token, within the bound.
       if (retried.status !== 401 || fresh === rejected || recoveries >= MAX_RECOVERIES_PER_REQUEST)
         return retried;
       refused = retried;
@@ -149,10 +147,7 @@ export async function credentialHeaders(
   return { authorization: `DPoP ${token}`, dpop: proof };
 }
 
-/**
- * Keeps the answer's `DPoP-Nonce` (any answer may carry a fresh one, RFC 9449 §8.2); true when the answer is the
- * resource's `use_dpop_nonce` challenge (§9), which is retried once with a proof carrying it, not a sign-in.
- */
+/** Keeps the answer's `DPoP-Nonce` (RFC 9449 §8.2); true for a `use_dpop_nonce` challenge (§9), retried, not a sign-in. */
 export function askedForNonce(response: HttpAnswer, signer: ProofSigner | undefined, url: URL): boolean {
   const nonce = response.headers.get("dpop-nonce");
   if (!signer || !nonce) return false;

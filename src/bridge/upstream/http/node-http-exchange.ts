@@ -82,9 +82,7 @@ export async function nodeHttpExchange(url: URL, request: HttpRequest): Promise<
   const client = url.protocol === "https:" ? httpsClient : httpClient;
   const proxy = await nodeProxyRoute(url);
   if (request.mustNotRepeat) {
-    // Two turns of the event loop, so that a FIN the server already sent on an idle kept-alive socket is read and
-    // the pool drops that socket: written on it, a request that must not repeat would end in a doubt ("socket hang
-    // up" with no answer), since that close cannot be told from a server that read the request and died.
+    // Two turns, so that a FIN already sent on an idle socket is read and the pool drops it (see mustNotRepeat).
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -116,8 +114,7 @@ export async function nodeHttpExchange(url: URL, request: HttpRequest): Promise<
       return;
     }
     outgoing.once("socket", (socket) => {
-      // A kept-alive socket the server has already closed (its FIN read, the socket not yet dropped from the
-      // pool: the race of a server shutting down as a request starts) fails before the request is written.
+      // A kept-alive socket the server closed already (its FIN read) fails before the request is written.
       if (outgoing.reusedSocket) connected = !socket.readableEnded && socket.writable;
       else if (!socket.connecting) connected = true;
       else

@@ -126,8 +126,7 @@ export class EventStreams {
         host.deliver(value, state, event.data);
       },
     });
-    // An event over the cap is dropped as it arrives. On a request's stream its answer is lost (said at once,
-    // and the stream closed); the standalone stream skips the event and goes on (a reconnect would replay it).
+    // An event over the cap: on a request's stream its answer is lost (said at once); the GET stream skips it.
     let abandoned = false;
     const cap = new EventSizeCap(host.maxMessageBytes, {
       feed: (bytes) => parser.push(bytes),

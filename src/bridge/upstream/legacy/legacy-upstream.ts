@@ -127,8 +127,7 @@ export class LegacyUpstream {
 
   #onTransportError(transport: RemoteTransport, error: Error): void {
     this.#log.debug(`remote transport: ${this.#describe(error)}`);
-    // The event stream came back 404: the server may have forgotten the session while idle, or may just not
-    // offer the stream. A ping tells which; a lost session is reopened now so server notifications keep flowing.
+    // The event stream came back 404: a forgotten session, or no stream offered? A ping tells; a lost one is reopened.
     if (
       transport === this.#session.transport &&
       isSessionGone(error) &&
@@ -191,8 +190,7 @@ export class LegacyUpstream {
     if (this.#session.closing) return;
     if (error instanceof RemoteHttpError) this.#reached = true;
     if (transport !== this.#session.transport) {
-      // It went out on a session the bridge has since replaced (closing it aborted this request, or the
-      // server had forgotten it): the server never ran it, so it goes again on the current session.
+      // It went out on a session since replaced: the server never ran it, so it goes again on the current one.
       this.#sendOrHold(outbound);
       return;
     }
@@ -223,9 +221,8 @@ export class LegacyUpstream {
   }
 
   /**
-   * The error text of a request that cannot reach the server. Never reached, it is the `initialize` error: every MCP
-   * client drops a server whose start failed and never asks it again, so the text says to restart it there. (A
-   * start that succeeded without the server would be worse: hosts keep the first tool list, an empty one.)
+   * The error of a request that cannot reach the server. Never reached, it is the `initialize` error: a client never
+   * asks a server whose start failed again, so the text says to restart it there.
    */
   #unreachableMessage(reason: string): string {
     const url = this.#url;

@@ -22,11 +22,7 @@ export interface SessionOptions {
   url: URL;
   exchange: HttpExchange;
   log: BridgeLog;
-  /**
-   * Hands one message up the pipeline toward the client. `raw`: the server's JSON text of a message relayed
-   * unchanged, to write as is (see LineWriter). `relatedRequestId`: the request whose response stream carried a
-   * server request or notification.
-   */
+  /** A server message toward the client: `raw` its JSON text to write as is, `relatedRequestId` its stream's request. */
   toClient(message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId): void;
   /** Builds the remote transport (tests inject fakes); defaults to the streamable-HTTP client. */
   createTransport?: ((url: URL, exchange: HttpExchange) => RemoteTransport) | undefined;

@@ -12,10 +12,7 @@ const MAX_ERROR_BODY_BYTES = 4096;
 export const EVENT_STREAM_OPEN_WAIT_MS = 2_000;
 
 export class StreamableHttpTransport {
-  /**
-   * `raw`: the message's JSON text as received, when it came alone (not in a batch). `relatedRequestId`: the
-   * request whose POST stream carried the message (absent on the GET stream and for JSON answers).
-   */
+  /** `raw`: the JSON text of a message that came alone; `relatedRequestId`: the request whose POST stream carried it. */
   onmessage?: (message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId) => void;
   onerror?: (error: Error) => void;
   /** A request's answer can no longer arrive (its stream broke with nothing to resume from). */
