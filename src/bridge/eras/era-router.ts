@@ -38,12 +38,8 @@ export class EraRouter {
 
   fromClient(message: JSONRPCMessage): void {
     if (this.#closing) return;
-    if (this.#relay) {
-      this.#relay.fromClient(message);
-      return;
-    }
     const value = message as Json;
-    if (value.method === "server/discover" && "id" in value && this.#held.length === 0) {
+    if (!this.#relay && value.method === "server/discover" && "id" in value && this.#held.length === 0) {
       void this.#answerDiscover(message);
       return;
     }
@@ -51,12 +47,11 @@ export class EraRouter {
   }
 
   #hold(message: JSONRPCMessage): void {
-    if (this.#relay) {
-      this.#relay.fromClient(message);
-      return;
+    if (this.#relay) this.#relay.fromClient(message);
+    else {
+      this.#held.push(message);
+      this.#opening ??= this.#open();
     }
-    this.#held.push(message);
-    this.#opening ??= this.#open();
   }
 
   async close(timeoutMs?: number): Promise<void> {

@@ -13,9 +13,12 @@ import { negotiatedLegacyVersion } from "../translate/discover.js";
 /** How long the bridge waits for the person behind the client to answer one of its requests (an elicitation form). */
 export const CLIENT_ANSWER_TIMEOUT_MS = 10 * 60 * 1000;
 
+/** Ends one of the bridge's requests to the client: with an error, or with its result. */
+type Settle = (error: Error | undefined, result?: Json) => void;
+
 export class LegacyFace {
   readonly #toClient: ToClient;
-  readonly #waiting = new Map<string, { resolve: (result: Json) => void; reject: (error: Error) => void }>();
+  readonly #waiting = new Map<string, Settle>();
   #client: ClientContext | undefined;
   readonly #ids = new BridgeRequestIds("ask");
 
@@ -51,37 +54,29 @@ export class LegacyFace {
   ask(method: string, params: Json, signal: AbortSignal): Promise<Json> {
     const id = this.#ids.next();
     return new Promise<Json>((resolve, reject) => {
-      const done = () => {
+      const settle: Settle = (error, result) => {
         clearTimeout(timer);
         signal.removeEventListener("abort", onAbort);
         this.#waiting.delete(id);
+        if (error) reject(error);
+        else resolve(result ?? {});
       };
       const onAbort = () => {
-        done();
+        settle(new Error("cancelled"));
         this.#toClient({
           jsonrpc: "2.0",
           method: "notifications/cancelled",
           params: { requestId: id, reason: "the call it belonged to was cancelled" },
         });
-        reject(new Error("cancelled"));
       };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`the client did not answer ${method} within ${CLIENT_ANSWER_TIMEOUT_MS / 1000} s`));
-      }, CLIENT_ANSWER_TIMEOUT_MS);
+      const timeout = new Error(
+        `the client did not answer ${method} within ${CLIENT_ANSWER_TIMEOUT_MS / 1000} s`,
+      );
+      const timer = setTimeout(() => settle(timeout), CLIENT_ANSWER_TIMEOUT_MS);
       timer.unref();
       if (signal.aborted) return onAbort();
       signal.addEventListener("abort", onAbort, { once: true });
-      this.#waiting.set(id, {
-        resolve: (result) => {
-          done();
-          resolve(result);
-        },
-        reject: (error) => {
-          done();
-          reject(error);
-        },
-      });
+      this.#waiting.set(id, settle);
       this.#toClient({ jsonrpc: "2.0", id, method, params } as JSONRPCMessage);
     });
   }
@@ -91,15 +86,15 @@ export class LegacyFace {
     if (typeof message.id !== "string") return false;
     const waiting = this.#waiting.get(message.id);
     if (!waiting) return this.#ids.owns(message.id);
-    if (isObject(message.result)) waiting.resolve(message.result);
+    if (isObject(message.result)) waiting(undefined, message.result);
     else {
       const error = isObject(message.error) ? message.error : {};
-      waiting.reject(new Error(`the client refused: ${String(error.message ?? "no reason given")}`));
+      waiting(new Error(`the client refused: ${String(error.message ?? "no reason given")}`));
     }
     return true;
   }
 
   close(): void {
-    for (const waiting of this.#waiting.values()) waiting.reject(new Error("the bridge is shutting down"));
+    for (const settle of this.#waiting.values()) settle(new Error("the bridge is shutting down"));
   }
 }
