@@ -115,13 +115,13 @@ export class ModernClientOverLegacy implements EraRelay {
       this.#fromServer(message, raw, relatedRequestId),
     );
     this.#listens = new SessionListens(toClient, (method, params) =>
-      this.#relay.fromClient({
-        jsonrpc: "2.0",
-        id: this.#ids.next(),
-        method,
-        params,
-      } as JSONRPCMessage),
+      this.#toSession({ id: this.#ids.next(), method, params }),
     );
+  }
+
+  /** A message of the bridge's own to the session. */
+  #toSession(message: Json): void {
+    this.#relay.fromClient({ jsonrpc: "2.0", ...message } as JSONRPCMessage);
   }
 
   fromClient(message: JSONRPCMessage): void {
@@ -196,12 +196,11 @@ export class ModernClientOverLegacy implements EraRelay {
     }
     const upstreamId = this.#ids.next();
     this.#calls.set(upstreamId, { upstreamId, method, clientId: id, pending: new Map() });
-    this.#relay.fromClient({
-      jsonrpc: "2.0",
+    this.#toSession({
       id: upstreamId,
       method,
       ...(Object.keys(lifted).length > 0 || params !== undefined ? { params: lifted } : {}),
-    } as JSONRPCMessage);
+    });
   }
 
   /** The client's retry of a held call: its `inputResponses` answer the server's requests; what is left asks again. */
@@ -215,7 +214,7 @@ export class ModernClientOverLegacy implements EraRelay {
       const response = responses[key];
       if (!isObject(response)) continue;
       call.pending.delete(key);
-      this.#relay.fromClient({ jsonrpc: "2.0", id: pending.serverId, result: response } as JSONRPCMessage);
+      this.#toSession({ id: pending.serverId, result: response });
     }
     if (call.settled) this.#settle(call, call.settled);
     else if (call.pending.size > 0) this.#hold(call);
@@ -240,16 +239,11 @@ export class ModernClientOverLegacy implements EraRelay {
     const reason = "the 2026-07-28 client did not retry the call in time";
     this.#log.info(`gave up a held ${call.method}: ${reason}`);
     for (const pending of call.pending.values())
-      this.#relay.fromClient({
-        jsonrpc: "2.0",
+      this.#toSession({
         id: pending.serverId,
         error: { code: -32603, message: `chat-mcp-bridge: ${reason}` },
-      } as JSONRPCMessage);
-    this.#relay.fromClient({
-      jsonrpc: "2.0",
-      method: "notifications/cancelled",
-      params: { requestId: call.upstreamId, reason },
-    } as JSONRPCMessage);
+      });
+    this.#toSession({ method: "notifications/cancelled", params: { requestId: call.upstreamId, reason } });
   }
 
   /** A modern client's `notifications/cancelled` for one of its calls (sent on under the bridge's id) or listens. */
@@ -268,11 +262,10 @@ export class ModernClientOverLegacy implements EraRelay {
       return true;
     }
     this.#calls.delete(call.upstreamId);
-    this.#relay.fromClient({
-      jsonrpc: "2.0",
+    this.#toSession({
       method: "notifications/cancelled",
       params: { ...(params as Json), requestId: call.upstreamId },
-    } as JSONRPCMessage);
+    });
     return true;
   }
 
@@ -303,15 +296,14 @@ export class ModernClientOverLegacy implements EraRelay {
       const client = clientFromEnvelope(params);
       this.#sessionAnswer = (answer) => {
         if (isObject(answer.result)) {
-          this.#relay.fromClient({ jsonrpc: "2.0", method: "notifications/initialized" });
+          this.#toSession({ method: "notifications/initialized" });
           resolve(answer.result);
         } else {
           this.#session = undefined;
           reject(isObject(answer.error) ? answer.error : { code: -32000, message: "initialize failed" });
         }
       };
-      this.#relay.fromClient({
-        jsonrpc: "2.0",
+      this.#toSession({
         id: this.#initializeId,
         method: "initialize",
         params: {
@@ -319,7 +311,7 @@ export class ModernClientOverLegacy implements EraRelay {
           capabilities: client.capabilities,
           clientInfo: client.clientInfo,
         },
-      } as JSONRPCMessage);
+      });
     });
     return this.#session;
   }
@@ -360,11 +352,7 @@ export class ModernClientOverLegacy implements EraRelay {
       refusal = `already ${this.#limits.maxHeldCalls} calls wait for their client's retry`;
     if (refusal || !call) {
       this.#log.info(`the server asked ${method} of a 2026-07-28 client; refused: ${refusal}`);
-      this.#relay.fromClient({
-        jsonrpc: "2.0",
-        id: serverId,
-        error: { code: -32601, message: `chat-mcp-bridge: ${refusal}` },
-      } as JSONRPCMessage);
+      this.#toSession({ id: serverId, error: { code: -32601, message: `chat-mcp-bridge: ${refusal}` } });
       return;
     }
     const key = `${method.split("/")[0]}-${++this.#nextKey}`;

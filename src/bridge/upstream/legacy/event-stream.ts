@@ -64,12 +64,9 @@ export class EventStreams {
     );
     void (async () => {
       const response = await answer;
-      if (response.status === 405) {
-        await response.body?.cancel().catch(() => undefined);
-        return;
-      }
       if (!response.ok) {
         await response.body?.cancel().catch(() => undefined);
+        if (response.status === 405) return;
         throw new RemoteHttpError(
           response.status,
           `opening the event stream failed with HTTP ${response.status}`,

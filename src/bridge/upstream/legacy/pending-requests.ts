@@ -35,9 +35,8 @@ export class PendingRequests {
 
   /** Takes the request out (its answer arrived); undefined when it was answered already. */
   take(id: RequestId): { method: string } | undefined {
-    const key = requestKey(id);
-    const pending = this.#pending.get(key);
-    if (pending) this.#pending.delete(key);
+    const pending = this.#pending.get(requestKey(id));
+    this.#pending.delete(requestKey(id));
     return pending;
   }
 
