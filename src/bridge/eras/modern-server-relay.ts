@@ -98,7 +98,6 @@ export class ModernServerRelay {
       .catch((error: unknown) => bridgeError(describeError(error)))
       .then((answer) => {
         this.#running.delete(requestKey(id));
-        // A cancelled request is not answered (the client has stopped waiting for it).
         if (controller.signal.aborted || this.#closing) return;
         this.#options.toClient({ jsonrpc: "2.0", id, ...answer } as JSONRPCMessage);
       });

@@ -38,10 +38,9 @@ export interface HttpAnswer {
   };
   readonly body: HttpAnswerBody | null;
   text(): Promise<string>;
-  json(): Promise<unknown>;
 }
 
-/** An answer from its status, headers and body: `ok`, `text()` and `json()` are read from them, as fetch's are. */
+/** An answer from its status, headers and body: `ok` and `text()` are read from them, as fetch's are. */
 export function httpAnswer(
   status: number,
   headers: HttpAnswer["headers"],
@@ -58,7 +57,6 @@ export function httpAnswer(
     headers,
     body,
     text,
-    json: async () => JSON.parse(await text()) as unknown,
   };
 }
 

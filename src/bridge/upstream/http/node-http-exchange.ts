@@ -124,7 +124,6 @@ export async function nodeHttpExchange(url: URL, request: HttpRequest): Promise<
     });
     // Later errors (the connection breaks mid-body) reach the body's reader instead; the first one settles this.
     outgoing.on("error", fail);
-    // The slot is free again once the exchange is over (the answer read, or the connection gone).
     if (release) outgoing.once("close", release);
     outgoing.once("response", (message) => {
       if (release && message.headers["content-type"]?.startsWith("text/event-stream"))

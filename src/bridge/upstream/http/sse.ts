@@ -110,7 +110,6 @@ export class EventSizeCap {
       this.#atLineStart = true;
       position = terminator + 1;
       if (!blankLine) continue;
-      // The event ends here: everything from the segment start to this blank line is part of it.
       const bytes = this.#eventBytes + (position - segmentStart);
       if (this.#skipping) {
         this.#skipping = false;
