@@ -155,12 +155,6 @@ export class ModernServerRelay {
     this.#options.log.debug(`${method} is not sent to a modern server (it has no such notification)`);
   }
 
-  /** The request model for a message: the modern face when it carries an envelope, else the legacy client's. */
-  #request(id: RequestId, method: string, params: unknown, signal: AbortSignal): BridgeRequest {
-    if (requestEra(method, params) === "modern") return modernRequest(id, method, params, signal);
-    return { id, method, params: withoutEnvelope(params), client: this.#legacy.client, signal };
-  }
-
   async #answer(
     id: RequestId,
     method: string,
@@ -174,7 +168,11 @@ export class ModernServerRelay {
       if (this.#tasks) (result.capabilities as Json).tasks = LEGACY_TASKS_CAPABILITY;
       return { result };
     }
-    const request = this.#request(id, method, params, signal);
+    // The modern face when the request carries an envelope, else the legacy client's.
+    const request: BridgeRequest =
+      requestEra(method, params) === "modern"
+        ? modernRequest(id, method, params, signal)
+        : { id, method, params: withoutEnvelope(params), client: this.#legacy.client, signal };
     const legacy = request.client.era === "legacy";
     if (method === "ping") return { result: {} };
     if (method === "server/discover") return { result: bridgeDiscoverResult(this.#options.discover) };

@@ -13,11 +13,17 @@ import {
   nextRetryDelay,
   reconnectWindowMs,
 } from "../http/time-outs.js";
-import { PendingRequests, ResendPolicy } from "./pending-requests.js";
-import { type HeldMessages, isSessionGone, LegacySession, type SessionOptions } from "./session.js";
+import {
+  type HeldMessages,
+  isSessionGone,
+  LegacySession,
+  PendingRequests,
+  ResendPolicy,
+  type SessionOptions,
+} from "./session.js";
 import type { RemoteTransport } from "./streamable-http-transport.js";
 
-export { BRIDGE_ERROR_CODE } from "./pending-requests.js";
+export { BRIDGE_ERROR_CODE } from "./session.js";
 export type { RemoteTransport } from "./streamable-http-transport.js";
 
 export interface LegacyUpstreamOptions extends SessionOptions {
