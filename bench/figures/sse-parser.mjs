@@ -40,7 +40,7 @@ function round(makeParser, EventSizeCap, chunks, events) {
 /** The per-event cost of each parser, one event per chunk and 64 KiB chunks. */
 export async function measureSseParser({ baseline } = {}) {
   const dist = new URL("../../dist/bridge/", import.meta.url);
-  const { EventSizeCap } = await import(new URL("upstream/http/event-size-cap.js", dist).href);
+  const { EventSizeCap } = await import(new URL("upstream/http/sse.js", dist).href);
   const current = await import(new URL("upstream/http/sse.js", dist).href);
   // The current parser takes handlers; the hand-written one it replaced took a bare callback.
   const parsers = { current: (onEvent) => new current.ServerSentEventParser({ onEvent }) };

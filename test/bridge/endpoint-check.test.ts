@@ -23,7 +23,6 @@ function scriptedExchange(answers: { status: number; headers?: Record<string, st
         },
       },
       text: async () => "{}",
-      json: async () => ({}),
     };
     return answer;
   };

@@ -3,7 +3,7 @@ import { JSONRPCMessageSchema } from "@modelcontextprotocol/core";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { isJsonRpcMessage } from "../../src/bridge/messages/jsonrpc.js";
-import { parseServerSentEvents } from "../../src/bridge/upstream/http/sse.js";
+import { type ServerSentEvent, ServerSentEventParser } from "../../src/bridge/upstream/http/sse.js";
 
 const sdkAccepts = (value: unknown) => JSONRPCMessageSchema.safeParse(value).success;
 
@@ -89,8 +89,9 @@ describe("server-sent events are parsed as the SSE format defines", () => {
         controller.close();
       },
     });
-    const events = [];
-    for await (const event of parseServerSentEvents(body)) events.push(event);
+    const events: ServerSentEvent[] = [];
+    const parser = new ServerSentEventParser({ onEvent: (event) => events.push(event) });
+    for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) parser.push(chunk);
     return events;
   };
 

@@ -3,8 +3,7 @@
  * from a probe made when the first message arrives.
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/client";
-import type { BridgeLog } from "../log/log.js";
-import { describeError } from "../log/log.js";
+import { type BridgeLog, describeError } from "../log/log.js";
 import type { EraRelay, ToClient } from "../messages/request-model.js";
 import { bridgeDiscoverResult } from "../translate/discover.js";
 import { isNetworkError } from "../upstream/http/http-exchange.js";
@@ -39,12 +38,8 @@ export class EraRouter {
 
   fromClient(message: JSONRPCMessage): void {
     if (this.#closing) return;
-    if (this.#relay) {
-      this.#relay.fromClient(message);
-      return;
-    }
     const value = message as Json;
-    if (value.method === "server/discover" && "id" in value && this.#held.length === 0) {
+    if (!this.#relay && value.method === "server/discover" && "id" in value && this.#held.length === 0) {
       void this.#answerDiscover(message);
       return;
     }
@@ -52,12 +47,11 @@ export class EraRouter {
   }
 
   #hold(message: JSONRPCMessage): void {
-    if (this.#relay) {
-      this.#relay.fromClient(message);
-      return;
+    if (this.#relay) this.#relay.fromClient(message);
+    else {
+      this.#held.push(message);
+      this.#opening ??= this.#open();
     }
-    this.#held.push(message);
-    this.#opening ??= this.#open();
   }
 
   async close(timeoutMs?: number): Promise<void> {
@@ -67,9 +61,8 @@ export class EraRouter {
   }
 
   /**
-   * A probing host's `server/discover`, before the era is known: answered from the remembered verdict or a quiet
-   * probe (never a browser, never the sign-in lock): a modern server's own DiscoverResult; a legacy server's
-   * InitializeResult through the session the relay opens; signed out, the bridge's own dual-era face.
+   * A probing host's `server/discover` before the era is known, from the remembered verdict or a quiet probe (never
+   * a sign-in): a legacy server's answer through the relay's session; signed out, the bridge's own face.
    */
   async #answerDiscover(message: JSONRPCMessage): Promise<void> {
     const { log, toClient } = this.#options;
@@ -106,8 +99,7 @@ export class EraRouter {
         this.#opening = undefined;
         return undefined;
       }
-      // Unreachable now, so no evidence of the era: the legacy relay takes over, since it holds the requests and
-      // waits for the server to come back.
+      // Unreachable, so no evidence: the legacy relay takes over, since it holds requests until the server is back.
       log.debug(`the era probe failed (${describeError(error)}); relaying as to a 2025-era server`);
       verdict = { era: "legacy" };
     }

@@ -1,22 +1,24 @@
 /** The stdio face a 2025-era client sees: `initialize` and its session semantics (ping, setLevel), and requests the bridge puts to it. */
 
-import type {
-  ClientCapabilities,
-  Implementation,
-  JSONRPCMessage,
-  LoggingLevel,
-} from "@modelcontextprotocol/client";
+import type { ClientCapabilities, JSONRPCMessage, LoggingLevel } from "@modelcontextprotocol/client";
 import { BridgeRequestIds, isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
-import type { ClientContext, ToClient } from "../messages/request-model.js";
-import { anonymousClient } from "../messages/request-model.js";
+import {
+  anonymousClient,
+  type ClientContext,
+  implementationOf,
+  type ToClient,
+} from "../messages/request-model.js";
 import { negotiatedLegacyVersion } from "../translate/discover.js";
 
 /** How long the bridge waits for the person behind the client to answer one of its requests (an elicitation form). */
 export const CLIENT_ANSWER_TIMEOUT_MS = 10 * 60 * 1000;
 
+/** Ends one of the bridge's requests to the client: with an error, or with its result. */
+type Settle = (error: Error | undefined, result?: Json) => void;
+
 export class LegacyFace {
   readonly #toClient: ToClient;
-  readonly #waiting = new Map<string, { resolve: (result: Json) => void; reject: (error: Error) => void }>();
+  readonly #waiting = new Map<string, Settle>();
   #client: ClientContext | undefined;
   readonly #ids = new BridgeRequestIds("ask");
 
@@ -33,15 +35,11 @@ export class LegacyFace {
   initialize(params: unknown): string {
     const given = isObject(params) ? params : {};
     const version = negotiatedLegacyVersion(given.protocolVersion);
-    const info = given.clientInfo;
     this.#client = {
       era: "legacy",
       protocolVersion: version,
       capabilities: (isObject(given.capabilities) ? given.capabilities : {}) as ClientCapabilities,
-      clientInfo:
-        isObject(info) && typeof info.name === "string" && typeof info.version === "string"
-          ? (info as Implementation)
-          : { name: "unknown-client", version: "0" },
+      clientInfo: implementationOf(given.clientInfo),
     };
     return version;
   }
@@ -56,37 +54,29 @@ export class LegacyFace {
   ask(method: string, params: Json, signal: AbortSignal): Promise<Json> {
     const id = this.#ids.next();
     return new Promise<Json>((resolve, reject) => {
-      const done = () => {
+      const settle: Settle = (error, result) => {
         clearTimeout(timer);
         signal.removeEventListener("abort", onAbort);
         this.#waiting.delete(id);
+        if (error) reject(error);
+        else resolve(result ?? {});
       };
       const onAbort = () => {
-        done();
+        settle(new Error("cancelled"));
         this.#toClient({
           jsonrpc: "2.0",
           method: "notifications/cancelled",
           params: { requestId: id, reason: "the call it belonged to was cancelled" },
         });
-        reject(new Error("cancelled"));
       };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`the client did not answer ${method} within ${CLIENT_ANSWER_TIMEOUT_MS / 1000} s`));
-      }, CLIENT_ANSWER_TIMEOUT_MS);
+      const timeout = new Error(
+        `the client did not answer ${method} within ${CLIENT_ANSWER_TIMEOUT_MS / 1000} s`,
+      );
+      const timer = setTimeout(() => settle(timeout), CLIENT_ANSWER_TIMEOUT_MS);
       timer.unref();
       if (signal.aborted) return onAbort();
       signal.addEventListener("abort", onAbort, { once: true });
-      this.#waiting.set(id, {
-        resolve: (result) => {
-          done();
-          resolve(result);
-        },
-        reject: (error) => {
-          done();
-          reject(error);
-        },
-      });
+      this.#waiting.set(id, settle);
       this.#toClient({ jsonrpc: "2.0", id, method, params } as JSONRPCMessage);
     });
   }
@@ -96,16 +86,15 @@ export class LegacyFace {
     if (typeof message.id !== "string") return false;
     const waiting = this.#waiting.get(message.id);
     if (!waiting) return this.#ids.owns(message.id);
-    if (isObject(message.result)) waiting.resolve(message.result);
+    if (isObject(message.result)) waiting(undefined, message.result);
     else {
       const error = isObject(message.error) ? message.error : {};
-      waiting.reject(new Error(`the client refused: ${String(error.message ?? "no reason given")}`));
+      waiting(new Error(`the client refused: ${String(error.message ?? "no reason given")}`));
     }
     return true;
   }
 
-  /** Rejects every request still waiting on the client (the bridge is shutting down). */
   close(): void {
-    for (const waiting of this.#waiting.values()) waiting.reject(new Error("the bridge is shutting down"));
+    for (const settle of this.#waiting.values()) settle(new Error("the bridge is shutting down"));
   }
 }

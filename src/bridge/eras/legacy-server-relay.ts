@@ -10,15 +10,16 @@ import {
   type JsonObject as Json,
   requestKey,
 } from "../messages/jsonrpc.js";
-import type { EraRelay } from "../messages/request-model.js";
 import {
+  type ClientContext,
   clientFromEnvelope,
+  type EraRelay,
   requestEra,
   type ToClient,
   withEnvelope,
   withoutEnvelope,
 } from "../messages/request-model.js";
-import { runToolCallSteps } from "../steps/index.js";
+import type { StepOutcome } from "../steps/index.js";
 import type { ToolPolicy } from "../steps/policy.js";
 import {
   ModernClientOverLegacy,
@@ -29,18 +30,13 @@ import { LegacyFace } from "./legacy-face.js";
 import { checkedElicitation, RefusedServerInput } from "./server-input.js";
 
 /** What this relay needs of the session upstream (`upstream/legacy`'s Relay): messages in, its answers to `toClient`. */
-export interface SessionUpstream {
-  start(): Promise<void>;
-  fromClient(message: JSONRPCMessage): void;
-  close(timeoutMs?: number): Promise<void> | void;
-}
+export type SessionUpstream = EraRelay & { start(): Promise<void> };
 
 export interface LegacyServerRelayOptions {
   /** Opens the session upstream; everything it says for the client goes to `toBridge`. */
   openUpstream(toBridge: ToClient): SessionUpstream;
   toClient: ToClient;
   log: BridgeLog;
-  /** The steps of every tools/call and what a tools/list answer shows. */
   policy: ToolPolicy;
   /** Bounds of the translator's held calls (tests shorten them). */
   translatorLimits?: ModernClientOverLegacyLimits;
@@ -50,12 +46,7 @@ const neverAborted = new AbortController().signal;
 /** A call sent as a notification cannot wait for the client's answers. */
 const refuseToAsk = (): Promise<never> => Promise.reject(new Error("a notification cannot ask the client"));
 
-/**
- * One direction each way. Client to server: the face (a 2025 client's `initialize` and answers to the bridge's own
- * requests; a 2026-07-28 client's envelope), the policy (the steps of each tools/call), the translator only for a
- * 2026-07-28 client (made on its first request; a 2025 client never meets it), the session. Server to client: the
- * policy (what a tools/list shows), the translator when there is one, the client.
- */
+/** Client to server: the face, the policy, the translator (a 2026-07-28 client's only), the session; and back. */
 export class LegacyServerRelay implements EraRelay {
   readonly #options: LegacyServerRelayOptions;
   readonly #face: LegacyFace;
@@ -65,10 +56,7 @@ export class LegacyServerRelay implements EraRelay {
   #toTranslator: ToClient | undefined;
   /** What follows a 2026-07-28 client's call once answered (`onResult` of the steps), by the client's request id. */
   readonly #followers = new Map<string, (result: Json) => void>();
-  /**
-   * tools/calls the policy's steps are still judging, by client id: a cancellation meanwhile marks them unsent and
-   * withdraws a question a step put to the client (`abort`).
-   */
+  /** tools/calls the steps are judging, by client id: a cancellation aborts them (unsent, questions withdrawn). */
   readonly #judging = new Map<string, AbortController>();
   /** The tools/list requests in flight, by id: their answers pass the policy. */
   readonly #lists = new Set<string>();
@@ -109,45 +97,18 @@ export class LegacyServerRelay implements EraRelay {
     this.#toSession(message);
   }
 
-  /**
-   * A 2026-07-28 client's tools/call: the steps judge it as its client sent it (a step's question is that client's
-   * `input_required`), then the translator carries it. A step that follows the answer sees the translator's
-   * result: its own `input_required` for the server's questions is a round the step may let pass.
-   */
+  /** A 2026-07-28 client's tools/call: judged as sent, then carried by the translator (its rounds the step sees). */
   async #modernCall(id: RequestId, params: unknown): Promise<void> {
     const client = clientFromEnvelope(params);
-    const judged = isObject(params) ? withoutEnvelope(params) : params;
-    const judging = new AbortController();
-    this.#judging.set(requestKey(id), judging);
-    let outcome: Awaited<ReturnType<typeof runToolCallSteps>>;
-    try {
-      outcome = await runToolCallSteps(this.#options.policy.steps, { params: judged, client });
-    } finally {
-      if (this.#judging.get(requestKey(id)) === judging) this.#judging.delete(requestKey(id));
-    }
-    if (this.#closing) return;
-    if (judging.signal.aborted) {
-      this.#options.log.debug(
-        `tools/call (${String(id)}) was cancelled by the client while judged: not sent`,
-      );
-      return;
-    }
-    if (outcome.kind === "forward") {
-      if (outcome.onResult) this.#followers.set(requestKey(id), outcome.onResult);
-      this.#translatorFor().fromClient({
-        jsonrpc: "2.0",
-        id,
-        method: "tools/call",
-        params: withEnvelope(outcome.params, client, client.protocolVersion),
-      } as JSONRPCMessage);
-      return;
-    }
-    this.#options.log.debug(`answered a tools/call (${String(id)}) locally (${outcome.kind})`);
-    const body =
-      outcome.kind === "error"
-        ? { error: outcome.error }
-        : { result: outcome.kind === "drop" ? {} : outcome.result };
-    this.#options.toClient({ jsonrpc: "2.0", id, ...body } as JSONRPCMessage);
+    const message = { jsonrpc: "2.0", id, method: "tools/call", params } as JSONRPCMessage;
+    const outcome = await this.#judged(message, client, isObject(params) ? withoutEnvelope(params) : params);
+    if (!outcome) return;
+    if (outcome.kind !== "forward") return this.#answerLocally(message, outcome, this.#options.toClient);
+    if (outcome.onResult) this.#followers.set(requestKey(id), outcome.onResult);
+    this.#translatorFor().fromClient({
+      ...message,
+      params: withEnvelope(outcome.params, client, client.protocolVersion),
+    } as JSONRPCMessage);
   }
 
   async close(timeoutMs?: number): Promise<void> {
@@ -182,37 +143,51 @@ export class LegacyServerRelay implements EraRelay {
     this.#onward(message);
   }
 
-  /**
-   * A tools/call through the steps first (which judge it: one they cannot is refused): forwarded (its params
-   * possibly rewritten), or answered here. A call sent as a notification has no one to answer: anything but
-   * `forward` drops it. A 2025 server asks its own questions in-band, on the call's stream, so no step follows
-   * its result (`onResult`): an approval covers the one call sent.
-   */
+  /** A 2025 client's tools/call: forwarded as the steps rewrote it, or answered here (an approval covers one call). */
   async #throughSteps(message: JSONRPCMessage): Promise<void> {
-    const steps = this.#options.policy.steps;
     const params = (message as { params?: unknown }).params;
-    const call = { params, client: this.#face.client, notification: !isRequest(message) };
-    let outcome: Awaited<ReturnType<typeof settleSteps>>;
-    if (!isRequest(message)) outcome = await settleSteps(steps, call, refuseToAsk, neverAborted);
-    else {
-      const key = requestKey(message.id);
-      const judging = new AbortController();
-      this.#judging.set(key, judging);
-      try {
-        outcome = await settleSteps(steps, call, this.#face.ask.bind(this.#face), judging.signal);
-      } finally {
-        if (this.#judging.get(key) === judging) this.#judging.delete(key);
-      }
-      if (judging.signal.aborted && !this.#closing) {
-        this.#options.log.debug(
-          `${describeMessage(message)} was cancelled by the client while judged: not sent`,
-        );
-        return;
-      }
+    const outcome = await this.#judged(message, this.#face.client, params);
+    if (!outcome) return;
+    if (outcome.kind !== "forward")
+      return this.#answerLocally(message, outcome, (reply) => this.#toClientSide(reply));
+    this.#onward({ ...message, params: outcome.params } as JSONRPCMessage);
+  }
+
+  /** The steps' outcome for a tools/call, or undefined when the relay closed or the client cancelled it meanwhile. */
+  async #judged(
+    message: JSONRPCMessage,
+    client: ClientContext,
+    params: unknown,
+  ): Promise<StepOutcome | undefined> {
+    const steps = this.#options.policy.steps;
+    const call = { params, client, notification: !isRequest(message) };
+    if (!isRequest(message)) {
+      const outcome = await settleSteps(steps, call, refuseToAsk, neverAborted);
+      return this.#closing ? undefined : outcome;
     }
-    if (this.#closing) return;
-    if (outcome.kind === "forward")
-      return this.#onward({ ...message, params: outcome.params } as JSONRPCMessage);
+    const key = requestKey(message.id);
+    const judging = new AbortController();
+    this.#judging.set(key, judging);
+    try {
+      const outcome = await settleSteps(steps, call, this.#face.ask.bind(this.#face), judging.signal);
+      if (this.#closing) return undefined;
+      if (!judging.signal.aborted) return outcome;
+      this.#options.log.debug(
+        `${describeMessage(message)} was cancelled by the client while judged: not sent`,
+      );
+      return undefined;
+    } finally {
+      if (this.#judging.get(key) === judging) this.#judging.delete(key);
+    }
+  }
+
+  /** A call the steps did not forward: answered with their error or result; a notification's is dropped. */
+  #answerLocally(
+    message: JSONRPCMessage,
+    outcome: Exclude<StepOutcome, { kind: "forward" }>,
+    toClient: ToClient,
+  ): void {
+    // Only a call sent as a notification is dropped (see confirm-tool.ts): it has no id to answer.
     if (!isRequest(message) || outcome.kind === "drop") {
       this.#options.log.debug(
         `dropped ${describeMessage(message)}: a tool the bridge refuses, sent with no id to answer`,
@@ -220,11 +195,8 @@ export class LegacyServerRelay implements EraRelay {
       return;
     }
     this.#options.log.debug(`answered ${describeMessage(message)} locally (${outcome.kind})`);
-    const reply =
-      outcome.kind === "error"
-        ? { jsonrpc: "2.0", id: message.id, error: outcome.error }
-        : { jsonrpc: "2.0", id: message.id, result: outcome.result };
-    this.#toClientSide(reply as JSONRPCMessage);
+    const body = outcome.kind === "error" ? { error: outcome.error } : { result: outcome.result };
+    toClient({ jsonrpc: "2.0", id: message.id, ...body } as JSONRPCMessage);
   }
 
   #onward(message: JSONRPCMessage): void {

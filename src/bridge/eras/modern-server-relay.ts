@@ -1,27 +1,34 @@
 /** The bridge in front of a modern (2026-07-28) server: both faces in, one stateless upstream out, steps between. */
 
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import type { BridgeLog } from "../log/log.js";
-import { describeError } from "../log/log.js";
+import { type BridgeLog, describeError } from "../log/log.js";
 import {
   cancelledRequestId,
   isJsonObject as isObject,
   type JsonObject as Json,
   requestKey,
 } from "../messages/jsonrpc.js";
-import type { BridgeRequest, ToClient } from "../messages/request-model.js";
-import { modernRequest, requestEra, withEnvelope, withoutEnvelope } from "../messages/request-model.js";
+import {
+  type BridgeRequest,
+  modernRequest,
+  requestEra,
+  type ToClient,
+  withEnvelope,
+  withoutEnvelope,
+} from "../messages/request-model.js";
 import type { ToolPolicy } from "../steps/policy.js";
 import { bridgeDiscoverResult, initializeResultFromDiscover } from "../translate/discover.js";
+import { LegacyListen, META_SUBSCRIPTION_ID } from "../translate/listen.js";
+import { LEGACY_TASKS_CAPABILITY, LegacyClientTasks, offersTasks } from "../translate/tasks.js";
 import {
   type AskClient,
   asLegacyResult,
+  callTool,
+  inputRound,
   isInputRequiredResult,
   MAX_INPUT_ROUNDS,
-} from "../translate/input-required.js";
-import { LegacyListen, META_SUBSCRIPTION_ID } from "../translate/listen.js";
-import { LEGACY_TASKS_CAPABILITY, LegacyClientTasks, offersTasks } from "../translate/tasks.js";
-import { callTool, inputRound } from "../translate/tool-call.js";
+  retryParams,
+} from "../translate/tool-call.js";
 import {
   bridgeError,
   type ModernUpstream,
@@ -49,7 +56,6 @@ export interface ModernServerRelayOptions {
   discover: Json;
   toClient: ToClient;
   log: BridgeLog;
-  /** The steps of every tools/call and what a tools/list answer shows. */
   policy: ToolPolicy;
   /** The first wait before a dropped `subscriptions/listen` is reopened (tests shorten it). */
   listenBackoffMs?: number;
@@ -63,7 +69,6 @@ export class ModernServerRelay {
   /** The legacy client's `subscriptions/listen`, opened once it is initialized. */
   #listen: LegacyListen | undefined;
   #closing = false;
-  /** A legacy client's tasks, when the server offers the Tasks extension. */
   readonly #tasks: LegacyClientTasks | undefined;
 
   constructor(options: ModernServerRelayOptions) {
@@ -73,7 +78,6 @@ export class ModernServerRelay {
       this.#tasks = new LegacyClientTasks((request, params) => this.#forward(request, params));
   }
 
-  /** A message from the stdio client. */
   fromClient(message: JSONRPCMessage): void {
     if (this.#closing) return;
     const value = message as Json;
@@ -94,7 +98,6 @@ export class ModernServerRelay {
       .catch((error: unknown) => bridgeError(describeError(error)))
       .then((answer) => {
         this.#running.delete(requestKey(id));
-        // A cancelled request is not answered (the client has stopped waiting for it).
         if (controller.signal.aborted || this.#closing) return;
         this.#options.toClient({ jsonrpc: "2.0", id, ...answer } as JSONRPCMessage);
       });
@@ -107,10 +110,7 @@ export class ModernServerRelay {
     if (delivered) this.#options.toClient(delivered as JSONRPCMessage);
   }
 
-  /**
-   * A modern client's own `subscriptions/listen`: one upstream stream per listen, whose messages carry the id the
-   * bridge gave it upstream; each goes to the client under the id of the listen it opened, however many run.
-   */
+  /** A modern client's own `subscriptions/listen`: its stream's messages under the id of the listen that opened it. */
   async #modernListen(request: BridgeRequest): Promise<UpstreamAnswer> {
     const asClientListen = (meta: unknown): Json => ({
       ...(isObject(meta) ? meta : {}),
@@ -155,12 +155,6 @@ export class ModernServerRelay {
     this.#options.log.debug(`${method} is not sent to a modern server (it has no such notification)`);
   }
 
-  /** The request model for a message: the modern face when it carries an envelope, else the legacy client's. */
-  #request(id: RequestId, method: string, params: unknown, signal: AbortSignal): BridgeRequest {
-    if (requestEra(method, params) === "modern") return modernRequest(id, method, params, signal);
-    return { id, method, params: withoutEnvelope(params), client: this.#legacy.client, signal };
-  }
-
   async #answer(
     id: RequestId,
     method: string,
@@ -174,7 +168,11 @@ export class ModernServerRelay {
       if (this.#tasks) (result.capabilities as Json).tasks = LEGACY_TASKS_CAPABILITY;
       return { result };
     }
-    const request = this.#request(id, method, params, signal);
+    // The modern face when the request carries an envelope, else the legacy client's.
+    const request: BridgeRequest =
+      requestEra(method, params) === "modern"
+        ? modernRequest(id, method, params, signal)
+        : { id, method, params: withoutEnvelope(params), client: this.#legacy.client, signal };
     const legacy = request.client.era === "legacy";
     if (method === "ping") return { result: {} };
     if (method === "server/discover") return { result: bridgeDiscoverResult(this.#options.discover) };
@@ -259,13 +257,15 @@ export class ModernServerRelay {
     }
   }
 
+  readonly #ask: AskClient = (method, params, signal) => this.#legacy.ask(method, params, signal);
+
   /** A `tools/call`: judged and through the steps and, for a legacy client, the rounds of input (see callTool). */
   async #callTool(request: BridgeRequest): Promise<UpstreamAnswer> {
     const answer = await callTool(
       this.#options.policy.steps,
       { params: request.params, client: request.client },
       {
-        ask: (method, askParams, signal) => this.#legacy.ask(method, askParams, signal),
+        ask: this.#ask,
         signal: request.signal,
         send: (forwarded) => this.#forward(request, forwarded),
       },
@@ -279,13 +279,9 @@ export class ModernServerRelay {
     for (let round = 1; isInputRequiredResult(result); round++) {
       if (round >= MAX_INPUT_ROUNDS)
         return bridgeError(`the request still needed input after ${MAX_INPUT_ROUNDS} rounds; given up`);
-      const ask: AskClient = (method, askParams, signal) => this.#legacy.ask(method, askParams, signal);
-      const next = await inputRound(result, request.client, ask, request.signal);
+      const next = await inputRound(result, request.client, this.#ask, request.signal);
       if ("error" in next) return next;
-      const { inputResponses: _r, requestState: _s, ...original } = request.params ?? {};
-      const retry: Json = { ...original, inputResponses: next.inputResponses };
-      if (typeof result.requestState === "string") retry.requestState = result.requestState;
-      const answer = await this.#forward(request, retry);
+      const answer = await this.#forward(request, retryParams(request.params, result, next.inputResponses));
       if (!("result" in answer)) return answer;
       result = answer.result;
     }

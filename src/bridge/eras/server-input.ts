@@ -15,11 +15,9 @@ export class RefusedServerInput extends Error {
 }
 
 /**
- * A server's `elicitation/create` params as the host may see them: a URL-mode request's `url` through the one URL
- * check (`checkShownUrl`), sent as its normalised `href`, and its `message` the bridge's own words naming the site the
- * link opens, then the server's text as hostile text: one line, nothing hidden, bounded, quoted and labelled as the
- * server's (a quote of its own escaped), so it cannot pass for the bridge's sign-in or push the site's name out of
- * sight. Other modes are returned as they are. Throws RefusedServerInput.
+ * A server's `elicitation/create` params as the host may see them: a URL-mode `url` through `checkShownUrl`, its
+ * `message` the bridge's words naming the site, then the server's text as one bounded, quoted line, so it cannot
+ * pass for the bridge's sign-in. Other modes pass as they are. Throws RefusedServerInput.
  */
 export function checkedElicitation(params: Json): Json {
   if (params.mode !== "url") return params;
@@ -37,9 +35,8 @@ export function checkedElicitation(params: Json): Json {
 }
 
 /**
- * An `input_required` result of a server as the host may see it: no input key under the bridge's own prefix (a
- * server could otherwise stage the bridge's sign-in or confirmation round word for word), and each URL-mode
- * elicitation checked as `checkedElicitation` does. Other results are returned as they are. Throws RefusedServerInput.
+ * A server's `input_required` result as the host may see it: no input key of the bridge's own prefix (it could stage
+ * the bridge's sign-in word for word), URL-mode elicitations checked. Throws RefusedServerInput.
  */
 export function checkedInputRequired(result: Json): Json {
   if (result.resultType !== "input_required" || !isObject(result.inputRequests)) return result;

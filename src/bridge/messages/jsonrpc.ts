@@ -8,15 +8,12 @@ import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 
 /** A JSON object as read off the wire, before any schema narrows it. */
 export type JsonObject = Record<string, unknown>;
-type Json = JsonObject;
 
-/** True for a plain JSON object (not an array, not null). */
 export const isJsonObject = (value: unknown): value is JsonObject =>
   typeof value === "object" && value !== null && !Array.isArray(value);
-const isObject = isJsonObject;
 const isRequestId = (value: unknown): value is RequestId =>
   typeof value === "string" || (typeof value === "number" && Number.isSafeInteger(value));
-const onlyKeys = (value: Json, allowed: readonly string[]) =>
+const onlyKeys = (value: JsonObject, allowed: readonly string[]) =>
   Object.keys(value).every((key) => allowed.includes(key));
 
 const REQUEST_KEYS = ["jsonrpc", "id", "method", "params"] as const;
@@ -29,19 +26,19 @@ const RELATED_TASK = "io.modelcontextprotocol/related-task";
 /** `_meta` of params and results: an object with an optional progress token and related task. */
 function validMeta(meta: unknown): boolean {
   if (meta === undefined) return true;
-  if (!isObject(meta)) return false;
+  if (!isJsonObject(meta)) return false;
   if (meta.progressToken !== undefined && !isRequestId(meta.progressToken)) return false;
   const task = meta[RELATED_TASK];
-  return task === undefined || (isObject(task) && typeof task.taskId === "string");
+  return task === undefined || (isJsonObject(task) && typeof task.taskId === "string");
 }
 
 /** Params of requests and notifications (and results): an object whose `_meta` is valid. */
 const validParams = (params: unknown): boolean =>
-  params === undefined || (isObject(params) && validMeta(params._meta));
+  params === undefined || (isJsonObject(params) && validMeta(params._meta));
 
 /** True when `value` is a JSON-RPC request, notification, result or error response as MCP defines them. */
 export function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
-  if (!isObject(value) || value.jsonrpc !== "2.0") return false;
+  if (!isJsonObject(value) || value.jsonrpc !== "2.0") return false;
   if ("method" in value) {
     if (typeof value.method !== "string" || !validParams(value.params)) return false;
     return "id" in value
@@ -51,7 +48,7 @@ export function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
   if ("result" in value) {
     return (
       isRequestId(value.id) &&
-      isObject(value.result) &&
+      isJsonObject(value.result) &&
       validMeta(value.result._meta) &&
       onlyKeys(value, RESULT_KEYS)
     );
@@ -60,7 +57,7 @@ export function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
     const error = value.error;
     return (
       (value.id === undefined || isRequestId(value.id)) &&
-      isObject(error) &&
+      isJsonObject(error) &&
       Number.isSafeInteger(error.code) &&
       typeof error.message === "string" &&
       onlyKeys(value, ERROR_KEYS)

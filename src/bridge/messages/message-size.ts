@@ -26,9 +26,8 @@ export function tooLargeText(maxBytes: number, bytes?: number): string {
 export const TOO_DEEP = `nested deeper than ${MAX_NESTING_DEPTH} levels of arrays and objects, more than the bridge relays`;
 
 /**
- * The bytes of message each array or object must come with. V8 spends 50 to 100 bytes on each one it parses, so
- * 60 MB of `{"a":1},` parsed to over 700 MB: with at most one per 64 bytes of the cap, a message's parsed form stays
- * within a few times `--max-message-size`, and a larger cap allows more.
+ * The bytes of message each array or object must come with: V8 spends 50 to 100 bytes on each (60 MB of `{"a":1},`
+ * parsed to 700 MB), so a parsed message stays within a few times `--max-message-size`.
  */
 const CAP_BYTES_PER_CONTAINER = 64;
 
@@ -40,10 +39,7 @@ export function tooManyContainersText(maxBytes: number): string {
   return `made of more than ${maxContainers(maxBytes)} arrays and objects (one per ${CAP_BYTES_PER_CONTAINER} bytes of --max-message-size, ${maxBytes / 1024 / 1024} MiB), more than the bridge parses; start the bridge with a larger --max-message-size <MiB> to relay it`;
 }
 
-/**
- * Why JSON text is not parsed (TOO_DEEP, or too many arrays and objects for the cap `maxBytes`), or undefined: one
- * cheap scan (jsonShape) decides before JSON.parse could build a tree many times the text's size.
- */
+/** Why JSON text is not parsed (too deep, too many containers), decided by one cheap scan before JSON.parse. */
 export function jsonShapeProblem(
   text: string,
   maxBytes: number = DEFAULT_MAX_MESSAGE_BYTES,
@@ -59,11 +55,7 @@ const OPEN_OBJECT = 123;
 const CLOSE_ARRAY = 93;
 const CLOSE_OBJECT = 125;
 
-/**
- * Whether JSON text nests arrays and objects deeper than `maxDepth` ("deep") or holds more than `maxCount` of them
- * ("many"): one linear scan outside strings (a string is skipped with indexOf), so the check costs far less than the
- * JSON.parse it guards. Malformed text is left to JSON.parse to refuse.
- */
+/** "deep" past `maxDepth` nesting, "many" past `maxCount` containers: one scan outside strings; malformed text passes. */
 function jsonShape(text: string, maxDepth: number, maxCount: number): "deep" | "many" | undefined {
   // Each level and each container takes a character: a shorter text can be neither.
   if (text.length <= maxDepth && text.length <= maxCount) return undefined;

@@ -57,22 +57,7 @@ export interface BridgeRequest {
   signal: AbortSignal;
 }
 
-/** A notification from the client (`notifications/*`), era-free. */
-export interface BridgeNotification {
-  method: string;
-  params: Record<string, unknown> | undefined;
-  client: ClientContext;
-}
-
-/** How the faces answer a request: exactly once, with a result or an error. */
-export type BridgeAnswer =
-  | { result: Record<string, unknown> }
-  | { error: { code: number; message: string; data?: unknown } };
-
-/**
- * Messages the bridge writes to its stdio client. `relatedRequestId`: the request whose upstream response stream
- * carried a server message, when one did (a 2025-11-25 server sends a call's own requests there).
- */
+/** Messages to the stdio client; `relatedRequestId`: the request whose upstream stream carried a server message. */
 export type ToClient = (message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId) => void;
 
 /** What the era router (and the sign-in gate before it) needs of a relay, whichever its era. */
@@ -87,8 +72,15 @@ export function anonymousClient(era: ProtocolEra): ClientContext {
     era,
     protocolVersion: era === "modern" ? LATEST_MODERN_VERSION : LATEST_LEGACY_VERSION,
     capabilities: {},
-    clientInfo: { name: "unknown-client", version: "0" },
+    clientInfo: implementationOf(undefined),
   };
+}
+
+/** A client's `clientInfo` as it declared it, when it has a name and a version. */
+export function implementationOf(info: unknown): Implementation {
+  return isObject(info) && typeof info.name === "string" && typeof info.version === "string"
+    ? (info as Implementation)
+    : { name: "unknown-client", version: "0" };
 }
 
 /** True when params carry the 2026 per-request envelope (its protocol version key): the sender is a modern client. */
@@ -97,21 +89,16 @@ export function hasModernEnvelope(params: unknown): boolean {
   return typeof params._meta[META_PROTOCOL_VERSION] === "string";
 }
 
-/** The client a modern request describes in its `_meta` envelope. */
 export function clientFromEnvelope(params: unknown): ClientContext {
   const meta = isObject(params) && isObject(params._meta) ? params._meta : {};
   const version = meta[META_PROTOCOL_VERSION];
-  const info = meta[META_CLIENT_INFO];
   const capabilities = meta[META_CLIENT_CAPABILITIES];
   const level = meta[META_LOG_LEVEL];
   return {
     era: "modern",
     protocolVersion: typeof version === "string" ? version : LATEST_MODERN_VERSION,
     capabilities: isObject(capabilities) ? (capabilities as ClientCapabilities) : {},
-    clientInfo:
-      isObject(info) && typeof info.name === "string" && typeof info.version === "string"
-        ? (info as Implementation)
-        : { name: "unknown-client", version: "0" },
+    clientInfo: implementationOf(meta[META_CLIENT_INFO]),
     ...(typeof level === "string" ? { logLevel: level as LoggingLevel } : {}),
   };
 }
@@ -148,7 +135,6 @@ export function requestEra(method: string, params: unknown): "legacy" | "modern"
   return undefined;
 }
 
-/** The request model of a modern request: its client from its envelope, its params without it. */
 export function modernRequest(
   id: BridgeRequest["id"],
   method: string,

@@ -35,7 +35,6 @@ export class ClientRequests {
 
   constructor(private readonly log: BridgeLog) {}
 
-  /** A message from the client, on its way in. */
   fromClient(message: JSONRPCMessage): void {
     if (isRequest(message)) {
       const params = isObject(message.params) ? message.params : {};

@@ -30,7 +30,7 @@ import { DEFAULT_RECONNECT_WINDOW_MS } from "../upstream/http/time-outs.js";
 import { LegacyUpstream } from "../upstream/legacy/legacy-upstream.js";
 import { ModernUpstream } from "../upstream/modern.js";
 import { type EraVerdict, eraVerdictStore, probeServerEra } from "../upstream/probe.js";
-import { legacyTransports, upstreamExchangeFor } from "../upstream/upstream-exchange.js";
+import { upstreamExchangeFor } from "../upstream/upstream-exchange.js";
 import { ClientRequests } from "./client-requests.js";
 
 /** How long a probing host's `server/discover` may wait on the server before the bridge answers it itself. */
@@ -47,25 +47,16 @@ const SHUTDOWN_DEADLINE_MS = 1500;
 export interface RelayIO {
   /** JSON-RPC lines from the client; its end shuts the relay down. */
   stdin: Readable;
-  /** JSON-RPC lines to the client. */
   stdout: Writable;
   /** The log's lines (default: the process's stderr). */
   stderr?: Writable;
   env: Record<string, string | undefined>;
-  /**
-   * How to start a sign-in process of its own (the bin passes itself): a sign-in with a person then outlives this
-   * relay. Without it (tests in process), the relay signs in in its own process.
-   */
+  /** How to start a sign-in process (the bin passes itself), which outlives the relay; without it, in process. */
   signInProcess?: SignInProcessCommand;
-  /**
-   * The network: every request of the relay (to the MCP server and to its authorization server) goes through this
-   * fetch instead of node:http and Node's own fetch; a test passes the in-process reference server's. A sign-in
-   * with a browser still listens on the loopback callback.
-   */
+  /** Every request of the relay, to the server and its authorization server, through this (tests: the reference server's). */
   fetch?: typeof globalThis.fetch;
 }
 
-/** A running relay. */
 export interface RelayHandle {
   /** Resolves with the exit code once the relay has shut down and written out everything queued for the client. */
   closed: Promise<number>;
@@ -85,8 +76,7 @@ export async function runRelay(
   const log = await openBridgeLog(options, env, stderr);
   // Lines written in one event-loop turn go out in one write, in order.
   const writeLine = createLineWriter(stdout, (reason) => log.info(reason));
-  // Every message to the client, whichever era's relay sent it, is logged here and only here.
-  // Progress reaches the client only for a request still waiting; a write it gave up on is named when it ends.
+  // Every message to the client is logged here and only here; progress goes only to a request still waiting.
   const clientRequests = new ClientRequests(log);
   let answered: () => void = () => {};
   const firstAnswer = new Promise<void>((resolve) => {
@@ -121,8 +111,7 @@ export async function runRelay(
           signInProcess,
           fetch,
         );
-    // Nothing signs in before the client sends something besides `server/discover`: a probing host's discover is
-    // answered with the stored login only (never a browser, never the sign-in lock), whatever the server's era.
+    // Nothing signs in before the client sends something besides `server/discover` (a probing host's is quiet).
     const gatedAuth = (quiet: boolean): BridgeAuth | undefined =>
       auth && {
         accessToken: () => auth.accessToken(),
@@ -141,6 +130,7 @@ export async function runRelay(
       exchange: upstreamExchange,
     });
     // Every probe is bounded: each of its exchanges with the server (a sign-in in between is not counted).
+    const probeTimeoutMs = positiveNumber(env.CHAT_MCP_BRIDGE_PROBE_TIMEOUT_MS) ?? PROBE_TIMEOUT_MS;
     const probeExchange = (quiet: boolean) =>
       createAuthorizedExchange({
         auth: gatedAuth(quiet),
@@ -148,12 +138,11 @@ export async function runRelay(
         log,
         exchange: withRequestTimeout(
           upstreamExchange,
-          positiveNumber(env.CHAT_MCP_BRIDGE_PROBE_TIMEOUT_MS) ?? PROBE_TIMEOUT_MS,
+          probeTimeoutMs,
           "the protocol probe (server/discover)",
         ),
       });
-    // One policy for whichever relay the server's era picks. Rules matching no listed tool are said once, at the
-    // first list (the process is the once).
+    // One policy for whichever relay the era picks; rules matching no listed tool are said once, at the first list.
     const onToolsListed = toolRulesWarnings(options, log, toClient);
     const policy = await createToolPolicy({
       ignoreTools: options.ignoreTools,
@@ -201,11 +190,12 @@ export async function runRelay(
           openUpstream: (toBridge) =>
             new LegacyUpstream({
               url: options.url,
+              maxMessageBytes: options.maxMessageBytes,
+              pingIntervalMs: options.pingIntervalMs,
               exchange,
               log,
               toClient: toBridge,
               reconnectWindowMs: reconnectWindow,
-              ...legacyTransports(options, log),
             }),
           toClient,
           log,
@@ -220,13 +210,7 @@ export async function runRelay(
           relay ? relay.fromServer(message) : toClient(message),
         );
         upstream.protocolVersion = verdict.protocolVersion;
-        relay = new ModernServerRelay({
-          upstream,
-          discover: verdict.discover,
-          toClient,
-          log,
-          policy,
-        });
+        relay = new ModernServerRelay({ upstream, discover: verdict.discover, toClient, log, policy });
         return relay;
       },
     });
@@ -338,11 +322,7 @@ export async function recordingFatal<T>(log: BridgeLog, task: () => Promise<T>):
   }
 }
 
-/**
- * The log for this run: stderr as `--debug` and `--silent` say, plus the log file when `--debug` or `--log-file`
- * asks for one (its module loads only then). The file's path is said once on stderr; a file that cannot be opened
- * is a warning, not a failure.
- */
+/** The log: stderr as `--debug`/`--silent` say, and the log file they ask for (one that cannot open is a warning). */
 export async function openBridgeLog(
   options: BridgeOptions,
   env: Record<string, string | undefined> = process.env,

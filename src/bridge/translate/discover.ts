@@ -32,10 +32,7 @@ export function initializeResultFromDiscover(discover: Json, requestedVersion: u
   };
 }
 
-/**
- * The InitializeResult a legacy client gets while the bridge signs in: the remembered modern server's face, else
- * the bridge's own with the capabilities it relays; either way with tool list changes, which follow the sign-in.
- */
+/** The InitializeResult while signing in: the remembered server's face or the bridge's, with tool list changes. */
 export function signedOutInitializeResult(
   requestedVersion: unknown,
   serverUrl: string,
@@ -55,16 +52,12 @@ export function signedOutInitializeResult(
 }
 
 /**
- * What the bridge relays when it cannot ask the server yet (signed out): a host that saw no `tools` would never
- * list them, so the request that signs in would never come; and it hears the tools change once the sign-in ends
- * (a modern host opens its `subscriptions/listen` for that). The server's own answer replaces these once known.
+ * What the bridge relays while signed out: a host that saw no `tools` would never list them (and never bring the
+ * sign-in), and it hears them change once signed in. The server's own answer replaces these once known.
  */
 const RELAYED_CAPABILITIES: Json = { tools: { listChanged: true }, prompts: {}, resources: {} };
 
-/**
- * The DiscoverResult the bridge answers a stdio `server/discover` with: the server's own (remembered) when it is
- * modern, else the bridge's dual-era face (the versions it speaks to clients, the capabilities it relays).
- */
+/** The DiscoverResult for a stdio `server/discover`: a modern server's own, else the bridge's dual-era face. */
 export function bridgeDiscoverResult(
   serverDiscover: Json | undefined,
   capabilities: Json = RELAYED_CAPABILITIES,
@@ -81,12 +74,9 @@ export function bridgeDiscoverResult(
 }
 
 /**
- * A 2025-era server's result as a 2026-07-28 client expects it: `resultType: "complete"`, without the core's task
- * vocabulary that era removed, and with cache hints. One rule for the hints, not a list of methods: every result
- * but a call's outcome (`tools/call`, a task's state) tells what the server offers (the core's lists, discover and
- * reads, an extension's `skills/list` and `skills/get`, whatever the next one adds), so it gets the most conservative
- * hints: nothing may be reused, since the legacy server said nothing of it. Hints where a method defines none are
- * harmless (a client ignores them); a missing one makes a client refuse the answer (the SDK's SkillsClient does).
+ * A 2025 server's result for a 2026-07-28 client: complete, without the core's tasks, and, on everything but a
+ * call's outcome, the most conservative cache hints (one rule, not a list of methods: a missing hint makes a
+ * client refuse the answer, as the SDK's SkillsClient does; a needless one is ignored).
  */
 export function asModernResult(method: string, result: Json): Json {
   const modern: Json = { ...withoutLegacyTasks(method, result), resultType: "complete" };

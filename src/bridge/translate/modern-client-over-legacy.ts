@@ -5,6 +5,7 @@
  * relay for a modern client's first request, below the policy: a 2025 client never meets it.
  */
 
+import { randomUUID } from "node:crypto";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import type { BridgeLog } from "../log/log.js";
 import {
@@ -14,23 +15,61 @@ import {
   type JsonObject as Json,
   requestKey,
 } from "../messages/jsonrpc.js";
-import type { EraRelay, ToClient } from "../messages/request-model.js";
 import {
   clientFromEnvelope,
+  type EraRelay,
   LATEST_LEGACY_VERSION,
   requestEra,
+  type ToClient,
   withoutEnvelope,
 } from "../messages/request-model.js";
 import { asModernResult, bridgeDiscoverResult, discoverFromInitializeResult } from "./discover.js";
-import {
-  HELD_CALL_TIMEOUT_MS,
-  INPUT_METHODS,
-  inputRequiredResult,
-  MAX_HELD_CALLS,
-  type ModernCall,
-  newRequestState,
-} from "./held-calls.js";
-import { SessionListens } from "./session-listens.js";
+import { SessionListens } from "./listen.js";
+
+/** Calls held at once waiting for a client's retry; one more and the server's request is refused. */
+const MAX_HELD_CALLS = 64;
+/** How long a held call waits for the client's retry before the bridge gives up on it. */
+const HELD_CALL_TIMEOUT_MS = 5 * 60 * 1000;
+
+/** The methods a server may ask of a client mid-call, which a 2026 client answers as `inputRequests`. */
+const INPUT_METHODS: ReadonlySet<string> = new Set([
+  "elicitation/create",
+  "sampling/createMessage",
+  "roots/list",
+]);
+
+/** One request the server put to the client, waiting for its answer among the retry's `inputResponses`. */
+interface PendingServerRequest {
+  serverId: RequestId;
+  method: string;
+  params: Json;
+}
+
+/** A modern client's request on its way through the legacy session (under an id of the bridge's). */
+interface ModernCall {
+  upstreamId: string;
+  method: string;
+  /** The client request the call's next answer goes to; undefined while held for the client's retry. */
+  clientId: RequestId | undefined;
+  /** Server requests not yet answered, by their key in `inputRequests`. */
+  pending: Map<string, PendingServerRequest>;
+  /** The `requestState` the client echoes when it retries (set while held). */
+  state?: string;
+  /** The server's answer when it came while the call was held. */
+  settled?: Json;
+  timer?: NodeJS.Timeout;
+}
+
+/** The `input_required` result a held call answers its client with. */
+function inputRequiredResult(call: ModernCall): Json {
+  const inputRequests = Object.fromEntries(
+    [...call.pending].map(([key, request]) => [key, { method: request.method, params: request.params }]),
+  );
+  return { resultType: "input_required", inputRequests, requestState: call.state };
+}
+
+/** A fresh `requestState` token: opaque to the client, the key of the held call in the bridge. */
+const newRequestState = (): string => `chat-mcp-bridge/${randomUUID()}`;
 
 export interface ModernClientOverLegacyLimits {
   /** How long a call waits for the client's retry (default HELD_CALL_TIMEOUT_MS). */
@@ -52,11 +91,7 @@ export class ModernClientOverLegacy implements EraRelay {
   #sessionAnswer: ((message: Json) => void) | undefined;
   /** Modern requests in flight upstream, by the bridge's id for them (a held call keeps its id across retries). */
   readonly #calls = new Map<string, ModernCall>();
-  /**
-   * Modern requests not yet sent on (waiting for the session to open), by client id: a cancellation that arrives
-   * meanwhile marks them, and they are never sent. Without this, the cancellation found no call and the request
-   * went out after it (a cancelled create_chat ran).
-   */
+  /** Requests waiting for the session, by client id: a cancellation meanwhile marks them, and they are never sent. */
   readonly #starting = new Map<string, { cancelled: boolean }>();
   /** Calls waiting for the client's retry, by their `requestState`. */
   readonly #held = new Map<string, ModernCall>();
@@ -80,13 +115,13 @@ export class ModernClientOverLegacy implements EraRelay {
       this.#fromServer(message, raw, relatedRequestId),
     );
     this.#listens = new SessionListens(toClient, (method, params) =>
-      this.#relay.fromClient({
-        jsonrpc: "2.0",
-        id: this.#ids.next(),
-        method,
-        params,
-      } as JSONRPCMessage),
+      this.#toSession({ id: this.#ids.next(), method, params }),
     );
+  }
+
+  /** A message of the bridge's own to the session. */
+  #toSession(message: Json): void {
+    this.#relay.fromClient({ jsonrpc: "2.0", ...message } as JSONRPCMessage);
   }
 
   fromClient(message: JSONRPCMessage): void {
@@ -161,12 +196,11 @@ export class ModernClientOverLegacy implements EraRelay {
     }
     const upstreamId = this.#ids.next();
     this.#calls.set(upstreamId, { upstreamId, method, clientId: id, pending: new Map() });
-    this.#relay.fromClient({
-      jsonrpc: "2.0",
+    this.#toSession({
       id: upstreamId,
       method,
       ...(Object.keys(lifted).length > 0 || params !== undefined ? { params: lifted } : {}),
-    } as JSONRPCMessage);
+    });
   }
 
   /** The client's retry of a held call: its `inputResponses` answer the server's requests; what is left asks again. */
@@ -180,7 +214,7 @@ export class ModernClientOverLegacy implements EraRelay {
       const response = responses[key];
       if (!isObject(response)) continue;
       call.pending.delete(key);
-      this.#relay.fromClient({ jsonrpc: "2.0", id: pending.serverId, result: response } as JSONRPCMessage);
+      this.#toSession({ id: pending.serverId, result: response });
     }
     if (call.settled) this.#settle(call, call.settled);
     else if (call.pending.size > 0) this.#hold(call);
@@ -205,16 +239,11 @@ export class ModernClientOverLegacy implements EraRelay {
     const reason = "the 2026-07-28 client did not retry the call in time";
     this.#log.info(`gave up a held ${call.method}: ${reason}`);
     for (const pending of call.pending.values())
-      this.#relay.fromClient({
-        jsonrpc: "2.0",
+      this.#toSession({
         id: pending.serverId,
         error: { code: -32603, message: `chat-mcp-bridge: ${reason}` },
-      } as JSONRPCMessage);
-    this.#relay.fromClient({
-      jsonrpc: "2.0",
-      method: "notifications/cancelled",
-      params: { requestId: call.upstreamId, reason },
-    } as JSONRPCMessage);
+      });
+    this.#toSession({ method: "notifications/cancelled", params: { requestId: call.upstreamId, reason } });
   }
 
   /** A modern client's `notifications/cancelled` for one of its calls (sent on under the bridge's id) or listens. */
@@ -233,11 +262,10 @@ export class ModernClientOverLegacy implements EraRelay {
       return true;
     }
     this.#calls.delete(call.upstreamId);
-    this.#relay.fromClient({
-      jsonrpc: "2.0",
+    this.#toSession({
       method: "notifications/cancelled",
       params: { ...(params as Json), requestId: call.upstreamId },
-    } as JSONRPCMessage);
+    });
     return true;
   }
 
@@ -268,15 +296,14 @@ export class ModernClientOverLegacy implements EraRelay {
       const client = clientFromEnvelope(params);
       this.#sessionAnswer = (answer) => {
         if (isObject(answer.result)) {
-          this.#relay.fromClient({ jsonrpc: "2.0", method: "notifications/initialized" });
+          this.#toSession({ method: "notifications/initialized" });
           resolve(answer.result);
         } else {
           this.#session = undefined;
           reject(isObject(answer.error) ? answer.error : { code: -32000, message: "initialize failed" });
         }
       };
-      this.#relay.fromClient({
-        jsonrpc: "2.0",
+      this.#toSession({
         id: this.#initializeId,
         method: "initialize",
         params: {
@@ -284,7 +311,7 @@ export class ModernClientOverLegacy implements EraRelay {
           capabilities: client.capabilities,
           clientInfo: client.clientInfo,
         },
-      } as JSONRPCMessage);
+      });
     });
     return this.#session;
   }
@@ -305,16 +332,14 @@ export class ModernClientOverLegacy implements EraRelay {
       this.#serverRequest(value.id as RequestId, String(value.method), value.params, relatedRequestId);
       return;
     }
-    // A modern client gets a list change or resource update only on a listen that asked for it (spec: MUST NOT);
-    // a 2025 client's own session (the bridge opened none) gets every notification as it came.
+    // A modern client gets a list change only on a listen that asked for it (spec: MUST NOT); a 2025 client gets all.
     if ("method" in value && !("id" in value) && this.#session && this.#listens.deliver(value)) return;
     this.#toClient(message, raw);
   }
 
   /**
-   * A server's request while modern calls run: it belongs to the call whose response stream carried it (a
-   * 2025-11-25 server sends a call's requests there), and becomes an entry of that call's `inputRequests`. One
-   * that came on the session's GET stream names no call: the oldest running call is taken.
+   * A server's request while modern calls run: an entry of the `inputRequests` of the call whose stream carried it
+   * (or, from the GET stream, of the oldest running call).
    */
   #serverRequest(serverId: RequestId, method: string, params: unknown, relatedRequestId?: RequestId): void {
     const calls = [...this.#calls.values()];
@@ -327,11 +352,7 @@ export class ModernClientOverLegacy implements EraRelay {
       refusal = `already ${this.#limits.maxHeldCalls} calls wait for their client's retry`;
     if (refusal || !call) {
       this.#log.info(`the server asked ${method} of a 2026-07-28 client; refused: ${refusal}`);
-      this.#relay.fromClient({
-        jsonrpc: "2.0",
-        id: serverId,
-        error: { code: -32601, message: `chat-mcp-bridge: ${refusal}` },
-      } as JSONRPCMessage);
+      this.#toSession({ id: serverId, error: { code: -32601, message: `chat-mcp-bridge: ${refusal}` } });
       return;
     }
     const key = `${method.split("/")[0]}-${++this.#nextKey}`;

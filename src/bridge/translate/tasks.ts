@@ -1,17 +1,10 @@
 /** Tasks across eras: a 2025 client's core tasks over a 2026-07-28 server's Tasks extension, and none offered where a pair cannot finish one. */
 
-/*
- * A 2025-11-25 client of a 2026-07-28 server gets the core's tasks from the server's Tasks
- * extension: its `params.task` becomes the extension declared on the call, the server's task (or its plain answer,
- * kept as a finished task) the core's, and `tasks/result` a poll of `tasks/get` to the end. A 2026-07-28 client of a
- * 2025 server is offered no tasks (see `withoutLegacyTasks`): that server creates tasks only when asked by
- * `params.task`, so none reaches a client that could not finish it.
- */
 import { randomUUID } from "node:crypto";
 import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
 import type { BridgeRequest, ClientContext } from "../messages/request-model.js";
-import type { UpstreamAnswer } from "../upstream/modern.js";
-import { asLegacyResult } from "./input-required.js";
+import { sleep, type UpstreamAnswer } from "../upstream/modern.js";
+import { asLegacyResult } from "./tool-call.js";
 
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 const RELATED_TASK = "io.modelcontextprotocol/related-task";
@@ -33,8 +26,8 @@ export function offersTasks(discover: Json): boolean {
 export const LEGACY_TASKS_CAPABILITY: Json = { cancel: {}, requests: { tools: { call: {} } } };
 
 /**
- * A 2025 server's capabilities and tools as a 2026-07-28 client may see them: without the core's `tasks` member and
- * `execution.taskSupport`, which that era removed, nor the Tasks extension, which that server cannot be asked for.
+ * A 2025 server's capabilities and tools for a 2026-07-28 client: no core `tasks`, `taskSupport` or Tasks extension
+ * (that server makes a task only when `params.task` asks, so none reaches a client that could not finish it).
  */
 export function withoutLegacyTasks(method: string, result: Json): Json {
   if (method === "tools/list" && Array.isArray(result.tools)) {
@@ -64,7 +57,10 @@ interface KeptAnswer {
   expiresAt: number;
 }
 
-/** The 2025 client's tasks over a 2026-07-28 server with the Tasks extension. */
+/**
+ * The 2025 client's tasks over a 2026-07-28 server's Tasks extension: `params.task` becomes the extension declared on
+ * the call, the server's task (or its plain answer, kept as a finished task) the core's, `tasks/result` a poll.
+ */
 export class LegacyClientTasks {
   readonly #kept = new Map<string, KeptAnswer>();
   readonly #forward: Forward;
@@ -164,7 +160,11 @@ export class LegacyClientTasks {
       if (Date.now() > endsAt)
         return { error: { code: -32000, message: `chat-mcp-bridge: task ${taskId} outlived its ttl` } };
       const wait = Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, Number(task.pollIntervalMs) || 1000));
-      if (!(await sleep(wait, request.signal))) return { error: { code: -32000, message: "Cancelled" } };
+      const slept = await sleep(wait, request.signal).then(
+        () => true,
+        () => false,
+      );
+      if (!slept) return { error: { code: -32000, message: "Cancelled" } };
     }
   }
 
@@ -202,20 +202,4 @@ function withRelatedTask(result: Json, taskId: string): Json {
 
 function invalid(message: string): UpstreamAnswer {
   return { error: { code: -32602, message: `chat-mcp-bridge: ${message}` } };
-}
-
-/** Waits `ms`; false when the signal aborted first. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false);
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }

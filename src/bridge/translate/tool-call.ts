@@ -1,7 +1,7 @@
-/** A `tools/call` through the steps and rounds of input: where a legacy client answers what a step or server asks with `input_required`. */
+/** A `tools/call` through the steps and rounds of input: where an `input_required` result, a step's or a server's, becomes real requests to a legacy client, and its answers the retry's `inputResponses`. */
 
 import { describeError } from "../log/log.js";
-import { isJsonObject as isObject } from "../messages/jsonrpc.js";
+import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
 import type { ClientContext } from "../messages/request-model.js";
 import {
   runToolCallSteps,
@@ -10,24 +10,79 @@ import {
   type ToolCallRequest,
   type ToolCallStep,
 } from "../steps/index.js";
-import {
-  type AskClient,
-  fulfilInputRequests,
-  isInputRequiredResult,
-  MAX_INPUT_ROUNDS,
-  UntranslatableInputError,
-} from "./input-required.js";
 
-type Json = Record<string, unknown>;
 type Params = ToolCallContext["params"];
+
+/** Rounds of input one call may take before the bridge gives up (the SDK's legacy shim allows 8 too). */
+export const MAX_INPUT_ROUNDS = 8;
+
+/** Sends one request to the stdio client and resolves with its result (rejects with its error or on timeout). */
+export type AskClient = (method: string, params: Json, signal: AbortSignal) => Promise<Json>;
+
+/** A request the bridge cannot put to this client: the JSON-RPC error to answer the call with. */
+export class UntranslatableInputError extends Error {
+  override readonly name = "UntranslatableInputError";
+}
+
+export function isInputRequiredResult(result: Json): boolean {
+  return result.resultType === "input_required";
+}
+
+/** Why the client cannot be asked this request (it did not declare the capability, or it has no legacy form); undefined when it can. */
+export function refusalFor(method: string, params: Json, client: ClientContext): string | undefined {
+  const capabilities = client.capabilities as Json;
+  if (method === "elicitation/create") {
+    const elicitation = capabilities.elicitation;
+    if (!isObject(elicitation)) return "the client did not declare the elicitation capability";
+    if (params.mode === "url")
+      return "URL-mode elicitation has no translation for a 2025-era client through the bridge (its completion notification cannot be bridged)";
+    // A bare `elicitation: {}` means form support (the meaning before modes existed).
+    if (Object.keys(elicitation).length > 0 && !isObject(elicitation.form))
+      return "the client declared elicitation without form mode";
+    return undefined;
+  }
+  if (method === "sampling/createMessage")
+    return isObject(capabilities.sampling) ? undefined : "the client did not declare the sampling capability";
+  if (method === "roots/list")
+    return isObject(capabilities.roots) ? undefined : "the client did not declare the roots capability";
+  return `the server asked for ${JSON.stringify(method)}, which is not a request a client answers`;
+}
+
+/** Puts every request of `inputRequests` to the client at once; one it cannot take fails the whole call. */
+export async function fulfilInputRequests(
+  inputRequests: unknown,
+  client: ClientContext,
+  ask: AskClient,
+  signal: AbortSignal,
+): Promise<Json> {
+  if (!isObject(inputRequests)) return {};
+  const entries = Object.entries(inputRequests);
+  for (const [key, request] of entries) {
+    if (!isObject(request) || typeof request.method !== "string")
+      throw new UntranslatableInputError(`the server's input request ${JSON.stringify(key)} is malformed`);
+    const refusal = refusalFor(request.method, isObject(request.params) ? request.params : {}, client);
+    if (refusal) throw new UntranslatableInputError(`cannot ask the client for input: ${refusal}`);
+  }
+  const answers = await Promise.all(
+    entries.map(async ([key, request]) => {
+      const { method, params } = request as { method: string; params?: unknown };
+      return [key, await ask(method, isObject(params) ? params : {}, signal)] as const;
+    }),
+  );
+  return Object.fromEntries(answers);
+}
+
+/** A result as a 2025-era client expects it: without the 2026 `resultType` and cache members (`ttlMs`, `cacheScope`). */
+export function asLegacyResult(result: Json): Json {
+  if (!("resultType" in result) && !("ttlMs" in result) && !("cacheScope" in result)) return result;
+  const { resultType: _resultType, ttlMs: _ttlMs, cacheScope: _cacheScope, ...rest } = result;
+  return rest;
+}
+
 export type JsonRpcError = { code: number; message: string; data?: unknown };
-/** What a call's server (or the next hop) answered. */
 export type CallAnswer = { result: Json } | { error: JsonRpcError };
 
-/**
- * The params of the retry after a round of input: the original call with this round's answers and the byte-exact
- * state. The steps judge the original again on the retry (it is only retried once they have judged it).
- */
+/** The retry after a round of input: the original call with this round's answers and the byte-exact state. */
 export function retryParams(original: unknown, inputRequired: Json, inputResponses: Json): Json {
   const { inputResponses: _responses, requestState: _state, ...rest } = isObject(original) ? original : {};
   const retry: Json = { ...rest, inputResponses };
@@ -62,9 +117,8 @@ const roundsExceeded = (): { error: JsonRpcError } => ({
 });
 
 /**
- * Runs a call to its end. Each round: the steps, then (when they forward) `send` to the server. An
- * `input_required` answer, from a step or the server, goes back to a modern client as it is; a legacy client
- * is asked through real requests, and the call runs again (through the steps) with the answers.
+ * Runs a call to its end: each round the steps, then `send`. An `input_required` answer (a step's or the server's)
+ * goes to a modern client as it is; a legacy client is asked, and the call runs again with the answers.
  */
 export async function callTool(
   steps: readonly ToolCallStep[],
@@ -90,11 +144,7 @@ export async function callTool(
   }
 }
 
-/**
- * The steps alone, for a relay whose server answers calls itself (a 2025-era server asks its own questions): a
- * step's `input_required` is put to a legacy client, and the steps run again with the answers, until they
- * forward, answer or refuse. A modern client gets the `input_required` outcome back as it is.
- */
+/** The steps alone (a 2025 server asks its own questions): a step's rounds put to a legacy client until they settle. */
 export async function settleSteps(
   steps: readonly ToolCallStep[],
   call: ToolCallRequest,

@@ -13,7 +13,6 @@ import {
 } from "../messages/jsonrpc.js";
 import { DEFAULT_MAX_MESSAGE_BYTES, jsonShapeProblem, tooLargeText } from "../messages/message-size.js";
 import { META_PROTOCOL_VERSION, MODERN_PROTOCOL_VERSIONS } from "../messages/request-model.js";
-import { EventSizeCap } from "./http/event-size-cap.js";
 import {
   type HttpAnswer,
   type HttpExchange,
@@ -22,17 +21,13 @@ import {
   RemoteHttpError,
   readBounded,
 } from "./http/http-exchange.js";
-import { ServerSentEventParser } from "./http/sse.js";
+import { EventSizeCap, ServerSentEventParser } from "./http/sse.js";
 import { FIRST_RETRY_DELAY_MS, nextRetryDelay, reconnectWindowMs } from "./http/time-outs.js";
 import { type ParamHeader, paramHeadersOf, standardHeaders } from "./standard-headers.js";
 
 /** A request's stream ended before its answer, and why: the server may or may not have run it. */
-interface StreamBroke {
-  broke: string;
-}
-const isStreamBroke = (outcome: UpstreamAnswer | StreamBroke): outcome is StreamBroke => "broke" in outcome;
+type StreamBroke = { broke: string };
 
-/** An answer from upstream: a result or a JSON-RPC error, never both. */
 export type UpstreamAnswer = { result: Json } | { error: { code: number; message: string; data?: unknown } };
 
 /** The most of an error body read (its JSON-RPC error), whatever its size: a 1 GiB error page costs nothing. */
@@ -42,21 +37,16 @@ const MAX_REISSUES = 2;
 /** Pages of `tools/list` read to learn a tool's schema before calling it. */
 const MAX_LIST_PAGES = 20;
 
-/** Where the notifications a request's stream carries go. */
 export type NotificationSink = (message: JSONRPCMessage) => void;
 
-export interface ModernUpstreamOptions {
+interface ModernUpstreamOptions {
   url: URL;
   exchange: HttpExchange;
   log: BridgeLog;
-  /** A notification the server sent on a request's stream (progress, log messages), unless the request has its own sink. */
+  /** A notification on a request's stream (progress, logs), unless the request has its own sink. */
   onNotification?: NotificationSink;
-  /**
-   * How long a request that never reached the server waits for it to come back (the legacy upstream's window, see
-   * http/time-outs.ts); absent: no waiting, it is answered "cannot reach" at once (the era probes).
-   */
+  /** How long a request that never reached the server waits for it (absent: not at all, as for the era probes). */
   reconnectWindowMs?: number;
-  /** `--max-message-size` in bytes: a larger answer is refused with an error naming the flag. */
   maxMessageBytes?: number;
 }
 
@@ -85,19 +75,17 @@ export class ModernUpstream {
   }
 
   /** The revision stamped on requests (one the server listed in `supportedVersions`). */
-  set protocolVersion(version: string) {
-    this.#protocolVersion = version;
-  }
-
   get protocolVersion(): string {
     return this.#protocolVersion;
   }
 
+  set protocolVersion(version: string) {
+    this.#protocolVersion = version;
+  }
+
   /**
-   * Sends one request (its params already carry the `_meta` envelope) and resolves with the server's answer.
-   * A `tools/list` answer is checked (tools with invalid `x-mcp-header` annotations dropped, as the spec
-   * requires); a `tools/call` of a tool not yet listed lists first, so its `Mcp-Param-*` headers are known.
-   * `onNotification`: where this request's stream notifications go (a listen's own), instead of the shared sink.
+   * Sends one request (its params carry the `_meta` envelope). A `tools/list` answer loses the tools with invalid
+   * `x-mcp-header` annotations (the spec says so); a call of a tool not yet listed lists first, for its headers.
    */
   async request(
     method: string,
@@ -205,7 +193,7 @@ export class ModernUpstream {
         }
         outcome = { broke: reason };
       }
-      if (!isStreamBroke(outcome)) return outcome;
+      if (!("broke" in outcome)) return outcome;
       if (signal?.aborted) throw signal.reason ?? new Error("cancelled");
       if (!this.#repeatable(method, params)) return noAnswer(outcomeUnknownMessage(origin, outcome.broke));
       if (attempt >= MAX_REISSUES)
@@ -257,7 +245,7 @@ export class ModernUpstream {
     return bridgeError(`the server answered with an unexpected content type: ${type ?? "none"}`);
   }
 
-  /** Reads a request's SSE stream: notifications are passed to the request's sink, the answer ends it. */
+  /** Reads a request's SSE stream: notifications to the request's sink; the answer ends it. */
   async #readStream(
     response: HttpAnswer,
     id: string,
@@ -295,7 +283,6 @@ export class ModernUpstream {
         if (answer || oversized || refused) break;
       }
     } catch (error) {
-      // A broken stream: said below, as one with no answer.
       broke = describeNetworkFailure(error, this.#options.url) ?? describeError(error);
     }
     await response.body?.cancel().catch(() => undefined);
@@ -331,7 +318,6 @@ const noAnswer = (message: string): UpstreamAnswer => {
 /** Whether an error answer is the bridge's own for a request the server never answered: it says nothing of the server. */
 export const heardNothing = (error: object): boolean => NO_ANSWER.has(error);
 
-/** A JSON-RPC error the bridge itself answers with. */
 export function bridgeError(message: string, data?: Json): UpstreamAnswer {
   return { error: { code: -32000, message: `chat-mcp-bridge: ${message}`, ...(data ? { data } : {}) } };
 }
@@ -366,8 +352,8 @@ async function errorAnswer(response: HttpAnswer): Promise<UpstreamAnswer> {
   });
 }
 
-/** Waits `ms`, or rejects with the signal's reason once it aborts (a cancelled request stops waiting). */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Waits `ms`, or rejects with the signal's reason once it aborts. */
+export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason ?? new Error("cancelled"));

@@ -6,12 +6,15 @@ import { loginKey } from "../../auth/login-key.js";
 import { configDir } from "../../config/index.js";
 import { readOwnFile, writeFileAtomic } from "../../internal/files.js";
 import { isJsonObject as isObject, type JsonObject as Json } from "../messages/jsonrpc.js";
-import type { ClientContext } from "../messages/request-model.js";
-import { BRIDGE_INFO, LATEST_MODERN_VERSION, withEnvelope } from "../messages/request-model.js";
+import {
+  BRIDGE_INFO,
+  type ClientContext,
+  LATEST_MODERN_VERSION,
+  withEnvelope,
+} from "../messages/request-model.js";
 import { RemoteHttpError, ServerUnreachable } from "./http/http-exchange.js";
 import { heardNothing, type ModernUpstream } from "./modern.js";
 
-/** What the probe learned: a modern server with its discover result, or a legacy one. */
 export type EraVerdict = { era: "modern"; discover: Json; protocolVersion: string } | { era: "legacy" };
 
 /** The 2026-07-28 error codes only a modern server answers with: header mismatch, missing capability, unsupported version. */
@@ -30,9 +33,8 @@ export const BRIDGE_CLIENT: ClientContext = {
 };
 
 /**
- * Probes with `server/discover`. A DiscoverResult, or a modern error (a header, capability or version error), means
- * modern; anything else (HTTP 400/404/405 without a modern error, method not found, a session error) means legacy.
- * An HTTP 401/403 is never evidence (it is thrown), nor is no answer at all (thrown as ServerUnreachable).
+ * Probes with `server/discover`: a DiscoverResult or a modern error means modern, any other answer legacy. A 401/403
+ * is no evidence (thrown), nor is no answer at all (thrown as ServerUnreachable).
  */
 export async function probeServerEra(upstream: ModernUpstream, client = BRIDGE_CLIENT): Promise<EraVerdict> {
   // The upstream makes the spec's corrective retry itself on an unsupported version (-32022).
@@ -61,10 +63,7 @@ function httpStatusOf(error: { data?: unknown }): number | undefined {
   return typeof status === "number" ? status : undefined;
 }
 
-/**
- * Whether an error answer to `server/discover` says anything about the era: a server or gateway failure (5xx), a
- * rate limit (429) and a JSON-RPC internal error say only that the server could not answer now.
- */
+/** Whether an error answer says anything of the era: a 5xx, a 429 or an internal error says only "not now". */
 function isEvidence(error: { code: number; data?: unknown }): boolean {
   const status = httpStatusOf(error);
   if (status !== undefined && (status >= 500 || status === 429)) return false;
@@ -85,10 +84,7 @@ export class EraVerdictStore {
     return this.#file;
   }
 
-  /**
-   * The remembered verdict while it is fresh; undefined when none, expired, unreadable, or not to be trusted (a link,
-   * or a file another user wrote: its `instructions` would reach the host).
-   */
+  /** The fresh verdict; none when expired, unreadable, a link or another user's (its `instructions` reach the host). */
   async read(): Promise<EraVerdict | undefined> {
     let stored: unknown;
     try {
@@ -115,9 +111,7 @@ export class EraVerdictStore {
       writeFileAtomic(this.#file, JSON.stringify({ ...verdict, expiresAt: this.#now() + VERDICT_TTL_MS }), {
         privateFolder: true,
       });
-    } catch {
-      // Not remembered: the next start probes again.
-    }
+    } catch {}
   }
 }
 

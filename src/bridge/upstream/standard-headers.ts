@@ -27,11 +27,7 @@ const UNREACHABLE_KEYWORDS = [
   "dependentSchemas",
 ];
 
-/**
- * The `x-mcp-header` parameters of a tool's input schema, or the reason the tool definition is invalid (the
- * spec's constraints: a token, unique case-insensitively, on an integer/string/boolean reachable through
- * `properties` only).
- */
+/** The `x-mcp-header` parameters of a tool's input schema, or why the spec's constraints make the tool invalid. */
 export function paramHeadersOf(inputSchema: unknown): { headers: ParamHeader[] } | { invalid: string } {
   const headers: ParamHeader[] = [];
   const seen = new Set<string>();
@@ -91,12 +87,8 @@ function paramValue(args: unknown, path: string[]): string | undefined {
   return undefined;
 }
 
-/**
- * The one table of the methods whose `Mcp-Name` header mirrors a body field, and which field: the core's
- * (SEP-2243, the `Required For` column of Streamable HTTP's standard headers) and the Tasks extension's (SEP-2663:
- * `Mcp-Name` MUST be `params.taskId`). The same table as the SDK's `MCP_NAME_HEADER_SOURCE`, which its servers check.
- */
-export const MCP_NAME_SOURCE: Readonly<Record<string, "name" | "uri" | "taskId">> = {
+/** The methods whose `Mcp-Name` mirrors a body field (SEP-2243, and SEP-2663's tasks): the SDK's `MCP_NAME_HEADER_SOURCE`. */
+const MCP_NAME_SOURCE: Readonly<Record<string, "name" | "uri" | "taskId">> = {
   "tools/call": "name",
   "prompts/get": "name",
   "resources/read": "uri",

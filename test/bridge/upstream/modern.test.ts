@@ -12,7 +12,6 @@ function answer(status: number, type: string, chunks: () => AsyncIterable<Uint8A
     headers: { get: (name) => (name === "content-type" ? type : null) },
     body: { [Symbol.asyncIterator]: () => chunks()[Symbol.asyncIterator](), cancel: async () => {} },
     text: async () => "",
-    json: async () => ({}),
   };
 }
 

@@ -19,7 +19,6 @@ function answer(status: number, type: string, text: string): HttpAnswer {
       cancel: async () => {},
     },
     text: async () => text,
-    json: async () => JSON.parse(text),
   };
 }
 

@@ -22,17 +22,12 @@ export interface BridgeAuth {
 const TOKEN_REUSE_MS = 5000;
 
 /**
- * How many recoveries one request may wait for. A token can be refused again after its recovery: a refresh
- * answer that arrived late (a slow authorization server, a busy machine) brings a token with little life left,
- * and the retry reaches the server after it expired. A 401 means the server did not run the request, so sending
- * it again is safe; the bound keeps a server that refuses every token from looping.
+ * Recoveries one request may wait for: a late refresh can bring a token that expires before the retry arrives. A
+ * 401 means the request did not run, so sending it again is safe; the bound stops a server that refuses every token.
  */
 const MAX_RECOVERIES_PER_REQUEST = 3;
 
-/**
- * Wraps `exchange` (node:http by default) for the remote transport. While one request recovers authorization, the others wait before
- * going out, in the order they were made, so messages are held in order and none is sent with a stale token.
- */
+/** `exchange` with credentials. While one request recovers, the others wait in order: none goes with a stale token. */
 export function createAuthorizedExchange(options: {
   auth: BridgeAuth | undefined;
   headers: CustomHeader[];
@@ -46,8 +41,7 @@ export function createAuthorizedExchange(options: {
   /** The newest token this exchange has seen: a 401 for an older one is retried with it, without a recovery. */
   let latest: string | undefined;
 
-  // Every request needs the token; the session checks its store's files for it, so one answer serves a few seconds of
-  // requests (the session refreshes well ahead of expiry, and a 401 still leads to recovery).
+  // The session checks its store's files for the token: one answer serves a few seconds of requests.
   const currentToken = (): Promise<string | undefined> => {
     if (!auth) return Promise.resolve(undefined);
     const now = Date.now();
@@ -66,10 +60,7 @@ export function createAuthorizedExchange(options: {
     return token;
   };
 
-  /**
-   * The one recovery for a rejected token: every request refused with the same token waits for it, so a burst
-   * of 401s costs one refresh (or one sign-in), and each request is retried with its result.
-   */
+  /** The one recovery for a rejected token: a burst of 401s costs one refresh (or sign-in). */
   const recovered = (response: HttpAnswer, rejected: string | undefined): Promise<string> => {
     if (latest && latest !== rejected && !recovery) return Promise.resolve(latest); // already recovered
     if (!recovery) {
@@ -129,8 +120,7 @@ export function createAuthorizedExchange(options: {
       const fresh = await recovered(refused, rejected);
       log.debug(`retrying ${init.method} with new credentials`);
       const retried = await send(url, init, fresh);
-      // Refused again (401: the token; a 403 for scopes is not asked twice): sent again only with a token newer
-      // than the one just refused, and within the bound.
+      // Refused again (a 403 for scopes is not asked twice): sent again only with a newer token, within the bound.
       if (retried.status !== 401 || fresh === rejected || recoveries >= MAX_RECOVERIES_PER_REQUEST)
         return retried;
       refused = retried;
@@ -157,10 +147,7 @@ export async function credentialHeaders(
   return { authorization: `DPoP ${token}`, dpop: proof };
 }
 
-/**
- * Keeps the answer's `DPoP-Nonce` (any answer may carry a fresh one, RFC 9449 §8.2); true when the answer is the
- * resource's `use_dpop_nonce` challenge (§9), which is retried once with a proof carrying it, not a sign-in.
- */
+/** Keeps the answer's `DPoP-Nonce` (RFC 9449 §8.2); true for a `use_dpop_nonce` challenge (§9), retried, not a sign-in. */
 export function askedForNonce(response: HttpAnswer, signer: ProofSigner | undefined, url: URL): boolean {
   const nonce = response.headers.get("dpop-nonce");
   if (!signer || !nonce) return false;

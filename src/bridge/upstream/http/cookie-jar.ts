@@ -16,11 +16,8 @@ const CONTROL = /[\x00-\x08\x0a-\x1f\x7f]/;
 let toughCookie: Promise<typeof import("tough-cookie")> | undefined;
 
 /**
- * RFC 6265 as tough-cookie reads it (Domain against the public suffix list, Path, Secure with loopback as a secure
- * context, Max-Age over Expires, the `__Host-`/`__Secure-` prefixes), one jar per origin (scheme, host and port):
- * a cookie goes back only to the origin that set it, even when its `Domain` would let a browser send it to sibling
- * hosts or RFC 6265 to another port. Bounded here, since tough-cookie's store is not: MAX_COOKIES in all, the
- * oldest dropped first.
+ * RFC 6265 as tough-cookie reads it, one jar per origin: a cookie goes back only to the origin that set it, whatever
+ * its `Domain`. Bounded here, since tough-cookie's store is not: MAX_COOKIES in all, the oldest dropped first.
  */
 export class CookieJar {
   readonly #byOrigin = new Map<string, ToughCookieJar>();
@@ -51,7 +48,6 @@ export class CookieJar {
     await this.#dropOldest();
   }
 
-  /** The `Cookie` header for a request to `url`, or undefined when no cookie applies. */
   header(url: URL): string | undefined {
     return this.#byOrigin.get(url.origin)?.getCookieStringSync(url.href) || undefined;
   }
@@ -66,7 +62,6 @@ export class CookieJar {
   }
 }
 
-/** `exchange` that sends the jar's cookies for each URL and keeps the ones each answer sets. */
 export function withCookieJar(exchange: HttpExchange, jar: CookieJar): HttpExchange {
   return async (url, request) => {
     const cookie = jar.header(url);

@@ -2,7 +2,7 @@
 import { readBoundedText } from "../../../internal/bounded-body.js";
 import { describeError } from "../../log/log.js";
 import { BRIDGE_INFO } from "../../messages/request-model.js";
-import type { HttpExchange } from "./http-exchange.js";
+import type { HttpAnswer, HttpExchange } from "./http-exchange.js";
 import { nodeHttpExchange } from "./node-http-exchange.js";
 
 /** The most of a protected resource metadata document read (as in OAuth discovery). */
@@ -21,16 +21,9 @@ export function initializeParams(clientInfo: { name: string; version: string } =
 }
 
 /** How a URL answered an `initialize`: its status and headers (the body is not read). */
-export interface InitializeAnswer {
-  status: number;
-  ok: boolean;
-  headers: { get(name: string): string | null };
-}
+type InitializeAnswer = Pick<HttpAnswer, "status" | "ok" | "headers">;
 
-/**
- * POSTs a 2025 `initialize` to `url` through `exchange` without a token (only the `headers` given) and ends at once
- * the session it opens. No sign-in starts from here. Throws when no answer came within `timeoutMs`.
- */
+/** POSTs a 2025 `initialize` with no token (never a sign-in) and ends the session it opens; throws past `timeoutMs`. */
 export async function sendInitialize(
   url: URL,
   exchange: HttpExchange,
@@ -72,11 +65,7 @@ export async function sendInitialize(
   return { status: response.status, ok: response.ok, headers: response.headers };
 }
 
-/**
- * How `url` answers an unauthenticated `initialize`: as a streamable-HTTP MCP endpoint does (a Bearer challenge,
- * or a JSON / event-stream answer), or with which status. The bridge's plain HTTP exchange (redirects not
- * followed), no token. `unreachable` (instead of `status`) says why no answer came.
- */
+/** Whether `url` answers an unauthenticated `initialize` as an MCP endpoint (a Bearer challenge, JSON or SSE). */
 export async function probeEndpoint(
   url: URL,
   exchange: HttpExchange = nodeHttpExchange,
@@ -121,9 +110,8 @@ export async function wrongEndpointMessage(
 }
 
 /**
- * A Bearer challenge protects `url` itself when the protected resource metadata it points to (RFC 9728) names
- * `url` as the resource (or names the origin, for a URL ending in /mcp); a whole protected API (every path under
- * `/v2`) challenges too, with its own resource. A Bearer challenge without metadata is taken at its word.
+ * A Bearer challenge is `url`'s own when its resource metadata (RFC 9728) names `url` (or the origin, for an /mcp
+ * path): a protected API challenges every path too. A challenge without metadata is taken at its word.
  */
 async function challengeNames(
   url: URL,

@@ -3,11 +3,7 @@
 import { type HttpAnswer, type HttpAnswerBody, type HttpExchange, httpAnswer } from "./http-exchange.js";
 import { UpstreamTimeoutError } from "./time-outs.js";
 
-/**
- * An exchange that sends each request through `fetch`: the answer is fetch's Response, whose body is read as chunks.
- * `--headers-timeout` bounds the wait for the answer (there is no connection of ours to time); `--connect-timeout`
- * belongs to whatever network `fetch` uses.
- */
+/** Each request through `fetch`; `--headers-timeout` bounds the answer (the connection is `fetch`'s to time). */
 export function fetchExchange(fetch: typeof globalThis.fetch): HttpExchange {
   return async (url, request) => {
     const headersMs = request.timeouts?.headersMs;

@@ -9,17 +9,13 @@ export interface HttpRequest {
   body?: string;
   signal?: AbortSignal;
   /**
-   * Let the event loop turn twice before picking a connection. A server that closes a kept-alive connection
-   * right after its last answer is read in two turns (the answer, then the close): a request picking the
-   * connection in between would fail with no way to tell whether the server saw it. For requests that must
-   * not run twice, so that such a failure always proves they were never sent.
+   * Let the event loop turn twice before picking a connection: a server's close right after its last answer is
+   * read a turn later, and a request written in between fails with no way to tell whether the server saw it.
    */
   mustNotRepeat?: boolean;
   /**
-   * Share a bounded set of connections (POOLED_CONNECTIONS) with the other pooled requests, waiting for a free
-   * one when all are busy: 1,000 calls in flight then cost a few dozen sockets, not 1,000. Only for requests
-   * nothing in the pool waits on: never an event stream, nor an answer or notification the server may be
-   * waiting for while it holds a pooled request's stream open.
+   * Share POOLED_CONNECTIONS with the other pooled requests (1,000 calls cost a few dozen sockets). Only for what
+   * nothing in the pool waits on: never an event stream, nor an answer the server awaits while holding a stream.
    */
   pooled?: boolean;
   /** Connection and header time-outs for the request function to arm (`--connect-timeout`, `--headers-timeout`). */
@@ -42,10 +38,9 @@ export interface HttpAnswer {
   };
   readonly body: HttpAnswerBody | null;
   text(): Promise<string>;
-  json(): Promise<unknown>;
 }
 
-/** An answer from its status, headers and body: `ok`, `text()` and `json()` are read from them, as fetch's are. */
+/** An answer from its status, headers and body: `ok` and `text()` are read from them, as fetch's are. */
 export function httpAnswer(
   status: number,
   headers: HttpAnswer["headers"],
@@ -62,20 +57,15 @@ export function httpAnswer(
     headers,
     body,
     text,
-    json: async () => JSON.parse(await text()) as unknown,
   };
 }
 
-/**
- * Sends one request and resolves with its answer: node:http in the bridge (node-http-exchange.ts), wrapped for
- * credentials, cookies and time-outs; not fetch, whose Request and Response it does not use.
- */
+/** One request, one answer: node:http in the bridge (node-http-exchange.ts), wrapped for credentials, cookies, time-outs. */
 export type HttpExchange = (url: URL, request: HttpRequest) => Promise<HttpAnswer>;
 
 /**
- * A body's text, at most `maxBytes`: past that, undefined (or, with `truncate`, the first `maxBytes`), and the
- * rest is never read. A body that breaks mid-way is what arrived (for bodies only shown, such as error pages), or,
- * with `whole`, the stream's error (for an answer that must be complete to mean anything).
+ * A body's text, at most `maxBytes` (past that undefined, or with `truncate` the first `maxBytes`). A body that
+ * breaks mid-way is what arrived, or with `whole` (an answer that must be complete) the stream's error.
  */
 export async function readBounded(
   response: HttpAnswer,
@@ -95,11 +85,7 @@ export async function readBounded(
   }
 }
 
-/**
- * `exchange` with each exchange (the answer and its body) failing after `timeoutMs`, with an error naming `what`: for
- * probes, which must not wait forever on a server that accepts the connection and never answers. A sign-in between
- * two exchanges (see createAuthorizedExchange) is not counted.
- */
+/** Each exchange (answer and body) failing after `timeoutMs`, for probes; a sign-in between two is not counted. */
 export function withRequestTimeout(exchange: HttpExchange, timeoutMs: number, what: string): HttpExchange {
   return async (url, request) => {
     const timeout = AbortSignal.timeout(timeoutMs);
@@ -120,7 +106,6 @@ export function isAuthChallenge(response: HttpAnswer): boolean {
   return response.status === 403 && /insufficient_scope/.test(response.headers.get("www-authenticate") ?? "");
 }
 
-/** The server answered with an HTTP error status. */
 export class RemoteHttpError extends Error {
   override readonly name = "RemoteHttpError";
   constructor(

@@ -11,16 +11,9 @@ import { markNeverSent } from "../../../internal/request-failure.js";
 import { type HttpAnswer, type HttpAnswerBody, type HttpRequest, httpAnswer } from "./http-exchange.js";
 import { watchExchange } from "./time-outs.js";
 
-/**
- * At most this many connections carry `pooled` requests to one server at once (answer streams open longer than
- * LONG_STREAM_MS no longer count); more wait for a free one: a socket per call costs far more memory, and 16 was
- * measured against 8 and 32 (bench/HISTORY.md).
- */
+/** Connections for `pooled` requests to one server (16 measured against 8 and 32: bench/HISTORY.md); more wait. */
 export const POOLED_CONNECTIONS = 16;
-/**
- * An answer stream still open after this long gives its place in the pool up (its connection stays its own): a call
- * that waits on a person or a long job must not hold back the calls behind it.
- */
+/** An answer stream open this long leaves the pool: a call waiting on a person must not hold back the others. */
 const LONG_STREAM_MS = 1_000;
 
 /** One client's two agents: `pooled` for requests that may queue, `open` for those that must not (see HttpRequest.pooled). */
@@ -31,11 +24,7 @@ interface Client {
   slots: PoolSlots;
 }
 
-/**
- * The pool's free connections, counted before a request object exists: a pooled request waits here as the message it
- * will send, not as a node:http request queued in the agent with its headers and buffers, which a burst of calls
- * would hold by the hundred.
- */
+/** The pool's free connections, counted before a request exists: a burst waits as messages, not as queued requests. */
 class PoolSlots {
   #free = POOLED_CONNECTIONS;
   readonly #waiting: Array<() => void> = [];
@@ -71,10 +60,7 @@ class PoolSlots {
   }
 }
 
-/**
- * The server's idle connections are reused. Idle sockets close before Node servers' default 5 s keep-alive
- * timeout, so a request is not sent on a socket the server is closing.
- */
+/** Idle sockets are reused and close before Node servers' 5 s keep-alive timeout, never mid-close. */
 function agents(Agent: typeof HttpAgent): Pick<Client, "pooled" | "open" | "slots"> {
   const options = { keepAlive: true, timeout: 4_000 };
   return {
@@ -89,17 +75,14 @@ const httpClient: Client = { request: httpRequest, ...agents(HttpAgent) };
 const httpsClient: Client = { request: httpsRequest, ...agents(HttpsAgent) };
 
 /**
- * One exchange on node:http, not Node's global fetch (undici), which costs tens of milliseconds to load, a large
- * part of the bridge's start. Failures without an answer reject as fetch's do: a TypeError "fetch failed"
- * whose cause has the code (ECONNREFUSED, ...); a body that breaks mid-way throws TypeError "terminated".
+ * One exchange on node:http, not undici's fetch (tens of milliseconds to load). Failures reject as fetch's do:
+ * TypeError "fetch failed" with the code in its cause; a body that breaks throws TypeError "terminated".
  */
 export async function nodeHttpExchange(url: URL, request: HttpRequest): Promise<HttpAnswer> {
   const client = url.protocol === "https:" ? httpsClient : httpClient;
   const proxy = await nodeProxyRoute(url);
   if (request.mustNotRepeat) {
-    // Two turns of the event loop, so that a FIN the server already sent on an idle kept-alive socket is read and
-    // the pool drops that socket: written on it, a request that must not repeat would end in a doubt ("socket hang
-    // up" with no answer), since that close cannot be told from a server that read the request and died.
+    // Two turns, so that a FIN already sent on an idle socket is read and the pool drops it (see mustNotRepeat).
     await new Promise((resolve) => setImmediate(resolve));
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -131,8 +114,7 @@ export async function nodeHttpExchange(url: URL, request: HttpRequest): Promise<
       return;
     }
     outgoing.once("socket", (socket) => {
-      // A kept-alive socket the server has already closed (its FIN read, the socket not yet dropped from the
-      // pool: the race of a server shutting down as a request starts) fails before the request is written.
+      // A kept-alive socket the server closed already (its FIN read) fails before the request is written.
       if (outgoing.reusedSocket) connected = !socket.readableEnded && socket.writable;
       else if (!socket.connecting) connected = true;
       else
@@ -142,7 +124,6 @@ export async function nodeHttpExchange(url: URL, request: HttpRequest): Promise<
     });
     // Later errors (the connection breaks mid-body) reach the body's reader instead; the first one settles this.
     outgoing.on("error", fail);
-    // The slot is free again once the exchange is over (the answer read, or the connection gone).
     if (release) outgoing.once("close", release);
     outgoing.once("response", (message) => {
       if (release && message.headers["content-type"]?.startsWith("text/event-stream"))

@@ -33,10 +33,7 @@ export class UpstreamTimeoutError extends Error {
   }
 }
 
-/**
- * Every exchange of `exchange` bounded as `timeouts` say: the connection and the headers by the request function
- * (nodeHttpExchange reads `request.timeouts`), the body here, between chunks.
- */
+/** Exchanges bounded: connection and headers by the request function (`request.timeouts`), the body here. */
 export function withUpstreamTimeouts(exchange: HttpExchange, timeouts: ExchangeTimeouts): HttpExchange {
   const { connectMs, headersMs, bodyMs } = timeouts;
   const armed = connectMs || headersMs ? { connectMs, headersMs } : undefined;
@@ -118,7 +115,6 @@ export function reconnectWindowMs(configured: number | undefined, firstContact: 
   return firstContact ? Math.min(FIRST_CONTACT_WINDOW_MS, window) : window;
 }
 
-/** The wait after `delayMs` (doubling, bounded). */
 export function nextRetryDelay(delayMs: number): number {
   return Math.min(delayMs * 2, MAX_RETRY_DELAY_MS);
 }

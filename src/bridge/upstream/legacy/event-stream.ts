@@ -1,15 +1,9 @@
 /** The legacy upstream's server-sent event streams: a POST's answer stream and the standalone GET stream. */
-
-// Read under the size cap, resumed with Last-Event-ID after the server's `retry` delay, bounded when they keep
-// closing empty.
 import type { RequestId } from "@modelcontextprotocol/client";
 import { jsonShapeProblem, tooLargeText } from "../../messages/message-size.js";
-import { EventSizeCap } from "../http/event-size-cap.js";
-import type { HttpAnswer } from "../http/http-exchange.js";
-import { RemoteHttpError } from "../http/http-exchange.js";
-import { ServerSentEventParser } from "../http/sse.js";
+import { type HttpAnswer, RemoteHttpError } from "../http/http-exchange.js";
+import { EventSizeCap, ServerSentEventParser } from "../http/sse.js";
 
-/** One stream's progress, kept across its resumptions. */
 export interface StreamState {
   /** Id of the last event seen, to resume from. */
   lastEventId?: string;
@@ -23,7 +17,6 @@ export interface StreamState {
   relatedRequestId?: RequestId;
 }
 
-/** What the event streams need from the transport they belong to. */
 export interface EventStreamHost {
   /** True once the transport closed: nothing is resumed or reported after. */
   isClosed(): boolean;
@@ -32,7 +25,6 @@ export interface EventStreamHost {
   /** An event's data, parsed: a message for the client (`raw` its JSON text). */
   deliver(value: unknown, state: StreamState, raw: string): void;
   error(error: Error): void;
-  /** A request's answer can no longer arrive. */
   lost(id: RequestId, reason: string): void;
   /** `--max-message-size` in bytes: a larger event is dropped as it arrives. */
   readonly maxMessageBytes: number;
@@ -48,7 +40,6 @@ const EMPTY_STREAM_BACKOFF_MS = 250;
 /** A stream open this long is a healthy one that idled out (a server's idle timeout), not one that closed at once. */
 const HEALTHY_STREAM_MS = MAX_RETRY_MS;
 
-/** The event streams of one transport (one session). */
 export class EventStreams {
   readonly #host: EventStreamHost;
   readonly #timers = new Set<NodeJS.Timeout>();
@@ -59,16 +50,12 @@ export class EventStreams {
     this.#host = host;
   }
 
-  /** Stops every pending resumption. */
   close(): void {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
   }
 
-  /**
-   * The standalone GET stream for server-initiated messages (optional for servers: 405 means none). Resolves once
-   * the GET has its answer (whatever it is) or failed; the stream itself goes on being read.
-   */
+  /** The standalone GET stream (405: the server has none); resolves once the GET has its answer or failed. */
   open(state: StreamState = { awaiting: new Set(), standalone: true }, attempt = 0): Promise<void> {
     const { answer, release } = this.#host.get(state.lastEventId);
     const answered = answer.then(
@@ -77,12 +64,9 @@ export class EventStreams {
     );
     void (async () => {
       const response = await answer;
-      if (response.status === 405) {
-        await response.body?.cancel().catch(() => undefined);
-        return;
-      }
       if (!response.ok) {
         await response.body?.cancel().catch(() => undefined);
+        if (response.status === 405) return;
         throw new RemoteHttpError(
           response.status,
           `opening the event stream failed with HTTP ${response.status}`,
@@ -107,9 +91,8 @@ export class EventStreams {
   }
 
   /**
-   * Reads one SSE response. When it ends or breaks before every awaited answer came, it resumes with a GET
-   * and Last-Event-ID after the server's `retry` delay, if the server gave the events ids (else the answers
-   * are lost, and said so). The standalone stream always reconnects.
+   * Reads one SSE response. Ended before every awaited answer, it resumes with Last-Event-ID after the `retry` delay
+   * when the events had ids (else the answers are lost, and said so); the standalone stream always reconnects.
    */
   async read(response: HttpAnswer, state: StreamState): Promise<void> {
     const host = this.#host;
@@ -140,8 +123,7 @@ export class EventStreams {
         host.deliver(value, state, event.data);
       },
     });
-    // An event over the cap is dropped as it arrives. On a request's stream its answer is lost (said at once,
-    // and the stream closed); the standalone stream skips the event and goes on (a reconnect would replay it).
+    // An event over the cap: on a request's stream its answer is lost (said at once); the GET stream skips it.
     let abandoned = false;
     const cap = new EventSizeCap(host.maxMessageBytes, {
       feed: (bytes) => parser.push(bytes),

@@ -1,51 +1,41 @@
 /** The legacy (2025) upstream: JSON-RPC between the bridge's pipeline and a server's session, each request answered once. */
 
-// Client messages go out here, in arrival order, on the session (session.ts, with its transport); a failure is
-// answered (failure-answers.ts) or recovered from. Recovering, the first held message goes alone to prove the
-// server is back and the rest follow; after the reconnect window, what waits is answered with an error and later
-// failures are answered at once.
-import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
-import type { BridgeLog } from "../../log/log.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/client";
+import { describeNetworkFailure, isLastingNetworkFailure } from "../../../internal/network-errors.js";
+import { requestNeverSent } from "../../../internal/request-failure.js";
+import { type BridgeLog, describeError, describeMessage } from "../../log/log.js";
 import { cancelledRequestId, isRequest } from "../../messages/jsonrpc.js";
-import type { HttpExchange } from "../http/http-exchange.js";
-import { isNetworkError, RemoteHttpError } from "../http/http-exchange.js";
+import { wrongEndpointMessage } from "../http/endpoint-check.js";
+import { isNetworkError, outcomeUnknownMessage, RemoteHttpError } from "../http/http-exchange.js";
 import {
   DEFAULT_RECONNECT_WINDOW_MS,
   FIRST_RETRY_DELAY_MS,
   nextRetryDelay,
   reconnectWindowMs,
 } from "../http/time-outs.js";
-import { FailureAnswers } from "./failure-answers.js";
-import { PendingRequests, ResendPolicy } from "./pending-requests.js";
-import { type HeldMessages, isSessionGone, LegacySession } from "./session.js";
+import {
+  type HeldMessages,
+  isSessionGone,
+  LegacySession,
+  PendingRequests,
+  ResendPolicy,
+  type SessionOptions,
+} from "./session.js";
 import type { RemoteTransport } from "./streamable-http-transport.js";
 
-export { BRIDGE_ERROR_CODE } from "./pending-requests.js";
+export { BRIDGE_ERROR_CODE } from "./session.js";
 export type { RemoteTransport } from "./streamable-http-transport.js";
 
-export interface LegacyUpstreamOptions {
-  url: URL;
-  exchange: HttpExchange;
-  log: BridgeLog;
-  /**
-   * Hands one message up the pipeline toward the client. `raw`: the server's JSON text of a message relayed
-   * unchanged, to write as is (see LineWriter). `relatedRequestId`: the request whose response stream carried a
-   * server request or notification.
-   */
-  toClient(message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId): void;
+export interface LegacyUpstreamOptions extends SessionOptions {
   /** How long to keep retrying an unreachable server before answering the held requests with an error. */
-  reconnectWindowMs?: number;
-  /** Builds the remote transport (tests inject fakes); defaults to the streamable-HTTP client. */
-  createTransport?: (url: URL, exchange: HttpExchange) => RemoteTransport;
+  reconnectWindowMs?: number | undefined;
 }
 
-/** A client message on its way out, numbered in arrival order. */
 interface Outbound {
   seq: number;
   message: JSONRPCMessage;
 }
 
-/** The messages held while recovering, in arrival order. */
 class HeldQueue implements HeldMessages {
   #queue: Outbound[] = [];
 
@@ -75,18 +65,16 @@ class HeldQueue implements HeldMessages {
   }
 }
 
-/**
- * Relays messages both ways. Client messages go out in the order they arrive; while the bridge recovers the
- * session or waits for the server to come back they are held, in order, and sent after. Each client request
- * is answered exactly once: by the server, or by the bridge when the server cannot answer it.
- */
+/** Client messages go out in arrival order, held in order while recovering; each request is answered exactly once. */
 export class LegacyUpstream {
   readonly #url: URL;
   readonly #log: BridgeLog;
   readonly #reconnectWindowMs: number;
   readonly #pending: PendingRequests;
+  readonly #resendPolicy = new ResendPolicy();
   readonly #session: LegacySession;
-  readonly #answers: FailureAnswers;
+  /** Lasting failures already logged (see `#answeredAsLastingFailure`). */
+  readonly #loggedFailures = new Set<string>();
   readonly #held = new HeldQueue();
   #seq = 0;
   /** Transports whose session was already checked after a 404 on the event stream. */
@@ -104,18 +92,12 @@ export class LegacyUpstream {
     this.#log = log;
     this.#reconnectWindowMs = options.reconnectWindowMs ?? DEFAULT_RECONNECT_WINDOW_MS;
     this.#pending = new PendingRequests((message) => options.toClient(message));
-    const resendPolicy = new ResendPolicy();
     this.#session = new LegacySession({
-      url,
-      exchange: options.exchange,
-      log,
+      ...options,
       pending: this.#pending,
-      resendPolicy,
-      toClient: options.toClient,
+      resendPolicy: this.#resendPolicy,
       onTransportError: (transport, error) => this.#onTransportError(transport, error),
-      createTransport: options.createTransport,
     });
-    this.#answers = new FailureAnswers({ url, log, pending: this.#pending, resendPolicy });
   }
 
   async start(): Promise<void> {
@@ -145,15 +127,13 @@ export class LegacyUpstream {
     this.#sendOrHold({ seq: ++this.#seq, message });
   }
 
-  /** Ends the remote session (best effort, bounded by `timeoutMs`) and stops relaying. */
   async close(timeoutMs = 1000): Promise<void> {
     await this.#session.close(timeoutMs);
   }
 
   #onTransportError(transport: RemoteTransport, error: Error): void {
-    this.#log.debug(`remote transport: ${this.#answers.describe(error)}`);
-    // The event stream came back 404: the server may have forgotten the session while idle, or may just not
-    // offer the stream. A ping tells which; a lost session is reopened now so server notifications keep flowing.
+    this.#log.debug(`remote transport: ${this.#describe(error)}`);
+    // The event stream came back 404: a forgotten session, or no stream offered? A ping tells; a lost one is reopened.
     if (
       transport === this.#session.transport &&
       isSessionGone(error) &&
@@ -177,7 +157,6 @@ export class LegacyUpstream {
     }
   }
 
-  /** Sends `outbound` on the session, or holds it while recovering; a failure is retried or answered. */
   #sendOrHold(outbound: Outbound): void {
     if (this.#recovering) this.#held.add(outbound);
     else void this.#send(outbound);
@@ -208,7 +187,6 @@ export class LegacyUpstream {
     this.#reachedServer();
   }
 
-  /** The server accepted a message. */
   #reachedServer(): void {
     this.#unreachable = undefined;
     this.#reached = true;
@@ -218,8 +196,7 @@ export class LegacyUpstream {
     if (this.#session.closing) return;
     if (error instanceof RemoteHttpError) this.#reached = true;
     if (transport !== this.#session.transport) {
-      // It went out on a session the bridge has since replaced (closing it aborted this request, or the
-      // server had forgotten it): the server never ran it, so it goes again on the current session.
+      // It went out on a session since replaced: the server never ran it, so it goes again on the current one.
       this.#sendOrHold(outbound);
       return;
     }
@@ -232,27 +209,26 @@ export class LegacyUpstream {
       return;
     }
     if (isInitialize && error instanceof RemoteHttpError && error.status === 404) {
-      void this.#answers.answerWrongEndpoint(message, error);
+      void this.#answerWrongEndpoint(message, error);
       return;
     }
-    if (this.#answers.answeredAsLastingFailure(message, error)) return;
-    if (this.#answers.answeredAsOutcomeUnknown(message, error)) return;
+    if (this.#answeredAsLastingFailure(message, error)) return;
+    if (this.#answeredAsOutcomeUnknown(message, error)) return;
     if (isNetworkError(error)) {
       if (this.#unreachable !== undefined && !this.#recovering) {
-        this.#answers.answerWithError(message, this.#unreachableMessage(this.#answers.describe(error)));
+        this.#answerWithError(message, this.#unreachableMessage(this.#describe(error)));
         return;
       }
       this.#held.add(outbound);
       this.#startRecovery();
       return;
     }
-    this.#answers.answerWithError(message, `chat-mcp-bridge: ${this.#answers.describe(error)}`);
+    this.#answerWithError(message, `chat-mcp-bridge: ${this.#describe(error)}`);
   }
 
   /**
-   * The error text of a request that cannot reach the server. Never reached, it is the `initialize` error: every MCP
-   * client drops a server whose start failed and never asks it again, so the text says to restart it there. (A
-   * start that succeeded without the server would be worse: hosts keep the first tool list, an empty one.)
+   * The error of a request that cannot reach the server. Never reached, it is the `initialize` error: a client never
+   * asks a server whose start failed again, so the text says to restart it there.
    */
   #unreachableMessage(reason: string): string {
     const url = this.#url;
@@ -283,7 +259,7 @@ export class LegacyUpstream {
           try {
             await this.#sendNow(first);
           } catch (error) {
-            if (this.#answers.answeredAsIncurable(first.message, error)) continue;
+            if (this.#answeredAsIncurable(first.message, error)) continue;
             this.#held.add(first);
             if (isSessionGone(error) && session.transport.sessionId) this.#needsNewSession = true;
             throw error;
@@ -301,7 +277,7 @@ export class LegacyUpstream {
         if (Date.now() + delayMs > deadline) break;
         // A server never reached gets one line, when the bridge gives up, not two.
         if (delayMs === FIRST_RETRY_DELAY_MS && !firstContact)
-          log.info(`cannot reach ${url.origin}: ${this.#answers.describe(error)}; retrying`);
+          log.info(`cannot reach ${url.origin}: ${this.#describe(error)}; retrying`);
         await new Promise((resolve) => setTimeout(resolve, delayMs));
         delayMs = nextRetryDelay(delayMs);
       }
@@ -312,12 +288,64 @@ export class LegacyUpstream {
 
   /** The reconnect window ran out: answer what waits with an error and keep running for later requests. */
   #giveUp(error: unknown): void {
-    const reason = this.#answers.describe(error);
+    const reason = this.#describe(error);
     const unreachable = isNetworkError(error) || isSessionGone(error);
     if (unreachable) this.#unreachable = reason;
     const message = unreachable ? this.#unreachableMessage(reason) : `chat-mcp-bridge: ${reason}`;
     this.#log.info(message.slice("chat-mcp-bridge: ".length));
-    for (const outbound of this.#held.takeAll()) this.#answers.answerWithError(outbound.message, message);
-    this.#answers.failDelivered(message);
+    for (const outbound of this.#held.takeAll()) this.#answerWithError(outbound.message, message);
+    this.#pending.failDelivered(message);
+  }
+
+  /** An error as the user reads it: a proxy or certificate problem with what to do, else its short description. */
+  #describe(error: unknown): string {
+    return describeNetworkFailure(error, this.#url) ?? describeError(error);
+  }
+
+  /** Answers a request with a bridge error (a notification cannot be answered: the log says it was lost). */
+  #answerWithError(message: JSONRPCMessage, text: string): void {
+    if (!isRequest(message)) {
+      this.#log.info(`could not deliver ${describeMessage(message)}: ${text}`);
+      return;
+    }
+    this.#pending.answerWithError(message.id, text);
+  }
+
+  /** A failure that waiting will not cure is answered at once (true when it was); else it is worth a retry. */
+  #answeredAsIncurable(message: JSONRPCMessage, error: unknown): boolean {
+    if (this.#answeredAsLastingFailure(message, error)) return true;
+    if (this.#answeredAsOutcomeUnknown(message, error)) return true;
+    if (isSessionGone(error) || isNetworkError(error)) return false;
+    this.#answerWithError(message, `chat-mcp-bridge: ${this.#describe(error)}`);
+    return true;
+  }
+
+  /** A failure waiting will not cure (a refusing proxy, a bad certificate): answered at once, logged once. */
+  #answeredAsLastingFailure(message: JSONRPCMessage, error: unknown): boolean {
+    if (!isLastingNetworkFailure(error)) return false;
+    const text = this.#describe(error);
+    if (!this.#loggedFailures.has(text)) {
+      this.#loggedFailures.add(text);
+      this.#log.info(text);
+    }
+    this.#answerWithError(message, `chat-mcp-bridge: ${text}`);
+    return true;
+  }
+
+  /** The connection broke after a request that must not run twice was written: answered "may have run", not resent. */
+  #answeredAsOutcomeUnknown(message: JSONRPCMessage, error: unknown): boolean {
+    if (!isNetworkError(error) || requestNeverSent(error) || this.#resendPolicy.isRepeatable(message))
+      return false;
+    const text = outcomeUnknownMessage(this.#url.origin, this.#describe(error));
+    this.#answerWithError(message, `chat-mcp-bridge: ${text}`);
+    return true;
+  }
+
+  /** `initialize` answered 404: the URL is not the MCP endpoint; say which one is, when a nearby URL answers as one. */
+  async #answerWrongEndpoint(message: JSONRPCMessage, error: RemoteHttpError): Promise<void> {
+    this.#log.debug(`initialize: ${describeError(error)}`);
+    const text = await wrongEndpointMessage(this.#url, "it answered initialize with HTTP 404");
+    this.#log.info(text);
+    this.#answerWithError(message, `chat-mcp-bridge: ${text}`);
   }
 }

@@ -1,8 +1,4 @@
-/** The client side of MCP's 2025 streamable HTTP transport, as small as the legacy upstream needs. */
-
-// POST with JSON or SSE answers, session and protocol-version headers, DELETE on the way out; the SSE streams
-// are event-stream.ts's. It speaks through an HttpExchange (node:http in the bridge, not fetch) and uses no Headers
-// or Response, so the bridge never loads Node's fetch implementation and starts fast.
+/** The client side of MCP's 2025 streamable HTTP transport, as small as the legacy upstream needs: on an HttpExchange, with no Headers or Response, so the bridge never loads Node's fetch and starts fast. */
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/client";
 import { withinDeadline } from "../../../internal/deadline.js";
 import { isJsonRpcMessage, isRequest, isResponse } from "../../messages/jsonrpc.js";
@@ -16,11 +12,7 @@ const MAX_ERROR_BODY_BYTES = 4096;
 export const EVENT_STREAM_OPEN_WAIT_MS = 2_000;
 
 export class StreamableHttpTransport {
-  /** `raw`: the message's JSON text as received, when it came alone (not in a batch). */
-  /**
-   * `raw`: the message's JSON text as received, when it came alone (not in a batch). `relatedRequestId`: the
-   * request whose POST stream carried the message (absent on the GET stream and for JSON answers).
-   */
+  /** `raw`: the JSON text of a message that came alone; `relatedRequestId`: the request whose POST stream carried it. */
   onmessage?: (message: JSONRPCMessage, raw?: string, relatedRequestId?: RequestId) => void;
   onerror?: (error: Error) => void;
   /** A request's answer can no longer arrive (its stream broke with nothing to resume from). */
@@ -28,10 +20,7 @@ export class StreamableHttpTransport {
 
   readonly #url: URL;
   readonly #exchange: HttpExchange;
-  /**
-   * One controller per request still running (its body included), aborted on close. A single long-lived signal
-   * would collect one undici listener per request until GC: a warning past 1,500 in flight, and memory growth.
-   */
+  /** One controller per running request, aborted on close: one shared signal would gather a listener per request. */
   readonly #inFlight = new Set<AbortController>();
   readonly #streams: EventStreams;
   #closed = false;
@@ -39,14 +28,12 @@ export class StreamableHttpTransport {
   #protocolVersion: string | undefined;
 
   /**
-   * Set from `notifications/initialized` until the session's event stream (GET) has its answer, at most
-   * `eventStreamOpenWaitMs`: requests wait for it, so that what the server sends on that stream about them (a
-   * notification, an answer after a resumption) has a stream to arrive on, and servers see the GET first.
+   * From `notifications/initialized` until the GET stream has its answer (at most `eventStreamOpenWaitMs`), requests
+   * wait: what the server sends about them on that stream then has a stream to arrive on.
    */
   #eventStreamOpening: Promise<void> | undefined;
   readonly #eventStreamOpenWaitMs: number;
 
-  /** `--max-message-size` in bytes. */
   readonly #maxMessageBytes: number;
 
   constructor(
@@ -78,10 +65,7 @@ export class StreamableHttpTransport {
     this.#protocolVersion = version;
   }
 
-  /**
-   * POSTs one message. Resolves once the server accepted it; answers arrive through `onmessage`. `mustNotRepeat`
-   * marks a message that must not run twice (see `HttpRequest.mustNotRepeat`).
-   */
+  /** POSTs one message; resolves once the server accepted it (answers arrive through `onmessage`). */
   async send(message: JSONRPCMessage, options?: { mustNotRepeat?: boolean }): Promise<void> {
     const initialized = "method" in message && message.method === "notifications/initialized";
     let eventStreamOpened: () => void = () => {};
@@ -216,9 +200,8 @@ export class StreamableHttpTransport {
   }
 
   /**
-   * A JSON answer's text, read up to `--max-message-size`; past that (or when Content-Length says so) the body is
-   * dropped unread and the request answered with an error naming the size, so a huge answer costs no memory. A body
-   * that breaks mid-way throws, as the stream does: a cut JSON answer is no answer.
+   * A JSON answer's text up to `--max-message-size`; past that the body is dropped unread and the request answered
+   * with an error naming the size. A body that breaks mid-way throws: a cut JSON answer is no answer.
    */
   async #readCapped(response: HttpAnswer, id: RequestId): Promise<string | undefined> {
     const text = await readBounded(response, this.#maxMessageBytes, { whole: true });
@@ -245,15 +228,4 @@ export class StreamableHttpTransport {
 }
 
 /** What the relay needs from a remote transport (tests give it fakes). */
-export type RemoteTransport = Pick<
-  StreamableHttpTransport,
-  | "start"
-  | "send"
-  | "close"
-  | "terminateSession"
-  | "setProtocolVersion"
-  | "sessionId"
-  | "onmessage"
-  | "onerror"
-  | "onrequestlost"
->;
+export type RemoteTransport = Pick<StreamableHttpTransport, keyof StreamableHttpTransport>;

@@ -21,7 +21,6 @@ function answer(status: number): HttpAnswer {
     },
     body: { async *[Symbol.asyncIterator]() {}, cancel: async () => undefined },
     text: async () => "",
-    json: async () => ({}),
   };
 }
 

@@ -127,7 +127,6 @@ describe("withCookieJar: the upstream's exchange", () => {
       headers: { get: () => null, getSetCookie: () => setCookies },
       body: null,
       text: async () => "",
-      json: async () => ({}),
     });
     const base: HttpExchange = async (_url, request) => {
       sent.push(request.headers.cookie);

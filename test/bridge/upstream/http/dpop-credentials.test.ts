@@ -15,7 +15,6 @@ function answer(status: number, headers: Record<string, string> = {}): HttpAnswe
     headers: { get: (name) => headers[name] ?? null },
     body: { async *[Symbol.asyncIterator]() {}, cancel: async () => undefined },
     text: async () => "",
-    json: async () => ({}),
   };
 }
 

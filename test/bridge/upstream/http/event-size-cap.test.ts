@@ -1,6 +1,6 @@
 /** The SSE event size cap: events over the cap are dropped byte by byte as they arrive, the others pass untouched. */
 import { describe, expect, it } from "vitest";
-import { EventSizeCap } from "../../../../src/bridge/upstream/http/event-size-cap.js";
+import { EventSizeCap } from "../../../../src/bridge/upstream/http/sse.js";
 
 /** Pushes `text` in chunks of `size` bytes; returns what a parser would have kept (after discards) and the drops. */
 function run(text: string, max: number, size: number) {

@@ -13,7 +13,6 @@ const accepted: HttpAnswer = {
   headers: { get: () => null },
   body: null,
   text: async () => "",
-  json: async () => undefined,
 };
 
 function recordingExchange(): {
